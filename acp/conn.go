@@ -1,0 +1,469 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/tidwall/gjson"
+
+	"github.com/kandev/kandev/state"
+)
+
+// ErrProtocol says the agent broke the protocol (non-JSON on stdout, ...).
+var ErrProtocol = errors.New("agent protocol error")
+
+// ConnOptions are the owner's hooks into a connection.
+type ConnOptions struct {
+	Cwd string
+	// OnEvents receives converted session/update events in order, in batches,
+	// on the connection's recorder goroutine (never on the SDK's), so the
+	// time it takes never backs up the SDK's bounded notification queue.
+	OnEvents func([]*state.Event)
+	// Permission answers session/request_permission.
+	Permission func(ctx context.Context, req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+}
+
+// Conn is a live ACP connection to one agent process.
+//
+// session/update notifications are taken off the agent's stdout before they
+// reach the SDK and queued without bound, so a turn or a session/load replay
+// of any length cannot overflow the SDK's 1,024-entry notification queue
+// (which closes the connection). Everything else goes through the SDK.
+type Conn struct {
+	Proc *Process
+	sdk  *sdk.ClientSideConnection
+	opts ConnOptions
+
+	q        updateQueue
+	fatalMu  sync.Mutex
+	fatal    error
+	activity atomic.Int64 // unix nanos of the last line from the agent
+	replayed atomic.Int64 // updates dropped while replaying a load
+	recDone  chan struct{}
+}
+
+// Connect wires an ACP client connection to a launched agent process.
+func Connect(p *Process, opts ConnOptions) *Conn {
+	c := &Conn{Proc: p, opts: opts, recDone: make(chan struct{})}
+	c.q.cond = sync.NewCond(&c.q.mu)
+	c.activity.Store(time.Now().UnixNano())
+	pr, pw := io.Pipe()
+	c.sdk = sdk.NewClientSideConnection(&client{c: c}, p.Stdin, pr)
+	c.sdk.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	go c.intercept(p.Stdout, pw)
+	go c.record()
+	return c
+}
+
+// intercept reads the agent's stdout line by line: session/update
+// notifications go to kandev's own queue, everything else to the SDK.
+func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	defer func() {
+		sdkIn.Close()
+		c.q.close()
+	}()
+	for {
+		line, err := readLine(br)
+		if len(line) > 0 {
+			c.activity.Store(time.Now().UnixNano())
+			trimmed := bytes.TrimSpace(line)
+			switch {
+			case len(trimmed) == 0:
+			case trimmed[0] != '{' || !gjson.ValidBytes(trimmed):
+				c.setFatal(fmt.Errorf("%w: the agent printed non-JSON on stdout: %q", ErrProtocol, clip(string(trimmed), 120)))
+				c.Proc.Kill()
+				return
+			case isUpdateNotification(trimmed):
+				c.q.push(queued{params: []byte(gjson.GetBytes(trimmed, "params").Raw)})
+			default:
+				if _, werr := sdkIn.Write(append(trimmed, '\n')); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		full := append([]byte(nil), line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = br.ReadSlice('\n')
+			full = append(full, line...)
+		}
+		return full, err
+	}
+	return line, err
+}
+
+func isUpdateNotification(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"session/update"`)) {
+		return false
+	}
+	r := gjson.GetManyBytes(line, "method", "id")
+	return r[0].String() == sdk.ClientMethodSessionUpdate && !r[1].Exists()
+}
+
+// record drains the update queue in order on its own goroutine.
+func (c *Conn) record() {
+	defer close(c.recDone)
+	tools := toolNames{}
+	replaying := false
+	var batch []*state.Event
+	flush := func() {
+		if len(batch) > 0 && c.opts.OnEvents != nil {
+			c.opts.OnEvents(batch)
+		}
+		batch = nil
+	}
+	for {
+		items, ok := c.q.popAll()
+		if !ok {
+			flush()
+			return
+		}
+		for _, it := range items {
+			switch {
+			case it.replay != nil:
+				flush()
+				replaying = *it.replay
+			case it.fn != nil:
+				flush()
+				it.fn()
+			case replaying:
+				c.replayed.Add(1)
+			default:
+				batch = append(batch, updateToEvent(it.params, tools))
+				if len(batch) >= 4096 {
+					flush()
+				}
+			}
+		}
+		flush()
+	}
+}
+
+// Barrier runs fn on the recorder goroutine after every update received so
+// far has been handed to OnEvents, and waits for it.
+func (c *Conn) Barrier(fn func()) {
+	done := make(chan struct{})
+	if !c.q.push(queued{fn: func() {
+		if fn != nil {
+			fn()
+		}
+		close(done)
+	}}) {
+		if fn != nil {
+			fn()
+		}
+		return
+	}
+	select {
+	case <-done:
+	case <-c.recDone:
+	}
+}
+
+func (c *Conn) setReplaying(on bool) {
+	v := on
+	c.q.push(queued{replay: &v})
+}
+
+func (c *Conn) setFatal(err error) {
+	c.fatalMu.Lock()
+	if c.fatal == nil {
+		c.fatal = err
+	}
+	c.fatalMu.Unlock()
+}
+
+// Fatal is the protocol error that ended the connection, if any.
+func (c *Conn) Fatal() error {
+	c.fatalMu.Lock()
+	defer c.fatalMu.Unlock()
+	return c.fatal
+}
+
+// Done is closed when the agent's stdout has closed.
+func (c *Conn) Done() <-chan struct{} { return c.sdk.Done() }
+
+// IdleFor is how long the agent has been silent.
+func (c *Conn) IdleFor() time.Duration {
+	return time.Since(time.Unix(0, c.activity.Load()))
+}
+
+// Replayed counts the updates of session/load replays that were not recorded.
+func (c *Conn) Replayed() int64 { return c.replayed.Load() }
+
+// Initialize performs the ACP handshake.
+func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
+	resp, err := c.sdk.Initialize(ctx, sdk.InitializeRequest{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientCapabilities: sdk.ClientCapabilities{
+			Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+		},
+		ClientInfo: &sdk.Implementation{Name: "kandev", Version: Version},
+	})
+	return resp, c.wrap(err)
+}
+
+// NewSession asks for a fresh agent session in cwd.
+func (c *Conn) NewSession(ctx context.Context) (string, error) {
+	resp, err := c.sdk.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.opts.Cwd, McpServers: []sdk.McpServer{}})
+	return string(resp.SessionId), c.wrap(err)
+}
+
+// ResumeSession restores token without replay.
+func (c *Conn) ResumeSession(ctx context.Context, token string) error {
+	_, err := c.sdk.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: []sdk.McpServer{}})
+	return c.wrap(err)
+}
+
+// LoadSession restores token; the agent's replay of the conversation is
+// dropped, not recorded again. A null result is accepted.
+func (c *Conn) LoadSession(ctx context.Context, token string) error {
+	c.setReplaying(true)
+	defer c.setReplaying(false)
+	_, err := c.sdk.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: []sdk.McpServer{}})
+	// Wait for the replay to be drained before the caller records anything new.
+	c.Barrier(nil)
+	return c.wrap(err)
+}
+
+// Prompt runs one turn and returns the agent's stop reason. Every update the
+// agent sent before answering has been handed to OnEvents when it returns.
+func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
+	resp, err := c.sdk.Prompt(ctx, sdk.PromptRequest{SessionId: sdk.SessionId(token), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+	c.Barrier(nil)
+	return string(resp.StopReason), c.wrap(err)
+}
+
+// Cancel sends session/cancel.
+func (c *Conn) Cancel(token string) error {
+	return c.sdk.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(token)})
+}
+
+// wrap turns a transport failure into the reason the agent went away.
+func (c *Conn) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if f := c.Fatal(); f != nil {
+		return f
+	}
+	select {
+	case <-c.Done():
+		// Give the process a moment to be reaped so the exit status is known.
+		select {
+		case <-c.Proc.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+		if d := c.Proc.ExitDescription(); d != "" {
+			return &AgentExitError{Desc: d, Stderr: c.Proc.Stderr()}
+		}
+	default:
+	}
+	return err
+}
+
+// AgentExitError says the agent process died while kandev waited for it.
+type AgentExitError struct {
+	Desc   string
+	Stderr string
+}
+
+func (e *AgentExitError) Error() string {
+	msg := "the agent process " + e.Desc
+	if s := lastLine(e.Stderr); s != "" {
+		msg += ": " + clip(s, 200)
+	}
+	return msg
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// client is kandev's side of the protocol: files confined to the session's
+// cwd, permissions answered by the owner's policy.
+type client struct{ c *Conn }
+
+func (cl *client) confine(path string) (string, error) {
+	root, err := filepath.EvalSymlinks(cl.c.opts.Cwd)
+	if err != nil {
+		return "", err
+	}
+	p := path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	p = filepath.Clean(p)
+	// Resolve symlinks of the longest existing prefix, so a link cannot lead out.
+	resolved := p
+	for dir, rest := p, ""; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			resolved = filepath.Join(r, rest)
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+	if resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator)) {
+		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s is outside the session directory %s", path, root)})
+	}
+	return resolved, nil
+}
+
+func (cl *client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	path, err := cl.confine(p.Path)
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	text := string(b)
+	if p.Line != nil || p.Limit != nil {
+		lines := strings.SplitAfter(text, "\n")
+		start := 0
+		if p.Line != nil && *p.Line > 1 {
+			start = min(*p.Line-1, len(lines))
+		}
+		end := len(lines)
+		if p.Limit != nil && *p.Limit >= 0 {
+			end = min(start+*p.Limit, len(lines))
+		}
+		text = strings.Join(lines[start:end], "")
+	}
+	return sdk.ReadTextFileResponse{Content: text}, nil
+}
+
+func (cl *client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	path, err := cl.confine(p.Path)
+	if err != nil {
+		return sdk.WriteTextFileResponse{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	if err := os.WriteFile(path, []byte(p.Content), 0o644); err != nil {
+		return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return sdk.WriteTextFileResponse{}, nil
+}
+
+func (cl *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	if cl.c.opts.Permission == nil {
+		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
+	}
+	return cl.c.opts.Permission(ctx, p), nil
+}
+
+// SessionUpdate is not reached: updates are intercepted before the SDK.
+func (cl *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
+	b, _ := json.Marshal(n)
+	cl.c.q.push(queued{params: b})
+	return nil
+}
+
+func (cl *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalCreate)
+}
+func (cl *client) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalKill)
+}
+func (cl *client) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalOutput)
+}
+func (cl *client) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalRelease)
+}
+func (cl *client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalWaitForExit)
+}
+
+// queued is one item of the update queue: an update's params, a barrier
+// function, or a replay switch.
+type queued struct {
+	params []byte
+	fn     func()
+	replay *bool
+}
+
+// updateQueue is unbounded on purpose: the agent's stdout must never wait
+// for the disk or the terminal.
+type updateQueue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []queued
+	closed bool
+}
+
+func (q *updateQueue) push(it queued) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.items = append(q.items, it)
+	q.cond.Signal()
+	return true
+}
+
+func (q *updateQueue) popAll() ([]queued, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if len(q.items) == 0 {
+		return nil, false
+	}
+	items := q.items
+	q.items = nil
+	return items, true
+}
+
+func (q *updateQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}

@@ -1,0 +1,549 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// Errors RunOwner returns, mapped to exit codes by commands.
+var (
+	ErrAgentFailed  = errors.New("agent failure")
+	ErrInterrupted  = errors.New("interrupted")
+	ErrNotResumable = errors.New("not resumable")
+)
+
+// Job is one run of a session's owner: what to restore and what to send.
+type Job struct {
+	Home        *state.Home
+	Config      *state.Config
+	SessionID   string
+	Profile     Profile
+	Permissions string
+	// Prompt is the user's message; "" restores the agent and serves what is
+	// pending (initial prompt, continuation, queued inputs) only.
+	Prompt string
+	// NoContinue turns off the automatic continuation of an interrupted turn.
+	NoContinue bool
+	// Emit receives every event once it is in the log, in seq order.
+	Emit func(state.Event)
+	// Ask answers a permission request in ask mode; nil means deny.
+	Ask func(req sdk.RequestPermissionRequest) bool
+	// Progress reports start-up steps ("launching agent", ...); may be nil.
+	Progress func(string)
+}
+
+// Result is what the owner did.
+type Result struct {
+	Session        *state.Session
+	Restore        RestoreMethod
+	FallbackReason string
+	StopReason     string // of the last turn run, "" if none
+}
+
+// RunOwner is the owner's life in one place: take the owner lock, repair an
+// interrupted turn, launch the agent, restore its conversation, run the
+// pending initial prompt or the user's prompt, then stop the agent and
+// release the lock. ctx ending means the user interrupted (Ctrl-C): the turn
+// is cancelled with session/cancel, then the agent is killed after a bound.
+func RunOwner(ctx context.Context, job Job) (*Result, error) {
+	lock, err := job.Home.AcquireOwner(job.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	s, err := job.Home.LoadSession(job.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if state.IsTerminal(s.State) {
+		return nil, fmt.Errorf("%w: session %s is %s; start a follow-up with: kandev start --parent %s", ErrNotResumable, s.ID, s.State, s.ID)
+	}
+	o := &owner{job: job, s: s, res: &Result{}}
+	log, torn, err := job.Home.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return nil, err
+	}
+	o.log = log
+	defer log.Close()
+	if torn > 0 {
+		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+	}
+	err = o.run(ctx)
+	o.shutdown()
+	o.res.Session = o.s
+	return o.res, err
+}
+
+type owner struct {
+	job  Job
+	s    *state.Session
+	log  *state.EventLog
+	res  *Result
+	proc *Process
+	conn *Conn
+
+	mu        sync.Mutex
+	turnID    string
+	accepted  bool // the agent has answered something in the current turn
+	onAccept  func()
+	emitMu    sync.Mutex
+	permDepth int
+}
+
+// update changes the record under its lock and keeps the cached copy.
+func (o *owner) update(fn func(*state.Session)) {
+	s, err := o.job.Home.UpdateSession(o.s.ID, func(s *state.Session) error { fn(s); return nil })
+	if err == nil {
+		o.s = s
+	} else {
+		fn(o.s)
+	}
+}
+
+// append writes events to the log (fsync'd when durable) and then emits them:
+// nothing is shown before it is on disk.
+func (o *owner) append(durable bool, evs ...*state.Event) {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	var err error
+	if durable {
+		err = o.log.AppendSync(evs...)
+	} else {
+		err = o.log.Append(evs...)
+	}
+	if err != nil {
+		if o.job.Progress != nil {
+			o.job.Progress("warning: " + err.Error())
+		}
+		return
+	}
+	if o.job.Emit != nil {
+		for _, e := range evs {
+			o.job.Emit(*e)
+		}
+	}
+}
+
+func (o *owner) marker(kind history.MarkerKind, summary, diag string) {
+	m := history.NewMarker(kind, summary, diag)
+	m.TurnID = o.currentTurn()
+	o.append(true, &m)
+}
+
+func (o *owner) setState(st string) {
+	if o.s.State == st {
+		return
+	}
+	o.update(func(s *state.Session) { s.State = st; s.LastActivityAt = time.Now().UTC() })
+	o.append(true, &state.Event{Type: state.EventState, State: st, TurnID: o.currentTurn()})
+}
+
+func (o *owner) currentTurn() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.turnID
+}
+
+func (o *owner) progress(msg string) {
+	if o.job.Progress != nil {
+		o.job.Progress(msg)
+	}
+}
+
+func (o *owner) run(ctx context.Context) error {
+	if o.s.CurrentTurn != "" {
+		o.repairInterrupted()
+	}
+	if err := o.start(ctx); err != nil {
+		return err
+	}
+	if o.s.InitialPrompt != "" {
+		if err := o.turn(ctx, state.SourceInitial, o.s.InitialPrompt); err != nil {
+			return err
+		}
+	}
+	if o.job.Prompt != "" {
+		if o.s.Stopped || o.s.Paused != "" {
+			o.update(func(s *state.Session) { s.Stopped = false; s.Paused = "" })
+		}
+		return o.turn(ctx, state.SourceUser, o.job.Prompt)
+	}
+	return nil
+}
+
+// repairInterrupted closes a turn whose owner died, by appending: each tool
+// call without a result gets an unknown-outcome result, the turn gets
+// turn_ended with stop_reason shutdown, and a marker says what was repaired.
+func (o *owner) repairInterrupted() {
+	turn := o.s.CurrentTurn
+	evs, _, _ := state.ReadLast(o.job.Home.LogPath(o.s.ID), 1<<30, nil)
+	fixes := RepairTurn(evs, turn)
+	o.mu.Lock()
+	o.turnID = turn
+	o.mu.Unlock()
+	if len(fixes) > 0 {
+		o.append(true, fixes...)
+	}
+	o.update(func(s *state.Session) {
+		s.CurrentTurn = ""
+		s.StopReason = state.StopShutdown
+		s.State = state.StateWaitingForInput
+		s.PermissionPending = false
+	})
+	o.append(true, &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})
+	o.mu.Lock()
+	o.turnID = ""
+	o.mu.Unlock()
+}
+
+// start launches the agent and restores the session's conversation.
+func (o *owner) start(ctx context.Context) error {
+	if o.s.AgentPID != 0 && KillStale(o.s.AgentPID, o.s.AgentStart) {
+		o.marker(history.MarkerSessionRecovered, fmt.Sprintf("Stopped agent process %d left running by a dead owner.", o.s.AgentPID), "")
+	}
+	p := o.job.Profile
+	cmd := p.ResolvedCommand()
+	o.progress("launching " + p.Name + " agent")
+	proc, err := Launch(LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint})
+	if err != nil {
+		o.failStart(err)
+		return fmt.Errorf("%w: %v", ErrAgentFailed, err)
+	}
+	o.proc = proc
+	first := !o.s.AgentLaunched
+	o.update(func(s *state.Session) {
+		s.AgentLaunched = true
+		s.AgentPID = proc.PID
+		s.AgentStart = proc.Start
+		s.OwnerPID = ownPID
+		s.AgentCommand = p.Command
+		if s.State == state.StateCreated {
+			s.State = state.StateStarting
+		}
+	})
+	o.conn = Connect(proc, ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission})
+
+	hctx, cancel := context.WithTimeout(ctx, time.Duration(o.job.Config.HandshakeTimeoutSeconds())*time.Second)
+	defer cancel()
+	o.progress("initializing agent")
+	init, err := o.conn.Initialize(hctx)
+	if err != nil {
+		return o.handshakeFailed(ctx, "initialize", err)
+	}
+	capsJSON, _ := json.Marshal(init)
+	o.update(func(s *state.Session) { s.Capabilities = capsJSON })
+
+	in := LadderInput{Caps: CapabilitiesOf(init), HasToken: o.s.ResumeToken != "", NativeResume: p.NativeResume}
+	if first {
+		in.HasToken = false
+	}
+	var fallback []string
+	var lastErr error
+	for {
+		step := NextRestoreStep(in)
+		if step == RestoreFail {
+			return o.handshakeFailed(ctx, "session/"+string(in.Prev), lastErr)
+		}
+		o.progress("restoring session (" + string(step) + ")")
+		var err error
+		switch step {
+		case RestoreResume:
+			err = o.conn.ResumeSession(hctx, o.s.ResumeToken)
+		case RestoreLoad:
+			err = o.conn.LoadSession(hctx, o.s.ResumeToken)
+		case RestoreNew:
+			var tok string
+			tok, err = o.conn.NewSession(hctx)
+			if err == nil {
+				hadHistory := !first
+				o.update(func(s *state.Session) {
+					s.ResumeToken = tok
+					if hadHistory || p.HistoryInjection && !first {
+						s.PendingContext = true
+					}
+				})
+			}
+		}
+		if err == nil {
+			o.res.Restore = step
+			o.res.FallbackReason = strings.Join(fallback, "; ")
+			break
+		}
+		class := Classify(err)
+		if step == RestoreNew {
+			return o.handshakeFailed(ctx, "session/new", err)
+		}
+		fallback = append(fallback, fmt.Sprintf("session/%s: %s", step, describeErr(err)))
+		if class == ErrUnknownSession {
+			o.update(func(s *state.Session) { s.ResumeToken = "" })
+			o.marker(history.MarkerResumeFailed, "Previous agent session could not be restored ("+describeErr(err)+"); the next message starts a fresh agent session with the stored history.", "")
+		}
+		in.Prev, in.PrevErr, lastErr = step, class, err
+	}
+	data, _ := json.Marshal(map[string]any{"agent_info": init.AgentInfo, "capabilities": init.AgentCapabilities, "command": cmd, "replayed_updates": o.conn.Replayed()})
+	o.append(true, &state.Event{Type: state.EventAgentStarted, PID: proc.PID, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
+	if o.s.State == state.StateStarting {
+		o.setState(state.StateWaitingForInput)
+	}
+	return nil
+}
+
+func describeErr(err error) string {
+	var re *sdk.RequestError
+	if errors.As(err, &re) {
+		return fmt.Sprintf("%d %s", re.Code, re.Message)
+	}
+	return err.Error()
+}
+
+// failStart records a launch that never produced an agent.
+func (o *owner) failStart(err error) {
+	o.marker(history.MarkerAgentFailure, "Could not launch the agent: "+err.Error(), "")
+	o.update(func(s *state.Session) {
+		s.ErrorMessage = err.Error()
+		if s.State == state.StateCreated || s.State == state.StateStarting {
+			s.State = state.StateWaitingForInput
+		}
+	})
+}
+
+// handshakeFailed ends a start-up that the agent did not complete: the
+// token is kept so the user can retry.
+func (o *owner) handshakeFailed(ctx context.Context, step string, err error) error {
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	msg := fmt.Sprintf("agent %s failed during %s: %s", o.job.Profile.Name, step, describeErr(err))
+	if Classify(err) == ErrTimeout {
+		msg = fmt.Sprintf("agent %s did not answer %s within %ds (it may be hung)", o.job.Profile.Name, step, o.job.Config.HandshakeTimeoutSeconds())
+	}
+	o.failStart(errors.New(msg))
+	return fmt.Errorf("%w: %s; the session keeps its state, retry with kandev resume %s", ErrAgentFailed, msg, o.s.ID)
+}
+
+// onEvents runs on the connection's recorder goroutine.
+func (o *owner) onEvents(evs []*state.Event) {
+	turn := o.currentTurn()
+	for _, e := range evs {
+		e.TurnID = turn
+	}
+	o.append(false, evs...)
+	o.mu.Lock()
+	acceptedNow := !o.accepted && turn != ""
+	o.accepted = true
+	fn := o.onAccept
+	o.mu.Unlock()
+	if acceptedNow && fn != nil {
+		fn()
+	}
+}
+
+// permission answers session/request_permission by the configured mode and
+// logs the request and the answer.
+func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+	name := ""
+	if req.ToolCall.Title != nil {
+		name = *req.ToolCall.Title
+	}
+	var kind sdk.ToolKind
+	if req.ToolCall.Kind != nil {
+		kind = *req.ToolCall.Kind
+	}
+	opts, _ := json.Marshal(req.Options)
+	id := string(req.ToolCall.ToolCallId)
+	o.conn.Barrier(func() {
+		o.append(true, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts})
+	})
+	o.update(func(s *state.Session) { s.PermissionPending = true })
+	mode := o.job.Permissions
+	if mode == PermAsk {
+		mode = PermDenyAll
+		if o.job.Ask != nil && o.job.Ask(req) {
+			mode = PermApproveAll
+		}
+	}
+	optionID, allowed := DecidePermission(mode, kind, req.Options)
+	if ctx.Err() != nil {
+		optionID, allowed = "", false
+	}
+	outcome := "cancelled"
+	if optionID != "" {
+		outcome = "selected"
+	}
+	data, _ := json.Marshal(map[string]any{"outcome": outcome, "option_id": optionID, "allowed": allowed, "mode": o.job.Permissions})
+	o.update(func(s *state.Session) { s.PermissionPending = false })
+	o.conn.Barrier(func() {
+		o.append(true, &state.Event{Type: state.EventPermissionResolved, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data})
+	})
+	return PermissionAnswer(optionID)
+}
+
+// turn runs one prompt turn to its end.
+func (o *owner) turn(ctx context.Context, source, text string) error {
+	turnID := fmt.Sprintf("t%d", o.s.Turns+1)
+	sent := text
+	// An initial prompt carries context only for a child of another session.
+	carriesContext := o.s.PendingContext && (source != state.SourceInitial || o.s.ParentID != "")
+	if carriesContext {
+		sent = o.resumeContext(text)
+	}
+	o.mu.Lock()
+	o.turnID, o.accepted = turnID, false
+	o.onAccept = func() {
+		o.update(func(s *state.Session) {
+			if source == state.SourceInitial {
+				s.InitialPrompt = ""
+			}
+			if carriesContext {
+				s.PendingContext = false
+			}
+		})
+	}
+	o.mu.Unlock()
+	o.update(func(s *state.Session) {
+		s.Turns++
+		s.CurrentTurn = turnID
+		s.StopReason = ""
+		s.ErrorMessage = ""
+		s.State = state.StateRunning
+		s.LastActivityAt = time.Now().UTC()
+	})
+	o.append(true,
+		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source},
+		&state.Event{Type: state.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
+		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateRunning},
+	)
+
+	stop, err := o.prompt(ctx, sent)
+	if err == nil {
+		o.mu.Lock()
+		fn := o.onAccept
+		already := o.accepted
+		o.accepted = true
+		o.mu.Unlock()
+		if !already && fn != nil {
+			fn()
+		}
+	}
+	o.res.StopReason = stop
+	o.endTurn(turnID, stop, err)
+	return err
+}
+
+// prompt sends the turn and waits for its end, the agent's death, the idle
+// timeout or the user's interrupt.
+func (o *owner) prompt(ctx context.Context, text string) (string, error) {
+	type answer struct {
+		stop string
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		stop, err := o.conn.Prompt(context.Background(), o.s.ResumeToken, text)
+		done <- answer{stop, err}
+	}()
+	idle := time.Duration(o.job.Config.IdleTimeoutSeconds()) * time.Second
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case a := <-done:
+			if a.err != nil {
+				return o.classifyTurnError(a.err)
+			}
+			return a.stop, nil
+		case <-ctx.Done():
+			_ = o.conn.Cancel(o.s.ResumeToken)
+			grace := time.Duration(o.job.Config.CancelGraceSeconds()) * time.Second
+			select {
+			case a := <-done:
+				if a.err == nil {
+					return state.StopCancelled, ErrInterrupted
+				}
+			case <-time.After(grace):
+				o.proc.Kill()
+			}
+			return state.StopCancelled, ErrInterrupted
+		case <-tick.C:
+			if o.conn.IdleFor() > idle && !o.permissionPending() {
+				o.proc.Kill()
+				<-done
+				o.marker(history.MarkerPromptTimeout, fmt.Sprintf("The agent sent nothing for %s; kandev stopped it.", idle), "")
+				return state.StopError, fmt.Errorf("%w: agent %s sent nothing for %s and was stopped (raise [agent] idle_timeout_seconds if it needs longer)", ErrAgentFailed, o.job.Profile.Name, idle)
+			}
+		}
+	}
+}
+
+func (o *owner) permissionPending() bool { return o.s.PermissionPending }
+
+func (o *owner) classifyTurnError(err error) (string, error) {
+	var exit *AgentExitError
+	switch {
+	case errors.As(err, &exit):
+		o.marker(history.MarkerAgentFailure, "The agent process died during the turn: "+exit.Desc+".", exit.Stderr)
+		return state.StopProcessExit, fmt.Errorf("%w: %v; the session is resumable: kandev prompt %s ...", ErrAgentFailed, err, o.s.ID)
+	case errors.Is(err, ErrProtocol):
+		o.marker(history.MarkerAgentFailure, err.Error(), o.proc.Stderr())
+		return state.StopError, fmt.Errorf("%w: %v", ErrAgentFailed, err)
+	}
+	if Classify(err) == ErrAuth {
+		o.marker(history.MarkerAuthRequired, "The agent needs authentication: "+describeErr(err), "")
+	} else {
+		o.marker(history.MarkerProviderFailure, "The agent failed the turn: "+describeErr(err), "")
+	}
+	return state.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", ErrAgentFailed, o.job.Profile.Name, describeErr(err))
+}
+
+// endTurn records the turn's end and leaves the session waiting for input.
+func (o *owner) endTurn(turnID, stop string, err error) {
+	o.append(true, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop})
+	o.update(func(s *state.Session) {
+		s.CurrentTurn = ""
+		s.StopReason = stop
+		s.PermissionPending = false
+		s.LastActivityAt = time.Now().UTC()
+		if err != nil && !errors.Is(err, ErrInterrupted) {
+			s.ErrorMessage = err.Error()
+		}
+	})
+	o.setState(state.StateWaitingForInput)
+	o.mu.Lock()
+	o.turnID, o.onAccept = "", nil
+	o.mu.Unlock()
+}
+
+// resumeContext builds the history block for the first prompt after a
+// fresh agent session replaced one that had history.
+func (o *owner) resumeContext(request string) string {
+	max := o.job.Config.MaxReplayBytes()
+	var evs []state.Event
+	if o.s.ParentID != "" {
+		evs = historyForContext(o.job.Home.LogPath(o.s.ParentID), max)
+	}
+	evs = append(evs, historyForContext(o.job.Home.LogPath(o.s.ID), max)...)
+	return history.BuildResumeContext(evs, request, o.s.ID, max)
+}
+
+// shutdown stops the agent and records its exit.
+func (o *owner) shutdown() {
+	if o.proc == nil {
+		return
+	}
+	o.proc.Stop(2 * time.Second)
+	if o.conn != nil {
+		o.conn.Barrier(nil)
+	}
+	o.append(true, &state.Event{Type: state.EventAgentExited, PID: o.proc.PID, Content: o.proc.ExitDescription()})
+	o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
+}

@@ -1,0 +1,145 @@
+// Package acp runs ACP agents for kandev: it launches an agent process,
+// speaks the Agent Client Protocol to it through github.com/coder/acp-go-sdk,
+// restores a session's conversation (resume, load or a fresh session with the
+// resume context), and turns what the agent sends into event-log events.
+// The owner's life (restore, turns, inbox, repair, continuation) lives in
+// owner.go behind one entry point, RunOwner.
+package acp
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"github.com/kandev/kandev/state"
+)
+
+// Profile says how to launch and restore one agent.
+type Profile struct {
+	Name    string            `json:"name"`
+	Command []string          `json:"command"`
+	Env     map[string]string `json:"env,omitempty"`
+	// NativeResume false forces session/resume and session/load off.
+	NativeResume bool `json:"native_resume"`
+	// HistoryInjection true always sends the resume context after a restart.
+	HistoryInjection bool `json:"history_injection"`
+	// ResumeFlag is appended to Command with {token} replaced on relaunch
+	// (agents that resume through a command-line flag instead of ACP).
+	ResumeFlag  []string `json:"resume_flag,omitempty"`
+	InstallHint string   `json:"install_hint,omitempty"`
+	BuiltIn     bool     `json:"built_in"`
+}
+
+// DemoProfile is the default agent: kandev's own demo agent.
+const DemoProfile = "demo"
+
+// builtins are the agents kandev knows. Commands are the ACP entry points
+// those agents ship today; each is a binary on PATH so that nothing is
+// downloaded at launch.
+func builtins() map[string]Profile {
+	return map[string]Profile{
+		"demo": {Command: []string{"{kandev}", "demo-agent"}, NativeResume: true,
+			InstallHint: "built in: nothing to install"},
+		"claude": {Command: []string{"claude-code-acp"}, NativeResume: true,
+			InstallHint: "npm install -g @zed-industries/claude-code-acp (and log in with `claude`)"},
+		"codex": {Command: []string{"codex-acp"}, NativeResume: true,
+			InstallHint: "npm install -g @zed-industries/codex-acp (set OPENAI_API_KEY or log in with `codex`)"},
+		"copilot": {Command: []string{"copilot", "--acp"}, NativeResume: true,
+			InstallHint: "npm install -g @github/copilot (then `copilot` once to log in)"},
+		"gemini": {Command: []string{"gemini", "--experimental-acp"}, NativeResume: true,
+			InstallHint: "npm install -g @google/gemini-cli (set GEMINI_API_KEY or log in with `gemini`)"},
+		"opencode": {Command: []string{"opencode", "acp"}, NativeResume: true,
+			InstallHint: "npm install -g opencode-ai"},
+		"auggie": {Command: []string{"auggie", "--acp"}, NativeResume: true,
+			InstallHint: "npm install -g @augmentcode/auggie (then `auggie login`)"},
+		"amp": {Command: []string{"amp-acp"}, NativeResume: true, HistoryInjection: true,
+			InstallHint: "npm install -g amp-acp (and set AMP_API_KEY)"},
+	}
+}
+
+// Profiles returns the built-in profiles overlaid with the config's
+// [agents.NAME] tables, sorted by name.
+func Profiles(cfg *state.Config) []Profile {
+	all := builtins()
+	for name, p := range all {
+		p.Name, p.BuiltIn = name, true
+		all[name] = p
+	}
+	for name, c := range cfg.Agents {
+		p, ok := all[name]
+		if !ok {
+			p = Profile{Name: name, NativeResume: true, InstallHint: "check the command of [agents." + name + "] in your config"}
+		}
+		if len(c.Command) > 0 {
+			p.Command = c.Command
+		}
+		if c.Env != nil {
+			p.Env = c.Env
+		}
+		if c.NativeResume != nil {
+			p.NativeResume = *c.NativeResume
+		}
+		if c.HistoryInjection != nil {
+			p.HistoryInjection = *c.HistoryInjection
+		}
+		if c.ResumeFlag != nil {
+			p.ResumeFlag = c.ResumeFlag
+		}
+		if c.InstallHint != "" {
+			p.InstallHint = c.InstallHint
+		}
+		all[name] = p
+	}
+	out := make([]Profile, 0, len(all))
+	for _, p := range all {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ErrUnknownAgent is returned for an agent name with no profile.
+var ErrUnknownAgent = fmt.Errorf("unknown agent")
+
+// LookupProfile finds the profile called name.
+func LookupProfile(cfg *state.Config, name string) (Profile, error) {
+	for _, p := range Profiles(cfg) {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	var names []string
+	for _, p := range Profiles(cfg) {
+		names = append(names, p.Name)
+	}
+	return Profile{}, fmt.Errorf("%w %q: known agents are %s (or add [agents.%s] to the config)", ErrUnknownAgent, name, strings.Join(names, ", "), name)
+}
+
+// ResolvedCommand is the command line with {kandev} replaced by this
+// executable, so the demo agent runs from the same binary.
+func (p Profile) ResolvedCommand() []string {
+	out := make([]string, len(p.Command))
+	for i, a := range p.Command {
+		if a == "{kandev}" {
+			if exe, err := os.Executable(); err == nil {
+				a = exe
+			} else {
+				a = "kandev"
+			}
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// Installed reports whether the profile's program can be found.
+func (p Profile) Installed() bool {
+	cmd := p.ResolvedCommand()
+	if len(cmd) == 0 {
+		return false
+	}
+	_, err := exec.LookPath(cmd[0])
+	return err == nil
+}

@@ -1,0 +1,125 @@
+package acp
+
+import (
+	"encoding/json"
+	"os"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+var ownPID = os.Getpid()
+
+// RepairTurn returns the events that close interrupted turn turnID, given
+// the log's events: an unknown-outcome tool_result for each of the turn's
+// tool calls without a result, turn_ended with stop_reason shutdown, and an
+// info marker saying what was repaired. A turn that already ended needs
+// nothing, so repairing twice appends nothing the second time.
+func RepairTurn(events []state.Event, turnID string) []*state.Event {
+	if turnID == "" {
+		return nil
+	}
+	var calls []state.Event
+	seen := map[string]bool{}
+	resolved := map[string]bool{}
+	for _, e := range events {
+		if e.TurnID != turnID {
+			continue
+		}
+		switch e.Type {
+		case state.EventTurnEnded:
+			return nil
+		case state.EventToolCall:
+			if !seen[e.ToolCallID] {
+				seen[e.ToolCallID] = true
+				calls = append(calls, e)
+			}
+		case state.EventToolResult:
+			resolved[e.ToolCallID] = true
+		}
+	}
+	var out []*state.Event
+	var unknown []string
+	for _, c := range calls {
+		if resolved[c.ToolCallID] {
+			continue
+		}
+		unknown = append(unknown, c.ToolCallID)
+		out = append(out, &state.Event{Type: state.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
+			ToolStatus: "unknown", Content: "kandev was stopped while this tool call ran: the action may or may not have happened."})
+	}
+	out = append(out, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: state.StopShutdown})
+	summary := "Repaired turn " + turnID + " interrupted by the owner's death"
+	if len(unknown) > 0 {
+		summary += "; tool calls with unknown outcome: " + join(unknown)
+	}
+	m := history.NewMarker(history.MarkerSessionRepaired, summary+".", "")
+	m.TurnID = turnID
+	data, _ := json.Marshal(map[string]any{"unknown_tool_calls": unknown})
+	m.Data = data
+	out = append(out, &m)
+	return out
+}
+
+func join(ids []string) string {
+	s := ""
+	for i, id := range ids {
+		if i > 0 {
+			s += ", "
+		}
+		s += id
+	}
+	return s
+}
+
+// historyForContext reads the events the resume context is built from:
+// the whole log when it is small, else the first user message and enough
+// of the newest events to fill the bound, read from the end.
+func historyForContext(path string, maxBytes int) []state.Event {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	keep := func(e *state.Event) bool {
+		switch e.Type {
+		case state.EventUserMessage, state.EventAgentMessage, state.EventToolCall, state.EventToolResult, state.EventTurnStarted, state.EventTurnEnded:
+			return true
+		}
+		return false
+	}
+	if st.Size() <= int64(8*maxBytes) {
+		var out []state.Event
+		_, _ = state.ScanLog(path, func(e state.Event) bool {
+			if keep(&e) {
+				out = append(out, e)
+			}
+			return true
+		})
+		return out
+	}
+	var first []state.Event
+	_, _ = state.ScanLog(path, func(e state.Event) bool {
+		if e.Type == state.EventUserMessage {
+			first = append(first, e)
+			return false
+		}
+		return true
+	})
+	budget := 4 * maxBytes
+	var tail []state.Event
+	_, _ = state.ScanBackward(path, func(line []byte) bool {
+		budget -= len(line)
+		var e state.Event
+		if json.Unmarshal(line, &e) == nil && keep(&e) {
+			tail = append(tail, e)
+		}
+		return budget > 0
+	})
+	for i, j := 0, len(tail)-1; i < j; i, j = i+1, j-1 {
+		tail[i], tail[j] = tail[j], tail[i]
+	}
+	if len(first) > 0 && len(tail) > 0 && tail[0].Seq <= first[0].Seq {
+		return tail
+	}
+	return append(first, tail...)
+}

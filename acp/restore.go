@@ -1,0 +1,90 @@
+package acp
+
+import (
+	"encoding/json"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// RestoreMethod is how an agent's conversation was brought back (SPEC 3.2).
+type RestoreMethod string
+
+// Restore methods recorded in agent_started.restore.
+const (
+	RestoreNone   RestoreMethod = ""
+	RestoreResume RestoreMethod = "resume"
+	RestoreLoad   RestoreMethod = "load"
+	RestoreNew    RestoreMethod = "new"
+	RestoreFlag   RestoreMethod = "flag"
+	// RestoreFail means: stop, keep the token, exit 6 so the user can retry.
+	RestoreFail RestoreMethod = "fail"
+)
+
+// Capabilities is what the restore ladder reads of an initialize response.
+type Capabilities struct {
+	Resume bool
+	Load   bool
+}
+
+// CapabilitiesOf extracts the restore-relevant capabilities.
+func CapabilitiesOf(r sdk.InitializeResponse) Capabilities {
+	return Capabilities{
+		Resume: r.AgentCapabilities.SessionCapabilities.Resume != nil,
+		Load:   r.AgentCapabilities.LoadSession,
+	}
+}
+
+// CapabilitiesFromJSON reads them back from a stored initialize response.
+func CapabilitiesFromJSON(b json.RawMessage) Capabilities {
+	var r sdk.InitializeResponse
+	if len(b) == 0 || json.Unmarshal(b, &r) != nil {
+		return Capabilities{}
+	}
+	return CapabilitiesOf(r)
+}
+
+// LadderInput is everything the next restore step depends on.
+type LadderInput struct {
+	Caps         Capabilities
+	HasToken     bool
+	NativeResume bool          // the profile allows session/resume and session/load
+	Prev         RestoreMethod // the step that just failed; RestoreNone at the start
+	PrevErr      ErrorClass
+}
+
+// NextRestoreStep is the restore ladder of SPEC 3.2 as one pure decision:
+// resume when advertised and a token is stored; load when resume is missing
+// or answered method-not-found and load is advertised; a fresh session only
+// after method-not-found or unknown-session; anything else fails and keeps
+// the token.
+func NextRestoreStep(in LadderInput) RestoreMethod {
+	native := in.NativeResume && in.HasToken
+	switch in.Prev {
+	case RestoreNone:
+		switch {
+		case native && in.Caps.Resume:
+			return RestoreResume
+		case native && in.Caps.Load:
+			return RestoreLoad
+		default:
+			return RestoreNew
+		}
+	case RestoreResume:
+		switch in.PrevErr {
+		case ErrMethodNotFound:
+			if in.Caps.Load {
+				return RestoreLoad
+			}
+			return RestoreNew
+		case ErrUnknownSession:
+			return RestoreNew
+		}
+		return RestoreFail
+	case RestoreLoad:
+		if in.PrevErr == ErrMethodNotFound || in.PrevErr == ErrUnknownSession {
+			return RestoreNew
+		}
+		return RestoreFail
+	}
+	return RestoreFail
+}

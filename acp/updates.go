@@ -1,0 +1,124 @@
+package acp
+
+import (
+	"encoding/json"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/tidwall/gjson"
+
+	"github.com/kandev/kandev/state"
+)
+
+// toolNames remembers each tool call's title so its result can name it.
+type toolNames map[string]string
+
+// updateToEvent turns the params of one session/update notification into a
+// log event. It never fails: what kandev does not interpret is kept raw as
+// an agent_update event, never misread.
+func updateToEvent(params []byte, tools toolNames) *state.Event {
+	upd := gjson.GetBytes(params, "update")
+	kind := upd.Get("sessionUpdate").String()
+	switch kind {
+	case "agent_message_chunk", "agent_thought_chunk":
+		// The hot path of a streaming turn: read the text without decoding the rest.
+		typ := state.EventAgentMessage
+		if kind == "agent_thought_chunk" {
+			typ = state.EventAgentThought
+		}
+		c := upd.Get("content")
+		text := c.Get("text").String()
+		if c.Get("type").String() != "text" {
+			text = "[" + c.Get("type").String() + " content]"
+		}
+		return &state.Event{Type: typ, Role: "assistant", Content: text}
+	case "tool_call":
+		var tc sdk.SessionUpdateToolCall
+		if json.Unmarshal([]byte(upd.Raw), &tc) != nil {
+			break
+		}
+		id := string(tc.ToolCallId)
+		tools[id] = tc.Title
+		status := string(tc.Status)
+		if status == "" {
+			status = "pending"
+		}
+		if status == "completed" || status == "failed" {
+			return &state.Event{Type: state.EventToolResult, ToolName: tc.Title, ToolCallID: id, ToolStatus: status,
+				ToolKind: string(tc.Kind), Content: toolContentText(tc.Content, tc.RawOutput), Input: rawJSON(tc.RawInput)}
+		}
+		return &state.Event{Type: state.EventToolCall, ToolName: tc.Title, ToolCallID: id, ToolStatus: status,
+			ToolKind: string(tc.Kind), Input: rawJSON(tc.RawInput)}
+	case "tool_call_update":
+		var tu sdk.SessionToolCallUpdate
+		if json.Unmarshal([]byte(upd.Raw), &tu) != nil {
+			break
+		}
+		id := string(tu.ToolCallId)
+		if tu.Title != nil && *tu.Title != "" {
+			tools[id] = *tu.Title
+		}
+		name := tools[id]
+		status := ""
+		if tu.Status != nil {
+			status = string(*tu.Status)
+		}
+		kindStr := ""
+		if tu.Kind != nil {
+			kindStr = string(*tu.Kind)
+		}
+		if status == "completed" || status == "failed" {
+			return &state.Event{Type: state.EventToolResult, ToolName: name, ToolCallID: id, ToolStatus: status,
+				ToolKind: kindStr, Content: toolContentText(tu.Content, tu.RawOutput)}
+		}
+		return &state.Event{Type: state.EventToolCall, ToolName: name, ToolCallID: id, ToolStatus: status,
+			ToolKind: kindStr, Input: rawJSON(tu.RawInput)}
+	case "plan":
+		return &state.Event{Type: state.EventPlan, Data: json.RawMessage(upd.Get("entries").Raw)}
+	case "user_message_chunk":
+		// Only seen in replays (filtered out) or as an echo of what kandev
+		// already logged as user_message: kept raw so it is not counted twice.
+	}
+	raw := upd.Raw
+	if raw == "" {
+		raw = string(params)
+	}
+	return &state.Event{Type: state.EventAgentUpdate, Data: json.RawMessage(raw)}
+}
+
+func rawJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return nil
+	}
+	return b
+}
+
+// toolContentText flattens tool call content to text for the log.
+func toolContentText(content []sdk.ToolCallContent, rawOutput any) string {
+	var b strings.Builder
+	for _, c := range content {
+		switch {
+		case c.Content != nil && c.Content.Content.Text != nil:
+			b.WriteString(c.Content.Content.Text.Text)
+		case c.Diff != nil:
+			b.WriteString("diff " + c.Diff.Path)
+		case c.Terminal != nil:
+			b.WriteString("terminal " + c.Terminal.TerminalId)
+		default:
+			continue
+		}
+		b.WriteByte('\n')
+	}
+	if b.Len() == 0 && rawOutput != nil {
+		if s, ok := rawOutput.(string); ok {
+			return s
+		}
+		out, _ := json.Marshal(rawOutput)
+		return string(out)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,101 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+)
+
+// AgentsCmd is kandev agents.
+type AgentsCmd struct {
+	Probe bool `help:"Launch each installed agent and report its advertised capabilities."`
+}
+
+// Help shows an example.
+func (c *AgentsCmd) Help() string { return "Example:\n  kandev agents --probe" }
+
+type agentRow struct {
+	Name         string          `json:"name"`
+	Command      []string        `json:"command"`
+	Installed    bool            `json:"installed"`
+	InstallHint  string          `json:"install_hint"`
+	NativeResume bool            `json:"native_resume"`
+	HistoryInj   bool            `json:"history_injection"`
+	ResumeFlag   []string        `json:"resume_flag,omitempty"`
+	Capabilities json.RawMessage `json:"capabilities,omitempty"`
+	ProbeError   string          `json:"probe_error,omitempty"`
+}
+
+// Run lists the profiles.
+func (c *AgentsCmd) Run(env *Env) error {
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	cfg, err := env.Config()
+	if err != nil {
+		return err
+	}
+	var rows []agentRow
+	for _, p := range acp.Profiles(cfg) {
+		r := agentRow{Name: p.Name, Command: p.Command, Installed: p.Installed(), InstallHint: p.InstallHint,
+			NativeResume: p.NativeResume, HistoryInj: p.HistoryInjection, ResumeFlag: p.ResumeFlag}
+		if c.Probe && r.Installed {
+			ctx, cancel := context.WithTimeout(env.Ctx, 20*time.Second)
+			caps, err := acp.Probe(ctx, p, h.Dir)
+			cancel()
+			if err != nil {
+				r.ProbeError = err.Error()
+			} else {
+				r.Capabilities = caps
+			}
+		}
+		rows = append(rows, r)
+	}
+	env.Out.Object(map[string]any{"agents": rows}, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tINSTALLED\tCOMMAND\tNOTES")
+		for _, r := range rows {
+			note := ""
+			switch {
+			case !r.Installed:
+				note = "install: " + r.InstallHint
+			case r.ProbeError != "":
+				note = "probe failed: " + r.ProbeError
+			case r.Capabilities != nil:
+				note = capsSummary(r.Capabilities)
+			}
+			fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", r.Name, r.Installed, strings.Join(r.Command, " "), note)
+		}
+		tw.Flush()
+	})
+	return nil
+}
+
+func capsSummary(b json.RawMessage) string {
+	var v struct {
+		AgentCapabilities struct {
+			LoadSession         bool `json:"loadSession"`
+			SessionCapabilities struct {
+				Resume *struct{} `json:"resume"`
+			} `json:"sessionCapabilities"`
+		} `json:"agentCapabilities"`
+		AgentInfo *struct{ Name, Version string } `json:"agentInfo"`
+	}
+	_ = json.Unmarshal(b, &v)
+	parts := []string{}
+	if v.AgentInfo != nil {
+		parts = append(parts, v.AgentInfo.Name+" "+v.AgentInfo.Version)
+	}
+	parts = append(parts, fmt.Sprintf("resume=%v load=%v", v.AgentCapabilities.SessionCapabilities.Resume != nil, v.AgentCapabilities.LoadSession))
+	return strings.Join(parts, ", ")
+}
+
+var errorsIs = errors.Is

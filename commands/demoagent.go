@@ -1,0 +1,36 @@
+package commands
+
+import (
+	"os"
+	"time"
+
+	"github.com/kandev/kandev/acp/demoagent"
+)
+
+// DemoAgentCmd is kandev demo-agent: the built-in ACP agent on stdio.
+type DemoAgentCmd struct {
+	NoResume     bool `help:"Do not advertise or serve session/resume."`
+	NoLoad       bool `help:"Do not advertise or serve session/load."`
+	FailOnResume bool `help:"Answer resume and load with an unknown-session error."`
+	Delay        int  `help:"Sleep MS before every update it sends." placeholder:"MS"`
+}
+
+// Help shows an example.
+func (c *DemoAgentCmd) Help() string {
+	return "Example (as a custom agent in config.toml):\n  [agents.demo-noresume]\n  command = [\"kandev\", \"demo-agent\", \"--no-resume\"]"
+}
+
+// Run serves ACP on stdin/stdout.
+func (c *DemoAgentCmd) Run(env *Env) error {
+	if c.Delay < 0 {
+		return usagef("--delay must be 0 or more")
+	}
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	return demoagent.Run(env.Ctx, demoagent.Options{
+		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
+		Delay: time.Duration(c.Delay) * time.Millisecond,
+	}, env.Stdin, os.Stdout)
+}

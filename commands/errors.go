@@ -1,0 +1,72 @@
+// Package commands holds kandev's command-line commands: each parses its
+// flags, calls the package that owns the behaviour, and prints the result
+// through the one Output writer. Errors become exit codes in ExitCode only.
+package commands
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// Exit codes (SPEC section 2).
+const (
+	ExitOK           = 0
+	ExitError        = 1
+	ExitUsage        = 2
+	ExitConflict     = 3
+	ExitNotFound     = 4
+	ExitNotResumable = 5
+	ExitAgent        = 6
+	ExitInterrupted  = 130
+)
+
+// ErrUsage marks a usage error (exit 2).
+var ErrUsage = errors.New("usage")
+
+// usagef builds a usage error.
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+// ExitCode maps an error to its exit code; the one place that does.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID):
+		return ExitUsage
+	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy):
+		return ExitConflict
+	case errors.Is(err, state.ErrNotFound), errors.Is(err, acp.ErrUnknownAgent):
+		return ExitNotFound
+	case errors.Is(err, acp.ErrNotResumable):
+		return ExitNotResumable
+	case errors.Is(err, acp.ErrAgentFailed), errors.Is(err, acp.ErrAgentNotInstalled):
+		return ExitAgent
+	case errors.Is(err, acp.ErrInterrupted):
+		return ExitInterrupted
+	}
+	return ExitError
+}
+
+// errorCode is the machine-readable code printed with --json.
+func errorCode(err error) string {
+	switch ExitCode(err) {
+	case ExitUsage:
+		return "usage"
+	case ExitConflict:
+		return "conflict"
+	case ExitNotFound:
+		return "not_found"
+	case ExitNotResumable:
+		return "not_resumable"
+	case ExitAgent:
+		return "agent_failure"
+	case ExitInterrupted:
+		return "interrupted"
+	}
+	return "error"
+}

@@ -1,0 +1,91 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kandev/kandev/state"
+)
+
+// EventsCmd is kandev events.
+type EventsCmd struct {
+	SessionRef
+	Since int64  `help:"Only events with seq greater than SEQ." placeholder:"SEQ"`
+	Type  string `help:"Only events of these types (comma-separated)." placeholder:"T"`
+}
+
+// Help shows an example.
+func (c *EventsCmd) Help() string { return "Example:\n  kandev events 20261130 --since 10 --type tool_call,tool_result" }
+
+// Run prints the session's raw events.
+func (c *EventsCmd) Run(env *Env) error {
+	if c.Since < 0 {
+		return usagef("--since must be 0 or more")
+	}
+	id, err := c.resolve(env, nil)
+	if err != nil {
+		return err
+	}
+	h, _ := env.Home()
+	types := map[string]bool{}
+	for _, t := range strings.Split(c.Type, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			types[t] = true
+		}
+	}
+	var evs []state.Event
+	rep, err := state.ScanLog(h.LogPath(id), func(e state.Event) bool {
+		if e.Seq > c.Since && (len(types) == 0 || types[e.Type]) {
+			evs = append(evs, e)
+		}
+		return true
+	})
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	if p := rep.Problems(); p != "" {
+		fmt.Fprintln(env.Out.Err, "kandev: warning: "+p)
+	}
+	if evs == nil {
+		evs = []state.Event{}
+	}
+	env.Out.Object(map[string]any{"events": evs}, func(w io.Writer) {
+		for _, e := range evs {
+			fmt.Fprintf(w, "%6d  %s  %-20s %s\n", e.Seq, e.Timestamp, e.Type, eventSummary(e))
+		}
+	})
+	return nil
+}
+
+// eventSummary is one line describing an event.
+func eventSummary(e state.Event) string {
+	var s string
+	switch e.Type {
+	case state.EventUserMessage, state.EventAgentMessage, state.EventAgentThought:
+		s = e.Content
+	case state.EventToolCall, state.EventToolResult:
+		s = fmt.Sprintf("%s %s [%s] %s", e.ToolCallID, e.ToolName, e.ToolStatus, e.Content)
+	case state.EventTurnStarted:
+		s = e.TurnID + " source=" + e.Source
+	case state.EventTurnEnded:
+		s = e.TurnID + " stop_reason=" + e.StopReason
+	case state.EventState:
+		s = e.State
+	case state.EventAgentStarted:
+		s = fmt.Sprintf("pid=%d restore=%s %s", e.PID, e.Restore, e.FallbackReason)
+	case state.EventAgentExited:
+		s = fmt.Sprintf("pid=%d %s", e.PID, e.Content)
+	case state.EventMarker:
+		s = e.Kind + " (" + e.Severity + "): " + e.Summary
+	case state.EventPermissionRequest, state.EventPermissionResolved:
+		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
+	default:
+		s = string(e.Data)
+	}
+	s = strings.ReplaceAll(s, "\n", "\\n")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}

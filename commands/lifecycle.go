@@ -1,0 +1,80 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// DoneCmd is kandev done.
+type DoneCmd struct {
+	ID string `arg:"" help:"Session id or unique prefix."`
+}
+
+// Help shows an example.
+func (c *DoneCmd) Help() string { return "Example:\n  kandev done 20261130-0915" }
+
+// Run marks the session COMPLETED.
+func (c *DoneCmd) Run(env *Env) error { return finish(env, c.ID, state.StateCompleted) }
+
+// ArchiveCmd is kandev archive.
+type ArchiveCmd struct {
+	ID string `arg:"" help:"Session id or unique prefix."`
+}
+
+// Help shows an example.
+func (c *ArchiveCmd) Help() string { return "Example:\n  kandev archive 20261130-0915" }
+
+// Run marks the session CANCELLED.
+func (c *ArchiveCmd) Run(env *Env) error { return finish(env, c.ID, state.StateCancelled) }
+
+// finish moves a session to a terminal state. A session with a live owner
+// is refused: its owner would overwrite the state when its turn ends.
+func finish(env *Env, ref, to string) error {
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	id, err := h.ResolveID(ref)
+	if err != nil {
+		return err
+	}
+	if alive, _ := h.OwnerAlive(id); alive {
+		return fmt.Errorf("%w: session %s is running in another kandev process; wait for it or run kandev cancel %s first", state.ErrOwnerBusy, id, id)
+	}
+	s, err := h.UpdateSession(id, func(s *state.Session) error {
+		s.State = to
+		s.LastActivityAt = env.Now().UTC()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := appendOffline(h, id, &state.Event{Type: state.EventState, State: to}); err != nil {
+		return err
+	}
+	env.Out.Object(map[string]any{"session": s}, func(w io.Writer) {
+		fmt.Fprintf(w, "session %s is %s\n", s.ID, s.State)
+	})
+	return nil
+}
+
+// appendOffline appends to the log of a session that has no live owner,
+// holding the owner lock while it does, so it never races an owner.
+func appendOffline(h *state.Home, id string, evs ...*state.Event) error {
+	lock, err := h.AcquireOwner(id)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	return log.AppendSync(evs...)
+}
+
+func isNotFound(err error) bool { return err != nil && errorsIs(err, state.ErrNotFound) }

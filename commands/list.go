@@ -1,0 +1,96 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// ListCmd is kandev list.
+type ListCmd struct {
+	Resumable bool   `help:"Only sessions resume can act on now."`
+	Workspace string `help:"Only this workspace." placeholder:"W"`
+	State     string `help:"Only this state (e.g. WAITING_FOR_INPUT, RUNNING, COMPLETED)." placeholder:"S"`
+	Limit     int    `help:"At most N sessions (0 = all)." default:"0" placeholder:"N"`
+}
+
+// Help shows an example.
+func (c *ListCmd) Help() string { return "Example:\n  kandev list --resumable --limit 10" }
+
+type listed struct {
+	*state.Session
+	Badge string `json:"badge"`
+}
+
+// Run lists sessions, newest activity first.
+func (c *ListCmd) Run(env *Env) error {
+	if c.Limit < 0 {
+		return usagef("--limit must be 0 or more")
+	}
+	want := strings.ToUpper(c.State)
+	if want != "" && !validState(want) {
+		return usagef("unknown --state %q: use CREATED, STARTING, RUNNING, WAITING_FOR_INPUT, COMPLETED, FAILED or CANCELLED", c.State)
+	}
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	all, err := h.ListSessions()
+	if err != nil {
+		return err
+	}
+	out := []listed{}
+	now := env.Now()
+	for _, s := range all {
+		if c.Workspace != "" && s.Workspace != c.Workspace || want != "" && s.State != want {
+			continue
+		}
+		st := observe(h, s, now)
+		if c.Resumable && !(st.NeedsResume || st.Reason == state.ReasonAgentRunning && st.Attachable) {
+			continue
+		}
+		out = append(out, listed{s, st.Badge})
+		if c.Limit > 0 && len(out) >= c.Limit {
+			break
+		}
+	}
+	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) {
+		if len(out) == 0 {
+			fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
+			return
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
+		for _, s := range out {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, s.Agent, s.Workspace, ago(now, s.LastActivityAt), s.Title)
+		}
+		tw.Flush()
+	})
+	return nil
+}
+
+func validState(s string) bool {
+	switch s {
+	case state.StateCreated, state.StateStarting, state.StateRunning, state.StateWaitingForInput,
+		state.StateCompleted, state.StateFailed, state.StateCancelled:
+		return true
+	}
+	return false
+}
+
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}

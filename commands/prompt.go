@@ -1,0 +1,117 @@
+package commands
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// PromptCmd is kandev prompt.
+type PromptCmd struct {
+	SessionRef
+	Text     []string `arg:"" optional:"" name:"prompt" help:"The message; - reads it from stdin."`
+	NoFollow bool     `help:"Only queue the message when another process owns the session."`
+	Holder   string   `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
+	Force    bool     `help:"Send even while another holder's lease is live."`
+}
+
+// Help shows an example.
+func (c *PromptCmd) Help() string {
+	return "Example:\n  kandev prompt --latest \"recall\""
+}
+
+// Run sends the message, becoming the owner when no process owns the session.
+func (c *PromptCmd) Run(env *Env) error {
+	// With --latest, a lone word is the prompt, not a session id.
+	if c.Latest && c.ID != "" {
+		c.Text = append([]string{c.ID}, c.Text...)
+		c.ID = ""
+	}
+	id, err := c.resolve(env, func(s *state.Session) bool { return !state.IsTerminal(s.State) })
+	if err != nil {
+		return err
+	}
+	text, err := readPrompt(c.Text, env.Stdin)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(text) == "" {
+		return usagef("empty prompt: give the message as arguments or pipe it with -")
+	}
+	return runAsOwner(env, id, acp.Job{Prompt: text})
+}
+
+// runAsOwner fills the job's common parts and runs the owner, printing the
+// stream and the closing session object.
+func runAsOwner(env *Env, id string, job acp.Job) error {
+	res, err := runOwnerResult(env, id, job)
+	if res != nil && res.Session != nil && env.Out.JSON {
+		env.Out.Object(res.Session, nil)
+	}
+	return err
+}
+
+// runOwnerResult runs the owner and finishes the stream, leaving the closing object to the caller.
+func runOwnerResult(env *Env, id string, job acp.Job) (*acp.Result, error) {
+	h, err := env.Home()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := env.Config()
+	if err != nil {
+		return nil, err
+	}
+	mode, err := env.PermissionMode()
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return nil, err
+	}
+	if state.IsTerminal(s.State) {
+		return nil, fmt.Errorf("%w: session %s is %s; start a follow-up with: kandev start --parent %s", acp.ErrNotResumable, id, s.State, id)
+	}
+	profile, err := acp.LookupProfile(cfg, s.Agent)
+	if err != nil {
+		return nil, err
+	}
+	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
+	job.Emit, job.Ask, job.Progress = env.Out.Event, askOnTerminal(env), progressLine(env)
+	res, err := acp.RunOwner(env.Ctx, job)
+	env.Out.Finish()
+	return res, err
+}
+
+// askOnTerminal answers permission requests in ask mode from the terminal;
+// without one, nil (deny).
+func askOnTerminal(env *Env) func(sdk.RequestPermissionRequest) bool {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	if f, ok := env.Stdin.(*os.File); !ok || !isTerminal(f) {
+		tty.Close()
+		return nil
+	}
+	r := bufio.NewReader(tty)
+	return func(req sdk.RequestPermissionRequest) bool {
+		title := string(req.ToolCall.ToolCallId)
+		if req.ToolCall.Title != nil {
+			title = *req.ToolCall.Title
+		}
+		env.Out.mu.Lock()
+		env.Out.breakLine()
+		env.Out.mu.Unlock()
+		fmt.Fprintf(tty, "Allow %s? [y/N] ", title)
+		line, _ := r.ReadString('\n')
+		ans := strings.ToLower(strings.TrimSpace(line))
+		return ans == "y" || ans == "yes"
+	}
+}

@@ -1,0 +1,218 @@
+package commands
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// Globals are the flags every command takes (SPEC section 2).
+type Globals struct {
+	Home        string           `help:"kandev home directory (default ~/.kandev)." env:"KANDEV_HOME" placeholder:"DIR"`
+	JSON        bool             `name:"json" help:"Print JSON (NDJSON for streaming commands)."`
+	Config      string           `help:"Config file (default $KANDEV_HOME/config.toml)." placeholder:"FILE"`
+	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all (default: config, else ask)." placeholder:"MODE"`
+	NoColor     bool             `help:"No colors (also NO_COLOR)." env:"NO_COLOR"`
+	Quiet       bool             `short:"q" help:"Print only the final assistant text."`
+	Version     kong.VersionFlag `help:"Print the version."`
+}
+
+// CLI is the whole command line.
+type CLI struct {
+	Globals
+
+	Start     StartCmd     `cmd:"" help:"Create a session, launch the agent, run the initial prompt."`
+	Prompt    PromptCmd    `cmd:"" help:"Send a message to a session (restores the agent when needed)."`
+	Resume    ResumeCmd    `cmd:"" help:"Get back into a session: relaunch, restore, continue an interrupted turn."`
+	Status    StatusCmd    `cmd:"" help:"The resume verdict and the session's fields."`
+	List      ListCmd      `cmd:"" help:"Sessions, newest activity first."`
+	Events    EventsCmd    `cmd:"" help:"Raw events of a session."`
+	Agents    AgentsCmd    `cmd:"" help:"Agent profiles (--probe reports their capabilities)."`
+	Done      DoneCmd      `cmd:"" help:"Mark a session COMPLETED."`
+	Archive   ArchiveCmd   `cmd:"" help:"Mark a session CANCELLED."`
+	DemoAgent DemoAgentCmd `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio."`
+}
+
+// Env is what commands receive instead of reaching for globals.
+type Env struct {
+	G      *Globals
+	Stdin  io.Reader
+	Out    *Output
+	Ctx    context.Context
+	Now    func() time.Time
+	home   *state.Home
+	config *state.Config
+}
+
+// Home opens $KANDEV_HOME lazily: commands that do not need it never touch the disk.
+func (e *Env) Home() (*state.Home, error) {
+	if e.home != nil {
+		return e.home, nil
+	}
+	dir := e.G.Home
+	if dir == "" {
+		dir = state.DefaultHomeDir()
+	}
+	h, err := state.OpenHome(dir)
+	if err != nil {
+		return nil, err
+	}
+	e.home = h
+	return h, nil
+}
+
+// Config loads the config lazily.
+func (e *Env) Config() (*state.Config, error) {
+	if e.config != nil {
+		return e.config, nil
+	}
+	path := e.G.Config
+	if path == "" {
+		h, err := e.Home()
+		if err != nil {
+			return nil, err
+		}
+		path = h.ConfigPath()
+	}
+	c, err := state.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	e.config = c
+	return c, nil
+}
+
+// PermissionMode is the flag, else the config, else ask.
+func (e *Env) PermissionMode() (string, error) {
+	m := e.G.Permissions
+	if m == "" {
+		c, err := e.Config()
+		if err != nil {
+			return "", err
+		}
+		m = c.Permissions.Mode
+	}
+	if m == "" {
+		m = acp.PermAsk
+	}
+	if !acp.ValidPermissionMode(m) {
+		return "", fmt.Errorf("%w: %v", ErrUsage, acp.ErrBadPermissionMode(m))
+	}
+	return m, nil
+}
+
+// Run executes kandev with args and returns the exit code.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var cli CLI
+	out := &Output{Out: stdout, Err: stderr}
+	exitCode := -1
+	parser, err := kong.New(&cli,
+		kong.Name("kandev"),
+		kong.Description("Run ACP coding agents in durable, resumable sessions."),
+		kong.Vars{"version": "kandev " + acp.Version},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "kandev:", err)
+		return ExitError
+	}
+	kctx, code, done := parse(parser, args, out, &exitCode)
+	if done {
+		return code
+	}
+	out.JSON, out.Quiet = cli.JSON, cli.Quiet
+	out.Color = !cli.NoColor && os.Getenv("NO_COLOR") == "" && isTerminalWriter(stdout) && !cli.JSON
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	env := &Env{G: &cli.Globals, Stdin: stdin, Out: out, Ctx: ctx, Now: time.Now}
+	err = kctx.Run(env)
+	if err != nil {
+		out.Error(err)
+		return ExitCode(err)
+	}
+	return ExitOK
+}
+
+type exitSignal struct{}
+
+// parse runs kong's parser, turning its exits (help, version, usage errors) into codes.
+func parse(p *kong.Kong, args []string, out *Output, exitCode *int) (kctx *kong.Context, code int, done bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(exitSignal); !ok {
+				panic(r)
+			}
+			kctx, code, done = nil, *exitCode, true
+			if code != 0 {
+				code = ExitUsage
+			}
+		}
+	}()
+	ctx, err := p.Parse(args)
+	if err != nil {
+		msg := "kandev: " + err.Error()
+		if ctx != nil && commandPath(ctx) != "" {
+			msg += " (run kandev " + commandPath(ctx) + " --help)"
+		}
+		fmt.Fprintln(out.Err, msg)
+		return nil, ExitUsage, true
+	}
+	return ctx, 0, false
+}
+
+func commandPath(ctx *kong.Context) string {
+	cmd := ctx.Command()
+	if i := strings.IndexByte(cmd, ' '); i >= 0 {
+		cmd = cmd[:i]
+	}
+	return cmd
+}
+
+func isTerminalWriter(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}
+
+// readPrompt joins PROMPT words, or reads stdin for "-".
+func readPrompt(words []string, stdin io.Reader) (string, error) {
+	if len(words) == 1 && words[0] == "-" {
+		b, err := io.ReadAll(bufio.NewReader(stdin))
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimRight(string(b), "\n"), nil
+	}
+	return strings.Join(words, " "), nil
+}
+
+// absDir resolves a --cwd value.
+func absDir(d string) (string, error) {
+	if d == "" {
+		d = "."
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil || !st.IsDir() {
+		return "", usagef("--cwd %s is not a directory", d)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	return abs, nil
+}

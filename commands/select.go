@@ -1,0 +1,48 @@
+package commands
+
+import (
+	"fmt"
+
+	"github.com/kandev/kandev/state"
+)
+
+// SessionRef is how a command names one session: an id or unique prefix, or
+// --latest (optionally within --workspace).
+type SessionRef struct {
+	ID        string `arg:"" optional:"" help:"Session id or unique id prefix."`
+	Latest    bool   `help:"The most recently active session the command can act on."`
+	Workspace string `help:"With --latest: only sessions of this workspace." placeholder:"W"`
+}
+
+// resolve returns the session id; eligible filters --latest candidates.
+func (r SessionRef) resolve(env *Env, eligible func(*state.Session) bool) (string, error) {
+	h, err := env.Home()
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case r.ID != "" && r.Latest:
+		return "", usagef("give a session id or --latest, not both")
+	case r.ID != "":
+		return h.ResolveID(r.ID)
+	case !r.Latest:
+		return "", usagef("name a session: an id, an id prefix, or --latest (kandev list shows them)")
+	}
+	all, err := h.ListSessions()
+	if err != nil {
+		return "", err
+	}
+	for _, s := range all {
+		if r.Workspace != "" && s.Workspace != r.Workspace {
+			continue
+		}
+		if eligible == nil || eligible(s) {
+			return s.ID, nil
+		}
+	}
+	where := ""
+	if r.Workspace != "" {
+		where = fmt.Sprintf(" in workspace %q", r.Workspace)
+	}
+	return "", usagef("--latest: no session%s that this command can act on (kandev list shows them)", where)
+}

@@ -1,0 +1,124 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// StartCmd is kandev start.
+type StartCmd struct {
+	Agent     string   `help:"Agent profile (default: config default_agent, else demo)." placeholder:"A"`
+	Cwd       string   `help:"Working directory of the agent (default: current)." placeholder:"D"`
+	Workspace string   `help:"Workspace name (default: basename of the git top level of --cwd)." placeholder:"W"`
+	Title     string   `help:"Session title (default: the start of the prompt)." placeholder:"T"`
+	Parent    string   `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
+	Prompt    []string `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
+}
+
+// Help shows an example.
+func (c *StartCmd) Help() string {
+	return "Example:\n  kandev start --agent demo \"remember PINEAPPLE\""
+}
+
+// Run creates the session and runs its first turn as its owner.
+func (c *StartCmd) Run(env *Env) error {
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	cfg, err := env.Config()
+	if err != nil {
+		return err
+	}
+	mode, err := env.PermissionMode()
+	if err != nil {
+		return err
+	}
+	prompt, err := readPrompt(c.Prompt, env.Stdin)
+	if err != nil {
+		return err
+	}
+	agent := c.Agent
+	if agent == "" {
+		agent = cfg.DefaultAgent
+	}
+	if agent == "" {
+		agent = acp.DemoProfile
+	}
+	profile, err := acp.LookupProfile(cfg, agent)
+	if err != nil {
+		return err
+	}
+	cwd, err := absDir(c.Cwd)
+	if err != nil {
+		return err
+	}
+	now := env.Now().UTC()
+	s := &state.Session{
+		ID: state.NewID(now), Cwd: cwd, Agent: agent, State: state.StateCreated,
+		CreatedAt: now, LastActivityAt: now, Title: c.Title, Workspace: c.Workspace,
+		InitialPrompt: prompt,
+	}
+	s.TaskID = s.ID
+	if s.Title == "" {
+		s.Title = titleOf(prompt)
+	}
+	if wt, ok, _ := state.DetectWorktree(cwd); ok {
+		wt.Valid = true
+		s.Worktree = &wt
+	}
+	if s.Workspace == "" {
+		s.Workspace = state.WorkspaceName(cwd)
+	}
+	if c.Parent != "" {
+		pid, err := h.ResolveID(c.Parent)
+		if err != nil {
+			return err
+		}
+		s.ParentID = pid
+		s.PendingContext = true
+	}
+	if err := h.CreateSession(s); err != nil {
+		return err
+	}
+	if env.Out.JSON {
+		// The id is in every event and in the closing session object.
+	} else {
+		fmt.Fprintln(env.Out.Out, s.ID)
+	}
+	res, err := acp.RunOwner(env.Ctx, acp.Job{
+		Home: h, Config: cfg, SessionID: s.ID, Profile: profile, Permissions: mode,
+		Emit: env.Out.Event, Ask: askOnTerminal(env), Progress: progressLine(env),
+	})
+	env.Out.Finish()
+	if res != nil && res.Session != nil && env.Out.JSON {
+		env.Out.Object(res.Session, nil)
+	}
+	return err
+}
+
+func titleOf(prompt string) string {
+	t := strings.TrimSpace(strings.SplitN(prompt, "\n", 2)[0])
+	if len(t) > 60 {
+		t = t[:60]
+		for len(t) > 0 && t[len(t)-1]&0xC0 == 0x80 {
+			t = t[:len(t)-1]
+		}
+		t += "..."
+	}
+	return t
+}
+
+// progressLine shows start-up steps on a terminal's stderr only.
+func progressLine(env *Env) func(string) {
+	if env.Out.JSON || env.Out.Quiet || !isTerminalWriter(env.Out.Err) {
+		return nil
+	}
+	return func(msg string) { env.Out.Info("%s ...", msg) }
+}
+
+var _ io.Writer = (*strings.Builder)(nil)

@@ -1,0 +1,72 @@
+package state
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// writeSyntheticLog writes n events in the SPEC format directly (fast).
+func writeSyntheticLog(tb testing.TB, path string, n int) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := 1; i <= n; i++ {
+		e := Event{Seq: int64(i), Timestamp: "2026-11-30T05:22:09.123456789Z", Type: EventAgentMessage, SessionID: "bench",
+			TurnID: fmt.Sprintf("t%d", i/100+1), Role: "assistant", Content: fmt.Sprintf("chunk %d of a long streamed answer", i)}
+		b, _ := json.Marshal(e)
+		w.Write(b)
+		w.WriteByte('\n')
+	}
+	w.Flush()
+	f.Close()
+}
+
+func BenchmarkAppend(b *testing.B) {
+	h, _ := OpenHome(b.TempDir())
+	l, _, _ := h.OpenLog("bench", OpenLogOptions{})
+	defer l.Close()
+	e := &Event{Type: EventAgentMessage, Role: "assistant", Content: "a streamed chunk of text of typical size"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := l.Append(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendBatch64(b *testing.B) {
+	h, _ := OpenHome(b.TempDir())
+	l, _, _ := h.OpenLog("bench", OpenLogOptions{})
+	defer l.Close()
+	batch := make([]*Event, 64)
+	for i := range batch {
+		batch[i] = &Event{Type: EventAgentMessage, Role: "assistant", Content: "a streamed chunk of text of typical size"}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 64 {
+		if err := l.Append(batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchReadLast20(b *testing.B, n int) {
+	path := b.TempDir() + "/bench.jsonl"
+	writeSyntheticLog(b, path, n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		evs, _, err := ReadLast(path, 20, nil)
+		if err != nil || len(evs) != 20 || evs[19].Seq != int64(n) {
+			b.Fatalf("%d events, err %v", len(evs), err)
+		}
+	}
+}
+
+func BenchmarkReadLast20_1kEvents(b *testing.B) { benchReadLast20(b, 1_000) }
+func BenchmarkReadLast20_1MEvents(b *testing.B) { benchReadLast20(b, 1_000_000) }

@@ -1,0 +1,78 @@
+package state
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event types written to a session's log (SPEC section 4).
+const (
+	EventUserMessage        = "user_message"
+	EventAgentMessage       = "agent_message"
+	EventAgentThought       = "agent_thought"
+	EventToolCall           = "tool_call"
+	EventToolResult         = "tool_result"
+	EventPlan               = "plan"
+	EventTurnStarted        = "turn_started"
+	EventTurnEnded          = "turn_ended"
+	EventState              = "state"
+	EventAgentStarted       = "agent_started"
+	EventAgentExited        = "agent_exited"
+	EventPermissionRequest  = "permission_requested"
+	EventPermissionResolved = "permission_resolved"
+	EventMarker             = "marker"
+	EventAgentUpdate        = "agent_update" // a session/update kind kandev does not interpret, kept raw in Data
+)
+
+// Turn sources for turn_started.
+const (
+	SourceUser         = "user"
+	SourceInitial      = "initial"
+	SourceContinuation = "continuation"
+	SourceQueued       = "queued"
+)
+
+// Event is one line of a session's event log. The four history types
+// (user_message, agent_message, tool_call, tool_result) keep the field names of
+// kandev's history format; everything type-specific that has no field of its
+// own goes into Data.
+type Event struct {
+	Seq       int64  `json:"seq"`
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id,omitempty"`
+
+	Role       string          `json:"role,omitempty"`
+	Content    string          `json:"content,omitempty"`
+	ToolName   string          `json:"tool_name,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	ToolStatus string          `json:"tool_status,omitempty"`
+	ToolKind   string          `json:"tool_kind,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+
+	Source     string `json:"source,omitempty"`      // turn_started
+	InputID    string `json:"input_id,omitempty"`    // turn_started: the inbox input this turn serves
+	StopReason string `json:"stop_reason,omitempty"` // turn_ended
+	State      string `json:"state,omitempty"`       // state
+
+	Restore        string `json:"restore,omitempty"`         // agent_started: resume, load, new, flag
+	FallbackReason string `json:"fallback_reason,omitempty"` // agent_started
+	PID            int    `json:"pid,omitempty"`             // agent_started, agent_exited
+
+	Kind       string `json:"kind,omitempty"`       // marker
+	Severity   string `json:"severity,omitempty"`   // marker
+	Summary    string `json:"summary,omitempty"`    // marker
+	Diagnostic string `json:"diagnostic,omitempty"` // marker
+
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Time parses the event's timestamp; the zero time if it is malformed.
+func (e Event) Time() time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, e.Timestamp)
+	return t
+}
+
+// FormatTime renders t the way every timestamp in the log is written.
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

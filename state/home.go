@@ -1,0 +1,108 @@
+// Package state owns everything kandev keeps under $KANDEV_HOME: the
+// append-only event log of each session, the session record, the owner lock,
+// the inbox of queued inputs and the attach lease. Every file it creates is
+// 0600 and every directory 0700; a record is replaced atomically, so a crash
+// at any instant leaves the old or the new one, never a mix.
+package state
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Typed errors that commands map to exit codes in one place.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrAmbiguous   = errors.New("ambiguous")
+	ErrInvalidID   = errors.New("invalid session id")
+	ErrLeaseHeld   = errors.New("lease held by another holder")
+	ErrOwnerBusy   = errors.New("session owned by another process")
+	ErrTornLine    = errors.New("torn last line")
+	ErrCorruptLine = errors.New("corrupt line")
+)
+
+const (
+	dirPerm  = 0o700
+	filePerm = 0o600
+)
+
+// Home is a $KANDEV_HOME directory.
+type Home struct{ Dir string }
+
+// OpenHome makes sure dir and its sessions folder exist with 0700 permissions.
+func OpenHome(dir string) (*Home, error) {
+	if dir == "" {
+		return nil, errors.New("no kandev home: set --home or KANDEV_HOME")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	h := &Home{Dir: abs}
+	if err := os.MkdirAll(h.sessionsDir(), dirPerm); err != nil {
+		return nil, fmt.Errorf("create kandev home %s: %w", abs, err)
+	}
+	return h, nil
+}
+
+// DefaultHomeDir is ~/.kandev.
+func DefaultHomeDir() string {
+	if d, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(d, ".kandev")
+	}
+	return ".kandev"
+}
+
+func (h *Home) sessionsDir() string { return filepath.Join(h.Dir, "sessions") }
+
+// LogPath is the session's event log.
+func (h *Home) LogPath(id string) string { return filepath.Join(h.sessionsDir(), id+".jsonl") }
+
+// RecordPath is the session record.
+func (h *Home) RecordPath(id string) string { return filepath.Join(h.sessionsDir(), id+".json") }
+
+// LockPath is the owner lock, held by the owner for its whole life.
+func (h *Home) LockPath(id string) string { return filepath.Join(h.sessionsDir(), id+".owner.lock") }
+
+// RecordLockPath guards read-modify-write of the record, the lease and the inbox.
+func (h *Home) RecordLockPath(id string) string {
+	return filepath.Join(h.sessionsDir(), id+".record.lock")
+}
+
+// InboxPath is the queue of inputs for the owner.
+func (h *Home) InboxPath(id string) string { return filepath.Join(h.sessionsDir(), id+".inbox.jsonl") }
+
+// LeasePath is the attach lease.
+func (h *Home) LeasePath(id string) string { return filepath.Join(h.sessionsDir(), id+".lease.json") }
+
+// DemoAgentDir is where the demo agent keeps its own session files.
+func (h *Home) DemoAgentDir() string { return filepath.Join(h.Dir, "demo-agent") }
+
+// ConfigPath is the default config file.
+func (h *Home) ConfigPath() string { return filepath.Join(h.Dir, "config.toml") }
+
+// SessionFiles lists every file that belongs to session id.
+func (h *Home) SessionFiles(id string) []string {
+	return []string{h.LogPath(id), h.RecordPath(id), h.LockPath(id), h.RecordLockPath(id), h.InboxPath(id), h.LeasePath(id)}
+}
+
+// ValidateID rejects ids that could escape the sessions directory.
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidID)
+	case len(id) > 128:
+		return fmt.Errorf("%w %q: too long", ErrInvalidID, id)
+	case strings.Contains(id, ".."), strings.ContainsAny(id, `/\`), strings.ContainsRune(id, 0):
+		return fmt.Errorf("%w %q: ids cannot contain path separators or \"..\"", ErrInvalidID, id)
+	}
+	for _, r := range id {
+		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return fmt.Errorf("%w %q: only letters, digits, '-', '_' and '.' are allowed", ErrInvalidID, id)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,337 @@
+package state
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// EventLog appends events to one session's log. Only the owner of a session
+// opens it for appending, so seq numbers are assigned here without gaps.
+//
+// Durability: Append hands each batch to the kernel in one write(2) before it
+// returns, so an appended event survives the kandev process being killed.
+// Sync adds fsync(2), which the owner calls at turn start and end, on markers
+// and on state changes, so those survive a power loss too.
+type EventLog struct {
+	mu        sync.Mutex
+	f         *os.File
+	sessionID string
+	nextSeq   int64
+	buf       bytes.Buffer
+	redact    func(*Event)
+	now       func() time.Time
+}
+
+// OpenLogOptions tunes OpenLog.
+type OpenLogOptions struct {
+	Redact func(*Event)      // applied to every event before it is written
+	Now    func() time.Time // clock; time.Now when nil
+}
+
+// OpenLog opens the log of session id for appending. A torn last line (a
+// write cut short by a crash) is truncated first; TornBytes reports how many
+// bytes were dropped so the caller can record it.
+func (h *Home) OpenLog(id string, opts OpenLogOptions) (log *EventLog, tornBytes int64, err error) {
+	if err := ValidateID(id); err != nil {
+		return nil, 0, err
+	}
+	path := h.LogPath(id)
+	tornBytes, err = TruncateTornTail(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	last, _, err := LastEvent(path)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, 0, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open event log %s: %w", path, err)
+	}
+	l := &EventLog{f: f, sessionID: id, nextSeq: last.Seq + 1, redact: opts.Redact, now: opts.Now}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	return l, tornBytes, nil
+}
+
+// NextSeq is the seq the next appended event will get.
+func (l *EventLog) NextSeq() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.nextSeq
+}
+
+// Append assigns seq, timestamp and session id to each event, redacts it and
+// writes the batch in one write. The events are updated in place.
+func (l *EventLog) Append(events ...*Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Reset()
+	now := FormatTime(l.now())
+	seq := l.nextSeq
+	for _, e := range events {
+		e.Seq = seq
+		e.Timestamp = now
+		e.SessionID = l.sessionID
+		if l.redact != nil {
+			l.redact(e)
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("encode event %s: %w", e.Type, err)
+		}
+		l.buf.Write(b)
+		l.buf.WriteByte('\n')
+		seq++
+	}
+	if _, err := l.f.Write(l.buf.Bytes()); err != nil {
+		return fmt.Errorf("append to event log: %w", err)
+	}
+	l.nextSeq = seq
+	return nil
+}
+
+// Sync flushes appended events to stable storage.
+func (l *EventLog) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Sync()
+}
+
+// AppendSync appends and then syncs: for turn boundaries, markers and state changes.
+func (l *EventLog) AppendSync(events ...*Event) error {
+	if err := l.Append(events...); err != nil {
+		return err
+	}
+	return l.Sync()
+}
+
+// Close syncs and closes the log.
+func (l *EventLog) Close() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	serr := l.Sync()
+	cerr := l.f.Close()
+	l.f = nil
+	return errors.Join(serr, cerr)
+}
+
+// ReadReport says what a reader skipped.
+type ReadReport struct {
+	TornBytes    int64   // bytes of an unterminated last line that were skipped
+	CorruptLines []int64 // byte offsets of lines in the middle that did not parse
+}
+
+// Problems returns a one-line description of what was skipped, or "".
+func (r ReadReport) Problems() string {
+	switch {
+	case r.TornBytes > 0 && len(r.CorruptLines) > 0:
+		return fmt.Sprintf("skipped a torn last line (%d bytes) and %d corrupt line(s)", r.TornBytes, len(r.CorruptLines))
+	case r.TornBytes > 0:
+		return fmt.Sprintf("skipped a torn last line (%d bytes); run kandev repair to truncate it", r.TornBytes)
+	case len(r.CorruptLines) > 0:
+		return fmt.Sprintf("skipped %d corrupt line(s)", len(r.CorruptLines))
+	}
+	return ""
+}
+
+// ScanLog calls fn for every event of the log at path in seq order, skipping
+// and reporting a torn last line and lines that do not parse. A missing log
+// is ErrNotFound. fn returning false stops the scan.
+func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
+	var rep ReadReport
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return rep, fmt.Errorf("event log %s: %w", path, ErrNotFound)
+		}
+		return rep, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	var off int64
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: collect it whole.
+			full := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				full = append(full, line...)
+			}
+			line = full
+		}
+		if len(line) > 0 {
+			if line[len(line)-1] != '\n' {
+				rep.TornBytes = int64(len(line))
+				return rep, nil
+			}
+			var e Event
+			if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+				if len(bytes.TrimSpace(line)) > 0 {
+					rep.CorruptLines = append(rep.CorruptLines, off)
+				}
+			} else if !fn(e) {
+				return rep, nil
+			}
+			off += int64(len(line))
+		}
+		if err == io.EOF {
+			return rep, nil
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+}
+
+// ReadAll returns every readable event of the log at path.
+func ReadAll(path string) ([]Event, ReadReport, error) {
+	var out []Event
+	rep, err := ScanLog(path, func(e Event) bool { out = append(out, e); return true })
+	return out, rep, err
+}
+
+const backChunk = 64 << 10
+
+// ScanBackward calls fn for each complete line of the file at path, newest
+// first, reading blocks from the end: its cost depends on how far fn reads,
+// not on the file's length. An unterminated last line is skipped and
+// reported. fn returning false stops the scan.
+func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
+	var rep ReadReport
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return rep, fmt.Errorf("event log %s: %w", path, ErrNotFound)
+		}
+		return rep, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return rep, err
+	}
+	end := st.Size()
+	var carry []byte // bytes after the last newline seen so far (start of a line that began earlier)
+	first := true
+	buf := make([]byte, backChunk)
+	for end > 0 {
+		n := int64(backChunk)
+		if end < n {
+			n = end
+		}
+		start := end - n
+		if _, err := f.ReadAt(buf[:n], start); err != nil && !errors.Is(err, io.EOF) {
+			return rep, err
+		}
+		chunk := buf[:n]
+		if len(carry) > 0 {
+			chunk = append(append([]byte(nil), chunk...), carry...)
+		}
+		if first {
+			first = false
+			if len(chunk) > 0 && chunk[len(chunk)-1] != '\n' {
+				i := bytes.LastIndexByte(chunk, '\n')
+				if i < 0 && start > 0 {
+					// The torn tail is longer than a chunk: keep reading back.
+					carry = chunk
+					end = start
+					first = true
+					continue
+				}
+				rep.TornBytes = int64(len(chunk) - (i + 1))
+				chunk = chunk[:i+1]
+			}
+		}
+		// chunk ends with '\n' (or is empty); emit complete lines from the back.
+		for {
+			if len(chunk) == 0 {
+				carry = nil
+				break
+			}
+			body := chunk[:len(chunk)-1]
+			i := bytes.LastIndexByte(body, '\n')
+			if i < 0 {
+				if start == 0 {
+					if len(bytes.TrimSpace(body)) > 0 && !fn(body) {
+						return rep, nil
+					}
+					carry = nil
+				} else {
+					carry = append([]byte(nil), chunk...)
+				}
+				break
+			}
+			line := body[i+1:]
+			if len(bytes.TrimSpace(line)) > 0 && !fn(line) {
+				return rep, nil
+			}
+			chunk = chunk[:i+1]
+		}
+		end = start
+	}
+	return rep, nil
+}
+
+// ReadLast returns up to n events from the end of the log that keep accepts
+// (all when keep is nil), oldest first, without scanning the whole file.
+func ReadLast(path string, n int, keep func(*Event) bool) ([]Event, ReadReport, error) {
+	var out []Event
+	rep, err := ScanBackward(path, func(line []byte) bool {
+		var e Event
+		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+			return true
+		}
+		if keep == nil || keep(&e) {
+			out = append(out, e)
+		}
+		return len(out) < n
+	})
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, rep, err
+}
+
+// LastEvent is the newest readable event of the log; ErrNotFound if the log
+// is missing or has none.
+func LastEvent(path string) (Event, ReadReport, error) {
+	evs, rep, err := ReadLast(path, 1, nil)
+	if err != nil {
+		return Event{}, rep, err
+	}
+	if len(evs) == 0 {
+		return Event{}, rep, ErrNotFound
+	}
+	return evs[0], rep, nil
+}
+
+// TruncateTornTail cuts an unterminated last line off the log at path and
+// returns how many bytes it removed. A missing file is not an error.
+func TruncateTornTail(path string) (int64, error) {
+	rep, err := ScanBackward(path, func([]byte) bool { return false })
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil || rep.TornBytes == 0 {
+		return 0, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.Truncate(path, st.Size()-rep.TornBytes); err != nil {
+		return 0, fmt.Errorf("truncate torn line of %s: %w", path, err)
+	}
+	return rep.TornBytes, nil
+}

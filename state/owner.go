@@ -1,0 +1,62 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Owner is the one kandev process that runs a session's agent. It holds an
+// exclusive flock on the session's owner lock for its whole life; the kernel
+// drops the lock when the process dies, so "owner alive" is a lock probe.
+type Owner struct {
+	ID string
+	fl *flock.Flock
+}
+
+// AcquireOwner makes this process the owner of session id, or returns
+// ErrOwnerBusy if another live process is. A failed try is repeated briefly,
+// because a concurrent ProbeOwner holds the lock for an instant.
+func (h *Home) AcquireOwner(id string) (*Owner, error) {
+	fl := flock.New(h.LockPath(id), flock.SetPermissions(filePerm))
+	for i := 0; ; i++ {
+		ok, err := fl.TryLock()
+		if err != nil {
+			return nil, fmt.Errorf("owner lock of session %s: %w", id, err)
+		}
+		if ok {
+			return &Owner{ID: id, fl: fl}, nil
+		}
+		if i == 4 {
+			return nil, fmt.Errorf("session %s: %w", id, ErrOwnerBusy)
+		}
+		time.Sleep(time.Duration(2+i*3) * time.Millisecond)
+	}
+}
+
+// Release gives up ownership.
+func (o *Owner) Release() error {
+	if o == nil || o.fl == nil {
+		return nil
+	}
+	return o.fl.Unlock()
+}
+
+// OwnerAlive reports whether some process holds session id's owner lock.
+func (h *Home) OwnerAlive(id string) (bool, error) {
+	fl := flock.New(h.LockPath(id), flock.SetPermissions(filePerm))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		_ = fl.Unlock()
+		return false, nil
+	}
+	return true, nil
+}
+
+// IsOwnerBusy reports whether err says another process owns the session.
+func IsOwnerBusy(err error) bool { return errors.Is(err, ErrOwnerBusy) }

@@ -1,0 +1,295 @@
+package state
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Session states (SPEC section 1).
+const (
+	StateCreated         = "CREATED"
+	StateStarting        = "STARTING"
+	StateRunning         = "RUNNING"
+	StateWaitingForInput = "WAITING_FOR_INPUT"
+	StateCompleted       = "COMPLETED"
+	StateFailed          = "FAILED"
+	StateCancelled       = "CANCELLED"
+)
+
+// Stop reasons kandev adds to the ACP ones.
+const (
+	StopShutdown     = "shutdown"
+	StopUserCanceled = "user_canceled"
+	StopError        = "error"
+	StopProcessExit  = "process_exit"
+	StopCancelled    = "cancelled"
+	StopEndTurn      = "end_turn"
+)
+
+// IsTerminal reports whether state blocks resume.
+func IsTerminal(state string) bool {
+	return state == StateCompleted || state == StateFailed || state == StateCancelled
+}
+
+// IsActive reports whether state is STARTING, RUNNING or WAITING_FOR_INPUT.
+func IsActive(state string) bool {
+	return state == StateStarting || state == StateRunning || state == StateWaitingForInput
+}
+
+// TaskStateFor mirrors a session state as a task state.
+func TaskStateFor(state string) string {
+	switch state {
+	case StateCreated:
+		return "TODO"
+	case StateStarting, StateRunning:
+		return "IN_PROGRESS"
+	case StateWaitingForInput:
+		return "REVIEW"
+	default:
+		return state
+	}
+}
+
+// Session is the session record (SPEC section 1) plus the bookkeeping kandev
+// needs to restore it. The record is replaced atomically on every change.
+type Session struct {
+	ID             string    `json:"id"`
+	TaskID         string    `json:"task_id"`
+	Title          string    `json:"title"`
+	Workspace      string    `json:"workspace"`
+	Cwd            string    `json:"cwd"`
+	Agent          string    `json:"agent"`
+	State          string    `json:"state"`
+	TaskState      string    `json:"task_state"`
+	StopReason     string    `json:"stop_reason"`
+	ParentID       string    `json:"parent_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	LastActivityAt time.Time `json:"last_activity_at"`
+	ResumeToken    string    `json:"resume_token"`
+	Worktree       *Worktree `json:"worktree"`
+	ErrorMessage   string    `json:"error_message"`
+
+	// AgentCommand is the command line the session's agent was launched with;
+	// a change pauses automatic continuation.
+	AgentCommand []string `json:"agent_command,omitempty"`
+	// AgentLaunched is set once an agent process was started for the session.
+	AgentLaunched bool `json:"agent_launched,omitempty"`
+	// AgentPID and AgentStart identify the live agent process (start time from
+	// /proc, so a reused pid is not mistaken for it).
+	AgentPID   int    `json:"agent_pid,omitempty"`
+	AgentStart string `json:"agent_start,omitempty"`
+	OwnerPID   int    `json:"owner_pid,omitempty"`
+	// Capabilities is the agent's advertised initialize response (agent info included).
+	Capabilities json.RawMessage `json:"capabilities,omitempty"`
+	// PendingContext is set when the next prompt must carry the resume
+	// context; cleared once the agent accepted such a prompt.
+	PendingContext bool `json:"pending_resume_context,omitempty"`
+	// InitialPrompt is kept until the agent accepted it, so a session killed
+	// before that is relaunched with it instead of a continuation.
+	InitialPrompt string `json:"initial_prompt,omitempty"`
+	// CurrentTurn is the turn in progress ("" when none).
+	CurrentTurn string `json:"current_turn,omitempty"`
+	Turns       int    `json:"turns,omitempty"`
+	// PermissionPending is set while a permission request waits for an answer.
+	PermissionPending bool `json:"permission_pending,omitempty"`
+	// Paused says why automatic continuation is paused ("" when it is not).
+	Paused string `json:"paused,omitempty"`
+	// Stopped is set by kandev stop until the next prompt.
+	Stopped bool `json:"stopped,omitempty"`
+	// RestartAttempts are the times of automatic continuations, for the budget.
+	RestartAttempts []time.Time `json:"restart_attempts,omitempty"`
+	// ContinuedTurn is the interrupted turn a continuation was sent for.
+	ContinuedTurn string `json:"continued_turn,omitempty"`
+}
+
+// NewID returns a fresh session id: a sortable time prefix and random bytes.
+func NewID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// CreateSession writes a new record; it fails if the id is taken.
+func (h *Home) CreateSession(s *Session) error {
+	if err := ValidateID(s.ID); err != nil {
+		return err
+	}
+	if _, err := os.Stat(h.RecordPath(s.ID)); err == nil {
+		return fmt.Errorf("session %s already exists", s.ID)
+	}
+	s.TaskState = TaskStateFor(s.State)
+	return WriteFileAtomic(h.RecordPath(s.ID), mustJSON(s))
+}
+
+// LoadSession reads the record of session id.
+func (h *Home) LoadSession(id string) (*Session, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(h.RecordPath(id))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
+		}
+		return nil, err
+	}
+	var s Session
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("session record %s is corrupt: %w", h.RecordPath(id), err)
+	}
+	return &s, nil
+}
+
+// UpdateSession applies fn to the record under the record lock and writes
+// it back atomically. It returns the record as written.
+func (h *Home) UpdateSession(id string, fn func(*Session) error) (*Session, error) {
+	unlock, err := h.LockRecord(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(s); err != nil {
+		return nil, err
+	}
+	s.TaskState = TaskStateFor(s.State)
+	if err := WriteFileAtomic(h.RecordPath(id), mustJSON(s)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LockRecord takes the lock that serialises read-modify-write of a session's
+// record, lease and inbox. It blocks; the returned func releases it.
+func (h *Home) LockRecord(id string) (func(), error) {
+	fl := flock.New(h.RecordLockPath(id), flock.SetPermissions(filePerm))
+	if err := fl.Lock(); err != nil {
+		return nil, fmt.Errorf("lock session %s: %w", id, err)
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+// ListSessions returns every readable session record, newest activity first.
+func (h *Home) ListSessions() ([]*Session, error) {
+	entries, err := os.ReadDir(h.sessionsDir())
+	if err != nil {
+		return nil, err
+	}
+	var out []*Session
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		s, err := h.LoadSession(strings.TrimSuffix(name, ".json"))
+		if err != nil {
+			continue // a corrupt record is reported by doctor, not by list
+		}
+		out = append(out, s)
+	}
+	SortByActivity(out)
+	return out, nil
+}
+
+// SortByActivity orders sessions newest activity first (id breaks ties).
+func SortByActivity(ss []*Session) {
+	sort.SliceStable(ss, func(i, j int) bool {
+		if !ss[i].LastActivityAt.Equal(ss[j].LastActivityAt) {
+			return ss[i].LastActivityAt.After(ss[j].LastActivityAt)
+		}
+		return ss[i].ID > ss[j].ID
+	})
+}
+
+// ResolveID turns a full id or a unique id prefix into a session id.
+func (h *Home) ResolveID(ref string) (string, error) {
+	if err := ValidateID(ref); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(h.RecordPath(ref)); err == nil {
+		return ref, nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(h.sessionsDir(), ref+"*.json"))
+	var ids []string
+	for _, m := range matches {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(m), ".json"))
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("no session %q: %w (run kandev list to see sessions)", ref, ErrNotFound)
+	case 1:
+		return ids[0], nil
+	}
+	sort.Strings(ids)
+	if len(ids) > 5 {
+		ids = append(ids[:5], "...")
+	}
+	return "", fmt.Errorf("%w: %q matches %d sessions (%s); give more of the id", ErrAmbiguous, ref, len(matches), strings.Join(ids, ", "))
+}
+
+// DeleteSessionFiles removes every file of session id.
+func (h *Home) DeleteSessionFiles(id string) error {
+	var errs []error
+	for _, p := range h.SessionFiles(id) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err) // records are plain data; this cannot fail
+	}
+	return append(b, '\n')
+}
+
+// WriteFileAtomic replaces path with data so that a crash at any instant
+// leaves the old or the new content: temp file, fsync, rename, fsync dir.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // no-op after a successful rename
+	if err := tmp.Chmod(filePerm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package state
+
+import "time"
+
+// Verdict reasons (SPEC 3.1).
+const (
+	ReasonAgentRunning       = "agent_running"
+	ReasonStaleExecution     = "stale_execution"
+	ReasonTerminal           = "terminal"
+	ReasonAgentNotRunning    = "agent_not_running"
+	ReasonAgentNotRunningNew = "agent_not_running_fresh_start"
+	ReasonNotStarted         = "not_started"
+)
+
+// Observation is what the verdict depends on besides the record: the
+// owner-lock probe, whether the recorded agent pid is alive, and the clock.
+type Observation struct {
+	OwnerAlive bool
+	AgentAlive bool
+	Now        time.Time
+}
+
+// Verdict is the resume verdict of SPEC 3.1.
+type Verdict struct {
+	NeedsResume bool   `json:"needs_resume"`
+	IsResumable bool   `json:"is_resumable"`
+	Reason      string `json:"reason"`
+	// Interrupted is set when a turn was running when the owner died.
+	Interrupted bool `json:"interrupted"`
+}
+
+// Decide computes the verdict; the first matching rule wins.
+func Decide(s *Session, o Observation) Verdict {
+	v := decide(s, o)
+	if s.Worktree != nil && !s.Worktree.Valid {
+		v.IsResumable = false
+	}
+	return v
+}
+
+func decide(s *Session, o Observation) Verdict {
+	interrupted := !o.OwnerAlive && (s.State == StateRunning || s.State == StateStarting) && s.AgentLaunched
+	switch {
+	case o.OwnerAlive:
+		return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonAgentRunning}
+	case o.AgentAlive:
+		return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonStaleExecution, Interrupted: interrupted}
+	case IsTerminal(s.State):
+		return Verdict{NeedsResume: false, IsResumable: false, Reason: ReasonTerminal}
+	case s.ResumeToken != "" && IsActive(s.State):
+		return Verdict{NeedsResume: true, IsResumable: true, Reason: ReasonAgentNotRunning, Interrupted: interrupted}
+	case s.AgentLaunched && IsActive(s.State):
+		return Verdict{NeedsResume: true, IsResumable: true, Reason: ReasonAgentNotRunningNew, Interrupted: interrupted}
+	}
+	return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonNotStarted}
+}
+
+// Badges (SPEC section 1).
+const (
+	BadgeDone                 = "done"
+	BadgeFailed               = "failed"
+	BadgeCancelled            = "cancelled"
+	BadgePaused               = "paused"
+	BadgeNeedsResume          = "needs-resume"
+	BadgeWaitingForPermission = "waiting-for-permission"
+	BadgeRunning              = "running"
+	BadgeStopped              = "stopped"
+	BadgeIdle                 = "idle"
+	BadgeUnknown              = "unknown"
+)
+
+// Badge is the one word a client shows for a session; first match wins.
+func Badge(s *Session, ownerAlive bool) string {
+	switch {
+	case s.State == StateCompleted:
+		return BadgeDone
+	case s.State == StateFailed:
+		return BadgeFailed
+	case s.State == StateCancelled:
+		return BadgeCancelled
+	case s.Paused != "":
+		return BadgePaused
+	case !ownerAlive && (s.State == StateRunning || s.State == StateStarting):
+		return BadgeNeedsResume
+	case ownerAlive && s.PermissionPending:
+		return BadgeWaitingForPermission
+	case ownerAlive && (s.State == StateRunning || s.State == StateStarting):
+		return BadgeRunning
+	case s.Stopped:
+		return BadgeStopped
+	case s.State == StateWaitingForInput || s.State == StateCreated:
+		return BadgeIdle
+	}
+	return BadgeUnknown
+}
