@@ -1,0 +1,315 @@
+// Package demoagent is kandev's built-in deterministic ACP agent.
+//
+// It speaks ACP through the SDK's agent-side connection and answers each
+// prompt line by line, so tests and demos get exactly reproducible turns
+// without any model:
+//
+//	remember WORD     "OK, I will remember WORD."
+//	recall            lists every remembered WORD found in the user's text,
+//	                  including history pasted into a prompt ("[USER]: remember X")
+//	/say TEXT         TEXT streamed as 3-4 agent message chunks
+//	/think TEXT       TEXT as thought chunks
+//	/read PATH        a read tool call served by the client's fs/read_text_file
+//	/write PATH TEXT  an edit tool call, after session/request_permission
+//	/sleep MS         a pause that session/cancel interrupts
+//	/bulk N           N chunks "chunk i\n", streamed
+//	/crash            "crashing now", then os.Exit(3) without answering
+//	anything else     "echo: <line>"
+//
+// Messages from successive lines are separated by a "\n" chunk.
+//
+// Guarantees:
+//   - Each session lives in <Dir>/<id>.json (directory 0700, files 0600),
+//     rewritten atomically. The user's prompt is saved before the turn
+//     starts and everything the agent sent is saved when the turn ends, so a
+//     crash mid-turn never loses the prompt.
+//   - session/load replays the saved conversation as the very same
+//     session/update notifications that were originally sent, before
+//     answering; session/resume restores the session without replay.
+//   - Unknown sessions answer -32002 "Resource not found: session <id>".
+//   - session/cancel stops a turn between lines and chunks and during
+//     /sleep; the turn then answers stopReason "cancelled".
+//   - Nothing but ACP is written to the output stream; diagnostics go to
+//     stderr.
+package demoagent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// Options configures the demo agent.
+type Options struct {
+	Dir          string        // directory holding the session files; created 0700 if missing
+	NoResume     bool          // do not advertise or serve session/resume
+	NoLoad       bool          // do not advertise or serve session/load
+	FailOnResume bool          // answer session/resume and session/load with an unknown-session error
+	Delay        time.Duration // pause before every session/update notification
+}
+
+// Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
+//
+// It returns nil when the client disconnects and ctx's error when ctx ends.
+// Run closes neither r nor w.
+func Run(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
+	if opts.Dir == "" {
+		return errors.New("demoagent: Options.Dir is required")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return err
+	}
+	alive, stop := context.WithCancel(ctx)
+	defer stop()
+
+	a := &agent{
+		opts:     opts,
+		alive:    alive,
+		ready:    make(chan struct{}),
+		sessions: make(map[string]*session),
+	}
+	a.conn = acp.NewAgentSideConnection(a, w, r)
+	// The SDK logs through slog.Default unless told otherwise, and that may
+	// point at stdout, which is the protocol stream. Info only says the
+	// client went away, which is how every session ends.
+	a.conn.SetLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	close(a.ready)
+
+	select {
+	case <-a.conn.Done():
+	case <-ctx.Done():
+	}
+	stop()
+	// Cancelled turns still save what they produced; give them a moment so
+	// a process exiting right after Run does not lose it.
+	a.drain(5 * time.Second)
+	return ctx.Err()
+}
+
+// agent implements acp.Agent and acp.AgentLoader.
+type agent struct {
+	opts  Options
+	alive context.Context // ends when Run stops serving
+	ready chan struct{}   // closed once conn is set
+	conn  *acp.AgentSideConnection
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	fs       acp.FileSystemCapabilities // what the client said it supports
+	closing  bool
+	busy     sync.WaitGroup // running turns and replays
+}
+
+var (
+	_ acp.Agent       = (*agent)(nil)
+	_ acp.AgentLoader = (*agent)(nil)
+)
+
+// client returns the connection, waiting for Run to finish wiring it.
+func (a *agent) client() *acp.AgentSideConnection {
+	<-a.ready
+	return a.conn
+}
+
+// enter registers a turn or replay so that Run can wait for it; it fails
+// once Run is shutting down.
+func (a *agent) enter() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing {
+		return false
+	}
+	a.busy.Add(1)
+	return true
+}
+
+func (a *agent) drain(limit time.Duration) {
+	a.mu.Lock()
+	a.closing = true
+	a.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		a.busy.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+	}
+}
+
+// scope derives a context that also ends when Run stops serving.
+func (a *agent) scope(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(a.alive, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+// send delivers one session/update, honouring Options.Delay.
+func (a *agent) send(ctx context.Context, id string, u acp.SessionUpdate) error {
+	if a.opts.Delay > 0 {
+		if err := sleep(ctx, a.opts.Delay); err != nil {
+			return err
+		}
+	}
+	return a.client().SessionUpdate(ctx, acp.SessionNotification{SessionId: acp.SessionId(id), Update: u})
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func errNoSession(id string) error {
+	return &acp.RequestError{Code: -32002, Message: "Resource not found: session " + id}
+}
+
+func internalError(err error) error {
+	return acp.NewInternalError(map[string]any{"error": err.Error()})
+}
+
+// Initialize implements acp.Agent.
+func (a *agent) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	a.mu.Lock()
+	a.fs = p.ClientCapabilities.Fs
+	a.mu.Unlock()
+	caps := acp.AgentCapabilities{LoadSession: !a.opts.NoLoad}
+	if !a.opts.NoResume {
+		caps.SessionCapabilities.Resume = &acp.SessionResumeCapabilities{}
+	}
+	return acp.InitializeResponse{
+		ProtocolVersion:   acp.ProtocolVersionNumber,
+		AgentCapabilities: caps,
+		AgentInfo:         &acp.Implementation{Name: "kandev-demo-agent", Version: "0.1.0"},
+		AuthMethods:       []acp.AuthMethod{},
+	}, nil
+}
+
+// Authenticate implements acp.Agent; there is nothing to authenticate.
+func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, nil
+}
+
+// NewSession implements acp.Agent.
+func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	s := &session{file: sessionFile{ID: "demo-" + hex.EncodeToString(b[:]), Cwd: p.Cwd, Entries: []entry{}}}
+	if err := save(a.opts.Dir, &s.file); err != nil {
+		return acp.NewSessionResponse{}, internalError(err)
+	}
+	a.mu.Lock()
+	a.sessions[s.file.ID] = s
+	a.mu.Unlock()
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.file.ID)}, nil
+}
+
+// LoadSession implements acp.AgentLoader: it replays the conversation, then answers.
+func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	if a.opts.NoLoad {
+		return acp.LoadSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionLoad)
+	}
+	s, err := a.open(string(p.SessionId), p.Cwd)
+	if err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
+	if !a.enter() {
+		return acp.LoadSessionResponse{}, internalError(errors.New("shutting down"))
+	}
+	defer a.busy.Done()
+	ctx, cancel := a.scope(ctx)
+	defer cancel()
+
+	// Holding the turn lock keeps a concurrent prompt from changing the
+	// conversation half-way through the replay.
+	s.turn.Lock()
+	defer s.turn.Unlock()
+	for _, e := range s.file.Entries {
+		if err := a.replay(ctx, s.file.ID, e); err != nil {
+			return acp.LoadSessionResponse{}, err
+		}
+	}
+	return acp.LoadSessionResponse{}, nil
+}
+
+// ResumeSession implements acp.Agent: it restores the session without replay.
+func (a *agent) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	if a.opts.NoResume {
+		return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
+	}
+	if _, err := a.open(string(p.SessionId), p.Cwd); err != nil {
+		return acp.ResumeSessionResponse{}, err
+	}
+	return acp.ResumeSessionResponse{}, nil
+}
+
+// open returns the session from memory, or else from its file.
+func (a *agent) open(id, cwd string) (*session, error) {
+	if a.opts.FailOnResume {
+		return nil, errNoSession(id)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[id]; ok {
+		return s, nil
+	}
+	f, err := load(a.opts.Dir, id)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errNoSession(id)
+	}
+	if err != nil {
+		return nil, internalError(err)
+	}
+	if cwd != "" {
+		f.Cwd = cwd
+	}
+	s := &session{file: *f}
+	a.sessions[id] = s
+	return s, nil
+}
+
+func (a *agent) lookup(id string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id]
+}
+
+// Cancel implements acp.Agent; the SDK has already cancelled the turn's context.
+func (a *agent) Cancel(context.Context, acp.CancelNotification) error { return nil }
+
+// CloseSession implements acp.Agent; not supported.
+func (a *agent) CloseSession(context.Context, acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	return acp.CloseSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionClose)
+}
+
+// ListSessions implements acp.Agent; not supported.
+func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	return acp.ListSessionsResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionList)
+}
+
+// SetSessionConfigOption implements acp.Agent; not supported.
+func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
+}
+
+// SetSessionMode implements acp.Agent; not supported.
+func (a *agent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	return acp.SetSessionModeResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetMode)
+}

@@ -1,0 +1,406 @@
+package demoagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// exit is os.Exit, replaceable so that /crash can be tested in-process.
+var exit = os.Exit
+
+var errCrashed = errors.New("crash requested")
+
+// Prompt implements acp.Agent: it runs one turn of directives.
+func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (resp acp.PromptResponse, err error) {
+	id := string(p.SessionId)
+	s := a.lookup(id)
+	if s == nil {
+		return acp.PromptResponse{}, errNoSession(id)
+	}
+	if !a.enter() {
+		return acp.PromptResponse{}, internalError(errors.New("shutting down"))
+	}
+	defer a.busy.Done()
+	ctx, cancel := a.scope(ctx)
+	defer cancel()
+
+	// The SDK cancels a session's running turn when the next prompt arrives;
+	// waiting here lets that turn save its entries before this one starts.
+	s.turn.Lock()
+	defer s.turn.Unlock()
+
+	text := promptText(p.Prompt)
+	s.file.Entries = append(s.file.Entries, entry{Role: roleUser, Text: text})
+	if err := save(a.opts.Dir, &s.file); err != nil {
+		return acp.PromptResponse{}, internalError(err)
+	}
+
+	t := &turn{a: a, s: s, ctx: ctx, user: len(s.file.Entries) - 1}
+	runErr := t.run(text)
+	if err := save(a.opts.Dir, &s.file); err != nil {
+		return acp.PromptResponse{}, internalError(err)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	case runErr != nil:
+		return acp.PromptResponse{}, internalError(runErr)
+	}
+	return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// promptText joins the text blocks, keeping block boundaries as line
+// boundaries so that a directive never fuses with the block before it.
+func promptText(blocks []acp.ContentBlock) string {
+	var b strings.Builder
+	for _, c := range blocks {
+		if c.Text == nil {
+			continue
+		}
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.Text.Text)
+	}
+	return b.String()
+}
+
+// turn is one prompt being processed; it owns s.file until it returns.
+type turn struct {
+	a    *agent
+	s    *session
+	ctx  context.Context
+	user int // index of this prompt's user entry
+
+	spoke, thought bool // a message was already sent, so the next one starts a new line
+}
+
+func (t *turn) run(text string) error {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		if err := t.ctx.Err(); err != nil {
+			return err
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if err := t.directive(line, lines[:i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// directive runs one line; before holds the prompt's earlier lines.
+// Malformed directives are echoed like plain text.
+func (t *turn) directive(line string, before []string) error {
+	verb, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimLeft(arg, " \t")
+	switch verb {
+	case "remember":
+		if f := strings.Fields(arg); len(f) == 1 {
+			return t.message(roleAgent, "OK, I will remember "+f[0]+".")
+		}
+	case "recall":
+		if arg == "" {
+			return t.recall(before)
+		}
+	case "/sleep":
+		if ms, err := strconv.Atoi(arg); err == nil && ms >= 0 {
+			return sleep(t.ctx, msToDuration(ms))
+		}
+	case "/say":
+		if arg != "" {
+			return t.message(roleAgent, split(arg, 4)...)
+		}
+	case "/think":
+		if arg != "" {
+			return t.message(roleThought, split(arg, 4)...)
+		}
+	case "/read":
+		if arg != "" {
+			return t.read(arg)
+		}
+	case "/write":
+		if path, content, _ := strings.Cut(arg, " "); path != "" {
+			return t.write(path, strings.TrimLeft(content, " \t"))
+		}
+	case "/bulk":
+		if n, err := strconv.Atoi(arg); err == nil && n > 0 {
+			return t.bulk(n)
+		}
+	case "/crash":
+		if arg == "" {
+			return t.crash()
+		}
+	}
+	return t.message(roleAgent, "echo: "+line)
+}
+
+func msToDuration(ms int) time.Duration {
+	return time.Duration(min(ms, math.MaxInt64/int(time.Millisecond))) * time.Millisecond
+}
+
+// emit sends the updates for e and records it in the conversation.
+func (t *turn) emit(ctx context.Context, e entry) error {
+	if err := t.a.replay(ctx, t.s.file.ID, e); err != nil {
+		return err
+	}
+	t.s.file.Entries = append(t.s.file.Entries, e)
+	return nil
+}
+
+// message sends one agent message or thought made of the given chunks.
+func (t *turn) message(role string, chunks ...string) error {
+	if err := t.newline(role); err != nil {
+		return err
+	}
+	for _, c := range chunks {
+		if err := t.ctx.Err(); err != nil {
+			return err
+		}
+		if err := t.emit(t.ctx, entry{Role: role, Text: c}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newline separates this message from the previous one of the same stream,
+// since clients concatenate chunks.
+func (t *turn) newline(role string) error {
+	seen := &t.spoke
+	if role == roleThought {
+		seen = &t.thought
+	}
+	if !*seen {
+		*seen = true
+		return nil
+	}
+	return t.emit(t.ctx, entry{Role: role, Text: "\n"})
+}
+
+// rememberRe finds "remember WORD" where a user would have typed it: at
+// the start of a line or after a speaker tag such as "[USER]:", but not in
+// agent prose like "I remember nothing.".
+var rememberRe = regexp.MustCompile("(?m)(?:^|[:>\\]\"'`*-])[ \\t]*remember[ \\t]+(\\S+)")
+
+func (t *turn) recall(before []string) error {
+	var words []string
+	seen := map[string]bool{}
+	scan := func(text string) {
+		for _, m := range rememberRe.FindAllStringSubmatch(text, -1) {
+			w := strings.TrimRight(m[1], ".,;:!?\"'`)]}>*")
+			if w != "" && !seen[w] {
+				seen[w] = true
+				words = append(words, w)
+			}
+		}
+	}
+	for _, e := range t.s.file.Entries[:t.user] {
+		if e.Role == roleUser {
+			scan(e.Text)
+		}
+	}
+	scan(strings.Join(before, "\n"))
+	if len(words) == 0 {
+		return t.message(roleAgent, "I remember nothing.")
+	}
+	return t.message(roleAgent, "You asked me to remember: "+strings.Join(words, ", ")+".")
+}
+
+func (t *turn) nextCallID() string {
+	t.s.file.LastCall++
+	return fmt.Sprintf("call-%d", t.s.file.LastCall)
+}
+
+// abs resolves a path the way the user meant it: relative to the session cwd.
+func (t *turn) abs(path string) string {
+	if filepath.IsAbs(path) || t.s.file.Cwd == "" {
+		return path
+	}
+	return filepath.Join(t.s.file.Cwd, path)
+}
+
+// finish reports a tool call's outcome. After a cancel it still goes out
+// (while the client is connected) so the client is not left with a pending
+// tool call.
+func (t *turn) finish(id string, status acp.ToolCallStatus, text string) error {
+	ctx := t.ctx
+	if ctx.Err() != nil {
+		ctx = t.a.alive
+	}
+	if err := t.emit(ctx, entry{Role: roleToolResult, ToolCallID: id, Status: string(status), Text: text}); err != nil {
+		return err
+	}
+	return t.ctx.Err()
+}
+
+func (t *turn) read(path string) error {
+	id, abs := t.nextCallID(), t.abs(path)
+	err := t.emit(t.ctx, entry{Role: roleToolCall, ToolCallID: id, Title: "Read " + path,
+		Kind: string(acp.ToolKindRead), Status: string(acp.ToolCallStatusPending),
+		Path: abs, RawInput: map[string]string{"path": path}})
+	if err != nil {
+		return err
+	}
+	content, err := t.readFile(abs)
+	if err != nil {
+		if err := t.finish(id, acp.ToolCallStatusFailed, errText(err)); err != nil {
+			return err
+		}
+		return t.message(roleAgent, fmt.Sprintf("Could not read %s: %s", path, errText(err)))
+	}
+	if err := t.finish(id, acp.ToolCallStatusCompleted, content); err != nil {
+		return err
+	}
+	return t.message(roleAgent, fmt.Sprintf("Read %d bytes from %s.", len(content), path))
+}
+
+func (t *turn) readFile(abs string) (string, error) {
+	t.a.mu.Lock()
+	ok := t.a.fs.ReadTextFile
+	t.a.mu.Unlock()
+	if !ok {
+		return "", errors.New("the client does not support fs/read_text_file")
+	}
+	resp, err := t.a.client().ReadTextFile(t.ctx, acp.ReadTextFileRequest{SessionId: acp.SessionId(t.s.file.ID), Path: abs})
+	return resp.Content, err
+}
+
+func (t *turn) write(path, content string) error {
+	id, abs := t.nextCallID(), t.abs(path)
+	title, input := "Write "+path, map[string]string{"path": path, "content": content}
+	err := t.emit(t.ctx, entry{Role: roleToolCall, ToolCallID: id, Title: title,
+		Kind: string(acp.ToolKindEdit), Status: string(acp.ToolCallStatusPending),
+		Path: abs, RawInput: input})
+	if err != nil {
+		return err
+	}
+	if !t.allowed(id, title, abs, input) {
+		if err := t.finish(id, acp.ToolCallStatusFailed, "Permission denied"); err != nil {
+			return err
+		}
+		return t.message(roleAgent, fmt.Sprintf("Permission denied: %s was not written.", path))
+	}
+	if err := t.writeFile(abs, content); err != nil {
+		if err := t.finish(id, acp.ToolCallStatusFailed, errText(err)); err != nil {
+			return err
+		}
+		return t.message(roleAgent, fmt.Sprintf("Could not write %s: %s", path, errText(err)))
+	}
+	if err := t.finish(id, acp.ToolCallStatusCompleted, fmt.Sprintf("Wrote %d bytes.", len(content))); err != nil {
+		return err
+	}
+	return t.message(roleAgent, fmt.Sprintf("Wrote %d bytes to %s.", len(content), path))
+}
+
+// allowed asks the client; anything but an explicit "allow" is a refusal.
+func (t *turn) allowed(id, title, abs string, input map[string]string) bool {
+	resp, err := t.a.client().RequestPermission(t.ctx, acp.RequestPermissionRequest{
+		SessionId: acp.SessionId(t.s.file.ID),
+		ToolCall: acp.ToolCallUpdate{
+			ToolCallId: acp.ToolCallId(id),
+			Title:      acp.Ptr(title),
+			Kind:       acp.Ptr(acp.ToolKindEdit),
+			Status:     acp.Ptr(acp.ToolCallStatusPending),
+			Locations:  []acp.ToolCallLocation{{Path: abs}},
+			RawInput:   input,
+		},
+		Options: []acp.PermissionOption{
+			{OptionId: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+		},
+	})
+	return err == nil && resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == "allow"
+}
+
+func (t *turn) writeFile(abs, content string) error {
+	t.a.mu.Lock()
+	ok := t.a.fs.WriteTextFile
+	t.a.mu.Unlock()
+	if !ok {
+		return errors.New("the client does not support fs/write_text_file")
+	}
+	_, err := t.a.client().WriteTextFile(t.ctx, acp.WriteTextFileRequest{SessionId: acp.SessionId(t.s.file.ID), Path: abs, Content: content})
+	return err
+}
+
+// errText prefers the JSON-RPC message and details over the SDK's JSON dump.
+func errText(err error) string {
+	var re *acp.RequestError
+	if !errors.As(err, &re) {
+		return err.Error()
+	}
+	if m, ok := re.Data.(map[string]any); ok {
+		for _, k := range []string{"details", "error", "message"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				return re.Message + ": " + s
+			}
+		}
+	}
+	return re.Message
+}
+
+// bulk streams n chunks without materialising them, and records them as a
+// single compact entry.
+func (t *turn) bulk(n int) error {
+	if err := t.newline(roleAgent); err != nil {
+		return err
+	}
+	sent := 0
+	var err error
+	for i := 1; i <= n; i++ {
+		if err = t.ctx.Err(); err != nil {
+			break
+		}
+		if err = t.a.send(t.ctx, t.s.file.ID, acp.UpdateAgentMessageText(bulkChunk(i))); err != nil {
+			break
+		}
+		sent = i
+	}
+	if sent > 0 {
+		t.s.file.Entries = append(t.s.file.Entries, entry{Role: roleAgent, Bulk: sent})
+	}
+	return err
+}
+
+// crash sends its last words and kills the process without answering, to
+// let clients test recovery from a dying agent.
+func (t *turn) crash() error {
+	if err := t.emit(t.ctx, entry{Role: roleAgent, Text: "crashing now"}); err != nil {
+		return err
+	}
+	exit(3)
+	return errCrashed
+}
+
+// split cuts s into at most n pieces of similar size on rune boundaries;
+// the pieces concatenate back to s.
+func split(s string, n int) []string {
+	var out []string
+	for ; n > 1 && s != ""; n-- {
+		k := (len(s) + n - 1) / n
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}

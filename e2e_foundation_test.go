@@ -1,0 +1,381 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kandev/kandev/state"
+)
+
+func TestStart_EachDirectiveOnTheDemoAgentIsLoggedInOrder(t *testing.T) {
+	w := newWorld(t)
+	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("the notes file\nsecond line\n"), 0o644)
+	prompt := strings.Join([]string{
+		"remember PINEAPPLE",
+		"/say hello streaming world",
+		"/think pondering quietly",
+		"/read notes.txt",
+		"/write out.txt written by the agent",
+		"/sleep 50",
+		"/bulk 5",
+		"plain words",
+	}, "\n")
+	id, r := w.start("--permissions", "approve-all", prompt)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	if !strings.Contains(r.stdout, "hello streaming world") || !strings.Contains(r.stdout, "[tool] Read notes.txt") {
+		t.Fatalf("text output does not show the turn:\n%s", r.stdout)
+	}
+	evs := w.events(id)
+	assertNoSeqGap(t, evs)
+	text := agentText(evs, "t1")
+	for _, want := range []string{"I will remember PINEAPPLE", "hello streaming world", "echo: plain words", "chunk 4"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("agent text lacks %q:\n%s", want, text)
+		}
+	}
+	thought := ""
+	for _, e := range ofType(evs, state.EventAgentThought) {
+		thought += e.Content
+	}
+	if thought != "pondering quietly" {
+		t.Errorf("thought recorded as %q", thought)
+	}
+	results := ofType(evs, state.EventToolResult)
+	if len(results) != 2 || !strings.Contains(results[0].Content, "the notes file") || results[1].ToolStatus != "completed" {
+		t.Fatalf("tool results: %+v", results)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.cwd, "out.txt")); string(b) != "written by the agent" {
+		t.Fatalf("out.txt = %q", b)
+	}
+	if len(ofType(evs, state.EventPermissionRequest)) != 1 || len(ofType(evs, state.EventPermissionResolved)) != 1 {
+		t.Fatal("permission request and answer not both logged")
+	}
+	// The order of one turn: started, user message, ..., ended, then idle.
+	kinds := []string{}
+	for _, e := range evs {
+		kinds = append(kinds, e.Type)
+	}
+	order := strings.Join(kinds, " ")
+	for _, seq := range []string{"agent_started", "turn_started user_message", "tool_call", "permission_requested", "permission_resolved", "turn_ended state agent_exited"} {
+		if !strings.Contains(order, seq) {
+			t.Errorf("log order lacks %q: %s", seq, order)
+		}
+	}
+	if s := w.session(id); s.State != state.StateWaitingForInput || s.StopReason != "end_turn" || s.ResumeToken == "" {
+		t.Fatalf("record after the turn: %+v", s)
+	}
+}
+
+func TestStart_DenyAllRefusesTheWrite(t *testing.T) {
+	w := newWorld(t)
+	id, r := w.start("--permissions", "deny-all", "/write out.txt nope")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+		t.Fatal("the file was written although permission was denied")
+	}
+	res := ofType(w.events(id), state.EventToolResult)
+	if len(res) != 1 || res[0].ToolStatus != "failed" {
+		t.Fatalf("tool result: %+v", res)
+	}
+}
+
+func TestStart_FileAccessOutsideTheCwdIsRefused(t *testing.T) {
+	w := newWorld(t)
+	secret := filepath.Join(t.TempDir(), "outside.txt")
+	os.WriteFile(secret, []byte("outside"), 0o644)
+	os.Symlink(secret, filepath.Join(w.cwd, "link.txt"))
+	id, r := w.start("/read "+secret+"\n/read link.txt")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, res := range ofType(w.events(id), state.EventToolResult) {
+		if res.ToolStatus != "failed" || strings.Contains(res.Content, "outside") && !strings.Contains(res.Content, "outside the session") {
+			t.Fatalf("read outside the cwd was served: %+v", res)
+		}
+	}
+}
+
+func TestStart_BulkTurnOf100000ChunksKeepsTheConnection(t *testing.T) {
+	w := newWorld(t)
+	id, r := w.start("--json", "/bulk 100000")
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	evs := w.events(id)
+	assertNoSeqGap(t, evs)
+	if n := len(ofType(evs, state.EventAgentMessage)); n != 100000 {
+		t.Fatalf("got %d message chunks, want 100000", n)
+	}
+	if s := w.session(id); s.StopReason != "end_turn" {
+		t.Fatalf("stop reason %q", s.StopReason)
+	}
+	// --json streams the log's own lines and ends with the session object.
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last struct {
+		ID    string `json:"id"`
+		State string `json:"state"`
+	}
+	decodeJSON(t, lines[len(lines)-1], &last)
+	if last.ID != id || last.State != state.StateWaitingForInput || len(lines) != len(evs)+1 {
+		t.Fatalf("json stream: %d lines for %d events, last %s", len(lines), len(evs), lines[len(lines)-1])
+	}
+}
+
+func TestStart_WithoutPromptBootsAndWaits(t *testing.T) {
+	w := newWorld(t)
+	id, r := w.start()
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	s := w.session(id)
+	if s.State != state.StateWaitingForInput || s.ResumeToken == "" || s.Workspace != filepath.Base(w.cwd) {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestAgentFailures_EndTheTurnWithExit6AndALogThatSaysWhy(t *testing.T) {
+	garbage := writeScript(t, "garbage-agent", "echo 'Welcome to my agent!'\nsleep 30\n")
+	silent := writeScript(t, "silent-agent", "sleep 30\n")
+	cases := []struct {
+		name    string
+		command string
+		prompt  string
+		want    string
+	}{
+		{"not installed", `["kandev-no-such-agent-xyz"]`, "hi", "not found on PATH"},
+		{"prints garbage", `["` + garbage + `"]`, "hi", "non-JSON"},
+		{"never answers initialize", `["` + silent + `"]`, "hi", "did not answer initialize"},
+		{"dies mid-turn", `["` + kandevBin + `", "demo-agent"]`, "/say before\n/crash", "agent process"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.config("[agent]\nhandshake_timeout_seconds = 2\n[agents.x]\ncommand = " + tc.command + "\ninstall_hint = \"install x from its site\"\n")
+			id, r := w.start("--agent", "x", tc.prompt)
+			if r.code != 6 {
+				t.Fatalf("exit %d, want 6\n%s", r.code, r)
+			}
+			if !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 3 {
+				t.Fatalf("stderr does not say %q in a line:\n%s", tc.want, r.stderr)
+			}
+			evs := w.events(id)
+			assertNoSeqGap(t, evs)
+			markers := ofType(evs, state.EventMarker)
+			if len(markers) == 0 || markers[len(markers)-1].Severity != "error" {
+				t.Fatalf("no error marker in the log: %+v", evs)
+			}
+			if tc.name == "not installed" && !strings.Contains(r.stderr, "install x from its site") {
+				t.Fatalf("no install hint: %s", r.stderr)
+			}
+			if tc.name == "dies mid-turn" {
+				if s := w.session(id); s.StopReason != "process_exit" || s.State != state.StateWaitingForInput {
+					t.Fatalf("record: %+v", s)
+				}
+				if !strings.Contains(agentText(evs, ""), "before") {
+					t.Fatal("text streamed before the crash was lost")
+				}
+			}
+		})
+	}
+}
+
+func TestEvents_ReportTornAndCorruptLinesButShowTheRest(t *testing.T) {
+	w := newWorld(t)
+	id, r := w.start("/say one")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	n := len(w.events(id))
+	path := filepath.Join(w.home, "sessions", id+".jsonl")
+	b, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(b), "\n")
+	// Garbage in the middle and a torn last line.
+	mangled := strings.Join(lines[:2], "") + "garbage line\n" + strings.Join(lines[2:], "") + `{"seq":99,"ty`
+	os.WriteFile(path, []byte(mangled), 0o600)
+	r = w.run("events", id, "--json")
+	if r.code != 0 || !strings.Contains(r.stderr, "torn") {
+		t.Fatalf("%s", r)
+	}
+	var out struct{ Events []state.Event }
+	decodeJSON(t, r.stdout, &out)
+	if len(out.Events) != n {
+		t.Fatalf("got %d events, want %d", len(out.Events), n)
+	}
+	// The next owner truncates the torn line and keeps the sequence going.
+	if r := w.run("prompt", id, "/say two"); r.code != 0 {
+		t.Fatal(r)
+	}
+	evs, rep, _ := state.ReadAll(path)
+	if rep.TornBytes != 0 || len(rep.CorruptLines) != 1 || evs[len(evs)-1].Seq != int64(len(evs)) {
+		t.Fatalf("after prompt: report %+v, last seq %d of %d", rep, evs[len(evs)-1].Seq, len(evs))
+	}
+}
+
+func TestSessionIDs_InvalidUnknownAndAmbiguous(t *testing.T) {
+	w := newWorld(t)
+	a, _ := w.start()
+	b, _ := w.start()
+	common := ""
+	for i := range a {
+		if i >= len(b) || a[i] != b[i] {
+			break
+		}
+		common = a[:i+1]
+	}
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"status", "../x"}, 2},
+		{[]string{"status", "a/b"}, 2},
+		{[]string{"status", "nosuchsession"}, 4},
+		{[]string{"prompt", "nosuchsession", "hi"}, 4},
+		{[]string{"status", common}, 2},
+		{[]string{"status", a}, 0},
+		{[]string{"status"}, 2},
+		{[]string{"list", "--limit", "-1"}, 2},
+		{[]string{"start", "--agent", "nosuchagent", "hi"}, 4},
+		{[]string{"--permissions", "sometimes", "start", "hi"}, 2},
+		{[]string{"frobnicate"}, 2},
+	}
+	for _, tc := range cases {
+		r := w.run(tc.args...)
+		if r.code != tc.code {
+			t.Errorf("kandev %v: exit %d, want %d\n%s", tc.args, r.code, tc.code, r)
+		}
+		if tc.code != 0 && (r.stderr == "" || strings.Count(strings.TrimSpace(r.stderr), "\n") > 1) {
+			t.Errorf("kandev %v: want a one-line error, got %q", tc.args, r.stderr)
+		}
+	}
+	r := w.run("--json", "status", "nosuchsession")
+	var e struct{ Error struct{ Code, Message string } }
+	decodeJSON(t, r.stdout, &e)
+	if e.Error.Code != "not_found" || e.Error.Message == "" {
+		t.Fatalf("json error: %s", r.stdout)
+	}
+}
+
+func TestListStatusDoneArchive(t *testing.T) {
+	w := newWorld(t)
+	a, _ := w.start("--title", "first", "/say a")
+	b, _ := w.start("--workspace", "other", "/say b")
+	var l struct {
+		Sessions []struct {
+			ID, Badge, Workspace string
+		}
+	}
+	decodeJSON(t, w.mustRun("--json", "list").stdout, &l)
+	if len(l.Sessions) != 2 || l.Sessions[0].ID != b || l.Sessions[1].ID != a || l.Sessions[0].Badge != "idle" {
+		t.Fatalf("list: %+v", l)
+	}
+	decodeJSON(t, w.mustRun("--json", "list", "--workspace", "other").stdout, &l)
+	if len(l.Sessions) != 1 || l.Sessions[0].ID != b {
+		t.Fatalf("list --workspace: %+v", l)
+	}
+	w.mustRun("done", a)
+	w.mustRun("archive", b)
+	decodeJSON(t, w.mustRun("--json", "list", "--state", "COMPLETED").stdout, &l)
+	if len(l.Sessions) != 1 || l.Sessions[0].ID != a || l.Sessions[0].Badge != "done" {
+		t.Fatalf("list --state: %+v", l)
+	}
+	var st struct {
+		Session struct{ State string }
+		Status  struct {
+			Badge, Reason string
+			IsResumable   bool `json:"is_resumable"`
+		}
+	}
+	decodeJSON(t, w.mustRun("--json", "status", b).stdout, &st)
+	if st.Session.State != "CANCELLED" || st.Status.Badge != "cancelled" || st.Status.Reason != "terminal" || st.Status.IsResumable {
+		t.Fatalf("status: %+v", st)
+	}
+	if r := w.run("prompt", a, "hi"); r.code != 5 || !strings.Contains(r.stderr, "--parent") {
+		t.Fatalf("prompt on a done session: %s", r)
+	}
+}
+
+func TestAgents_ListsBuiltInProfilesWithInstallHints(t *testing.T) {
+	w := newWorld(t)
+	var out struct {
+		Agents []struct {
+			Name        string
+			Installed   bool
+			InstallHint string `json:"install_hint"`
+			Command     []string
+		}
+	}
+	decodeJSON(t, w.mustRun("--json", "agents").stdout, &out)
+	names := map[string]bool{}
+	for _, a := range out.Agents {
+		names[a.Name] = true
+		if a.InstallHint == "" || len(a.Command) == 0 {
+			t.Errorf("profile %s lacks a command or install hint", a.Name)
+		}
+		if a.Name == "demo" && !a.Installed {
+			t.Error("the demo agent is built in and must be installed")
+		}
+	}
+	for _, n := range []string{"claude", "codex", "copilot", "gemini", "opencode", "auggie", "amp", "demo"} {
+		if !names[n] {
+			t.Errorf("no built-in profile %s", n)
+		}
+	}
+	r := w.mustRun("--json", "agents", "--probe")
+	if !strings.Contains(r.stdout, "kandev-demo-agent") {
+		t.Fatalf("probe did not report the demo agent's info: %s", r.stdout)
+	}
+}
+
+// buildExampleAgent builds the ACP Go SDK's example agent (the version in go.mod).
+func buildExampleAgent(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "example-agent")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/coder/acp-go-sdk/example/agent").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the SDK example agent: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestInterop_SDKExampleAgentUnderApproveAllAndDenyAll(t *testing.T) {
+	bin := buildExampleAgent(t)
+	for _, mode := range []string{"approve-all", "deny-all"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			w.config("[agents.example]\ncommand = [\"" + bin + "\"]\n")
+			id, r := w.start("--agent", "example", "--permissions", mode, "please change the config")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			evs := w.events(id)
+			assertNoSeqGap(t, evs)
+			if s := w.session(id); s.StopReason != "end_turn" {
+				t.Fatalf("stop reason %q", s.StopReason)
+			}
+			calls := ofType(evs, state.EventToolCall)
+			results := ofType(evs, state.EventToolResult)
+			if len(calls) < 2 || len(results) < 1 || results[0].ToolCallID != "call_1" {
+				t.Fatalf("tool calls %+v results %+v", calls, results)
+			}
+			resolved := ofType(evs, state.EventPermissionResolved)
+			if len(resolved) != 1 {
+				t.Fatalf("permission answers: %+v", resolved)
+			}
+			text := agentText(evs, "")
+			if mode == "approve-all" && (!strings.Contains(resolved[0].Content, "allow") || !strings.Contains(text, "successfully updated")) {
+				t.Fatalf("approve-all: %s / %s", resolved[0].Content, text)
+			}
+			if mode == "deny-all" && (!strings.Contains(resolved[0].Content, "reject") || !strings.Contains(text, "skip the configuration update")) {
+				t.Fatalf("deny-all: %s / %s", resolved[0].Content, text)
+			}
+		})
+	}
+}

@@ -1,0 +1,209 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// kandevBin is the binary built once for every end-to-end test.
+var kandevBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kandev-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	kandevBin = filepath.Join(dir, "kandev")
+	out, err := exec.Command("go", "build", "-o", kandevBin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building kandev: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// world is one user's machine: a kandev home and a working directory.
+type world struct {
+	t    *testing.T
+	home string
+	cwd  string
+	env  []string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{t: t, home: t.TempDir(), cwd: t.TempDir()}
+	w.env = append(os.Environ(), "KANDEV_HOME="+w.home, "NO_COLOR=1")
+	return w
+}
+
+// config writes $KANDEV_HOME/config.toml.
+func (w *world) config(toml string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.home, "config.toml"), []byte(toml), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// run executes kandev in the world's cwd and waits for it (60 s at most).
+func (w *world) run(args ...string) result {
+	w.t.Helper()
+	return w.runInput("", args...)
+}
+
+func (w *world) runInput(stdin string, args ...string) result {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kandevBin, args...)
+	cmd.Dir = w.cwd
+	cmd.Env = w.env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			w.t.Fatalf("running kandev %v: %v", args, err)
+		}
+	}
+	if ctx.Err() != nil {
+		w.t.Fatalf("kandev %v did not finish in time\n%s\n%s", args, out.String(), errb.String())
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// mustRun runs kandev and fails the test unless it exits 0.
+func (w *world) mustRun(args ...string) result {
+	w.t.Helper()
+	r := w.run(args...)
+	if r.code != 0 {
+		w.t.Fatalf("kandev %s: %s", strings.Join(args, " "), r)
+	}
+	return r
+}
+
+// start runs kandev start and returns the new session's id (first line).
+func (w *world) start(args ...string) (string, result) {
+	w.t.Helper()
+	r := w.run(append([]string{"start"}, args...)...)
+	first := strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
+	if strings.HasPrefix(first, "{") {
+		var e struct {
+			SessionID string `json:"session_id"`
+		}
+		json.Unmarshal([]byte(first), &e)
+		return e.SessionID, r
+	}
+	return first, r
+}
+
+// events reads the session's log as the test's ground truth.
+func (w *world) events(id string) []state.Event {
+	w.t.Helper()
+	evs, rep, err := state.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
+	if err != nil {
+		w.t.Fatalf("reading log of %s: %v", id, err)
+	}
+	if p := rep.Problems(); p != "" {
+		w.t.Fatalf("log of %s: %s", id, p)
+	}
+	return evs
+}
+
+// session reads the session record.
+func (w *world) session(id string) *state.Session {
+	w.t.Helper()
+	h, _ := state.OpenHome(w.home)
+	s, err := h.LoadSession(id)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+// assertNoSeqGap checks seq is 1, 2, 3, ...
+func assertNoSeqGap(t *testing.T, evs []state.Event) {
+	t.Helper()
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("seq gap: event %d has seq %d", i, e.Seq)
+		}
+	}
+}
+
+// ofType filters events.
+func ofType(evs []state.Event, types ...string) []state.Event {
+	var out []state.Event
+	for _, e := range evs {
+		for _, t := range types {
+			if e.Type == t {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// agentText concatenates the agent_message content of a turn ("" = all turns).
+func agentText(evs []state.Event, turn string) string {
+	var b strings.Builder
+	for _, e := range evs {
+		if e.Type == state.EventAgentMessage && (turn == "" || e.TurnID == turn) {
+			b.WriteString(e.Content)
+		}
+	}
+	return b.String()
+}
+
+// lastTurn is the turn id of the newest turn_started.
+func lastTurn(evs []state.Event) string {
+	t := ""
+	for _, e := range evs {
+		if e.Type == state.EventTurnStarted {
+			t = e.TurnID
+		}
+	}
+	return t
+}
+
+func decodeJSON(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, s)
+	}
+}
+
+// writeScript writes an executable shell script and returns its path.
+func writeScript(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,125 @@
+package history
+
+import "github.com/kandev/kandev/state"
+
+// MarkerKind names what a marker says about the session. The set is closed:
+// every kind has one fixed severity.
+type MarkerKind string
+
+// Marker kinds.
+const (
+	MarkerPromptCancel       MarkerKind = "prompt_cancel"
+	MarkerPromptTimeout      MarkerKind = "prompt_timeout"
+	MarkerPromptInterrupted  MarkerKind = "prompt_interrupted"
+	MarkerPromptQueued       MarkerKind = "prompt_queued"
+	MarkerSessionRecovered   MarkerKind = "session_recovered"
+	MarkerSessionUnhealthy   MarkerKind = "session_unhealthy"
+	MarkerProviderFailure    MarkerKind = "provider_failure"
+	MarkerAuthRequired       MarkerKind = "auth_required"
+	MarkerResumeFailed       MarkerKind = "resume_failed"
+	MarkerToolOutcomeUnknown MarkerKind = "tool_outcome_unknown"
+	MarkerContinuationPaused MarkerKind = "continuation_paused"
+	MarkerSessionRepaired    MarkerKind = "session_repaired"
+	MarkerAgentFailure       MarkerKind = "agent_failure"
+	MarkerContextPending     MarkerKind = "context_pending"
+)
+
+// Marker severities.
+const (
+	SeverityInfo    = "info"
+	SeverityWarning = "warning"
+	SeverityError   = "error"
+)
+
+// Bounds on a marker's text, in bytes.
+const (
+	MaxMarkerSummaryBytes    = 2048
+	MaxMarkerDiagnosticBytes = 8 << 10
+)
+
+var markerSeverity = map[MarkerKind]string{
+	MarkerPromptCancel:       SeverityInfo,
+	MarkerPromptTimeout:      SeverityWarning,
+	MarkerPromptInterrupted:  SeverityWarning,
+	MarkerPromptQueued:       SeverityInfo,
+	MarkerSessionRecovered:   SeverityInfo,
+	MarkerSessionUnhealthy:   SeverityWarning,
+	MarkerProviderFailure:    SeverityError,
+	MarkerAuthRequired:       SeverityError,
+	MarkerResumeFailed:       SeverityWarning,
+	MarkerToolOutcomeUnknown: SeverityWarning,
+	MarkerContinuationPaused: SeverityWarning,
+	MarkerSessionRepaired:    SeverityInfo,
+	MarkerAgentFailure:       SeverityError,
+	MarkerContextPending:     SeverityInfo,
+}
+
+// Severity is the kind's fixed severity: info, warning or error. A kind outside
+// the set gets warning, so a marker is never written without one.
+func (k MarkerKind) Severity() string {
+	if s, ok := markerSeverity[k]; ok {
+		return s
+	}
+	return SeverityWarning
+}
+
+// ValidMarkerKind reports whether s is one of the marker kinds.
+func ValidMarkerKind(s string) bool {
+	_, ok := markerSeverity[MarkerKind(s)]
+	return ok
+}
+
+// NewMarker returns a marker event of the given kind with its severity, the
+// summary cut to MaxMarkerSummaryBytes and the diagnostic cut to
+// MaxMarkerDiagnosticBytes, both redacted first (so a cut never leaves half a
+// secret) and cut on a UTF-8 boundary. Seq, Timestamp and SessionID are left
+// for the log writer.
+func NewMarker(kind MarkerKind, summary, diagnostic string) state.Event {
+	return state.Event{
+		Type:       state.EventMarker,
+		Kind:       string(kind),
+		Severity:   kind.Severity(),
+		Summary:    capUTF8(Redact(summary), MaxMarkerSummaryBytes),
+		Diagnostic: capUTF8(Redact(diagnostic), MaxMarkerDiagnosticBytes),
+	}
+}
+
+// PendingMarkers returns the markers in events that are still unresolved, in
+// log order. events is in seq order; it may be the whole log, and must at least
+// hold the markers and the turn_started events. The rule:
+//   - session_unhealthy, prompt_timeout: pending until a later session_recovered marker;
+//   - continuation_paused, context_pending: pending until a later turn_started;
+//   - provider_failure, auth_required: always pending (an operator must look);
+//   - every other kind only records what happened and is never pending.
+func PendingMarkers(events []state.Event) []state.Event {
+	var pending []state.Event
+	recoveredLater, turnLater := false, false
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.Type == state.EventTurnStarted {
+			turnLater = true
+			continue
+		}
+		if e.Type != state.EventMarker {
+			continue
+		}
+		switch MarkerKind(e.Kind) {
+		case MarkerSessionRecovered:
+			recoveredLater = true
+		case MarkerSessionUnhealthy, MarkerPromptTimeout:
+			if !recoveredLater {
+				pending = append(pending, e)
+			}
+		case MarkerContinuationPaused, MarkerContextPending:
+			if !turnLater {
+				pending = append(pending, e)
+			}
+		case MarkerProviderFailure, MarkerAuthRequired:
+			pending = append(pending, e)
+		}
+	}
+	for i, j := 0, len(pending)-1; i < j; i, j = i+1, j-1 {
+		pending[i], pending[j] = pending[j], pending[i]
+	}
+	return pending
+}
