@@ -91,7 +91,7 @@ func TestStart_FileAccessOutsideTheCwdIsRefused(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "outside.txt")
 	os.WriteFile(secret, []byte("outside"), 0o644)
 	os.Symlink(secret, filepath.Join(w.cwd, "link.txt"))
-	id, r := w.start("/read "+secret+"\n/read link.txt")
+	id, r := w.start("/read " + secret + "\n/read link.txt")
 	if r.code != 0 {
 		t.Fatal(r)
 	}
@@ -255,7 +255,9 @@ func TestSessionIDs_InvalidUnknownAndAmbiguous(t *testing.T) {
 		}
 	}
 	r := w.run("--json", "status", "nosuchsession")
-	var e struct{ Error struct{ Code, Message string } }
+	var e struct {
+		Error struct{ Code, Message string }
+	}
 	decodeJSON(t, r.stdout, &e)
 	if e.Error.Code != "not_found" || e.Error.Message == "" {
 		t.Fatalf("json error: %s", r.stdout)
@@ -344,37 +346,77 @@ func buildExampleAgent(t *testing.T) string {
 	return bin
 }
 
-func TestInterop_SDKExampleAgentUnderApproveAllAndDenyAll(t *testing.T) {
-	bin := buildExampleAgent(t)
-	for _, mode := range []string{"approve-all", "deny-all"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			w := newWorld(t)
-			w.config("[agents.example]\ncommand = [\"" + bin + "\"]\n")
-			id, r := w.start("--agent", "example", "--permissions", mode, "please change the config")
-			if r.code != 0 {
-				t.Fatal(r)
+// installTSExampleAgent installs the TypeScript ACP SDK (which ships an
+// example agent) into a cache folder once; it skips, visibly, without node.
+func installTSExampleAgent(t *testing.T) []string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP: node is not installed; the TypeScript ACP example agent cannot run here")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("SKIP: npm is not installed; cannot install @agentclientprotocol/sdk")
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "kandev-test", "ts-acp-sdk-1.9.0")
+	agent := filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "dist", "examples", "agent.js")
+	if _, err := os.Stat(agent); err != nil {
+		os.MkdirAll(dir, 0o755)
+		out, err := exec.Command(npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "@agentclientprotocol/sdk@1.9.0").CombinedOutput()
+		if err != nil {
+			t.Fatalf("npm install @agentclientprotocol/sdk@1.9.0: %v\n%s", err, out)
+		}
+	}
+	return []string{node, agent}
+}
+
+func TestInterop_ExampleAgentsUnderApproveAllAndDenyAll(t *testing.T) {
+	agents := map[string]func(*testing.T) []string{
+		"go-sdk": func(t *testing.T) []string { return []string{buildExampleAgent(t)} },
+		"ts-sdk": installTSExampleAgent,
+	}
+	for name, install := range agents {
+		t.Run(name, func(t *testing.T) {
+			command := install(t)
+			quoted := make([]string, len(command))
+			for i, c := range command {
+				quoted[i] = `"` + c + `"`
 			}
-			evs := w.events(id)
-			assertNoSeqGap(t, evs)
-			if s := w.session(id); s.StopReason != "end_turn" {
-				t.Fatalf("stop reason %q", s.StopReason)
-			}
-			calls := ofType(evs, state.EventToolCall)
-			results := ofType(evs, state.EventToolResult)
-			if len(calls) < 2 || len(results) < 1 || results[0].ToolCallID != "call_1" {
-				t.Fatalf("tool calls %+v results %+v", calls, results)
-			}
-			resolved := ofType(evs, state.EventPermissionResolved)
-			if len(resolved) != 1 {
-				t.Fatalf("permission answers: %+v", resolved)
-			}
-			text := agentText(evs, "")
-			if mode == "approve-all" && (!strings.Contains(resolved[0].Content, "allow") || !strings.Contains(text, "successfully updated")) {
-				t.Fatalf("approve-all: %s / %s", resolved[0].Content, text)
-			}
-			if mode == "deny-all" && (!strings.Contains(resolved[0].Content, "reject") || !strings.Contains(text, "skip the configuration update")) {
-				t.Fatalf("deny-all: %s / %s", resolved[0].Content, text)
+			for _, mode := range []string{"approve-all", "deny-all"} {
+				t.Run(mode, func(t *testing.T) {
+					t.Parallel()
+					w := newWorld(t)
+					w.config("[agents.example]\ncommand = [" + strings.Join(quoted, ", ") + "]\n")
+					id, r := w.start("--agent", "example", "--permissions", mode, "please change the config")
+					if r.code != 0 {
+						t.Fatal(r)
+					}
+					evs := w.events(id)
+					assertNoSeqGap(t, evs)
+					if s := w.session(id); s.StopReason != "end_turn" {
+						t.Fatalf("stop reason %q", s.StopReason)
+					}
+					calls := ofType(evs, state.EventToolCall)
+					results := ofType(evs, state.EventToolResult)
+					if len(calls) < 2 || len(results) < 1 || results[0].ToolCallID != "call_1" {
+						t.Fatalf("tool calls %+v results %+v", calls, results)
+					}
+					resolved := ofType(evs, state.EventPermissionResolved)
+					if len(resolved) != 1 {
+						t.Fatalf("permission answers: %+v", resolved)
+					}
+					text := agentText(evs, "")
+					if mode == "approve-all" && (!strings.Contains(resolved[0].Content, "allow") || !strings.Contains(text, "successfully updated")) {
+						t.Fatalf("approve-all: %s / %s", resolved[0].Content, text)
+					}
+					if mode == "deny-all" && (!strings.Contains(resolved[0].Content, "reject") || !strings.Contains(text, "skip the configuration update")) {
+						t.Fatalf("deny-all: %s / %s", resolved[0].Content, text)
+					}
+				})
 			}
 		})
 	}

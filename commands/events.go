@@ -16,7 +16,9 @@ type EventsCmd struct {
 }
 
 // Help shows an example.
-func (c *EventsCmd) Help() string { return "Example:\n  kandev events 20261130 --since 10 --type tool_call,tool_result" }
+func (c *EventsCmd) Help() string {
+	return "Example:\n  kandev events 20261130 --since 10 --type tool_call,tool_result"
+}
 
 // Run prints the session's raw events.
 func (c *EventsCmd) Run(env *Env) error {

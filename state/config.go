@@ -91,7 +91,9 @@ func (c *Config) AutoContinue() bool {
 }
 
 // MaxAttempts is the continuation budget within the window.
-func (c *Config) MaxAttempts() int { return orDefault(c.Session.Restart.MaxAttempts, DefaultMaxAttempts) }
+func (c *Config) MaxAttempts() int {
+	return orDefault(c.Session.Restart.MaxAttempts, DefaultMaxAttempts)
+}
 
 // WindowSeconds is the budget window.
 func (c *Config) WindowSeconds() int {

@@ -31,7 +31,7 @@ type EventLog struct {
 
 // OpenLogOptions tunes OpenLog.
 type OpenLogOptions struct {
-	Redact func(*Event)      // applied to every event before it is written
+	Redact func(*Event)     // applied to every event before it is written
 	Now    func() time.Time // clock; time.Now when nil
 }
 
