@@ -26,6 +26,8 @@ type Process struct {
 	stderr *tailBuffer
 	done   chan struct{}
 	err    error // set before done closes
+	began  time.Time
+	ended  time.Time
 	PID    int
 	Start  string
 }
@@ -72,11 +74,23 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	}
 	p.PID = cmd.Process.Pid
 	p.Start = state.ProcessStart(p.PID)
+	p.began = time.Now()
 	go func() {
 		p.err = cmd.Wait()
+		p.ended = time.Now()
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// ExitedWithin reports whether the process exited less than d after it started.
+func (p *Process) ExitedWithin(d time.Duration) bool {
+	select {
+	case <-p.done:
+	case <-time.After(time.Until(p.began.Add(d))):
+		return false
+	}
+	return p.ended.Sub(p.began) < d
 }
 
 // Done is closed when the agent process has exited.

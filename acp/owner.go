@@ -97,7 +97,8 @@ type owner struct {
 	accepted  bool // the agent has answered something in the current turn
 	onAccept  func()
 	emitMu    sync.Mutex
-	permDepth int
+	agentInfo *sdk.Implementation
+	agentCaps sdk.AgentCapabilities
 }
 
 // update changes the record under its lock and keeps the cached copy.
@@ -161,14 +162,56 @@ func (o *owner) progress(msg string) {
 }
 
 func (o *owner) run(ctx context.Context) error {
+	var interrupted string
+	var unknown []state.Event
+	permissionPending := o.s.PermissionPending
 	if o.s.CurrentTurn != "" {
-		o.repairInterrupted()
+		interrupted, unknown = o.repairInterrupted(state.StopShutdown)
+	}
+	if o.s.Worktree != nil {
+		wt := state.CheckWorktree(*o.s.Worktree)
+		o.update(func(s *state.Session) { s.Worktree = &wt })
+		if !wt.Valid {
+			o.pause("the worktree is not usable: " + wt.Problem)
+			return fmt.Errorf("%w: %s; restore it, or start a new session with kandev start --parent %s", ErrNotResumable, wt.Problem, o.s.ID)
+		}
+	}
+	continueTurn := false
+	if interrupted != "" && o.s.InitialPrompt == "" && o.s.ContinuedTurn != interrupted {
+		now := time.Now().UTC()
+		d := DecideContinuation(ContinuationInput{
+			Session: o.s, Command: o.job.Profile.Command, PermissionPending: permissionPending,
+			AutoContinue: o.job.Config.AutoContinue(), NoContinue: o.job.NoContinue,
+			MaxAttempts: o.job.Config.MaxAttempts(), Window: time.Duration(o.job.Config.WindowSeconds()) * time.Second, Now: now,
+		})
+		switch {
+		case d.Pause != "":
+			o.pause(d.Pause)
+		case d.Continue:
+			continueTurn = true
+		}
+	}
+	if o.s.Paused != "" && o.job.Prompt == "" {
+		return fmt.Errorf("%w: automatic continuation of session %s is paused: %s; inspect it with kandev recap %s, then send a prompt", ErrNotResumable, o.s.ID, o.s.Paused, o.s.ID)
 	}
 	if err := o.start(ctx); err != nil {
 		return err
 	}
 	if o.s.InitialPrompt != "" {
 		if err := o.turn(ctx, state.SourceInitial, o.s.InitialPrompt); err != nil {
+			return err
+		}
+	}
+	if continueTurn {
+		// Recorded before the prompt is sent, so a crash at any point cannot
+		// lead to a second continuation of the same interrupted turn.
+		now := time.Now().UTC()
+		window := time.Duration(o.job.Config.WindowSeconds()) * time.Second
+		o.update(func(s *state.Session) {
+			s.ContinuedTurn = interrupted
+			s.RestartAttempts = append(pruneAttempts(s.RestartAttempts, now, window), now)
+		})
+		if err := o.turn(ctx, state.SourceContinuation, history.BuildContinuationPrompt(unknown)); err != nil {
 			return err
 		}
 	}
@@ -181,13 +224,19 @@ func (o *owner) run(ctx context.Context) error {
 	return nil
 }
 
+// pause stops automatic continuation until an operator sends a prompt.
+func (o *owner) pause(reason string) {
+	o.update(func(s *state.Session) { s.Paused = reason })
+	o.marker(history.MarkerContinuationPaused, "Automatic continuation paused: "+reason+". Inspect with kandev recap "+o.s.ID+", then send a prompt.", "")
+}
+
 // repairInterrupted closes a turn whose owner died, by appending: each tool
 // call without a result gets an unknown-outcome result, the turn gets
-// turn_ended with stop_reason shutdown, and a marker says what was repaired.
-func (o *owner) repairInterrupted() {
+// turn_ended with the given stop reason, and a marker says what was repaired.
+// It returns the turn and its tool calls of unknown outcome.
+func (o *owner) repairInterrupted(stop string) (string, []state.Event) {
 	turn := o.s.CurrentTurn
-	evs, _, _ := state.ReadLast(o.job.Home.LogPath(o.s.ID), 1<<30, nil)
-	fixes := RepairTurn(evs, turn)
+	fixes, unknown := RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, stop)
 	o.mu.Lock()
 	o.turnID = turn
 	o.mu.Unlock()
@@ -196,7 +245,7 @@ func (o *owner) repairInterrupted() {
 	}
 	o.update(func(s *state.Session) {
 		s.CurrentTurn = ""
-		s.StopReason = state.StopShutdown
+		s.StopReason = stop
 		s.State = state.StateWaitingForInput
 		s.PermissionPending = false
 	})
@@ -204,6 +253,7 @@ func (o *owner) repairInterrupted() {
 	o.mu.Lock()
 	o.turnID = ""
 	o.mu.Unlock()
+	return turn, unknown
 }
 
 // start launches the agent and restores the session's conversation.
@@ -212,15 +262,60 @@ func (o *owner) start(ctx context.Context) error {
 		o.marker(history.MarkerSessionRecovered, fmt.Sprintf("Stopped agent process %d left running by a dead owner.", o.s.AgentPID), "")
 	}
 	p := o.job.Profile
+	first := !o.s.AgentLaunched
+	useFlag := len(p.ResumeFlag) > 0 && o.s.ResumeToken != "" && !first
+	var fallback []string
+	for {
+		init, err := o.launch(ctx, useFlag)
+		if err != nil && useFlag && o.proc != nil && o.proc.ExitedWithin(flagFastFail) {
+			// The agent refused the resume flag: once more without it, with the resume context.
+			fallback = append(fallback, "resume flag: agent "+o.proc.ExitDescription()+" within 2s")
+			o.proc.Kill()
+			useFlag = false
+			o.update(func(s *state.Session) { s.PendingContext = true })
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if useFlag {
+			err = o.restore(ctx, init, RestoreFlag, first, &fallback)
+		} else {
+			err = o.restore(ctx, init, RestoreNone, first, &fallback)
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.cmd.Args, "replayed_updates": o.conn.Replayed()})
+	o.append(true, &state.Event{Type: state.EventAgentStarted, PID: o.proc.PID, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
+	if o.s.State == state.StateStarting {
+		o.setState(state.StateWaitingForInput)
+	}
+	return nil
+}
+
+// flagFastFail is how soon an agent launched with its resume flag must exit
+// for kandev to relaunch it without the flag (SPEC 3.2).
+const flagFastFail = 2 * time.Second
+
+// launch starts the agent process and performs initialize.
+func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeResponse, error) {
+	p := o.job.Profile
 	cmd := p.ResolvedCommand()
+	if withFlag {
+		for _, a := range p.ResumeFlag {
+			cmd = append(cmd, strings.ReplaceAll(a, "{token}", o.s.ResumeToken))
+		}
+	}
 	o.progress("launching " + p.Name + " agent")
 	proc, err := Launch(LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint})
 	if err != nil {
 		o.failStart(err)
-		return fmt.Errorf("%w: %v", ErrAgentFailed, err)
+		return sdk.InitializeResponse{}, fmt.Errorf("%w: %v", ErrAgentFailed, err)
 	}
 	o.proc = proc
-	first := !o.s.AgentLaunched
 	o.update(func(s *state.Session) {
 		s.AgentLaunched = true
 		s.AgentPID = proc.PID
@@ -232,25 +327,36 @@ func (o *owner) start(ctx context.Context) error {
 		}
 	})
 	o.conn = Connect(proc, ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission})
-
-	hctx, cancel := context.WithTimeout(ctx, time.Duration(o.job.Config.HandshakeTimeoutSeconds())*time.Second)
+	hctx, cancel := context.WithTimeout(ctx, o.handshakeTimeout())
 	defer cancel()
 	o.progress("initializing agent")
 	init, err := o.conn.Initialize(hctx)
 	if err != nil {
-		return o.handshakeFailed(ctx, "initialize", err)
+		return init, o.handshakeFailed(ctx, "initialize", err)
 	}
 	capsJSON, _ := json.Marshal(init)
+	o.agentInfo, o.agentCaps = init.AgentInfo, init.AgentCapabilities
 	o.update(func(s *state.Session) { s.Capabilities = capsJSON })
+	return init, nil
+}
 
-	in := LadderInput{Caps: CapabilitiesOf(init), HasToken: o.s.ResumeToken != "", NativeResume: p.NativeResume}
-	if first {
-		in.HasToken = false
-	}
-	var fallback []string
+func (o *owner) handshakeTimeout() time.Duration {
+	return time.Duration(o.job.Config.HandshakeTimeoutSeconds()) * time.Second
+}
+
+// restore walks the restore ladder (NextRestoreStep) until a step works or
+// one fails in a way that must keep the token.
+func (o *owner) restore(ctx context.Context, init sdk.InitializeResponse, forced RestoreMethod, first bool, fallback *[]string) error {
+	p := o.job.Profile
+	hctx, cancel := context.WithTimeout(ctx, o.handshakeTimeout())
+	defer cancel()
+	in := LadderInput{Caps: CapabilitiesOf(init), HasToken: o.s.ResumeToken != "" && !first, NativeResume: p.NativeResume}
 	var lastErr error
 	for {
 		step := NextRestoreStep(in)
+		if forced == RestoreFlag && in.Prev == RestoreNone {
+			step = RestoreFlag
+		}
 		if step == RestoreFail {
 			return o.handshakeFailed(ctx, "session/"+string(in.Prev), lastErr)
 		}
@@ -261,14 +367,17 @@ func (o *owner) start(ctx context.Context) error {
 			err = o.conn.ResumeSession(hctx, o.s.ResumeToken)
 		case RestoreLoad:
 			err = o.conn.LoadSession(hctx, o.s.ResumeToken)
-		case RestoreNew:
+		case RestoreNew, RestoreFlag:
 			var tok string
 			tok, err = o.conn.NewSession(hctx)
 			if err == nil {
-				hadHistory := !first
+				// A fresh agent session replacing one with history gets the resume
+				// context with its next prompt (for a flag restore the agent
+				// restored its own history, unless the profile asks for injection).
+				inject := !first && (step == RestoreNew || p.HistoryInjection)
 				o.update(func(s *state.Session) {
 					s.ResumeToken = tok
-					if hadHistory || p.HistoryInjection && !first {
+					if inject {
 						s.PendingContext = true
 					}
 				})
@@ -276,26 +385,25 @@ func (o *owner) start(ctx context.Context) error {
 		}
 		if err == nil {
 			o.res.Restore = step
-			o.res.FallbackReason = strings.Join(fallback, "; ")
-			break
+			o.res.FallbackReason = strings.Join(*fallback, "; ")
+			if step == RestoreResume || step == RestoreLoad {
+				if p.HistoryInjection {
+					o.update(func(s *state.Session) { s.PendingContext = true })
+				}
+			}
+			return nil
 		}
-		class := Classify(err)
-		if step == RestoreNew {
+		if step == RestoreNew || step == RestoreFlag {
 			return o.handshakeFailed(ctx, "session/new", err)
 		}
-		fallback = append(fallback, fmt.Sprintf("session/%s: %s", step, describeErr(err)))
+		class := Classify(err)
+		*fallback = append(*fallback, fmt.Sprintf("session/%s: %s", step, describeErr(err)))
 		if class == ErrUnknownSession {
 			o.update(func(s *state.Session) { s.ResumeToken = "" })
 			o.marker(history.MarkerResumeFailed, "Previous agent session could not be restored ("+describeErr(err)+"); the next message starts a fresh agent session with the stored history.", "")
 		}
 		in.Prev, in.PrevErr, lastErr = step, class, err
 	}
-	data, _ := json.Marshal(map[string]any{"agent_info": init.AgentInfo, "capabilities": init.AgentCapabilities, "command": cmd, "replayed_updates": o.conn.Replayed()})
-	o.append(true, &state.Event{Type: state.EventAgentStarted, PID: proc.PID, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
-	if o.s.State == state.StateStarting {
-		o.setState(state.StateWaitingForInput)
-	}
-	return nil
 }
 
 func describeErr(err error) string {

@@ -3,6 +3,7 @@ package acp
 import (
 	"encoding/json"
 	"os"
+	"slices"
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -15,9 +16,9 @@ var ownPID = os.Getpid()
 // tool calls without a result, turn_ended with stop_reason shutdown, and an
 // info marker saying what was repaired. A turn that already ended needs
 // nothing, so repairing twice appends nothing the second time.
-func RepairTurn(events []state.Event, turnID string) []*state.Event {
+func RepairTurn(events []state.Event, turnID, stop string) (fixes []*state.Event, unknownCalls []state.Event) {
 	if turnID == "" {
-		return nil
+		return nil, nil
 	}
 	var calls []state.Event
 	seen := map[string]bool{}
@@ -28,7 +29,7 @@ func RepairTurn(events []state.Event, turnID string) []*state.Event {
 		}
 		switch e.Type {
 		case state.EventTurnEnded:
-			return nil
+			return nil, nil
 		case state.EventToolCall:
 			if !seen[e.ToolCallID] {
 				seen[e.ToolCallID] = true
@@ -45,10 +46,11 @@ func RepairTurn(events []state.Event, turnID string) []*state.Event {
 			continue
 		}
 		unknown = append(unknown, c.ToolCallID)
+		unknownCalls = append(unknownCalls, c)
 		out = append(out, &state.Event{Type: state.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
 			ToolStatus: "unknown", Content: "kandev was stopped while this tool call ran: the action may or may not have happened."})
 	}
-	out = append(out, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: state.StopShutdown})
+	out = append(out, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop})
 	summary := "Repaired turn " + turnID + " interrupted by the owner's death"
 	if len(unknown) > 0 {
 		summary += "; tool calls with unknown outcome: " + join(unknown)
@@ -58,6 +60,24 @@ func RepairTurn(events []state.Event, turnID string) []*state.Event {
 	data, _ := json.Marshal(map[string]any{"unknown_tool_calls": unknown})
 	m.Data = data
 	out = append(out, &m)
+	return out, unknownCalls
+}
+
+// turnEvents reads the events of one turn from the end of the log: the
+// cost depends on the turn's length, not the log's.
+func turnEvents(path, turnID string) []state.Event {
+	var out []state.Event
+	_, _ = state.ScanBackward(path, func(line []byte) bool {
+		var e state.Event
+		if json.Unmarshal(line, &e) != nil {
+			return true
+		}
+		if e.TurnID == turnID {
+			out = append(out, e)
+		}
+		return !(e.Type == state.EventTurnStarted && e.TurnID == turnID)
+	})
+	slices.Reverse(out)
 	return out
 }
 
@@ -123,3 +143,4 @@ func historyForContext(path string, maxBytes int) []state.Event {
 	}
 	return append(first, tail...)
 }
+

@@ -43,7 +43,7 @@ const (
 // note that names "kandev transcript <sessionID>". When even that does not fit,
 // things give way in this order: the first message is cut and then dropped,
 // the note is dropped, and last the current request is cut. A bound smaller
-// than the fixed frame (about 400 bytes) cuts the frame itself.
+// than the fixed frame (356 bytes) cuts the frame itself.
 //
 // Cost is linear in len(history): entries are measured, never rendered, until
 // the kept ones are known.

@@ -135,9 +135,9 @@ func TestBuildResumeContext_CutsFirstMessageBeforeRequest(t *testing.T) {
 }
 
 func TestBuildResumeContext_CutsTextOnRuneBoundary(t *testing.T) {
-	user := strings.Repeat("日本語", 1000)    // 9000 bytes, 3-byte runes
+	user := strings.Repeat("日本語", 1000)     // 9000 bytes, 3-byte runes
 	asst := strings.Repeat("é", 600) + "😀😀" // 1208 bytes then 4-byte runes, in chunks below
-	result := strings.Repeat("ü", 400)       // 800 bytes
+	result := strings.Repeat("ü", 400)      // 800 bytes
 	events := []state.Event{
 		{Seq: 1, Type: state.EventUserMessage, Content: user},
 		{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: asst[:700]},

@@ -1,0 +1,249 @@
+package history
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/kandev/kandev/state"
+)
+
+func TestAssemble_MatchesGolden(t *testing.T) {
+	for _, name := range []string{"basic", "interrupted"} {
+		t.Run(name, func(t *testing.T) {
+			entries := Assemble(readEvents(t, "transcript/"+name+".events.jsonl"))
+			js, err := json.MarshalIndent(entries, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, "transcript/"+name+".entries.json", append(js, '\n'))
+			checkGolden(t, "transcript/"+name+".txt", []byte(RenderText(entries)))
+		})
+	}
+}
+
+// assembleCase describes the expected entries compactly.
+type wantEntry struct {
+	start, seq int64
+	role       string
+	source     string
+	parts      []Part
+}
+
+func TestAssemble(t *testing.T) {
+	in := json.RawMessage(`{"path":"a.txt"}`)
+	in2 := json.RawMessage(`{"path":"b.txt"}`)
+	cases := []struct {
+		name   string
+		events []state.Event
+		want   []wantEntry
+	}{
+		{
+			name: "chunks of a turn concatenate",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "Hel"},
+				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: "lo"},
+			},
+			want: []wantEntry{{1, 2, RoleAssistant, "", []Part{{Type: PartText, Text: "Hello"}}}},
+		},
+		{
+			name: "a new turn starts a new message",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t1", Content: "one"},
+				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t2", Content: "two"},
+			},
+			want: []wantEntry{
+				{1, 1, RoleAssistant, "", []Part{{Type: PartText, Text: "one"}}},
+				{2, 2, RoleAssistant, "", []Part{{Type: PartText, Text: "two"}}},
+			},
+		},
+		{
+			name: "other events end the message and are not shown",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "before"},
+				{Seq: 2, Type: state.EventPlan, TurnID: "t"},
+				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: "after"},
+				{Seq: 4, Type: state.EventPermissionRequest, TurnID: "t"},
+				{Seq: 5, Type: state.EventState, State: "RUNNING"},
+			},
+			want: []wantEntry{
+				{1, 1, RoleAssistant, "", []Part{{Type: PartText, Text: "before"}}},
+				{3, 3, RoleAssistant, "", []Part{{Type: PartText, Text: "after"}}},
+			},
+		},
+		{
+			name: "thoughts go into the reasoning part in order",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventAgentThought, TurnID: "t", Content: "think "},
+				{Seq: 2, Type: state.EventAgentThought, TurnID: "t", Content: "more"},
+				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: "answer"},
+			},
+			want: []wantEntry{{1, 3, RoleAssistant, "", []Part{{Type: PartReasoning, Text: "think more"}, {Type: PartText, Text: "answer"}}}},
+		},
+		{
+			name: "call and result join by id",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "reading"},
+				{Seq: 2, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read", Input: in},
+				{Seq: 3, Type: state.EventToolResult, TurnID: "t", ToolCallID: "c1", ToolStatus: "completed", Content: "data"},
+				{Seq: 4, Type: state.EventAgentMessage, TurnID: "t", Content: "done"},
+			},
+			want: []wantEntry{{1, 4, RoleAssistant, "", []Part{
+				{Type: PartText, Text: "reading"},
+				{Type: PartTool, ToolCallID: "c1", ToolName: "Read", State: ToolOutputAvailable, Input: in, Output: "data"},
+				{Type: PartText, Text: "done"},
+			}}},
+		},
+		{
+			name: "result without a call gets a placeholder call",
+			events: []state.Event{
+				{Seq: 5, Type: state.EventToolResult, TurnID: "t", ToolCallID: "c9", ToolName: "ls", ToolStatus: "failed", Content: "boom"},
+			},
+			want: []wantEntry{{5, 5, RoleAssistant, "", []Part{{Type: PartTool, ToolCallID: "c9", ToolName: "ls", State: ToolOutputError, Output: "boom"}}}},
+		},
+		{
+			name: "a later call update fills the empty input and name without ending the message",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolStatus: "pending"},
+				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: "a"},
+				{Seq: 3, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read a.txt", Input: in, ToolStatus: "in_progress"},
+				{Seq: 4, Type: state.EventAgentMessage, TurnID: "t", Content: "b"},
+				{Seq: 5, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", Input: json.RawMessage(`{}`)},
+			},
+			want: []wantEntry{{1, 5, RoleAssistant, "", []Part{
+				{Type: PartTool, ToolCallID: "c1", ToolName: "Read a.txt", State: ToolInputAvailable, Input: in},
+				{Type: PartText, Text: "ab"},
+			}}},
+		},
+		{
+			name: "a newer non-empty input replaces the older one",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read", Input: in},
+				{Seq: 2, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", Input: in2, ToolStatus: "completed"},
+			},
+			want: []wantEntry{{1, 2, RoleAssistant, "", []Part{{Type: PartTool, ToolCallID: "c1", ToolName: "Read", State: ToolOutputAvailable, Input: in2}}}},
+		},
+		{
+			name: "tool states",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventToolCall, TurnID: "t", ToolCallID: "ok", ToolName: "a"},
+				{Seq: 2, Type: state.EventToolCall, TurnID: "t", ToolCallID: "bad", ToolName: "b"},
+				{Seq: 3, Type: state.EventToolCall, TurnID: "t", ToolCallID: "lost", ToolName: "c"},
+				{Seq: 4, Type: state.EventToolCall, TurnID: "t", ToolCallID: "open", ToolName: "d"},
+				{Seq: 5, Type: state.EventToolResult, TurnID: "t", ToolCallID: "ok", ToolStatus: "completed"},
+				{Seq: 6, Type: state.EventToolResult, TurnID: "t", ToolCallID: "bad", ToolStatus: "failed"},
+				{Seq: 7, Type: state.EventToolResult, TurnID: "t", ToolCallID: "lost", ToolStatus: "unknown"},
+				{Seq: 8, Type: state.EventToolCall, TurnID: "t", ToolCallID: "ok", ToolStatus: "in_progress"},
+			},
+			want: []wantEntry{{1, 8, RoleAssistant, "", []Part{
+				{Type: PartTool, ToolCallID: "ok", ToolName: "a", State: ToolOutputAvailable},
+				{Type: PartTool, ToolCallID: "bad", ToolName: "b", State: ToolOutputError},
+				{Type: PartTool, ToolCallID: "lost", ToolName: "c", State: ToolOutputUnknown},
+				{Type: PartTool, ToolCallID: "open", ToolName: "d", State: ToolInputAvailable},
+			}}},
+		},
+		{
+			name: "a late result joins the earlier message across a marker",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Run"},
+				{Seq: 2, Type: state.EventMarker, Kind: "prompt_interrupted", Severity: "warning", Summary: "Interrupted."},
+				{Seq: 3, Type: state.EventToolResult, TurnID: "t", ToolCallID: "c1", ToolStatus: "unknown"},
+			},
+			want: []wantEntry{
+				{1, 3, RoleAssistant, "", []Part{{Type: PartTool, ToolCallID: "c1", ToolName: "Run", State: ToolOutputUnknown}}},
+				{2, 2, RoleSystem, "", []Part{{Type: PartMarker, Kind: "prompt_interrupted", Severity: "warning", Text: "Interrupted."}}},
+			},
+		},
+		{
+			name: "markers are their own entries and end the message",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "a"},
+				{Seq: 2, Type: state.EventMarker, Kind: "provider_failure", Severity: "error", Summary: "Rate limited."},
+				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: "b"},
+			},
+			want: []wantEntry{
+				{1, 1, RoleAssistant, "", []Part{{Type: PartText, Text: "a"}}},
+				{2, 2, RoleSystem, "", []Part{{Type: PartMarker, Kind: "provider_failure", Severity: "error", Text: "Rate limited."}}},
+				{3, 3, RoleAssistant, "", []Part{{Type: PartText, Text: "b"}}},
+			},
+		},
+		{
+			name: "empty and blank text is dropped",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventUserMessage, Content: "  \n"},
+				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: ""},
+				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: " \n "},
+				{Seq: 4, Type: state.EventTurnEnded, TurnID: "t"},
+				{Seq: 5, Type: state.EventAgentThought, TurnID: "u", Content: "\n"},
+				{Seq: 6, Type: state.EventToolCall, TurnID: "u", ToolCallID: "c", ToolName: "x"},
+			},
+			want: []wantEntry{{5, 6, RoleAssistant, "", []Part{{Type: PartTool, ToolCallID: "c", ToolName: "x", State: ToolInputAvailable}}}},
+		},
+		{
+			name: "user messages inherit their turn's source",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1", Source: state.SourceUser},
+				{Seq: 2, Type: state.EventUserMessage, TurnID: "t1", Content: "hi"},
+				{Seq: 3, Type: state.EventUserMessage, TurnID: "t2", Content: "continue please"},
+				{Seq: 4, Type: state.EventTurnStarted, TurnID: "t2", Source: state.SourceContinuation},
+				{Seq: 5, Type: state.EventTurnStarted, TurnID: "t3", Source: state.SourceQueued},
+				{Seq: 6, Type: state.EventUserMessage, TurnID: "t3", Content: "queued one"},
+			},
+			want: []wantEntry{
+				{2, 2, RoleUser, "", []Part{{Type: PartText, Text: "hi"}}},
+				{3, 3, RoleUser, "continuation", []Part{{Type: PartText, Text: "continue please"}}},
+				{6, 6, RoleUser, "queued", []Part{{Type: PartText, Text: "queued one"}}},
+			},
+		},
+		{
+			name: "events are taken in seq order",
+			events: []state.Event{
+				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: "lo"},
+				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "Hel"},
+			},
+			want: []wantEntry{{1, 2, RoleAssistant, "", []Part{{Type: PartText, Text: "Hello"}}}},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Assemble(c.events)
+			var want []Entry
+			for _, w := range c.want {
+				want = append(want, Entry{StartSequence: w.start, Sequence: w.seq, Message: Message{
+					ID: "msg-" + itoa(w.start), Role: w.role, Source: w.source, Parts: w.parts,
+				}})
+			}
+			gotJS, _ := json.MarshalIndent(got, "", "  ")
+			wantJS, _ := json.MarshalIndent(want, "", "  ")
+			if string(gotJS) != string(wantJS) {
+				t.Errorf("got\n%s\nwant\n%s", gotJS, wantJS)
+			}
+		})
+	}
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestAssemble_DoesNotReorderCallersSlice(t *testing.T) {
+	events := []state.Event{{Seq: 2, Type: state.EventUserMessage, Content: "b"}, {Seq: 1, Type: state.EventUserMessage, Content: "a"}}
+	Assemble(events)
+	if events[0].Seq != 2 {
+		t.Error("Assemble sorted the caller's slice")
+	}
+}
+
+func TestAssemble_NoEventsGivesNoEntries(t *testing.T) {
+	if got := Assemble(nil); len(got) != 0 {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestAssemble_StartSequenceStrictlyIncreases(t *testing.T) {
+	for _, name := range []string{"basic", "interrupted"} {
+		entries := Assemble(readEvents(t, "transcript/"+name+".events.jsonl"))
+		for i := 1; i < len(entries); i++ {
+			if entries[i].StartSequence <= entries[i-1].StartSequence {
+				t.Errorf("%s: entry %d starts at %d after %d", name, i, entries[i].StartSequence, entries[i-1].StartSequence)
+			}
+		}
+	}
+}

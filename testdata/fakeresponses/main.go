@@ -1,0 +1,338 @@
+// Command fakeresponses is a deterministic stand-in for the OpenAI Responses
+// API, so that a real Codex agent can be driven offline in end-to-end tests.
+//
+// It listens on 127.0.0.1 only, prints its base URL ("http://127.0.0.1:PORT/v1")
+// as the first line of stdout (and to -url-file), and answers every
+// POST /v1/responses with a server-sent event stream:
+//
+//   - normally the text "ack N: <start of the latest user text>", N being the
+//     number of the request, streamed one word per output_text delta;
+//   - when the latest user text contains -tool-word, a function call to the
+//     shell tool the request offers, running -tool-command; once the call's
+//     output comes back, the text "tool done N: <start of that output>".
+//
+// Every request is appended to -log as one JSON line {n, path, session_id,
+// body} before it is answered. -delay pauses between events (only for turns
+// whose latest user text contains -delay-word, when that is set). The server
+// exits by itself after -idle without requests.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+type server struct {
+	delay     time.Duration
+	delayWord string
+	toolWord  string
+	toolCmd   string
+
+	mu      sync.Mutex
+	n       int
+	logFile *os.File
+	touched chan struct{}
+}
+
+func main() {
+	var (
+		urlFile = flag.String("url-file", "", "also write the base URL to this file")
+		logPath = flag.String("log", "", "append every request as a JSON line to this file")
+		idle    = flag.Duration("idle", 10*time.Minute, "exit after this long without a request")
+		s       server
+	)
+	flag.DurationVar(&s.delay, "delay", 0, "pause between streamed events")
+	flag.StringVar(&s.delayWord, "delay-word", "", "pause only when the latest user text contains this word")
+	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
+	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
+	flag.Parse()
+
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			log.Fatal(err)
+		}
+		s.logFile = f
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	url := fmt.Sprintf("http://%s/v1", ln.Addr())
+	if *urlFile != "" {
+		if err := os.WriteFile(*urlFile, []byte(url+"\n"), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(url)
+
+	s.touched = make(chan struct{}, 1)
+	go func() {
+		for {
+			select {
+			case <-s.touched:
+			case <-time.After(*idle):
+				log.Printf("no request for %s: exiting", *idle)
+				os.Exit(0)
+			}
+		}
+	}()
+	log.Fatal(http.Serve(ln, &s))
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.touched <- struct{}{}:
+	default:
+	}
+	body, _ := io.ReadAll(r.Body)
+	n := s.record(r, body)
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
+		http.NotFound(w, r)
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, "bad request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	user := req.latestUserText()
+	delay := s.delay
+	if s.delayWord != "" && !strings.Contains(user, s.delayWord) {
+		delay = 0
+	}
+	st := newStream(w, delay, n)
+	switch out, ok := req.pendingToolOutput(); {
+	case ok:
+		st.message(fmt.Sprintf("tool done %d: %s", n, start(out)))
+	case s.toolWord != "" && strings.Contains(user, s.toolWord):
+		name, args := req.shellCall(s.toolCmd)
+		st.functionCall(name, args)
+	default:
+		st.message(fmt.Sprintf("ack %d: %s", n, start(user)))
+	}
+}
+
+// record appends the request to the log and returns its number.
+func (s *server) record(r *http.Request, body []byte) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	if s.logFile != nil {
+		raw := json.RawMessage(body)
+		if !json.Valid(body) {
+			raw, _ = json.Marshal(string(body))
+		}
+		line, _ := json.Marshal(map[string]any{
+			"n":          s.n,
+			"method":     r.Method,
+			"path":       r.URL.Path,
+			"session_id": r.Header.Get("session_id") + r.Header.Get("session-id"),
+			"body":       raw,
+		})
+		s.logFile.Write(append(line, '\n'))
+	}
+	return s.n
+}
+
+// request is the part of a Responses request the fake reads.
+type request struct {
+	Input []item `json:"input"`
+	Tools []struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type item struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	Output  json.RawMessage `json:"output"`
+}
+
+// text is the concatenated text of a message item.
+func (it item) text() string {
+	var s string
+	if json.Unmarshal(it.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(it.Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// latestUserText is the text of the last user message that is not context
+// Codex adds by itself (environment context, instructions in angle brackets).
+func (r request) latestUserText() string {
+	for i := len(r.Input) - 1; i >= 0; i-- {
+		it := r.Input[i]
+		if it.Type == "message" && it.Role == "user" {
+			if t := strings.TrimSpace(it.text()); t != "" && !strings.HasPrefix(t, "<") {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// pendingToolOutput is the output of a function call that came after the
+// latest user message, i.e. the model must now answer the call's result.
+func (r request) pendingToolOutput() (string, bool) {
+	for i := len(r.Input) - 1; i >= 0; i-- {
+		it := r.Input[i]
+		switch {
+		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
+			var s string
+			if json.Unmarshal(it.Output, &s) != nil {
+				var o struct {
+					Content string `json:"content"`
+				}
+				json.Unmarshal(it.Output, &o)
+				s = o.Content
+			}
+			return s, true
+		case it.Type == "message" && it.Role == "user":
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// shellCall picks the shell tool the request offers and encodes cmd as its
+// arguments; tool names differ between Codex versions and models.
+func (r request) shellCall(cmd string) (name, args string) {
+	offered := map[string]bool{}
+	for _, t := range r.Tools {
+		offered[t.Name] = true
+	}
+	var a any
+	switch {
+	case offered["shell_command"]:
+		name, a = "shell_command", map[string]any{"command": cmd}
+	case offered["exec_command"]:
+		name, a = "exec_command", map[string]any{"cmd": cmd}
+	default:
+		name, a = "shell", map[string]any{"command": []string{"sh", "-c", cmd}}
+	}
+	b, _ := json.Marshal(a)
+	return name, string(b)
+}
+
+// start is the beginning of s on one line, at most 60 characters.
+func start(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60])
+	}
+	return s
+}
+
+// stream writes one Responses SSE reply.
+type stream struct {
+	w     http.ResponseWriter
+	delay time.Duration
+	id    string
+	first bool
+}
+
+func newStream(w http.ResponseWriter, delay time.Duration, n int) *stream {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &stream{w: w, delay: delay, id: fmt.Sprintf("resp_%d", n), first: true}
+}
+
+func (st *stream) event(typ string, fields map[string]any) {
+	if !st.first && st.delay > 0 {
+		time.Sleep(st.delay)
+	}
+	st.first = false
+	fields["type"] = typ
+	b, _ := json.Marshal(fields)
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", typ, b)
+	st.w.Write(buf.Bytes())
+	if f, ok := st.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (st *stream) response(status string, output []any) map[string]any {
+	r := map[string]any{
+		"id": st.id, "object": "response", "created_at": time.Now().Unix(),
+		"status": status, "model": "fake", "output": output,
+	}
+	if status == "completed" {
+		r["usage"] = map[string]any{
+			"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+			"total_tokens": 15,
+		}
+	}
+	return r
+}
+
+func (st *stream) begin() {
+	st.event("response.created", map[string]any{"response": st.response("in_progress", []any{})})
+	st.event("response.in_progress", map[string]any{"response": st.response("in_progress", []any{})})
+}
+
+// message streams text as an assistant message, one word per delta.
+func (st *stream) message(text string) {
+	st.begin()
+	id := "msg_" + st.id
+	st.event("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
+		"type": "message", "id": id, "role": "assistant", "status": "in_progress", "content": []any{}}})
+	loc := map[string]any{"item_id": id, "output_index": 0, "content_index": 0}
+	with := func(extra map[string]any) map[string]any {
+		m := map[string]any{}
+		for k, v := range loc {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	st.event("response.content_part.added", with(map[string]any{"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}}))
+	words := strings.SplitAfter(text, " ")
+	for _, w := range words {
+		st.event("response.output_text.delta", with(map[string]any{"delta": w}))
+	}
+	part := map[string]any{"type": "output_text", "text": text, "annotations": []any{}}
+	st.event("response.output_text.done", with(map[string]any{"text": text}))
+	st.event("response.content_part.done", with(map[string]any{"part": part}))
+	done := map[string]any{"type": "message", "id": id, "role": "assistant", "status": "completed", "content": []any{part}}
+	st.event("response.output_item.done", map[string]any{"output_index": 0, "item": done})
+	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
+}
+
+// functionCall streams one function call and ends the response.
+func (st *stream) functionCall(name, args string) {
+	st.begin()
+	id, callID := "fc_"+st.id, "call_"+st.id
+	st.event("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
+		"type": "function_call", "id": id, "call_id": callID, "name": name, "arguments": "", "status": "in_progress"}})
+	st.event("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": 0, "delta": args})
+	st.event("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": 0, "arguments": args})
+	done := map[string]any{"type": "function_call", "id": id, "call_id": callID, "name": name, "arguments": args, "status": "completed"}
+	st.event("response.output_item.done", map[string]any{"output_index": 0, "item": done})
+	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
+}
