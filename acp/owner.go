@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -40,6 +41,8 @@ type Job struct {
 	Ask func(req sdk.RequestPermissionRequest) bool
 	// Progress reports start-up steps ("launching agent", ...); may be nil.
 	Progress func(string)
+	// Next returns the next interactive prompt (resume -i); nil for none.
+	Next func() (string, bool)
 }
 
 // Result is what the owner did.
@@ -99,6 +102,8 @@ type owner struct {
 	emitMu    sync.Mutex
 	agentInfo *sdk.Implementation
 	agentCaps sdk.AgentCapabilities
+	acted     map[string]bool // control inputs already acted on
+	cancelled atomic.Bool     // the current turn is being cancelled
 }
 
 // update changes the record under its lock and keeps the cached copy.
@@ -168,6 +173,7 @@ func (o *owner) run(ctx context.Context) error {
 	if o.s.CurrentTurn != "" {
 		interrupted, unknown = o.repairInterrupted(state.StopShutdown)
 	}
+	o.reconcileInbox()
 	if o.s.Worktree != nil {
 		wt := state.CheckWorktree(*o.s.Worktree)
 		o.update(func(s *state.Session) { s.Worktree = &wt })
@@ -219,9 +225,36 @@ func (o *owner) run(ctx context.Context) error {
 		if o.s.Stopped || o.s.Paused != "" {
 			o.update(func(s *state.Session) { s.Stopped = false; s.Paused = "" })
 		}
-		return o.turn(ctx, state.SourceUser, o.job.Prompt)
+		if err := o.turn(ctx, state.SourceUser, o.job.Prompt); err != nil {
+			return err
+		}
 	}
-	return nil
+	if err := o.serveInbox(ctx); err != nil {
+		return err
+	}
+	return o.interactive(ctx)
+}
+
+// interactive reads prompts from the job's Next until it reports no more,
+// serving queued inputs between them (resume -i).
+func (o *owner) interactive(ctx context.Context) error {
+	if o.job.Next == nil {
+		return nil
+	}
+	for {
+		text, ok := o.job.Next()
+		if !ok || ctx.Err() != nil {
+			return nil
+		}
+		if strings.TrimSpace(text) != "" {
+			if err := o.turn(ctx, state.SourceUser, text); err != nil && !errors.Is(err, ErrAgentFailed) {
+				return err
+			}
+		}
+		if err := o.serveInbox(ctx); err != nil {
+			return err
+		}
+	}
 }
 
 // pause stops automatic continuation until an operator sends a prompt.
@@ -374,7 +407,7 @@ func (o *owner) restore(ctx context.Context, init sdk.InitializeResponse, forced
 				// A fresh agent session replacing one with history gets the resume
 				// context with its next prompt (for a flag restore the agent
 				// restored its own history, unless the profile asks for injection).
-				inject := !first && (step == RestoreNew || p.HistoryInjection)
+				inject := !first && o.s.Turns > 0 && (step == RestoreNew || p.HistoryInjection)
 				o.update(func(s *state.Session) {
 					s.ResumeToken = tok
 					if inject {
@@ -387,7 +420,7 @@ func (o *owner) restore(ctx context.Context, init sdk.InitializeResponse, forced
 			o.res.Restore = step
 			o.res.FallbackReason = strings.Join(*fallback, "; ")
 			if step == RestoreResume || step == RestoreLoad {
-				if p.HistoryInjection {
+				if p.HistoryInjection && o.s.Turns > 0 {
 					o.update(func(s *state.Session) { s.PendingContext = true })
 				}
 			}
@@ -481,7 +514,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		}
 	}
 	optionID, allowed := DecidePermission(mode, kind, req.Options)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || o.cancelled.Load() {
 		optionID, allowed = "", false
 	}
 	outcome := "cancelled"
@@ -498,13 +531,24 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 
 // turn runs one prompt turn to its end.
 func (o *owner) turn(ctx context.Context, source, text string) error {
+	return o.turnFor(ctx, source, text, nil)
+}
+
+// turnFor runs a turn that serves inbox input in (nil for none): the input
+// counts as served once its turn_started is on disk.
+func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Input) error {
 	turnID := fmt.Sprintf("t%d", o.s.Turns+1)
+	inputID := ""
+	if in != nil {
+		inputID = in.ID
+	}
 	sent := text
 	// An initial prompt carries context only for a child of another session.
 	carriesContext := o.s.PendingContext && (source != state.SourceInitial || o.s.ParentID != "")
 	if carriesContext {
 		sent = o.resumeContext(text)
 	}
+	o.cancelled.Store(false)
 	o.mu.Lock()
 	o.turnID, o.accepted = turnID, false
 	o.onAccept = func() {
@@ -527,10 +571,13 @@ func (o *owner) turn(ctx context.Context, source, text string) error {
 		s.LastActivityAt = time.Now().UTC()
 	})
 	o.append(true,
-		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source},
+		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID},
 		&state.Event{Type: state.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
 		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateRunning},
 	)
+	if in != nil {
+		o.consume(*in)
+	}
 
 	stop, err := o.prompt(ctx, sent)
 	if err == nil {
@@ -561,8 +608,20 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 		done <- answer{stop, err}
 	}()
 	idle := time.Duration(o.job.Config.IdleTimeoutSeconds()) * time.Second
-	tick := time.NewTicker(250 * time.Millisecond)
+	grace := time.Duration(o.job.Config.CancelGraceSeconds()) * time.Second
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	// cancelAndWait sends session/cancel and waits a bounded time for the
+	// agent to end the turn, then kills it.
+	cancelAndWait := func() {
+		o.cancelled.Store(true)
+		_ = o.conn.Cancel(o.s.ResumeToken)
+		select {
+		case <-done:
+		case <-time.After(grace):
+			o.proc.Kill()
+		}
+	}
 	for {
 		select {
 		case a := <-done:
@@ -571,18 +630,20 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 			}
 			return a.stop, nil
 		case <-ctx.Done():
-			_ = o.conn.Cancel(o.s.ResumeToken)
-			grace := time.Duration(o.job.Config.CancelGraceSeconds()) * time.Second
-			select {
-			case a := <-done:
-				if a.err == nil {
-					return state.StopCancelled, ErrInterrupted
-				}
-			case <-time.After(grace):
-				o.proc.Kill()
-			}
+			cancelAndWait()
+			o.marker(history.MarkerPromptCancel, "The turn was interrupted by the user (Ctrl-C).", "")
 			return state.StopCancelled, ErrInterrupted
 		case <-tick.C:
+			if kind := o.controlRequested(); kind != "" {
+				cancelAndWait()
+				if kind == state.InputStop {
+					o.update(func(s *state.Session) { s.Stopped = true })
+					o.marker(history.MarkerPromptCancel, "The turn was stopped with kandev stop; it will not be continued automatically.", "")
+					return state.StopUserCanceled, nil
+				}
+				o.marker(history.MarkerPromptCancel, "The turn was cancelled with kandev cancel.", "")
+				return state.StopCancelled, nil
+			}
 			if o.conn.IdleFor() > idle && !o.permissionPending() {
 				o.proc.Kill()
 				<-done

@@ -2,6 +2,8 @@ package acp
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 
@@ -144,3 +146,67 @@ func historyForContext(path string, maxBytes int) []state.Event {
 	return append(first, tail...)
 }
 
+// RepairReport says what Repair did (or would do with dry run).
+type RepairReport struct {
+	SessionID    string   `json:"session_id"`
+	TornBytes    int64    `json:"torn_bytes"`
+	Turn         string   `json:"interrupted_turn,omitempty"`
+	UnknownCalls []string `json:"unknown_tool_calls"`
+	Appended     int      `json:"appended_events"`
+	DryRun       bool     `json:"dry_run"`
+}
+
+// Repair reconciles a session after a crash without relaunching its agent:
+// it truncates a torn last log line and closes an interrupted turn
+// (RepairTurn) with stop reason stop. It takes the owner lock, so it never
+// races a live owner. Repairing twice appends nothing the second time.
+func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) {
+	lock, err := h.AcquireOwner(id)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return nil, err
+	}
+	rep := &RepairReport{SessionID: id, DryRun: dryRun, UnknownCalls: []string{}}
+	if dryRun {
+		r, err := state.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return nil, err
+		}
+		rep.TornBytes = r.TornBytes
+		if s.CurrentTurn != "" {
+			fixes, unknown := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
+			rep.Turn, rep.Appended = s.CurrentTurn, len(fixes)+1
+			for _, c := range unknown {
+				rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
+			}
+		}
+		return rep, nil
+	}
+	log, torn, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	before := log.NextSeq()
+	o := &owner{job: Job{Home: h}, s: s, log: log, res: &Result{}}
+	rep.TornBytes = torn
+	if torn > 0 {
+		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+	}
+	if s.CurrentTurn != "" {
+		turn, unknown := o.repairInterrupted(stop)
+		rep.Turn = turn
+		for _, c := range unknown {
+			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
+		}
+	}
+	if stop == state.StopUserCanceled {
+		o.update(func(s *state.Session) { s.Stopped = true; s.StopReason = stop })
+	}
+	rep.Appended = int(log.NextSeq() - before)
+	return rep, nil
+}

@@ -12,7 +12,8 @@ import (
 type EventsCmd struct {
 	SessionRef
 	Since int64  `help:"Only events with seq greater than SEQ." placeholder:"SEQ"`
-	Type  string `help:"Only events of these types (comma-separated)." placeholder:"T"`
+	Type   string `help:"Only events of these types (comma-separated)." placeholder:"T"`
+	Follow bool   `short:"f" help:"Keep printing new events of a live session; ends when its owner exits."`
 }
 
 // Help shows an example.
@@ -35,6 +36,9 @@ func (c *EventsCmd) Run(env *Env) error {
 		if t = strings.TrimSpace(t); t != "" {
 			types[t] = true
 		}
+	}
+	if c.Follow {
+		return c.follow(env, h, id, types)
 	}
 	var evs []state.Event
 	rep, err := state.ScanLog(h.LogPath(id), func(e state.Event) bool {
@@ -90,4 +94,43 @@ func eventSummary(e state.Event) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// follow prints the events after --since, then new ones as the owner
+// appends them, and returns when no process owns the session any more.
+func (c *EventsCmd) follow(env *Env, h *state.Home, id string, types map[string]bool) error {
+	from, err := state.OffsetAfterSeq(h.LogPath(id), c.Since)
+	if err != nil {
+		return err
+	}
+	last := c.Since
+	print := func(e state.Event) bool {
+		if e.Seq <= last {
+			return true
+		}
+		last = e.Seq
+		if len(types) > 0 && !types[e.Type] {
+			return true
+		}
+		if env.Out.JSON {
+			env.Out.Event(e)
+		} else {
+			fmt.Fprintf(env.Out.Out, "%6d  %s  %-20s %s\n", e.Seq, e.Timestamp, e.Type, eventSummary(e))
+		}
+		return true
+	}
+	ownerGone := func() bool {
+		alive, _ := h.OwnerAlive(id)
+		return !alive
+	}
+	from, err = state.Follow(env.Ctx, h.LogPath(id), from, print, ownerGone)
+	if err != nil && env.Ctx.Err() != nil {
+		return nil // Ctrl-C ends a follow normally
+	}
+	// Pick up what the owner wrote just before it exited.
+	_, _ = state.Follow(env.Ctx, h.LogPath(id), from, print, func() bool { return true })
+	if s, err := h.LoadSession(id); err == nil && env.Out.JSON {
+		env.Out.Object(s, nil)
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package commands
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -44,46 +45,73 @@ func (c *PromptCmd) Run(env *Env) error {
 	if strings.TrimSpace(text) == "" {
 		return usagef("empty prompt: give the message as arguments or pipe it with -")
 	}
-	return runAsOwner(env, id, acp.Job{Prompt: text})
-}
-
-// runAsOwner fills the job's common parts and runs the owner, printing the
-// stream and the closing session object.
-func runAsOwner(env *Env, id string, job acp.Job) error {
-	res, err := runOwnerResult(env, id, job)
-	if res != nil && res.Session != nil && env.Out.JSON {
-		env.Out.Object(res.Session, nil)
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	holder := c.Holder
+	if holder == "" {
+		holder = state.DefaultHolder()
+	}
+	if !c.Force {
+		if err := h.CheckLease(id, holder, env.Now()); err != nil {
+			return err
+		}
+	}
+	job, err := ownerJob(env, id, acp.Job{Prompt: text})
+	if err != nil {
+		return err
+	}
+	d, err := acp.Deliver(env.Ctx, job, !c.NoFollow)
+	env.Out.Finish()
+	if d != nil && d.Queued && c.NoFollow {
+		env.Out.Object(map[string]any{"queued": map[string]string{"session_id": id, "input_id": d.InputID}}, func(w io.Writer) {
+			fmt.Fprintf(w, "queued as %s: session %s is busy in another kandev process, which will run it next\n", d.InputID, id)
+		})
+		return err
+	}
+	if d != nil && d.Result != nil && d.Result.Session != nil && env.Out.JSON {
+		env.Out.Object(d.Result.Session, nil)
 	}
 	return err
 }
 
-// runOwnerResult runs the owner and finishes the stream, leaving the closing object to the caller.
-func runOwnerResult(env *Env, id string, job acp.Job) (*acp.Result, error) {
+// ownerJob fills the parts of an owner job every command shares.
+func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
 	h, err := env.Home()
 	if err != nil {
-		return nil, err
+		return job, err
 	}
 	cfg, err := env.Config()
 	if err != nil {
-		return nil, err
+		return job, err
 	}
 	mode, err := env.PermissionMode()
 	if err != nil {
-		return nil, err
+		return job, err
 	}
 	s, err := h.LoadSession(id)
 	if err != nil {
-		return nil, err
+		return job, err
 	}
 	if state.IsTerminal(s.State) {
-		return nil, fmt.Errorf("%w: session %s is %s; start a follow-up with: kandev start --parent %s", acp.ErrNotResumable, id, s.State, id)
+		return job, fmt.Errorf("%w: session %s is %s; start a follow-up with: kandev start --parent %s", acp.ErrNotResumable, id, s.State, id)
 	}
 	profile, err := acp.LookupProfile(cfg, s.Agent)
 	if err != nil {
-		return nil, err
+		return job, err
 	}
 	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
 	job.Emit, job.Ask, job.Progress = env.Out.Event, askOnTerminal(env), progressLine(env)
+	return job, nil
+}
+
+// runOwnerResult runs the owner and finishes the stream, leaving the closing object to the caller.
+func runOwnerResult(env *Env, id string, job acp.Job) (*acp.Result, error) {
+	job, err := ownerJob(env, id, job)
+	if err != nil {
+		return nil, err
+	}
 	res, err := acp.RunOwner(env.Ctx, job)
 	env.Out.Finish()
 	return res, err

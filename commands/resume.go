@@ -1,8 +1,12 @@
 package commands
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
@@ -12,7 +16,7 @@ import (
 type ResumeCmd struct {
 	SessionRef
 	Holder     string `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
-	TTL        int    `name:"ttl" help:"Lease TTL in seconds (default [session.attach] default_ttl_seconds, 900; at most 86400)." placeholder:"S"`
+	TTL        int64  `name:"ttl" help:"Lease TTL in seconds (default [session.attach] default_ttl_seconds, 900; at most 86400)." placeholder:"S"`
 	NoContinue bool   `help:"Repair an interrupted turn but do not continue it."`
 	I          bool   `short:"i" name:"interactive" help:"Stay and read prompts from stdin until EOF."`
 }
@@ -20,8 +24,16 @@ type ResumeCmd struct {
 // Help shows an example.
 func (c *ResumeCmd) Help() string { return "Example:\n  kandev resume --latest" }
 
-// Run relaunches and restores the session's agent.
+// Run takes the attach lease, then relaunches and restores the session's agent.
 func (c *ResumeCmd) Run(env *Env) error {
+	cfg, err := env.Config()
+	if err != nil {
+		return err
+	}
+	ttl, err := state.ValidateTTL(c.TTL, cfg.Session.Attach.DefaultTTLSeconds)
+	if err != nil {
+		return usagef("%v", err)
+	}
 	id, err := c.resolve(env, func(s *state.Session) bool { return !state.IsTerminal(s.State) })
 	if err != nil {
 		return err
@@ -34,26 +46,55 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if state.IsTerminal(s.State) {
 		return fmt.Errorf("%w: session %s is %s; start a follow-up with: kandev start --parent %s", acp.ErrNotResumable, id, s.State, id)
 	}
+	holder := c.Holder
+	if holder == "" {
+		holder = state.DefaultHolder()
+	}
+	lease, err := h.Attach(id, holder, ttl, env.Now())
+	if err != nil {
+		return err
+	}
+	attach := map[string]any{"session_id": id, "attached_to": lease.AttachedTo, "attached_at": lease.AttachedAt, "attach_expires_at": lease.AttachExpiresAt}
 	if alive, _ := h.OwnerAlive(id); alive {
-		env.Out.Object(map[string]any{"session": s, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
+		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
 			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; follow it with kandev events %s --follow\n", id, s.OwnerPID, id)
 		})
 		return nil
 	}
-	var res *acp.Result
 	job := acp.Job{NoContinue: c.NoContinue}
-	res, err = runOwnerResult(env, id, job)
+	if c.I {
+		f, ok := env.Stdin.(*os.File)
+		if !ok || !isTerminal(f) {
+			return usagef("-i needs a terminal on stdin; pipe prompts to kandev prompt instead")
+		}
+		job.Next = promptReader(env)
+	}
+	res, err := runOwnerResult(env, id, job)
 	if res != nil && res.Session != nil {
 		restore := map[string]any{"method": string(res.Restore), "fallback_reason": res.FallbackReason}
 		if env.Out.JSON {
-			env.Out.Object(map[string]any{"session": res.Session, "restore": restore}, nil)
+			env.Out.Object(map[string]any{"session": res.Session, "attach": attach, "restore": restore}, nil)
 		} else if err == nil {
 			fmt.Fprintf(env.Out.Out, "session %s restored (%s)", id, res.Restore)
 			if res.FallbackReason != "" {
 				fmt.Fprintf(env.Out.Out, " after %s", res.FallbackReason)
 			}
-			fmt.Fprintf(env.Out.Out, "; state %s\n", res.Session.State)
+			fmt.Fprintf(env.Out.Out, "; %s, attached to %s until %s\n", res.Session.State, lease.AttachedTo, lease.AttachExpiresAt.Local().Format(time.Kitchen))
 		}
 	}
 	return err
+}
+
+// promptReader reads one prompt per line from the terminal, with a prompt sign.
+func promptReader(env *Env) func() (string, bool) {
+	r := bufio.NewReader(env.Stdin)
+	return func() (string, bool) {
+		fmt.Fprint(env.Out.Err, "kandev> ")
+		line, err := r.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(env.Out.Err)
+			return "", false
+		}
+		return strings.TrimRight(line, "\r\n"), true
+	}
 }

@@ -40,9 +40,19 @@ type CLI struct {
 	List      ListCmd      `cmd:"" help:"Sessions, newest activity first."`
 	Events    EventsCmd    `cmd:"" help:"Raw events of a session."`
 	Agents    AgentsCmd    `cmd:"" help:"Agent profiles (--probe reports their capabilities)."`
+	Cancel    CancelCmd    `cmd:"" help:"Cancel the running turn, from any process."`
+	Stop      StopCmd      `cmd:"" help:"Stop explicitly: cancel, never continue automatically."`
+	Detach    DetachCmd    `cmd:"" help:"Release the holder's attach lease."`
+	Repair    RepairCmd    `cmd:"" help:"Reconcile a session after a crash without relaunching."`
+	Recover   RecoverCmd   `cmd:"" help:"Continue every eligible interrupted session."`
 	Done      DoneCmd      `cmd:"" help:"Mark a session COMPLETED."`
 	Archive   ArchiveCmd   `cmd:"" help:"Mark a session CANCELLED."`
 	DemoAgent DemoAgentCmd `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio."`
+
+	Doctor     DoctorCmd     `cmd:"" help:"Check the home, the agents and git; print the fix for each problem."`
+	Prune      PruneCmd      `cmd:"" help:"Delete the files of finished sessions."`
+	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
+	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
 }
 
 // Env is what commands receive instead of reaching for globals.
@@ -115,6 +125,10 @@ func (e *Env) PermissionMode() (string, error) {
 
 // Run executes kandev with args and returns the exit code.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		writeOverview(stdout)
+		return ExitOK
+	}
 	var cli CLI
 	out := &Output{Out: stdout, Err: stderr}
 	exitCode := -1

@@ -41,7 +41,11 @@ func observe(h *state.Home, s *state.Session, now time.Time) Status {
 	if alive {
 		st.OwnerPID = s.OwnerPID
 	}
-	st.Attachable = v.IsResumable && !state.IsTerminal(s.State)
+	if l, _ := h.ReadLease(s.ID); l.Live(now) {
+		st.AttachedTo, st.AttachExpiresAt = l.AttachedTo, l.AttachExpiresAt.Format(time.RFC3339)
+	}
+	st.Attachable = v.IsResumable && !state.IsTerminal(s.State) && (st.AttachedTo == "" || st.AttachedTo == state.DefaultHolder())
+	st.PendingInputs = h.PendingInputs(s)
 	return st
 }
 
@@ -81,6 +85,12 @@ func (c *StatusCmd) Run(env *Env) error {
 		}
 		if s.Paused != "" {
 			fmt.Fprintf(w, "paused    %s\n", s.Paused)
+		}
+		if st.AttachedTo != "" {
+			fmt.Fprintf(w, "attached  %s until %s\n", st.AttachedTo, st.AttachExpiresAt)
+		}
+		if st.PendingInputs > 0 {
+			fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)
 		}
 		if s.ErrorMessage != "" {
 			fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)

@@ -2,8 +2,13 @@
 // read: redacted text, markers, the bounded resume context, the continuation
 // prompt and the assembled transcript.
 //
-// Everything here is a pure function of its arguments: no I/O, no clock, no
-// globals that change. The same events always give the same bytes, which is
-// what makes transcripts, recaps and resume contexts reproducible and testable
-// with golden files.
+// It guarantees:
+//   - purity: every function depends only on its arguments (no I/O, no clock),
+//     so the same events always give the same bytes;
+//   - redaction: Redact and RedactEvent replace secrets with [REDACTED] and
+//     leave prose, paths and identifiers as they are;
+//   - bounds: a resume context never exceeds its byte bound, marker text never
+//     exceeds its caps, and every cut falls on a UTF-8 boundary;
+//   - linear cost: resume context and transcript assembly take time in
+//     proportion to the number of events.
 package history

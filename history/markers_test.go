@@ -71,7 +71,7 @@ func TestNewMarker_CapsTextOnRuneBoundary(t *testing.T) {
 	}
 }
 
-func TestPendingMarkers(t *testing.T) {
+func TestPendingMarkers_KeepsOnlyUnresolvedMarkers(t *testing.T) {
 	marker := func(seq int64, k MarkerKind) state.Event {
 		e := NewMarker(k, string(k), "")
 		e.Seq = seq

@@ -81,7 +81,7 @@ func TestPage_VisitsEveryEntryExactlyOnce(t *testing.T) {
 	}
 }
 
-func TestPage(t *testing.T) {
+func TestPage_ReturnsNewestEntriesBeforeTheCursor(t *testing.T) {
 	var entries []Entry
 	for _, s := range []int64{2, 5, 9, 14, 20} {
 		entries = append(entries, Entry{StartSequence: s, Sequence: s + 1, Message: Message{ID: fmt.Sprint("msg-", s)}})

@@ -8,120 +8,150 @@ import (
 // Redacted replaces every secret that Redact finds.
 const Redacted = "[REDACTED]"
 
-// secretNames are the key, header and flag names whose value is a secret. A
-// name also counts as the suffix of a longer one (OPENAI_API_KEY, GITHUB_TOKEN,
-// client_secret, x-api-key), matched case-insensitively.
-const secretNames = `(?:api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key|token|secret|password|passwd|passphrase|credentials?|auth|authorization)`
-
-// valuePattern matches the value after a secret name. Groups, in order: an
-// environment reference ($NAME, ${NAME}: kept), the inside of a \"escaped\",
-// "double-quoted" or 'single-quoted' value, and a bare value (which never
-// starts with one of firstExcluded).
-func valuePattern(firstExcluded string) string {
-	const bare = "\\s\"'`<>(){}\\[\\],;&\\\\"
-	return `(?:(\$\{\w+\}|(?-i:\$[A-Z_][A-Z0-9_]*)\b)` +
-		`|\\"((?:[^"\\]|\\[^"])*)\\"` +
-		`|"((?:[^"\\\n]|\\.)*)"` +
-		`|'([^'\n]*)'` +
-		`|([^` + bare + firstExcluded + `][^` + bare + `]*))`
-}
-
-var (
-	privateKeyBlockRE = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----([\s\S]*?)(?:-----END [A-Z ]*PRIVATE KEY-----|\z)`)
-
-	authorizationHeaderRE = regexp.MustCompile(`(?i)\b(?:proxy-)?authorization[ \t]*:[ \t]*([^"'\\\r\n]*[^"'\\\r\n \t])`)
-
-	bearerRE = regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]+=*)`)
-
-	urlUserinfoRE = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://([^\s/?#@:"'\\<>]+:[^\s/?#@"'\\<>]+)@`)
-
-	// keyValueRE: key=value, key: value, "key": "value", --flag=value.
-	keyValueRE = regexp.MustCompile(`(?i)[\w.-]*` + secretNames + `(?:\\?["'])?([ \t]*[=:][ \t]*)` + valuePattern("="))
-
-	// flagRE: --flag value (the value never starts with '-': that is the next flag).
-	flagRE = regexp.MustCompile(`(?i)(?:^|[\s"'=])--[\w.-]*` + secretNames + `([ \t]+)` + valuePattern("=-"))
-
-	tokenShapeRE = regexp.MustCompile(`\b(?:` + strings.Join([]string{
-		`sk-[A-Za-z0-9_-]{20,}`,                // OpenAI, Anthropic (sk-ant-...)
-		`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`, // Stripe
-		`gh[pousr]_[A-Za-z0-9]{30,}`,           // GitHub
-		`github_pat_[A-Za-z0-9_]{30,}`,         // GitHub fine-grained
-		`xox[abposr]-[A-Za-z0-9-]{10,}`,        // Slack
-		`AIza[0-9A-Za-z_-]{30,}`,               // Google
-		`(?:AKIA|ASIA)[0-9A-Z]{16}\b`,          // AWS access key id
-		`hf_[A-Za-z0-9]{30,}`,                  // Hugging Face
-		`npm_[A-Za-z0-9]{30,}`,                 // npm
-		`glpat-[A-Za-z0-9_-]{20,}`,             // GitLab
-		// JWT
-		`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
-	}, "|") + `)`)
-
-	// secretKeyRE matches a whole key name that names a secret (JSON keys).
-	secretKeyRE = regexp.MustCompile(`(?i)^[\w.-]*` + secretNames + `$`)
-
-	envReferenceRE = regexp.MustCompile(`^(?:\$\{\w+\}|\$[A-Z_][A-Z0-9_]*|%\w+%|\{\{[^}]*\}\})$`)
-)
-
 // Redact returns s with secrets replaced by Redacted: bearer tokens,
 // Authorization header values, values of keys and flags that name a secret
 // (key=value, key: value, "key": "value", --flag value, --flag=value), URL
 // userinfo, and provider token shapes (sk-..., ghp_..., xoxb-..., AKIA..., JWTs,
 // ...). It leaves prose, paths and identifiers alone: a value only counts when
 // it follows a secret name and a separator, or has a provider's token shape.
-// Redact(Redact(s)) == Redact(s). Text with none of the trigger substrings is
-// returned as is without running any regular expression.
+// Redact(Redact(s)) == Redact(s).
+//
+// It runs on every streamed chunk, so it is cheap when there is nothing to do:
+// text with none of the trigger substrings is returned without any regular
+// expression work, and each rule runs its (anchored) expression only where its
+// literal occurs.
 func Redact(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	s = redactGroups(s, privateKeyBlockRE, keepRedacted, 1)
-	s = redactGroups(s, authorizationHeaderRE, keepHeaderValue, 1)
-	s = redactGroups(s, bearerRE, keepBearerValue, 1)
-	s = redactGroups(s, urlUserinfoRE, nil, 1)
-	s = redactGroups(s, keyValueRE, keepKeyValue, 2, 3, 4, 5, 6)
-	s = redactGroups(s, flagRE, keepKeyValue, 2, 3, 4, 5, 6)
-	s = redactGroups(s, tokenShapeRE, keepTokenShape, 0)
+	if strings.Contains(s, "PRIVATE KEY-----") {
+		s = redactMatches(s, privateKeyBlockRE, keepRedacted, 1)
+	}
+	s = applySpans(s, authorizationHeaderSpans(s))
+	s = applySpans(s, bearerSpans(s))
+	s = applySpans(s, urlUserinfoSpans(s))
+	s = applySpans(s, keyValueSpans(s))
+	s = applySpans(s, flagSpans(s))
+	s = applySpans(s, tokenShapeSpans(s))
 	return s
 }
 
-// redactGroups replaces, in every match of re, the first of groups that took
-// part in the match with Redacted, unless keep says the value is no secret.
-func redactGroups(s string, re *regexp.Regexp, keep func(s string, m []int, value string) bool, groups ...int) string {
-	matches := re.FindAllStringSubmatchIndex(s, -1)
-	if matches == nil {
+var (
+	privateKeyBlockRE = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----([\s\S]*?)(?:-----END [A-Z ]*PRIVATE KEY-----|\z)`)
+
+	// The rest are anchored: each runs where its literal (header or flag name,
+	// separator, "://", token prefix) was found.
+	headerValueRE = regexp.MustCompile(`^[ \t]*:[ \t]*([^"'\\\r\n]*[^"'\\\r\n \t])`)
+	bearerValueRE = regexp.MustCompile(`^[ \t]+([A-Za-z0-9\-._~+/]+=*)`)
+	userinfoRE    = regexp.MustCompile(`^([^\s/?#@:"'\\<>]+:[^\s/?#@"'\\<>]+)@`)
+	keyValueRE    = regexp.MustCompile(`^([ \t]*)` + valuePattern("="))
+	flagValueRE   = regexp.MustCompile(`^([ \t]+)` + valuePattern("=-"))
+
+	tokenShapeRE = regexp.MustCompile(`^(?:` + strings.Join([]string{
+		`sk-[A-Za-z0-9_-]{20,}`,                                         // OpenAI, Anthropic (sk-ant-...)
+		`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`,                          // Stripe
+		`gh[pousr]_[A-Za-z0-9]{30,}`,                                    // GitHub
+		`github_pat_[A-Za-z0-9_]{30,}`,                                  // GitHub fine-grained
+		`xox[abposr]-[A-Za-z0-9-]{10,}`,                                 // Slack
+		`AIza[0-9A-Za-z_-]{30,}`,                                        // Google
+		`(?:AKIA|ASIA)[0-9A-Z]{16}\b`,                                   // AWS access key id
+		`hf_[A-Za-z0-9]{30,}`,                                           // Hugging Face
+		`npm_[A-Za-z0-9]{30,}`,                                          // npm
+		`glpat-[A-Za-z0-9_-]{20,}`,                                      // GitLab
+		`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, // JWT
+	}, "|") + `)`)
+	tokenPrefixes = []string{"sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza", "AKIA", "ASIA", "hf_", "npm_", "glpat-", "eyJ"}
+
+	envReferenceRE = regexp.MustCompile(`^(?:\$\{\w+\}|\$[A-Z_][A-Z0-9_]*|%\w+%|\{\{[^}]*\}\})$`)
+)
+
+// valuePattern matches the value after a secret name. Groups, numbered from 2:
+// an environment reference ($NAME, ${NAME}: kept), the inside of a \"escaped\",
+// "double-quoted" or 'single-quoted' value, and a bare value (which never
+// starts with one of firstExcluded).
+func valuePattern(firstExcluded string) string {
+	const bare = "\\s\"'`<>(){}\\[\\],;&\\\\"
+	return `(?:(\$\{\w+\}|\$[A-Z_][A-Z0-9_]*\b)` +
+		`|\\"((?:[^"\\\n]|\\[^"\n])*)\\"` +
+		`|"((?:[^"\\\n]|\\.)*)"` +
+		`|'([^'\n]*)'` +
+		`|([^` + bare + firstExcluded + `][^` + bare + `]*))`
+}
+
+// secretNames are the key, header and flag names whose value is a secret; a
+// longer name that ends with one counts too (OPENAI_API_KEY, GITHUB_TOKEN,
+// client_secret, x-api-key). Compared ignoring ASCII case.
+var secretNames = func() []string {
+	names := []string{"token", "secret", "password", "passwd", "passphrase", "credential", "credentials", "auth", "authorization"}
+	for _, p := range []string{"api", "access", "secret", "private", "signing", "encryption"} {
+		names = append(names, p+"key", p+"_key", p+"-key")
+	}
+	return names
+}()
+
+// namesSecret reports whether key (letters, digits, '_', '.', '-') ends with a
+// secret name.
+func namesSecret(key string) bool {
+	for _, n := range secretNames {
+		if len(key) >= len(n) && hasPrefixFold(key, len(key)-len(n), n) {
+			return true
+		}
+	}
+	return false
+}
+
+// span is a byte range of a string to replace with Redacted.
+type span struct{ start, end int }
+
+// applySpans replaces the spans (in order, not overlapping) with Redacted.
+func applySpans(s string, spans []span) string {
+	if len(spans) == 0 {
 		return s
 	}
 	var b strings.Builder
+	b.Grow(len(s))
 	last := 0
-	for _, m := range matches {
-		start, end := -1, -1
-		for _, g := range groups {
-			if m[2*g] >= 0 {
-				start, end = m[2*g], m[2*g+1]
-				break
-			}
-		}
-		if start < 0 || start == end || (keep != nil && keep(s, m, s[start:end])) {
-			continue
-		}
-		b.WriteString(s[last:start])
+	for _, sp := range spans {
+		b.WriteString(s[last:sp.start])
 		b.WriteString(Redacted)
-		last = end
-	}
-	if b.Len() == 0 {
-		return s
+		last = sp.end
 	}
 	b.WriteString(s[last:])
 	return b.String()
 }
 
-func keepRedacted(_ string, _ []int, v string) bool {
-	return strings.TrimSpace(v) == Redacted
+// redactMatches replaces group g of every match of re, unless keep says no.
+func redactMatches(s string, re *regexp.Regexp, keep func(string) bool, g int) string {
+	var spans []span
+	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		if m[2*g] < m[2*g+1] && !keep(s[m[2*g]:m[2*g+1]]) {
+			spans = append(spans, span{m[2*g], m[2*g+1]})
+		}
+	}
+	return applySpans(s, spans)
+}
+
+func keepRedacted(v string) bool { return strings.TrimSpace(v) == Redacted }
+
+// authorizationHeaderSpans finds "Authorization: <value>" (also
+// Proxy-Authorization) and redacts the value to the end of the line or quote.
+func authorizationHeaderSpans(s string) []span {
+	var spans []span
+	for i := indexFold(s, "authorization", 0); i >= 0; i = indexFold(s, "authorization", i+1) {
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		at := i + len("authorization")
+		if m := headerValueRE.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil && !keepHeaderValue(s[at+m[2]:at+m[3]]) {
+			spans = append(spans, span{at + m[2], at + m[3]})
+		}
+	}
+	return spans
 }
 
 // keepHeaderValue keeps prose such as "Authorization: header must be set":
 // credentials always have a capital letter, digit or symbol.
-func keepHeaderValue(_ string, _ []int, v string) bool {
+func keepHeaderValue(v string) bool {
 	if strings.HasPrefix(v, Redacted) {
 		return true
 	}
@@ -131,6 +161,20 @@ func keepHeaderValue(_ string, _ []int, v string) bool {
 		}
 	}
 	return true
+}
+
+func bearerSpans(s string) []span {
+	var spans []span
+	for i := indexFold(s, "bearer", 0); i >= 0; i = indexFold(s, "bearer", i+1) {
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		at := i + len("bearer")
+		if m := bearerValueRE.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil && !proseAfterBearer[strings.ToLower(s[at+m[2]:at+m[3]])] {
+			spans = append(spans, span{at + m[2], at + m[3]})
+		}
+	}
+	return spans
 }
 
 // proseAfterBearer are words that follow "bearer" in prose, not in a header.
@@ -145,31 +189,149 @@ var proseAfterBearer = map[string]bool{
 	"value": true, "was": true, "which": true, "will": true, "with": true,
 }
 
-func keepBearerValue(_ string, _ []int, v string) bool {
-	return proseAfterBearer[strings.ToLower(v)]
+// urlUserinfoSpans redacts the user:password of scheme://user:password@host.
+func urlUserinfoSpans(s string) []span {
+	var spans []span
+	for i := strings.Index(s, "://"); i >= 0; {
+		if i > 0 && isSchemeByte(s[i-1]) {
+			at := i + 3
+			if m := userinfoRE.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil {
+				spans = append(spans, span{at + m[2], at + m[3]})
+			}
+		}
+		next := strings.Index(s[i+3:], "://")
+		if next < 0 {
+			break
+		}
+		i += 3 + next
+	}
+	return spans
 }
 
-// keepKeyValue decides that the value after a secret name is no secret: a
-// placeholder (null, none, $VAR, <your-key>, a path), a key that is a path
-// component (/etc/passwd: ...), or a plain word followed by more text on the
-// same line after a space-separated name ("the token: it expires").
-func keepKeyValue(s string, m []int, v string) bool {
-	if m[0] > 0 && (s[m[0]-1] == '/' || s[m[0]-1] == '\\') {
-		return true
+// keyValueSpans finds every '=' or ':' that follows a key naming a secret
+// (KEY=v, key: v, "key": "v", \"key\":\"v\", --key=v) and redacts the value.
+func keyValueSpans(s string) []span {
+	var spans []span
+	done := 0 // no candidate before this offset: it is inside a redacted value
+	for k := 0; k < len(s); k++ {
+		if (s[k] != '=' && s[k] != ':') || k < done {
+			continue
+		}
+		j := k
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		sepStart := j
+		if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+			j--
+			if j > 0 && s[j-1] == '\\' {
+				j--
+			}
+		}
+		keyEnd := j
+		for j > 0 && isKeyByte(s[j-1]) {
+			j--
+		}
+		if j == keyEnd || !namesSecret(s[j:keyEnd]) {
+			continue
+		}
+		if j > 0 && (s[j-1] == '/' || s[j-1] == '\\') {
+			continue // a path component: open /etc/passwd: no such file
+		}
+		at := k + 1
+		m := keyValueRE.FindStringSubmatchIndex(s[at:lineEnd(s, at)])
+		if m == nil {
+			continue
+		}
+		spaced := sepStart < k || m[3] > m[2]
+		if sp, ok := valueSpan(s, at, m, spaced); ok {
+			spans = append(spans, sp)
+			done = sp.end
+		}
 	}
+	return spans
+}
+
+// flagSpans redacts the value of a space-separated --flag that names a secret.
+func flagSpans(s string) []span {
+	var spans []span
+	for i := strings.Index(s, "--"); i >= 0; {
+		if i == 0 || strings.IndexByte(" \t\n\"'=", s[i-1]) >= 0 {
+			end := i + 2
+			for end < len(s) && isKeyByte(s[end]) {
+				end++
+			}
+			if namesSecret(s[i+2 : end]) {
+				if m := flagValueRE.FindStringSubmatchIndex(s[end:lineEnd(s, end)]); m != nil {
+					if sp, ok := valueSpan(s, end, m, true); ok {
+						spans = append(spans, sp)
+					}
+				}
+			}
+		}
+		next := strings.Index(s[i+2:], "--")
+		if next < 0 {
+			break
+		}
+		i += 2 + next
+	}
+	return spans
+}
+
+// valueSpan picks the value out of a keyValueRE or flagValueRE match at offset
+// at, unless it is no secret: an environment reference, a placeholder (null,
+// none, <your-key>, a path), code (a call or index expression), or a plain
+// word that a space separates from the name and more text follows on the line
+// ("the token: it expires").
+func valueSpan(s string, at int, m []int, spaced bool) (span, bool) {
 	if m[4] >= 0 { // environment reference
-		return true
+		return span{}, false
 	}
-	if isPlaceholder(v) {
-		return true
+	for g := 3; g <= 6; g++ {
+		start, end := m[2*g], m[2*g+1]
+		if start < 0 {
+			continue
+		}
+		v := s[at+start : at+end]
+		if isPlaceholder(v) {
+			return span{}, false
+		}
+		e := at + end
+		if g == 6 && e < len(s) && (s[e] == '(' || s[e] == '[') {
+			return span{}, false // code: password = os.environ["DB_PASSWORD"], token = load()
+		}
+		if g == 6 && spaced && isWord(v) && e < len(s) && s[e] != '\n' && s[e] != '\r' {
+			return span{}, false
+		}
+		return span{at + start, at + end}, true
 	}
-	bare := m[12] >= 0
-	sep := s[m[2]:m[3]]
-	if bare && strings.ContainsAny(sep, " \t") && isWord(v) {
-		end := m[13]
-		return end < len(s) && s[end] != '\n' && s[end] != '\r'
+	return span{}, false
+}
+
+// tokenShapeSpans redacts words that have a provider's token shape.
+func tokenShapeSpans(s string) []span {
+	var spans []span
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if strings.IndexByte("srgxAhne", c) < 0 || (i > 0 && isWordByte(s[i-1])) || !hasAnyPrefix(s[i:], tokenPrefixes) {
+			continue
+		}
+		end := i
+		for end < len(s) && (isWordByte(s[end]) || s[end] == '-' || s[end] == '.') {
+			end++
+		}
+		m := tokenShapeRE.FindStringIndex(s[i:end])
+		if m == nil {
+			continue
+		}
+		v := s[i : i+m[1]]
+		if strings.HasPrefix(v, "sk-") && !strings.ContainsAny(v, "0123456789") {
+			continue // a hyphenated name like sk-learn-pipeline-example: real keys have digits
+		}
+		spans = append(spans, span{i, i + m[1]})
+		i += m[1] - 1
 	}
-	return false
+	return spans
 }
 
 // placeholders are values that stand for "no secret here".
@@ -209,8 +371,38 @@ func isWord(v string) bool {
 	return v != ""
 }
 
-// keepTokenShape keeps sk-... words without a digit: real keys are random and
-// long, so have digits; hyphenated names like sk-learn-pipeline-example do not.
-func keepTokenShape(_ string, _ []int, v string) bool {
-	return strings.HasPrefix(v, "sk-") && !strings.ContainsAny(v, "0123456789")
+func isWordByte(c byte) bool {
+	return c == '_' || c-'0' < 10 || lowerASCII(c)-'a' < 26
+}
+
+func isKeyByte(c byte) bool { return isWordByte(c) || c == '.' || c == '-' }
+
+func isSchemeByte(c byte) bool { return isKeyByte(c) || c == '+' }
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// indexFold returns the index of the lowercase word w in s at or after from,
+// ignoring ASCII case, or -1.
+func indexFold(s, w string, from int) int {
+	for i := from; i+len(w) <= len(s); i++ {
+		if lowerASCII(s[i]) == w[0] && hasPrefixFold(s, i, w) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lineEnd returns the index of the end of the line that holds s[at].
+func lineEnd(s string, at int) int {
+	if i := strings.IndexByte(s[at:], '\n'); i >= 0 {
+		return at + i
+	}
+	return len(s)
 }

@@ -47,7 +47,7 @@ func redactJSON(raw json.RawMessage) json.RawMessage {
 			j++
 		}
 		if j < len(raw) && raw[j] == ':' {
-			underSecretKey = mayHoldSecret(lit) && secretKeyRE.MatchString(decodeJSONString(lit))
+			underSecretKey = mayHoldSecret(lit) && isSecretKey(decodeJSONString(lit))
 		} else if repl, changed := redactJSONString(lit, underSecretKey); changed {
 			out = append(append(out, raw[last:i]...), repl...)
 			last = end
@@ -98,4 +98,15 @@ func redactJSONString(lit []byte, underSecretKey bool) ([]byte, bool) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(r)
 	return []byte(strings.TrimSuffix(b.String(), "\n")), true
+}
+
+// isSecretKey reports whether a JSON key names a secret ("api_key",
+// "GITHUB_TOKEN"); keys with other characters (spaces, slashes) are prose.
+func isSecretKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if !isKeyByte(key[i]) {
+			return false
+		}
+	}
+	return namesSecret(key)
 }

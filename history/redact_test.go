@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -78,6 +79,11 @@ func TestRedact_ReplacesSecrets(t *testing.T) {
 		{"jwt", "id " + jwt, "id [REDACTED]"},
 		{"private key block", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----"},
 		{"secret in a second line", "ok\nSECRET=abc\nok", "ok\nSECRET=[REDACTED]\nok"},
+		{"several on one line", "A_TOKEN=x1 B_SECRET=y2 C=z", "A_TOKEN=[REDACTED] B_SECRET=[REDACTED] C=z"},
+		{"database url", "DATABASE_URL=postgres://app:pw1@localhost/db", "DATABASE_URL=postgres://[REDACTED]@localhost/db"},
+		{"number value", "token: 12345", "token: [REDACTED]"},
+		{"crlf line end", "token: abc\r\nnext", "token: [REDACTED]\r\nnext"},
+		{"quoted passphrase", "passphrase: 'correct horse battery'", "passphrase: '[REDACTED]'"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,6 +115,11 @@ func TestRedact_LeavesOrdinaryTextAlone(t *testing.T) {
 		"open /etc/passwd: No such file or directory",
 		"if token == \"\" { return }",
 		"token := os.Getenv(\"GITHUB_TOKEN\")",
+		"password = os.environ[\"DB_PASSWORD\"]",
+		"token = load_token()",
+		"Token: tok,",
+		"error: token: invalid",
+		"auth.go:42: undefined: token",
 		"export GITHUB_TOKEN=$GITHUB_TOKEN",
 		"api_key: ${OPENAI_API_KEY}",
 		`"api_key": "<your-api-key>"`,
@@ -142,6 +153,26 @@ func TestRedact_FastPathReturnsSameString(t *testing.T) {
 		if !mayHoldSecret(s) || !mayHoldSecret([]byte(s)) {
 			t.Errorf("mayHoldSecret(%q) = false", s)
 		}
+	}
+}
+
+func TestRedact_TriggersCoverEveryRule(t *testing.T) {
+	words := append(append([]string{"authorization", "bearer", "://", "PRIVATE KEY-----"}, secretNames...), tokenPrefixes...)
+	for _, w := range words {
+		if !mayHoldSecret(w) || !mayHoldSecret(strings.ToUpper(w)) {
+			t.Errorf("%q does not take the slow path", w)
+		}
+	}
+}
+
+func TestRedact_IsLinearOnLargeText(t *testing.T) {
+	big := strings.Repeat("the token: it is a key, auth https://x.org -- sk-short ", 20000) // ~1 MB of near misses
+	start := time.Now()
+	if Redact(big) != big {
+		t.Fatal("changed text without secrets")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v on 1 MB", d)
 	}
 }
 

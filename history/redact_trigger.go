@@ -46,9 +46,14 @@ func lowerASCII(c byte) byte {
 // redaction rule can match s.
 func mayHoldSecret[T ~string | ~[]byte](s T) bool {
 	x := triggers
+	if len(s) < 3 {
+		return false
+	}
+	next := lowerASCII(s[0])
 	for i := 0; i+2 < len(s); i++ {
-		c := lowerASCII(s[i])
-		p := uint16(c)<<8 | uint16(lowerASCII(s[i+1]))
+		c := next
+		next = lowerASCII(s[i+1])
+		p := uint16(c)<<8 | uint16(next)
 		if x.pairs[p>>6]&(1<<(p&63)) == 0 {
 			continue
 		}

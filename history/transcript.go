@@ -119,12 +119,17 @@ type assembler struct {
 	currentTurn string
 	tools       map[string]toolRef
 	turnSource  map[string]string
+
+	// The text or reasoning part still receiving chunks (always the last part
+	// of the current message) gathers them here, so N chunks cost O(N).
+	open     strings.Builder
+	openPart *Part
 }
 
 func (a *assembler) fold(e state.Event) {
 	switch e.Type {
 	case state.EventUserMessage:
-		a.current = -1
+		a.endMessage()
 		if strings.TrimSpace(e.Content) == "" {
 			return
 		}
@@ -145,10 +150,25 @@ func (a *assembler) fold(e state.Event) {
 	case state.EventToolResult:
 		a.foldToolResult(e)
 	case state.EventMarker:
-		a.current = -1
+		a.endMessage()
 		a.add(e.Seq, Message{Role: RoleSystem, Parts: []Part{{Type: PartMarker, Kind: e.Kind, Severity: e.Severity, Text: e.Summary}}})
 	default:
-		a.current = -1
+		a.endMessage()
+	}
+}
+
+// endMessage ends the assistant message in progress, if any.
+func (a *assembler) endMessage() {
+	a.closeText()
+	a.current = -1
+}
+
+// closeText stores the gathered chunks into the open part.
+func (a *assembler) closeText() {
+	if a.openPart != nil {
+		a.openPart.Text = a.open.String()
+		a.open.Reset()
+		a.openPart = nil
 	}
 }
 
@@ -163,6 +183,7 @@ func (a *assembler) add(seq int64, m Message) int {
 // if there is none.
 func (a *assembler) assistant(e state.Event) *Entry {
 	if a.current < 0 || a.currentTurn != e.TurnID {
+		a.closeText()
 		a.current = a.add(e.Seq, Message{Role: RoleAssistant, Parts: []Part{}})
 		a.currentTurn = e.TurnID
 	}
@@ -176,12 +197,12 @@ func (a *assembler) appendText(e state.Event, partType string) {
 		return
 	}
 	en := a.assistant(e)
-	parts := en.Message.Parts
-	if n := len(parts); n > 0 && parts[n-1].Type == partType {
-		parts[n-1].Text += e.Content
-		return
+	if a.openPart == nil || a.openPart.Type != partType {
+		a.closeText()
+		en.Message.Parts = append(en.Message.Parts, Part{Type: partType})
+		a.openPart = &en.Message.Parts[len(en.Message.Parts)-1]
 	}
-	en.Message.Parts = append(parts, Part{Type: partType, Text: e.Content})
+	a.open.WriteString(e.Content)
 }
 
 func (a *assembler) foldToolCall(e state.Event) {
@@ -201,6 +222,7 @@ func (a *assembler) foldToolCall(e state.Event) {
 		return
 	}
 	en := a.assistant(e)
+	a.closeText()
 	part := Part{Type: PartTool, ToolCallID: e.ToolCallID, ToolName: e.ToolName, State: toolCallState(e.ToolStatus)}
 	if !emptyInput(e.Input) {
 		part.Input = e.Input
@@ -215,6 +237,7 @@ func (a *assembler) foldToolResult(e state.Event) {
 	ref, ok := a.tools[e.ToolCallID]
 	if !ok || e.ToolCallID == "" {
 		en := a.assistant(e)
+		a.closeText()
 		en.Message.Parts = append(en.Message.Parts, Part{Type: PartTool, ToolCallID: e.ToolCallID, ToolName: e.ToolName})
 		ref = toolRef{entry: a.current, part: len(en.Message.Parts) - 1}
 	}
@@ -261,6 +284,7 @@ func emptyInput(in json.RawMessage) bool {
 
 // finish drops blank text and reasoning parts, then entries left without parts.
 func (a *assembler) finish() []Entry {
+	a.closeText()
 	out := a.entries[:0]
 	for _, en := range a.entries {
 		parts := en.Message.Parts[:0]

@@ -2,7 +2,9 @@ package history
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -21,7 +23,7 @@ func TestAssemble_MatchesGolden(t *testing.T) {
 	}
 }
 
-// assembleCase describes the expected entries compactly.
+// wantEntry is an expected transcript entry, written compactly.
 type wantEntry struct {
 	start, seq int64
 	role       string
@@ -29,7 +31,7 @@ type wantEntry struct {
 	parts      []Part
 }
 
-func TestAssemble(t *testing.T) {
+func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 	in := json.RawMessage(`{"path":"a.txt"}`)
 	in2 := json.RawMessage(`{"path":"b.txt"}`)
 	cases := []struct {
@@ -209,7 +211,7 @@ func TestAssemble(t *testing.T) {
 			var want []Entry
 			for _, w := range c.want {
 				want = append(want, Entry{StartSequence: w.start, Sequence: w.seq, Message: Message{
-					ID: "msg-" + itoa(w.start), Role: w.role, Source: w.source, Parts: w.parts,
+					ID: "msg-" + strconv.FormatInt(w.start, 10), Role: w.role, Source: w.source, Parts: w.parts,
 				}})
 			}
 			gotJS, _ := json.MarshalIndent(got, "", "  ")
@@ -220,8 +222,6 @@ func TestAssemble(t *testing.T) {
 		})
 	}
 }
-
-func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestAssemble_DoesNotReorderCallersSlice(t *testing.T) {
 	events := []state.Event{{Seq: 2, Type: state.EventUserMessage, Content: "b"}, {Seq: 1, Type: state.EventUserMessage, Content: "a"}}
@@ -245,5 +245,21 @@ func TestAssemble_StartSequenceStrictlyIncreases(t *testing.T) {
 				t.Errorf("%s: entry %d starts at %d after %d", name, i, entries[i].StartSequence, entries[i-1].StartSequence)
 			}
 		}
+	}
+}
+
+func TestAssemble_ManyChunksCostLinearTime(t *testing.T) {
+	const n = 300_000
+	events := make([]state.Event, n)
+	for i := range events {
+		events[i] = state.Event{Seq: int64(i + 1), Type: state.EventAgentMessage, TurnID: "t", Content: "chunk "}
+	}
+	start := time.Now()
+	entries := Assemble(events)
+	if len(entries) != 1 || len(entries[0].Message.Parts[0].Text) != n*len("chunk ") || entries[0].Sequence != n {
+		t.Fatalf("got %d entries", len(entries))
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v for %d chunks", d, n)
 	}
 }

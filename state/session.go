@@ -110,6 +110,10 @@ type Session struct {
 	RestartAttempts []time.Time `json:"restart_attempts,omitempty"`
 	// ContinuedTurn is the interrupted turn a continuation was sent for.
 	ContinuedTurn string `json:"continued_turn,omitempty"`
+	// InboxOffset is the byte offset in the inbox up to which inputs were served.
+	InboxOffset int64 `json:"inbox_offset,omitempty"`
+	// InboxServed counts the inbox entries consumed (the queue generation).
+	InboxServed int64 `json:"inbox_served,omitempty"`
 }
 
 // NewID returns a fresh session id: a sortable time prefix and random bytes.

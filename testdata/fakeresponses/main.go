@@ -9,7 +9,7 @@
 //     number of the request, streamed one word per output_text delta;
 //   - when the latest user text contains -tool-word, a function call to the
 //     shell tool the request offers, running -tool-command; once the call's
-//     output comes back, the text "tool done N: <start of that output>".
+//     output comes back, the text "tool done N: <last line of that output>".
 //
 // Every request is appended to -log as one JSON line {n, path, session_id,
 // body} before it is answered. -delay pauses between events (only for turns
@@ -114,7 +114,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := newStream(w, delay, n)
 	switch out, ok := req.pendingToolOutput(); {
 	case ok:
-		st.message(fmt.Sprintf("tool done %d: %s", n, start(out)))
+		st.message(fmt.Sprintf("tool done %d: %s", n, start(lastLine(out))))
 	case s.toolWord != "" && strings.Contains(user, s.toolWord):
 		name, args := req.shellCall(s.toolCmd)
 		st.functionCall(name, args)
@@ -233,6 +233,13 @@ func (r request) shellCall(cmd string) (name, args string) {
 	}
 	b, _ := json.Marshal(a)
 	return name, string(b)
+}
+
+// lastLine is the last non-blank line of s: the command's own output, after
+// the header Codex puts in front of it.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 // start is the beginning of s on one line, at most 60 characters.

@@ -1,0 +1,105 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/kandev/kandev/state"
+)
+
+// reconcileInbox skips a queued input whose turn already started before the
+// previous owner died: inputs are served in order, so only the oldest
+// pending one can have started, and only as the newest turn of the log.
+//
+// Control requests left at the head of the inbox targeted the previous
+// owner's turn: they are consumed here (a stop still marks the session stopped).
+func (o *owner) reconcileInbox() {
+	ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	if err != nil {
+		return
+	}
+	for len(ins) > 0 && ins[0].Kind != state.InputPrompt {
+		if ins[0].Kind == state.InputStop {
+			o.update(func(s *state.Session) { s.Stopped = true })
+		}
+		o.consume(ins[0])
+		ins = ins[1:]
+	}
+	if len(ins) == 0 {
+		return
+	}
+	started := ""
+	_, _ = state.ScanBackward(o.job.Home.LogPath(o.s.ID), func(line []byte) bool {
+		var e state.Event
+		if json.Unmarshal(line, &e) == nil && e.Type == state.EventTurnStarted {
+			started = e.InputID
+			return false
+		}
+		return true
+	})
+	if started == ins[0].ID {
+		o.consume(ins[0])
+	}
+}
+
+// consume marks inbox input in as served.
+func (o *owner) consume(in state.Input) {
+	o.update(func(s *state.Session) {
+		if in.Offset > s.InboxOffset {
+			s.InboxOffset = in.Offset
+			s.InboxServed++
+		}
+	})
+}
+
+// serveInbox runs the queued prompts in arrival order until the inbox is
+// empty, so no queued input is stranded when the owner exits.
+func (o *owner) serveInbox(ctx context.Context) error {
+	for {
+		ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+		if err != nil {
+			return err
+		}
+		if len(ins) == 0 {
+			return nil
+		}
+		for i := range ins {
+			in := ins[i]
+			switch in.Kind {
+			case state.InputPrompt:
+				if o.s.Stopped {
+					o.update(func(s *state.Session) { s.Stopped = false })
+				}
+				if err := o.turnFor(ctx, state.SourceQueued, in.Text, &in); err != nil {
+					return err
+				}
+			case state.InputStop:
+				if !o.acted[in.ID] {
+					o.update(func(s *state.Session) { s.Stopped = true })
+				}
+				o.consume(in)
+			default: // a cancel with no turn to cancel
+				o.consume(in)
+			}
+		}
+	}
+}
+
+// controlRequested reports a cancel or stop queued since the current turn
+// began that has not been acted on yet ("" when none).
+func (o *owner) controlRequested() string {
+	ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	if err != nil {
+		return ""
+	}
+	if o.acted == nil {
+		o.acted = map[string]bool{}
+	}
+	for _, in := range ins {
+		if (in.Kind == state.InputCancel || in.Kind == state.InputStop) && !o.acted[in.ID] {
+			o.acted[in.ID] = true
+			return in.Kind
+		}
+	}
+	return ""
+}

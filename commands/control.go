@@ -1,0 +1,215 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// CancelCmd is kandev cancel.
+type CancelCmd struct {
+	ID string `arg:"" help:"Session id or unique prefix."`
+}
+
+// Help shows an example.
+func (c *CancelCmd) Help() string { return "Example:\n  kandev cancel 20261130-0915" }
+
+// Run asks the session's owner, in whatever process it runs, to cancel the running turn.
+func (c *CancelCmd) Run(env *Env) error { return control(env, c.ID, state.InputCancel) }
+
+// StopCmd is kandev stop.
+type StopCmd struct {
+	ID string `arg:"" help:"Session id or unique prefix."`
+}
+
+// Help shows an example.
+func (c *StopCmd) Help() string { return "Example:\n  kandev stop 20261130-0915" }
+
+// Run stops the session explicitly: the running turn is cancelled with
+// stop_reason user_canceled and never continued automatically.
+func (c *StopCmd) Run(env *Env) error { return control(env, c.ID, state.InputStop) }
+
+// control delivers a cancel or stop through the inbox to a live owner; with
+// no owner a stop is recorded directly (repairing an interrupted turn as
+// user_canceled) and a cancel has nothing to do.
+func control(env *Env, ref, kind string) error {
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	id, err := h.ResolveID(ref)
+	if err != nil {
+		return err
+	}
+	if alive, _ := h.OwnerAlive(id); alive {
+		if err := h.Enqueue(id, &state.Input{Kind: kind}); err != nil {
+			return err
+		}
+		env.Out.Object(map[string]any{"session_id": id, "requested": kind, "delivered_to": "owner"}, func(w io.Writer) {
+			fmt.Fprintf(w, "%s requested: the owning kandev process of %s will end the running turn\n", kind, id)
+		})
+		return nil
+	}
+	if kind == state.InputCancel {
+		env.Out.Object(map[string]any{"session_id": id, "requested": kind, "delivered_to": ""}, func(w io.Writer) {
+			fmt.Fprintf(w, "nothing to cancel: no kandev process is running session %s\n", id)
+		})
+		return nil
+	}
+	rep, err := acp.Repair(h, id, state.StopUserCanceled, false)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return control(env, ref, kind) // an owner appeared meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	env.Out.Object(map[string]any{"session_id": id, "requested": kind, "repair": rep}, func(w io.Writer) {
+		fmt.Fprintf(w, "session %s stopped; it will not be continued automatically (a prompt restarts it)\n", id)
+	})
+	return nil
+}
+
+// DetachCmd is kandev detach.
+type DetachCmd struct {
+	ID     string `arg:"" help:"Session id or unique prefix."`
+	Holder string `help:"Holder whose lease to release (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
+}
+
+// Help shows an example.
+func (c *DetachCmd) Help() string { return "Example:\n  kandev detach 20261130-0915 --holder editor:vscode" }
+
+// Run releases the holder's lease.
+func (c *DetachCmd) Run(env *Env) error {
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	id, err := h.ResolveID(c.ID)
+	if err != nil {
+		return err
+	}
+	holder := c.Holder
+	if holder == "" {
+		holder = state.DefaultHolder()
+	}
+	if err := h.Detach(id, holder, env.Now()); err != nil {
+		return err
+	}
+	env.Out.Object(map[string]any{"session_id": id, "detached": holder}, func(w io.Writer) {
+		fmt.Fprintf(w, "%s detached from %s\n", holder, id)
+	})
+	return nil
+}
+
+// RepairCmd is kandev repair.
+type RepairCmd struct {
+	ID     string `arg:"" help:"Session id or unique prefix."`
+	DryRun bool   `help:"Say what would be repaired; change nothing."`
+}
+
+// Help shows an example.
+func (c *RepairCmd) Help() string { return "Example:\n  kandev repair 20261130-0915 --dry-run" }
+
+// Run reconciles the session after a crash without relaunching its agent.
+func (c *RepairCmd) Run(env *Env) error {
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	id, err := h.ResolveID(c.ID)
+	if err != nil {
+		return err
+	}
+	rep, err := acp.Repair(h, id, state.StopShutdown, c.DryRun)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return fmt.Errorf("%w: session %s is running in another kandev process; nothing to repair while it lives", state.ErrOwnerBusy, id)
+	}
+	if err != nil {
+		return err
+	}
+	env.Out.Object(map[string]any{"repair": rep}, func(w io.Writer) {
+		verb := "repaired"
+		if rep.DryRun {
+			verb = "would repair"
+		}
+		switch {
+		case rep.TornBytes == 0 && rep.Turn == "":
+			fmt.Fprintf(w, "session %s: nothing to repair\n", id)
+			return
+		case rep.TornBytes > 0:
+			fmt.Fprintf(w, "%s: torn last log line (%d bytes) truncated\n", verb, rep.TornBytes)
+		}
+		if rep.Turn != "" {
+			fmt.Fprintf(w, "%s: interrupted turn %s closed (stop_reason shutdown); tool calls with unknown outcome: %d\n", verb, rep.Turn, len(rep.UnknownCalls))
+		}
+	})
+	return nil
+}
+
+// RecoverCmd is kandev recover.
+type RecoverCmd struct {
+	All       bool   `help:"Every workspace (default: the current directory's workspace)."`
+	Workspace string `help:"Only this workspace." placeholder:"W"`
+}
+
+// Help shows an example.
+func (c *RecoverCmd) Help() string { return "Example (after a reboot, or in CI):\n  kandev recover --all" }
+
+// Run continues every eligible interrupted session, one after another.
+func (c *RecoverCmd) Run(env *Env) error {
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	ws := c.Workspace
+	if ws == "" && !c.All {
+		dir, err := absDir(".")
+		if err != nil {
+			return err
+		}
+		ws = state.WorkspaceName(dir)
+	}
+	all, err := h.ListSessions()
+	if err != nil {
+		return err
+	}
+	type outcome struct {
+		ID      string `json:"id"`
+		Outcome string `json:"outcome"`
+		Error   string `json:"error,omitempty"`
+	}
+	results := []outcome{}
+	var firstErr error
+	for _, s := range all {
+		if ws != "" && s.Workspace != ws {
+			continue
+		}
+		st := observe(h, s, env.Now())
+		if !st.NeedsResume || !st.Interrupted || s.Paused != "" {
+			continue
+		}
+		res, err := runOwnerResult(env, s.ID, acp.Job{})
+		o := outcome{ID: s.ID, Outcome: "continued"}
+		if err != nil {
+			o.Outcome, o.Error = "failed", err.Error()
+			if firstErr == nil {
+				firstErr = err
+			}
+		} else if res != nil && res.Session != nil && res.Session.Paused != "" {
+			o.Outcome = "paused"
+		}
+		results = append(results, o)
+	}
+	env.Out.Object(map[string]any{"recovered": results}, func(w io.Writer) {
+		if len(results) == 0 {
+			fmt.Fprintln(w, "no interrupted sessions to recover")
+		}
+		for _, r := range results {
+			fmt.Fprintf(w, "%s: %s %s\n", r.ID, r.Outcome, r.Error)
+		}
+	})
+	return firstErr
+}

@@ -1,0 +1,293 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// DoctorCmd is kandev doctor: it checks the home, the agents and git, and
+// says for each problem the command that fixes it.
+type DoctorCmd struct{}
+
+// Help shows an example.
+func (c *DoctorCmd) Help() string {
+	return "Example:\n  kandev doctor\n\nExits 0 when everything is healthy, 1 when it found problems (--json lists every check)."
+}
+
+// check is one line of the doctor's report.
+type check struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+}
+
+// probeTimeout bounds the handshake with each installed agent.
+const probeTimeout = 8 * time.Second
+
+// Run runs every check and prints the report.
+func (c *DoctorCmd) Run(env *Env) error {
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	var checks []check
+	checks = append(checks, homeChecks(h)...)
+	cfg, cfgCheck := configCheck(env, h)
+	if cfgCheck != nil {
+		checks = append(checks, *cfgCheck)
+	}
+	checks = append(checks, sessionChecks(h, env.Now())...)
+	checks = append(checks, agentChecks(env.Ctx, h, cfg)...)
+	checks = append(checks, gitCheck())
+
+	problems := 0
+	for _, ch := range checks {
+		if !ch.OK {
+			problems++
+		}
+	}
+	env.Out.Object(map[string]any{"checks": checks, "ok": problems == 0}, func(w io.Writer) {
+		fmt.Fprintf(w, "kandev home %s\n", h.Dir)
+		for _, ch := range checks {
+			mark := "ok  "
+			if !ch.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(w, "%s  %s: %s\n", mark, ch.Name, ch.Message)
+			if !ch.OK && ch.Fix != "" {
+				fmt.Fprintf(w, "      fix: %s\n", ch.Fix)
+			}
+		}
+		if problems == 0 {
+			fmt.Fprintln(w, "everything looks healthy")
+		}
+	})
+	if problems == 0 {
+		return nil
+	}
+	// The report above is the whole answer; in JSON mode no second object follows it.
+	env.Out.JSON = false
+	return fmt.Errorf("doctor found %d problem(s): run the fix shown under each FAIL line, then kandev doctor again", problems)
+}
+
+// homeChecks are the permissions of the home: directories 0700, files 0600,
+// because session logs hold prompts, code and tool output.
+func homeChecks(h *state.Home) []check {
+	var out []check
+	bad := func(path string, mode fs.FileMode, want string) {
+		out = append(out, check{Name: "permissions", Message: fmt.Sprintf("%s is %04o: others can read it (want %s)", path, mode.Perm(), want),
+			Fix: "chmod " + strings.TrimPrefix(want, "0") + " " + shellQuote(path)})
+	}
+	files := 0
+	for _, dir := range []string{h.Dir, filepath.Join(h.Dir, "sessions"), h.DemoAgentDir()} {
+		st, err := os.Stat(dir)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				out = append(out, check{Name: "permissions", Message: err.Error(), Fix: "check the owner and permissions of " + dir})
+			}
+			continue
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			bad(dir, st.Mode(), "0700")
+		}
+		if dir == h.Dir {
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			out = append(out, check{Name: "permissions", Message: "cannot list " + dir + ": " + err.Error(), Fix: "chmod 700 " + shellQuote(dir)})
+			continue
+		}
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil || !info.Mode().IsRegular() {
+				continue
+			}
+			files++
+			if info.Mode().Perm()&0o077 != 0 {
+				bad(filepath.Join(dir, e.Name()), info.Mode(), "0600")
+			}
+		}
+	}
+	if st, err := os.Stat(h.ConfigPath()); err == nil && st.Mode().Perm()&0o077 != 0 {
+		bad(h.ConfigPath(), st.Mode(), "0600") // it may hold API keys in [agents.NAME] env
+	}
+	if len(out) == 0 {
+		out = append(out, check{Name: "permissions", OK: true, Message: fmt.Sprintf("home and %d file(s) are private (0700/0600)", files)})
+	}
+	return out
+}
+
+// configCheck loads the config; a broken one is reported and the built-in
+// profiles are checked instead.
+func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
+	cfg, err := env.Config()
+	if err != nil {
+		path := env.G.Config
+		if path == "" {
+			path = h.ConfigPath()
+		}
+		return &state.Config{}, &check{Name: "config", Message: err.Error(), Fix: "fix the TOML in " + path}
+	}
+	if _, err := os.Stat(h.ConfigPath()); env.G.Config == "" && errors.Is(err, os.ErrNotExist) {
+		return cfg, &check{Name: "config", OK: true, Message: "no config file: built-in defaults"}
+	}
+	return cfg, &check{Name: "config", OK: true, Message: "readable"}
+}
+
+// sessionChecks look at every session record: unreadable records, torn or
+// corrupt logs, interrupted turns (state RUNNING with nobody holding the
+// owner lock), paused continuations and orphaned agent processes.
+func sessionChecks(h *state.Home, now time.Time) []check {
+	dir := filepath.Join(h.Dir, "sessions")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return []check{{Name: "sessions", Message: "cannot list " + dir + ": " + err.Error(), Fix: "chmod 700 " + shellQuote(dir)}}
+	}
+	var out []check
+	n := 0
+	for _, e := range entries {
+		id, ok := recordID(e.Name())
+		if !ok {
+			continue
+		}
+		n++
+		out = append(out, sessionCheck(h, id, now)...)
+	}
+	if len(out) == 0 {
+		return []check{{Name: "sessions", OK: true, Message: fmt.Sprintf("%d session(s): records readable, logs intact, none interrupted", n)}}
+	}
+	return out
+}
+
+// recordID is the session id of a record file name (not a lease, not a temp file).
+func recordID(name string) (string, bool) {
+	id, ok := strings.CutSuffix(name, ".json")
+	if !ok || strings.HasPrefix(name, ".") || strings.HasSuffix(id, ".lease") {
+		return "", false
+	}
+	return id, state.ValidateID(id) == nil
+}
+
+func sessionCheck(h *state.Home, id string, now time.Time) []check {
+	name := "session " + id
+	s, err := h.LoadSession(id)
+	if err != nil {
+		path := h.RecordPath(id)
+		return []check{{Name: name, Message: "record unreadable: " + err.Error(),
+			Fix: "mv " + shellQuote(path) + " " + shellQuote(path+".broken") + " (kandev then ignores it; its log stays in " + h.LogPath(id) + ")"}}
+	}
+	var out []check
+	ownerAlive, _ := h.OwnerAlive(id)
+	if !ownerAlive { // a live owner may be mid-append: its tail is not torn
+		rep, err := state.ScanLog(h.LogPath(id), func(state.Event) bool { return true })
+		switch {
+		case err != nil && !errors.Is(err, state.ErrNotFound):
+			out = append(out, check{Name: name, Message: "event log unreadable: " + err.Error(), Fix: "chmod 600 " + shellQuote(h.LogPath(id))})
+		case rep.TornBytes > 0:
+			out = append(out, check{Name: name, Message: fmt.Sprintf("event log ends in a torn line (%d bytes, a write cut short by a crash)", rep.TornBytes),
+				Fix: "kandev repair " + id})
+		case len(rep.CorruptLines) > 0:
+			// Readers skip them and the log is append-only: nothing to run, worth knowing.
+			out = append(out, check{Name: name, OK: true, Message: fmt.Sprintf("event log has %d corrupt line(s) that readers skip", len(rep.CorruptLines))})
+		}
+	}
+	st := observe(h, s, now)
+	switch {
+	case st.Reason == state.ReasonStaleExecution:
+		out = append(out, check{Name: name, Message: fmt.Sprintf("orphaned agent process %d is still running but its kandev owner is gone", s.AgentPID),
+			Fix: orphanFix(s)})
+	case st.Badge == state.BadgeNeedsResume:
+		out = append(out, check{Name: name, Message: "interrupted: state " + s.State + " but no process holds its owner lock (the owner died mid-turn)",
+			Fix: "kandev resume " + id})
+	case st.Badge == state.BadgePaused:
+		out = append(out, check{Name: name, Message: "automatic continuation paused: " + s.Paused, Fix: nextStep(s, st)})
+	}
+	return out
+}
+
+// orphanFix stops an orphaned agent: resume does it for a live session, a
+// finished one can only be killed.
+func orphanFix(s *state.Session) string {
+	if state.IsTerminal(s.State) {
+		return fmt.Sprintf("kill %d", s.AgentPID)
+	}
+	return fmt.Sprintf("kandev resume %s (stops it, then restores the session), or kill %d", s.ID, s.AgentPID)
+}
+
+// agentChecks report every profile: installed or how to install it, and for
+// installed ones the capabilities their handshake advertises. A missing
+// agent is a problem only when the config names it.
+func agentChecks(ctx context.Context, h *state.Home, cfg *state.Config) []check {
+	profiles := acp.Profiles(cfg)
+	def := cfg.DefaultAgent
+	if def == "" {
+		def = acp.DemoProfile
+	}
+	out := make([]check, len(profiles))
+	var wg sync.WaitGroup
+	for i, p := range profiles {
+		_, configured := cfg.Agents[p.Name]
+		wanted := configured || p.Name == def
+		name := "agent " + p.Name
+		if !p.Installed() {
+			msg := "not installed (" + strings.Join(p.Command, " ") + " is not on PATH)"
+			if wanted {
+				msg = "not installed, but the config uses it (" + strings.Join(p.Command, " ") + " is not on PATH)"
+			}
+			out[i] = check{Name: name, OK: !wanted, Message: msg, Fix: p.InstallHint}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			defer cancel()
+			caps, err := acp.Probe(pctx, p, h.Dir)
+			if err != nil {
+				out[i] = check{Name: name, Message: "installed, but the ACP handshake failed: " + firstLine(err.Error()),
+					Fix: "check that `" + strings.Join(p.Command, " ") + "` speaks ACP on stdio (" + p.InstallHint + ")"}
+				return
+			}
+			out[i] = check{Name: name, OK: true, Message: "installed: " + capsSummary(caps)}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func gitCheck() check {
+	path, err := exec.LookPath("git")
+	if err != nil {
+		return check{Name: "git", Message: "git is not on PATH: worktree sessions and most agents need it",
+			Fix: "install git (apt install git, brew install git, or https://git-scm.com/downloads)"}
+	}
+	ver, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return check{Name: "git", Message: path + " does not run: " + err.Error(), Fix: "reinstall git"}
+	}
+	return check{Name: "git", OK: true, Message: strings.TrimSpace(string(ver))}
+}
+
+// shellQuote quotes a path for a command line a user can paste.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

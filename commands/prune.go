@@ -1,0 +1,227 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// PruneCmd is kandev prune: it deletes the files of finished sessions.
+type PruneCmd struct {
+	OlderThan string `help:"Only sessions with no activity for DUR (e.g. 720h, 30d, 1d12h)." placeholder:"DUR"`
+	State     string `help:"Only this terminal state: COMPLETED, FAILED or CANCELLED." placeholder:"S"`
+	DryRun    bool   `help:"List what would be deleted; delete nothing."`
+}
+
+// Help shows an example.
+func (c *PruneCmd) Help() string {
+	return "Example:\n  kandev prune --older-than 30d --dry-run\n\n" +
+		"Only COMPLETED, FAILED and CANCELLED sessions are pruned, never one that a\n" +
+		"live process owns or holds a live lease on."
+}
+
+var terminalStates = []string{state.StateCompleted, state.StateFailed, state.StateCancelled}
+
+// Run deletes (or, with --dry-run, lists) the matching finished sessions.
+func (c *PruneCmd) Run(env *Env) error {
+	age, err := parseAge(c.OlderThan)
+	if err != nil {
+		return err
+	}
+	want, err := pruneState(c.State)
+	if err != nil {
+		return err
+	}
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	all, err := h.ListSessions()
+	if err != nil {
+		return err
+	}
+	now := env.Now()
+	pruned := []string{}
+	kept := map[string]string{} // id -> why it was kept
+	for _, s := range all {
+		if !state.IsTerminal(s.State) || want != "" && s.State != want {
+			continue
+		}
+		if age > 0 && now.Sub(s.LastActivityAt) < age {
+			continue
+		}
+		var why string
+		if c.DryRun {
+			why = pruneBlocker(h, s.ID, now)
+		} else {
+			why, err = pruneSession(h, s.ID, now)
+			if err != nil {
+				return err
+			}
+		}
+		if why != "" {
+			kept[s.ID] = why
+			continue
+		}
+		pruned = append(pruned, s.ID)
+	}
+	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun}, func(w io.Writer) {
+		verb := "pruned"
+		if c.DryRun {
+			verb = "would prune"
+		}
+		for _, id := range pruned {
+			fmt.Fprintf(w, "%s %s\n", verb, id)
+		}
+		for _, s := range all {
+			if why, ok := kept[s.ID]; ok {
+				fmt.Fprintf(w, "kept %s: %s\n", s.ID, why)
+			}
+		}
+		switch {
+		case len(pruned) == 0:
+			fmt.Fprintln(w, "nothing to prune (only COMPLETED, FAILED and CANCELLED sessions are pruned)")
+		case c.DryRun:
+			fmt.Fprintf(w, "%d session(s) would be pruned; run again without --dry-run to delete them\n", len(pruned))
+		default:
+			fmt.Fprintf(w, "%d session(s) pruned\n", len(pruned))
+		}
+	})
+	return nil
+}
+
+// pruneSession deletes a finished session's files and the demo agent's file
+// for it, holding the owner and record locks so that no kandev process can
+// take the session over meanwhile. It returns why a session was kept instead.
+func pruneSession(h *state.Home, id string, now time.Time) (kept string, err error) {
+	owner, err := h.AcquireOwner(id)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return "a live kandev process owns it", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer owner.Release()
+	unlock, err := h.LockRecord(id)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	s, err := h.LoadSession(id)
+	if errors.Is(err, state.ErrNotFound) {
+		return "already gone", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !state.IsTerminal(s.State) {
+		return "it is " + s.State + " again", nil
+	}
+	if why := leaseBlocker(h, id, now); why != "" {
+		return why, nil
+	}
+	if p := demoAgentFile(h, s.ResumeToken); p != "" {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("prune %s: %w", id, err)
+		}
+	}
+	if err := h.DeleteSessionFiles(id); err != nil {
+		return "", fmt.Errorf("prune %s: %w (fix the permissions, then run kandev prune again)", id, err)
+	}
+	return "", nil
+}
+
+// pruneBlocker says why a session would be kept, without taking its locks.
+func pruneBlocker(h *state.Home, id string, now time.Time) string {
+	if alive, _ := h.OwnerAlive(id); alive {
+		return "a live kandev process owns it"
+	}
+	return leaseBlocker(h, id, now)
+}
+
+// leaseBlocker says whether an attach lease on the session is still live;
+// a lease file that cannot be read counts as live, to be safe.
+func leaseBlocker(h *state.Home, id string, now time.Time) string {
+	b, err := os.ReadFile(h.LeasePath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	var l struct {
+		AttachedTo      string    `json:"attached_to"`
+		AttachExpiresAt time.Time `json:"attach_expires_at"`
+	}
+	if err != nil || json.Unmarshal(b, &l) != nil {
+		return "its lease file " + h.LeasePath(id) + " is unreadable"
+	}
+	if l.AttachExpiresAt.After(now) {
+		return "attached to " + l.AttachedTo + " until " + l.AttachExpiresAt.Format(time.RFC3339)
+	}
+	return ""
+}
+
+// demoTokenPattern is the demo agent's own rule for session ids; a token
+// outside it cannot name one of its files (and must not name any other file).
+var demoTokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// demoAgentFile is the demo agent's file for the agent session token, or "".
+func demoAgentFile(h *state.Home, token string) string {
+	if !demoTokenPattern.MatchString(token) {
+		return ""
+	}
+	return filepath.Join(h.DemoAgentDir(), token+".json")
+}
+
+func pruneState(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	want := strings.ToUpper(s)
+	switch want {
+	case "DONE":
+		want = state.StateCompleted
+	case "ARCHIVED":
+		want = state.StateCancelled
+	}
+	for _, t := range terminalStates {
+		if want == t {
+			return want, nil
+		}
+	}
+	return "", usagef("--state %q: prune only removes finished sessions; use COMPLETED, FAILED or CANCELLED", s)
+}
+
+// parseAge reads a duration that may start with days ("30d", "1d12h"), since
+// time.ParseDuration stops at hours.
+func parseAge(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	bad := usagef("--older-than %q: use a duration like 720h, 30d or 1d12h", s)
+	var days time.Duration
+	rest := s
+	if i := strings.IndexByte(s, 'd'); i >= 0 {
+		n, err := strconv.ParseFloat(s[:i], 64)
+		if err != nil || n < 0 {
+			return 0, bad
+		}
+		days = time.Duration(n * float64(24*time.Hour))
+		rest = s[i+1:]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil || d < 0 {
+			return 0, bad
+		}
+	}
+	return days + d, nil
+}

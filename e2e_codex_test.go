@@ -1,0 +1,752 @@
+package main_test
+
+// End-to-end tests against a real production agent: the Codex ACP adapter
+// (npm @zed-industries/codex-acp-linux-x64 0.16.0), offline. Codex is pointed
+// at testdata/fakeresponses, a deterministic OpenAI Responses server on
+// 127.0.0.1 that logs every request, so each test can check what the model
+// was shown. The adapter is installed once into the user's cache folder; the
+// tests skip, visibly, only when it cannot be installed.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+const (
+	codexPackage = "@zed-industries/codex-acp-linux-x64"
+	codexVersion = "0.16.0"
+	// codexSlowWord makes the fake server pause between streamed events.
+	codexSlowWord = "slowly"
+	// codexSlowPrompt streams about 20 events, 400 ms apart: a turn of ~8 s.
+	codexSlowPrompt = "slowly count sheep one two three four five six seven eight nine ten"
+	codexToolWord   = "RUNTOOL"
+)
+
+var (
+	codexInstallOnce sync.Once
+	codexBinPath     string
+	codexSkipReason  string
+
+	codexFakeOnce sync.Once
+	codexFakeBin  string
+	codexFakeErr  string
+)
+
+// codexCacheDir is where the adapter and the tests' CODEX_HOMEs live: not
+// under /tmp, where Codex warns about its home.
+func codexCacheDir() string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = filepath.Join(os.Getenv("HOME"), ".cache")
+	}
+	return filepath.Join(cache, "kandev-test")
+}
+
+// codexInstall installs the adapter once (under a file lock, since several
+// test binaries may race for it) and returns the binary's path.
+func codexInstall(t *testing.T) string {
+	t.Helper()
+	codexInstallOnce.Do(func() {
+		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+			codexSkipReason = "codex-acp " + codexVersion + " is installed from " + codexPackage + ", which only runs on linux/amd64"
+			return
+		}
+		dir := filepath.Join(codexCacheDir(), "codex-acp-"+codexVersion)
+		bin := filepath.Join(dir, "node_modules", "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			codexSkipReason = "cannot create the cache folder: " + err.Error()
+			return
+		}
+		lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			codexSkipReason = "cannot lock the cache folder: " + err.Error()
+			return
+		}
+		defer lock.Close()
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+			codexSkipReason = "cannot lock the cache folder: " + err.Error()
+			return
+		}
+		if codexInstalled(dir, bin) {
+			codexBinPath = bin
+			return
+		}
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			codexSkipReason = "npm is not installed; cannot install " + codexPackage + "@" + codexVersion
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund",
+			codexPackage+"@"+codexVersion).CombinedOutput()
+		if err != nil || !codexInstalled(dir, bin) {
+			codexSkipReason = fmt.Sprintf("npm install %s@%s failed (%v): %s", codexPackage, codexVersion, err, lastLines(string(out), 5))
+			return
+		}
+		codexBinPath = bin
+	})
+	if codexBinPath == "" {
+		t.Skip("SKIP: " + codexSkipReason)
+	}
+	return codexBinPath
+}
+
+// codexInstalled reports whether dir holds the wanted version's binary.
+func codexInstalled(dir, bin string) bool {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(bin)), "package.json"))
+	if err != nil {
+		return false
+	}
+	var pkg struct{ Version string }
+	if json.Unmarshal(b, &pkg) != nil || pkg.Version != codexVersion {
+		return false
+	}
+	st, err := os.Stat(bin)
+	return err == nil && st.Mode()&0o111 != 0
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// codexFakeServer builds testdata/fakeresponses once (go ./... skips testdata).
+func codexFakeServer(t *testing.T) string {
+	t.Helper()
+	codexFakeOnce.Do(func() {
+		bin := filepath.Join(filepath.Dir(kandevBin), "fakeresponses")
+		out, err := exec.Command("go", "build", "-o", bin, "./testdata/fakeresponses").CombinedOutput()
+		if err != nil {
+			codexFakeErr = fmt.Sprintf("building testdata/fakeresponses: %v\n%s", err, out)
+			return
+		}
+		codexFakeBin = bin
+	})
+	if codexFakeBin == "" {
+		t.Fatal(codexFakeErr)
+	}
+	return codexFakeBin
+}
+
+// codexRig is a world whose `codex` agent is the real adapter, with its own
+// CODEX_HOME and its own fake model server.
+type codexRig struct {
+	*world
+	bin       string // the installed codex-acp
+	codexHome string
+	reqLog    string // the fake server's request log
+}
+
+type codexOptions struct {
+	approvalPolicy string // "never" unless set
+	fakeArgs       []string
+}
+
+func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
+	t.Helper()
+	bin := codexInstall(t)
+	fake := codexFakeServer(t)
+	w := newWorld(t)
+	if opt.approvalPolicy == "" {
+		opt.approvalPolicy = "never"
+	}
+	base := filepath.Join(codexCacheDir(), "codex-homes")
+	os.MkdirAll(base, 0o755)
+	codexHome, err := os.MkdirTemp(base, "home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(codexHome) })
+	r := &codexRig{world: w, bin: bin, codexHome: codexHome, reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
+
+	// The fake model server, stopped with the test (and by itself when idle).
+	args := append([]string{"-log", r.reqLog, "-idle", "5m", "-delay", "400ms", "-delay-word", codexSlowWord}, opt.fakeArgs...)
+	srv := exec.Command(fake, args...)
+	stdout, _ := srv.StdoutPipe()
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("fake responses server printed %q (%v): %s", url, err, srvErr.String())
+	}
+
+	cwd, _ := filepath.EvalSymlinks(w.cwd)
+	codexConfig := fmt.Sprintf(`model = "gpt-5.4-mini"
+model_provider = "kandevfake"
+approval_policy = %q
+sandbox_mode = "danger-full-access"
+
+[model_providers.kandevfake]
+name = "kandev fake responses"
+base_url = %q
+wire_api = "responses"
+env_key = "KANDEV_FAKE_RESPONSES_KEY"
+requires_openai_auth = false
+supports_websockets = false
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects.%q]
+trust_level = "trusted"
+`, opt.approvalPolicy, strings.TrimSpace(url), cwd)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(codexConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The built-in codex profile, pointed at the installed binary.
+	w.config(fmt.Sprintf("[agents.codex]\ncommand = [%q]\nenv = { CODEX_HOME = %q, KANDEV_FAKE_RESPONSES_KEY = \"offline\" }\n", bin, codexHome))
+	return r
+}
+
+// codexRequest is one request the fake model server received.
+type codexRequest struct {
+	N         int    `json:"n"`
+	Path      string `json:"path"`
+	SessionID string `json:"session_id"`
+	Body      struct {
+		Input []json.RawMessage `json:"input"`
+	} `json:"body"`
+}
+
+// input is the request's whole conversation as one string, for searching.
+func (q codexRequest) input() string {
+	var b strings.Builder
+	for _, it := range q.Body.Input {
+		b.Write(it)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// userTexts are the texts of the user messages the model was shown, in order.
+func (q codexRequest) userTexts() []string {
+	var out []string
+	for _, raw := range q.Body.Input {
+		var it struct {
+			Type, Role string
+			Content    []struct{ Text string }
+		}
+		json.Unmarshal(raw, &it)
+		if it.Type == "message" && it.Role == "user" {
+			var b strings.Builder
+			for _, c := range it.Content {
+				b.WriteString(c.Text)
+			}
+			if t := b.String(); !strings.HasPrefix(t, "<") {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func (r *codexRig) requests() []codexRequest {
+	r.t.Helper()
+	b, err := os.ReadFile(r.reqLog)
+	if err != nil && !os.IsNotExist(err) {
+		r.t.Fatal(err)
+	}
+	var out []codexRequest
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var q codexRequest
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			r.t.Fatalf("fake server log: %v: %s", err, line)
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// eventsSoFar reads the log of a session that may still be written to.
+func (r *codexRig) eventsSoFar(id string) []state.Event {
+	evs, _, _ := state.ReadAll(filepath.Join(r.home, "sessions", id+".jsonl"))
+	return evs
+}
+
+// waitForEvents polls the session's log until ok holds (60 s at most).
+func (r *codexRig) waitForEvents(id, what string, ok func([]state.Event) bool) []state.Event {
+	r.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		evs := r.eventsSoFar(id)
+		if ok(evs) {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("waited 60 s for %s; log has %d events", what, len(evs))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// codexStreamingTurn holds when the turn for prompt has streamed agent text.
+func codexStreamingTurn(prompt string) func([]state.Event) bool {
+	return func(evs []state.Event) bool {
+		turn := ""
+		for _, e := range evs {
+			if e.Type == state.EventUserMessage && e.Content == prompt {
+				turn = e.TurnID
+			}
+			if turn != "" && e.Type == state.EventAgentMessage && e.TurnID == turn {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// codexBackground is a kandev process the test does not wait for yet.
+type codexBackground struct {
+	cmd      *exec.Cmd
+	out, err bytes.Buffer
+	done     chan struct{}
+	code     int
+}
+
+func (r *codexRig) background(args ...string) *codexBackground {
+	r.t.Helper()
+	b := &codexBackground{done: make(chan struct{})}
+	b.cmd = exec.Command(kandevBin, args...)
+	b.cmd.Dir, b.cmd.Env = r.cwd, r.env
+	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.err
+	if err := b.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	go func() {
+		err := b.cmd.Wait()
+		b.code = 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			b.code = ee.ExitCode()
+		}
+		close(b.done)
+	}()
+	r.t.Cleanup(func() { b.cmd.Process.Kill(); <-b.done })
+	return b
+}
+
+// wait returns the process's result (90 s at most).
+func (b *codexBackground) wait(t *testing.T) result {
+	t.Helper()
+	select {
+	case <-b.done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("kandev %v did not finish in time\n%s\n%s", b.cmd.Args[1:], b.out.String(), b.err.String())
+	}
+	return result{b.out.String(), b.err.String(), b.code}
+}
+
+// codexProcess is a live codex-acp process of this rig.
+type codexProcess struct {
+	pid, ppid int
+}
+
+// liveAgents are the codex-acp processes, not zombies, whose binary is the
+// installed adapter and whose environment has this rig's CODEX_HOME.
+func (r *codexRig) liveAgents() []codexProcess {
+	entries, _ := os.ReadDir("/proc")
+	var out []codexProcess
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		dir := "/proc/" + e.Name()
+		exe, _ := os.Readlink(dir + "/exe")
+		cmdline, _ := os.ReadFile(dir + "/cmdline")
+		argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+		if !strings.HasPrefix(exe, r.bin) && string(argv0) != r.bin {
+			continue
+		}
+		environ, _ := os.ReadFile(dir + "/environ")
+		if !bytes.Contains(environ, []byte("CODEX_HOME="+r.codexHome+"\x00")) {
+			continue
+		}
+		st, ppid := codexProcState(pid)
+		if st == "" || st == "Z" || st == "X" {
+			continue
+		}
+		out = append(out, codexProcess{pid, ppid})
+	}
+	return out
+}
+
+// codexProcState reads a process's state letter and parent pid.
+func codexProcState(pid int) (string, int) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return "", 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return f[0], ppid
+}
+
+// assertNoAgentSurvives waits up to 10 s for every codex-acp of this rig to be gone.
+func (r *codexRig) assertNoAgentSurvives(after string) {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		live := r.liveAgents()
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("codex-acp still running 10 s after %s: %+v (pid, parent pid)", after, live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func codexAgentStarts(evs []state.Event) []state.Event {
+	return ofType(evs, state.EventAgentStarted)
+}
+
+func TestCodex_PromptInANewProcessResumesTheCodexSessionWithItsContext(t *testing.T) {
+	t.Parallel()
+	r := newCodexRig(t, codexOptions{})
+	first := "remember the word PAPAYA for later"
+	id, res := r.start("--agent", "codex", first)
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	if !strings.Contains(res.stdout, "ack 1: "+first) {
+		t.Fatalf("start does not show the model's answer:\n%s", res)
+	}
+	r.assertNoAgentSurvives("start exited")
+	token := r.session(id).ResumeToken
+	if token == "" {
+		t.Fatal("no resume token after the first turn")
+	}
+
+	second := "which word did I ask you to remember"
+	res = r.run("prompt", id, second)
+	if res.code != 0 {
+		t.Fatalf("prompt: %s", res)
+	}
+	r.assertNoAgentSurvives("prompt exited")
+
+	evs := r.events(id)
+	assertNoSeqGap(t, evs)
+	starts := codexAgentStarts(evs)
+	if len(starts) != 2 || starts[0].Restore != "new" || starts[1].Restore != "resume" || starts[1].FallbackReason != "" {
+		t.Fatalf("agent_started events: %+v", starts)
+	}
+	if got := agentText(evs, lastTurn(evs)); got != "ack 2: "+second {
+		t.Fatalf("second turn's answer: %q", got)
+	}
+	s := r.session(id)
+	if s.ResumeToken != token || s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
+		t.Fatalf("record after the second turn: token %q (was %q), state %s, stop %q", s.ResumeToken, token, s.State, s.StopReason)
+	}
+
+	// The model saw the first turn when it answered the second: the
+	// conversation was restored, not merely its id reused.
+	reqs := r.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	q := reqs[1]
+	if q.Path != "/v1/responses" || q.SessionID != token {
+		t.Fatalf("second request: path %q, session-id %q, want /v1/responses and %q", q.Path, q.SessionID, token)
+	}
+	if got := q.userTexts(); len(got) != 2 || got[0] != first || got[1] != second {
+		t.Fatalf("user messages the model saw for the second prompt: %q", got)
+	}
+	if !strings.Contains(q.input(), "ack 1: "+first) {
+		t.Fatalf("the first answer is missing from the second request's input:\n%s", q.input())
+	}
+}
+
+func TestCodex_OwnerKilledMidStreamLeavesNoAgentAndResumeContinuesOnce(t *testing.T) {
+	t.Parallel()
+	r := newCodexRig(t, codexOptions{})
+	first := "first fast turn about apples"
+	id, res := r.start("--agent", "codex", first)
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+
+	owner := r.background("prompt", id, codexSlowPrompt)
+	evs := r.waitForEvents(id, "the slow turn to stream", codexStreamingTurn(codexSlowPrompt))
+	starts := codexAgentStarts(evs)
+	agentPID := starts[len(starts)-1].PID
+	if _, ppid := codexProcState(agentPID); ppid != owner.cmd.Process.Pid {
+		t.Fatalf("codex-acp %d has parent %d, want the owner %d", agentPID, ppid, owner.cmd.Process.Pid)
+	}
+	owner.cmd.Process.Kill() // SIGKILL: no chance to clean up
+	owner.wait(t)
+	r.assertNoAgentSurvives("the owner was SIGKILLed")
+
+	var st struct {
+		Status struct {
+			NeedsResume bool `json:"needs_resume"`
+			Reason      string
+			Badge       string
+		}
+	}
+	decodeJSON(t, r.mustRun("--json", "status", id).stdout, &st)
+	if !st.Status.NeedsResume || st.Status.Reason != "agent_not_running" || st.Status.Badge != "needs-resume" {
+		t.Fatalf("status after the kill: %+v", st.Status)
+	}
+	before := len(r.requests())
+	killedAt := len(r.events(id))
+
+	res = r.run("resume", id)
+	if res.code != 0 {
+		t.Fatalf("resume: %s", res)
+	}
+	r.assertNoAgentSurvives("resume exited")
+	all := r.events(id)
+	assertNoSeqGap(t, all)
+	evs = all[killedAt:]
+
+	// Repair appended a shutdown end to the killed turn; restore was native.
+	slowTurn := ""
+	for _, e := range all {
+		if e.Type == state.EventUserMessage && e.Content == codexSlowPrompt {
+			slowTurn = e.TurnID
+		}
+	}
+	repaired := false
+	for _, e := range ofType(evs, state.EventTurnEnded) {
+		repaired = repaired || e.TurnID == slowTurn && e.StopReason == "shutdown"
+	}
+	if !repaired {
+		t.Errorf("the killed turn %s got no turn_ended shutdown after resume: %+v", slowTurn, ofType(evs, state.EventTurnEnded))
+	}
+	if starts := codexAgentStarts(evs); len(starts) != 1 || starts[0].Restore != "resume" {
+		t.Errorf("agent_started after the kill: %+v", starts)
+	}
+	var continuations []state.Event
+	for _, e := range ofType(evs, state.EventTurnStarted) {
+		if e.Source == state.SourceContinuation {
+			continuations = append(continuations, e)
+		}
+	}
+	if len(continuations) != 1 {
+		t.Fatalf("resume sent %d continuation turns, want 1\n%s\nturns after the kill: %+v", len(continuations), res, ofType(evs, state.EventTurnStarted, state.EventTurnEnded))
+	}
+	if s := r.session(id); s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
+		t.Fatalf("record after the continuation: state %s, stop %q", s.State, s.StopReason)
+	}
+
+	// The model request of the continuation carried the earlier turns.
+	reqs := r.requests()
+	if len(reqs) != before+1 {
+		t.Fatalf("the model got %d requests during resume, want 1", len(reqs)-before)
+	}
+	q := reqs[len(reqs)-1]
+	users := q.userTexts()
+	if len(users) < 3 || users[0] != first || users[1] != codexSlowPrompt || users[len(users)-1] == codexSlowPrompt {
+		t.Fatalf("user messages the model saw for the continuation: %q", users)
+	}
+	if !strings.Contains(q.input(), "ack 1: "+first) {
+		t.Fatalf("the first answer is missing from the continuation's input:\n%s", q.input())
+	}
+	if !strings.Contains(agentText(all, continuations[0].TurnID), "ack ") {
+		t.Fatalf("the continuation turn has no answer: %q", agentText(all, continuations[0].TurnID))
+	}
+}
+
+func TestCodex_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T) {
+	t.Parallel()
+	r := newCodexRig(t, codexOptions{})
+	id, res := r.start("--agent", "codex", "a fast first turn")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	owner := r.background("prompt", id, codexSlowPrompt)
+	r.waitForEvents(id, "the slow turn to stream", codexStreamingTurn(codexSlowPrompt))
+	cancelled := time.Now()
+	if res := r.run("cancel", id); res.code != 0 {
+		owner.cmd.Process.Kill()
+		t.Fatalf("cancel: %s", res)
+	}
+	res = owner.wait(t)
+	if took := time.Since(cancelled); took > 6*time.Second {
+		t.Errorf("the prompt ended %s after cancel: the turn was not cut short", took.Round(time.Millisecond))
+	}
+	if res.code != 0 && res.code != 130 {
+		t.Errorf("the cancelled prompt exited %d, want 0 or 130\n%s", res.code, res)
+	}
+	r.assertNoAgentSurvives("the cancelled prompt exited")
+	evs := r.events(id)
+	assertNoSeqGap(t, evs)
+	ended := ofType(evs, state.EventTurnEnded)
+	if len(ended) == 0 || ended[len(ended)-1].StopReason != "cancelled" {
+		t.Fatalf("turn_ended events: %+v", ended)
+	}
+	if s := r.session(id); s.StopReason != "cancelled" || s.State != state.StateWaitingForInput {
+		t.Fatalf("record after cancel: state %s, stop %q", s.State, s.StopReason)
+	}
+	// The session is still usable.
+	if res := r.run("prompt", id, "after the cancel"); res.code != 0 || !strings.Contains(res.stdout, "after the cancel") {
+		t.Fatalf("prompt after cancel: %s", res)
+	}
+}
+
+func TestCodex_PermissionModeAnswersCodexUntrustedCommandRequests(t *testing.T) {
+	t.Parallel()
+	command := "echo ran > tool-proof.txt; echo TOOL-OUTPUT-42"
+	opts := codexOptions{approvalPolicy: "untrusted", fakeArgs: []string{"-tool-word", codexToolWord, "-tool-command", command}}
+
+	t.Run("approve-all runs the command and the model sees its output", func(t *testing.T) {
+		t.Parallel()
+		r := newCodexRig(t, opts)
+		id, res := r.start("--agent", "codex", "--permissions", "approve-all", "please "+codexToolWord+" now")
+		if res.code != 0 {
+			t.Fatalf("start: %s", res)
+		}
+		if b, err := os.ReadFile(filepath.Join(r.cwd, "tool-proof.txt")); err != nil || string(b) != "ran\n" {
+			t.Fatalf("the approved command did not run in the session cwd: %q, %v", b, err)
+		}
+		evs := r.events(id)
+		assertNoSeqGap(t, evs)
+		reqs, resolved := ofType(evs, state.EventPermissionRequest), ofType(evs, state.EventPermissionResolved)
+		if len(reqs) != 1 || len(resolved) != 1 || !strings.Contains(string(resolved[0].Data), `"allowed":true`) {
+			t.Fatalf("permission events: %+v %+v", reqs, resolved)
+		}
+		if reqs[0].ToolCallID == "" || resolved[0].ToolCallID != reqs[0].ToolCallID {
+			t.Fatalf("permission request and answer name different tool calls: %q, %q", reqs[0].ToolCallID, resolved[0].ToolCallID)
+		}
+		calls, results := ofType(evs, state.EventToolCall), ofType(evs, state.EventToolResult)
+		if len(calls) == 0 || calls[0].ToolCallID != reqs[0].ToolCallID || !strings.Contains(string(calls[0].Input), "tool-proof.txt") {
+			t.Fatalf("tool_call events: %+v", calls)
+		}
+		if len(results) == 0 || results[len(results)-1].ToolStatus != "completed" || !strings.Contains(results[len(results)-1].Content, "TOOL-OUTPUT-42") {
+			t.Fatalf("tool_result events: %+v", results)
+		}
+		if got := agentText(evs, "t1"); !strings.Contains(got, "tool done 2: TOOL-OUTPUT-42") {
+			t.Fatalf("the answer after the tool: %q", got)
+		}
+		q := r.requests()
+		if len(q) != 2 || !strings.Contains(q[1].input(), `"function_call_output"`) || !strings.Contains(q[1].input(), "TOOL-OUTPUT-42") {
+			t.Fatalf("the model was not sent the command's output: %d requests", len(q))
+		}
+		if s := r.session(id); s.StopReason != "end_turn" {
+			t.Fatalf("stop reason %q", s.StopReason)
+		}
+	})
+
+	t.Run("deny-all refuses the command and codex aborts the turn", func(t *testing.T) {
+		t.Parallel()
+		r := newCodexRig(t, opts)
+		id, res := r.start("--agent", "codex", "--permissions", "deny-all", "please "+codexToolWord+" now")
+		if res.code != 0 {
+			t.Fatalf("start: %s", res)
+		}
+		if _, err := os.Stat(filepath.Join(r.cwd, "tool-proof.txt")); err == nil {
+			t.Fatal("the command ran although permission was denied")
+		}
+		evs := r.events(id)
+		resolved := ofType(evs, state.EventPermissionResolved)
+		if len(resolved) != 1 || !strings.Contains(string(resolved[0].Data), `"allowed":false`) {
+			t.Fatalf("permission answers: %+v", resolved)
+		}
+		for _, q := range r.requests() {
+			if strings.Contains(q.input(), "TOOL-OUTPUT-42") {
+				t.Fatal("the model was sent output of a denied command")
+			}
+		}
+		// Codex 0.16.0 offers one reject option, "abort", which ends the turn.
+		if s := r.session(id); s.StopReason != "cancelled" || s.State != state.StateWaitingForInput {
+			t.Fatalf("record after the denial: state %s, stop %q", s.State, s.StopReason)
+		}
+	})
+}
+
+func TestCodex_NeverPromptedSessionFallsBackToANewCodexSession(t *testing.T) {
+	t.Parallel()
+	r := newCodexRig(t, codexOptions{})
+	id, res := r.start("--agent", "codex")
+	if res.code != 0 {
+		t.Fatalf("start without a prompt: %s", res)
+	}
+	oldToken := r.session(id).ResumeToken
+	if oldToken == "" {
+		t.Fatal("no resume token after an empty start")
+	}
+	if n := len(r.requests()); n != 0 {
+		t.Fatalf("an empty start sent %d model requests", n)
+	}
+
+	prompt := "hello after an empty start"
+	res = r.run("prompt", id, prompt)
+	if res.code != 0 {
+		t.Fatalf("prompt: %s", res)
+	}
+	evs := r.events(id)
+	assertNoSeqGap(t, evs)
+	starts := codexAgentStarts(evs)
+	if len(starts) != 2 || starts[1].Restore != "new" || !strings.Contains(starts[1].FallbackReason, "-32002") {
+		t.Fatalf("agent_started events: %+v", starts)
+	}
+	warned := false
+	for _, m := range ofType(evs, state.EventMarker) {
+		warned = warned || m.Severity == "warning"
+	}
+	if !warned {
+		t.Errorf("no warning marker about the session that could not be restored")
+	}
+	if got := agentText(evs, lastTurn(evs)); !strings.HasPrefix(got, "ack 1: ") {
+		t.Fatalf("the answer after the fallback: %q", got)
+	}
+	s := r.session(id)
+	if s.State != state.StateWaitingForInput || s.StopReason != "end_turn" || s.ResumeToken == "" || s.ResumeToken == oldToken {
+		t.Fatalf("record after the fallback: state %s, stop %q, token %q (old %q)", s.State, s.StopReason, s.ResumeToken, oldToken)
+	}
+	reqs := r.requests()
+	if len(reqs) != 1 || reqs[0].SessionID != s.ResumeToken {
+		t.Fatalf("model requests: %+v, want one with session-id %q", reqs, s.ResumeToken)
+	}
+	// Nothing was said before, so there is no history to inject (SPEC 3.2).
+	if got := reqs[0].userTexts(); len(got) != 1 || got[0] != prompt {
+		t.Errorf("the model was shown %q, want only the prompt (no resume context for a conversation without history)", got)
+	}
+
+	// The new Codex session was saved: the next process resumes it natively.
+	res = r.run("prompt", id, "and once more")
+	if res.code != 0 {
+		t.Fatalf("third prompt: %s", res)
+	}
+	starts = codexAgentStarts(r.events(id))
+	if last := starts[len(starts)-1]; last.Restore != "resume" {
+		t.Fatalf("third agent_started: %+v", last)
+	}
+	if reqs := r.requests(); len(reqs) != 2 || !strings.Contains(reqs[1].input(), "ack 1: ") {
+		t.Fatalf("the third prompt's request lacks the second turn")
+	}
+	r.assertNoAgentSurvives("the last prompt exited")
+}

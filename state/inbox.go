@@ -1,0 +1,111 @@
+package state
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Input kinds queued in a session's inbox.
+const (
+	InputPrompt = "prompt"
+	InputCancel = "cancel"
+	InputStop   = "stop"
+)
+
+// Input is one entry of a session's inbox: a prompt or a control request
+// that another kandev process queued for the owner.
+type Input struct {
+	ID       string    `json:"id"`
+	Kind     string    `json:"kind"`
+	Text     string    `json:"text,omitempty"`
+	Holder   string    `json:"holder,omitempty"`
+	QueuedAt time.Time `json:"queued_at"`
+	Offset   int64     `json:"-"` // byte offset just past this entry
+}
+
+// NewInputID returns a fresh inbox input id.
+func NewInputID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "in-" + hex.EncodeToString(b[:])
+}
+
+// Enqueue appends in to session id's inbox. The entry is on disk (fsync'd)
+// when it returns; appends are serialised by the record lock so lines never
+// interleave.
+func (h *Home) Enqueue(id string, in *Input) error {
+	if in.ID == "" {
+		in.ID = NewInputID()
+	}
+	if in.QueuedAt.IsZero() {
+		in.QueuedAt = time.Now().UTC()
+	}
+	unlock, err := h.LockRecord(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := os.OpenFile(h.InboxPath(id), os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+	if err != nil {
+		return fmt.Errorf("open inbox of %s: %w", id, err)
+	}
+	defer f.Close()
+	b, _ := json.Marshal(in)
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// ReadInbox returns the inputs queued at or after byte offset from, in
+// arrival order. An unterminated last line (an enqueue in progress or torn)
+// is left for later.
+func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
+	f, err := os.Open(h.InboxPath(id))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(f)
+	var out []Input
+	off := from
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			off += int64(len(line))
+			var in Input
+			if json.Unmarshal(line, &in) == nil && in.ID != "" {
+				in.Offset = off
+				out = append(out, in)
+			}
+		}
+		if err != nil {
+			return out, nil
+		}
+	}
+}
+
+// PendingInputs counts the queued prompts past the record's served offset.
+func (h *Home) PendingInputs(s *Session) int {
+	ins, _ := h.ReadInbox(s.ID, s.InboxOffset)
+	n := 0
+	for _, in := range ins {
+		if in.Kind == InputPrompt {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,135 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"time"
+)
+
+// Lease is a holder's time-bounded claim to drive a session (SPEC section 1).
+type Lease struct {
+	SessionID       string    `json:"session_id"`
+	AttachedTo      string    `json:"attached_to"`
+	AttachedAt      time.Time `json:"attached_at"`
+	AttachExpiresAt time.Time `json:"attach_expires_at"`
+}
+
+// Live reports whether the lease is held at now.
+func (l *Lease) Live(now time.Time) bool {
+	return l != nil && l.AttachedTo != "" && now.Before(l.AttachExpiresAt)
+}
+
+// LeaseHeldError names the holder and the expiry, for the user.
+type LeaseHeldError struct{ Lease Lease }
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("session %s is attached to %s until %s; wait, use the same --holder, or pass --force",
+		e.Lease.SessionID, e.Lease.AttachedTo, e.Lease.AttachExpiresAt.Format(time.RFC3339))
+}
+
+// Unwrap makes errors.Is(err, ErrLeaseHeld) true.
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
+// DefaultHolder is $KANDEV_HOLDER, else cli:<user>@<host>, so a person's own
+// shell invocations never conflict with each other.
+func DefaultHolder() string {
+	if h := os.Getenv("KANDEV_HOLDER"); h != "" {
+		return h
+	}
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return "cli:" + name + "@" + host
+}
+
+// ValidateTTL checks a --ttl value before any conversion: 0 or negative
+// means the default; above MaxTTLSeconds is a usage error.
+func ValidateTTL(seconds int64, def int) (time.Duration, error) {
+	if seconds > MaxTTLSeconds {
+		return 0, fmt.Errorf("--ttl %d is over the limit of %d seconds", seconds, MaxTTLSeconds)
+	}
+	if seconds <= 0 {
+		seconds = int64(def)
+		if seconds <= 0 || seconds > MaxTTLSeconds {
+			seconds = DefaultTTLSeconds
+		}
+	}
+	return time.Duration(seconds) * time.Second, nil
+}
+
+// ReadLease returns the session's lease, nil when there is none.
+func (h *Home) ReadLease(id string) (*Lease, error) {
+	b, err := os.ReadFile(h.LeasePath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l Lease
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, nil // a corrupt lease binds nobody
+	}
+	return &l, nil
+}
+
+// Attach takes or renews the lease for holder under the record lock, so two
+// racing processes cannot both win. Another holder's live lease is a
+// *LeaseHeldError; an expired one is taken over.
+func (h *Home) Attach(id, holder string, ttl time.Duration, now time.Time) (*Lease, error) {
+	unlock, err := h.LockRecord(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cur, err := h.ReadLease(id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Live(now) && cur.AttachedTo != holder {
+		return nil, &LeaseHeldError{Lease: *cur}
+	}
+	l := &Lease{SessionID: id, AttachedTo: holder, AttachedAt: now.UTC(), AttachExpiresAt: now.Add(ttl).UTC()}
+	if cur.Live(now) {
+		l.AttachedAt = cur.AttachedAt // a renewal keeps when the holder attached
+	}
+	b, _ := json.Marshal(l)
+	return l, WriteFileAtomic(h.LeasePath(id), append(b, '\n'))
+}
+
+// Detach releases holder's lease; releasing a lease one does not hold is an error.
+func (h *Home) Detach(id, holder string, now time.Time) error {
+	unlock, err := h.LockRecord(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := h.ReadLease(id)
+	if err != nil {
+		return err
+	}
+	if !cur.Live(now) {
+		return nil
+	}
+	if cur.AttachedTo != holder {
+		return &LeaseHeldError{Lease: *cur}
+	}
+	return os.Remove(h.LeasePath(id))
+}
+
+// CheckLease returns a *LeaseHeldError if another holder's lease is live.
+func (h *Home) CheckLease(id, holder string, now time.Time) error {
+	cur, err := h.ReadLease(id)
+	if err != nil {
+		return err
+	}
+	if cur.Live(now) && cur.AttachedTo != holder {
+		return &LeaseHeldError{Lease: *cur}
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package state
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// followPoll is how often Follow looks for new lines: a stat per tick, no
+// busy loop.
+const followPoll = 40 * time.Millisecond
+
+// LogSize is the current length of session id's log (0 if missing).
+func (h *Home) LogSize(id string) int64 {
+	st, err := os.Stat(h.LogPath(id))
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// Follow calls fn for every complete event appended to the log at path at
+// or after byte offset from, in order, until fn returns false, ctx ends, or
+// stop returns true while no new data is waiting (stop is checked about
+// every 200 ms). It returns the offset just past the last line it read.
+func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, stop func() bool) (int64, error) {
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	off := from
+	var partial []byte
+	buf := make([]byte, 256<<10)
+	lastStop := time.Now()
+	for {
+		if f == nil {
+			var err error
+			f, err = os.Open(path)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return off, err
+			}
+		}
+		progressed := false
+		if f != nil {
+			for {
+				n, err := f.ReadAt(buf, off+int64(len(partial)))
+				if n > 0 {
+					progressed = true
+					data := append(partial, buf[:n]...)
+					for {
+						i := bytes.IndexByte(data, '\n')
+						if i < 0 {
+							break
+						}
+						line := data[:i]
+						off += int64(i + 1)
+						data = data[i+1:]
+						var e Event
+						if json.Unmarshal(line, &e) == nil && e.Seq > 0 {
+							if !fn(e) {
+								return off, nil
+							}
+						}
+					}
+					partial = append([]byte(nil), data...)
+				}
+				if err == io.EOF || n == 0 {
+					break
+				}
+				if err != nil {
+					return off, err
+				}
+			}
+		}
+		if !progressed {
+			if time.Since(lastStop) >= 200*time.Millisecond {
+				lastStop = time.Now()
+				if stop != nil && stop() {
+					return off, nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return off, ctx.Err()
+			case <-time.After(followPoll):
+			}
+		}
+	}
+}
+
+// OffsetAfterSeq returns the byte offset just past the line of the event
+// with seq (0 for seq <= 0; the end of the complete lines when seq is newer
+// than the log), scanning the log forward.
+func OffsetAfterSeq(path string, seq int64) (int64, error) {
+	if seq <= 0 {
+		return 0, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	var off int64
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			full := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				full = append(full, line...)
+			}
+			line = full
+		}
+		if len(line) == 0 || line[len(line)-1] != '\n' {
+			return off, nil
+		}
+		off += int64(len(line))
+		if gjson.GetBytes(line, "seq").Int() >= seq {
+			return off, nil
+		}
+		if err != nil {
+			return off, nil
+		}
+	}
+}
