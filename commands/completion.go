@@ -315,7 +315,7 @@ func flagValues(node *kong.Node, f *kong.Flag, src completionSource) []candidate
 	case "agent":
 		var out []candidate
 		for _, p := range acp.Profiles(src.config) {
-			out = append(out, candidate{p.Name, strings.Join(p.Command, " ")})
+			out = append(out, candidate{p.Name, strings.ReplaceAll(strings.Join(p.Command, " "), "{kandev}", "kandev")})
 		}
 		return out
 	case "parent":

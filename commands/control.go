@@ -79,7 +79,9 @@ type DetachCmd struct {
 }
 
 // Help shows an example.
-func (c *DetachCmd) Help() string { return "Example:\n  kandev detach 20261130-0915 --holder editor:vscode" }
+func (c *DetachCmd) Help() string {
+	return "Example:\n  kandev detach 20261130-0915 --holder editor:vscode"
+}
 
 // Run releases the holder's lease.
 func (c *DetachCmd) Run(env *Env) error {
@@ -156,7 +158,9 @@ type RecoverCmd struct {
 }
 
 // Help shows an example.
-func (c *RecoverCmd) Help() string { return "Example (after a reboot, or in CI):\n  kandev recover --all" }
+func (c *RecoverCmd) Help() string {
+	return "Example (after a reboot, or in CI):\n  kandev recover --all"
+}
 
 // Run continues every eligible interrupted session, one after another.
 func (c *RecoverCmd) Run(env *Env) error {

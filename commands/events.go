@@ -11,7 +11,7 @@ import (
 // EventsCmd is kandev events.
 type EventsCmd struct {
 	SessionRef
-	Since int64  `help:"Only events with seq greater than SEQ." placeholder:"SEQ"`
+	Since  int64  `help:"Only events with seq greater than SEQ." placeholder:"SEQ"`
 	Type   string `help:"Only events of these types (comma-separated)." placeholder:"T"`
 	Follow bool   `short:"f" help:"Keep printing new events of a live session; ends when its owner exits."`
 }

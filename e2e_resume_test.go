@@ -1,0 +1,298 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kandev/kandev/state"
+)
+
+// demoProfiles configures the demo agent with each capability switched off.
+func demoProfiles(w *world) {
+	w.config(`
+[agents.demo-noresume]
+command = ["` + kandevBin + `", "demo-agent", "--no-resume"]
+[agents.demo-noload]
+command = ["` + kandevBin + `", "demo-agent", "--no-resume", "--no-load"]
+[agents.demo-fail]
+command = ["` + kandevBin + `", "demo-agent", "--fail-on-resume"]
+`)
+}
+
+func agentStarts(evs []state.Event) []state.Event { return ofType(evs, state.EventAgentStarted) }
+
+func TestResume_EveryPromptInANewProcessRestoresTheConversation(t *testing.T) {
+	cases := []struct {
+		agent       string
+		wantRestore string
+		wantWarning bool
+	}{
+		{"demo", "resume", false},
+		{"demo-noresume", "load", false},
+		{"demo-noload", "new", false},
+		{"demo-fail", "new", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.agent, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			demoProfiles(w)
+			id, r := w.start("--agent", tc.agent, "remember PINEAPPLE")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			r = w.run("prompt", id, "recall")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			if !strings.Contains(r.stdout, "PINEAPPLE") {
+				t.Fatalf("recall in a new process lost the conversation:\n%s", r)
+			}
+			evs := w.events(id)
+			assertNoSeqGap(t, evs)
+			starts := agentStarts(evs)
+			if len(starts) != 2 || starts[0].Restore != "new" || starts[1].Restore != tc.wantRestore {
+				t.Fatalf("agent_started restores: %+v", starts)
+			}
+			warned := false
+			for _, m := range ofType(evs, state.EventMarker) {
+				if m.Severity == "warning" && strings.Contains(m.Summary, "could not be restored") {
+					warned = true
+				}
+			}
+			if warned != tc.wantWarning {
+				t.Fatalf("unknown-session warning marker present=%v, want %v", warned, tc.wantWarning)
+			}
+			if tc.wantWarning && !strings.Contains(starts[1].FallbackReason, "-32002") {
+				t.Fatalf("fallback reason %q does not name the unknown session", starts[1].FallbackReason)
+			}
+			s := w.session(id)
+			if s.State != state.StateWaitingForInput || s.PendingContext || s.ResumeToken == "" {
+				t.Fatalf("record: state %s pending context %v token %q", s.State, s.PendingContext, s.ResumeToken)
+			}
+		})
+	}
+}
+
+func TestResume_LoadReplayOf100000UpdatesIsNotRecordedAgain(t *testing.T) {
+	w := newWorld(t)
+	demoProfiles(w)
+	id, r := w.start("--agent", "demo-noresume", "/bulk 100000")
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	before := len(w.events(id))
+	r = w.run("prompt", id, "/say after the replay")
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	evs := w.events(id)
+	assertNoSeqGap(t, evs)
+	starts := agentStarts(evs)
+	if starts[len(starts)-1].Restore != "load" {
+		t.Fatalf("restore %q, want load", starts[len(starts)-1].Restore)
+	}
+	if added := len(evs) - before; added > 30 {
+		t.Fatalf("the load replay was recorded again: %d events added for one short turn", added)
+	}
+	if !strings.Contains(agentText(evs, lastTurn(evs)), "after the replay") {
+		t.Fatal("the turn after the replay has no answer")
+	}
+}
+
+func TestResume_SDKExampleAgentGetsTheResumeContextInANewSession(t *testing.T) {
+	bin := buildExampleAgent(t)
+	w := newWorld(t)
+	w.config("[agents.example]\ncommand = [\"" + bin + "\"]\n")
+	id, r := w.start("--agent", "example", "--permissions", "deny-all", "first request PINEAPPLE")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	if s := w.session(id); s.PendingContext {
+		t.Fatal("context pending before any restart")
+	}
+	r = w.run("--permissions", "deny-all", "prompt", id, "second request")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	evs := w.events(id)
+	starts := agentStarts(evs)
+	if len(starts) != 2 || starts[1].Restore != "new" {
+		t.Fatalf("restores: %+v", starts)
+	}
+	// The log keeps the user's words; the context went to the agent once and is no longer pending.
+	if s := w.session(id); s.PendingContext {
+		t.Fatal("resume context still pending after an accepted prompt")
+	}
+	users := ofType(evs, state.EventUserMessage)
+	if users[len(users)-1].Content != "second request" {
+		t.Fatalf("logged user message %q", users[len(users)-1].Content)
+	}
+}
+
+func TestResume_ResumeContextReachesAnAgentWithoutNativeRestore(t *testing.T) {
+	w := newWorld(t)
+	demoProfiles(w)
+	id, _ := w.start("--agent", "demo-noload", "remember MANGO")
+	// Without resume or load every new process gets a fresh agent session:
+	// MANGO is only known to it through the injected history.
+	for i := 0; i < 2; i++ {
+		r := w.mustRun("prompt", id, "recall")
+		if !strings.Contains(r.stdout, "MANGO") {
+			t.Fatalf("prompt %d: %s", i+2, r)
+		}
+	}
+	// The log keeps what the user typed, not the injected block.
+	for _, u := range ofType(w.events(id), state.EventUserMessage) {
+		if strings.Contains(u.Content, "RESUME CONTEXT") {
+			t.Fatalf("the resume context leaked into the log: %q", u.Content)
+		}
+	}
+}
+
+func TestResume_TransportFailureDuringResumeKeepsTheToken(t *testing.T) {
+	w := newWorld(t)
+	flag := filepath.Join(t.TempDir(), "fail")
+	// An agent that dies during the handshake while the flag file exists.
+	agent := writeScript(t, "flaky-agent", `if [ -e `+flag+` ]; then
+  read line
+  echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"sessionCapabilities":{"resume":{}}},"authMethods":[]}}'
+  read line
+  exit 1
+fi
+exec `+kandevBin+` demo-agent
+`)
+	w.config("[agents.flaky]\ncommand = [\"" + agent + "\"]\n")
+	id, r := w.start("--agent", "flaky", "remember KIWI")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	token := w.session(id).ResumeToken
+	os.WriteFile(flag, nil, 0o644)
+	r = w.run("resume", id)
+	if r.code != 6 {
+		t.Fatalf("resume during a transport failure: %s", r)
+	}
+	s := w.session(id)
+	if s.ResumeToken != token || s.State != state.StateWaitingForInput {
+		t.Fatalf("token %q (was %q), state %s", s.ResumeToken, token, s.State)
+	}
+	os.Remove(flag)
+	r = w.run("prompt", id, "recall")
+	if r.code != 0 || !strings.Contains(r.stdout, "KIWI") {
+		t.Fatalf("retry: %s", r)
+	}
+	starts := agentStarts(w.events(id))
+	if starts[len(starts)-1].Restore != "resume" {
+		t.Fatalf("retry restored with %q", starts[len(starts)-1].Restore)
+	}
+}
+
+func TestResume_ResumeJSONAndTerminalSessions(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start("/say hi")
+	var out struct {
+		Session struct{ ID, State string }
+		Attach  struct {
+			SessionID  string `json:"session_id"`
+			AttachedTo string `json:"attached_to"`
+		}
+		Restore struct {
+			Method         string
+			FallbackReason string `json:"fallback_reason"`
+		}
+	}
+	r := w.mustRun("--json", "resume", id)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	decodeJSON(t, lines[len(lines)-1], &out)
+	if out.Session.State != "WAITING_FOR_INPUT" || out.Restore.Method != "resume" || out.Attach.SessionID != id || out.Attach.AttachedTo == "" {
+		t.Fatalf("resume json: %s", lines[len(lines)-1])
+	}
+	w.mustRun("done", id)
+	r = w.run("resume", id)
+	if r.code != 5 || !strings.Contains(r.stderr, "kandev start --parent "+id) {
+		t.Fatalf("resume of a done session: %s", r)
+	}
+}
+
+func TestStart_ParentCarriesTheParentsHistory(t *testing.T) {
+	w := newWorld(t)
+	parent, _ := w.start("remember COCONUT")
+	w.mustRun("done", parent)
+	child, r := w.start("--parent", parent, "recall")
+	if r.code != 0 || !strings.Contains(r.stdout, "COCONUT") {
+		t.Fatalf("child did not get the parent's history: %s", r)
+	}
+	if s := w.session(child); s.ParentID != parent || s.PendingContext {
+		t.Fatalf("child record: parent %q pending %v", s.ParentID, s.PendingContext)
+	}
+}
+
+// git runs git in dir.
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func TestResume_WorktreeMovedDeletedOrSwitchedIsNotResumable(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: git is not installed")
+	}
+	cases := []struct {
+		name   string
+		break_ func(t *testing.T, repo, wt string)
+		want   string
+	}{
+		{"deleted", func(t *testing.T, repo, wt string) { os.RemoveAll(wt) }, "no longer exists"},
+		{"moved", func(t *testing.T, repo, wt string) { os.Rename(wt, wt+"-moved") }, "no longer exists"},
+		{"switched", func(t *testing.T, repo, wt string) { git(t, wt, "checkout", "-q", "-b", "other") }, `"other"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			repo := filepath.Join(t.TempDir(), "repo")
+			os.MkdirAll(repo, 0o755)
+			git(t, repo, "init", "-q", "-b", "main")
+			os.WriteFile(filepath.Join(repo, "f"), []byte("x"), 0o644)
+			git(t, repo, "add", "f")
+			git(t, repo, "commit", "-q", "-m", "init")
+			wt := filepath.Join(filepath.Dir(repo), "feature-wt")
+			git(t, repo, "worktree", "add", "-q", "-b", "feature", wt)
+			id, r := w.start("--cwd", wt, "/say hi")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			s := w.session(id)
+			if s.Worktree == nil || s.Worktree.Branch != "feature" || s.Workspace != "feature-wt" {
+				t.Fatalf("worktree not recorded: %+v workspace %q", s.Worktree, s.Workspace)
+			}
+			tc.break_(t, repo, wt)
+			var st struct {
+				Session struct{ Worktree state.Worktree }
+				Status  struct {
+					IsResumable bool `json:"is_resumable"`
+				}
+			}
+			decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+			if st.Status.IsResumable || st.Session.Worktree.Valid || !strings.Contains(st.Session.Worktree.Problem, tc.want) {
+				t.Fatalf("status: %+v", st)
+			}
+			r = w.run("resume", id)
+			if r.code != 5 || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("resume: %s", r)
+			}
+			r = w.run("prompt", id, "hello")
+			if r.code != 5 {
+				t.Fatalf("prompt: %s", r)
+			}
+		})
+	}
+}
