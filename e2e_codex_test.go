@@ -429,6 +429,22 @@ func (r *codexRig) assertNoAgentSurvives(after string) {
 	}
 }
 
+// codexDump renders a log compactly for failure messages.
+func codexDump(evs []state.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%d %s turn=%s %s %s %s %s\n", e.Seq, e.Type, e.TurnID, e.ToolCallID, e.ToolStatus, e.StopReason, strings.ReplaceAll(trimTo(e.Content+string(e.Data), 300), "\n", " "))
+	}
+	return b.String()
+}
+
+func trimTo(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
 func codexAgentStarts(evs []state.Event) []state.Event {
 	return ofType(evs, state.EventAgentStarted)
 }
@@ -595,9 +611,7 @@ func TestCodex_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T) 
 		t.Fatalf("cancel: %s", res)
 	}
 	res = owner.wait(t)
-	if took := time.Since(cancelled); took > 6*time.Second {
-		t.Errorf("the prompt ended %s after cancel: the turn was not cut short", took.Round(time.Millisecond))
-	}
+	t.Logf("the prompt ended %s after kandev cancel returned", time.Since(cancelled).Round(time.Millisecond))
 	if res.code != 0 && res.code != 130 {
 		t.Errorf("the cancelled prompt exited %d, want 0 or 130\n%s", res.code, res)
 	}
@@ -610,6 +624,10 @@ func TestCodex_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T) 
 	}
 	if s := r.session(id); s.StopReason != "cancelled" || s.State != state.StateWaitingForInput {
 		t.Fatalf("record after cancel: state %s, stop %q", s.State, s.StopReason)
+	}
+	// The model's reply was cut short: its last words never reached kandev.
+	if got := agentText(evs, ended[len(ended)-1].TurnID); strings.HasSuffix(got, "nine ten") {
+		t.Fatalf("the cancelled turn streamed its whole answer: %q", got)
 	}
 	// The session is still usable.
 	if res := r.run("prompt", id, "after the cancel"); res.code != 0 || !strings.Contains(res.stdout, "after the cancel") {
@@ -646,7 +664,7 @@ func TestCodex_PermissionModeAnswersCodexUntrustedCommandRequests(t *testing.T) 
 			t.Fatalf("tool_call events: %+v", calls)
 		}
 		if len(results) == 0 || results[len(results)-1].ToolStatus != "completed" || !strings.Contains(results[len(results)-1].Content, "TOOL-OUTPUT-42") {
-			t.Fatalf("tool_result events: %+v", results)
+			t.Fatalf("tool_result events: %+v\nlog:\n%s", results, codexDump(evs))
 		}
 		if got := agentText(evs, "t1"); !strings.Contains(got, "tool done 2: TOOL-OUTPUT-42") {
 			t.Fatalf("the answer after the tool: %q", got)

@@ -269,7 +269,13 @@ func (o *owner) pause(reason string) {
 // It returns the turn and its tool calls of unknown outcome.
 func (o *owner) repairInterrupted(stop string) (string, []state.Event) {
 	turn := o.s.CurrentTurn
-	fixes, unknown := RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, stop)
+	evs := turnEvents(o.job.Home.LogPath(o.s.ID), turn)
+	fixes, unknown := RepairTurn(evs, turn, stop)
+	if fixes == nil {
+		// The turn ended in the log before the owner died: only the record lagged.
+		o.update(func(s *state.Session) { s.CurrentTurn = ""; s.State = state.StateWaitingForInput })
+		return "", nil
+	}
 	o.mu.Lock()
 	o.turnID = turn
 	o.mu.Unlock()

@@ -195,7 +195,11 @@ func (c *RecoverCmd) Run(env *Env) error {
 		if !st.NeedsResume || !st.Interrupted || s.Paused != "" {
 			continue
 		}
-		res, err := runOwnerResult(env, s.ID, acp.Job{})
+		job := acp.Job{}
+		if env.Out.JSON {
+			job.Emit = func(state.Event) {} // one JSON object for the whole command
+		}
+		res, err := runOwnerResult(env, s.ID, job)
 		o := outcome{ID: s.ID, Outcome: "continued"}
 		if err != nil {
 			o.Outcome, o.Error = "failed", err.Error()

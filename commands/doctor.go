@@ -244,7 +244,7 @@ func agentChecks(ctx context.Context, h *state.Home, cfg *state.Config) []check 
 		wanted := configured || p.Name == def
 		name := "agent " + p.Name
 		if !p.Installed() {
-			msg := "not installed (" + strings.Join(p.Command, " ") + " is not on PATH)"
+			msg := "not installed (" + strings.Join(p.Command, " ") + " is not on PATH); to use it: " + p.InstallHint
 			if wanted {
 				msg = "not installed, but the config uses it (" + strings.Join(p.Command, " ") + " is not on PATH)"
 			}

@@ -102,7 +102,10 @@ func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
 		return job, err
 	}
 	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
-	job.Emit, job.Ask, job.Progress = env.Out.Event, askOnTerminal(env), progressLine(env)
+	if job.Emit == nil {
+		job.Emit = env.Out.Event
+	}
+	job.Ask, job.Progress = askOnTerminal(env), progressLine(env)
 	return job, nil
 }
 

@@ -34,6 +34,13 @@ type Status struct {
 // observe probes the owner lock and the recorded agent pid and computes the verdict and badge.
 func observe(h *state.Home, s *state.Session, now time.Time) Status {
 	alive, _ := h.OwnerAlive(s.ID)
+	if !alive && s.CurrentTurn != "" && state.TurnClosed(h.LogPath(s.ID), s.CurrentTurn) {
+		// The owner died after writing turn_ended but before updating the
+		// record: the log is the truth, the turn is complete.
+		c := *s
+		c.State, c.CurrentTurn = state.StateWaitingForInput, ""
+		s = &c
+	}
 	agentAlive := !alive && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart)
 	v := state.Decide(s, state.Observation{OwnerAlive: alive, AgentAlive: agentAlive, Now: now})
 	st := Status{NeedsResume: v.NeedsResume, IsResumable: v.IsResumable, Reason: v.Reason,

@@ -335,3 +335,21 @@ func TruncateTornTail(path string) (int64, error) {
 	}
 	return rep.TornBytes, nil
 }
+
+// TurnClosed reports whether the log holds a turn_ended for turnID, reading
+// back from the end only as far as that turn's start.
+func TurnClosed(path, turnID string) bool {
+	closed := false
+	_, _ = ScanBackward(path, func(line []byte) bool {
+		var e Event
+		if json.Unmarshal(line, &e) != nil || e.TurnID != turnID {
+			return true
+		}
+		if e.Type == EventTurnEnded {
+			closed = true
+			return false
+		}
+		return e.Type != EventTurnStarted
+	})
+	return closed
+}

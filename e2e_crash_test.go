@@ -1,0 +1,357 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// killAt runs kandev with --json and SIGKILLs it as soon as trigger accepts a
+// printed event line (or after timeout). It returns the events kandev had
+// printed, i.e. acknowledged, before it died.
+func (w *world) killAt(trigger func(e state.Event) bool, timeout time.Duration, args ...string) []state.Event {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kandevBin, append([]string{"--json"}, args...)...)
+	cmd.Dir, cmd.Env = w.cwd, w.env
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	var printed []state.Event
+	killed := make(chan struct{})
+	timer := time.AfterFunc(timeout, func() { cmd.Process.Signal(syscall.SIGKILL) })
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			var e state.Event
+			if json.Unmarshal(sc.Bytes(), &e) != nil || e.Seq == 0 {
+				continue
+			}
+			printed = append(printed, e)
+			if trigger(e) {
+				cmd.Process.Signal(syscall.SIGKILL)
+				break
+			}
+		}
+		close(killed)
+	}()
+	<-killed
+	timer.Stop()
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	return printed
+}
+
+// assertAcknowledgedKept checks every printed event is in the log unchanged.
+func assertAcknowledgedKept(t *testing.T, printed, logged []state.Event) {
+	t.Helper()
+	bySeq := map[int64]state.Event{}
+	for _, e := range logged {
+		bySeq[e.Seq] = e
+	}
+	for _, p := range printed {
+		l, ok := bySeq[p.Seq]
+		if !ok || l.Type != p.Type || l.Content != p.Content {
+			t.Fatalf("acknowledged event %d (%s) lost or changed: %+v", p.Seq, p.Type, l)
+		}
+	}
+}
+
+func continuations(evs []state.Event) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == state.EventTurnStarted && e.Source == state.SourceContinuation {
+			n++
+		}
+	}
+	return n
+}
+
+func isType(typ string) func(state.Event) bool {
+	return func(e state.Event) bool { return e.Type == typ }
+}
+
+func TestCrash_KilledAtChosenPointsThenResumed(t *testing.T) {
+	cases := []struct {
+		name         string
+		agent        string
+		prompt       string
+		trigger      func(state.Event) bool
+		interrupted  bool
+		unknownTools int
+	}{
+		{"mid-stream", "slow", "/say one two three four five six seven eight", isType(state.EventAgentMessage), true, 0},
+		{"during a tool call", "slow", "/read notes.txt", isType(state.EventToolCall), true, 1},
+		{"during a sleep", "demo", "/say start\n/sleep 5000", isType(state.EventAgentMessage), true, 0},
+		{"right after turn_ended", "demo", "/say done quickly", isType(state.EventTurnEnded), false, 0},
+		// Killed before the agent answered initialize: no turn began, nothing to continue.
+		{"during initialize", "slowstart", "/say hi", func(state.Event) bool { return false }, false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			slowStart := writeScript(t, "slow-start", "sleep 2\nexec "+kandevBin+" demo-agent\n")
+			w.config(`
+[agents.slow]
+command = ["` + kandevBin + `", "demo-agent", "--delay", "400"]
+[agents.slowstart]
+command = ["` + slowStart + `"]
+`)
+			os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("notes"), 0o644)
+			// The session exists and is idle first, so the kill lands in a prompt.
+			id, r := w.start("--agent", tc.agent)
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			printed := w.killAt(tc.trigger, 1200*time.Millisecond, "prompt", id, tc.prompt)
+			evs := w.events(id)
+			assertNoSeqGap(t, evs)
+			assertAcknowledgedKept(t, printed, evs)
+
+			var st struct {
+				Status struct {
+					NeedsResume bool `json:"needs_resume"`
+					Reason      string
+					Badge       string
+					Interrupted bool
+				}
+			}
+			decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+			// SPEC 3.1: an active session with a token and no agent needs resume either way;
+			// the badge and interrupted say whether a turn was cut off.
+			if !st.Status.NeedsResume || st.Status.Reason != "agent_not_running" {
+				t.Fatalf("verdict after the kill: %+v", st.Status)
+			}
+			if tc.interrupted && (st.Status.Badge != "needs-resume" || !st.Status.Interrupted) {
+				t.Fatalf("verdict after an interrupted turn: %+v", st.Status)
+			}
+			if !tc.interrupted && (st.Status.Badge != "idle" || st.Status.Interrupted) {
+				t.Fatalf("verdict without an interrupted turn: %+v", st.Status)
+			}
+
+			w.mustRun("resume", id)
+			evs = w.events(id)
+			assertNoSeqGap(t, evs)
+			want := 0
+			if tc.interrupted {
+				want = 1
+			}
+			if n := continuations(evs); n != want {
+				t.Fatalf("%d continuations, want %d", n, want)
+			}
+			unknown := 0
+			for _, e := range ofType(evs, state.EventToolResult) {
+				if e.ToolStatus == "unknown" {
+					unknown++
+				}
+			}
+			if unknown != tc.unknownTools {
+				t.Fatalf("%d unknown-outcome tool results, want %d", unknown, tc.unknownTools)
+			}
+			if tc.interrupted {
+				ended := ofType(evs, state.EventTurnEnded)
+				if len(ended) < 2 || ended[len(ended)-2].StopReason != "shutdown" {
+					t.Fatalf("interrupted turn not closed with shutdown: %+v", ended)
+				}
+			}
+			// A second resume adds no continuation.
+			w.mustRun("resume", id)
+			if n := continuations(w.events(id)); n != want {
+				t.Fatalf("second resume: %d continuations, want %d", n, want)
+			}
+			if s := w.session(id); s.State != state.StateWaitingForInput {
+				t.Fatalf("state %s", s.State)
+			}
+		})
+	}
+}
+
+func TestCrash_InitialPromptKilledBeforeAcceptanceIsSentAgain(t *testing.T) {
+	w := newWorld(t)
+	slowStart := writeScript(t, "slow-start", "sleep 2\nexec "+kandevBin+" demo-agent\n")
+	w.config("[agents.slowstart]\ncommand = [\"" + slowStart + "\"]\n")
+	w.killAt(func(state.Event) bool { return false }, 700*time.Millisecond, "start", "--agent", "slowstart", "remember GUAVA")
+	h, _ := state.OpenHome(w.home)
+	all, _ := h.ListSessions()
+	if len(all) != 1 {
+		t.Fatalf("%d sessions", len(all))
+	}
+	id := all[0].ID
+	r := w.mustRun("resume", id)
+	evs := w.events(id)
+	if continuations(evs) != 0 || !strings.Contains(agentText(evs, ""), "remember GUAVA") {
+		t.Fatalf("initial prompt not re-sent: %s\n%+v", r, evs)
+	}
+}
+
+func TestCrash_AgentCrashEndsTheTurnWithoutAContinuationLoop(t *testing.T) {
+	w := newWorld(t)
+	id, r := w.start("/say before\n/crash")
+	if r.code != 6 {
+		t.Fatal(r)
+	}
+	s := w.session(id)
+	if s.StopReason != "process_exit" || s.State != state.StateWaitingForInput {
+		t.Fatalf("record: %+v", s)
+	}
+	var st struct {
+		Status struct {
+			IsResumable bool `json:"is_resumable"`
+			NeedsResume bool `json:"needs_resume"`
+		}
+	}
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if !st.Status.IsResumable {
+		t.Fatal("session not resumable after the agent crashed")
+	}
+	w.mustRun("resume", id)
+	if n := continuations(w.events(id)); n != 0 {
+		t.Fatalf("%d continuations after an agent crash", n)
+	}
+	if r := w.run("prompt", id, "recall"); r.code != 0 {
+		t.Fatalf("prompt after the crash: %s", r)
+	}
+}
+
+func TestCrash_BudgetPausesTheFourthContinuationWithinTheWindow(t *testing.T) {
+	w := newWorld(t)
+	w.config("[session.restart]\nmax_attempts = 3\nwindow_seconds = 6\n")
+	id, _ := w.start()
+	crash := func() {
+		w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	}
+	for i := 1; i <= 3; i++ {
+		crash()
+		if r := w.run("resume", id); r.code != 0 {
+			t.Fatalf("resume %d: %s", i, r)
+		}
+	}
+	crash()
+	r := w.run("resume", id)
+	if r.code != 5 || !strings.Contains(r.stderr, "budget") {
+		t.Fatalf("fourth resume: %s", r)
+	}
+	var st struct{ Status struct{ Badge string } }
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if st.Status.Badge != "paused" {
+		t.Fatalf("badge %q", st.Status.Badge)
+	}
+	if n := continuations(w.events(id)); n != 3 {
+		t.Fatalf("%d continuations, want 3", n)
+	}
+	// After the pause a plain prompt continues normally; after the window the budget is back.
+	time.Sleep(6 * time.Second)
+	crash()
+	if r := w.run("resume", id); r.code != 0 {
+		t.Fatalf("resume after the window: %s", r)
+	}
+	if n := continuations(w.events(id)); n != 4 {
+		t.Fatalf("%d continuations, want 4", n)
+	}
+}
+
+func TestCrash_AutoContinueOffRepairsWithoutContinuing(t *testing.T) {
+	w := newWorld(t)
+	w.config("[session.restart]\nauto_continue = false\n")
+	id, _ := w.start()
+	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	w.mustRun("resume", id)
+	evs := w.events(id)
+	if continuations(evs) != 0 {
+		t.Fatal("continued although auto_continue is off")
+	}
+	ended := ofType(evs, state.EventTurnEnded)
+	if ended[len(ended)-1].StopReason != "shutdown" {
+		t.Fatalf("not repaired: %+v", ended)
+	}
+}
+
+func TestCrash_StoppedSessionIsNeverContinued(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	r := w.mustRun("stop", id)
+	if !strings.Contains(r.stdout, "stopped") {
+		t.Fatal(r)
+	}
+	var st struct{ Status struct{ Badge string } }
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if st.Status.Badge != "stopped" {
+		t.Fatalf("badge %q", st.Status.Badge)
+	}
+	w.mustRun("resume", id)
+	evs := w.events(id)
+	if continuations(evs) != 0 {
+		t.Fatal("a stopped session was continued")
+	}
+	ended := ofType(evs, state.EventTurnEnded)
+	if ended[len(ended)-1].StopReason != "user_canceled" {
+		t.Fatalf("stop reason %+v", ended[len(ended)-1])
+	}
+}
+
+func TestRepair_IsIdempotentAndDryRunChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	w.killAt(isType(state.EventToolCall), 10*time.Second, "prompt", id, "/read missing.txt\n/sleep 5000")
+	path := filepath.Join(w.home, "sessions", id+".jsonl")
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"seq":999,"type":"tor`)
+	f.Close()
+	before, _ := os.ReadFile(path)
+	var dry struct {
+		Repair struct {
+			TornBytes int64  `json:"torn_bytes"`
+			Turn      string `json:"interrupted_turn"`
+		}
+	}
+	decodeJSON(t, w.mustRun("--json", "repair", id, "--dry-run").stdout, &dry)
+	if after, _ := os.ReadFile(path); string(after) != string(before) || dry.Repair.TornBytes == 0 || dry.Repair.Turn == "" {
+		t.Fatalf("dry run: %+v changed=%v", dry, string(after) != string(before))
+	}
+	w.mustRun("repair", id)
+	n := len(w.events(id))
+	r := w.mustRun("repair", id)
+	if len(w.events(id)) != n || !strings.Contains(r.stdout, "nothing to repair") {
+		t.Fatalf("second repair appended events: %s", r)
+	}
+}
+
+func TestRecover_ContinuesEveryInterruptedSessionOfTheWorkspace(t *testing.T) {
+	w := newWorld(t)
+	var ids []string
+	for i := 0; i < 2; i++ {
+		id, _ := w.start()
+		w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+		ids = append(ids, id)
+	}
+	idle, _ := w.start()
+	var out struct {
+		Recovered []struct{ ID, Outcome string }
+	}
+	decodeJSON(t, w.mustRun("--json", "recover", "--all").stdout, &out)
+	if len(out.Recovered) != 2 {
+		t.Fatalf("recovered %+v", out.Recovered)
+	}
+	for _, id := range ids {
+		if continuations(w.events(id)) != 1 {
+			t.Fatalf("%s not continued", id)
+		}
+	}
+	if continuations(w.events(idle)) != 0 {
+		t.Fatal("an idle session was continued")
+	}
+}
