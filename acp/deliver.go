@@ -52,7 +52,7 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 			return d, err
 		}
 		// The owner is gone before our turn ended: take over and serve the inbox.
-		job.Prompt = ""
+		job.Prompt, job.OwnInput = "", in.ID
 		job.Emit = t.see0
 		res, err := RunOwner(ctx, job)
 		if errors.Is(err, state.ErrOwnerBusy) {

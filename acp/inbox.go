@@ -70,7 +70,10 @@ func (o *owner) serveInbox(ctx context.Context) error {
 				if o.s.Stopped {
 					o.update(func(s *state.Session) { s.Stopped = false })
 				}
-				if err := o.turnFor(ctx, state.SourceQueued, in.Text, &in); err != nil {
+				o.muted.Store(in.ID != o.job.OwnInput)
+				err := o.turnFor(ctx, state.SourceQueued, in.Text, &in)
+				o.muted.Store(false)
+				if err != nil {
 					return err
 				}
 			case state.InputStop:

@@ -43,6 +43,9 @@ type Job struct {
 	Progress func(string)
 	// Next returns the next interactive prompt (resume -i); nil for none.
 	Next func() (string, bool)
+	// OwnInput is the inbox input this process queued itself: its turn is
+	// emitted; turns served for other processes' inputs are not.
+	OwnInput string
 }
 
 // Result is what the owner did.
@@ -104,6 +107,7 @@ type owner struct {
 	agentCaps sdk.AgentCapabilities
 	acted     map[string]bool // control inputs already acted on
 	cancelled atomic.Bool     // the current turn is being cancelled
+	muted     atomic.Bool     // serving another process's queued input: not printed here
 }
 
 // update changes the record under its lock and keeps the cached copy.
@@ -133,7 +137,7 @@ func (o *owner) append(durable bool, evs ...*state.Event) {
 		}
 		return
 	}
-	if o.job.Emit != nil {
+	if o.job.Emit != nil && !o.muted.Load() {
 		for _, e := range evs {
 			o.job.Emit(*e)
 		}

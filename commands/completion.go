@@ -22,9 +22,10 @@ type CompletionCmd struct {
 
 // Help shows an example.
 func (c *CompletionCmd) Help() string {
-	return "Example (in ~/.bashrc):\n  source <(kandev completion bash)\n\n" +
-		"zsh (after compinit): source <(kandev completion zsh)\n" +
-		"fish: kandev completion fish > ~/.config/fish/completions/kandev.fish"
+	return "Examples:\n" +
+		"  source <(kandev completion bash)                                  # bash: in ~/.bashrc\n" +
+		"  source <(kandev completion zsh)                                   # zsh: in ~/.zshrc, after compinit\n" +
+		"  kandev completion fish > ~/.config/fish/completions/kandev.fish   # fish"
 }
 
 // Run prints the script.
@@ -96,6 +97,11 @@ func completionHome(env *Env, words []string) *state.Home {
 	}
 	if dir == "" {
 		dir = state.DefaultHomeDir()
+	}
+	if rest, ok := strings.CutPrefix(dir, "~/"); ok { // typed on the line, not yet expanded by the shell
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(home, rest)
+		}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
