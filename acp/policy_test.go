@@ -1,0 +1,158 @@
+package acp
+
+import (
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/state"
+)
+
+func TestNextRestoreStep_Ladder(t *testing.T) {
+	both := Capabilities{Resume: true, Load: true}
+	cases := []struct {
+		name string
+		in   LadderInput
+		want RestoreMethod
+	}{
+		{"resume when advertised with a token", LadderInput{Caps: both, HasToken: true, NativeResume: true}, RestoreResume},
+		{"load when resume is not advertised", LadderInput{Caps: Capabilities{Load: true}, HasToken: true, NativeResume: true}, RestoreLoad},
+		{"new when neither is advertised", LadderInput{HasToken: true, NativeResume: true}, RestoreNew},
+		{"new without a token", LadderInput{Caps: both, NativeResume: true}, RestoreNew},
+		{"profile forces native resume off", LadderInput{Caps: both, HasToken: true}, RestoreNew},
+		{"resume method-not-found falls back to load", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrMethodNotFound}, RestoreLoad},
+		{"resume method-not-found without load goes new", LadderInput{Caps: Capabilities{Resume: true}, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrMethodNotFound}, RestoreNew},
+		{"resume unknown-session goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrUnknownSession}, RestoreNew},
+		{"resume transport failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrTransport}, RestoreFail},
+		{"resume auth failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrAuth}, RestoreFail},
+		{"resume timeout keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrTimeout}, RestoreFail},
+		{"resume cancelled keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrCancelled}, RestoreFail},
+		{"resume inconclusive error keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrOther}, RestoreFail},
+		{"load unknown-session goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ErrUnknownSession}, RestoreNew},
+		{"load method-not-found goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ErrMethodNotFound}, RestoreNew},
+		{"load transport failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ErrTransport}, RestoreFail},
+		{"new failing fails", LadderInput{Caps: both, Prev: RestoreNew, PrevErr: ErrOther}, RestoreFail},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NextRestoreStep(tc.in); got != tc.want {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClassify_ErrorsFromRealAgents(t *testing.T) {
+	cases := []struct {
+		err  error
+		want ErrorClass
+	}{
+		{sdk.NewMethodNotFound("session/resume"), ErrMethodNotFound},
+		{&sdk.RequestError{Code: -32002, Message: "Resource not found: session x"}, ErrUnknownSession},
+		{&sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "Session not found"}}, ErrUnknownSession},
+		{&sdk.RequestError{Code: -32602, Message: "Invalid params: unknown session abc"}, ErrUnknownSession},
+		{sdk.NewAuthRequired(nil), ErrAuth},
+		{sdk.NewRequestCancelled(nil), ErrCancelled},
+		{sdk.NewInternalError(map[string]any{"error": "peer disconnected before response"}), ErrTransport},
+		{&AgentExitError{Desc: "exited with status 1"}, ErrTransport},
+		{sdk.NewInternalError(map[string]any{"error": "boom"}), ErrOther},
+	}
+	for _, tc := range cases {
+		if got := Classify(tc.err); got != tc.want {
+			t.Errorf("Classify(%v) = %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestDecideContinuation_Rules(t *testing.T) {
+	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+	cmd := []string{"{kandev}", "demo-agent"}
+	base := func() ContinuationInput {
+		return ContinuationInput{Session: &state.Session{AgentCommand: cmd}, Command: cmd, AutoContinue: true, MaxAttempts: 3, Window: 5 * time.Minute, Now: now}
+	}
+	cases := []struct {
+		name   string
+		mod    func(*ContinuationInput)
+		cont   bool
+		paused bool
+	}{
+		{"continue by default", func(*ContinuationInput) {}, true, false},
+		{"no-continue flag", func(in *ContinuationInput) { in.NoContinue = true }, false, false},
+		{"auto_continue off", func(in *ContinuationInput) { in.AutoContinue = false }, false, false},
+		{"pending permission pauses", func(in *ContinuationInput) { in.PermissionPending = true }, false, true},
+		{"changed command pauses", func(in *ContinuationInput) { in.Command = []string{"other"} }, false, true},
+		{"stopped pauses", func(in *ContinuationInput) { in.Session.Stopped = true }, false, true},
+		{"spent budget pauses", func(in *ContinuationInput) {
+			in.Session.RestartAttempts = []time.Time{now.Add(-time.Minute), now.Add(-2 * time.Minute), now.Add(-3 * time.Minute)}
+		}, false, true},
+		{"old attempts do not count", func(in *ContinuationInput) {
+			in.Session.RestartAttempts = []time.Time{now.Add(-time.Hour), now.Add(-2 * time.Hour), now.Add(-time.Minute)}
+		}, true, false},
+		{"off wins over a pause", func(in *ContinuationInput) { in.NoContinue, in.PermissionPending = true, true }, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base()
+			tc.mod(&in)
+			d := DecideContinuation(in)
+			if d.Continue != tc.cont || (d.Pause != "") != tc.paused {
+				t.Fatalf("got %+v", d)
+			}
+		})
+	}
+}
+
+func TestDecidePermission_Modes(t *testing.T) {
+	opts := []sdk.PermissionOption{
+		{OptionId: "allow", Kind: sdk.PermissionOptionKindAllowOnce},
+		{OptionId: "always", Kind: sdk.PermissionOptionKindAllowAlways},
+		{OptionId: "reject", Kind: sdk.PermissionOptionKindRejectOnce},
+	}
+	cases := []struct {
+		mode    string
+		kind    sdk.ToolKind
+		options []sdk.PermissionOption
+		want    string
+		allowed bool
+	}{
+		{PermApproveAll, sdk.ToolKindEdit, opts, "allow", true},
+		{PermDenyAll, sdk.ToolKindRead, opts, "reject", false},
+		{PermApproveReads, sdk.ToolKindRead, opts, "allow", true},
+		{PermApproveReads, sdk.ToolKindEdit, opts, "reject", false},
+		{PermApproveReads, sdk.ToolKindExecute, opts, "reject", false},
+		{PermApproveAll, sdk.ToolKindEdit, opts[1:2], "always", true},
+		{PermDenyAll, sdk.ToolKindEdit, opts[:2], "", false}, // no reject option: cancelled
+	}
+	for _, tc := range cases {
+		got, allowed := DecidePermission(tc.mode, tc.kind, tc.options)
+		if got != tc.want || allowed != tc.allowed {
+			t.Errorf("%s/%s: got %q %v, want %q %v", tc.mode, tc.kind, got, allowed, tc.want, tc.allowed)
+		}
+	}
+}
+
+func TestRepairTurn_AppendsUnknownResultsOnceAndNothingForAnEndedTurn(t *testing.T) {
+	evs := []state.Event{
+		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1"},
+		{Seq: 2, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c1", ToolName: "Read a"},
+		{Seq: 3, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b"},
+		{Seq: 4, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b", ToolStatus: "in_progress"},
+		{Seq: 5, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolStatus: "completed"},
+	}
+	fixes, unknown := RepairTurn(evs, "t1", state.StopShutdown)
+	if len(unknown) != 1 || unknown[0].ToolCallID != "c2" {
+		t.Fatalf("unknown %+v", unknown)
+	}
+	if len(fixes) != 3 || fixes[0].ToolStatus != "unknown" || fixes[1].StopReason != "shutdown" || fixes[2].Type != state.EventMarker {
+		t.Fatalf("fixes %+v", fixes)
+	}
+	var all []state.Event
+	all = append(all, evs...)
+	for _, f := range fixes {
+		all = append(all, *f)
+	}
+	if again, _ := RepairTurn(all, "t1", state.StopShutdown); again != nil {
+		t.Fatalf("second repair: %+v", again)
+	}
+}
