@@ -332,9 +332,13 @@ func TestPrune_RemovesFinishedSessionsButNeverLiveOnes(t *testing.T) {
 	archived, _ := w.start("remember PEAR")
 	idle, _ := w.start("remember PLUM")
 	owned, _ := w.start("remember FIG")
+	leased, _ := w.start("remember KIWI")
 	w.mustRun("done", done)
 	w.mustRun("archive", archived)
 	w.mustRun("done", owned)
+	// An editor attached to this one before it was marked done; its lease is still live.
+	w.mustRun("resume", leased, "--holder", "editor:vscode")
+	w.mustRun("done", leased)
 	// This test process owns the finished session, as a kandev process would.
 	lock, err := h.AcquireOwner(owned)
 	if err != nil {
@@ -343,7 +347,7 @@ func TestPrune_RemovesFinishedSessionsButNeverLiveOnes(t *testing.T) {
 	defer lock.Release()
 
 	demoFile := map[string]string{}
-	for _, id := range []string{done, archived, idle, owned} {
+	for _, id := range []string{done, archived, idle, owned, leased} {
 		demoFile[id] = filepath.Join(h.DemoAgentDir(), w.session(id).ResumeToken+".json")
 		if _, err := os.Stat(demoFile[id]); err != nil {
 			t.Fatalf("the demo agent's file for %s: %v", id, err)
@@ -365,8 +369,8 @@ func TestPrune_RemovesFinishedSessionsButNeverLiveOnes(t *testing.T) {
 	}
 
 	r := w.mustRun("prune")
-	if !strings.Contains(r.stdout, "kept "+owned) {
-		t.Errorf("prune does not say why it kept the owned session:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "kept "+owned+": a live kandev process owns it") || !strings.Contains(r.stdout, "kept "+leased+": attached to editor:vscode") {
+		t.Errorf("prune does not say why it kept the owned and the leased sessions:\n%s", r.stdout)
 	}
 	for _, id := range []string{done, archived} {
 		for _, p := range append(h.SessionFiles(id), demoFile[id]) {
@@ -375,7 +379,7 @@ func TestPrune_RemovesFinishedSessionsButNeverLiveOnes(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []string{idle, owned} {
+	for _, id := range []string{idle, owned, leased} {
 		for _, p := range []string{h.RecordPath(id), h.LogPath(id), demoFile[id]} {
 			if _, err := os.Stat(p); err != nil {
 				t.Errorf("kept session %s lost %s", id, p)
@@ -384,7 +388,11 @@ func TestPrune_RemovesFinishedSessionsButNeverLiveOnes(t *testing.T) {
 	}
 	var l struct{ Sessions []struct{ ID string } }
 	decodeJSON(t, w.mustRun("--json", "list").stdout, &l)
-	if len(l.Sessions) != 2 {
+	listed := map[string]bool{}
+	for _, s := range l.Sessions {
+		listed[s.ID] = true
+	}
+	if listed[done] || listed[archived] || !listed[idle] || !listed[owned] || !listed[leased] {
 		t.Fatalf("list after prune: %+v", l.Sessions)
 	}
 

@@ -421,3 +421,16 @@ func TestInterop_ExampleAgentsUnderApproveAllAndDenyAll(t *testing.T) {
 		})
 	}
 }
+
+func TestDemo_TellsTheWholeStoryAndExitsZero(t *testing.T) {
+	w := newWorld(t)
+	r := w.run("demo")
+	if r.code != 0 {
+		t.Fatalf("kandev demo: %s", r)
+	}
+	for _, want := range []string{"[1/6]", "needs-resume", `restore method "resume"`, "1 continuation turn sent", "PINEAPPLE", "[6/6]", "Every step did what it said"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -148,22 +147,14 @@ func pruneBlocker(h *state.Home, id string, now time.Time) string {
 	return leaseBlocker(h, id, now)
 }
 
-// leaseBlocker says whether an attach lease on the session is still live;
-// a lease file that cannot be read counts as live, to be safe.
+// leaseBlocker says whether another holder's attach lease on the session is still live.
 func leaseBlocker(h *state.Home, id string, now time.Time) string {
-	b, err := os.ReadFile(h.LeasePath(id))
-	if errors.Is(err, os.ErrNotExist) {
-		return ""
+	l, err := h.ReadLease(id)
+	if err != nil {
+		return "its lease " + h.LeasePath(id) + " is unreadable: " + err.Error()
 	}
-	var l struct {
-		AttachedTo      string    `json:"attached_to"`
-		AttachExpiresAt time.Time `json:"attach_expires_at"`
-	}
-	if err != nil || json.Unmarshal(b, &l) != nil {
-		return "its lease file " + h.LeasePath(id) + " is unreadable"
-	}
-	if l.AttachExpiresAt.After(now) {
-		return "attached to " + l.AttachedTo + " until " + l.AttachExpiresAt.Format(time.RFC3339)
+	if l.Live(now) {
+		return "attached to " + l.AttachedTo + " until " + l.AttachExpiresAt.Format(time.RFC3339) + " (kandev detach " + id + " releases it)"
 	}
 	return ""
 }

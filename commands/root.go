@@ -47,6 +47,7 @@ type CLI struct {
 	Recover   RecoverCmd   `cmd:"" help:"Continue every eligible interrupted session."`
 	Done      DoneCmd      `cmd:"" help:"Mark a session COMPLETED."`
 	Archive   ArchiveCmd   `cmd:"" help:"Mark a session CANCELLED."`
+	Demo      DemoCmd      `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home."`
 	DemoAgent DemoAgentCmd `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio."`
 
 	Doctor     DoctorCmd     `cmd:"" help:"Check the home, the agents and git; print the fix for each problem."`
