@@ -100,8 +100,8 @@ func ValidateID(id string) error {
 		return fmt.Errorf("%w %q: ids cannot contain path separators or \"..\"", ErrInvalidID, id)
 	}
 	for _, r := range id {
-		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return fmt.Errorf("%w %q: only letters, digits, '-', '_' and '.' are allowed", ErrInvalidID, id)
+		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return fmt.Errorf("%w %q: only letters, digits, '-' and '_' are allowed", ErrInvalidID, id)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func newLog(t testing.TB) (*Home, *EventLog) {
@@ -206,5 +207,20 @@ func TestOwner_OnlyOneOwnerPerSession(t *testing.T) {
 	o.Release()
 	if alive, _ := h.OwnerAlive("s"); alive {
 		t.Fatal("probe says owner alive after release")
+	}
+}
+
+func TestListSessions_IgnoresLeaseAndTempFiles(t *testing.T) {
+	h, _ := OpenHome(t.TempDir())
+	h.CreateSession(&Session{ID: "s1", State: StateWaitingForInput})
+	if _, err := h.Attach("s1", "a", time.Minute, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	all, err := h.ListSessions()
+	if err != nil || len(all) != 1 || all[0].ID != "s1" {
+		t.Fatalf("%d sessions: %+v %v", len(all), all, err)
+	}
+	if id, err := h.ResolveID("s"); err != nil || id != "s1" {
+		t.Fatalf("prefix with a lease file beside it: %q %v", id, err)
 	}
 }

@@ -195,10 +195,11 @@ func (h *Home) ListSessions() ([]*Session, error) {
 	var out []*Session
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".json") {
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok || ValidateID(id) != nil { // lease files, temp files
 			continue
 		}
-		s, err := h.LoadSession(strings.TrimSuffix(name, ".json"))
+		s, err := h.LoadSession(id)
 		if err != nil {
 			continue // a corrupt record is reported by doctor, not by list
 		}
@@ -229,7 +230,9 @@ func (h *Home) ResolveID(ref string) (string, error) {
 	matches, _ := filepath.Glob(filepath.Join(h.sessionsDir(), ref+"*.json"))
 	var ids []string
 	for _, m := range matches {
-		ids = append(ids, strings.TrimSuffix(filepath.Base(m), ".json"))
+		if id := strings.TrimSuffix(filepath.Base(m), ".json"); ValidateID(id) == nil {
+			ids = append(ids, id)
+		}
 	}
 	switch len(ids) {
 	case 0:
@@ -238,10 +241,11 @@ func (h *Home) ResolveID(ref string) (string, error) {
 		return ids[0], nil
 	}
 	sort.Strings(ids)
-	if len(ids) > 5 {
+	n := len(ids)
+	if n > 5 {
 		ids = append(ids[:5], "...")
 	}
-	return "", fmt.Errorf("%w: %q matches %d sessions (%s); give more of the id", ErrAmbiguous, ref, len(matches), strings.Join(ids, ", "))
+	return "", fmt.Errorf("%w: %q matches %d sessions (%s); give more of the id", ErrAmbiguous, ref, n, strings.Join(ids, ", "))
 }
 
 // DeleteSessionFiles removes every file of session id.

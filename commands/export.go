@@ -1,0 +1,242 @@
+package commands
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// BundleVersion is the export format: a JSONL file whose first line is
+// {"kandev_bundle":1,"session":{record}} and whose other lines are the
+// session's events, seq 1 to n, in the event log's own line format.
+const BundleVersion = 1
+
+// bundleHeader is the first line of a bundle.
+type bundleHeader struct {
+	Version int            `json:"kandev_bundle"`
+	Session *state.Session `json:"session"`
+}
+
+// ExportCmd is kandev export.
+type ExportCmd struct {
+	SessionRef
+}
+
+// Help shows an example.
+func (c *ExportCmd) Help() string {
+	return "Writes one self-contained JSONL bundle (the session record, then every event) to stdout.\n" +
+		"Secrets are redacted; the inbox, the lease and the agent's own files are not included.\n\n" +
+		"Example:\n  kandev export 20261130 > session.kandev.jsonl"
+}
+
+// Run writes the bundle to stdout.
+func (c *ExportCmd) Run(env *Env) error {
+	id, err := c.resolve(env, nil)
+	if err != nil {
+		return err
+	}
+	h, _ := env.Home()
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return err
+	}
+	rec := history.RedactSession(*s)
+	out := bufio.NewWriterSize(env.Out.Out, 256<<10)
+	head, err := json.Marshal(bundleHeader{Version: BundleVersion, Session: &rec})
+	if err != nil {
+		return err
+	}
+	out.Write(append(head, '\n'))
+	var werr error
+	want := int64(1)
+	rep, err := state.ScanLog(h.LogPath(id), func(e state.Event) bool {
+		if e.Seq != want && werr == nil {
+			werr = fmt.Errorf("the log of %s has a gap before seq %d (expected %d): run kandev doctor; the bundle would not import", id, e.Seq, want)
+		}
+		want = e.Seq + 1
+		history.RedactEvent(&e) // they were redacted when written; this is for logs written otherwise
+		b, err := json.Marshal(e)
+		if err != nil {
+			werr = err
+			return false
+		}
+		out.Write(append(b, '\n'))
+		return true
+	})
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("write the bundle: %w", err)
+	}
+	if p := rep.Problems(); p != "" {
+		fmt.Fprintln(env.Out.Err, "kandev: warning: "+p)
+	}
+	return werr
+}
+
+// ImportCmd is kandev import.
+type ImportCmd struct {
+	File   string `arg:"" help:"A bundle written by kandev export (- reads stdin)."`
+	KeepID bool   `name:"keep-id" help:"Keep the bundle's session id (fails if this home has it)."`
+}
+
+// Help shows an example.
+func (c *ImportCmd) Help() string {
+	return "Checks the whole bundle first and writes nothing unless it is intact.\n" +
+		"The session gets a new id, and starts a fresh agent session that is given the stored history\n" +
+		"with its next prompt; with --keep-id it keeps its id and the agent's resume token (to move a\n" +
+		"session to another machine). An active session is imported idle (WAITING_FOR_INPUT).\n\n" +
+		"Example:\n  kandev import session.kandev.jsonl\n  kandev import --keep-id session.kandev.jsonl"
+}
+
+// errIDTaken is a --keep-id import whose id the home already has (exit 3).
+type errIDTaken struct{ id, home string }
+
+func (e errIDTaken) Error() string {
+	return fmt.Sprintf("session %s already exists in %s; import without --keep-id to give it a new id", e.id, e.home)
+}
+
+// Is makes ExitCode map it to a conflict.
+func (e errIDTaken) Is(target error) bool { return target == state.ErrOwnerBusy }
+
+// Run validates the bundle, then writes the log and the record.
+func (c *ImportCmd) Run(env *Env) error {
+	data, err := c.read(env)
+	if err != nil {
+		return err
+	}
+	rec, events, err := parseBundle(data)
+	if err != nil {
+		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
+	}
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	oldID := rec.ID
+	id := oldID
+	if !c.KeepID {
+		id = state.NewID(env.Now())
+	}
+	imported := importedRecord(*rec, id, c.KeepID)
+	var log bytes.Buffer
+	for _, e := range events {
+		e.SessionID = id
+		history.RedactEvent(&e)
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		log.Write(append(b, '\n'))
+	}
+
+	unlock, err := h.LockRecord(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, p := range []string{h.RecordPath(id), h.LogPath(id)} {
+		if _, err := os.Stat(p); err == nil {
+			return errIDTaken{id: id, home: h.Dir}
+		}
+	}
+	if err := state.WriteFileAtomic(h.LogPath(id), log.Bytes()); err != nil {
+		return fmt.Errorf("write the event log of %s: %w", id, err)
+	}
+	if err := h.CreateSession(&imported); err != nil {
+		os.Remove(h.LogPath(id))
+		return err
+	}
+	env.Out.Object(map[string]any{"session": imported, "import": map[string]any{"file": c.File, "events": len(events), "original_id": oldID}},
+		func(w io.Writer) {
+			fmt.Fprintln(w, id)
+			fmt.Fprintf(w, "imported %d events from %s (exported as %s); state %s\n", len(events), c.File, oldID, imported.State)
+		})
+	return nil
+}
+
+func (c *ImportCmd) read(env *Env) ([]byte, error) {
+	if c.File == "-" {
+		return io.ReadAll(env.Stdin)
+	}
+	b, err := os.ReadFile(c.File)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("bundle %s: %w", c.File, state.ErrNotFound)
+	}
+	return b, err
+}
+
+// parseBundle checks a whole bundle: the header line, then one event per
+// line with seq 1, 2, ... n of the header's session. Errors name the line.
+func parseBundle(data []byte) (*state.Session, []state.Event, error) {
+	lines := bytes.Split(data, []byte("\n"))
+	if n := len(lines); n > 0 && len(bytes.TrimSpace(lines[n-1])) == 0 {
+		lines = lines[:n-1] // the newline that ends the last line
+	}
+	if len(lines) == 0 {
+		return nil, nil, errors.New("empty file: not a kandev bundle")
+	}
+	var head bundleHeader
+	if err := json.Unmarshal(lines[0], &head); err != nil || head.Version == 0 {
+		return nil, nil, errors.New(`line 1: not a kandev bundle header ({"kandev_bundle":1,"session":{...}}); make bundles with kandev export`)
+	}
+	if head.Version != BundleVersion {
+		return nil, nil, fmt.Errorf("line 1: bundle version %d, this kandev reads version %d", head.Version, BundleVersion)
+	}
+	if head.Session == nil {
+		return nil, nil, errors.New("line 1: the header has no session record")
+	}
+	if err := state.ValidateID(head.Session.ID); err != nil {
+		return nil, nil, fmt.Errorf("line 1: %w", err)
+	}
+	events := make([]state.Event, 0, len(lines)-1)
+	for i, line := range lines[1:] {
+		n := i + 2
+		var e state.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, nil, fmt.Errorf("line %d: not a JSON event (%v)", n, err)
+		}
+		if want := int64(i + 1); e.Seq != want {
+			return nil, nil, fmt.Errorf("line %d: seq %d where %d was due (a bundle holds seq 1 to n without gaps)", n, e.Seq, want)
+		}
+		if e.Type == "" {
+			return nil, nil, fmt.Errorf("line %d: event without a type", n)
+		}
+		if e.SessionID != head.Session.ID {
+			return nil, nil, fmt.Errorf("line %d: event of session %q in the bundle of %s", n, e.SessionID, head.Session.ID)
+		}
+		events = append(events, e)
+	}
+	return head.Session, events, nil
+}
+
+// importedRecord is the record an import writes: idle (no process runs the
+// session here), with its new id, its text redacted and no inbox yet. A new
+// id also drops the agent's resume token: the original session may still use
+// that agent session, so the copy starts a fresh one and is given the stored
+// history with its next prompt (SPEC 3.2).
+func importedRecord(s state.Session, id string, keepID bool) state.Session {
+	s = history.RedactSession(s)
+	if s.TaskID == s.ID {
+		s.TaskID = id
+	}
+	s.ID = id
+	if s.State == state.StateStarting || s.State == state.StateRunning {
+		s.State = state.StateWaitingForInput
+	}
+	s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0
+	s.CurrentTurn, s.PermissionPending = "", false
+	s.InboxOffset = 0
+	if !keepID {
+		s.ResumeToken = ""
+	}
+	return s
+}
