@@ -78,9 +78,7 @@ func (c *DoctorCmd) Run(env *Env) error {
 	if problems == 0 {
 		return nil
 	}
-	// The report above is the whole answer; in JSON mode no second object follows it.
-	env.Out.JSON = false
-	return fmt.Errorf("doctor found %d problem(s): run the fix shown under each FAIL line, then kandev doctor again", problems)
+	return reportedf("doctor found %d problem(s): run the fix shown under each FAIL line, then kandev doctor again", problems)
 }
 
 // homeChecks are the permissions of the home: directories 0700, files 0600,

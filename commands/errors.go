@@ -31,6 +31,19 @@ func usagef(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
 }
 
+// errReported marks an error whose details the command already printed as
+// its JSON answer: exit 1, one line on stderr, no second JSON object.
+var errReported = errors.New("reported")
+
+func reportedf(format string, args ...any) error {
+	return fmt.Errorf("%s%w", fmt.Sprintf(format, args...), reportedSuffix{})
+}
+
+type reportedSuffix struct{}
+
+func (reportedSuffix) Error() string { return "" }
+func (reportedSuffix) Is(target error) bool { return target == errReported }
+
 // ExitCode maps an error to its exit code; the one place that does.
 func ExitCode(err error) int {
 	switch {

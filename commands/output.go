@@ -2,6 +2,7 @@ package commands
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,7 @@ func (o *Output) Object(v any, text func(w io.Writer)) {
 func (o *Output) Error(err error) {
 	msg := strings.TrimPrefix(err.Error(), "usage: ")
 	fmt.Fprintln(o.Err, "kandev: "+firstLine(msg))
-	if o.JSON {
+	if o.JSON && !errors.Is(err, errReported) {
 		_ = json.NewEncoder(o.Out).Encode(map[string]any{"error": map[string]string{"code": errorCode(err), "message": msg}})
 	}
 }

@@ -39,12 +39,6 @@ type CLI struct {
 	Status    StatusCmd    `cmd:"" help:"The resume verdict and the session's fields."`
 	List      ListCmd      `cmd:"" help:"Sessions, newest activity first."`
 	Events    EventsCmd    `cmd:"" help:"Raw events of a session."`
-
-	Transcript TranscriptCmd `cmd:"" help:"The assembled conversation, paged backwards from the newest entry."`
-	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session: state, markers, last messages, queue."`
-	Export     ExportCmd     `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout."`
-	Import     ImportCmd     `cmd:"" help:"Create a session from a bundle written by kandev export."`
-
 	Agents    AgentsCmd    `cmd:"" help:"Agent profiles (--probe reports their capabilities)."`
 	Cancel    CancelCmd    `cmd:"" help:"Cancel the running turn, from any process."`
 	Stop      StopCmd      `cmd:"" help:"Stop explicitly: cancel, never continue automatically."`
@@ -55,6 +49,11 @@ type CLI struct {
 	Archive   ArchiveCmd   `cmd:"" help:"Mark a session CANCELLED."`
 	Demo      DemoCmd      `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home."`
 	DemoAgent DemoAgentCmd `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio."`
+
+	Transcript TranscriptCmd `cmd:"" help:"The assembled conversation, paged backwards from the newest entry."`
+	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session: state, markers, last messages, queue."`
+	Export     ExportCmd     `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout."`
+	Import     ImportCmd     `cmd:"" help:"Create a session from a bundle written by kandev export."`
 
 	Doctor     DoctorCmd     `cmd:"" help:"Check the home, the agents and git; print the fix for each problem."`
 	Prune      PruneCmd      `cmd:"" help:"Delete the files of finished sessions."`
