@@ -537,7 +537,7 @@ func TestCodex_OwnerKilledMidStreamLeavesNoAgentAndResumeContinuesOnce(t *testin
 		t.Fatalf("status after the kill: %+v", st.Status)
 	}
 	before := len(r.requests())
-	killedAt := len(r.events(id))
+	killedAt := len(r.eventsSoFar(id)) // the kill may have torn the last line
 
 	res = r.run("resume", id)
 	if res.code != 0 {
@@ -584,6 +584,9 @@ func TestCodex_OwnerKilledMidStreamLeavesNoAgentAndResumeContinuesOnce(t *testin
 		t.Fatalf("the model got %d requests during resume, want 1", len(reqs)-before)
 	}
 	q := reqs[len(reqs)-1]
+	if token := r.session(id).ResumeToken; q.SessionID != token {
+		t.Fatalf("the continuation was sent for codex session %q, want the restored %q", q.SessionID, token)
+	}
 	users := q.userTexts()
 	if len(users) < 3 || users[0] != first || users[1] != codexSlowPrompt || users[len(users)-1] == codexSlowPrompt {
 		t.Fatalf("user messages the model saw for the continuation: %q", users)
@@ -591,8 +594,9 @@ func TestCodex_OwnerKilledMidStreamLeavesNoAgentAndResumeContinuesOnce(t *testin
 	if !strings.Contains(q.input(), "ack 1: "+first) {
 		t.Fatalf("the first answer is missing from the continuation's input:\n%s", q.input())
 	}
-	if !strings.Contains(agentText(all, continuations[0].TurnID), "ack ") {
-		t.Fatalf("the continuation turn has no answer: %q", agentText(all, continuations[0].TurnID))
+	answer := agentText(all, continuations[0].TurnID)
+	if !strings.HasPrefix(answer, fmt.Sprintf("ack %d: ", q.N)) || !strings.Contains(res.stdout, answer) {
+		t.Fatalf("the continuation's answer %q is not what resume showed:\n%s", answer, res)
 	}
 }
 
