@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -294,5 +295,80 @@ func TestResume_WorktreeMovedDeletedOrSwitchedIsNotResumable(t *testing.T) {
 				t.Fatalf("prompt: %s", r)
 			}
 		})
+	}
+}
+
+func TestResume_ResumeFlagRelaunchAndFastFailFallback(t *testing.T) {
+	// flag-ok strips the flag and runs the demo agent; flag-bad exits at once when given it.
+	ok := writeScript(t, "flag-ok", `[ "$1" = "--resume-token" ] && shift 2
+exec `+kandevBin+` demo-agent --no-resume --no-load
+`)
+	bad := writeScript(t, "flag-bad", `[ "$1" = "--resume-token" ] && { echo "unknown flag --resume-token" >&2; exit 2; }
+exec `+kandevBin+` demo-agent --no-resume --no-load
+`)
+	cases := []struct {
+		script, restore, reason string
+	}{
+		{ok, "flag", ""},
+		{bad, "new", "resume flag"},
+	}
+	for _, tc := range cases {
+		t.Run(filepath.Base(tc.script), func(t *testing.T) {
+			w := newWorld(t)
+			w.config("[agents.flagged]\ncommand = [\"" + tc.script + "\"]\nresume_flag = [\"--resume-token\", \"{token}\"]\nhistory_injection = true\n")
+			id, r := w.start("--agent", "flagged", "remember LYCHEE")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			r = w.run("prompt", id, "recall")
+			if r.code != 0 || !strings.Contains(r.stdout, "LYCHEE") {
+				t.Fatalf("%s", r)
+			}
+			starts := agentStarts(w.events(id))
+			last := starts[len(starts)-1]
+			if last.Restore != tc.restore || !strings.Contains(last.FallbackReason, tc.reason) {
+				t.Fatalf("restore %q reason %q", last.Restore, last.FallbackReason)
+			}
+		})
+	}
+}
+
+func TestPrompt_CtrlCCancelsTheTurnAndExits130(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	cmd, _ := w.background("prompt", id, "/sleep 60000")
+	waitFor(t, 20*time.Second, "the turn to start", func() bool {
+		return w.session(id).State == state.StateRunning && w.ownerAlive(id)
+	})
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v", err)
+	}
+	if s := w.session(id); s.StopReason != "cancelled" || s.State != state.StateWaitingForInput {
+		t.Fatalf("record %+v", s)
+	}
+}
+
+func TestList_ResumableShowsExactlyWhatResumeCanActOn(t *testing.T) {
+	w := newWorld(t)
+	idle, _ := w.start()
+	interrupted, _ := w.start()
+	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", interrupted, "/say x\n/sleep 5000")
+	done, _ := w.start()
+	w.mustRun("done", done)
+	var l struct{ Sessions []struct{ ID, Badge string } }
+	decodeJSON(t, w.mustRun("--json", "list", "--resumable").stdout, &l)
+	got := map[string]string{}
+	for _, s := range l.Sessions {
+		got[s.ID] = s.Badge
+	}
+	if got[interrupted] != "needs-resume" || got[idle] == "" || got[done] != "" {
+		t.Fatalf("resumable: %+v", l.Sessions)
+	}
+	for id := range got {
+		if r := w.run("resume", id); r.code != 0 {
+			t.Fatalf("listed as resumable but resume failed: %s", r)
+		}
 	}
 }
