@@ -672,7 +672,7 @@ func TestCodex_PermissionModeAnswersCodexUntrustedCommandRequests(t *testing.T) 
 		// result is checked where it always is: in what the model was sent.
 		// When the completion does come, kandev must record it.
 		if len(results) == 0 {
-			t.Logf("codex-acp sent no completion for tool call %s; the model request below carries its output", calls[0].ToolCallID)
+			t.Logf("codex-acp sent no completion for tool call %s; checking its output in the model request instead", calls[0].ToolCallID)
 		} else if last := results[len(results)-1]; last.ToolCallID != calls[0].ToolCallID || last.ToolStatus != "completed" || !strings.Contains(last.Content, "TOOL-OUTPUT-42") {
 			t.Fatalf("tool_result events: %+v\nlog:\n%s", results, codexDump(evs))
 		}

@@ -77,7 +77,7 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 		c.q.close()
 	}()
 	for {
-		line, err := readLine(br)
+		line, err := state.ReadLine(br)
 		if len(line) > 0 {
 			c.activity.Store(time.Now().UnixNano())
 			trimmed := bytes.TrimSpace(line)
@@ -99,19 +99,6 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 			return
 		}
 	}
-}
-
-func readLine(br *bufio.Reader) ([]byte, error) {
-	line, err := br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		full := append([]byte(nil), line...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = br.ReadSlice('\n')
-			full = append(full, line...)
-		}
-		return full, err
-	}
-	return line, err
 }
 
 func isUpdateNotification(line []byte) bool {

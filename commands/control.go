@@ -36,11 +36,7 @@ func (c *StopCmd) Run(env *Env) error { return control(env, c.ID, state.InputSto
 // no owner a stop is recorded directly (repairing an interrupted turn as
 // user_canceled) and a cancel has nothing to do.
 func control(env *Env, ref, kind string) error {
-	h, err := env.Home()
-	if err != nil {
-		return err
-	}
-	id, err := h.ResolveID(ref)
+	h, id, err := env.sessionID(ref)
 	if err != nil {
 		return err
 	}
@@ -85,11 +81,7 @@ func (c *DetachCmd) Help() string {
 
 // Run releases the holder's lease.
 func (c *DetachCmd) Run(env *Env) error {
-	h, err := env.Home()
-	if err != nil {
-		return err
-	}
-	id, err := h.ResolveID(c.ID)
+	h, id, err := env.sessionID(c.ID)
 	if err != nil {
 		return err
 	}
@@ -117,11 +109,7 @@ func (c *RepairCmd) Help() string { return "Example:\n  kandev repair 20261130-0
 
 // Run reconciles the session after a crash without relaunching its agent.
 func (c *RepairCmd) Run(env *Env) error {
-	h, err := env.Home()
-	if err != nil {
-		return err
-	}
-	id, err := h.ResolveID(c.ID)
+	h, id, err := env.sessionID(c.ID)
 	if err != nil {
 		return err
 	}

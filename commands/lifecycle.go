@@ -33,11 +33,7 @@ func (c *ArchiveCmd) Run(env *Env) error { return finish(env, c.ID, state.StateC
 // finish moves a session to a terminal state. A session with a live owner
 // is refused: its owner would overwrite the state when its turn ends.
 func finish(env *Env, ref, to string) error {
-	h, err := env.Home()
-	if err != nil {
-		return err
-	}
-	id, err := h.ResolveID(ref)
+	h, id, err := env.sessionID(ref)
 	if err != nil {
 		return err
 	}

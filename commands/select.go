@@ -46,3 +46,13 @@ func (r SessionRef) resolve(env *Env, eligible func(*state.Session) bool) (strin
 	}
 	return "", usagef("--latest: no session%s that this command can act on (kandev list shows them)", where)
 }
+
+// sessionID opens the home and resolves ref (an id or unique prefix).
+func (e *Env) sessionID(ref string) (*state.Home, string, error) {
+	h, err := e.Home()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := h.ResolveID(ref)
+	return h, id, err
+}

@@ -149,49 +149,67 @@ func (r ReadReport) Problems() string {
 // is ErrNotFound. fn returning false stops the scan.
 func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
 	var rep ReadReport
+	var off int64
+	torn, err := scanLines(path, func(line []byte) bool {
+		start := off
+		off += int64(len(line))
+		var e Event
+		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+			if len(bytes.TrimSpace(line)) > 0 {
+				rep.CorruptLines = append(rep.CorruptLines, start)
+			}
+			return true
+		}
+		return fn(e)
+	})
+	rep.TornBytes = torn
+	return rep, err
+}
+
+// scanLines calls fn for each complete line of the file at path, newline
+// included, and returns the length of an unterminated last line.
+func scanLines(path string, fn func(line []byte) bool) (tornBytes int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return rep, fmt.Errorf("event log %s: %w", path, ErrNotFound)
+			return 0, fmt.Errorf("event log %s: %w", path, ErrNotFound)
 		}
-		return rep, err
+		return 0, err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 256<<10)
-	var off int64
 	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: collect it whole.
-			full := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = r.ReadSlice('\n')
-				full = append(full, line...)
-			}
-			line = full
-		}
+		line, err := ReadLine(r)
 		if len(line) > 0 {
 			if line[len(line)-1] != '\n' {
-				rep.TornBytes = int64(len(line))
-				return rep, nil
+				return int64(len(line)), nil
 			}
-			var e Event
-			if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
-				if len(bytes.TrimSpace(line)) > 0 {
-					rep.CorruptLines = append(rep.CorruptLines, off)
-				}
-			} else if !fn(e) {
-				return rep, nil
+			if !fn(line) {
+				return 0, nil
 			}
-			off += int64(len(line))
 		}
 		if err == io.EOF {
-			return rep, nil
+			return 0, nil
 		}
 		if err != nil {
-			return rep, err
+			return 0, err
 		}
 	}
+}
+
+// ReadLine reads one whole line of any length from r, with its newline when
+// it has one. The slice is valid until the next read.
+func ReadLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		full := append([]byte(nil), line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = r.ReadSlice('\n')
+			full = append(full, line...)
+		}
+		return full, err
+	}
+	return line, err
 }
 
 // ReadAll returns every readable event of the log at path.

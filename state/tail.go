@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -104,35 +103,13 @@ func OffsetAfterSeq(path string, seq int64) (int64, error) {
 	if seq <= 0 {
 		return 0, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return 0, nil
-		}
-		return 0, err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 256<<10)
 	var off int64
-	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			full := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = r.ReadSlice('\n')
-				full = append(full, line...)
-			}
-			line = full
-		}
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			return off, nil
-		}
+	_, err := scanLines(path, func(line []byte) bool {
 		off += int64(len(line))
-		if gjson.GetBytes(line, "seq").Int() >= seq {
-			return off, nil
-		}
-		if err != nil {
-			return off, nil
-		}
+		return gjson.GetBytes(line, "seq").Int() < seq
+	})
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
 	}
+	return off, err
 }
