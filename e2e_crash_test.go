@@ -355,3 +355,18 @@ func TestRecover_ContinuesEveryInterruptedSessionOfTheWorkspace(t *testing.T) {
 		t.Fatal("an idle session was continued")
 	}
 }
+
+func TestStart_ClosedStdoutPipeDoesNotKillTheOwner(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command("sh", "-c", kandevBin+" start '/say first\n/sleep 300\n/bulk 20000' | head -1")
+	cmd.Dir, cmd.Env = w.cwd, w.env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(out))
+	waitFor(t, 30*time.Second, "the owner to finish", func() bool { return !w.ownerAlive(id) })
+	if s := w.session(id); s.StopReason != "end_turn" || s.State != state.StateWaitingForInput {
+		t.Fatalf("record after head -1: %+v", s)
+	}
+}

@@ -1,11 +1,13 @@
 package acp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,6 +41,8 @@ type LaunchSpec struct {
 	Dir     string
 	Home    string // passed on as KANDEV_HOME (the demo agent keeps its files there)
 	Hint    string // how to install the program, for the not-installed error
+	// SessionID tags the agent's environment so leftovers can be found later.
+	SessionID string
 }
 
 // Launch starts the agent.
@@ -52,7 +56,7 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	}
 	cmd := exec.Command(path, spec.Command[1:]...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home)
+	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, sessionEnv+"="+spec.SessionID)
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -119,8 +123,9 @@ func (p *Process) ExitDescription() string {
 // Stderr is the last 16 KiB the agent wrote to stderr.
 func (p *Process) Stderr() string { return p.stderr.String() }
 
-// Stop ends the agent: close its stdin, then SIGTERM to its group after
-// grace, then SIGKILL. Some agents (codex-acp) do not exit on EOF.
+// Stop ends the agent: close its stdin, then after grace SIGTERM to its
+// group, then SIGKILL. Some agents (codex-acp) do not exit on EOF. Processes
+// the agent started in sessions of their own are ended with it.
 func (p *Process) Stop(grace time.Duration) {
 	_ = p.Stdin.Close()
 	select {
@@ -128,20 +133,23 @@ func (p *Process) Stop(grace time.Duration) {
 		return
 	case <-time.After(grace):
 	}
+	kids := descendants(p.PID)
 	_ = syscall.Kill(-p.PID, syscall.SIGTERM)
 	select {
 	case <-p.done:
-		return
 	case <-time.After(2 * time.Second):
+		_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+		<-p.done
 	}
-	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
-	<-p.done
+	killGroups(kids)
 }
 
-// Kill ends the agent's whole process group at once.
+// Kill ends the agent's whole process group and its descendants at once.
 func (p *Process) Kill() {
+	kids := descendants(p.PID)
 	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
 	<-p.done
+	killGroups(kids)
 }
 
 // KillStale stops an agent process left behind by a dead owner, after
@@ -150,12 +158,92 @@ func KillStale(pid int, start string) bool {
 	if !state.ProcessAlive(pid, start) || start == "" {
 		return false
 	}
+	kids := descendants(pid)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
+	killGroups(kids)
 	for i := 0; i < 100 && state.ProcessAlive(pid, start); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
+}
+
+// KillSessionLeftovers ends processes that an agent of session id started
+// and that outlived it (reparented after the owner was SIGKILLed): every
+// agent is launched with KANDEV_SESSION_ID in its environment, which its
+// children inherit. Only called when the previous owner did not clean up.
+func KillSessionLeftovers(id string) int {
+	needle := []byte(sessionEnv + "=" + id + "\x00")
+	self := os.Getpid()
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, needle) {
+			continue
+		}
+		if state.ProcessStart(pid) == "" { // gone or a zombie
+			continue
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		n++
+	}
+	return n
+}
+
+// sessionEnv tags an agent and everything it starts with the session id.
+const sessionEnv = "KANDEV_SESSION_ID"
+
+// descendants lists the pids below pid in the process tree.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(string(f[1])); err == nil {
+			children[pp] = append(children[pp], c)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// killGroups SIGKILLs each pid's process group and the pid itself.
+func killGroups(pids []int) {
+	for _, pid := range pids {
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -301,8 +301,12 @@ func (o *owner) repairInterrupted(stop string) (string, []state.Event) {
 
 // start launches the agent and restores the session's conversation.
 func (o *owner) start(ctx context.Context) error {
-	if o.s.AgentPID != 0 && KillStale(o.s.AgentPID, o.s.AgentStart) {
-		o.marker(history.MarkerSessionRecovered, fmt.Sprintf("Stopped agent process %d left running by a dead owner.", o.s.AgentPID), "")
+	if o.s.AgentPID != 0 {
+		// The previous owner did not clean up: stop its agent and whatever that started.
+		stale := KillStale(o.s.AgentPID, o.s.AgentStart)
+		if n := KillSessionLeftovers(o.s.ID); stale || n > 0 {
+			o.marker(history.MarkerSessionRecovered, fmt.Sprintf("Stopped agent process %d and %d process(es) it started, left running by a dead owner.", o.s.AgentPID, n), "")
+		}
 	}
 	p := o.job.Profile
 	first := !o.s.AgentLaunched
@@ -353,7 +357,7 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 		}
 	}
 	o.progress("launching " + p.Name + " agent")
-	proc, err := Launch(LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint})
+	proc, err := Launch(LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint, SessionID: o.s.ID})
 	if err != nil {
 		o.failStart(err)
 		return sdk.InitializeResponse{}, fmt.Errorf("%w: %v", ErrAgentFailed, err)
@@ -443,7 +447,11 @@ func (o *owner) restore(ctx context.Context, init sdk.InitializeResponse, forced
 		*fallback = append(*fallback, fmt.Sprintf("session/%s: %s", step, describeErr(err)))
 		if class == ErrUnknownSession {
 			o.update(func(s *state.Session) { s.ResumeToken = "" })
-			o.marker(history.MarkerResumeFailed, "Previous agent session could not be restored ("+describeErr(err)+"); the next message starts a fresh agent session with the stored history.", "")
+			msg := "Previous agent session could not be restored (" + describeErr(err) + "); the next message starts a fresh agent session with the stored history."
+			if o.s.Turns == 0 {
+				msg = "Previous agent session could not be restored (" + describeErr(err) + "); it had no history, so a fresh agent session takes its place."
+			}
+			o.marker(history.MarkerResumeFailed, msg, "")
 		}
 		in.Prev, in.PrevErr, lastErr = step, class, err
 	}
@@ -488,7 +496,9 @@ func (o *owner) onEvents(evs []*state.Event) {
 	for _, e := range evs {
 		e.TurnID = turn
 	}
-	o.append(false, evs...)
+	// The agent answered: its acceptance of the prompt is recorded before
+	// anything of the answer is written or shown, so a crash from here on
+	// continues the turn instead of sending the prompt again.
 	o.mu.Lock()
 	acceptedNow := !o.accepted && turn != ""
 	o.accepted = true
@@ -497,6 +507,7 @@ func (o *owner) onEvents(evs []*state.Event) {
 	if acceptedNow && fn != nil {
 		fn()
 	}
+	o.append(false, evs...)
 }
 
 // permission answers session/request_permission by the configured mode and
@@ -719,7 +730,7 @@ func (o *owner) shutdown() {
 	if o.proc == nil {
 		return
 	}
-	o.proc.Stop(2 * time.Second)
+	o.proc.Stop(500 * time.Millisecond)
 	if o.conn != nil {
 		o.conn.Barrier(nil)
 	}

@@ -155,6 +155,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	out.JSON, out.Quiet = cli.JSON, cli.Quiet
 	out.Color = !cli.NoColor && os.Getenv("NO_COLOR") == "" && isTerminalWriter(stdout) && !cli.JSON
+	// A closed pipe on stdout (kandev start | head -1) must not kill an owner mid-turn.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	env := &Env{G: &cli.Globals, Stdin: stdin, Out: out, Ctx: ctx, Now: time.Now}

@@ -119,7 +119,7 @@ func readWindow(events []state.Event, w *TailWindow) {
 }
 
 func TestTailWindow_PagesEqualPagesOfTheWholeTranscript(t *testing.T) {
-	for seed := uint64(1); seed <= 40; seed++ {
+	for seed := uint64(1); seed <= 25; seed++ {
 		events := genLog(seed, 1+int(seed)%25)
 		all := Assemble(events)
 		for _, limit := range []int{1, 2, 3, 7, 1000} {
@@ -220,12 +220,12 @@ func recapIn(events []state.Event, before Digest, limit int) (Recap, Digest, boo
 }
 
 func TestBuildRecap_IsTheSameWhateverTheDigestCovers(t *testing.T) {
-	for seed := uint64(1); seed <= 30; seed++ {
+	for seed := uint64(1); seed <= 12; seed++ {
 		events := genLog(seed, 5+int(seed)%30)
-		for _, limit := range []int{1, 3, 20} {
+		for _, limit := range []int{1, 20} {
 			want, _, _ := recapIn(events, Digest{}, limit)
 			// Digests made when the log was shorter, as successive recaps leave them.
-			for end := 1; end <= len(events); end += 1 + int(seed)%5 {
+			for end := 1; end <= len(events); end += 2 + int(seed)%5 {
 				_, d, ok := recapIn(events[:end], Digest{}, limit)
 				if !ok {
 					continue
