@@ -40,7 +40,9 @@ func (s *tmuxSession) tmux(args ...string) string {
 }
 
 // screen is what the terminal shows now.
-func (s *tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-t", s.name, "-S", "-200") }
+func (s *tmuxSession) screen() string {
+	return s.tmux("capture-pane", "-p", "-t", s.name, "-S", "-200")
+}
 
 // waitScreen waits until the screen contains want.
 func (s *tmuxSession) waitScreen(want string) string {
@@ -58,7 +60,9 @@ func (s *tmuxSession) waitScreen(want string) string {
 	}
 }
 
-func (s *tmuxSession) keys(keys ...string) { s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...) }
+func (s *tmuxSession) keys(keys ...string) {
+	s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...)
+}
 
 func TestTTY_ResumeInteractiveReadsPromptsUntilEOF(t *testing.T) {
 	w := newWorld(t)

@@ -41,7 +41,7 @@ func reportedf(format string, args ...any) error {
 
 type reportedSuffix struct{}
 
-func (reportedSuffix) Error() string { return "" }
+func (reportedSuffix) Error() string        { return "" }
 func (reportedSuffix) Is(target error) bool { return target == errReported }
 
 // ExitCode maps an error to its exit code; the one place that does.
