@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -117,5 +118,43 @@ func TestTTY_AskModeWithoutATerminalDenies(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
 		t.Fatal("ask mode without a terminal allowed the write")
+	}
+}
+
+func TestCrash_KilledWhileAPermissionIsPendingPausesTheContinuation(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	tm := newTmux(t, w, kandevBin+" --permissions ask prompt "+id+" '/write out.txt later'")
+	tm.waitScreen("Allow Write out.txt? [y/N]")
+	var st struct {
+		Status struct{ Badge string }
+	}
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if st.Status.Badge != "waiting-for-permission" {
+		t.Fatalf("badge while asking: %q", st.Status.Badge)
+	}
+	pid := w.session(id).OwnerPID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the owner to die", func() bool { return !w.ownerAlive(id) })
+	r := w.run("resume", id)
+	if r.code != 5 || !strings.Contains(r.stderr, "permission") {
+		t.Fatalf("resume after a kill during a permission question: %s", r)
+	}
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if st.Status.Badge != "paused" {
+		t.Fatalf("badge %q, want paused", st.Status.Badge)
+	}
+	if continuations(w.events(id)) != 0 {
+		t.Fatal("continued although a permission was pending")
+	}
+	// After the pause a plain prompt continues normally.
+	if r := w.run("prompt", id, "/say back to work"); r.code != 0 || !strings.Contains(r.stdout, "back to work") {
+		t.Fatalf("prompt after the pause: %s", r)
+	}
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if st.Status.Badge != "idle" {
+		t.Fatalf("badge after the prompt: %q", st.Status.Badge)
 	}
 }
