@@ -109,35 +109,28 @@ func (e errIDTaken) Is(target error) bool { return target == state.ErrOwnerBusy 
 
 // Run validates the bundle, then writes the log and the record.
 func (c *ImportCmd) Run(env *Env) error {
-	data, err := c.read(env)
+	in, err := c.open(env)
 	if err != nil {
 		return err
 	}
-	rec, events, err := parseBundle(data)
+	defer in.Close()
+	id := ""
+	if !c.KeepID {
+		id = state.NewID(env.Now())
+	}
+	rec, log, events, err := readBundle(in, id)
 	if err != nil {
 		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
+	oldID := rec.ID
+	if id == "" {
+		id = oldID
+	}
+	imported := importedRecord(*rec, id, c.KeepID)
 	h, err := env.Home()
 	if err != nil {
 		return err
 	}
-	oldID := rec.ID
-	id := oldID
-	if !c.KeepID {
-		id = state.NewID(env.Now())
-	}
-	imported := importedRecord(*rec, id, c.KeepID)
-	var log bytes.Buffer
-	for _, e := range events {
-		e.SessionID = id
-		history.RedactEvent(&e)
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		log.Write(append(b, '\n'))
-	}
-
 	unlock, err := h.LockRecord(id)
 	if err != nil {
 		return err
@@ -148,74 +141,95 @@ func (c *ImportCmd) Run(env *Env) error {
 			return errIDTaken{id: id, home: h.Dir}
 		}
 	}
-	if err := state.WriteFileAtomic(h.LogPath(id), log.Bytes()); err != nil {
+	if err := state.WriteFileAtomic(h.LogPath(id), log); err != nil {
 		return fmt.Errorf("write the event log of %s: %w", id, err)
 	}
 	if err := h.CreateSession(&imported); err != nil {
 		os.Remove(h.LogPath(id))
 		return err
 	}
-	env.Out.Object(map[string]any{"session": imported, "import": map[string]any{"file": c.File, "events": len(events), "original_id": oldID}},
+	env.Out.Object(map[string]any{"session": imported, "import": map[string]any{"file": c.File, "events": events, "original_id": oldID}},
 		func(w io.Writer) {
 			fmt.Fprintln(w, id)
-			fmt.Fprintf(w, "imported %d events from %s (exported as %s); state %s\n", len(events), c.File, oldID, imported.State)
+			fmt.Fprintf(w, "imported %d events from %s (exported as %s); state %s\n", events, c.File, oldID, imported.State)
 		})
 	return nil
 }
 
-func (c *ImportCmd) read(env *Env) ([]byte, error) {
+func (c *ImportCmd) open(env *Env) (io.ReadCloser, error) {
 	if c.File == "-" {
-		return io.ReadAll(env.Stdin)
+		return io.NopCloser(env.Stdin), nil
 	}
-	b, err := os.ReadFile(c.File)
+	f, err := os.Open(c.File)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("bundle %s: %w", c.File, state.ErrNotFound)
 	}
-	return b, err
+	return f, err
 }
 
-// parseBundle checks a whole bundle: the header line, then one event per
-// line with seq 1, 2, ... n of the header's session. Errors name the line.
-func parseBundle(data []byte) (*state.Session, []state.Event, error) {
-	lines := bytes.Split(data, []byte("\n"))
-	if n := len(lines); n > 0 && len(bytes.TrimSpace(lines[n-1])) == 0 {
-		lines = lines[:n-1] // the newline that ends the last line
+// readBundle checks a whole bundle: the header line, then one event per
+// line with seq 1, 2, ... n of the header's session. It returns the record
+// and the event log for session id (the bundle's own id when id is ""):
+// each event with its session id replaced and redacted again. Errors name
+// the line.
+func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events int, err error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	line, err := state.ReadLine(br)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, 0, err
 	}
-	if len(lines) == 0 {
-		return nil, nil, errors.New("empty file: not a kandev bundle")
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, nil, 0, errors.New("line 1 is empty: not a kandev bundle")
 	}
 	var head bundleHeader
-	if err := json.Unmarshal(lines[0], &head); err != nil || head.Version == 0 {
-		return nil, nil, errors.New(`line 1: not a kandev bundle header ({"kandev_bundle":1,"session":{...}}); make bundles with kandev export`)
+	if err := json.Unmarshal(line, &head); err != nil || head.Version == 0 {
+		return nil, nil, 0, errors.New(`line 1: not a kandev bundle header ({"kandev_bundle":1,"session":{...}}); make bundles with kandev export`)
 	}
 	if head.Version != BundleVersion {
-		return nil, nil, fmt.Errorf("line 1: bundle version %d, this kandev reads version %d", head.Version, BundleVersion)
+		return nil, nil, 0, fmt.Errorf("line 1: bundle version %d, this kandev reads version %d", head.Version, BundleVersion)
 	}
 	if head.Session == nil {
-		return nil, nil, errors.New("line 1: the header has no session record")
+		return nil, nil, 0, errors.New("line 1: the header has no session record")
 	}
 	if err := state.ValidateID(head.Session.ID); err != nil {
-		return nil, nil, fmt.Errorf("line 1: %w", err)
+		return nil, nil, 0, fmt.Errorf("line 1: %w", err)
 	}
-	events := make([]state.Event, 0, len(lines)-1)
-	for i, line := range lines[1:] {
-		n := i + 2
-		var e state.Event
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, nil, fmt.Errorf("line %d: not a JSON event (%v)", n, err)
-		}
-		if want := int64(i + 1); e.Seq != want {
-			return nil, nil, fmt.Errorf("line %d: seq %d where %d was due (a bundle holds seq 1 to n without gaps)", n, e.Seq, want)
-		}
-		if e.Type == "" {
-			return nil, nil, fmt.Errorf("line %d: event without a type", n)
-		}
-		if e.SessionID != head.Session.ID {
-			return nil, nil, fmt.Errorf("line %d: event of session %q in the bundle of %s", n, e.SessionID, head.Session.ID)
-		}
-		events = append(events, e)
+	if id == "" {
+		id = head.Session.ID
 	}
-	return head.Session, events, nil
+	var out bytes.Buffer
+	for n := 2; ; n++ {
+		line, err := state.ReadLine(br)
+		if len(line) > 0 {
+			var e state.Event
+			if err := json.Unmarshal(line, &e); err != nil {
+				return nil, nil, 0, fmt.Errorf("line %d: not a JSON event (%v)", n, err)
+			}
+			if want := int64(n - 1); e.Seq != want {
+				return nil, nil, 0, fmt.Errorf("line %d: seq %d where %d was due (a bundle holds seq 1 to n without gaps)", n, e.Seq, want)
+			}
+			if e.Type == "" {
+				return nil, nil, 0, fmt.Errorf("line %d: event without a type", n)
+			}
+			if e.SessionID != head.Session.ID {
+				return nil, nil, 0, fmt.Errorf("line %d: event of session %q in the bundle of %s", n, e.SessionID, head.Session.ID)
+			}
+			e.SessionID = id
+			history.RedactEvent(&e)
+			b, err := json.Marshal(e)
+			if err != nil {
+				return nil, nil, 0, fmt.Errorf("line %d: %w", n, err)
+			}
+			out.Write(append(b, '\n'))
+			events++
+		}
+		if errors.Is(err, io.EOF) {
+			return head.Session, out.Bytes(), events, nil
+		}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+	}
 }
 
 // importedRecord is the record an import writes: idle (no process runs the

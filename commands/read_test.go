@@ -117,6 +117,26 @@ func TestReadTranscriptPage_LastPageOfASyntheticLog(t *testing.T) {
 	}
 }
 
+// TestReadTranscriptPage_EveryPageIsThePageOfTheWholeTranscript: whatever
+// --before is (a page boundary or mid-turn), the page read from the end of
+// the file is history.Page over the whole transcript.
+func TestReadTranscriptPage_EveryPageIsThePageOfTheWholeTranscript(t *testing.T) {
+	h, s, _ := newSyntheticHome(t, 1500)
+	evs, _, _ := state.ReadAll(h.LogPath(s.ID))
+	all := history.Assemble(evs)
+	for before := int64(0); before <= 1501; before += 3 {
+		for _, limit := range []int{1, 5} {
+			want, wo, wn := history.Page(all, before, limit)
+			got, _, err := readTranscriptPage(h.LogPath(s.ID), before, limit)
+			a, _ := json.Marshal(want)
+			b, _ := json.Marshal(got.Entries)
+			if err != nil || (len(want) > 0 || len(got.Entries) > 0) && string(a) != string(b) || wo != got.HasOlder || wn != got.NextBeforeSequence {
+				t.Fatalf("before %d limit %d: %s vs %s", before, limit, b, a)
+			}
+		}
+	}
+}
+
 // TestReadRecap_DigestGivesTheSameRecap: the first recap reads the whole log
 // and leaves a digest; later ones read back only to it, after the log grew
 // too, and give the same bytes as a recap without any digest.
@@ -183,7 +203,7 @@ func readTestJSON(v any) string {
 	return string(b)
 }
 
-func TestParseBundle_RefusesBrokenBundles(t *testing.T) {
+func TestReadBundle_RefusesBrokenBundles(t *testing.T) {
 	head := `{"kandev_bundle":1,"session":{"id":"20260102-030405-aaaa"}}`
 	ev := func(seq int) string {
 		return fmt.Sprintf(`{"seq":%d,"timestamp":"2026-01-02T03:04:05Z","type":"state","session_id":"20260102-030405-aaaa","state":"WAITING_FOR_INPUT"}`, seq)
@@ -193,7 +213,7 @@ func TestParseBundle_RefusesBrokenBundles(t *testing.T) {
 	}{
 		{"good", head + "\n" + ev(1) + "\n" + ev(2) + "\n", ""},
 		{"good without a final newline", head + "\n" + ev(1), ""},
-		{"empty", "", "empty file"},
+		{"empty", "", "line 1 is empty"},
 		{"not a header", ev(1) + "\n", "line 1: not a kandev bundle header"},
 		{"future version", `{"kandev_bundle":2,"session":{"id":"x"}}` + "\n", "bundle version 2"},
 		{"no session", `{"kandev_bundle":1}` + "\n", "no session record"},
@@ -202,15 +222,16 @@ func TestParseBundle_RefusesBrokenBundles(t *testing.T) {
 		{"starts at 2", head + "\n" + ev(2) + "\n", "line 2: seq 2 where 1 was due"},
 		{"bad line", head + "\n" + ev(1) + "\n{\"seq\":2,\n" + ev(3) + "\n", "line 3: not a JSON event"},
 		{"blank line", head + "\n\n" + ev(1) + "\n", "line 2: not a JSON event"},
+		{"torn last line", head + "\n" + ev(1) + "\n" + `{"seq":2`, "line 3: not a JSON event"},
 		{"other session", head + "\n" + strings.Replace(ev(1), "aaaa", "bbbb", 1) + "\n", "line 2: event of session"},
 	}
 	for _, tc := range cases {
-		_, evs, err := parseBundle([]byte(tc.bundle))
+		_, log, n, err := readBundle(strings.NewReader(tc.bundle), "")
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.err == "" && len(evs) == 0:
-			t.Errorf("%s: no events", tc.name)
+		case tc.err == "" && (n == 0 || bytes.Count(log, []byte("\n")) != n):
+			t.Errorf("%s: %d events, log %q", tc.name, n, log)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
 		}

@@ -48,9 +48,7 @@ func (c *RecapCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if p := rep.Problems(); p != "" {
-		fmt.Fprintln(env.Out.Err, "kandev: warning: "+p)
-	}
+	warnSkipped(env, h, id, rep)
 	env.Out.Object(map[string]any{"recap": r}, func(w io.Writer) { writeRecapText(w, r, nextStep(s, st)) })
 	return nil
 }

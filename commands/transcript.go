@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -46,9 +48,7 @@ func (c *TranscriptCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if p := rep.Problems(); p != "" {
-		fmt.Fprintln(env.Out.Err, "kandev: warning: "+p)
-	}
+	warnSkipped(env, h, id, rep)
 	env.Out.Object(page, func(w io.Writer) {
 		if len(page.Entries) == 0 {
 			fmt.Fprintln(w, "(no messages)")
@@ -62,16 +62,57 @@ func (c *TranscriptCmd) Run(env *Env) error {
 	return nil
 }
 
+// warnSkipped reports a torn or corrupt line a reader skipped, but not the
+// unterminated line of an append a live owner is making right now.
+func warnSkipped(env *Env, h *state.Home, id string, rep state.ReadReport) {
+	if alive, _ := h.OwnerAlive(id); alive && len(rep.CorruptLines) == 0 {
+		return
+	}
+	if p := rep.Problems(); p != "" {
+		fmt.Fprintln(env.Out.Err, "kandev: warning: "+p)
+	}
+}
+
 // readTranscriptPage reads the page of entries that start before seq before
 // (0: the newest page) from the end of the log at path, only as far back as
 // the page needs (history.TailWindow says how far, and why that is exact).
 // Events are redacted again as they are read, in case an older kandev or
 // another tool wrote them.
+//
+// An older page still reads the lines after it. The window keeps of those
+// only the ones after the last turn_started, so they are kept here as raw
+// lines and decoded only once the page is reached: skipping costs a scan for
+// newlines, not a JSON decode per line.
 func readTranscriptPage(path string, before int64, limit int) (TranscriptPage, state.ReadReport, error) {
 	w := history.NewTailWindow(before, limit+1, true)
-	rep, err := state.ScanEventsBackward(path, func(e state.Event, _ []byte) bool {
+	feed := func(line []byte) bool {
+		var e state.Event
+		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+			return true
+		}
 		history.RedactEvent(&e)
 		return w.Add(e)
+	}
+	var newer [][]byte // raw lines at or after before, newest first, since the last turn_started
+	skipping := before > 0
+	rep, err := state.ScanBackward(path, func(line []byte) bool {
+		if skipping {
+			if seq, ok := lineSeq(line); ok && seq >= before {
+				if isTurnStart(line) {
+					newer = newer[:0]
+				} else {
+					newer = append(newer, bytes.Clone(line))
+				}
+				return true
+			}
+			for _, l := range newer {
+				if !feed(l) {
+					return false
+				}
+			}
+			skipping, newer = false, nil // every line from here on is older than the page's end
+		}
+		return feed(line)
 	})
 	if err != nil && !isNotFound(err) {
 		return TranscriptPage{}, rep, err
@@ -81,4 +122,38 @@ func readTranscriptPage(path string, before int64, limit int) (TranscriptPage, s
 		entries = []history.Entry{}
 	}
 	return TranscriptPage{Entries: entries, HasOlder: hasOlder, NextBeforeSequence: next, Limit: limit}, rep, nil
+}
+
+// lineSeq reads the seq of a log line from its start ({"seq":N,...), as
+// kandev writes it; other lines are decoded.
+func lineSeq(line []byte) (int64, bool) {
+	const prefix = `{"seq":`
+	if rest, ok := bytes.CutPrefix(line, []byte(prefix)); ok {
+		var n int64
+		i := 0
+		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+			n = n*10 + int64(rest[i]-'0')
+		}
+		if i > 0 && i < len(rest) && rest[i] == ',' {
+			return n, true
+		}
+	}
+	var e struct {
+		Seq int64 `json:"seq"`
+	}
+	if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+		return 0, false
+	}
+	return e.Seq, true
+}
+
+// isTurnStart reports whether a log line is a turn_started event.
+func isTurnStart(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"turn_started"`)) {
+		return false
+	}
+	var e struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(line, &e) == nil && e.Type == state.EventTurnStarted
 }
