@@ -216,7 +216,10 @@ trust_level = "trusted"
 		t.Fatal(err)
 	}
 	// The built-in codex profile, pointed at the installed binary.
-	w.config(fmt.Sprintf("[agents.codex]\ncommand = [%q]\nenv = { CODEX_HOME = %q, KANDEV_FAKE_RESPONSES_KEY = \"offline\" }\n", bin, codexHome))
+	// HOME points at the rig too: Codex runs commands with `bash -lc`, and a
+	// machine's own login profile (pyenv init, say) can take longer than
+	// Codex waits for a command's first output.
+	w.config(fmt.Sprintf("[agents.codex]\ncommand = [%q]\nenv = { CODEX_HOME = %q, HOME = %q, KANDEV_FAKE_RESPONSES_KEY = \"offline\" }\n", bin, codexHome, codexHome))
 	return r
 }
 

@@ -158,6 +158,9 @@ func (c *Conn) Barrier(fn func()) {
 		}
 		close(done)
 	}}) {
+		// The agent's stdout has closed: the recorder still drains what was
+		// queued before; run fn after it, so order is kept even on a crash.
+		<-c.recDone
 		if fn != nil {
 			fn()
 		}

@@ -43,6 +43,9 @@ type Job struct {
 	Progress func(string)
 	// Next returns the next interactive prompt (resume -i); nil for none.
 	Next func() (string, bool)
+	// InitialPrompt is the session's initial prompt as the user typed it
+	// (the record keeps it redacted until the agent accepts it).
+	InitialPrompt string
 	// OwnInput is the inbox input this process queued itself: its turn is
 	// emitted; turns served for other processes' inputs are not.
 	OwnInput string
@@ -208,7 +211,13 @@ func (o *owner) run(ctx context.Context) error {
 		return err
 	}
 	if o.s.InitialPrompt != "" {
-		if err := o.turn(ctx, state.SourceInitial, o.s.InitialPrompt); err != nil {
+		// The record keeps the prompt redacted; the process that took it from
+		// the user sends it as typed.
+		text := o.s.InitialPrompt
+		if o.job.InitialPrompt != "" {
+			text = o.job.InitialPrompt
+		}
+		if err := o.turn(ctx, state.SourceInitial, text); err != nil {
 			return err
 		}
 	}
@@ -469,7 +478,7 @@ func describeErr(err error) string {
 func (o *owner) failStart(err error) {
 	o.marker(history.MarkerAgentFailure, "Could not launch the agent: "+err.Error(), "")
 	o.update(func(s *state.Session) {
-		s.ErrorMessage = err.Error()
+		s.ErrorMessage = history.Redact(err.Error())
 		if s.State == state.StateCreated || s.State == state.StateStarting {
 			s.State = state.StateWaitingForInput
 		}
@@ -704,7 +713,7 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 		s.PermissionPending = false
 		s.LastActivityAt = time.Now().UTC()
 		if err != nil && !errors.Is(err, ErrInterrupted) {
-			s.ErrorMessage = err.Error()
+			s.ErrorMessage = history.Redact(err.Error())
 		}
 	})
 	o.setState(state.StateWaitingForInput)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -39,7 +40,7 @@ func (o *Output) Object(v any, text func(w io.Writer)) {
 
 // Error prints err as one line on stderr and, with --json, an error object on stdout.
 func (o *Output) Error(err error) {
-	msg := strings.TrimPrefix(err.Error(), "usage: ")
+	msg := history.Redact(strings.TrimPrefix(err.Error(), "usage: "))
 	fmt.Fprintln(o.Err, "kandev: "+firstLine(msg))
 	if o.JSON && !errors.Is(err, errReported) {
 		_ = json.NewEncoder(o.Out).Encode(map[string]any{"error": map[string]string{"code": errorCode(err), "message": msg}})

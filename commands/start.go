@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -60,12 +61,12 @@ func (c *StartCmd) Run(env *Env) error {
 	now := env.Now().UTC()
 	s := &state.Session{
 		ID: state.NewID(now), Cwd: cwd, Agent: agent, State: state.StateCreated,
-		CreatedAt: now, LastActivityAt: now, Title: c.Title, Workspace: c.Workspace,
-		InitialPrompt: prompt,
+		CreatedAt: now, LastActivityAt: now, Title: history.Redact(c.Title), Workspace: c.Workspace,
+		InitialPrompt: history.Redact(prompt),
 	}
 	s.TaskID = s.ID
 	if s.Title == "" {
-		s.Title = titleOf(prompt)
+		s.Title = titleOf(history.Redact(prompt))
 	}
 	if wt, ok, _ := state.DetectWorktree(cwd); ok {
 		wt.Valid = true
@@ -91,7 +92,7 @@ func (c *StartCmd) Run(env *Env) error {
 		fmt.Fprintln(env.Out.Out, s.ID)
 	}
 	res, err := acp.RunOwner(env.Ctx, acp.Job{
-		Home: h, Config: cfg, SessionID: s.ID, Profile: profile, Permissions: mode,
+		Home: h, Config: cfg, SessionID: s.ID, Profile: profile, Permissions: mode, InitialPrompt: prompt,
 		Emit: env.Out.Event, Ask: askOnTerminal(env), Progress: progressLine(env),
 	})
 	env.Out.Finish()

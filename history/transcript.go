@@ -206,7 +206,7 @@ func (a *assembler) appendText(e state.Event, partType string) {
 }
 
 func (a *assembler) foldToolCall(e state.Event) {
-	if ref, ok := a.tools[e.ToolCallID]; ok && e.ToolCallID != "" {
+	if ref, ok := a.tools[toolKey(e)]; ok && e.ToolCallID != "" {
 		en := &a.entries[ref.entry]
 		en.Sequence = max(en.Sequence, e.Seq)
 		p := &en.Message.Parts[ref.part]
@@ -229,12 +229,12 @@ func (a *assembler) foldToolCall(e state.Event) {
 	}
 	en.Message.Parts = append(en.Message.Parts, part)
 	if e.ToolCallID != "" {
-		a.tools[e.ToolCallID] = toolRef{entry: a.current, part: len(en.Message.Parts) - 1}
+		a.tools[toolKey(e)] = toolRef{entry: a.current, part: len(en.Message.Parts) - 1}
 	}
 }
 
 func (a *assembler) foldToolResult(e state.Event) {
-	ref, ok := a.tools[e.ToolCallID]
+	ref, ok := a.tools[toolKey(e)]
 	if !ok || e.ToolCallID == "" {
 		en := a.assistant(e)
 		a.closeText()
@@ -243,7 +243,7 @@ func (a *assembler) foldToolResult(e state.Event) {
 	}
 	ref.hasResult = true
 	if e.ToolCallID != "" {
-		a.tools[e.ToolCallID] = ref
+		a.tools[toolKey(e)] = ref
 	}
 	en := &a.entries[ref.entry]
 	en.Sequence = max(en.Sequence, e.Seq)
@@ -302,3 +302,7 @@ func (a *assembler) finish() []Entry {
 	}
 	return slices.Clip(out)
 }
+
+// toolKey joins a call with its result within one turn: agents reuse tool
+// call ids across turns (the ACP Go SDK's example agent sends call_1 every turn).
+func toolKey(e state.Event) string { return e.TurnID + "\x00" + e.ToolCallID }

@@ -86,7 +86,7 @@ func (h *Home) ConfigPath() string { return filepath.Join(h.Dir, "config.toml") 
 
 // SessionFiles lists every file that belongs to session id.
 func (h *Home) SessionFiles(id string) []string {
-	return []string{h.LogPath(id), h.RecordPath(id), h.LockPath(id), h.RecordLockPath(id), h.InboxPath(id), h.LeasePath(id)}
+	return []string{h.LogPath(id), h.RecordPath(id), h.LockPath(id), h.RecordLockPath(id), h.InboxPath(id), h.LeasePath(id), h.DigestPath(id)}
 }
 
 // ValidateID rejects ids that could escape the sessions directory.
