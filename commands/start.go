@@ -86,9 +86,9 @@ func (c *StartCmd) Run(env *Env) error {
 	if err := h.CreateSession(s); err != nil {
 		return err
 	}
-	if env.Out.JSON {
-		// The id is in every event and in the closing session object.
-	} else {
+	// The id is the first line of text output; --json has it in every event
+	// and --quiet prints only the final assistant text.
+	if !env.Out.JSON && !env.Out.Quiet {
 		fmt.Fprintln(env.Out.Out, s.ID)
 	}
 	res, err := acp.RunOwner(env.Ctx, acp.Job{
