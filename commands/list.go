@@ -43,19 +43,42 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	out := []listed{}
-	now := env.Now()
+	var picked []*state.Session
 	for _, s := range all {
 		if c.Workspace != "" && s.Workspace != c.Workspace || want != "" && s.State != want {
 			continue
 		}
-		st := observe(h, s, now)
-		if c.Resumable && !(st.NeedsResume || st.Reason == state.ReasonAgentRunning && st.Attachable) {
-			continue
-		}
-		out = append(out, listed{s, st.Badge})
-		if c.Limit > 0 && len(out) >= c.Limit {
-			break
+		picked = append(picked, s)
+	}
+	out := []listed{}
+	now := env.Now()
+	// Probes are lock, lease and inbox reads: a batch at a time on every
+	// core, so --limit stops after the batch that fills it.
+	const batch = 512
+	for lo := 0; lo < len(picked) && (c.Limit == 0 || len(out) < c.Limit); lo += batch {
+		part := picked[lo:min(lo+batch, len(picked))]
+		sts := make([]Status, len(part))
+		state.ForEach(len(part), func(i int) {
+			// A terminal session's badge does not depend on a probe, and it is
+			// never resumable: most sessions of a long-lived home cost no probe.
+			if !state.IsTerminal(part[i].State) {
+				sts[i] = observe(h, part[i], now)
+			}
+		})
+		for i, s := range part {
+			badge := sts[i].Badge
+			if state.IsTerminal(s.State) {
+				if c.Resumable {
+					continue
+				}
+				badge = state.Badge(s, false)
+			} else if c.Resumable && !(sts[i].NeedsResume || sts[i].Reason == state.ReasonAgentRunning && sts[i].Attachable) {
+				continue
+			}
+			out = append(out, listed{s, badge})
+			if c.Limit > 0 && len(out) >= c.Limit {
+				break
+			}
 		}
 	}
 	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) {

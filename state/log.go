@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // EventLog appends events to one session's log. Only the owner of a session
@@ -242,7 +244,7 @@ func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
 	end := st.Size()
 	var carry []byte // bytes after the last newline seen so far (start of a line that began earlier)
 	first := true
-	buf := make([]byte, backChunk)
+	buf := make([]byte, min(backChunk, end)) // a short log needs no 64 KiB buffer
 	for end > 0 {
 		n := int64(backChunk)
 		if end < n {
@@ -359,15 +361,20 @@ func TruncateTornTail(path string) (int64, error) {
 func TurnClosed(path, turnID string) bool {
 	closed := false
 	_, _ = ScanBackward(path, func(line []byte) bool {
-		var e Event
-		if json.Unmarshal(line, &e) != nil || e.TurnID != turnID {
+		// Two fields decide: read them without decoding the event, since the
+		// scan may cross a whole turn of streamed chunks.
+		if !gjson.ValidBytes(line) {
 			return true
 		}
-		if e.Type == EventTurnEnded {
+		f := gjson.GetManyBytes(line, "turn_id", "type")
+		if f[0].Type != gjson.String || f[0].Str != turnID || f[1].Type != gjson.String {
+			return true
+		}
+		if f[1].Str == EventTurnEnded {
 			closed = true
 			return false
 		}
-		return e.Type != EventTurnStarted
+		return f[1].Str != EventTurnStarted
 	})
 	return closed
 }
