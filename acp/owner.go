@@ -727,11 +727,13 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 func (o *owner) resumeContext(request string) string {
 	max := o.job.Config.MaxReplayBytes()
 	var evs []state.Event
+	partial := false
 	if o.s.ParentID != "" {
-		evs = historyForContext(o.job.Home.LogPath(o.s.ParentID), max)
+		evs, partial = historyForContext(o.job.Home.LogPath(o.s.ParentID), max)
 	}
-	evs = append(evs, historyForContext(o.job.Home.LogPath(o.s.ID), max)...)
-	return history.BuildResumeContext(evs, request, o.s.ID, max)
+	own, ownPartial := historyForContext(o.job.Home.LogPath(o.s.ID), max)
+	evs = append(evs, own...)
+	return history.BuildResumeContextWindow(evs, request, o.s.ID, max, partial || ownPartial)
 }
 
 // shutdown stops the agent and records its exit.

@@ -1,11 +1,13 @@
 package acp
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -154,5 +156,24 @@ func TestRepairTurn_AppendsUnknownResultsOnceAndNothingForAnEndedTurn(t *testing
 	}
 	if again, _ := RepairTurn(all, "t1", state.StopShutdown); again != nil {
 		t.Fatalf("second repair: %+v", again)
+	}
+}
+
+func TestHistoryForContext_LongLogKeepsTheFirstRequestAndSaysMoreWereOmitted(t *testing.T) {
+	h, _ := state.OpenHome(t.TempDir())
+	log, _, _ := h.OpenLog("s", state.OpenLogOptions{})
+	log.Append(&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: "the original request"})
+	for i := 0; i < 3000; i++ {
+		log.Append(&state.Event{Type: state.EventAgentMessage, TurnID: "t1", Content: strings.Repeat("a", 200)},
+			&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: strings.Repeat("u", 200)})
+	}
+	log.Close()
+	evs, partial := historyForContext(h.LogPath("s"), 32<<10)
+	if !partial || evs[0].Content != "the original request" || len(evs) >= 6000 {
+		t.Fatalf("partial=%v first=%q n=%d", partial, evs[0].Content, len(evs))
+	}
+	block := history.BuildResumeContextWindow(evs, "go on", "s", 32<<10, partial)
+	if len(block) > 32<<10 || !strings.Contains(block, "[USER]: the original request") || !strings.Contains(block, "more than") {
+		t.Fatalf("block of %d bytes:\n%.400s", len(block), block)
 	}
 }

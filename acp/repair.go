@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -95,55 +97,53 @@ func join(ids []string) string {
 }
 
 // historyForContext reads the events the resume context is built from:
-// the whole log when it is small, else the first user message and enough
-// of the newest events to fill the bound, read from the end.
-func historyForContext(path string, maxBytes int) []state.Event {
+// the whole log when it is small, else the first user message and the
+// newest 2×maxBytes of lines, read from the end (the block itself is at most
+// maxBytes, and each line is longer than the text it carries). Lines are
+// filtered by type before they are decoded. olderUnread says events between
+// the two were not read.
+func historyForContext(path string, maxBytes int) (evs []state.Event, olderUnread bool) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	keep := func(e *state.Event) bool {
-		switch e.Type {
+	keep := func(line []byte) bool {
+		switch gjson.GetBytes(line, "type").String() {
 		case state.EventUserMessage, state.EventAgentMessage, state.EventToolCall, state.EventToolResult, state.EventTurnStarted, state.EventTurnEnded:
 			return true
 		}
 		return false
 	}
-	if st.Size() <= int64(8*maxBytes) {
-		var out []state.Event
-		_, _ = state.ScanLog(path, func(e state.Event) bool {
-			if keep(&e) {
-				out = append(out, e)
+	window := int64(2 * maxBytes)
+	var tail []state.Event
+	var firstSeq int64
+	_, _ = state.ScanBackward(path, func(line []byte) bool {
+		window -= int64(len(line))
+		if keep(line) {
+			var e state.Event
+			if json.Unmarshal(line, &e) == nil {
+				tail = append(tail, e)
+				firstSeq = e.Seq
 			}
-			return true
-		})
-		return out
+		}
+		return window > 0
+	})
+	slices.Reverse(tail)
+	if window > 0 || st.Size() <= int64(2*maxBytes) {
+		return tail, false // the whole log was read
 	}
 	var first []state.Event
 	_, _ = state.ScanLog(path, func(e state.Event) bool {
+		if e.Seq >= firstSeq {
+			return false
+		}
 		if e.Type == state.EventUserMessage {
 			first = append(first, e)
 			return false
 		}
 		return true
 	})
-	budget := 4 * maxBytes
-	var tail []state.Event
-	_, _ = state.ScanBackward(path, func(line []byte) bool {
-		budget -= len(line)
-		var e state.Event
-		if json.Unmarshal(line, &e) == nil && keep(&e) {
-			tail = append(tail, e)
-		}
-		return budget > 0
-	})
-	for i, j := 0, len(tail)-1; i < j; i, j = i+1, j-1 {
-		tail[i], tail[j] = tail[j], tail[i]
-	}
-	if len(first) > 0 && len(tail) > 0 && tail[0].Seq <= first[0].Seq {
-		return tail
-	}
-	return append(first, tail...)
+	return append(first, tail...), true
 }
 
 // RepairReport says what Repair did (or would do with dry run).

@@ -65,8 +65,8 @@ func BenchmarkResumeContextFromLog(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				evs := historyForContext(path, history.DefaultMaxReplayBytes)
-				if ctx := history.BuildResumeContext(evs, "continue", "bench", history.DefaultMaxReplayBytes); len(ctx) == 0 {
+				evs, partial := historyForContext(path, history.DefaultMaxReplayBytes)
+				if ctx := history.BuildResumeContextWindow(evs, "continue", "bench", history.DefaultMaxReplayBytes, partial); len(ctx) == 0 {
 					b.Fatal("empty resume context")
 				}
 			}

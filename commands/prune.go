@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kandev/kandev/state"
@@ -161,11 +162,12 @@ func leaseBlocker(h *state.Home, id string, now time.Time) string {
 
 // demoTokenPattern is the demo agent's own rule for session ids; a token
 // outside it cannot name one of its files (and must not name any other file).
-var demoTokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+// demoTokenPattern is compiled on first use: every kandev invocation pays for start-up work.
+var demoTokenPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // demoAgentFile is the demo agent's file for the agent session token, or "".
 func demoAgentFile(h *state.Home, token string) string {
-	if !demoTokenPattern.MatchString(token) {
+	if !demoTokenPattern().MatchString(token) {
 		return ""
 	}
 	return filepath.Join(h.DemoAgentDir(), token+".json")

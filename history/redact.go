@@ -3,6 +3,7 @@ package history
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces every secret that Redact finds.
@@ -25,7 +26,7 @@ func Redact(s string) string {
 		return s
 	}
 	if strings.Contains(s, "PRIVATE KEY-----") {
-		s = redactMatches(s, privateKeyBlockRE, keepRedacted, 1)
+		s = redactMatches(s, rx().privateKeyBlock, keepRedacted, 1)
 	}
 	s = applySpans(s, authorizationHeaderSpans(s))
 	s = applySpans(s, bearerSpans(s))
@@ -36,33 +37,51 @@ func Redact(s string) string {
 	return s
 }
 
+// redactRegexps are compiled on first use, not at start-up: most kandev
+// commands never redact, and start-up time is paid by every invocation.
+type redactRegexps struct {
+	privateKeyBlock *regexp.Regexp
+	headerValue     *regexp.Regexp
+	bearerValue     *regexp.Regexp
+	userinfo        *regexp.Regexp
+	keyValue        *regexp.Regexp
+	flagValue       *regexp.Regexp
+	tokenShape      *regexp.Regexp
+	envReference    *regexp.Regexp
+}
+
+var rx = sync.OnceValue(func() *redactRegexps {
+	return &redactRegexps{
+		privateKeyBlock: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----([\s\S]*?)(?:-----END [A-Z ]*PRIVATE KEY-----|\z)`),
+
+		// The rest are anchored: each runs where its literal (header or flag name,
+		// separator, "://", token prefix) was found.
+		headerValue: regexp.MustCompile(`^[ \t]*:[ \t]*([^"'\\\r\n]*[^"'\\\r\n \t])`),
+		bearerValue: regexp.MustCompile(`^[ \t]+([A-Za-z0-9\-._~+/]+=*)`),
+		userinfo:    regexp.MustCompile(`^([^\s/?#@:"'\\<>]+:[^\s/?#@"'\\<>]+)@`),
+		keyValue:    regexp.MustCompile(`^([ \t]*)` + valuePattern("=")),
+		flagValue:   regexp.MustCompile(`^([ \t]+)` + valuePattern("=-")),
+
+		tokenShape: regexp.MustCompile(`^(?:` + strings.Join([]string{
+			`sk-[A-Za-z0-9_-]{20,}`,                                         // OpenAI, Anthropic (sk-ant-...)
+			`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`,                          // Stripe
+			`gh[pousr]_[A-Za-z0-9]{30,}`,                                    // GitHub
+			`github_pat_[A-Za-z0-9_]{30,}`,                                  // GitHub fine-grained
+			`xox[abposr]-[A-Za-z0-9-]{10,}`,                                 // Slack
+			`AIza[0-9A-Za-z_-]{30,}`,                                        // Google
+			`(?:AKIA|ASIA)[0-9A-Z]{16}\b`,                                   // AWS access key id
+			`hf_[A-Za-z0-9]{30,}`,                                           // Hugging Face
+			`npm_[A-Za-z0-9]{30,}`,                                          // npm
+			`glpat-[A-Za-z0-9_-]{20,}`,                                      // GitLab
+			`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, // JWT
+		}, "|") + `)`),
+
+		envReference: regexp.MustCompile(`^(?:\$\{\w+\}|\$[A-Z_][A-Z0-9_]*|%\w+%|\{\{[^}]*\}\})$`),
+	}
+})
+
 var (
-	privateKeyBlockRE = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----([\s\S]*?)(?:-----END [A-Z ]*PRIVATE KEY-----|\z)`)
-
-	// The rest are anchored: each runs where its literal (header or flag name,
-	// separator, "://", token prefix) was found.
-	headerValueRE = regexp.MustCompile(`^[ \t]*:[ \t]*([^"'\\\r\n]*[^"'\\\r\n \t])`)
-	bearerValueRE = regexp.MustCompile(`^[ \t]+([A-Za-z0-9\-._~+/]+=*)`)
-	userinfoRE    = regexp.MustCompile(`^([^\s/?#@:"'\\<>]+:[^\s/?#@"'\\<>]+)@`)
-	keyValueRE    = regexp.MustCompile(`^([ \t]*)` + valuePattern("="))
-	flagValueRE   = regexp.MustCompile(`^([ \t]+)` + valuePattern("=-"))
-
-	tokenShapeRE = regexp.MustCompile(`^(?:` + strings.Join([]string{
-		`sk-[A-Za-z0-9_-]{20,}`,                                         // OpenAI, Anthropic (sk-ant-...)
-		`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`,                          // Stripe
-		`gh[pousr]_[A-Za-z0-9]{30,}`,                                    // GitHub
-		`github_pat_[A-Za-z0-9_]{30,}`,                                  // GitHub fine-grained
-		`xox[abposr]-[A-Za-z0-9-]{10,}`,                                 // Slack
-		`AIza[0-9A-Za-z_-]{30,}`,                                        // Google
-		`(?:AKIA|ASIA)[0-9A-Z]{16}\b`,                                   // AWS access key id
-		`hf_[A-Za-z0-9]{30,}`,                                           // Hugging Face
-		`npm_[A-Za-z0-9]{30,}`,                                          // npm
-		`glpat-[A-Za-z0-9_-]{20,}`,                                      // GitLab
-		`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, // JWT
-	}, "|") + `)`)
 	tokenPrefixes = []string{"sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza", "AKIA", "ASIA", "hf_", "npm_", "glpat-", "eyJ"}
-
-	envReferenceRE = regexp.MustCompile(`^(?:\$\{\w+\}|\$[A-Z_][A-Z0-9_]*|%\w+%|\{\{[^}]*\}\})$`)
 )
 
 // valuePattern matches the value after a secret name. Groups, numbered from 2:
@@ -142,7 +161,7 @@ func authorizationHeaderSpans(s string) []span {
 			continue
 		}
 		at := i + len("authorization")
-		if m := headerValueRE.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil && !keepHeaderValue(s[at+m[2]:at+m[3]]) {
+		if m := rx().headerValue.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil && !keepHeaderValue(s[at+m[2]:at+m[3]]) {
 			spans = append(spans, span{at + m[2], at + m[3]})
 		}
 	}
@@ -170,7 +189,7 @@ func bearerSpans(s string) []span {
 			continue
 		}
 		at := i + len("bearer")
-		if m := bearerValueRE.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil && !proseAfterBearer[strings.ToLower(s[at+m[2]:at+m[3]])] {
+		if m := rx().bearerValue.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil && !proseAfterBearer[strings.ToLower(s[at+m[2]:at+m[3]])] {
 			spans = append(spans, span{at + m[2], at + m[3]})
 		}
 	}
@@ -195,7 +214,7 @@ func urlUserinfoSpans(s string) []span {
 	for i := strings.Index(s, "://"); i >= 0; {
 		if i > 0 && isSchemeByte(s[i-1]) {
 			at := i + 3
-			if m := userinfoRE.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil {
+			if m := rx().userinfo.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil {
 				spans = append(spans, span{at + m[2], at + m[3]})
 			}
 		}
@@ -239,7 +258,7 @@ func keyValueSpans(s string) []span {
 			continue // a path component: open /etc/passwd: no such file
 		}
 		at := k + 1
-		m := keyValueRE.FindStringSubmatchIndex(s[at:lineEnd(s, at)])
+		m := rx().keyValue.FindStringSubmatchIndex(s[at:lineEnd(s, at)])
 		if m == nil {
 			continue
 		}
@@ -262,7 +281,7 @@ func flagSpans(s string) []span {
 				end++
 			}
 			if namesSecret(s[i+2 : end]) {
-				if m := flagValueRE.FindStringSubmatchIndex(s[end:lineEnd(s, end)]); m != nil {
+				if m := rx().flagValue.FindStringSubmatchIndex(s[end:lineEnd(s, end)]); m != nil {
 					if sp, ok := valueSpan(s, end, m, true); ok {
 						spans = append(spans, sp)
 					}
@@ -320,7 +339,7 @@ func tokenShapeSpans(s string) []span {
 		for end < len(s) && (isWordByte(s[end]) || s[end] == '-' || s[end] == '.') {
 			end++
 		}
-		m := tokenShapeRE.FindStringIndex(s[i:end])
+		m := rx().tokenShape.FindStringIndex(s[i:end])
 		if m == nil {
 			continue
 		}
@@ -351,7 +370,7 @@ func isPlaceholder(v string) bool {
 		return true
 	case strings.HasPrefix(v, "<") && strings.HasSuffix(v, ">"):
 		return true
-	case envReferenceRE.MatchString(v):
+	case rx().envReference.MatchString(v):
 		return true
 	case strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"), strings.HasPrefix(v, "~/"), strings.HasPrefix(v, "//"):
 		return true

@@ -48,6 +48,14 @@ const (
 // Cost is linear in len(history): entries are measured, never rendered, until
 // the kept ones are known.
 func BuildResumeContext(history []state.Event, request, sessionID string, maxBytes int) string {
+	return BuildResumeContextWindow(history, request, sessionID, maxBytes, false)
+}
+
+// BuildResumeContextWindow is BuildResumeContext over a window of the log:
+// when olderUnread is set, history holds the first user message and the
+// newest events only (a long log is read from its end), so the note says
+// "more than N" entries were omitted instead of a count it cannot know.
+func BuildResumeContextWindow(history []state.Event, request, sessionID string, maxBytes int, olderUnread bool) string {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxReplayBytes
 	}
@@ -59,11 +67,11 @@ func BuildResumeContext(history []state.Event, request, sessionID string, maxByt
 	for _, e := range entries {
 		all += e.size()
 	}
-	if frame+len(request)+all <= maxBytes {
+	if frame+len(request)+all <= maxBytes && !olderUnread {
 		return renderResumeContext(entries, nil, "", request, maxBytes)
 	}
 
-	budget := maxBytes - frame - len(request) - len(omittedNote(len(entries), sessionID))
+	budget := maxBytes - frame - len(request) - len(omittedNote(len(entries), sessionID, olderUnread))
 	first := -1
 	for i, e := range entries {
 		if e.user {
@@ -91,8 +99,8 @@ func BuildResumeContext(history []state.Event, request, sessionID string, maxByt
 	omitted := len(entries) - len(kept) - len(pinned)
 
 	note := ""
-	if omitted > 0 && budget >= 0 {
-		note = omittedNote(omitted, sessionID)
+	if (omitted > 0 || olderUnread) && budget >= 0 {
+		note = omittedNote(omitted, sessionID, olderUnread)
 	}
 	if note == "" && omitted > 0 { // not even the note fits: no history at all
 		pinned, kept = nil, nil
@@ -104,8 +112,12 @@ func BuildResumeContext(history []state.Event, request, sessionID string, maxByt
 }
 
 // omittedNote is the line that stands for the entries left out.
-func omittedNote(n int, sessionID string) string {
-	return "[... " + strconv.Itoa(n) + ` earlier entries omitted; run "kandev transcript ` + sessionID + `" to see them ...]` + "\n"
+func omittedNote(n int, sessionID string, more bool) string {
+	count := strconv.Itoa(n)
+	if more {
+		count = "more than " + count
+	}
+	return "[... " + count + ` earlier entries omitted; run "kandev transcript ` + sessionID + `" to see them ...]` + "\n"
 }
 
 func renderResumeContext(pinned, kept []replayEntry, note, request string, maxBytes int) string {

@@ -114,7 +114,7 @@ func TestBuildResumeContext_CutsFirstMessageBeforeRequest(t *testing.T) {
 	}
 	frame := len(resumeContextHeader) + len(resumeRequestHeader) + len(resumeInstructions)
 	request := "the current request"
-	note := omittedNote(1, "s")
+	note := omittedNote(1, "s", false)
 	bound := frame + len(request) + len(note) + 300
 	got := BuildResumeContext(events, request, "s", bound)
 	if len(got) > bound {

@@ -92,11 +92,12 @@ func (a *agent) replay(ctx context.Context, id string, e entry) error {
 }
 
 // validID keeps client-supplied ids from naming files outside Dir.
-var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+// validID is compiled on first use: every kandev invocation pays for start-up work.
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // load reads a session file; a malformed or unknown id yields os.ErrNotExist.
 func load(dir, id string) (*sessionFile, error) {
-	if !validID.MatchString(id) {
+	if !validID().MatchString(id) {
 		return nil, os.ErrNotExist
 	}
 	f, err := os.Open(filepath.Join(dir, id+".json"))

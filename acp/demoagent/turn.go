@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -195,13 +196,16 @@ func (t *turn) newline(role string) error {
 // rememberRe finds "remember WORD" where a user would have typed it: at
 // the start of a line or after a speaker tag such as "[USER]:", but not in
 // agent prose like "I remember nothing.".
-var rememberRe = regexp.MustCompile("(?m)(?:^|[:>\\]\"'`*-])[ \\t]*remember[ \\t]+(\\S+)")
+// rememberRe is compiled on first use: every kandev invocation pays for start-up work.
+var rememberRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("(?m)(?:^|[:>\\]\"'`*-])[ \\t]*remember[ \\t]+(\\S+)")
+})
 
 func (t *turn) recall(before []string) error {
 	var words []string
 	seen := map[string]bool{}
 	scan := func(text string) {
-		for _, m := range rememberRe.FindAllStringSubmatch(text, -1) {
+		for _, m := range rememberRe().FindAllStringSubmatch(text, -1) {
 			w := strings.TrimRight(m[1], ".,;:!?\"'`)]}>*")
 			if w != "" && !seen[w] {
 				seen[w] = true
