@@ -706,17 +706,20 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 
 // endTurn records the turn's end and leaves the session waiting for input.
 func (o *owner) endTurn(turnID, stop string, err error) {
-	o.append(true, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop})
+	// One fsync'd append and one record write for the end of a turn.
+	o.append(true,
+		&state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop},
+		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateWaitingForInput})
 	o.update(func(s *state.Session) {
 		s.CurrentTurn = ""
 		s.StopReason = stop
+		s.State = state.StateWaitingForInput
 		s.PermissionPending = false
 		s.LastActivityAt = time.Now().UTC()
 		if err != nil && !errors.Is(err, ErrInterrupted) {
 			s.ErrorMessage = history.Redact(err.Error())
 		}
 	})
-	o.setState(state.StateWaitingForInput)
 	o.mu.Lock()
 	o.turnID, o.onAccept = "", nil
 	o.mu.Unlock()
