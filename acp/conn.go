@@ -61,8 +61,11 @@ func Connect(p *Process, opts ConnOptions) *Conn {
 	c.q.cond = sync.NewCond(&c.q.mu)
 	c.activity.Store(time.Now().UnixNano())
 	pr, pw := io.Pipe()
+	// The SDK logs through slog.Default; kandev reports what matters itself
+	// (garbage on stdout, a dead agent). Set before the connection starts:
+	// the SDK's SetLogger races with the goroutines it has already started.
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c.sdk = sdk.NewClientSideConnection(&client{c: c}, p.Stdin, pr)
-	c.sdk.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	go c.intercept(p.Stdout, pw)
 	go c.record()
 	return c

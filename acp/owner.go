@@ -174,11 +174,19 @@ func (o *owner) progress(msg string) {
 }
 
 func (o *owner) run(ctx context.Context) error {
-	var interrupted string
-	var unknown []state.Event
+	var tr TurnRepair
+	interrupted := o.s.CurrentTurn
 	permissionPending := o.s.PermissionPending
-	if o.s.CurrentTurn != "" {
-		interrupted, unknown = o.repairInterrupted(state.StopShutdown)
+	if o.s.State == state.StateRunning && interrupted == "" {
+		// A record that lagged behind a finished turn: nothing was cut off.
+		o.update(func(s *state.Session) { s.State = state.StateWaitingForInput })
+	}
+	if interrupted != "" {
+		tr = o.repairInterrupted(state.StopShutdown)
+		if tr.Fixes == nil {
+			interrupted = ""
+		}
+		permissionPending = permissionPending || tr.PermissionOpen
 	}
 	o.reconcileInbox()
 	if o.s.Worktree != nil {
@@ -230,7 +238,18 @@ func (o *owner) run(ctx context.Context) error {
 			s.ContinuedTurn = interrupted
 			s.RestartAttempts = append(pruneAttempts(s.RestartAttempts, now, window), now)
 		})
-		if err := o.turn(ctx, state.SourceContinuation, history.BuildContinuationPrompt(unknown)); err != nil {
+		if !tr.Accepted && tr.UserText != "" {
+			// The agent never answered the interrupted turn: send its message
+			// again (as the SPEC does for an initial prompt) rather than a
+			// continuation of work that never began.
+			source := tr.Source
+			if source == "" || source == state.SourceInitial {
+				source = state.SourceUser
+			}
+			if err := o.turn(ctx, source, tr.UserText); err != nil {
+				return err
+			}
+		} else if err := o.turn(ctx, state.SourceContinuation, history.BuildContinuationPrompt(tr.UnknownCalls)); err != nil {
 			return err
 		}
 	}
@@ -276,36 +295,30 @@ func (o *owner) pause(reason string) {
 	o.marker(history.MarkerContinuationPaused, "Automatic continuation paused: "+reason+". Inspect with kandev recap "+o.s.ID+", then send a prompt.", "")
 }
 
-// repairInterrupted closes a turn whose owner died, by appending: each tool
-// call without a result gets an unknown-outcome result, the turn gets
-// turn_ended with the given stop reason, and a marker says what was repaired.
-// It returns the turn and its tool calls of unknown outcome.
-func (o *owner) repairInterrupted(stop string) (string, []state.Event) {
+// repairInterrupted closes a turn whose owner died, by appending what
+// RepairTurn decided. When the log shows the turn ended (or never began),
+// only the record lagged behind and is set straight.
+func (o *owner) repairInterrupted(stop string) TurnRepair {
 	turn := o.s.CurrentTurn
-	evs := turnEvents(o.job.Home.LogPath(o.s.ID), turn)
-	fixes, unknown := RepairTurn(evs, turn, stop)
-	if fixes == nil {
-		// The turn ended in the log before the owner died: only the record lagged.
-		o.update(func(s *state.Session) { s.CurrentTurn = ""; s.State = state.StateWaitingForInput })
-		return "", nil
+	tr := RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, stop)
+	if tr.Fixes == nil {
+		o.update(func(s *state.Session) { s.CurrentTurn = ""; s.State = state.StateWaitingForInput; s.PermissionPending = false })
+		return tr
 	}
 	o.mu.Lock()
 	o.turnID = turn
 	o.mu.Unlock()
-	if len(fixes) > 0 {
-		o.append(true, fixes...)
-	}
+	o.append(true, append(tr.Fixes, &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})...)
 	o.update(func(s *state.Session) {
 		s.CurrentTurn = ""
 		s.StopReason = stop
 		s.State = state.StateWaitingForInput
 		s.PermissionPending = false
 	})
-	o.append(true, &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})
 	o.mu.Lock()
 	o.turnID = ""
 	o.mu.Unlock()
-	return turn, unknown
+	return tr
 }
 
 // start launches the agent and restores the session's conversation.
@@ -532,10 +545,13 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	}
 	opts, _ := json.Marshal(req.Options)
 	id := string(req.ToolCall.ToolCallId)
+	// The record says "pending" before the log shows the question, and stops
+	// saying it only after the answer is logged: a crash in between is
+	// always seen as a pending permission.
+	o.update(func(s *state.Session) { s.PermissionPending = true })
 	o.conn.Barrier(func() {
 		o.append(true, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts})
 	})
-	o.update(func(s *state.Session) { s.PermissionPending = true })
 	mode := o.job.Permissions
 	if mode == PermAsk {
 		mode = PermDenyAll
@@ -552,10 +568,10 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		outcome = "selected"
 	}
 	data, _ := json.Marshal(map[string]any{"outcome": outcome, "option_id": optionID, "allowed": allowed, "mode": o.job.Permissions})
-	o.update(func(s *state.Session) { s.PermissionPending = false })
 	o.conn.Barrier(func() {
 		o.append(true, &state.Event{Type: state.EventPermissionResolved, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data})
 	})
+	o.update(func(s *state.Session) { s.PermissionPending = false })
 	return PermissionAnswer(optionID)
 }
 

@@ -142,10 +142,11 @@ func TestRepairTurn_AppendsUnknownResultsOnceAndNothingForAnEndedTurn(t *testing
 		{Seq: 4, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b", ToolStatus: "in_progress"},
 		{Seq: 5, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolStatus: "completed"},
 	}
-	fixes, unknown := RepairTurn(evs, "t1", state.StopShutdown)
-	if len(unknown) != 1 || unknown[0].ToolCallID != "c2" {
-		t.Fatalf("unknown %+v", unknown)
+	tr := RepairTurn(evs, "t1", state.StopShutdown)
+	if len(tr.UnknownCalls) != 1 || tr.UnknownCalls[0].ToolCallID != "c2" || !tr.Accepted {
+		t.Fatalf("repair %+v", tr)
 	}
+	fixes := tr.Fixes
 	if len(fixes) != 3 || fixes[0].ToolStatus != "unknown" || fixes[1].StopReason != "shutdown" || fixes[2].Type != state.EventMarker {
 		t.Fatalf("fixes %+v", fixes)
 	}
@@ -154,8 +155,32 @@ func TestRepairTurn_AppendsUnknownResultsOnceAndNothingForAnEndedTurn(t *testing
 	for _, f := range fixes {
 		all = append(all, *f)
 	}
-	if again, _ := RepairTurn(all, "t1", state.StopShutdown); again != nil {
+	if again := RepairTurn(all, "t1", state.StopShutdown); again.Fixes != nil {
 		t.Fatalf("second repair: %+v", again)
+	}
+}
+
+func TestRepairTurn_SeesUnacceptedTurnsOpenPermissionsAndTurnsThatNeverStarted(t *testing.T) {
+	unaccepted := []state.Event{
+		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t2", Source: "queued"},
+		{Seq: 2, Type: state.EventUserMessage, TurnID: "t2", Content: "do the thing"},
+		{Seq: 3, Type: state.EventState, TurnID: "t2", State: "RUNNING"},
+	}
+	if tr := RepairTurn(unaccepted, "t2", state.StopShutdown); tr.Accepted || tr.UserText != "do the thing" || tr.Source != "queued" || tr.Fixes == nil {
+		t.Fatalf("unaccepted: %+v", tr)
+	}
+	open := append(unaccepted[:3:3],
+		state.Event{Seq: 4, Type: state.EventToolCall, TurnID: "t2", ToolCallID: "w"},
+		state.Event{Seq: 5, Type: state.EventPermissionRequest, TurnID: "t2", ToolCallID: "w"})
+	if tr := RepairTurn(open, "t2", state.StopShutdown); !tr.PermissionOpen || !tr.Accepted {
+		t.Fatalf("open permission: %+v", tr)
+	}
+	answered := append(open[:5:5], state.Event{Seq: 6, Type: state.EventPermissionResolved, TurnID: "t2", ToolCallID: "w"})
+	if tr := RepairTurn(answered, "t2", state.StopShutdown); tr.PermissionOpen {
+		t.Fatalf("answered permission still open: %+v", tr)
+	}
+	if tr := RepairTurn(unaccepted, "t3", state.StopShutdown); tr.Fixes != nil {
+		t.Fatalf("a turn that never started was repaired: %+v", tr)
 	}
 }
 

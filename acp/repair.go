@@ -15,25 +15,57 @@ import (
 
 var ownPID = os.Getpid()
 
-// RepairTurn returns the events that close interrupted turn turnID, given
-// the log's events: an unknown-outcome tool_result for each of the turn's
-// tool calls without a result, turn_ended with stop_reason shutdown, and an
-// info marker saying what was repaired. A turn that already ended needs
-// nothing, so repairing twice appends nothing the second time.
-func RepairTurn(events []state.Event, turnID, stop string) (fixes []*state.Event, unknownCalls []state.Event) {
+// TurnRepair is what RepairTurn found in an interrupted turn and what
+// closes it.
+type TurnRepair struct {
+	Fixes        []*state.Event // events to append; nil when nothing is to be done
+	UnknownCalls []state.Event  // tool calls whose outcome is unknown
+	// Accepted is set when the agent answered anything in the turn; an
+	// unaccepted turn is sent again instead of being continued.
+	Accepted bool
+	// PermissionOpen is set when a permission request has no answer in the log.
+	PermissionOpen bool
+	Source   string // the turn's source
+	UserText string // the turn's user message as logged
+}
+
+// agentEventTypes are the events only an agent that took the prompt produces.
+var agentEventTypes = map[string]bool{
+	state.EventAgentMessage: true, state.EventAgentThought: true, state.EventToolCall: true,
+	state.EventToolResult: true, state.EventPlan: true, state.EventAgentUpdate: true,
+	state.EventPermissionRequest: true,
+}
+
+// RepairTurn decides how to close interrupted turn turnID from the log's
+// events: an unknown-outcome tool_result for each tool call without a
+// result, turn_ended with stop reason stop, and an info marker saying what
+// was repaired. A turn that already ended, or whose turn_started never
+// reached the log, needs nothing, so repairing twice appends nothing the
+// second time.
+func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
+	var r TurnRepair
 	if turnID == "" {
-		return nil, nil
+		return r
 	}
 	var calls []state.Event
 	seen := map[string]bool{}
 	resolved := map[string]bool{}
+	asked := map[string]bool{}
+	started := false
 	for _, e := range events {
 		if e.TurnID != turnID {
 			continue
 		}
+		if agentEventTypes[e.Type] {
+			r.Accepted = true
+		}
 		switch e.Type {
+		case state.EventTurnStarted:
+			started, r.Source = true, e.Source
+		case state.EventUserMessage:
+			r.UserText = e.Content
 		case state.EventTurnEnded:
-			return nil, nil
+			return TurnRepair{}
 		case state.EventToolCall:
 			if !seen[e.ToolCallID] {
 				seen[e.ToolCallID] = true
@@ -41,20 +73,27 @@ func RepairTurn(events []state.Event, turnID, stop string) (fixes []*state.Event
 			}
 		case state.EventToolResult:
 			resolved[e.ToolCallID] = true
+		case state.EventPermissionRequest:
+			asked[e.ToolCallID] = true
+		case state.EventPermissionResolved:
+			delete(asked, e.ToolCallID)
 		}
 	}
-	var out []*state.Event
+	if !started {
+		return TurnRepair{}
+	}
+	r.PermissionOpen = len(asked) > 0
 	var unknown []string
 	for _, c := range calls {
 		if resolved[c.ToolCallID] {
 			continue
 		}
 		unknown = append(unknown, c.ToolCallID)
-		unknownCalls = append(unknownCalls, c)
-		out = append(out, &state.Event{Type: state.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
+		r.UnknownCalls = append(r.UnknownCalls, c)
+		r.Fixes = append(r.Fixes, &state.Event{Type: state.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
 			ToolStatus: "unknown", Content: "kandev was stopped while this tool call ran: the action may or may not have happened."})
 	}
-	out = append(out, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop})
+	r.Fixes = append(r.Fixes, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop})
 	summary := "Repaired turn " + turnID + " interrupted by the owner's death"
 	if len(unknown) > 0 {
 		summary += "; tool calls with unknown outcome: " + join(unknown)
@@ -63,8 +102,8 @@ func RepairTurn(events []state.Event, turnID, stop string) (fixes []*state.Event
 	m.TurnID = turnID
 	data, _ := json.Marshal(map[string]any{"unknown_tool_calls": unknown})
 	m.Data = data
-	out = append(out, &m)
-	return out, unknownCalls
+	r.Fixes = append(r.Fixes, &m)
+	return r
 }
 
 // turnEvents reads the events of one turn from the end of the log: the
@@ -178,9 +217,11 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		}
 		rep.TornBytes = r.TornBytes
 		if s.CurrentTurn != "" {
-			fixes, unknown := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
-			rep.Turn, rep.Appended = s.CurrentTurn, len(fixes)+1
-			for _, c := range unknown {
+			tr := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
+			if tr.Fixes != nil {
+				rep.Turn, rep.Appended = s.CurrentTurn, len(tr.Fixes)+1
+			}
+			for _, c := range tr.UnknownCalls {
 				rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
 			}
 		}
@@ -198,9 +239,11 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
 	}
 	if s.CurrentTurn != "" {
-		turn, unknown := o.repairInterrupted(stop)
-		rep.Turn = turn
-		for _, c := range unknown {
+		tr := o.repairInterrupted(stop)
+		if tr.Fixes != nil {
+			rep.Turn = s.CurrentTurn
+		}
+		for _, c := range tr.UnknownCalls {
 			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
 )
 
@@ -34,11 +35,17 @@ type Status struct {
 // observe probes the owner lock and the recorded agent pid and computes the verdict and badge.
 func observe(h *state.Home, s *state.Session, now time.Time) Status {
 	alive, _ := h.OwnerAlive(s.ID)
-	if !alive && s.CurrentTurn != "" && state.TurnClosed(h.LogPath(s.ID), s.CurrentTurn) {
+	if !alive && s.State == state.StateRunning && (s.CurrentTurn == "" || state.TurnClosed(h.LogPath(s.ID), s.CurrentTurn)) {
 		// The owner died after writing turn_ended but before updating the
 		// record: the log is the truth, the turn is complete.
 		c := *s
 		c.State, c.CurrentTurn = state.StateWaitingForInput, ""
+		s = &c
+	}
+	if !alive && s.PermissionPending && s.Paused == "" && (s.State == state.StateRunning || s.State == state.StateStarting) {
+		// What resume will do: a turn cut off during a permission question pauses.
+		c := *s
+		c.Paused = acp.PausePermission
 		s = &c
 	}
 	agentAlive := !alive && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart)

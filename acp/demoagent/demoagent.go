@@ -76,11 +76,12 @@ func Run(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 		ready:    make(chan struct{}),
 		sessions: make(map[string]*session),
 	}
+	// The SDK logs through slog.Default, and that may point at stdout, which
+	// is the protocol stream. Info only says the client went away, which is
+	// how every session ends. Set before the connection starts: the SDK's
+	// SetLogger races with the goroutines NewAgentSideConnection starts.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	a.conn = acp.NewAgentSideConnection(a, w, r)
-	// The SDK logs through slog.Default unless told otherwise, and that may
-	// point at stdout, which is the protocol stream. Info only says the
-	// client went away, which is how every session ends.
-	a.conn.SetLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	close(a.ready)
 
 	select {
