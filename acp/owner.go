@@ -302,7 +302,11 @@ func (o *owner) repairInterrupted(stop string) TurnRepair {
 	turn := o.s.CurrentTurn
 	tr := RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, stop)
 	if tr.Fixes == nil {
-		o.update(func(s *state.Session) { s.CurrentTurn = ""; s.State = state.StateWaitingForInput; s.PermissionPending = false })
+		o.update(func(s *state.Session) {
+			s.CurrentTurn = ""
+			s.State = state.StateWaitingForInput
+			s.PermissionPending = false
+		})
 		return tr
 	}
 	o.mu.Lock()

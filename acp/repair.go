@@ -25,8 +25,8 @@ type TurnRepair struct {
 	Accepted bool
 	// PermissionOpen is set when a permission request has no answer in the log.
 	PermissionOpen bool
-	Source   string // the turn's source
-	UserText string // the turn's user message as logged
+	Source         string // the turn's source
+	UserText       string // the turn's user message as logged
 }
 
 // agentEventTypes are the events only an agent that took the prompt produces.
