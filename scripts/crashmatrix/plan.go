@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The event types a kill can be tied to (the first one kandev prints).
+const (
+	evAgentStarted  = "agent_started"
+	evTurnStarted   = "turn_started"
+	evAgentMessage  = "agent_message"
+	evToolCall      = "tool_call"
+	evPermRequested = "permission_requested"
+	evToolResult    = "tool_result"
+	evTurnEnded     = "turn_ended"
+)
+
+var killEvents = []string{evAgentStarted, evTurnStarted, evAgentMessage, evToolCall, evPermRequested, evToolResult, evTurnEnded}
+
+// scenario is one kind of turn the demo agent runs.
+type scenario struct {
+	name string
+	// delay range (ms) of the profile's `demo-agent --delay` (0: no switch).
+	delayMin, delayMax int
+	// boot > 0 wraps the agent in `sh -c "sleep BOOT; exec ..."` (kill during
+	// launch / initialize).
+	bootMin, bootMax int
+	perms            string // --permissions for the killed command ("" = default)
+	pty              bool   // run the killed command in a pty (script -qfec) so `ask` asks
+	events           []string
+	prompt           func(r *rand.Rand) string
+}
+
+var words = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima
+mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu
+resume durable session agent crash journal append sequence repair continue`)
+
+func sentence(r *rand.Rand, minLen int) string {
+	var b strings.Builder
+	for b.Len() < minLen {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(words[r.IntN(len(words))])
+	}
+	return b.String()
+}
+
+var base = []string{evAgentStarted, evTurnStarted, evAgentMessage, evTurnEnded}
+
+var scenarios = []*scenario{
+	{name: "say", delayMin: 60, delayMax: 120, events: base,
+		prompt: func(r *rand.Rand) string {
+			n := 3 + r.IntN(3)
+			var lines []string
+			for i := 0; i < n; i++ {
+				lines = append(lines, "/say "+sentence(r, 120+r.IntN(200)))
+			}
+			return strings.Join(lines, "\n")
+		}},
+	{name: "read", delayMin: 120, delayMax: 300, events: []string{evAgentStarted, evTurnStarted, evToolCall, evToolResult, evAgentMessage, evTurnEnded},
+		prompt: func(r *rand.Rand) string { return "/read notes.txt" }},
+	{name: "write", delayMin: 120, delayMax: 300, perms: "approve-all",
+		events: []string{evAgentStarted, evTurnStarted, evToolCall, evPermRequested, evToolResult, evAgentMessage, evTurnEnded},
+		prompt: func(r *rand.Rand) string { return "/write out.txt " + strings.ToUpper(sentence(r, 10)) }},
+	{name: "sleep", events: base,
+		prompt: func(r *rand.Rand) string {
+			return "/say going to sleep now\n/sleep 3000\n/say awake again"
+		}},
+	{name: "bulk", events: base,
+		prompt: func(r *rand.Rand) string { return "/bulk 20000" }},
+	{name: "mix", delayMin: 30, delayMax: 60, perms: "approve-all", events: killEvents,
+		prompt: func(r *rand.Rand) string {
+			parts := []string{
+				"/say " + sentence(r, 60),
+				"/read notes.txt",
+				"/write out.txt " + strings.ToUpper(sentence(r, 8)),
+				"/sleep " + fmt.Sprint(100+r.IntN(400)),
+				"/bulk " + fmt.Sprint(5+r.IntN(10)),
+				"/think " + sentence(r, 40),
+			}
+			r.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+			k := 3 + r.IntN(len(parts)-2)
+			out := parts[:k]
+			// At least one tool call in every mix.
+			has := false
+			for _, p := range out {
+				has = has || strings.HasPrefix(p, "/read") || strings.HasPrefix(p, "/write")
+			}
+			if !has {
+				out = append(out, "/read notes.txt")
+			}
+			return strings.Join(out, "\n")
+		}},
+	{name: "perm-ask", delayMin: 50, delayMax: 150, perms: "ask", pty: true,
+		events: []string{evAgentStarted, evTurnStarted, evAgentMessage, evToolCall, evPermRequested},
+		prompt: func(r *rand.Rand) string {
+			return "/say about to write a file\n/write out.txt " + strings.ToUpper(sentence(r, 8))
+		}},
+	{name: "slowboot", delayMin: 40, delayMax: 100, bootMin: 300, bootMax: 800, events: base,
+		prompt: func(r *rand.Rand) string { return "/say hello after a slow boot: " + sentence(r, 40) }},
+}
+
+func findScenario(name string) *scenario {
+	for _, s := range scenarios {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func scenarioNames() string {
+	var n []string
+	for _, s := range scenarios {
+		n = append(n, s.name)
+	}
+	return strings.Join(n, ",")
+}
+
+// plan is everything random about one run, drawn before it starts.
+type plan struct {
+	idx        int
+	scen       *scenario
+	mode       string // "start" (new session with the prompt) or "prompt" (on an idle session)
+	killDelay  time.Duration
+	killEvent  string // "" = kill at killDelay after the command started
+	agentDelay int    // ms
+	boot       int    // ms
+	prompt     string
+}
+
+func (p *plan) killClass() string {
+	if p.killEvent == "" {
+		return "delay"
+	}
+	return p.killEvent
+}
+
+func makePlan(o *options, i int) *plan {
+	r := rngFor(o.seed, i)
+	var pool []*scenario
+	for _, s := range scenarios {
+		if o.scenarios == nil || o.scenarios[s.name] {
+			pool = append(pool, s)
+		}
+	}
+	p := &plan{idx: i, scen: pool[r.IntN(len(pool))]}
+	var modes []string
+	for _, m := range []string{"start", "prompt"} {
+		if o.modes == nil || o.modes[m] {
+			modes = append(modes, m)
+		}
+	}
+	p.mode = modes[r.IntN(len(modes))]
+	// Half the runs kill at a random delay, half at a random event type the
+	// scenario produces; -kill narrows the choice.
+	var evs []string
+	for _, e := range p.scen.events {
+		if o.kills == nil || o.kills[e] {
+			evs = append(evs, e)
+		}
+	}
+	useDelay := r.IntN(2) == 0
+	delay := time.Duration(r.IntN(2001)) * time.Millisecond
+	ev := ""
+	if len(evs) > 0 {
+		ev = evs[r.IntN(len(evs))]
+	}
+	if o.kills != nil {
+		switch {
+		case !o.kills["delay"]:
+			useDelay = false
+		case len(evs) == 0:
+			useDelay = true
+		}
+	}
+	if useDelay || ev == "" {
+		p.killDelay = delay
+	} else {
+		p.killEvent = ev
+	}
+	if p.scen.delayMax > 0 {
+		p.agentDelay = p.scen.delayMin + r.IntN(p.scen.delayMax-p.scen.delayMin+1)
+	}
+	if p.scen.bootMax > 0 {
+		p.boot = p.scen.bootMin + r.IntN(p.scen.bootMax-p.scen.bootMin+1)
+	}
+	p.prompt = p.scen.prompt(r)
+	return p
+}
+
+// configTOML is the run's $KANDEV_HOME/config.toml: one profile, "cm".
+func (p *plan) configTOML(kandev string) string {
+	cmd := []string{kandev, "demo-agent"}
+	if p.agentDelay > 0 {
+		cmd = append(cmd, "--delay", fmt.Sprint(p.agentDelay))
+	}
+	if p.boot > 0 {
+		cmd = []string{"/bin/sh", "-c", fmt.Sprintf("sleep %.3f; exec %s", float64(p.boot)/1000, shellJoin(cmd))}
+	}
+	// A JSON array of strings is a valid TOML array.
+	b, _ := json.Marshal(cmd)
+	return "default_agent = \"cm\"\n\n[agents.cm]\ncommand = " + string(b) + "\n"
+}
+
+func (p *plan) describe() string {
+	k := p.killClass()
+	if k == "delay" {
+		k = fmt.Sprintf("delay %dms", p.killDelay.Milliseconds())
+	} else {
+		k = "at first " + k
+	}
+	extra := ""
+	if p.agentDelay > 0 {
+		extra += fmt.Sprintf(" agent-delay=%dms", p.agentDelay)
+	}
+	if p.boot > 0 {
+		extra += fmt.Sprintf(" boot=%dms", p.boot)
+	}
+	return fmt.Sprintf("run %d: %s/%s kill %s%s", p.idx, p.scen.name, p.mode, k, extra)
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./=:,+@%", c))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
