@@ -79,7 +79,7 @@ func report(o *options, results []*runResult, elapsed time.Duration) int {
 	tw.Flush()
 
 	// Where the kills landed and what resume did.
-	outcomes := []string{outNone, outContinued, outPaused, outInitialResent, outNoSession}
+	outcomes := []string{outNone, outContinued, outPaused, outInitialResent, outMessageResent, outNoSession}
 	land := map[string]map[string]int{}
 	modes := map[string]int{}
 	for _, r := range results {

@@ -32,6 +32,7 @@ const (
 	outContinued     = "continued"
 	outPaused        = "paused"
 	outInitialResent = "initial-resent"
+	outMessageResent = "message-resent"
 	outNoSession     = "no-session"
 )
 
@@ -269,7 +270,10 @@ func (x *runEnv) run() {
 		}
 	}
 	interrupted := last != nil && !last.ended
-	permOpen := interrupted && last.pendingPermission()
+	// kandev marks a permission pending in the record before it logs the
+	// question and clears it after the answer is logged: either one open
+	// means the question may have been unanswered when the owner died.
+	permOpen := interrupted && (last.pendingPermission() || recordPermissionPending(filepath.Join(x.home, "sessions", id+".json")))
 	switch {
 	case !ki.killed:
 		r.land = landExited
@@ -297,8 +301,11 @@ func (x *runEnv) run() {
 	initialResend := p.mode == "start" && (last == nil || (interrupted && last.source == "initial" && last.agentEvents == 0))
 	pauseStrict := permOpen && p.scen.perms == "ask"
 	pauseMaybe := permOpen && p.scen.perms != "ask" // auto-answered mode: the request was open only for an instant
+	// A turn the agent never answered is sent again with its own message
+	// (and source), not continued.
+	resend := interrupted && !initialResend && last.agentEvents == 0 && !permOpen
 	wantCont := 0
-	if interrupted && !initialResend && !pauseStrict {
+	if interrupted && !initialResend && !pauseStrict && !resend {
 		wantCont = 1
 	}
 
@@ -379,8 +386,16 @@ func (x *runEnv) run() {
 	ev1 := l1.events()
 	added := ev1[len(l0.lines):]
 	newTurns := turns(added)
-	conts, initials, others := 0, 0, 0
+	conts, initials, others, resent := 0, 0, 0, 0
 	for _, t := range newTurns {
+		switch {
+		case resend && resent == 0 && t.source != "continuation" && t.source != "initial":
+			resent++
+			if t.userText != last.userText {
+				r.failf("re-sent turn's message differs: %.60q, want %.60q", t.userText, last.userText)
+			}
+			continue
+		}
 		switch t.source {
 		case "continuation":
 			conts++
@@ -410,6 +425,9 @@ func (x *runEnv) run() {
 	if others != 0 {
 		r.failf("resume ran %d turn(s) of another source", others)
 	}
+	if resend && !paused && resent != 1 {
+		r.failf("the unaccepted turn %s was not sent again (%d re-sent)", last.id, resent)
+	}
 	switch {
 	case paused:
 		r.outcome = outPaused
@@ -417,6 +435,8 @@ func (x *runEnv) run() {
 		r.outcome = outContinued
 	case initials > 0:
 		r.outcome = outInitialResent
+	case resent > 0:
+		r.outcome = outMessageResent
 	default:
 		r.outcome = outNone
 	}
@@ -670,4 +690,16 @@ func killPid(pid int) {
 	if p, err := os.FindProcess(pid); err == nil {
 		p.Kill()
 	}
+}
+
+// recordPermissionPending reads permission_pending from a session record.
+func recordPermissionPending(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var rec struct {
+		PermissionPending bool `json:"permission_pending"`
+	}
+	return json.Unmarshal(b, &rec) == nil && rec.PermissionPending
 }
