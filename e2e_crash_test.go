@@ -370,3 +370,21 @@ func TestStart_ClosedStdoutPipeDoesNotKillTheOwner(t *testing.T) {
 		t.Fatalf("record after head -1: %+v", s)
 	}
 }
+
+func TestCrash_ChangedAgentCommandPausesTheContinuation(t *testing.T) {
+	w := newWorld(t)
+	w.config("[agents.mine]\ncommand = [\"" + kandevBin + "\", \"demo-agent\"]\n")
+	id, _ := w.start("--agent", "mine")
+	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	w.config("[agents.mine]\ncommand = [\"" + kandevBin + "\", \"demo-agent\", \"--no-load\"]\n")
+	r := w.run("resume", id)
+	if r.code != 5 || !strings.Contains(r.stderr, "command changed") {
+		t.Fatalf("resume after the profile changed: %s", r)
+	}
+	if continuations(w.events(id)) != 0 {
+		t.Fatal("continued with a different agent command")
+	}
+	if r := w.run("prompt", id, "/say carry on"); r.code != 0 {
+		t.Fatalf("prompt after the pause: %s", r)
+	}
+}
