@@ -150,7 +150,12 @@ func demoEveryDirective(t *testing.T) (*world, string) {
 		t.Fatal(r)
 	}
 	w.mustRun("prompt", id, "recall")
-	w.killWhen(id, func(e state.Event) bool { return e.TurnID == "t3" && e.State == state.StateRunning }, "prompt", id, "/sleep 30000")
+	// Killed once the agent has answered (an unanswered turn would be sent again instead).
+	// Killed once the agent has said all it will before sleeping, so the log
+	// is the same every run (an unanswered turn would be sent again instead).
+	w.killWhen(id, func(e state.Event) bool {
+		return e.TurnID == "t3" && e.Type == state.EventAgentMessage && strings.HasSuffix(e.Content, "it")
+	}, "prompt", id, "/say working on it\n/sleep 30000")
 	if r := w.run("resume", id); r.code != 0 {
 		t.Fatal(r)
 	}
