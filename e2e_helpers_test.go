@@ -207,3 +207,18 @@ func writeScript(t *testing.T, name, body string) string {
 	}
 	return p
 }
+
+// everyDirective is a demo-agent prompt that uses every directive but /crash
+// (notes.txt must exist in the cwd; /write needs approve-all to succeed).
+func everyDirective(bulk int) string {
+	return strings.Join([]string{
+		"remember PINEAPPLE",
+		"/say hello streaming world",
+		"/think pondering quietly",
+		"/read notes.txt",
+		"/write out.txt written by the agent",
+		"/sleep 50",
+		fmt.Sprintf("/bulk %d", bulk),
+		"plain words",
+	}, "\n")
+}

@@ -135,16 +135,7 @@ func (w *world) killWhen(id string, match func(state.Event) bool, args ...string
 func demoEveryDirective(t *testing.T) (*world, string) {
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("the notes file\nsecond line\n"), 0o644)
-	prompt := strings.Join([]string{
-		"remember PINEAPPLE",
-		"/say hello streaming world",
-		"/think pondering quietly",
-		"/read notes.txt",
-		"/write out.txt written by the agent",
-		"/sleep 50",
-		"/bulk 3",
-		"plain words",
-	}, "\n")
+	prompt := everyDirective(3)
 	id, r := w.start("--permissions", "approve-all", prompt)
 	if r.code != 0 {
 		t.Fatal(r)

@@ -38,12 +38,7 @@ func (c *ExportCmd) Help() string {
 
 // Run writes the bundle to stdout.
 func (c *ExportCmd) Run(env *Env) error {
-	id, err := c.resolve(env, nil)
-	if err != nil {
-		return err
-	}
-	h, _ := env.Home()
-	s, err := h.LoadSession(id)
+	h, s, err := c.load(env, nil)
 	if err != nil {
 		return err
 	}
@@ -56,9 +51,9 @@ func (c *ExportCmd) Run(env *Env) error {
 	out.Write(append(head, '\n'))
 	var werr error
 	want := int64(1)
-	rep, err := state.ScanLog(h.LogPath(id), func(e state.Event) bool {
+	rep, err := state.ScanLog(h.LogPath(s.ID), func(e state.Event) bool {
 		if e.Seq != want && werr == nil {
-			werr = fmt.Errorf("the log of %s has a gap before seq %d (expected %d): run kandev doctor; the bundle would not import", id, e.Seq, want)
+			werr = fmt.Errorf("the log of %s has a gap before seq %d (expected %d): run kandev doctor; the bundle would not import", s.ID, e.Seq, want)
 		}
 		want = e.Seq + 1
 		history.RedactEvent(&e) // they were redacted when written; this is for logs written otherwise

@@ -34,12 +34,7 @@ func (c *RecapCmd) Run(env *Env) error {
 	if c.Limit < 1 || c.Limit > history.MaxRecapLimit {
 		return usagef("--limit must be between 1 and %d (got %d)", history.MaxRecapLimit, c.Limit)
 	}
-	id, err := c.resolve(env, nil)
-	if err != nil {
-		return err
-	}
-	h, _ := env.Home()
-	s, err := h.LoadSession(id)
+	h, s, err := c.load(env, nil)
 	if err != nil {
 		return err
 	}
@@ -48,7 +43,7 @@ func (c *RecapCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	warnSkipped(env, h, id, rep)
+	warnSkipped(env, h, s.ID, rep)
 	env.Out.Object(map[string]any{"recap": r}, func(w io.Writer) { writeRecapText(w, r, nextStep(s, st)) })
 	return nil
 }

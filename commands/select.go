@@ -56,3 +56,14 @@ func (e *Env) sessionID(ref string) (*state.Home, string, error) {
 	id, err := h.ResolveID(ref)
 	return h, id, err
 }
+
+// load resolves the reference and reads the session's record.
+func (r SessionRef) load(env *Env, eligible func(*state.Session) bool) (*state.Home, *state.Session, error) {
+	id, err := r.resolve(env, eligible)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, _ := env.Home()
+	s, err := h.LoadSession(id)
+	return h, s, err
+}

@@ -65,12 +65,7 @@ func observe(h *state.Home, s *state.Session, now time.Time) Status {
 
 // Run prints the verdict and the session.
 func (c *StatusCmd) Run(env *Env) error {
-	id, err := c.resolve(env, nil)
-	if err != nil {
-		return err
-	}
-	h, _ := env.Home()
-	s, err := h.LoadSession(id)
+	h, s, err := c.load(env, nil)
 	if err != nil {
 		return err
 	}
