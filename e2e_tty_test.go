@@ -158,3 +158,19 @@ func TestCrash_KilledWhileAPermissionIsPendingPausesTheContinuation(t *testing.T
 		t.Fatalf("badge after the prompt: %q", st.Status.Badge)
 	}
 }
+
+func TestTTY_ResumeInteractiveServesQueuedPromptsWhileWaitingForTheUser(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start("remember QUINCE")
+	tm := newTmux(t, w, kandevBin+" resume -i "+id)
+	tm.waitScreen("kandev>")
+	// Another process queues a prompt while the interactive owner waits for input.
+	r := w.run("prompt", id, "recall")
+	if r.code != 0 || !strings.Contains(r.stdout, "QUINCE") {
+		t.Fatalf("queued prompt during resume -i: %s", r)
+	}
+	tm.keys("C-d")
+	if scr := tm.waitScreen("KANDEV-EXIT-"); !strings.Contains(scr, "KANDEV-EXIT-0") {
+		t.Fatalf("exit:\n%s", scr)
+	}
+}

@@ -267,24 +267,56 @@ func (o *owner) run(ctx context.Context) error {
 	return o.interactive(ctx)
 }
 
-// interactive reads prompts from the job's Next until it reports no more,
-// serving queued inputs between them (resume -i).
+// interactive reads prompts from the job's Next until it reports no more
+// (resume -i). While it waits for the user, inputs other processes queue are
+// served at once, so a follower never waits on someone's idle terminal.
 func (o *owner) interactive(ctx context.Context) error {
 	if o.job.Next == nil {
 		return nil
 	}
-	for {
-		text, ok := o.job.Next()
-		if !ok || ctx.Err() != nil {
-			return nil
-		}
-		if strings.TrimSpace(text) != "" {
-			if err := o.turn(ctx, state.SourceUser, text); err != nil && !errors.Is(err, ErrAgentFailed) {
-				return err
+	type line struct {
+		text string
+		ok   bool
+	}
+	lines := make(chan line)
+	ready := make(chan struct{}, 1)
+	ready <- struct{}{}
+	go func() {
+		// Next is called only when the previous line has been handled, so the
+		// prompt sign never lands in the middle of a turn's output.
+		for range ready {
+			text, ok := o.job.Next()
+			lines <- line{text, ok}
+			if !ok {
+				return
 			}
 		}
-		if err := o.serveInbox(ctx); err != nil {
-			return err
+	}()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case l := <-lines:
+			if !l.ok {
+				return o.serveInbox(ctx)
+			}
+			if strings.TrimSpace(l.text) != "" {
+				if err := o.turn(ctx, state.SourceUser, l.text); err != nil {
+					return err
+				}
+			}
+			if err := o.serveInbox(ctx); err != nil {
+				return err
+			}
+			ready <- struct{}{}
+		case <-tick.C:
+			if o.job.Home.PendingInputs(o.s) > 0 {
+				if err := o.serveInbox(ctx); err != nil {
+					return err
+				}
+			}
 		}
 	}
 }
