@@ -59,20 +59,28 @@ func (c *ListCmd) Run(env *Env) error {
 		part := picked[lo:min(lo+batch, len(picked))]
 		sts := make([]Status, len(part))
 		state.ForEach(len(part), func(i int) {
-			// A terminal session's badge does not depend on a probe, and it is
-			// never resumable: most sessions of a long-lived home cost no probe.
-			if !state.IsTerminal(part[i].State) {
+			// Only a session whose record says a turn runs needs the probes: a
+			// finished one is never resumable, and an idle one's badge (idle,
+			// stopped, paused) and resumability do not depend on whether an
+			// owner is alive. Most sessions of a long-lived home cost no probe.
+			if needsProbe(part[i]) {
 				sts[i] = observe(h, part[i], now)
 			}
 		})
 		for i, s := range part {
 			badge := sts[i].Badge
-			if state.IsTerminal(s.State) {
+			switch {
+			case state.IsTerminal(s.State):
 				if c.Resumable {
 					continue
 				}
 				badge = state.Badge(s, false)
-			} else if c.Resumable && !(sts[i].NeedsResume || sts[i].Reason == state.ReasonAgentRunning && sts[i].Attachable) {
+			case !needsProbe(s):
+				badge = state.Badge(s, false)
+				if c.Resumable && !idleResumable(s) {
+					continue
+				}
+			case c.Resumable && !(sts[i].NeedsResume || sts[i].Reason == state.ReasonAgentRunning && sts[i].Attachable):
 				continue
 			}
 			out = append(out, listed{s, badge})
@@ -94,6 +102,22 @@ func (c *ListCmd) Run(env *Env) error {
 		tw.Flush()
 	})
 	return nil
+}
+
+// needsProbe reports whether a session's badge and resumability depend on
+// the owner-lock probe: only when its record says a turn is running.
+func needsProbe(s *state.Session) bool {
+	return s.State == state.StateRunning || s.State == state.StateStarting
+}
+
+// idleResumable is the verdict's answer for an idle session without a probe:
+// live owner → agent_running (attachable); dead owner with a token or a past
+// launch → needs resume; never launched → not started.
+func idleResumable(s *state.Session) bool {
+	if s.Worktree != nil && !s.Worktree.Valid {
+		return false
+	}
+	return s.ResumeToken != "" || s.AgentLaunched
 }
 
 func validState(s string) bool {
