@@ -116,7 +116,7 @@ func TestResume_FiftyHoldersRaceForTheLeaseExactlyOneWins(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			codes[i] = w.run("resume", id, "--holder", fmt.Sprintf("h%d", i), "--ttl", "3").code
+			codes[i] = w.run("resume", id, "--holder", fmt.Sprintf("h%d", i), "--ttl", "8").code
 		}(i)
 	}
 	wg.Wait()
@@ -143,7 +143,7 @@ func TestResume_FiftyHoldersRaceForTheLeaseExactlyOneWins(t *testing.T) {
 	if r := w.run("prompt", id, "--holder", "late", "--force", "/say forced"); r.code != 0 {
 		t.Fatalf("prompt --force: %s", r)
 	}
-	time.Sleep(3 * time.Second)
+	time.Sleep(8 * time.Second)
 	if r := w.run("resume", id, "--holder", "late"); r.code != 0 {
 		t.Fatalf("after expiry another holder wins: %s", r)
 	}
