@@ -228,7 +228,7 @@ func TestCrash_AgentCrashEndsTheTurnWithoutAContinuationLoop(t *testing.T) {
 
 func TestCrash_BudgetPausesTheFourthContinuationWithinTheWindow(t *testing.T) {
 	w := newWorld(t)
-	w.config("[session.restart]\nmax_attempts = 3\nwindow_seconds = 6\n")
+	w.config("[session.restart]\nmax_attempts = 3\nwindow_seconds = 15\n")
 	id, _ := w.start()
 	crash := func() {
 		w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
@@ -253,7 +253,7 @@ func TestCrash_BudgetPausesTheFourthContinuationWithinTheWindow(t *testing.T) {
 		t.Fatalf("%d continuations, want 3", n)
 	}
 	// After the pause a plain prompt continues normally; after the window the budget is back.
-	time.Sleep(6 * time.Second)
+	time.Sleep(15 * time.Second)
 	crash()
 	if r := w.run("resume", id); r.code != 0 {
 		t.Fatalf("resume after the window: %s", r)
