@@ -290,6 +290,10 @@ func TestResume_WorktreeMovedDeletedOrSwitchedIsNotResumable(t *testing.T) {
 			if r.code != 5 || !strings.Contains(r.stderr, tc.want) {
 				t.Fatalf("resume: %s", r)
 			}
+			// resume recorded the problem: list --resumable no longer offers it.
+			if out := w.mustRun("list", "--resumable").stdout; strings.Contains(out, id) {
+				t.Fatalf("list --resumable offers a session with a broken worktree:\n%s", out)
+			}
 			r = w.run("prompt", id, "hello")
 			if r.code != 5 {
 				t.Fatalf("prompt: %s", r)

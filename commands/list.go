@@ -76,11 +76,14 @@ func (c *ListCmd) Run(env *Env) error {
 				}
 				badge = state.Badge(s, false)
 			case !needsProbe(s):
+				// Without a turn running, whether an owner is alive changes
+				// neither the badge nor whether resume can act: the verdict
+				// with a dead owner answers for both cases.
 				badge = state.Badge(s, false)
-				if c.Resumable && !idleResumable(s) {
+				if v := state.Decide(s, state.Observation{Now: now}); c.Resumable && !(v.NeedsResume && v.IsResumable) {
 					continue
 				}
-			case c.Resumable && !(sts[i].NeedsResume || sts[i].Reason == state.ReasonAgentRunning && sts[i].Attachable):
+			case c.Resumable && !(sts[i].IsResumable && (sts[i].NeedsResume || sts[i].Reason == state.ReasonAgentRunning && sts[i].Attachable)):
 				continue
 			}
 			out = append(out, listed{s, badge})
@@ -108,16 +111,6 @@ func (c *ListCmd) Run(env *Env) error {
 // the owner-lock probe: only when its record says a turn is running.
 func needsProbe(s *state.Session) bool {
 	return s.State == state.StateRunning || s.State == state.StateStarting
-}
-
-// idleResumable is the verdict's answer for an idle session without a probe:
-// live owner → agent_running (attachable); dead owner with a token or a past
-// launch → needs resume; never launched → not started.
-func idleResumable(s *state.Session) bool {
-	if s.Worktree != nil && !s.Worktree.Valid {
-		return false
-	}
-	return s.ResumeToken != "" || s.AgentLaunched
 }
 
 func validState(s string) bool {

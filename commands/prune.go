@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kandev/kandev/state"
@@ -160,14 +158,11 @@ func leaseBlocker(h *state.Home, id string, now time.Time) string {
 	return ""
 }
 
-// demoTokenPattern is the demo agent's own rule for session ids; a token
-// outside it cannot name one of its files (and must not name any other file).
-// demoTokenPattern is compiled on first use: every kandev invocation pays for start-up work.
-var demoTokenPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
-
 // demoAgentFile is the demo agent's file for the agent session token, or "".
+// The demo agent's ids follow kandev's own id rule (letters, digits, '-',
+// '_'), so a token that breaks it cannot name one of its files, nor any other.
 func demoAgentFile(h *state.Home, token string) string {
-	if !demoTokenPattern().MatchString(token) {
+	if state.ValidateID(token) != nil {
 		return ""
 	}
 	return filepath.Join(h.DemoAgentDir(), token+".json")
