@@ -1,4 +1,4 @@
-package main_test
+package e2e_test
 
 // End-to-end tests against a real production agent: the Codex ACP adapter
 // (npm @zed-industries/codex-acp-linux-x64 0.16.0), offline. Codex is pointed
@@ -61,6 +61,7 @@ func codexCacheDir() string {
 // test binaries may race for it) and returns the binary's path.
 func codexInstall(t *testing.T) string {
 	t.Helper()
+	requireNPMOptIn(t, "codex-acp")
 	codexInstallOnce.Do(func() {
 		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 			codexSkipReason = "codex-acp " + codexVersion + " is installed from " + codexPackage + ", which only runs on linux/amd64"
@@ -134,7 +135,7 @@ func codexFakeServer(t *testing.T) string {
 	t.Helper()
 	codexFakeOnce.Do(func() {
 		bin := filepath.Join(filepath.Dir(kandevBin), "fakeresponses")
-		out, err := exec.Command("go", "build", "-o", bin, "./testdata/fakeresponses").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", bin, "../testdata/fakeresponses").CombinedOutput()
 		if err != nil {
 			codexFakeErr = fmt.Sprintf("building testdata/fakeresponses: %v\n%s", err, out)
 			return

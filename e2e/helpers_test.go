@@ -1,4 +1,4 @@
-package main_test
+package e2e_test
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	kandevBin = filepath.Join(dir, "kandev")
-	out, err := exec.Command("go", "build", "-o", kandevBin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", kandevBin, "..").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building kandev: %v\n%s", err, out)
 		os.Exit(1)
@@ -32,6 +32,16 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// requireNPMOptIn skips, visibly, a test that installs an agent from the npm
+// registry unless KANDEV_E2E_NPM=1 (which .ci/run sets): a plain go test
+// on a laptop never downloads hundreds of megabytes.
+func requireNPMOptIn(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("KANDEV_E2E_NPM") != "1" {
+		t.Skip("SKIP: " + what + " is installed from npm; set KANDEV_E2E_NPM=1 to run it (.ci/run does)")
+	}
 }
 
 // world is one user's machine: a kandev home and a working directory.

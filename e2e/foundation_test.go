@@ -1,4 +1,4 @@
-package main_test
+package e2e_test
 
 import (
 	"os"
@@ -341,6 +341,7 @@ func buildExampleAgent(t *testing.T) string {
 // example agent) into a cache folder once; it skips, visibly, without node.
 func installTSExampleAgent(t *testing.T) []string {
 	t.Helper()
+	requireNPMOptIn(t, "the TypeScript ACP SDK example agent")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("SKIP: node is not installed; the TypeScript ACP example agent cannot run here")

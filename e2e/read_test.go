@@ -1,4 +1,4 @@
-package main_test
+package e2e_test
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ var updateReadGoldens = flag.Bool("update-read-goldens", false, "rewrite history
 // readGolden compares got with history/testdata/e2e/name (-update-read-goldens rewrites it).
 func readGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("history", "testdata", "e2e", name)
+	path := filepath.Join("..", "history", "testdata", "e2e", name)
 	if *updateReadGoldens {
 		os.MkdirAll(filepath.Dir(path), 0o755)
 		if err := os.WriteFile(path, got, 0o644); err != nil {
