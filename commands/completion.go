@@ -10,6 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -376,9 +377,7 @@ func sessionCandidates(ss []*state.Session) []candidate {
 	var out []candidate
 	for _, s := range ss {
 		title := s.Title
-		if len(title) > 50 {
-			title = title[:50] + "..."
-		}
+		title = history.Clip(title, 50)
 		out = append(out, candidate{s.ID, strings.TrimSpace(s.State + " " + title)})
 	}
 	return out

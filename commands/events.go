@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -90,10 +91,7 @@ func eventSummary(e state.Event) string {
 		s = string(e.Data)
 	}
 	s = strings.ReplaceAll(s, "\n", "\\n")
-	if len(s) > 120 {
-		s = s[:117] + "..."
-	}
-	return s
+	return history.Clip(s, 117)
 }
 
 // follow prints the events after --since, then new ones as the owner

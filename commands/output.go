@@ -187,9 +187,7 @@ func fold(s string) string {
 	}
 	lines := strings.Split(s, "\n")
 	first := lines[0]
-	if len(first) > 100 {
-		first = first[:100] + "..."
-	}
+	first = history.Clip(first, 100)
 	if len(lines) > 1 {
 		return fmt.Sprintf(": %s (+%d more lines)", first, len(lines)-1)
 	}
