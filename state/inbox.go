@@ -83,7 +83,7 @@ func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
 	var out []Input
 	off := from
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := ReadLine(r)
 		if len(line) > 0 && line[len(line)-1] == '\n' {
 			off += int64(len(line))
 			var in Input
