@@ -50,6 +50,7 @@ func (c *DoctorCmd) Run(env *Env) error {
 		checks = append(checks, *cfgCheck)
 	}
 	checks = append(checks, sessionChecks(h, env.Now())...)
+	checks = append(checks, leftoverChecks(h, env.Now())...)
 	checks = append(checks, agentChecks(env.Ctx, h, cfg)...)
 	checks = append(checks, gitCheck())
 
@@ -236,6 +237,25 @@ func logChecks(h *state.Home, id string) []check {
 	if lh.SeqGaps > 0 && len(lh.CorruptLines) == 0 {
 		out = append(out, check{Name: name, Message: fmt.Sprintf("event log skips seq numbers in %d place(s): events are missing", lh.SeqGaps),
 			Fix: "none in place (a log is never rewritten); kandev export refuses it, kandev transcript " + id + " shows what is there"})
+	}
+	return out
+}
+
+// leftoverChecks name the files a killed process left that no session owns.
+func leftoverChecks(h *state.Home, now time.Time) []check {
+	left, err := h.Leftovers(now)
+	if err != nil {
+		return nil // sessionChecks already reported an unlistable directory
+	}
+	var out []check
+	for _, l := range left {
+		if l.Kind == "temp" {
+			out = append(out, check{Name: "leftover", Message: l.Path + " is the temp file of a write that never finished",
+				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + ")"})
+			continue
+		}
+		out = append(out, check{Name: "leftover", Message: l.Path + " is an event log with no session record (an import killed midway, or a record moved away)",
+			Fix: "kandev import --keep-id BUNDLE again to finish the import, or move " + shellQuote(l.Path) + " out of the home"})
 	}
 	return out
 }
