@@ -222,7 +222,7 @@ func logChecks(h *state.Home, id string) []check {
 	case err != nil:
 		return []check{{Name: name, Message: "event log unreadable: " + err.Error(), Fix: "chmod 600 " + shellQuote(path) + " (and replace it if it is a link)"}}
 	case lh.TornBytes > 0:
-		out = append(out, check{Name: name, Message: fmt.Sprintf("event log ends in a partial line (%d bytes: a write cut short by a crash or a full disk)", lh.TornBytes),
+		out = append(out, check{Name: name, Message: fmt.Sprintf("event log ends in a torn line (%d bytes: a write cut short by a crash or a failing disk)", lh.TornBytes),
 			Fix: "kandev repair " + id})
 	}
 	if n := len(lh.CorruptLines); n > 0 {
