@@ -107,7 +107,10 @@ func completionHome(env *Env, words []string) *state.Home {
 		dir = env.G.Home
 	}
 	if dir == "" {
-		dir = state.DefaultHomeDir()
+		dir, _ = state.DefaultHomeDir()
+	}
+	if dir == "" {
+		return nil // no home: no ids to complete
 	}
 	if rest, ok := strings.CutPrefix(dir, "~/"); ok { // typed on the line, not yet expanded by the shell
 		if home, err := os.UserHomeDir(); err == nil {

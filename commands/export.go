@@ -96,7 +96,7 @@ func (c *ImportCmd) Help() string {
 type errIDTaken struct{ id, home string }
 
 func (e errIDTaken) Error() string {
-	return fmt.Sprintf("session %s already exists in %s; import without --keep-id to give it a new id", e.id, e.home)
+	return fmt.Sprintf("session %s already exists in %s (or its event log does, without a record: kandev doctor lists such files); import without --keep-id to give it a new id", e.id, e.home)
 }
 
 // Is makes ExitCode map it to a conflict.
@@ -131,17 +131,20 @@ func (c *ImportCmd) Run(env *Env) error {
 		return err
 	}
 	defer unlock()
+	// The log goes first and the record last: the record is what makes a
+	// session exist, so an import killed before it is invisible, and the
+	// log it left (the same bytes) is replaced when the import is retried.
 	for _, p := range []string{h.RecordPath(id), h.LogPath(id)} {
-		if _, err := os.Stat(p); err == nil {
+		if _, err := os.Lstat(p); err == nil && !h.IsImportLeftover(id, log) {
 			return errIDTaken{id: id, home: h.Dir}
 		}
 	}
 	if err := state.WriteFileAtomic(h.LogPath(id), log); err != nil {
-		return fmt.Errorf("write the event log of %s: %w", id, err)
+		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
 	if err := h.CreateSession(&imported); err != nil {
 		os.Remove(h.LogPath(id))
-		return err
+		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
 	env.Out.Object(map[string]any{"session": imported, "import": map[string]any{"file": c.File, "events": events, "original_id": oldID}},
 		func(w io.Writer) {

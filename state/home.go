@@ -48,12 +48,14 @@ func OpenHome(dir string) (*Home, error) {
 	return h, nil
 }
 
-// DefaultHomeDir is ~/.kandev.
-func DefaultHomeDir() string {
-	if d, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(d, ".kandev")
+// DefaultHomeDir is ~/.kandev. With no home directory (HOME unset) it is an
+// error: a home relative to the current directory would scatter sessions.
+func DefaultHomeDir() (string, error) {
+	d, err := os.UserHomeDir()
+	if err != nil || d == "" {
+		return "", errors.New("no kandev home: neither KANDEV_HOME nor HOME is set; set KANDEV_HOME or pass --home DIR")
 	}
-	return ".kandev"
+	return filepath.Join(d, ".kandev"), nil
 }
 
 func (h *Home) sessionsDir() string { return filepath.Join(h.Dir, "sessions") }

@@ -145,7 +145,7 @@ func (h *Home) LoadSession(id string) (*Session, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(h.RecordPath(id))
+	b, err := readSessionFile(h.RecordPath(id))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
@@ -155,6 +155,9 @@ func (h *Home) LoadSession(id string) (*Session, error) {
 	var s Session
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("session record %s is corrupt: %w", h.RecordPath(id), err)
+	}
+	if s.ID != id { // paths are built from the id: only the file name is trusted
+		return nil, fmt.Errorf("session record %s names id %q: %w", h.RecordPath(id), s.ID, ErrRecordID)
 	}
 	return &s, nil
 }
@@ -310,7 +313,15 @@ func mustJSON(v any) []byte {
 
 // WriteFileAtomic replaces path with data so that a crash at any instant
 // leaves the old or the new content: temp file, fsync, rename, fsync dir.
+// Every failure (a full disk, a read-only home) is returned, naming path.
 func WriteFileAtomic(path string, data []byte) error {
+	if err := writeFileAtomic(path, data); err != nil {
+		return fmt.Errorf("write %s: %w", path, bareCause(err))
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
