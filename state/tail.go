@@ -3,7 +3,6 @@ package state
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -63,8 +62,7 @@ func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, s
 						line := data[:i]
 						off += int64(i + 1)
 						data = data[i+1:]
-						var e Event
-						if json.Unmarshal(line, &e) == nil && e.Seq > 0 {
+						if e, ok := DecodeEvent(line); ok {
 							if !fn(e) {
 								return off, nil
 							}
