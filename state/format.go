@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -97,12 +98,14 @@ func decodeRecord(b []byte, s *Session) error {
 		return err
 	}
 	known := recordKeys()
-	gjson.ParseBytes(b).ForEach(func(key, value gjson.Result) bool {
+	// A view of b, not a copy: listing thousands of records reads each once.
+	// What is kept is copied out of it.
+	gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b))).ForEach(func(key, value gjson.Result) bool {
 		if !known[key.Str] {
 			if s.Unknown == nil {
 				s.Unknown = map[string]json.RawMessage{}
 			}
-			s.Unknown[key.Str] = json.RawMessage(value.Raw)
+			s.Unknown[strings.Clone(key.Str)] = json.RawMessage(value.Raw)
 		}
 		return true
 	})
