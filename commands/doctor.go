@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,7 @@ func (c *DoctorCmd) Run(env *Env) error {
 	}
 	var checks []check
 	checks = append(checks, homeChecks(h)...)
+	checks = append(checks, formatCheck(h))
 	cfg, cfgCheck := configCheck(env, h)
 	if cfgCheck != nil {
 		checks = append(checks, *cfgCheck)
@@ -130,6 +132,30 @@ func homeChecks(h *state.Home) []check {
 	return out
 }
 
+// formatCheck reports the home's format and how many records are of an
+// older format (upgraded when next written); records of a newer one are
+// reported by sessionCheck.
+func formatCheck(h *state.Home) check {
+	home, err := h.HomeFormat()
+	if err != nil {
+		return check{Name: "format", Message: err.Error(), Fix: "echo " + strconv.Itoa(state.Format) + " > " + shellQuote(h.FormatPath())}
+	}
+	older := 0
+	entries, _ := os.ReadDir(filepath.Join(h.Dir, "sessions"))
+	for _, e := range entries {
+		if id, ok := recordID(e.Name()); ok {
+			if s, err := h.LoadSession(id); err == nil && s.Format < state.Format {
+				older++
+			}
+		}
+	}
+	msg := fmt.Sprintf("home format %d (this kandev writes format %d)", home, state.Format)
+	if older > 0 {
+		msg += fmt.Sprintf("; %d record(s) of an older format, upgraded in place when next written", older)
+	}
+	return check{Name: "format", OK: true, Message: msg}
+}
+
 // configCheck loads the config; a broken one is reported and the built-in
 // profiles are checked instead.
 func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
@@ -184,6 +210,9 @@ func recordID(name string) (string, bool) {
 func sessionCheck(h *state.Home, id string, now time.Time) []check {
 	name := "session " + id
 	s, err := h.LoadSession(id)
+	if errors.Is(err, state.ErrNewerFormat) {
+		return []check{{Name: name, Message: err.Error(), Fix: "upgrade kandev (this one writes format " + strconv.Itoa(state.Format) + ")"}}
+	}
 	if err != nil {
 		path := h.RecordPath(id)
 		return []check{{Name: name, Message: "record unreadable: " + err.Error(),

@@ -61,12 +61,17 @@ func ExitCode(err error) int {
 		return ExitAgent
 	case errors.Is(err, acp.ErrInterrupted):
 		return ExitInterrupted
+	case errors.Is(err, state.ErrNewerFormat):
+		return ExitError
 	}
 	return ExitError
 }
 
 // errorCode is the machine-readable code printed with --json.
 func errorCode(err error) string {
+	if errors.Is(err, state.ErrNewerFormat) {
+		return "newer_format"
+	}
 	switch ExitCode(err) {
 	case ExitUsage:
 		return "usage"

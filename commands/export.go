@@ -56,6 +56,10 @@ func (c *ExportCmd) Run(env *Env) error {
 			werr = fmt.Errorf("the log of %s has a gap before seq %d (expected %d): run kandev doctor; the bundle would not import", s.ID, e.Seq, want)
 		}
 		want = e.Seq + 1
+		if e.Raw != nil { // an unknown event goes as stored: this kandev cannot know its fields
+			out.Write(append(e.Raw, '\n'))
+			return true
+		}
 		history.RedactEvent(&e) // they were redacted when written; this is for logs written otherwise
 		b, err := json.Marshal(e)
 		if err != nil {
@@ -188,6 +192,9 @@ func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events 
 	}
 	if head.Session == nil {
 		return nil, nil, 0, errors.New("line 1: the header has no session record")
+	}
+	if head.Session.Format > state.Format {
+		return nil, nil, 0, &state.NewerFormatError{What: "its session " + head.Session.ID, Format: head.Session.Format}
 	}
 	if err := state.ValidateID(head.Session.ID); err != nil {
 		return nil, nil, 0, fmt.Errorf("line 1: %w", err)

@@ -92,7 +92,10 @@ func (o *Output) Event(e state.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.JSON {
-		b, _ := json.Marshal(e)
+		b := []byte(e.Raw) // an unknown event as stored
+		if b == nil {
+			b, _ = json.Marshal(e)
+		}
 		o.Out.Write(append(b, '\n'))
 		return
 	}

@@ -32,7 +32,8 @@ const (
 // Home is a $KANDEV_HOME directory.
 type Home struct{ Dir string }
 
-// OpenHome makes sure dir and its sessions folder exist with 0700 permissions.
+// OpenHome makes sure dir and its sessions folder exist with 0700 permissions,
+// and refuses a home written by a newer kandev (see Format).
 func OpenHome(dir string) (*Home, error) {
 	if dir == "" {
 		return nil, errors.New("no kandev home: set --home or KANDEV_HOME")
@@ -44,6 +45,9 @@ func OpenHome(dir string) (*Home, error) {
 	h := &Home{Dir: abs}
 	if err := os.MkdirAll(h.sessionsDir(), dirPerm); err != nil {
 		return nil, fmt.Errorf("create kandev home %s: %w", abs, err)
+	}
+	if err := h.checkFormat(); err != nil {
+		return nil, err
 	}
 	return h, nil
 }

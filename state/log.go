@@ -141,6 +141,9 @@ func (l *EventLog) Close() error {
 type ReadReport struct {
 	TornBytes    int64   // bytes of an unterminated last line that were skipped
 	CorruptLines []int64 // byte offsets of lines in the middle that did not parse
+	// UnknownEvents counts events of a type this kandev does not know: they
+	// are read (with Raw set), not skipped.
+	UnknownEvents int
 }
 
 // Problems returns a one-line description of what was skipped, or "".
@@ -157,25 +160,41 @@ func (r ReadReport) Problems() string {
 }
 
 // ScanLog calls fn for every event of the log at path in seq order, skipping
-// and reporting a torn last line and lines that do not parse. A missing log
-// is ErrNotFound. fn returning false stops the scan.
+// and reporting a torn last line and lines that do not parse, and counting
+// events of unknown types. A missing log is ErrNotFound. fn returning false
+// stops the scan.
 func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
 	var rep ReadReport
 	var off int64
 	torn, err := scanLines(path, func(line []byte) bool {
 		start := off
 		off += int64(len(line))
-		var e Event
-		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+		e, ok := DecodeEvent(line)
+		if !ok {
 			if len(bytes.TrimSpace(line)) > 0 {
 				rep.CorruptLines = append(rep.CorruptLines, start)
 			}
 			return true
 		}
+		if e.Raw != nil {
+			rep.UnknownEvents++
+		}
 		return fn(e)
 	})
 	rep.TornBytes = torn
 	return rep, err
+}
+
+// DecodeEvent parses one log line; ok is false for a line that is not an
+// event. An event of a type this kandev does not know keeps the line in Raw.
+func DecodeEvent(line []byte) (e Event, ok bool) {
+	if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+		return Event{}, false
+	}
+	if !KnownEventType(e.Type) {
+		e.Raw = bytes.Clone(bytes.TrimSpace(line))
+	}
+	return e, true
 }
 
 // scanLines calls fn for each complete line of the file at path, newline

@@ -3,7 +3,6 @@ package state
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -66,8 +65,7 @@ func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, s
 						line := partial[lineStart : from+i]
 						off += int64(from + i + 1 - lineStart)
 						lineStart, from = from+i+1, from+i+1
-						var e Event
-						if json.Unmarshal(line, &e) == nil && e.Seq > 0 {
+						if e, ok := DecodeEvent(line); ok {
 							if !fn(e) {
 								return off, nil
 							}
