@@ -168,6 +168,10 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	p, err := newProbe(env, "", false)
+	if err != nil {
+		return err
+	}
 	type outcome struct {
 		ID      string `json:"id"`
 		Outcome string `json:"outcome"`
@@ -179,9 +183,8 @@ func (c *RecoverCmd) Run(env *Env) error {
 		if ws != "" && s.Workspace != ws {
 			continue
 		}
-		st := observe(h, s, env.Now())
-		if !st.NeedsResume || !st.Interrupted || s.Paused != "" {
-			continue
+		if a := p.assess(s, true); !a.Interrupted || !a.Resumable {
+			continue // nothing to continue, or paused: resume would refuse
 		}
 		job := acp.Job{}
 		if env.Out.JSON {
@@ -194,7 +197,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 			if firstErr == nil {
 				firstErr = err
 			}
-		} else if res != nil && res.Session != nil && res.Session.Paused != "" {
+		} else if res != nil && res.Session != nil && res.Session.Pause != nil {
 			o.Outcome = "paused"
 		}
 		results = append(results, o)

@@ -49,7 +49,14 @@ func (c *DoctorCmd) Run(env *Env) error {
 	if cfgCheck != nil {
 		checks = append(checks, *cfgCheck)
 	}
-	checks = append(checks, sessionChecks(h, env.Now())...)
+	mode := env.G.Permissions
+	if mode == "" {
+		mode = cfg.Permissions.Mode
+	}
+	if mode == "" {
+		mode = acp.PermAsk
+	}
+	checks = append(checks, sessionChecks(probeWith(h, cfg, mode, "", false, env.Now()))...)
 	checks = append(checks, agentChecks(env.Ctx, h, cfg)...)
 	checks = append(checks, gitCheck())
 
@@ -149,7 +156,8 @@ func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
 // sessionChecks look at every session record: unreadable records, torn or
 // corrupt logs, interrupted turns (state RUNNING with nobody holding the
 // owner lock), paused continuations and orphaned agent processes.
-func sessionChecks(h *state.Home, now time.Time) []check {
+func sessionChecks(p *probe) []check {
+	h := p.h
 	dir := filepath.Join(h.Dir, "sessions")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -163,7 +171,7 @@ func sessionChecks(h *state.Home, now time.Time) []check {
 			continue
 		}
 		n++
-		out = append(out, sessionCheck(h, id, now)...)
+		out = append(out, sessionCheck(p, id)...)
 	}
 	if len(out) == 0 {
 		return []check{{Name: "sessions", OK: true, Message: fmt.Sprintf("%d session(s): records readable, logs intact, none interrupted", n)}}
@@ -180,7 +188,8 @@ func recordID(name string) (string, bool) {
 	return id, state.ValidateID(id) == nil
 }
 
-func sessionCheck(h *state.Home, id string, now time.Time) []check {
+func sessionCheck(p *probe, id string) []check {
+	h := p.h
 	name := "session " + id
 	s, err := h.LoadSession(id)
 	if err != nil {
@@ -203,7 +212,7 @@ func sessionCheck(h *state.Home, id string, now time.Time) []check {
 			out = append(out, check{Name: name, OK: true, Message: fmt.Sprintf("event log has %d corrupt line(s) that readers skip", len(rep.CorruptLines))})
 		}
 	}
-	st := observe(h, s, now)
+	st := p.observe(s)
 	switch {
 	case st.Reason == state.ReasonStaleExecution:
 		out = append(out, check{Name: name, Message: fmt.Sprintf("orphaned agent process %d is still running but its kandev owner is gone", s.AgentPID),
@@ -212,7 +221,7 @@ func sessionCheck(h *state.Home, id string, now time.Time) []check {
 		out = append(out, check{Name: name, Message: "interrupted: state " + s.State + " but no process holds its owner lock (the owner died mid-turn)",
 			Fix: "kandev resume " + id})
 	case st.Badge == state.BadgePaused:
-		out = append(out, check{Name: name, Message: "automatic continuation paused: " + s.Paused, Fix: nextStep(s, st)})
+		out = append(out, check{Name: name, Message: "automatic continuation paused: " + st.Paused, Fix: st.Next})
 	}
 	return out
 }
