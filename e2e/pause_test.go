@@ -188,3 +188,105 @@ func TestRepair_ThenResumeStillContinuesOnce(t *testing.T) {
 		t.Fatalf("%d continuations after a second resume, want 1", n)
 	}
 }
+
+// sessionsInEveryState makes one session per situation resume can meet and
+// returns them by name.
+func sessionsInEveryState(t *testing.T, w *world) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	ids["idle"], _ = w.start("/say hi")
+	ids["interrupted"], _ = w.start()
+	w.crashMidTurn(ids["interrupted"])
+	ids["repaired"], _ = w.start()
+	w.crashMidTurn(ids["repaired"])
+	w.mustRun("repair", ids["repaired"])
+	ids["paused"], _ = w.start()
+	w.crashMidTurn(ids["paused"], "--permissions", "approve-all")
+	ids["stopped"], _ = w.start()
+	w.crashMidTurn(ids["stopped"])
+	w.mustRun("stop", ids["stopped"])
+	ids["done"], _ = w.start()
+	w.mustRun("done", ids["done"])
+	ids["leased"], _ = w.start()
+	w.mustRun("resume", ids["leased"], "--holder", "editor:other")
+	repo := gitRepo(t)
+	ids["off-branch"], _ = w.start("--cwd", repo, "/say hi")
+	git(t, repo, "checkout", "-q", "-b", "other")
+	return ids
+}
+
+func TestList_ResumableContainsASessionIffResumeThenSucceeds(t *testing.T) {
+	w := newWorld(t)
+	ids := sessionsInEveryState(t, w)
+	var l struct{ Sessions []struct{ ID, Badge string } }
+	decodeJSON(t, w.mustRun("--json", "list", "--resumable").stdout, &l)
+	listed := map[string]bool{}
+	for _, s := range l.Sessions {
+		listed[s.ID] = true
+	}
+	for name, id := range ids {
+		if is := w.status(id).Status.IsResumable; name == "done" && is {
+			t.Errorf("%s: status says resumable", name)
+		}
+	}
+	for name, id := range ids {
+		r := w.run("resume", id)
+		if listed[id] != (r.code == 0) {
+			t.Errorf("%s: listed by --resumable %v, but resume: %s", name, listed[id], r)
+		}
+	}
+	if len(listed) != 4 { // idle, interrupted, repaired, stopped
+		t.Errorf("list --resumable offered %d sessions: %+v", len(listed), l.Sessions)
+	}
+}
+
+func TestStatus_SuggestedNextCommandSucceeds(t *testing.T) {
+	w := newWorld(t)
+	ids := sessionsInEveryState(t, w)
+	for name, id := range ids {
+		next := w.status(id).Status.Next
+		words := strings.Fields(strings.ReplaceAll(next, `"..."`, "NEXT"))
+		for i, word := range words {
+			if word == "NEXT" {
+				words[i] = "/say next"
+			}
+		}
+		var r result
+		switch {
+		case len(words) > 1 && words[0] == "kandev":
+			r = w.run(words[1:]...)
+		case len(words) > 1 && words[0] == "git":
+			out, err := exec.Command("git", words[1:]...).CombinedOutput()
+			if err != nil {
+				r.code, r.stderr = 1, string(out)
+			}
+		default:
+			t.Fatalf("%s: next %q is no command", name, next)
+		}
+		if r.code != 0 {
+			t.Errorf("%s: next %q: %s", name, next, r)
+		}
+	}
+}
+
+func TestLease_ConflictMessageOffersWhatEachCommandAccepts(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	w.mustRun("resume", id, "--holder", "editor:other")
+	release := "kandev detach " + id + " --holder editor:other"
+	for _, tc := range []struct {
+		args  []string
+		force bool
+	}{
+		{[]string{"resume", id}, false},
+		{[]string{"detach", id}, false},
+		{[]string{"prompt", id, "hi"}, true},
+	} {
+		r := w.run(tc.args...)
+		if r.code != 3 || !strings.Contains(r.stderr, release) || strings.Contains(r.stderr, "--force") != tc.force {
+			t.Errorf("%s: %s", tc.args[0], r)
+		}
+	}
+	w.mustRun("detach", id, "--holder", "editor:other")
+	w.mustRun("resume", id)
+}
