@@ -183,8 +183,8 @@ func (c *RecoverCmd) Run(env *Env) error {
 		if ws != "" && s.Workspace != ws {
 			continue
 		}
-		if a := p.assess(s, true); !a.Interrupted || !a.Resumable {
-			continue // nothing to continue, or paused: resume would refuse
+		if a := p.assess(s, true); !a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning {
+			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
 		job := acp.Job{}
 		if env.Out.JSON {
