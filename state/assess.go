@@ -48,9 +48,9 @@ func Assess(s *Session, o Observation) Assessment {
 		eff.Pause = d.Pause
 	}
 	v := Decide(&eff, o)
-	if !o.OwnerAlive {
-		v.Interrupted = d.Turn != ""
-	}
+	// Interrupted: cut off and not yet repaired (Decide), or repaired and
+	// still owed its continuation.
+	v.Interrupted = v.Interrupted || d.Turn != ""
 	a := Assessment{Verdict: v, Badge: Badge(&eff, o.OwnerAlive), Continuation: d, Worktree: eff.Worktree}
 	a.LeaseHeld = o.Lease.Live(o.Now) && o.Lease.AttachedTo != o.Holder
 	a.Attachable = v.IsResumable && !IsTerminal(eff.State) && !a.LeaseHeld
@@ -77,7 +77,7 @@ func nextCommand(s *Session, a Assessment, o Observation) string {
 		return "kandev prompt " + id + ` "..." --force`
 	case a.Pause() != nil:
 		return "kandev prompt " + id + ` "..."`
-	case a.Continuation.Turn != "" || a.Reason == ReasonStaleExecution:
+	case a.Interrupted || a.Reason == ReasonStaleExecution:
 		return "kandev resume " + id
 	}
 	return "kandev prompt " + id + ` "..."`

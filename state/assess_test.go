@@ -52,7 +52,7 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 		{"record lagged behind a finished turn", []func(*Session){unrepaired}, func(o *Observation) { o.TurnClosed = true },
 			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"unaccepted initial prompt is sent again, not continued", []func(*Session){unrepaired, func(s *Session) { s.InitialPrompt = "hi" }}, nil,
-			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: false, next: `kandev prompt s1 "..."`}},
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, next: "kandev resume s1"}},
 		{"idle", nil, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"never launched", []func(*Session){func(s *Session) { s.State, s.AgentLaunched, s.ResumeToken = StateCreated, false, "" }}, nil,
