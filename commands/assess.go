@@ -54,14 +54,27 @@ func (p *probe) policy(s *state.Session) state.ContinuationPolicy {
 	return acp.ContinuationPolicy(p.cfg, p.commands[s.Agent], p.mode, p.noContinue)
 }
 
-// assess probes s and decides. Without full, only the record-cheap probes
-// run: the owner lock and log only while the record says a turn runs, the
-// worktree only when an interrupted turn waits, no lease.
-func (p *probe) assess(s *state.Session, full bool) state.Assessment {
+// How much assess probes.
+const (
+	// probeBadge: what the badge needs. The owner lock and the log only
+	// while the record says a turn runs or one waits, the worktree only
+	// when one waits: an idle session's badge depends on neither.
+	probeBadge = iota
+	// probeResumable adds the worktree and the lease (list --resumable):
+	// whether an owner is alive changes nothing for an idle session, since
+	// resume either reattaches or relaunches it.
+	probeResumable
+	// probeFull probes everything (status, resume).
+	probeFull
+)
+
+// assess probes s as deep as level and decides.
+func (p *probe) assess(s *state.Session, level int) state.Assessment {
 	o := state.Observation{Holder: p.holder, Now: p.now, Policy: p.policy(s)}
 	running := s.State == state.StateRunning || s.State == state.StateStarting
 	awaiting, _ := s.AwaitingContinuation()
-	if full || running || awaiting != "" {
+	full := level >= probeResumable
+	if level == probeFull || running || awaiting != "" {
 		o.OwnerAlive, _ = p.h.OwnerAlive(s.ID)
 		o.AgentAlive = !o.OwnerAlive && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart)
 	}
@@ -93,7 +106,7 @@ func (p *probe) settle(s *state.Session, a state.Assessment) (*state.Session, st
 	if fresh, err := p.h.LoadSession(s.ID); err == nil {
 		s = fresh
 	}
-	return s, p.assess(s, true)
+	return s, p.assess(s, probeFull)
 }
 
 // statusOf is the status object of an assessment.
@@ -115,5 +128,5 @@ func statusOf(h *state.Home, s *state.Session, a state.Assessment, o *probe) Sta
 
 // observe is the status of s, probed in full.
 func (p *probe) observe(s *state.Session) Status {
-	return statusOf(p.h, s, p.assess(s, true), p)
+	return statusOf(p.h, s, p.assess(s, probeFull), p)
 }

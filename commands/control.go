@@ -183,7 +183,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		if ws != "" && s.Workspace != ws {
 			continue
 		}
-		if a := p.assess(s, true); !a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning {
+		if a := p.assess(s, probeFull); !a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
 		job := acp.Job{}

@@ -66,10 +66,11 @@ func (c *ListCmd) Run(env *Env) error {
 	for lo := 0; lo < len(picked) && (c.Limit == 0 || len(out) < c.Limit); lo += batch {
 		part := picked[lo:min(lo+batch, len(picked))]
 		as := make([]state.Assessment, len(part))
-		// Without --resumable only sessions whose record says a turn runs
-		// (or one waits for its continuation) cost a probe: an idle one's
-		// badge does not depend on whether an owner is alive.
-		state.ForEach(len(part), func(i int) { as[i] = p.assess(part[i], c.Resumable) })
+		level := probeBadge
+		if c.Resumable {
+			level = probeResumable
+		}
+		state.ForEach(len(part), func(i int) { as[i] = p.assess(part[i], level) })
 		for i, s := range part {
 			if c.Resumable && !as[i].Resumable {
 				continue

@@ -54,7 +54,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	a := p.assess(s, true)
+	a := p.assess(s, probeFull)
 	lease, err := h.Attach(id, holder, ttl, env.Now())
 	if err != nil {
 		return err

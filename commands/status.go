@@ -48,7 +48,7 @@ func (c *StatusCmd) Run(env *Env) error {
 	}
 	// Looking at the session settles its pause: cleared when its cause is
 	// gone, recorded when one is found.
-	s, a := p.settle(s, p.assess(s, true))
+	s, a := p.settle(s, p.assess(s, probeFull))
 	if a.Worktree != nil && !state.IsTerminal(s.State) {
 		s.Worktree = a.Worktree // as checked now
 	}
