@@ -10,6 +10,7 @@ require (
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/gofrs/flock v0.13.2
 	github.com/tidwall/gjson v1.20.2
+	golang.org/x/term v0.45.0
 )
 
 require (

@@ -103,7 +103,7 @@ func (c *ListCmd) Run(env *Env) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
 		for _, s := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, s.Agent, s.Workspace, ago(now, s.LastActivityAt), s.Title)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
 		}
 		tw.Flush()
 	})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -121,29 +122,39 @@ func runOwnerResult(env *Env, id string, job acp.Job) (*acp.Result, error) {
 	return res, err
 }
 
-// askOnTerminal answers permission requests in ask mode from the terminal;
-// without one, nil (deny).
+// askOnTerminal answers permission requests in ask mode from the terminal.
+// Without a terminal on stdin nobody can answer: every request is denied,
+// and the first denial says how to approve without asking.
 func askOnTerminal(env *Env) func(sdk.RequestPermissionRequest) bool {
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-	if err != nil {
-		return nil
+	var tty *os.File
+	if isTerminal(env.Stdin) {
+		tty, _ = os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	}
-	if f, ok := env.Stdin.(*os.File); !ok || !isTerminal(f) {
-		tty.Close()
-		return nil
+	if tty == nil {
+		var once sync.Once
+		return func(req sdk.RequestPermissionRequest) bool {
+			once.Do(func() {
+				env.Out.Warn(fmt.Sprintf("denied %s: --permissions ask needs a terminal on stdin; to approve without asking, run with --permissions approve-all (or approve-reads), or set [permissions] mode", permissionTitle(req)))
+			})
+			return false
+		}
 	}
 	r := bufio.NewReader(tty)
 	return func(req sdk.RequestPermissionRequest) bool {
-		title := string(req.ToolCall.ToolCallId)
-		if req.ToolCall.Title != nil {
-			title = *req.ToolCall.Title
-		}
 		env.Out.mu.Lock()
 		env.Out.breakLine()
 		env.Out.mu.Unlock()
-		fmt.Fprintf(tty, "Allow %s? [y/N] ", title)
+		fmt.Fprintf(tty, "Allow %s? [y/N] ", printableLine(permissionTitle(req)))
 		line, _ := r.ReadString('\n')
 		ans := strings.ToLower(strings.TrimSpace(line))
 		return ans == "y" || ans == "yes"
 	}
+}
+
+// permissionTitle names what a permission request is for.
+func permissionTitle(req sdk.RequestPermissionRequest) string {
+	if req.ToolCall.Title != nil {
+		return *req.ToolCall.Title
+	}
+	return string(req.ToolCall.ToolCallId)
 }

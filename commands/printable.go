@@ -1,0 +1,57 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// printable makes stored text (titles, messages, markers: anything an agent
+// or a user wrote) safe to print as text: control characters (ESC, CR, BEL,
+// backspace, the C1 range) and invalid UTF-8 bytes become visible escapes
+// such as \x1b, so a title can neither move the cursor nor restyle the
+// terminal. Newlines and tabs stay; ordinary Unicode is untouched.
+func printable(s string) string { return escapeControls(s, true) }
+
+// printableLine is printable for one table cell or one line: newlines and
+// tabs are escaped too, so they cannot break the row.
+func printableLine(s string) string { return escapeControls(s, false) }
+
+func escapeControls(s string, keepLines bool) string {
+	clean := func(r rune) bool {
+		return r != utf8.RuneError && (!unicode.IsControl(r) || keepLines && (r == '\n' || r == '\t'))
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !clean(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case clean(r) || r == utf8.RuneError: // U+FFFD itself is ordinary text
+			b.WriteString(s[i : i+size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// printableWriter passes text through printable: every text answer of a
+// command goes through it, so no stored text reaches the terminal raw.
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, printable(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
