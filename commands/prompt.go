@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,7 +38,7 @@ func (c *PromptCmd) Run(env *Env) error {
 	}
 	id, err := c.resolve(env, func(s *state.Session) bool { return !state.IsTerminal(s.State) })
 	if err != nil {
-		return err
+		return c.hintLatest(err)
 	}
 	text, err := readPrompt(c.Text, env.Stdin)
 	if err != nil {
@@ -76,6 +77,33 @@ func (c *PromptCmd) Run(env *Env) error {
 	}
 	return err
 }
+
+// hintLatest explains a first word that names no session: most often it was
+// meant as the message. The error keeps its kind (an impossible id is a
+// usage error, a well-formed one that matches nothing is not found).
+func (c *PromptCmd) hintLatest(err error) error {
+	kind := state.ErrNotFound
+	switch {
+	case c.ID == "" || c.Latest:
+		return err
+	case errors.Is(err, state.ErrInvalidID):
+		kind = state.ErrInvalidID
+	case !errors.Is(err, state.ErrNotFound):
+		return err
+	}
+	words := strings.Join(append([]string{c.ID}, c.Text...), " ")
+	return hintError{fmt.Sprintf("no session %q; to send it to the most recent session: kandev prompt --latest %s", c.ID, shellQuote(words)), kind}
+}
+
+// hintError is an error whose message is written for the user, with the
+// kind that decides its exit code underneath.
+type hintError struct {
+	msg  string
+	kind error
+}
+
+func (e hintError) Error() string { return e.msg }
+func (e hintError) Unwrap() error { return e.kind }
 
 // ownerJob fills the parts of an owner job every command shares.
 func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {

@@ -99,15 +99,15 @@ func (e *Env) Config() (*state.Config, error) {
 	if e.config != nil {
 		return e.config, nil
 	}
-	path := e.G.Config
-	if path == "" {
+	path, explicit := e.G.Config, e.G.Config != ""
+	if !explicit {
 		h, err := e.Home()
 		if err != nil {
 			return nil, err
 		}
 		path = h.ConfigPath()
 	}
-	c, err := state.LoadConfig(path)
+	c, err := state.LoadConfig(path, explicit)
 	if err != nil {
 		return nil, err
 	}
