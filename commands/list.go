@@ -23,7 +23,8 @@ func (c *ListCmd) Help() string { return "Example:\n  kandev list --resumable --
 
 type listed struct {
 	*state.Session
-	Badge string `json:"badge"`
+	Badge   string `json:"badge"`
+	Problem string `json:"problem,omitempty"` // why the record could not be read (badge unknown)
 }
 
 // Run lists sessions, newest activity first.
@@ -89,11 +90,15 @@ func (c *ListCmd) Run(env *Env) error {
 			case c.Resumable && !(sts[i].IsResumable && (sts[i].NeedsResume || sts[i].Reason == state.ReasonAgentRunning && sts[i].Attachable)):
 				continue
 			}
-			out = append(out, listed{s, badge})
+			out = append(out, listed{Session: s, Badge: badge})
 			if c.Limit > 0 && len(out) >= c.Limit {
 				break
 			}
 		}
+	}
+	out = append(out, c.unreadable(skipped.Unreadable, len(out))...)
+	if n := len(skipped.Unreadable); n > 0 {
+		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
 	}
 	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) {
 		if len(out) == 0 {
@@ -103,11 +108,32 @@ func (c *ListCmd) Run(env *Env) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
 		for _, s := range out {
+			if s.Problem != "" {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\tunreadable record: %s\n", s.ID, s.Badge, printableLine(s.Problem))
+				continue
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
 		}
 		tw.Flush()
 	})
 	return nil
+}
+
+// unreadable lists the records that exist but do not load, after the
+// readable ones (their activity is unknown), while --limit leaves room. A
+// filter on workspace, state or resumability cannot match what is unknown.
+func (c *ListCmd) unreadable(bad []state.UnreadableRecord, shown int) []listed {
+	var out []listed
+	if c.Workspace != "" || c.State != "" || c.Resumable {
+		return nil
+	}
+	for _, r := range bad {
+		if c.Limit > 0 && shown+len(out) >= c.Limit {
+			break
+		}
+		out = append(out, listed{Session: &state.Session{ID: r.ID}, Badge: state.BadgeUnknown, Problem: r.Problem})
+	}
+	return out
 }
 
 // needsProbe reports whether a session's badge and resumability depend on
