@@ -99,6 +99,10 @@ func TestPrintable_EscapesControlCharactersAndKeepsUnicode(t *testing.T) {
 		if got := printableLine(tc.in); got != tc.line {
 			t.Errorf("printableLine(%q) = %q, want %q", tc.in, got, tc.line)
 		}
+		var buf bytes.Buffer
+		if n, err := (printableWriter{&buf}).Write([]byte(tc.in)); err != nil || n != len(tc.in) || buf.String() != tc.text {
+			t.Errorf("printableWriter wrote %q (%d, %v) for %q, want %q", buf.String(), n, err, tc.in, tc.text)
+		}
 	}
 }
 

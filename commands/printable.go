@@ -21,10 +21,7 @@ func printable(s string) string { return escapeControls(s, true) }
 func printableLine(s string) string { return escapeControls(s, false) }
 
 func escapeControls(s string, keepLines bool) string {
-	clean := func(r rune) bool {
-		return r != utf8.RuneError && (!unicode.IsControl(r) || keepLines && (r == '\n' || r == '\t'))
-	}
-	if strings.IndexFunc(s, func(r rune) bool { return !clean(r) }) < 0 {
+	if cleanPrefix(s, keepLines) == len(s) {
 		return s
 	}
 	var b strings.Builder
@@ -34,7 +31,7 @@ func escapeControls(s string, keepLines bool) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case clean(r) || r == utf8.RuneError: // U+FFFD itself is ordinary text
+		case printableRune(r, keepLines) || r == utf8.RuneError: // U+FFFD itself is ordinary text
 			b.WriteString(s[i : i+size])
 		default:
 			q := strconv.QuoteRune(r)
@@ -45,11 +42,38 @@ func escapeControls(s string, keepLines bool) string {
 	return b.String()
 }
 
+// cleanPrefix is the length of the longest prefix of s that needs no escape.
+func cleanPrefix[T string | []byte](s T, keepLines bool) int {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f || keepLines && (c == '\n' || c == '\t') {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			return i
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		if r == utf8.RuneError || !printableRune(r, keepLines) {
+			return i
+		}
+		i += size
+	}
+	return len(s)
+}
+
+func printableRune(r rune, keepLines bool) bool {
+	return !unicode.IsControl(r) || keepLines && (r == '\n' || r == '\t')
+}
+
 // printableWriter passes text through printable: every text answer of a
 // command goes through it, so no stored text reaches the terminal raw.
 type printableWriter struct{ w io.Writer }
 
 func (p printableWriter) Write(b []byte) (int, error) {
+	if cleanPrefix(b, true) == len(b) {
+		return p.w.Write(b)
+	}
 	if _, err := io.WriteString(p.w, printable(string(b))); err != nil {
 		return 0, err
 	}
