@@ -100,33 +100,36 @@ func (c *ListCmd) Run(env *Env) error {
 	if n := len(skipped.Unreadable); n > 0 {
 		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
 	}
-	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) {
-		if len(out) == 0 {
-			fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
-			return
-		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
-		for _, s := range out {
-			if s.Problem != "" {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\tunreadable record: %s\n", s.ID, s.Badge, printableLine(s.Problem))
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
-		}
-		tw.Flush()
-	})
+	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) { writeListText(w, out, now) })
 	return nil
+}
+
+// writeListText is the table of sessions; stored text is printed one line per cell.
+func writeListText(w io.Writer, out []listed, now time.Time) {
+	if len(out) == 0 {
+		fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
+	for _, s := range out {
+		if s.Problem != "" {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\tunreadable record: %s\n", s.ID, s.Badge, printableLine(s.Problem))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
+	}
+	tw.Flush()
 }
 
 // unreadable lists the records that exist but do not load, after the
 // readable ones (their activity is unknown), while --limit leaves room. A
 // filter on workspace, state or resumability cannot match what is unknown.
 func (c *ListCmd) unreadable(bad []state.UnreadableRecord, shown int) []listed {
-	var out []listed
 	if c.Workspace != "" || c.State != "" || c.Resumable {
 		return nil
 	}
+	var out []listed
 	for _, r := range bad {
 		if c.Limit > 0 && shown+len(out) >= c.Limit {
 			break
