@@ -91,6 +91,7 @@ func TestPrintable_EscapesControlCharactersAndKeepsUnicode(t *testing.T) {
 		{"c1 \u009b2J", `c1 \u009b2J`, `c1 \u009b2J`},
 		{"bad \x9b byte", `bad \x9b byte`, `bad \x9b byte`},
 		{"two\nlines\tand tab", "two\nlines\tand tab", `two\nlines\tand tab`},
+		{"crlf\r\nending", "crlf\nending", `crlf\r\nending`},
 	}
 	for _, tc := range cases {
 		if got := printable(tc.in); got != tc.text {

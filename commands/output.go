@@ -97,7 +97,8 @@ func (o *Output) breakLine() {
 }
 
 // Event renders one event of a streaming command: the log line itself in
-// JSON mode, a readable stream in text mode (tool calls one line each).
+// JSON mode, a readable stream in text mode (tool calls one line each, and
+// the agent's text with control characters made visible).
 func (o *Output) Event(e state.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -124,7 +125,7 @@ func (o *Output) Event(e state.Event) {
 		if o.lastKind != state.EventAgentMessage {
 			o.breakLine()
 		}
-		io.WriteString(o.Out, e.Content)
+		io.WriteString(o.Out, printable(e.Content))
 		o.midLine = e.Content != "" && !strings.HasSuffix(e.Content, "\n")
 		if e.Content == "" {
 			o.midLine = o.midLine || o.lastKind == state.EventAgentMessage
@@ -134,26 +135,26 @@ func (o *Output) Event(e state.Event) {
 			o.breakLine()
 			io.WriteString(o.Out, o.dim("thinking: "))
 		}
-		io.WriteString(o.Out, o.dim(e.Content))
+		io.WriteString(o.Out, o.dim(printable(e.Content)))
 		o.midLine = !strings.HasSuffix(e.Content, "\n")
 	case state.EventToolCall:
 		o.breakLine()
-		fmt.Fprintf(o.Out, "%s %s (%s)\n", o.bold("[tool]"), e.ToolName, e.ToolStatus)
+		fmt.Fprintf(o.Out, "%s %s (%s)\n", o.bold("[tool]"), printableLine(e.ToolName), printableLine(e.ToolStatus))
 	case state.EventToolResult:
 		o.breakLine()
-		fmt.Fprintf(o.Out, "  -> %s %s%s\n", e.ToolName, e.ToolStatus, fold(e.Content))
+		fmt.Fprintf(o.Out, "  -> %s %s%s\n", printableLine(e.ToolName), printableLine(e.ToolStatus), printableLine(fold(e.Content)))
 	case state.EventPermissionRequest:
 		o.breakLine()
-		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[permission]"), e.ToolName)
+		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[permission]"), printableLine(e.ToolName))
 	case state.EventPermissionResolved:
 		o.breakLine()
-		fmt.Fprintf(o.Out, "  -> %s\n", e.Content)
+		fmt.Fprintf(o.Out, "  -> %s\n", printableLine(e.Content))
 	case state.EventPlan:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[plan]"), string(e.Data))
 	case state.EventMarker:
 		o.breakLine()
-		fmt.Fprintf(o.Err, "%s %s\n", markerPrefix(e.Severity), e.Summary)
+		fmt.Fprintf(o.Err, "%s %s\n", markerPrefix(e.Severity), printableLine(e.Summary))
 	case state.EventTurnEnded:
 		o.breakLine()
 		if e.StopReason != state.StopEndTurn {
@@ -175,7 +176,7 @@ func (o *Output) Finish() {
 	defer o.mu.Unlock()
 	if o.Quiet && !o.JSON {
 		if t := o.finalText.String(); t != "" {
-			fmt.Fprintln(o.Out, strings.TrimRight(t, "\n"))
+			fmt.Fprintln(o.Out, printable(strings.TrimRight(t, "\n")))
 		}
 		return
 	}

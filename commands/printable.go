@@ -13,7 +13,8 @@ import (
 // or a user wrote) safe to print as text: control characters (ESC, CR, BEL,
 // backspace, the C1 range) and invalid UTF-8 bytes become visible escapes
 // such as \x1b, so a title can neither move the cursor nor restyle the
-// terminal. Newlines and tabs stay; ordinary Unicode is untouched.
+// terminal. Newlines and tabs stay (a CRLF ending becomes a newline);
+// ordinary Unicode is untouched.
 func printable(s string) string { return escapeControls(s, true) }
 
 // printableLine is printable for one table cell or one line: newlines and
@@ -31,6 +32,8 @@ func escapeControls(s string, keepLines bool) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case keepLines && r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+			// a CRLF line ending is a line ending, not a cursor move
 		case printableRune(r, keepLines) || r == utf8.RuneError: // U+FFFD itself is ordinary text
 			b.WriteString(s[i : i+size])
 		default:

@@ -264,3 +264,15 @@ func TestText_ControlCharactersInTitlesAreEscapedAndJSONKeepsThem(t *testing.T) 
 		t.Fatalf("JSON title %q, want %q", st.Session.Title, title)
 	}
 }
+
+func TestText_ControlCharactersInTheAgentsStreamedTextAreEscaped(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	r := w.mustRun("prompt", id, "\x1b[2Jcleared\rline")
+	if strings.ContainsAny(r.stdout, "\x1b\r") || !strings.Contains(r.stdout, `\x1b[2Jcleared\rline`) {
+		t.Fatalf("streamed text printed raw:\n%q", r.stdout)
+	}
+	if got := agentText(w.events(id), ""); !strings.Contains(got, "\x1b[2Jcleared\rline") {
+		t.Fatalf("the log does not keep the text as sent: %q", got)
+	}
+}
