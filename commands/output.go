@@ -68,7 +68,7 @@ func (o *Output) Warn(msg string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.breakLine()
-	fmt.Fprintln(o.Err, "warning: "+history.Redact(firstLine(msg)))
+	fmt.Fprintln(o.Err, "warning: "+printableLine(history.Redact(firstLine(msg))))
 }
 
 func firstLine(s string) string {
