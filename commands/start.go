@@ -117,7 +117,7 @@ func titleOf(prompt string) string {
 
 // progressLine shows start-up steps on a terminal's stderr only.
 func progressLine(env *Env) func(string) {
-	if env.Out.JSON || env.Out.Quiet || !isTerminalWriter(env.Out.Err) {
+	if env.Out.JSON || env.Out.Quiet || !isTerminal(env.Out.Err) {
 		return nil
 	}
 	return func(msg string) { env.Out.Info("%s ...", msg) }

@@ -55,7 +55,7 @@ func (c *StatusCmd) Run(env *Env) error {
 	st := statusOf(h, s, a, p)
 	env.Out.Object(map[string]any{"session": s, "status": st}, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
-		fmt.Fprintf(w, "title     %s\n", s.Title)
+		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
 		fmt.Fprintf(w, "agent     %s   workspace %s\n", s.Agent, s.Workspace)
 		fmt.Fprintf(w, "cwd       %s\n", s.Cwd)
 		fmt.Fprintf(w, "state     %s (task %s)", s.State, s.TaskState)
