@@ -139,4 +139,3 @@ func rowSays(table, name, word string) bool {
 	}
 	return false
 }
-
