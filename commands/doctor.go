@@ -312,10 +312,7 @@ func orphanFix(s *state.Session) string {
 // agent is a problem only when the config names it.
 func agentChecks(ctx context.Context, h *state.Home, cfg *state.Config) []check {
 	profiles := acp.Profiles(cfg)
-	def := cfg.DefaultAgent
-	if def == "" {
-		def = acp.DemoProfile
-	}
+	def, _ := acp.DefaultAgent(cfg)
 	out := make([]check, len(profiles))
 	var wg sync.WaitGroup
 	for i, p := range profiles {

@@ -45,10 +45,12 @@ func (c *StartCmd) Run(env *Env) error {
 	}
 	agent := c.Agent
 	if agent == "" {
-		agent = cfg.DefaultAgent
-	}
-	if agent == "" {
-		agent = acp.DemoProfile
+		var chosen bool
+		if agent, chosen = acp.DefaultAgent(cfg); !chosen {
+			if msg := acp.DemoDefaultNotice(acp.RealAgents(acp.Profiles(cfg), acp.Profile.Installed)); msg != "" {
+				env.Out.Info("%s", msg)
+			}
+		}
 	}
 	profile, err := acp.LookupProfile(cfg, agent)
 	if err != nil {
