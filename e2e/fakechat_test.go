@@ -76,27 +76,37 @@ type chatRequest struct {
 	Path   string `json:"path"`
 	Tools  bool   `json:"tools"` // false for side requests (a title, a summary)
 	Body   struct {
-		Messages []chatMessage `json:"messages"`
+		Messages []json.RawMessage `json:"messages"`
 	} `json:"-"`
 	RawBody json.RawMessage `json:"body"` // null for a request without a body
 }
 
-type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// input is the request's whole conversation as one string, for searching.
+// input is the request's whole conversation (tool calls and results
+// included) as one string, for searching.
 func (q chatRequest) input() string {
-	b, _ := json.Marshal(q.Body.Messages)
-	return string(b)
+	var b strings.Builder
+	for _, m := range q.Body.Messages {
+		b.Write(m)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // userTexts are the texts of the user messages the model was shown, in order.
-func (q chatRequest) userTexts() []string {
+func (q chatRequest) userTexts() []string { return q.texts("user") }
+
+// toolResults are the texts of the tool results the model was shown, in order.
+func (q chatRequest) toolResults() []string { return q.texts("tool") }
+
+func (q chatRequest) texts(role string) []string {
 	var out []string
-	for _, m := range q.Body.Messages {
-		if m.Role != "user" {
+	for _, raw := range q.Body.Messages {
+		var m struct {
+			Role    string
+			Content json.RawMessage
+		}
+		json.Unmarshal(raw, &m)
+		if m.Role != role {
 			continue
 		}
 		var s string

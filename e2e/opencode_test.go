@@ -288,10 +288,9 @@ func TestOpenCode_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testi
 	firstAnswer := agentText(r.events(id), lastTurn(r.events(id)))
 
 	owner := r.spawn("prompt", id, openCodeSlowPrompt)
-	evs := r.waitForEvents(id, "the slow turn to stream", openCodeStreamingTurn(openCodeSlowPrompt))
-	starts := ofType(evs, state.EventAgentStarted)
-	if _, ppid := procState(starts[len(starts)-1].PID); ppid != owner.cmd.Process.Pid {
-		t.Logf("OpenCode %d has parent %d, the owner is %d", starts[len(starts)-1].PID, ppid, owner.cmd.Process.Pid)
+	r.waitForEvents(id, "the slow turn to stream", openCodeStreamingTurn(openCodeSlowPrompt))
+	if live := liveProcessesWithEnv("XDG_DATA_HOME", r.dataDir); len(live) == 0 {
+		t.Fatal("no OpenCode process is running the slow turn")
 	}
 	owner.cmd.Process.Kill() // SIGKILL: no chance to clean up
 	owner.wait(t)
@@ -306,7 +305,7 @@ func TestOpenCode_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testi
 	r.assertNoAgentSurvives(id, "resume exited")
 	all := r.events(id)
 	assertNoSeqGap(t, all)
-	evs = all[killedAt:]
+	evs := all[killedAt:]
 	if starts := ofType(evs, state.EventAgentStarted); len(starts) != 1 || starts[0].Restore != "resume" {
 		t.Errorf("agent_started after the kill: %+v", starts)
 	}
@@ -439,11 +438,11 @@ func TestOpenCode_PermissionModeAnswersOpenCodeBashRequests(t *testing.T) {
 			}
 			// The model asked for the call and was sent its result.
 			turns := r.fake.turns()
-			if len(turns) != 2 || !strings.Contains(turns[1].input(), call) || !strings.Contains(turns[1].input(), c.answer) {
+			if len(turns) != 2 || !strings.Contains(turns[1].input(), call) {
 				t.Fatalf("the model was not sent the result of tool call %s: %d requests", call, len(turns))
 			}
-			if !c.allowed && strings.Contains(turns[1].input(), "TOOL-OUTPUT-42") {
-				t.Fatal("the model was sent output of a denied command")
+			if got := turns[1].toolResults(); len(got) != 1 || !strings.Contains(got[0], c.answer) || !c.allowed && strings.Contains(got[0], "TOOL-OUTPUT-42") {
+				t.Fatalf("the tool results the model was sent: %q, want one with %q", got, c.answer)
 			}
 			if got := agentText(evs, lastTurn(evs)); !strings.Contains(got, fmt.Sprintf("tool done %d: ", turns[1].N)) || !strings.Contains(got, c.answer) {
 				t.Fatalf("the answer after the tool: %q", got)
