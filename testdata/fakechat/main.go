@@ -22,7 +22,8 @@
 //     3. when U contains -tool-word: one call of the first -tool NAME=ARGS
 //     whose NAME the request offers (repeat -tool for several agents' names);
 //     4. otherwise "ack N: <start of U>".
-//     Text streams one word per chunk; -delay pauses between chunks when U
+//     Text streams one word per chunk ("stream": false gets one
+//     chat.completion object instead); -delay pauses between chunks when U
 //     contains -delay-word (or always, when -delay-word is empty).
 //   - -script FILE holds JSON lines {"match": "...", "text": "..."} or
 //     {"match": "...", "tool": "NAME", "arguments": "{...}"}, or
@@ -175,35 +176,68 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request body", http.StatusBadRequest)
 		return
 	}
-	user := req.latestUserText()
+	if req.Model == "" {
+		req.Model = "fake"
+	}
+	rep := s.reply(req, n)
+	if rep.status != 0 {
+		http.Error(w, fmt.Sprintf(`{"error":{"message":"scripted failure %d"}}`, rep.status), rep.status)
+		return
+	}
+	if !req.Stream {
+		whole(w, rep, n, req.Model)
+		return
+	}
 	delay := s.delay
-	if s.delayWord != "" && !strings.Contains(user, s.delayWord) {
+	if s.delayWord != "" && !strings.Contains(req.latestUserText(), s.delayWord) {
 		delay = 0
 	}
-	if ru := s.scripted(user); ru != nil && ru.Status != 0 {
-		http.Error(w, fmt.Sprintf(`{"error":{"message":"scripted failure %d"}}`, ru.Status), ru.Status)
-		return
-	} else if ru != nil {
-		st := newStream(w, delay, n, req.Model)
-		if ru.Tool != "" {
-			st.toolCall(ru.Tool, ru.Arguments)
-		} else {
-			st.text(strings.ReplaceAll(ru.Text, "{n}", fmt.Sprint(n)))
-		}
-		return
-	}
 	st := newStream(w, delay, n, req.Model)
+	if rep.tool != "" {
+		st.toolCall(rep.tool, rep.args)
+	} else {
+		st.text(rep.text)
+	}
+}
+
+// reply is what the model answers: text, one tool call, or an HTTP error.
+type reply struct {
+	text, tool, args string
+	status           int
+}
+
+// reply decides the answer to request number n (see the package comment).
+func (s *server) reply(req request, n int) reply {
+	user := req.latestUserText()
+	if ru := s.scripted(user); ru != nil {
+		return reply{text: strings.ReplaceAll(ru.Text, "{n}", fmt.Sprint(n)), tool: ru.Tool, args: ru.Arguments, status: ru.Status}
+	}
 	if out, ok := req.pendingToolResult(); ok {
-		st.text(fmt.Sprintf("tool done %d: %s", n, start(lastLine(out))))
-		return
+		return reply{text: fmt.Sprintf("tool done %d: %s", n, start(lastLine(out)))}
 	}
 	if s.toolWord != "" && strings.Contains(user, s.toolWord) {
 		if name, args, ok := s.offeredTool(req); ok {
-			st.toolCall(name, args)
-			return
+			return reply{tool: name, args: args}
 		}
 	}
-	st.text(fmt.Sprintf("ack %d: %s", n, start(user)))
+	return reply{text: fmt.Sprintf("ack %d: %s", n, start(user))}
+}
+
+// whole writes a reply as one chat.completion object, for "stream": false.
+func whole(w http.ResponseWriter, rep reply, n int, model string) {
+	msg := map[string]any{"role": "assistant", "content": rep.text}
+	finish := "stop"
+	if rep.tool != "" {
+		msg["content"], finish = nil, "tool_calls"
+		msg["tool_calls"] = []any{map[string]any{"id": fmt.Sprintf("call_chatcmpl-%d", n), "type": "function",
+			"function": map[string]any{"name": rep.tool, "arguments": rep.args}}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": time.Now().Unix(), "model": model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+	})
 }
 
 // scripted is the first rule that matches the user text, if any.
@@ -258,6 +292,7 @@ func (s *server) record(r *http.Request, body []byte, req request) int {
 // request is the part of a Chat Completions request the fake reads.
 type request struct {
 	Model    string    `json:"model"`
+	Stream   bool      `json:"stream"`
 	Messages []message `json:"messages"`
 	Tools    []struct {
 		Function struct {
@@ -338,9 +373,6 @@ func newStream(w http.ResponseWriter, delay time.Duration, n int, model string) 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	if model == "" {
-		model = "fake"
-	}
 	return &stream{w: w, delay: delay, id: fmt.Sprintf("chatcmpl-%d", n), model: model, first: true}
 }
 
