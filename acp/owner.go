@@ -393,7 +393,7 @@ func (o *owner) start(ctx context.Context) error {
 		}
 		break
 	}
-	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.cmd.Args, "replayed_updates": o.conn.Replayed()})
+	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.Args, "replayed_updates": o.conn.Replayed()})
 	o.append(true, &state.Event{Type: state.EventAgentStarted, PID: o.proc.PID, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
 	if o.s.State == state.StateStarting {
 		o.setState(state.StateWaitingForInput)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -148,7 +149,8 @@ func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
 
 // sessionChecks look at every session record: unreadable records, torn or
 // corrupt logs, interrupted turns (state RUNNING with nobody holding the
-// owner lock), paused continuations and orphaned agent processes.
+// owner lock), paused continuations, orphaned agent processes and processes
+// an agent started that outlived their owner.
 func sessionChecks(h *state.Home, now time.Time) []check {
 	dir := filepath.Join(h.Dir, "sessions")
 	entries, err := os.ReadDir(dir)
@@ -157,13 +159,14 @@ func sessionChecks(h *state.Home, now time.Time) []check {
 	}
 	var out []check
 	n := 0
+	tagged := state.TaggedProcesses()
 	for _, e := range entries {
 		id, ok := recordID(e.Name())
 		if !ok {
 			continue
 		}
 		n++
-		out = append(out, sessionCheck(h, id, now)...)
+		out = append(out, sessionCheck(h, id, now, tagged[id])...)
 	}
 	if len(out) == 0 {
 		return []check{{Name: "sessions", OK: true, Message: fmt.Sprintf("%d session(s): records readable, logs intact, none interrupted", n)}}
@@ -180,7 +183,8 @@ func recordID(name string) (string, bool) {
 	return id, state.ValidateID(id) == nil
 }
 
-func sessionCheck(h *state.Home, id string, now time.Time) []check {
+// sessionCheck checks one session; tagged are the live processes carrying its id.
+func sessionCheck(h *state.Home, id string, now time.Time, tagged []state.Proc) []check {
 	name := "session " + id
 	s, err := h.LoadSession(id)
 	if err != nil {
@@ -203,6 +207,9 @@ func sessionCheck(h *state.Home, id string, now time.Time) []check {
 			out = append(out, check{Name: name, OK: true, Message: fmt.Sprintf("event log has %d corrupt line(s) that readers skip", len(rep.CorruptLines))})
 		}
 	}
+	if len(tagged) > 0 && !ownerAlive {
+		out = append(out, survivorCheck(name, tagged))
+	}
 	st := observe(h, s, now)
 	switch {
 	case st.Reason == state.ReasonStaleExecution:
@@ -215,6 +222,18 @@ func sessionCheck(h *state.Home, id string, now time.Time) []check {
 		out = append(out, check{Name: name, Message: "automatic continuation paused: " + s.Paused, Fix: nextStep(s, st)})
 	}
 	return out
+}
+
+// survivorCheck reports processes that an agent of the session started and
+// that outlived its owner (found by the session tag in their environment).
+func survivorCheck(name string, procs []state.Proc) check {
+	var list, pids []string
+	for _, p := range procs {
+		list = append(list, fmt.Sprintf("%d (%s)", p.PID, clipText(p.Command, 60)))
+		pids = append(pids, strconv.Itoa(p.PID))
+	}
+	return check{Name: name, Message: fmt.Sprintf("%d process(es) started by its agent outlived their owner: %s", len(procs), strings.Join(list, ", ")),
+		Fix: "kill " + strings.Join(pids, " ")}
 }
 
 // orphanFix stops an orphaned agent: resume does it for a live session, a

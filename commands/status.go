@@ -30,6 +30,8 @@ type Status struct {
 	PendingInputs   int    `json:"pending_inputs"`
 	Interrupted     bool   `json:"interrupted"`
 	Paused          string `json:"paused,omitempty"`
+	// Survivors are processes carrying the session's tag although its owner is dead.
+	Survivors []state.Proc `json:"survivors,omitempty"`
 }
 
 // observe probes the owner lock and the recorded agent pid and computes the verdict and badge.
@@ -74,6 +76,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		s.Worktree = &wt
 	}
 	st := observe(h, s, env.Now())
+	if alive, _ := h.OwnerAlive(s.ID); !alive {
+		st.Survivors = state.TaggedProcesses()[s.ID]
+	}
 	env.Out.Object(map[string]any{"session": s, "status": st}, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
 		fmt.Fprintf(w, "title     %s\n", s.Title)
@@ -103,6 +108,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		}
 		if s.ErrorMessage != "" {
 			fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)
+		}
+		for _, p := range st.Survivors {
+			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, clipText(p.Command, 60), p.PID)
 		}
 		fmt.Fprintf(w, "activity  %s\n", s.LastActivityAt.Local().Format(time.RFC3339))
 		if next := nextStep(s, st); next != "" {

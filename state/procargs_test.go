@@ -1,0 +1,58 @@
+package state
+
+import (
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func procArgs(argc int32, body string) []byte {
+	b := make([]byte, 4)
+	binary.LittleEndian.PutUint32(b, uint32(argc))
+	return append(b, body...)
+}
+
+func TestParseProcArgs_SplitsArgumentsFromEnvironment(t *testing.T) {
+	cases := []struct {
+		name      string
+		raw       []byte
+		argv, env []string
+	}{
+		{"padded path, args with spaces, env",
+			procArgs(3, "/bin/sh\x00\x00\x00\x00sh\x00-c\x00sleep 1000 & wait\x00KANDEV_SESSION_ID=abc\x00HOME=/h\x00\x00junk\x00"),
+			[]string{"sh", "-c", "sleep 1000 & wait"}, []string{"KANDEV_SESSION_ID=abc", "HOME=/h"}},
+		{"no environment", procArgs(1, "/bin/true\x00true\x00\x00"), []string{"true"}, nil},
+		{"empty argument kept", procArgs(2, "/x\x00x\x00\x00E=1\x00"), []string{"x", ""}, []string{"E=1"}},
+		{"truncated buffer", []byte{1, 0}, nil, nil},
+		{"no terminator", procArgs(1, "/bin/true"), nil, nil},
+	}
+	for _, c := range cases {
+		argv, env := parseProcArgs(c.raw)
+		if !reflect.DeepEqual(argv, c.argv) || !reflect.DeepEqual(env, c.env) {
+			t.Errorf("%s: argv %q env %q, want %q %q", c.name, argv, env, c.argv, c.env)
+		}
+	}
+}
+
+func TestTaggedProcesses_FindsAProcessByItsSessionTagUntilItDies(t *testing.T) {
+	id := "tagtest-" + strconv.Itoa(os.Getpid())
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = append(os.Environ(), SessionTagEnv+"="+id)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	found := TaggedProcesses()[id]
+	if len(found) != 1 || found[0].PID != cmd.Process.Pid || !strings.Contains(found[0].Command, "sleep 30") {
+		t.Fatalf("tagged processes of %s: %+v, want pid %d running sleep 30", id, found, cmd.Process.Pid)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if found := TaggedProcesses()[id]; len(found) != 0 {
+		t.Fatalf("dead process still listed: %+v", found)
+	}
+}
