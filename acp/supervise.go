@@ -23,8 +23,9 @@ import (
 //     agent its stdio and keeping none for itself;
 //   - watches fd 3, a pipe whose only writer is the owner: EOF means the
 //     owner closed it or died, however it died (SIGKILL included);
-//   - on that EOF or when the agent exits, kills every process the agent
-//     left behind and exits the way the agent did.
+//   - on that EOF kills the agent, everything it started and itself at once;
+//   - when the agent exits, kills every process the agent left behind and
+//     exits the way the agent did.
 //
 // Finding "every process" is platform detail (supervise_*.go): on Linux the
 // supervisor is a child subreaper, so orphans of the agent's tree are
@@ -87,11 +88,22 @@ func supervise(args []string) int {
 	select {
 	case status = <-exited:
 	case <-ownerGone:
-		_ = syscall.Kill(agent.Pid, syscall.SIGKILL)
-		status = <-exited
+		killAll(launch)
 	}
 	sweep(launch)
 	return exitLike(status)
+}
+
+// killAll ends everything at once when the owner is gone, itself included,
+// so that nothing of the session is alive a moment after its owner died:
+// the processes outside the group first, then the whole group (the agent
+// and the supervisor). Whatever it misses, sweep gets if the supervisor is
+// still there.
+func killAll(launch string) {
+	killGroups(leftovers(launch))
+	if syscall.Getpgrp() == os.Getpid() { // the group is the agent's, never a caller's
+		_ = syscall.Kill(0, syscall.SIGKILL)
+	}
 }
 
 // reapUntil waits for children (orphans reparented here included) until pid

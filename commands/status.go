@@ -34,6 +34,10 @@ type Status struct {
 	Survivors []state.Proc `json:"survivors,omitempty"`
 }
 
+// supervisorExitGrace is how long a recorded agent process may take to go
+// away after its owner died before it counts as left running.
+const supervisorExitGrace = 500 * time.Millisecond
+
 // observe probes the owner lock and the recorded agent pid and computes the verdict and badge.
 func observe(h *state.Home, s *state.Session, now time.Time) Status {
 	alive, _ := h.OwnerAlive(s.ID)
@@ -50,7 +54,8 @@ func observe(h *state.Home, s *state.Session, now time.Time) Status {
 		c.Paused = acp.PausePermission
 		s = &c
 	}
-	agentAlive := !alive && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart)
+	// An agent's supervisor ends itself moments after its owner dies: give it that moment.
+	agentAlive := !alive && s.AgentPID != 0 && state.AliveAfter(s.AgentPID, s.AgentStart, supervisorExitGrace)
 	v := state.Decide(s, state.Observation{OwnerAlive: alive, AgentAlive: agentAlive, Now: now})
 	st := Status{NeedsResume: v.NeedsResume, IsResumable: v.IsResumable, Reason: v.Reason,
 		Badge: state.Badge(s, alive), Interrupted: v.Interrupted, Paused: s.Paused}

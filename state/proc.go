@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // SessionTagEnv is the environment variable that tags an agent and every
@@ -27,6 +28,20 @@ func ProcessAlive(pid int, start string) bool {
 		return false
 	}
 	return start == "" || ProcessStart(pid) == start
+}
+
+// AliveAfter reports whether pid (the process that started at start) is
+// still alive after up to d: for a process that is expected to exit, such as
+// an agent's supervisor moments after its owner died.
+func AliveAfter(pid int, start string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for ProcessAlive(pid, start) {
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
 
 // TaggedProcesses lists the live processes (zombies excluded, this process
