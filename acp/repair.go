@@ -27,6 +27,10 @@ type TurnRepair struct {
 	PermissionOpen bool
 	Source         string // the turn's source
 	UserText       string // the turn's user message as logged
+	// ClosedByShutdown is set when the turn already ended with stop_reason
+	// shutdown: an owner terminated by SIGTERM closed it and left it owed
+	// its continuation. Fixes is nil (nothing to append).
+	ClosedByShutdown bool
 }
 
 // agentEventTypes are the events only an agent that took the prompt produces.
@@ -50,8 +54,9 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 	var calls []state.Event
 	seen := map[string]bool{}
 	resolved := map[string]bool{}
+	unknownResult := map[string]bool{}
 	asked := map[string]bool{}
-	started := false
+	started, closed := false, false
 	for _, e := range events {
 		if e.TurnID != turnID {
 			continue
@@ -65,7 +70,10 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 		case state.EventUserMessage:
 			r.UserText = e.Content
 		case state.EventTurnEnded:
-			return TurnRepair{}
+			if e.StopReason != state.StopShutdown {
+				return TurnRepair{}
+			}
+			closed = true
 		case state.EventToolCall:
 			if !seen[e.ToolCallID] {
 				seen[e.ToolCallID] = true
@@ -73,6 +81,7 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 			}
 		case state.EventToolResult:
 			resolved[e.ToolCallID] = true
+			unknownResult[e.ToolCallID] = e.ToolStatus == "unknown"
 		case state.EventPermissionRequest:
 			asked[e.ToolCallID] = true
 		case state.EventPermissionResolved:
@@ -83,6 +92,15 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 		return TurnRepair{}
 	}
 	r.PermissionOpen = len(asked) > 0
+	if closed {
+		r.ClosedByShutdown = true
+		for _, c := range calls {
+			if unknownResult[c.ToolCallID] {
+				r.UnknownCalls = append(r.UnknownCalls, c)
+			}
+		}
+		return r
+	}
 	var unknown []string
 	for _, c := range calls {
 		if resolved[c.ToolCallID] {
@@ -233,22 +251,45 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	}
 	defer log.Close()
 	before := log.NextSeq()
-	o := &owner{job: Job{Home: h}, s: s, log: log, res: &Result{}}
 	rep.TornBytes = torn
+	// Every write below returns its error: a stop or repair that could not
+	// be written must not look done (the turn would be continued later).
+	var evs []*state.Event
 	if torn > 0 {
-		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+		m := history.NewMarker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+		evs = append(evs, &m)
 	}
-	if s.CurrentTurn != "" {
-		tr := o.repairInterrupted(stop)
+	turn := s.CurrentTurn
+	var tr TurnRepair
+	if turn != "" {
+		tr = RepairTurn(turnEvents(h.LogPath(id), turn), turn, stop)
 		if tr.Fixes != nil {
-			rep.Turn = s.CurrentTurn
+			rep.Turn = turn
+			evs = append(append(evs, tr.Fixes...), &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})
 		}
 		for _, c := range tr.UnknownCalls {
 			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
 		}
 	}
-	if stop == state.StopUserCanceled {
-		o.update(func(s *state.Session) { s.Stopped = true; s.StopReason = stop })
+	if len(evs) > 0 {
+		if err := log.AppendSync(evs...); err != nil {
+			return nil, fmt.Errorf("repair %s: %w", id, err)
+		}
+	}
+	_, err = h.UpdateSession(id, func(s *state.Session) error {
+		if turn != "" {
+			s.CurrentTurn, s.State, s.PermissionPending = "", state.StateWaitingForInput, false
+			if tr.Fixes != nil {
+				s.StopReason = stop
+			}
+		}
+		if stop == state.StopUserCanceled {
+			s.Stopped, s.StopReason = true, stop
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("repair %s: %w", id, err)
 	}
 	rep.Appended = int(log.NextSeq() - before)
 	return rep, nil

@@ -58,6 +58,14 @@ func (o *Output) Info(format string, args ...any) {
 	fmt.Fprintf(o.Err, o.dim(format)+"\n", args...)
 }
 
+// Warn prints a warning line on stderr, also in quiet mode.
+func (o *Output) Warn(msg string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.breakLine()
+	fmt.Fprintln(o.Err, "warning: "+history.Redact(firstLine(msg)))
+}
+
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
@@ -92,7 +100,10 @@ func (o *Output) Event(e state.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.JSON {
-		b, _ := json.Marshal(e)
+		b := []byte(e.Raw) // an unknown event as stored
+		if b == nil {
+			b, _ = json.Marshal(e)
+		}
 		o.Out.Write(append(b, '\n'))
 		return
 	}
@@ -187,9 +198,7 @@ func fold(s string) string {
 	}
 	lines := strings.Split(s, "\n")
 	first := lines[0]
-	if len(first) > 100 {
-		first = first[:100] + "..."
-	}
+	first = history.Clip(first, 100)
 	if len(lines) > 1 {
 		return fmt.Sprintf(": %s (+%d more lines)", first, len(lines)-1)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -115,7 +116,7 @@ func (c *StatusCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)
 		}
 		for _, p := range st.Survivors {
-			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, clipText(p.Command, 60), p.PID)
+			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
 		}
 		fmt.Fprintf(w, "activity  %s\n", s.LastActivityAt.Local().Format(time.RFC3339))
 		if next := nextStep(s, st); next != "" {
