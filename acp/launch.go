@@ -157,10 +157,11 @@ func (p *Process) Stop(grace time.Duration) {
 
 // Kill ends the agent and everything it started at once: closing the watch
 // pipe tells the supervisor to kill them all; should it not manage within
-// two seconds, kandev kills the process group and the tree itself.
+// half a second (stopped, or stuck), kandev kills the process group and the
+// tree itself.
 func (p *Process) Kill() {
 	_ = p.watch.Close()
-	if p.exitsWithin(2 * time.Second) {
+	if p.exitsWithin(500 * time.Millisecond) {
 		return
 	}
 	kids := state.Descendants(p.PID)
