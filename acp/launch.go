@@ -199,8 +199,8 @@ func KillStale(pid int, start string) bool {
 // and that outlived it: every agent is launched with the session tag in its
 // environment, which its children inherit. The supervisor normally leaves
 // none; this covers one that was itself killed with SIGKILL.
-func KillSessionLeftovers(id string) int {
-	procs := state.TaggedProcesses()[id]
+func KillSessionLeftovers(home, id string) int {
+	procs := state.TaggedProcesses(home)[id]
 	for _, pr := range procs {
 		_ = syscall.Kill(pr.PID, syscall.SIGKILL)
 	}

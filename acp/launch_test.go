@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,15 +10,18 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
+// testHome is the home every launch test's agent is tagged with.
+var testHome = os.TempDir()
+
 // launchSh starts sh -c script as an agent tagged with a session id unique to the test.
 func launchSh(t *testing.T, script string) (*Process, string) {
 	t.Helper()
 	id := "launch-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	p, err := Launch(LaunchSpec{Command: []string{"sh", "-c", script}, Dir: t.TempDir(), Home: t.TempDir(), SessionID: id})
+	p, err := Launch(LaunchSpec{Command: []string{"sh", "-c", script}, Dir: t.TempDir(), Home: testHome, SessionID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { KillSessionLeftovers(id) })
+	t.Cleanup(func() { KillSessionLeftovers(testHome, id) })
 	return p, id
 }
 
@@ -26,7 +30,7 @@ func waitTaggedCount(t *testing.T, id string, n int) []state.Proc {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		procs := state.TaggedProcesses()[id]
+		procs := state.TaggedProcesses(testHome)[id]
 		if len(procs) == n {
 			return procs
 		}
@@ -45,7 +49,7 @@ func TestLaunch_AgentThatExitsLeavesNothingRunning(t *testing.T) {
 	if d := p.ExitDescription(); d != "exited with status 0" {
 		t.Fatalf("agent ended %q, want exited with status 0", d)
 	}
-	if left := state.TaggedProcesses()[id]; len(left) != 0 {
+	if left := state.TaggedProcesses(testHome)[id]; len(left) != 0 {
 		t.Fatalf("processes left after the agent exited: %+v", left)
 	}
 }

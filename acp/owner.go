@@ -401,7 +401,7 @@ func (o *owner) start(ctx context.Context) error {
 	if o.s.AgentPID != 0 {
 		// The previous owner did not clean up: stop its agent and whatever that started.
 		stale := KillStale(o.s.AgentPID, o.s.AgentStart)
-		if n := KillSessionLeftovers(o.s.ID); stale || n > 0 {
+		if n := KillSessionLeftovers(o.job.Home.Dir, o.s.ID); stale || n > 0 {
 			o.marker(history.MarkerSessionRecovered, fmt.Sprintf("Stopped agent process %d and %d process(es) it started, left running by a dead owner.", o.s.AgentPID, n), "")
 		}
 	}

@@ -186,7 +186,7 @@ func sessionChecks(h *state.Home, now time.Time) []check {
 	}
 	var out []check
 	n := 0
-	tagged := state.TaggedProcesses()
+	tagged := state.TaggedProcesses(h.Dir)
 	for _, e := range entries {
 		id, ok := recordID(e.Name())
 		if !ok {

@@ -83,7 +83,7 @@ func (c *StatusCmd) Run(env *Env) error {
 	}
 	st := observe(h, s, env.Now())
 	if alive, _ := h.OwnerAlive(s.ID); !alive {
-		st.Survivors = state.TaggedProcesses()[s.ID]
+		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
 	}
 	env.Out.Object(map[string]any{"session": s, "status": st}, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)

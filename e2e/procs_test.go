@@ -15,19 +15,19 @@ import (
 
 // killSurvivors is a test's safety net: it ends the processes tagged with
 // id that a failing test would otherwise leave behind.
-func killSurvivors(id string) {
-	for _, p := range state.TaggedProcesses()[id] {
+func killSurvivors(home, id string) {
+	for _, p := range state.TaggedProcesses(home)[id] {
 		syscall.Kill(p.PID, syscall.SIGKILL)
 	}
 }
 
 // waitTagged waits until the processes tagged with id include one whose
 // command contains each of want, and returns them.
-func waitTagged(t *testing.T, id string, want ...string) []state.Proc {
+func waitTagged(t *testing.T, w *world, id string, want ...string) []state.Proc {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		procs := state.TaggedProcesses()[id]
+		procs := state.TaggedProcesses(w.home)[id]
 		all := true
 		for _, w := range want {
 			found := false
@@ -64,20 +64,20 @@ func TestWrappedAgent_DiesWithItsOwnerWhenTheOwnerIsKilled(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("start: %s", r)
 			}
-			t.Cleanup(func() { killSurvivors(id) })
+			t.Cleanup(func() { killSurvivors(w.home, id) })
 			owner := exec.Command(kandevBin, "prompt", id, "/say working\n/sleep 60000")
 			owner.Dir, owner.Env = w.cwd, w.env
 			if err := owner.Start(); err != nil {
 				t.Fatal(err)
 			}
 			waitForRunningTurn(t, w, id)
-			before := waitTagged(t, id, tc.want...)
+			before := waitTagged(t, w, id, tc.want...)
 			owner.Process.Kill()
 			owner.Wait()
 
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				left := state.TaggedProcesses()[id]
+				left := state.TaggedProcesses(w.home)[id]
 				if len(left) == 0 {
 					break
 				}
@@ -112,9 +112,10 @@ func TestDoctor_ReportsAProcessThatOutlivedItsSessionsOwner(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("start: %s", r)
 	}
-	// A process an agent started, left running after its owner died.
+	// A process an agent started, left running after its owner died: it
+	// carries the agent's environment.
 	survivor := exec.Command("sleep", "1000")
-	survivor.Env = append(os.Environ(), state.SessionTagEnv+"="+id)
+	survivor.Env = append(os.Environ(), "KANDEV_HOME="+w.home, state.SessionTagEnv+"="+id)
 	if err := survivor.Start(); err != nil {
 		t.Fatal(err)
 	}

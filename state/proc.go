@@ -1,6 +1,7 @@
 package state
 
 import (
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -46,15 +47,24 @@ func AliveAfter(pid int, start string, d time.Duration) bool {
 
 // TaggedProcesses lists the live processes (zombies excluded, this process
 // excluded) whose environment carries SessionTagEnv, by session id, each
-// list ordered by pid. Processes of other users are not visible.
-func TaggedProcesses() map[string][]Proc {
+// list ordered by pid. Only processes of the home at dir count: one whose
+// KANDEV_HOME names another home belongs to a session of that home (a copy
+// of a home, or an imported bundle, can hold the same id). Processes of other
+// users are not visible.
+func TaggedProcesses(dir string) map[string][]Proc {
 	out := map[string][]Proc{}
 	eachProcessEnv(func(pid int, env []string, command func() string) {
+		id, home := "", ""
 		for _, kv := range env {
-			if id, ok := strings.CutPrefix(kv, SessionTagEnv+"="); ok && id != "" {
-				out[id] = append(out[id], Proc{PID: pid, Command: command()})
-				return
+			if v, ok := strings.CutPrefix(kv, SessionTagEnv+"="); ok && id == "" {
+				id = v
 			}
+			if v, ok := strings.CutPrefix(kv, "KANDEV_HOME="); ok && home == "" {
+				home = v
+			}
+		}
+		if id != "" && (home == "" || filepath.Clean(home) == filepath.Clean(dir)) {
+			out[id] = append(out[id], Proc{PID: pid, Command: command()})
 		}
 	})
 	for _, ps := range out {

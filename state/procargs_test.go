@@ -38,21 +38,28 @@ func TestParseProcArgs_SplitsArgumentsFromEnvironment(t *testing.T) {
 	}
 }
 
-func TestTaggedProcesses_FindsAProcessByItsSessionTagUntilItDies(t *testing.T) {
+func TestTaggedProcesses_FindsAProcessOfThisHomeByItsSessionTagUntilItDies(t *testing.T) {
 	id := "tagtest-" + strconv.Itoa(os.Getpid())
-	cmd := exec.Command("sleep", "30")
-	cmd.Env = append(os.Environ(), SessionTagEnv+"="+id)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	home, other := t.TempDir(), t.TempDir()
+	start := func(env ...string) *exec.Cmd {
+		cmd := exec.Command("sleep", "30")
+		cmd.Env = append(os.Environ(), append(env, SessionTagEnv+"="+id)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
 	}
-	defer cmd.Process.Kill()
-	found := TaggedProcesses()[id]
-	if len(found) != 1 || found[0].PID != cmd.Process.Pid || !strings.Contains(found[0].Command, "sleep 30") {
-		t.Fatalf("tagged processes of %s: %+v, want pid %d running sleep 30", id, found, cmd.Process.Pid)
+	ours := start("KANDEV_HOME=" + home)
+	noHome := start()
+	start("KANDEV_HOME=" + other) // the same id in another home is not ours
+	found := TaggedProcesses(home)[id]
+	if len(found) != 2 || found[0].PID != min(ours.Process.Pid, noHome.Process.Pid) || !strings.Contains(found[0].Command, "sleep 30") {
+		t.Fatalf("tagged processes of %s: %+v, want pids %d and %d running sleep 30", id, found, ours.Process.Pid, noHome.Process.Pid)
 	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	if found := TaggedProcesses()[id]; len(found) != 0 {
-		t.Fatalf("dead process still listed: %+v", found)
+	ours.Process.Kill()
+	ours.Wait()
+	if found := TaggedProcesses(home)[id]; len(found) != 1 || found[0].PID != noHome.Process.Pid {
+		t.Fatalf("after one died: %+v, want only %d", found, noHome.Process.Pid)
 	}
 }
