@@ -92,8 +92,9 @@ type Session struct {
 	AgentCommand []string `json:"agent_command,omitempty"`
 	// AgentLaunched is set once an agent process was started for the session.
 	AgentLaunched bool `json:"agent_launched,omitempty"`
-	// AgentPID and AgentStart identify the live agent process (start time from
-	// /proc, so a reused pid is not mistaken for it).
+	// AgentPID and AgentStart identify the live agent's supervisor, the leader
+	// of its process group (with its start time, so a reused pid is not
+	// mistaken for it).
 	AgentPID   int    `json:"agent_pid,omitempty"`
 	AgentStart string `json:"agent_start,omitempty"`
 	OwnerPID   int    `json:"owner_pid,omitempty"`

@@ -219,7 +219,7 @@ func (x *runEnv) run() {
 	if id == "" && len(printed) > 0 {
 		id = printed[0].SessionID
 	}
-	// The killed owner's agent dies with it (Pdeathsig); give the kernel a moment.
+	// The killed owner's agent dies with it (its supervisor sees the owner go); give it a moment.
 	stale := waitNoAgents(x.cwd, 2*time.Second)
 	r.staleAgents = len(stale)
 
