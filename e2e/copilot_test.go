@@ -85,9 +85,15 @@ func TestCopilot_NeverPromptedSessionFallsBackToAFreshCopilotSession(t *testing.
 		t.Fatalf("prompt: %s", res)
 	}
 	r.assertNoAgentSurvives(id, "prompt exited")
-	starts := ofType(r.events(id), state.EventAgentStarted)
-	if len(starts) != 2 || starts[1].Restore != "new" || starts[1].FallbackReason == "" {
+	// Copilot stores a session only once it has a turn: the load fails with
+	// "not found" and kandev opens a fresh session, saying so.
+	evs := r.events(id)
+	starts := ofType(evs, state.EventAgentStarted)
+	if len(starts) != 2 || starts[1].Restore != "new" || !strings.Contains(starts[1].FallbackReason, "session/load: -32002") {
 		t.Fatalf("agent_started events: %+v", starts)
+	}
+	if m := ofType(evs, state.EventMarker); len(m) != 1 || m[0].Kind != "resume_failed" || !strings.Contains(m[0].Summary, "no history") {
+		t.Fatalf("markers: %+v", m)
 	}
 	if s := r.session(id); s.ResumeToken == token || s.StopReason != "end_turn" {
 		t.Fatalf("record: token %q (was %q), stop %q", s.ResumeToken, token, s.StopReason)
