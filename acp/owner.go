@@ -503,7 +503,8 @@ func (o *owner) restore(ctx context.Context, init sdk.InitializeResponse, forced
 		if step == RestoreNew || step == RestoreFlag {
 			return o.handshakeFailed(ctx, "session/new", err)
 		}
-		class := Classify(err)
+		token := o.s.ResumeToken
+		class := ClassifyWithList(Classify(err), in.Caps, func() (bool, error) { return o.conn.SessionListed(hctx, token) })
 		*fallback = append(*fallback, fmt.Sprintf("session/%s: %s", step, describeErr(err)))
 		if class == ErrUnknownSession {
 			o.update(func(s *state.Session) { s.ResumeToken = "" })
