@@ -255,6 +255,29 @@ func (c *Conn) Cancel(token string) error {
 	return c.sdk.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(token)})
 }
 
+// SessionListed reports whether the agent's session/list for this cwd names
+// token, following its pages (at most 100).
+func (c *Conn) SessionListed(ctx context.Context, token string) (bool, error) {
+	cwd := c.opts.Cwd
+	var cursor *string
+	for page := 0; page < 100; page++ {
+		resp, err := c.sdk.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
+		if err != nil {
+			return false, c.wrap(err)
+		}
+		for _, s := range resp.Sessions {
+			if string(s.SessionId) == token {
+				return true, nil
+			}
+		}
+		if resp.NextCursor == nil || *resp.NextCursor == "" {
+			return false, nil
+		}
+		cursor = resp.NextCursor
+	}
+	return false, fmt.Errorf("session/list: more than 100 pages")
+}
+
 // wrap turns a transport failure into the reason the agent went away.
 func (c *Conn) wrap(err error) error {
 	if err == nil {
@@ -356,7 +379,27 @@ func (cl *client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (
 		}
 		text = strings.Join(lines[start:end], "")
 	}
+	if n := encodedLen(text); n > maxReadAnswer {
+		return sdk.ReadTextFileResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf(
+			"%s is too large to send in one answer (%d bytes encoded, at most %d): read it in parts with line and limit", p.Path, n, maxReadAnswer)})
+	}
 	return sdk.ReadTextFileResponse{Content: text}, nil
+}
+
+// maxReadAnswer bounds an fs/read_text_file answer, one JSON line on the
+// agent's stdin. Agents read their input line by line with a bounded buffer
+// (the ACP Go SDK: 10 MiB); a longer line breaks their connection and ends
+// the turn as "cancelled". Refusing it keeps the turn going with a clear error.
+const maxReadAnswer = 8 << 20
+
+// encodedLen is the length of text as a JSON string; only texts near the
+// bound are encoded to find out (an encoded byte is at most 6 bytes).
+func encodedLen(text string) int {
+	if len(text)*6 <= maxReadAnswer {
+		return len(text)
+	}
+	b, _ := json.Marshal(text)
+	return len(b)
 }
 
 func (cl *client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {

@@ -21,6 +21,7 @@ const (
 	ExitNotResumable = 5
 	ExitAgent        = 6
 	ExitInterrupted  = 130
+	ExitTerminated   = 143
 )
 
 // ErrUsage marks a usage error (exit 2).
@@ -49,7 +50,9 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID):
+	case errors.Is(err, acp.ErrStorage):
+		return ExitError
+	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy):
 		return ExitConflict
@@ -63,6 +66,8 @@ func ExitCode(err error) int {
 		return ExitInterrupted
 	case errors.Is(err, state.ErrNewerFormat):
 		return ExitError
+	case errors.Is(err, acp.ErrShutdown):
+		return ExitTerminated
 	}
 	return ExitError
 }
@@ -85,6 +90,11 @@ func errorCode(err error) string {
 		return "agent_failure"
 	case ExitInterrupted:
 		return "interrupted"
+	case ExitTerminated:
+		return "terminated"
+	}
+	if errors.Is(err, acp.ErrStorage) {
+		return "storage"
 	}
 	return "error"
 }

@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,7 +24,8 @@ func (c *ListCmd) Help() string { return "Example:\n  kandev list --resumable --
 
 type listed struct {
 	*state.Session
-	Badge string `json:"badge"`
+	Badge   string `json:"badge"`
+	Problem string `json:"problem,omitempty"` // why the record could not be read (badge unknown)
 }
 
 // Run lists sessions, newest activity first.
@@ -44,7 +46,7 @@ func (c *ListCmd) Run(env *Env) error {
 		return err
 	}
 	if skipped.Newer > 0 { // the others stay usable: one warning, not a failed list
-		fmt.Fprintf(env.Out.Err, "kandev: warning: %d session(s) not listed: written by a newer kandev (format %d); upgrade kandev\n", skipped.Newer, skipped.NewerFormat)
+		env.Out.Warn(fmt.Sprintf("%d session(s) not listed: written by a newer kandev (format %d); upgrade kandev", skipped.Newer, skipped.NewerFormat))
 	}
 	var picked []*state.Session
 	for _, s := range all {
@@ -53,6 +55,13 @@ func (c *ListCmd) Run(env *Env) error {
 		}
 		picked = append(picked, s)
 	}
+	p, err := newProbe(env, "", false)
+	if err != nil {
+		return err
+	}
+	if c.Resumable {
+		picked = slices.DeleteFunc(picked, func(s *state.Session) bool { return state.IsTerminal(s.State) })
+	}
 	out := []listed{}
 	now := env.Now()
 	// Probes are lock, lease and inbox reads: a batch at a time on every
@@ -60,60 +69,63 @@ func (c *ListCmd) Run(env *Env) error {
 	const batch = 512
 	for lo := 0; lo < len(picked) && (c.Limit == 0 || len(out) < c.Limit); lo += batch {
 		part := picked[lo:min(lo+batch, len(picked))]
-		sts := make([]Status, len(part))
-		state.ForEach(len(part), func(i int) {
-			// Only a session whose record says a turn runs needs the probes: a
-			// finished one is never resumable, and an idle one's badge (idle,
-			// stopped, paused) and resumability do not depend on whether an
-			// owner is alive. Most sessions of a long-lived home cost no probe.
-			if needsProbe(part[i]) {
-				sts[i] = observe(h, part[i], now)
-			}
-		})
+		as := make([]state.Assessment, len(part))
+		level := probeBadge
+		if c.Resumable {
+			level = probeResumable
+		}
+		state.ForEach(len(part), func(i int) { as[i] = p.assess(part[i], level) })
 		for i, s := range part {
-			badge := sts[i].Badge
-			switch {
-			case state.IsTerminal(s.State):
-				if c.Resumable {
-					continue
-				}
-				badge = state.Badge(s, false)
-			case !needsProbe(s):
-				// Without a turn running, whether an owner is alive changes
-				// neither the badge nor whether resume can act: the verdict
-				// with a dead owner answers for both cases.
-				badge = state.Badge(s, false)
-				if v := state.Decide(s, state.Observation{Now: now}); c.Resumable && !(v.NeedsResume && v.IsResumable) {
-					continue
-				}
-			case c.Resumable && !(sts[i].IsResumable && (sts[i].NeedsResume || sts[i].Reason == state.ReasonAgentRunning && sts[i].Attachable)):
+			if c.Resumable && !as[i].Resumable {
 				continue
 			}
-			out = append(out, listed{s, badge})
+			out = append(out, listed{Session: s, Badge: as[i].Badge})
 			if c.Limit > 0 && len(out) >= c.Limit {
 				break
 			}
 		}
 	}
-	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) {
-		if len(out) == 0 {
-			fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
-			return
-		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
-		for _, s := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, s.Agent, s.Workspace, ago(now, s.LastActivityAt), s.Title)
-		}
-		tw.Flush()
-	})
+	out = append(out, c.unreadable(skipped.Unreadable, len(out))...)
+	if n := len(skipped.Unreadable); n > 0 {
+		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
+	}
+	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) { writeListText(w, out, now) })
 	return nil
 }
 
-// needsProbe reports whether a session's badge and resumability depend on
-// the owner-lock probe: only when its record says a turn is running.
-func needsProbe(s *state.Session) bool {
-	return s.State == state.StateRunning || s.State == state.StateStarting
+// writeListText is the table of sessions; stored text is printed one line per cell.
+func writeListText(w io.Writer, out []listed, now time.Time) {
+	if len(out) == 0 {
+		fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
+	for _, s := range out {
+		if s.Problem != "" {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\tunreadable record: %s\n", s.ID, s.Badge, printableLine(s.Problem))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
+	}
+	tw.Flush()
+}
+
+// unreadable lists the records that exist but do not load, after the
+// readable ones (their activity is unknown), while --limit leaves room. A
+// filter on workspace, state or resumability cannot match what is unknown.
+func (c *ListCmd) unreadable(bad []state.UnreadableRecord, shown int) []listed {
+	if c.Workspace != "" || c.State != "" || c.Resumable {
+		return nil
+	}
+	var out []listed
+	for _, r := range bad {
+		if c.Limit > 0 && shown+len(out) >= c.Limit {
+			break
+		}
+		out = append(out, listed{Session: &state.Session{ID: r.ID}, Badge: state.BadgeUnknown, Problem: r.Problem})
+	}
+	return out
 }
 
 func validState(s string) bool {

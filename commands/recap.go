@@ -38,13 +38,17 @@ func (c *RecapCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	st := observe(h, s, env.Now())
+	p, err := newProbe(env, "", false)
+	if err != nil {
+		return err
+	}
+	st := p.observe(s)
 	r, rep, err := readRecap(h, s, st.Badge, c.Limit, env.Now())
 	if err != nil {
 		return err
 	}
 	warnSkipped(env, h, s.ID, rep)
-	env.Out.Object(map[string]any{"recap": r}, func(w io.Writer) { writeRecapText(w, r, nextStep(s, st)) })
+	env.Out.Object(map[string]any{"recap": r}, func(w io.Writer) { writeRecapText(w, r, st.Next) })
 	return nil
 }
 
@@ -143,7 +147,7 @@ func oldestFirst(evs []state.Event) []state.Event {
 // attention, the newest messages, the queue and the command to run next.
 func writeRecapText(w io.Writer, r history.Recap, next string) {
 	s := r.Session
-	fmt.Fprintf(w, "session   %s  [%s]  %s\n", s.ID, s.Badge, s.Title)
+	fmt.Fprintf(w, "session   %s  [%s]  %s\n", s.ID, s.Badge, printableLine(s.Title))
 	fmt.Fprintf(w, "state     %s (task %s)", s.State, s.TaskState)
 	if s.StopReason != "" {
 		fmt.Fprintf(w, ", last turn: %s", s.StopReason)

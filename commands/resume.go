@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -15,10 +14,10 @@ import (
 // ResumeCmd is kandev resume.
 type ResumeCmd struct {
 	SessionRef
-	Holder     string `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
-	TTL        int64  `name:"ttl" help:"Lease TTL in seconds (default [session.attach] default_ttl_seconds, 900; at most 86400)." placeholder:"S"`
-	NoContinue bool   `help:"Repair an interrupted turn but do not continue it."`
-	I          bool   `short:"i" name:"interactive" help:"Stay and read prompts from stdin until EOF."`
+	Holder     string     `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
+	TTL        ttlSeconds `name:"ttl" help:"Lease TTL in seconds; 0 or negative means the default ([session.attach] default_ttl_seconds, else 900); at most 86400." placeholder:"S"`
+	NoContinue bool       `help:"Repair an interrupted turn but do not continue it."`
+	I          bool       `short:"i" name:"interactive" help:"Stay and read prompts from stdin until EOF."`
 }
 
 // Help shows an example.
@@ -30,7 +29,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	ttl, err := state.ValidateTTL(c.TTL, cfg.Session.Attach.DefaultTTLSeconds)
+	ttl, err := state.ValidateTTL(int64(c.TTL), cfg.Session.Attach.DefaultTTLSeconds)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -50,12 +49,20 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if holder == "" {
 		holder = state.DefaultHolder()
 	}
+	p, err := newProbe(env, holder, c.NoContinue)
+	if err != nil {
+		return err
+	}
+	a := p.assess(s, probeFull)
 	lease, err := h.Attach(id, holder, ttl, env.Now())
 	if err != nil {
 		return err
 	}
 	attach := map[string]any{"session_id": id, "attached_to": lease.AttachedTo, "attached_at": lease.AttachedAt, "attach_expires_at": lease.AttachExpiresAt}
 	if alive, _ := h.OwnerAlive(id); alive {
+		if wt := a.Worktree; wt != nil && !wt.Valid {
+			return fmt.Errorf("%w: session %s runs in another kandev process, but %s", acp.ErrNotResumable, id, wt.Problem)
+		}
 		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
 			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; follow it with kandev events %s --follow\n", id, s.OwnerPID, id)
 		})
@@ -63,8 +70,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	}
 	job := acp.Job{NoContinue: c.NoContinue}
 	if c.I {
-		f, ok := env.Stdin.(*os.File)
-		if !ok || !isTerminal(f) {
+		if !isTerminal(env.Stdin) {
 			return usagef("-i needs a terminal on stdin; pipe prompts to kandev prompt instead")
 		}
 		job.Next = promptReader(env)

@@ -110,8 +110,14 @@ type Session struct {
 	Turns       int    `json:"turns,omitempty"`
 	// PermissionPending is set while a permission request waits for an answer.
 	PermissionPending bool `json:"permission_pending,omitempty"`
-	// Paused says why automatic continuation is paused ("" when it is not).
-	Paused string `json:"paused,omitempty"`
+	// Pause says why automatic continuation of the interrupted turn waits
+	// for an operator (nil when it does not).
+	Pause *Pause `json:"pause,omitempty"`
+	// Interrupted is the repaired turn waiting for its one continuation.
+	Interrupted *Interruption `json:"interrupted_turn,omitempty"`
+	// TurnPermissionMode is the permission mode the latest turn ran under;
+	// a different mode pauses its continuation.
+	TurnPermissionMode string `json:"turn_permission_mode,omitempty"`
 	// Stopped is set by kandev stop until the next prompt.
 	Stopped bool `json:"stopped,omitempty"`
 	// RestartAttempts are the times of automatic continuations, for the budget.
@@ -219,11 +225,20 @@ func (h *Home) ListSessions() ([]*Session, error) {
 	return ss, err
 }
 
-// ListReport says which records a listing left out because a newer kandev
-// wrote them (corrupt records are left out too, and reported by doctor).
+// ListReport says which records a listing left out: those a newer kandev
+// wrote, and those that do not load for another reason (corrupt JSON,
+// unreadable, ...), by id. A record removed while listing is neither.
 type ListReport struct {
 	Newer       int // how many
 	NewerFormat int // the highest format among them
+	Unreadable  []UnreadableRecord
+}
+
+// UnreadableRecord is a session record on disk that does not load: its id
+// comes from the file name.
+type UnreadableRecord struct {
+	ID      string `json:"id"`
+	Problem string `json:"problem"`
 }
 
 // ListSessionsReport is ListSessions, and what it left out.
@@ -246,23 +261,21 @@ func (h *Home) ListSessionsReport() ([]*Session, ListReport, error) {
 		}
 	}
 	out := make([]*Session, len(ids))
-	newer := make([]int, len(ids))
+	errs := make([]error, len(ids))
 	ForEach(len(ids), func(i int) {
-		s, err := h.LoadSession(ids[i]) // a corrupt record is reported by doctor, not by list
+		out[i], errs[i] = h.LoadSession(ids[i])
+	})
+	for i, err := range errs {
 		var nf *NewerFormatError
 		switch {
-		case err == nil:
-			out[i] = s
 		case errors.As(err, &nf):
-			newer[i] = nf.Format
-		}
-	})
-	for _, f := range newer {
-		if f > 0 {
 			rep.Newer++
-			rep.NewerFormat = max(rep.NewerFormat, f)
+			rep.NewerFormat = max(rep.NewerFormat, nf.Format)
+		case err != nil && !errors.Is(err, ErrNotFound):
+			rep.Unreadable = append(rep.Unreadable, UnreadableRecord{ID: ids[i], Problem: err.Error()})
 		}
 	}
+	slices.SortFunc(rep.Unreadable, func(a, b UnreadableRecord) int { return strings.Compare(b.ID, a.ID) })
 	out = slices.DeleteFunc(out, func(s *Session) bool { return s == nil })
 	SortByActivity(out)
 	return out, rep, nil

@@ -153,8 +153,17 @@ type statusOut struct {
 	} `json:"status"`
 }
 
+// withPerms gives a command the killed command's permission mode: a turn
+// interrupted under one mode is not continued under another.
+func (x *runEnv) withPerms(args ...string) []string {
+	if x.p.scen.perms == "" {
+		return args
+	}
+	return append([]string{"--permissions", x.p.scen.perms}, args...)
+}
+
 func (x *runEnv) status(id string) (*statusOut, bool) {
-	c := x.kandev(cmdTimeout, "--json", "status", id)
+	c := x.kandev(cmdTimeout, x.withPerms("--json", "status", id)...)
 	var st statusOut
 	if c.code != 0 || json.Unmarshal([]byte(c.stdout), &st) != nil {
 		x.r.failf("kandev --json status %s: %s", id, c.brief())
@@ -344,7 +353,7 @@ func (x *runEnv) run() {
 	}
 
 	// 6. The first resume.
-	res, restored := x.kandevStream(cmdTimeout, `"type":"agent_started"`, "--json", "resume", id)
+	res, restored := x.kandevStream(cmdTimeout, `"type":"agent_started"`, x.withPerms("--json", "resume", id)...)
 	r.resumeDur, r.restoreDur = res.dur, restored
 	x.save("resume1.out", res.stdout+"\n--- stderr (exit "+fmt.Sprint(res.code)+")\n"+res.stderr)
 	paused := false
@@ -505,7 +514,7 @@ func (x *runEnv) run() {
 	x.checkAgentMemory(st1.Session.ResumeToken, all1, pre)
 
 	// 7. A second resume changes nothing that matters.
-	res2 := x.kandev(cmdTimeout, "resume", id)
+	res2 := x.kandev(cmdTimeout, x.withPerms("resume", id)...)
 	x.save("resume2.out", res2.stdout+"\n--- stderr (exit "+fmt.Sprint(res2.code)+")\n"+res2.stderr)
 	if res2.code != res.code {
 		r.failf("second resume: %s, want exit %d like the first", res2.brief(), res.code)
@@ -520,7 +529,7 @@ func (x *runEnv) run() {
 	}
 
 	// 8. A later prompt works (after a pause too), with no extra continuation.
-	pc := x.kandev(cmdTimeout, "prompt", id, "final check")
+	pc := x.kandev(cmdTimeout, x.withPerms("prompt", id, "final check")...)
 	if pc.code != 0 {
 		r.failf("prompt after recovery: %s", pc.brief())
 		return
