@@ -3,6 +3,8 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -69,13 +71,66 @@ func Classify(err error) ErrorClass {
 	return ErrOther
 }
 
+// goneSessionAnswers are the "this session is gone" answers agents give
+// with generic codes (-32603, -32602), lower-cased. A restore answered so
+// can never succeed, so it must fall back to a fresh session rather than
+// ask the user to retry. Gemini CLI says "No previous sessions found" once
+// its stored conversation is gone (a load in the minute the session was
+// created overwrites it) and "Invalid session identifier" for an id it
+// does not know.
+var goneSessionAnswers = []string{
+	"session not found", "unknown session", "no such session", "session does not exist",
+	"resource not found", "no session with id", "invalid session", "no previous sessions found",
+}
+
+// namedSessionMissing matches answers that name the missing session:
+// `Session abc123 not found`, `session "x" does not exist`.
+var namedSessionMissing = regexp.MustCompile(`session(?: id)?:? ["']?[\w.-]+["']? (?:was )?(?:not found|does not exist)`)
+
 // unknownSessionText recognises the "no such session" answers agents give
-// with generic codes (-32603, -32602).
+// with generic codes.
 func unknownSessionText(msg string) bool {
-	for _, s := range []string{"session not found", "unknown session", "no such session", "session does not exist", "resource not found", "no session with id", "invalid session"} {
+	for _, s := range goneSessionAnswers {
 		if strings.Contains(msg, s) {
 			return true
 		}
 	}
-	return false
+	return namedSessionMissing.MatchString(msg)
+}
+
+// DescribeError is an ACP error on one line for markers and messages: the
+// code and message, and the agent's own detail when it gave one (agents put
+// the real reason of a -32603 "Internal error" in its data).
+func DescribeError(err error) string {
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		return err.Error()
+	}
+	desc := fmt.Sprintf("%d %s", re.Code, re.Message)
+	if d := errorDetail(re.Data); d != "" && !strings.Contains(desc, d) {
+		desc += ": " + d
+	}
+	return desc
+}
+
+// errorDetail is the human part of an error's data: its details, error or
+// message field, or the data itself when it is a string; on one line.
+func errorDetail(data any) string {
+	var s string
+	switch d := data.(type) {
+	case string:
+		s = d
+	case map[string]any:
+		for _, k := range []string{"details", "error", "message"} {
+			if v, ok := d[k].(string); ok && v != "" {
+				s = v
+				break
+			}
+		}
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "..."
+	}
+	return s
 }

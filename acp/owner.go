@@ -518,13 +518,7 @@ func (o *owner) restore(ctx context.Context, init sdk.InitializeResponse, forced
 	}
 }
 
-func describeErr(err error) string {
-	var re *sdk.RequestError
-	if errors.As(err, &re) {
-		return fmt.Sprintf("%d %s", re.Code, re.Message)
-	}
-	return err.Error()
-}
+func describeErr(err error) string { return DescribeError(err) }
 
 // failStart records a launch that never produced an agent. The marker is
 // written, not shown: the command's error line says the same once. A
