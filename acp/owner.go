@@ -106,6 +106,7 @@ type owner struct {
 	accepted  bool // the agent has answered something in the current turn
 	onAccept  func()
 	emitMu    sync.Mutex
+	redactor  history.StreamRedactor // streamed text is redacted as assembled; under emitMu
 	agentInfo *sdk.Implementation
 	agentCaps sdk.AgentCapabilities
 	acted     map[string]bool // control inputs already acted on
@@ -128,6 +129,9 @@ func (o *owner) update(fn func(*state.Session)) {
 func (o *owner) append(durable bool, evs ...*state.Event) {
 	o.emitMu.Lock()
 	defer o.emitMu.Unlock()
+	if evs = o.redactor.Events(evs); len(evs) == 0 {
+		return
+	}
 	var err error
 	if durable {
 		err = o.log.AppendSync(evs...)
