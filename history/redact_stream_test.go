@@ -336,3 +336,44 @@ func BenchmarkStreamRedactor_ChunkLateInALongTurn(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamRedactor_Chunk200B streams the 200-byte prose chunk the
+// Redact benchmarks use, for comparison with redacting each chunk alone.
+func BenchmarkStreamRedactor_Chunk200B(b *testing.B) {
+	var r StreamRedactor
+	ev := state.Event{Type: state.EventAgentMessage, TurnID: "t1"}
+	batch := []*state.Event{&ev}
+	b.SetBytes(int64(len(benchChunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ev.Content = benchChunk
+		r.Events(batch)
+	}
+}
+
+// BenchmarkStreamRedactor_ChunkWhileNearTheBound is the worst case: an
+// Authorization header line held at close to MaxHeldBytes is scanned again
+// for each 20-byte chunk (the line is restarted before it reaches the bound).
+func BenchmarkStreamRedactor_ChunkWhileNearTheBound(b *testing.B) {
+	var r StreamRedactor
+	ev := state.Event{Type: state.EventAgentMessage, TurnID: "t1"}
+	batch := []*state.Event{&ev}
+	chunk := fake("", 19) + " "
+	ev.Content = "Authorization: Basic " + strings.Repeat(chunk, (MaxHeldBytes-1024)/len(chunk))
+	r.Events(batch)
+	held := len(r.streams[0].pending)
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(r.streams[0].pending)+len(chunk) > MaxHeldBytes {
+			b.StopTimer()
+			ev.Content = "\n"
+			r.Events(batch)
+			ev.Content = "Authorization: Basic " + strings.Repeat(chunk, (MaxHeldBytes-1024)/len(chunk))
+			r.Events(batch)
+			b.StartTimer()
+		}
+		ev.Content = chunk
+		r.Events(batch)
+	}
+	b.ReportMetric(float64(held), "held-bytes")
+}
