@@ -34,6 +34,9 @@ type StreamRedactor struct {
 // chunk whose text is all held back is left out), and held text is released
 // as a chunk of its own before any other event.
 func (r *StreamRedactor) Events(evs []*state.Event) []*state.Event {
+	if !r.streams[0].held() && !r.streams[1].held() && !hasChunk(evs) {
+		return evs
+	}
 	out := evs[:0:0]
 	for _, e := range evs {
 		st := r.stream(e.Type)
@@ -55,6 +58,15 @@ func (r *StreamRedactor) Events(evs []*state.Event) []*state.Event {
 		}
 	}
 	return out
+}
+
+func hasChunk(evs []*state.Event) bool {
+	for _, e := range evs {
+		if e.Type == state.EventAgentMessage || e.Type == state.EventAgentThought {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *StreamRedactor) stream(typ string) *textStream {

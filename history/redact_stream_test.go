@@ -377,3 +377,17 @@ func BenchmarkStreamRedactor_ChunkWhileNearTheBound(b *testing.B) {
 	}
 	b.ReportMetric(float64(held), "held-bytes")
 }
+
+func TestAssemble_RedactsASecretSplitAcrossStoredChunks(t *testing.T) {
+	key := fake("sk-", 48)
+	var evs []state.Event
+	for i, c := range []string{"the key is ", key[:10], key[10:30], key[30:], " ok"} {
+		e := state.Event{Seq: int64(i + 1), Type: state.EventAgentMessage, TurnID: "t1", Content: c}
+		RedactEvent(&e) // chunk by chunk, as an older kandev wrote its logs
+		evs = append(evs, e)
+	}
+	entries := Assemble(evs)
+	if len(entries) != 1 || entries[0].Message.Parts[0].Text != "the key is "+Redacted+" ok" {
+		t.Errorf("assembled %+v", entries)
+	}
+}
