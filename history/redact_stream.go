@@ -16,17 +16,16 @@ const MaxHeldBytes = 16 << 10
 
 // StreamRedactor redacts streamed agent text over the text as a reader
 // assembles it, not chunk by chunk, so a secret split across chunks is
-// caught whole. Per stream (agent_message and agent_thought) it holds back
-// the unwritten tail that could still be part of a secret, never more than
-// MaxHeldBytes, and writes the rest redacted. Any other event, or a chunk
-// of another turn, first releases what is held, so nothing is lost and
-// order is kept. The chunks it writes concatenate to Redact of the text
-// they were made from, and each is a fixed point of Redact.
+// caught whole. Of a run of agent_message (or agent_thought) chunks of one
+// turn it holds back only the unwritten tail that could still be part of a
+// secret, never more than MaxHeldBytes, and writes the rest redacted. Any
+// other event, including a chunk of the other stream or of another turn,
+// first releases what is held, so nothing is lost and order is kept. The
+// chunks it writes for a run concatenate to Redact of the run's text.
 //
 // The zero value is ready to use; it is not safe for concurrent use.
 type StreamRedactor struct {
-	streams [2]textStream // agent_message, agent_thought
-	arrived uint64        // counts chunks, to release held tails in arrival order
+	st textStream
 }
 
 // Events takes events about to be appended, in order, and returns the events
@@ -34,25 +33,20 @@ type StreamRedactor struct {
 // chunk whose text is all held back is left out), and held text is released
 // as a chunk of its own before any other event.
 func (r *StreamRedactor) Events(evs []*state.Event) []*state.Event {
-	if !r.streams[0].held() && !r.streams[1].held() && !hasChunk(evs) {
+	if !r.st.held() && !hasChunk(evs) {
 		return evs
 	}
 	out := evs[:0:0]
 	for _, e := range evs {
-		st := r.stream(e.Type)
-		if st == nil {
-			out = append(r.release(out), e)
+		if !isChunk(e) {
+			out = append(r.st.flushInto(out), e)
 			continue
 		}
-		if st.held() && st.template.TurnID != e.TurnID {
-			out = st.flushInto(out)
+		if t := r.st.template; t.Type != e.Type || t.TurnID != e.TurnID {
+			out = r.st.flushInto(out)
 		}
-		if !st.held() {
-			r.arrived++
-			st.since = r.arrived
-		}
-		st.template = state.Event{Type: e.Type, Role: e.Role, TurnID: e.TurnID}
-		if text := st.push(e.Content); text != "" {
+		r.st.template = state.Event{Type: e.Type, Role: e.Role, TurnID: e.TurnID}
+		if text := r.st.push(e.Content); text != "" {
 			e.Content = text
 			out = append(out, e)
 		}
@@ -60,45 +54,44 @@ func (r *StreamRedactor) Events(evs []*state.Event) []*state.Event {
 	return out
 }
 
+func isChunk(e *state.Event) bool {
+	return e.Type == state.EventAgentMessage || e.Type == state.EventAgentThought
+}
+
 func hasChunk(evs []*state.Event) bool {
 	for _, e := range evs {
-		if e.Type == state.EventAgentMessage || e.Type == state.EventAgentThought {
+		if isChunk(e) {
 			return true
 		}
 	}
 	return false
 }
 
-func (r *StreamRedactor) stream(typ string) *textStream {
-	switch typ {
-	case state.EventAgentMessage:
-		return &r.streams[0]
-	case state.EventAgentThought:
-		return &r.streams[1]
-	}
-	return nil
-}
-
-// release appends the held tails to out, the one held longest first.
-func (r *StreamRedactor) release(out []*state.Event) []*state.Event {
-	a, b := &r.streams[0], &r.streams[1]
-	if b.held() && (!a.held() || b.since < a.since) {
-		a, b = b, a
-	}
-	return b.flushInto(a.flushInto(out))
-}
-
 // textStream is one stream's state: the held text, and whether the stream
 // is inside a private key block or skipping the rest of an over-long line.
 type textStream struct {
 	template state.Event // type, role and turn of the stream's chunks
-	since    uint64
-	pending  string // not yet written: the text a secret may still begin in
+	// pending is the text since the last safe cut: its first written bytes
+	// are already out (no redaction can ever cover them: see releasable),
+	// the rest is held because a secret may still begin in it.
+	pending  string
+	written  int
 	block    keyBlock
 	skipLine bool
 }
 
-func (st *textStream) held() bool { return st.pending != "" || st.block.open || st.skipLine }
+func (st *textStream) held() bool {
+	return len(st.pending) > st.written || st.block.open || st.skipLine
+}
+
+// emit writes the redaction of pending[:cut] but for what is already out.
+func (st *textStream) emit(out *strings.Builder, cut int) {
+	if cut > st.written {
+		out.WriteString(Redact(st.pending[:cut])[st.written:])
+	}
+	st.pending = st.pending[cut:]
+	st.written = max(0, st.written-cut)
+}
 
 // push takes the next chunk of text and returns what can be written now.
 func (st *textStream) push(text string) string {
@@ -119,8 +112,7 @@ func (st *textStream) push(text string) string {
 	var out strings.Builder
 	for {
 		cut, body := safeCut(st.pending)
-		out.WriteString(Redact(st.pending[:cut]))
-		st.pending = st.pending[cut:]
+		st.emit(&out, cut)
 		if body < 0 {
 			break
 		}
@@ -136,7 +128,11 @@ func (st *textStream) push(text string) string {
 	}
 	if len(st.pending) > MaxHeldBytes && !st.block.open {
 		out.WriteString(Redacted)
-		st.pending, st.skipLine = "", true
+		st.pending, st.written, st.skipLine = "", 0, true
+	}
+	if e := releasable(st.pending); e > st.written && !st.block.open {
+		out.WriteString(st.pending[st.written:e])
+		st.written = e
 	}
 	return out.String()
 }
@@ -146,13 +142,14 @@ func (st *textStream) flushInto(out []*state.Event) []*state.Event {
 	if st.block.open && st.block.dropped+len(st.block.window) > 0 {
 		st.pending += Redacted // the block runs to the end of the text
 	}
-	text := Redact(st.pending)
-	*st = textStream{template: st.template}
-	if text == "" {
+	var b strings.Builder
+	st.emit(&b, len(st.pending))
+	e := st.template
+	*st = textStream{}
+	if b.Len() == 0 {
 		return out
 	}
-	e := st.template
-	e.Content = text
+	e.Content = b.String()
 	return append(out, &e)
 }
 

@@ -297,3 +297,26 @@ func keyBlockReach(p string, k int) (reach int, open bool, body int) {
 	}
 	return we + 1, false, -1
 }
+
+// releasable returns how much of the held text p (which starts at a safe cut
+// and holds no safe cut) can be written now because no redaction can ever
+// cover it, whatever follows: p holds no trigger, so it can only be covered
+// by a provider token that starts in it, where a token prefix could still
+// be completed. This writes a message's last word before the agent goes
+// quiet, unless the word may yet become a token ("sk", "gh").
+func releasable(p string) int {
+	if mayHoldSecret(p) || strings.Contains(p, "-----BEGIN") {
+		return 0
+	}
+	for i := 0; i < len(p); i++ {
+		if i > 0 && isWordByte(p[i-1]) {
+			continue
+		}
+		for _, t := range tokenPrefixes {
+			if len(p)-i < len(t) && strings.HasPrefix(t, p[i:]) {
+				return i
+			}
+		}
+	}
+	return len(p)
+}

