@@ -119,6 +119,7 @@ type owner struct {
 	accepted  bool // the agent has answered something in the current turn
 	onAccept  func()
 	emitMu    sync.Mutex
+	redactor  history.StreamRedactor // streamed text is redacted as assembled; under emitMu
 	agentInfo *sdk.Implementation
 	agentCaps sdk.AgentCapabilities
 	acted     map[string]bool // control inputs already acted on
@@ -151,7 +152,8 @@ func (o *owner) update(fn func(*state.Session)) {
 func (o *owner) append(durable bool, evs ...*state.Event) {
 	o.emitMu.Lock()
 	defer o.emitMu.Unlock()
-	if o.write(durable, evs...) && o.job.Emit != nil && !o.muted.Load() {
+	evs, ok := o.write(durable, evs...)
+	if ok && o.job.Emit != nil && !o.muted.Load() {
 		for _, e := range evs {
 			o.job.Emit(*e)
 		}
@@ -166,8 +168,13 @@ func (o *owner) record(evs ...*state.Event) {
 	o.write(true, evs...)
 }
 
-// write appends under emitMu, so the log's order is the order shown.
-func (o *owner) write(durable bool, evs ...*state.Event) bool {
+// write appends under emitMu, so the log's order is the order shown. Streamed
+// text passes the redactor first, which may hold back the tail of a chunk that
+// could still become a secret; what it returns is what was written.
+func (o *owner) write(durable bool, evs ...*state.Event) ([]*state.Event, bool) {
+	if evs = o.redactor.Events(evs); len(evs) == 0 {
+		return nil, true
+	}
 	var err error
 	if durable {
 		err = o.log.AppendSync(evs...)
@@ -176,9 +183,9 @@ func (o *owner) write(durable bool, evs ...*state.Event) bool {
 	}
 	if err != nil {
 		o.failWrite("the log of session "+o.s.ID, err)
-		return false
+		return nil, false
 	}
-	return true
+	return evs, true
 }
 
 func (o *owner) marker(kind history.MarkerKind, summary, diag string) {
