@@ -21,6 +21,9 @@ type Config struct {
 // PermissionsConfig is [permissions].
 type PermissionsConfig struct {
 	Mode string `toml:"mode"`
+	// DeferTimeoutSeconds is how long a deferred request waits for
+	// kandev approve or deny before it is denied (default 3600).
+	DeferTimeoutSeconds int `toml:"defer_timeout_seconds"`
 }
 
 // SessionConfig is [session].
@@ -28,6 +31,9 @@ type SessionConfig struct {
 	Restart RestartConfig `toml:"restart"`
 	Derive  DeriveConfig  `toml:"derive"`
 	Attach  AttachConfig  `toml:"attach"`
+	// LingerSeconds keeps an owner and its idle agent alive after its last
+	// turn, so the next prompt is served warm (default 0: exit at once).
+	LingerSeconds int `toml:"linger_seconds"`
 }
 
 // RestartConfig is [session.restart]: the automatic continuation budget.
@@ -65,6 +71,7 @@ type AgentProfile struct {
 	HistoryInjection *bool             `toml:"history_injection" json:"history_injection,omitempty"`
 	ResumeFlag       []string          `toml:"resume_flag" json:"resume_flag,omitempty"`
 	InstallHint      string            `toml:"install_hint" json:"install_hint,omitempty"`
+	LingerSeconds    *int              `toml:"linger_seconds" json:"linger_seconds,omitempty"`
 }
 
 // Defaults of SPEC section 7.
@@ -74,6 +81,9 @@ const (
 	DefaultMaxReplayBytes = 131072
 	DefaultTTLSeconds     = 900
 	MaxTTLSeconds         = 86400
+	DefaultDeferTimeout   = 3600
+	// MaxLingerSeconds bounds a linger (a day, like a lease).
+	MaxLingerSeconds = 86400
 )
 
 // ErrConfig marks a config file kandev cannot use (see ConfigError).
@@ -134,6 +144,14 @@ func (c *Config) validate() error {
 	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
 		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
 	}
+	if l := c.Session.LingerSeconds; l < 0 || l > MaxLingerSeconds {
+		return fmt.Errorf("[session] linger_seconds = %d is outside 0..%d", l, MaxLingerSeconds)
+	}
+	for name, a := range c.Agents {
+		if a.LingerSeconds != nil && (*a.LingerSeconds < 0 || *a.LingerSeconds > MaxLingerSeconds) {
+			return fmt.Errorf("[agents.%s] linger_seconds = %d is outside 0..%d", name, *a.LingerSeconds, MaxLingerSeconds)
+		}
+	}
 	return nil
 }
 
@@ -155,6 +173,20 @@ func (c *Config) WindowSeconds() int {
 // MaxReplayBytes bounds the resume context.
 func (c *Config) MaxReplayBytes() int {
 	return orDefault(c.Session.Derive.MaxReplayBytes, DefaultMaxReplayBytes)
+}
+
+// DeferTimeoutSeconds bounds how long a deferred permission request waits.
+func (c *Config) DeferTimeoutSeconds() int {
+	return orDefault(c.Permissions.DeferTimeoutSeconds, DefaultDeferTimeout)
+}
+
+// LingerSeconds is how long an owner of agent's sessions stays warm after
+// its last turn: the agent's own setting, else [session] linger_seconds.
+func (c *Config) LingerSeconds(agent string) int {
+	if a, ok := c.Agents[agent]; ok && a.LingerSeconds != nil {
+		return *a.LingerSeconds
+	}
+	return c.Session.LingerSeconds
 }
 
 // HandshakeTimeoutSeconds bounds agent start-up requests.

@@ -92,7 +92,7 @@ func TestSession_RecordWithoutFormatIsFormat0AndUpgradedWhenWritten(t *testing.T
 
 func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 	h, _ := OpenHome(t.TempDir())
-	writeRecord(t, h, "s", `{"format":1,"id":"s","state":"WAITING_FOR_INPUT","warm_until":"2030-01-01T00:00:00Z",`+
+	writeRecord(t, h, "s", `{"format":1,"id":"s","state":"WAITING_FOR_INPUT","pinned_until":"2030-01-01T00:00:00Z",`+
 		`"usage":{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]},"zeta":null}`)
 	if _, err := h.UpdateSession("s", func(s *Session) error { s.Title = "renamed"; return nil }); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 		t.Fatalf("rewritten record is not JSON: %v\n%s", err, b)
 	}
 	want := map[string]string{
-		"warm_until": `"2030-01-01T00:00:00Z"`,
+		"pinned_until": `"2030-01-01T00:00:00Z"`,
 		"usage":      `{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]}`,
 		"zeta":       `null`,
 		"title":      `"renamed"`,

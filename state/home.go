@@ -84,6 +84,17 @@ func (h *Home) InboxPath(id string) string { return filepath.Join(h.sessionsDir(
 // LeasePath is the attach lease.
 func (h *Home) LeasePath(id string) string { return filepath.Join(h.sessionsDir(), id+".lease.json") }
 
+// OwnerOutPath is where a detached owner's stdout and stderr go.
+func (h *Home) OwnerOutPath(id string) string {
+	return filepath.Join(h.sessionsDir(), id+".owner.out")
+}
+
+// PromptHandoffPath holds a prompt as typed, passed by the command that
+// starts a detached owner (the record keeps only its redacted form).
+func (h *Home) PromptHandoffPath(id string) string {
+	return filepath.Join(h.sessionsDir(), id+".prompt")
+}
+
 // DemoAgentDir is where the demo agent keeps its own session files.
 func (h *Home) DemoAgentDir() string { return filepath.Join(h.Dir, "demo-agent") }
 
@@ -92,7 +103,7 @@ func (h *Home) ConfigPath() string { return filepath.Join(h.Dir, "config.toml") 
 
 // SessionFiles lists every file that belongs to session id.
 func (h *Home) SessionFiles(id string) []string {
-	return []string{h.LogPath(id), h.RecordPath(id), h.LockPath(id), h.RecordLockPath(id), h.InboxPath(id), h.LeasePath(id), h.DigestPath(id)}
+	return []string{h.LogPath(id), h.RecordPath(id), h.LockPath(id), h.RecordLockPath(id), h.InboxPath(id), h.LeasePath(id), h.DigestPath(id), h.OwnerOutPath(id), h.PromptHandoffPath(id)}
 }
 
 // ValidateID rejects ids that could escape the sessions directory.

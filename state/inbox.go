@@ -17,6 +17,11 @@ const (
 	InputPrompt = "prompt"
 	InputCancel = "cancel"
 	InputStop   = "stop"
+	// InputClose ends a live owner (Now: cancel the running turn first).
+	InputClose = "close"
+	// InputApprove and InputDeny answer a deferred permission request.
+	InputApprove = "approve"
+	InputDeny    = "deny"
 )
 
 // Input is one entry of a session's inbox: a prompt or a control request
@@ -26,6 +31,8 @@ type Input struct {
 	Kind     string    `json:"kind"`
 	Text     string    `json:"text,omitempty"`
 	Holder   string    `json:"holder,omitempty"`
+	Now      bool      `json:"now,omitempty"`    // close: cancel the running turn first
+	Always   bool      `json:"always,omitempty"` // approve: pick the "always" option when offered
 	QueuedAt time.Time `json:"queued_at"`
 	Offset   int64     `json:"-"` // byte offset just past this entry
 }

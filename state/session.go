@@ -119,6 +119,9 @@ type Session struct {
 	// TurnPermissionMode is the permission mode the latest turn ran under;
 	// a different mode pauses its continuation.
 	TurnPermissionMode string `json:"turn_permission_mode,omitempty"`
+	// WarmUntil is when a lingering owner shuts its idle agent down (nil
+	// when no owner lingers).
+	WarmUntil *time.Time `json:"warm_until,omitempty"`
 	// Stopped is set by kandev stop until the next prompt.
 	Stopped bool `json:"stopped,omitempty"`
 	// RestartAttempts are the times of automatic continuations, for the budget.

@@ -11,9 +11,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// followPoll is how often Follow looks for new lines: a stat per tick, no
-// busy loop.
-const followPoll = 40 * time.Millisecond
+// stopPoll is how often Follow asks stop while nothing is written: an owner
+// killed outright writes nothing that would wake it.
+const stopPoll = 200 * time.Millisecond
 
 // LogSize is the current length of session id's log (0 if missing).
 func (h *Home) LogSize(id string) int64 {
@@ -27,8 +27,12 @@ func (h *Home) LogSize(id string) int64 {
 // Follow calls fn for every complete event appended to the log at path at
 // or after byte offset from, in order, until fn returns false, ctx ends, or
 // stop returns true while no new data is waiting (stop is checked about
-// every 200 ms). It returns the offset just past the last line it read.
+// every 200 ms). It wakes on file-change notifications, so a line is seen
+// moments after it is written. It returns the offset just past the last
+// line it read.
 func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, stop func() bool) (int64, error) {
+	changes := WatchFiles(path)
+	defer changes.Close()
 	var f *os.File
 	defer func() {
 		if f != nil {
@@ -84,16 +88,14 @@ func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, s
 			}
 		}
 		if !progressed {
-			if time.Since(lastStop) >= 200*time.Millisecond {
+			if time.Since(lastStop) >= stopPoll {
 				lastStop = time.Now()
 				if stop != nil && stop() {
 					return off, nil
 				}
 			}
-			select {
-			case <-ctx.Done():
-				return off, ctx.Err()
-			case <-time.After(followPoll):
+			if err := changes.Wait(ctx, stopPoll); err != nil {
+				return off, err
 			}
 		}
 	}
