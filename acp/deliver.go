@@ -22,6 +22,9 @@ type Delivery struct {
 // decides the error. If the owner dies first, Deliver takes over as owner,
 // so a queued input is never stranded.
 func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
+	if job.Detach != nil {
+		return deliverDetached(ctx, job, follow)
+	}
 	res, err := RunOwner(ctx, job)
 	if !errors.Is(err, state.ErrOwnerBusy) {
 		return &Delivery{Result: res}, err
@@ -36,7 +39,14 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	if !follow {
 		return d, nil
 	}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit}
+	return deliverFollow(ctx, job, d, &inputTurn{inputID: in.ID, emit: job.Emit}, from)
+}
+
+// deliverFollow follows the log from offset from until the turn t picks
+// ends, taking over as owner here whenever the owner dies first.
+func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from int64) (*Delivery, error) {
+	h := job.Home
+	var err error
 	for {
 		from, err = state.Follow(ctx, h.LogPath(job.SessionID), from, t.see, func() bool {
 			alive, _ := h.OwnerAlive(job.SessionID)
@@ -47,12 +57,12 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), in.ID)
+				return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), t.inputID)
 			}
 			return d, err
 		}
 		// The owner is gone before our turn ended: take over and serve the inbox.
-		job.Prompt, job.OwnInput = "", in.ID
+		job.Prompt, job.OwnInput = "", t.inputID
 		job.Emit = t.see0
 		res, err := RunOwner(ctx, job)
 		if errors.Is(err, state.ErrOwnerBusy) {
@@ -69,6 +79,9 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	}
 	s, _ := h.LoadSession(job.SessionID)
 	d.Result = &Result{Session: s, StopReason: t.stop}
+	if t.parked {
+		return d, waitingError(job.SessionID)
+	}
 	return d, stopError(t.stop)
 }
 
@@ -83,11 +96,15 @@ func stopError(stop string) error {
 	return nil
 }
 
-// inputTurn picks the events of the turn that serves one inbox input.
+// inputTurn picks the events of the turn that serves one inbox input (or
+// the initial turn). A deferred permission request in it ends the
+// following, parked: the owner keeps the turn open.
 type inputTurn struct {
 	inputID string
+	initial bool
 	turnID  string
 	ended   bool
+	parked  bool
 	stop    string
 	emit    func(state.Event)
 }
@@ -99,7 +116,7 @@ func (t *inputTurn) see(e state.Event) bool {
 
 func (t *inputTurn) see0(e state.Event) {
 	if t.turnID == "" {
-		if e.Type == state.EventTurnStarted && e.InputID == t.inputID {
+		if e.Type == state.EventTurnStarted && (e.InputID == t.inputID && !t.initial || t.initial && e.Source == state.SourceInitial) {
 			t.turnID = e.TurnID
 		} else {
 			return
@@ -111,7 +128,10 @@ func (t *inputTurn) see0(e state.Event) {
 	if t.emit != nil {
 		t.emit(e)
 	}
-	if e.Type == state.EventTurnEnded {
+	switch {
+	case e.Type == state.EventTurnEnded:
 		t.ended, t.stop = true, e.StopReason
+	case e.Type == state.EventPermissionRequest && e.Deferred:
+		t.ended, t.parked = true, true
 	}
 }

@@ -85,6 +85,11 @@ func (o *owner) serveInbox(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
+			case state.InputClose:
+				// Inputs queued behind a close wait for their senders, who take over.
+				o.consume(in)
+				o.closing = true
+				return nil
 			case state.InputStop:
 				if !o.acted[in.ID] {
 					o.update(func(s *state.Session) { s.Stopped = true })
@@ -97,7 +102,7 @@ func (o *owner) serveInbox(ctx context.Context) error {
 	}
 }
 
-// controlRequested reports a cancel or stop queued since the current turn
+// controlRequested reports a cancel, stop or close --now queued since the current turn
 // began that has not been acted on yet ("" when none).
 func (o *owner) controlRequested() string {
 	ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
@@ -108,7 +113,8 @@ func (o *owner) controlRequested() string {
 		o.acted = map[string]bool{}
 	}
 	for _, in := range ins {
-		if (in.Kind == state.InputCancel || in.Kind == state.InputStop) && !o.acted[in.ID] {
+		now := in.Kind == state.InputCancel || in.Kind == state.InputStop || in.Kind == state.InputClose && in.Now
+		if now && !o.acted[in.ID] {
 			o.acted[in.ID] = true
 			return in.Kind
 		}

@@ -58,6 +58,12 @@ type Job struct {
 	// Warn reports a failure that is not this command's own (a queued input
 	// of another process whose turn failed); may be nil.
 	Warn func(string)
+	// Linger keeps the owner and its idle agent alive this long after the
+	// last turn, serving inputs that arrive (0: exit at once).
+	Linger time.Duration
+	// Detach, when set, are the arguments of a kandev process that runs the
+	// owner detached (Deliver starts it); nil runs the owner in this process.
+	Detach []string
 }
 
 // Result is what the owner did.
@@ -124,6 +130,7 @@ type owner struct {
 	agentCaps sdk.AgentCapabilities
 	acted     map[string]bool // control inputs already acted on
 	cancelled atomic.Bool     // the current turn is being cancelled
+	closing   bool            // a close input was served: no more inputs, no linger
 	muted     atomic.Bool     // serving another process's queued input: not printed here
 	// firstLaunch is set when this owner launches the session's agent for
 	// the first time: a failure then leaves the session FAILED.
@@ -255,7 +262,10 @@ func (o *owner) run(ctx context.Context) error {
 	if err := o.serveInbox(ctx); err != nil {
 		return err
 	}
-	return o.interactive(ctx)
+	if err := o.interactive(ctx); err != nil {
+		return err
+	}
+	return o.linger(ctx)
 }
 
 // interactive reads prompts from the job's Next until it reports no more
@@ -604,7 +614,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	// always seen as a pending permission.
 	o.update(func(s *state.Session) { s.PermissionPending = true })
 	o.conn.Barrier(func() {
-		o.append(true, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts})
+		o.append(true, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: Parks(o.job.Permissions, kind)})
 	})
 	mode := o.job.Permissions
 	if mode == PermAsk {
@@ -612,6 +622,9 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		if o.job.Ask != nil && o.job.Ask(req) {
 			mode = PermApproveAll
 		}
+	}
+	if Parks(mode, kind) {
+		mode = o.awaitAnswer(ctx, req.Options)
 	}
 	optionID, allowed := DecidePermission(mode, kind, req.Options)
 	if ctx.Err() != nil || o.cancelled.Load() {
@@ -750,6 +763,10 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 			}
 			if kind := o.controlRequested(); kind != "" {
 				cancelAndWait()
+				if kind == state.InputClose {
+					o.marker(history.MarkerPromptCancel, "The turn was cancelled with kandev close --now.", "")
+					return state.StopCancelled, nil
+				}
 				if kind == state.InputStop {
 					o.update(func(s *state.Session) { s.Stopped = true })
 					o.marker(history.MarkerPromptCancel, "The turn was stopped with kandev stop; it will not be continued automatically.", "")

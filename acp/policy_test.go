@@ -85,6 +85,9 @@ func TestDecidePermission_Modes(t *testing.T) {
 		{PermApproveReads, sdk.ToolKindEdit, opts, "reject", false},
 		{PermApproveReads, sdk.ToolKindExecute, opts, "reject", false},
 		{PermApproveAll, sdk.ToolKindEdit, opts[1:2], "always", true},
+		{PermDefer, sdk.ToolKindRead, opts, "allow", true},
+		{permApproveAlways, sdk.ToolKindEdit, opts, "always", true},
+		{permApproveAlways, sdk.ToolKindEdit, opts[:1], "allow", true},
 		{PermDenyAll, sdk.ToolKindEdit, opts[:2], "", false}, // no reject option: cancelled
 	}
 	for _, tc := range cases {

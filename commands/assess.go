@@ -119,6 +119,9 @@ func statusOf(h *state.Home, s *state.Session, a state.Assessment, o *probe) Sta
 	}
 	if a.Reason == state.ReasonAgentRunning {
 		st.OwnerPID = s.OwnerPID
+		if s.WarmUntil != nil {
+			st.WarmUntil = s.WarmUntil.Format(time.RFC3339)
+		}
 	}
 	if l, _ := h.ReadLease(s.ID); l.Live(o.now) {
 		st.AttachedTo, st.AttachExpiresAt = l.AttachedTo, l.AttachExpiresAt.Format(time.RFC3339)

@@ -13,6 +13,7 @@ type DemoAgentCmd struct {
 	NoLoad       bool `help:"Do not advertise or serve session/load."`
 	FailOnResume bool `help:"Answer resume and load with an unknown-session error."`
 	Delay        int  `help:"Sleep MS before every update it sends." placeholder:"MS"`
+	StartDelay   int  `help:"Sleep MS before answering initialize (a slow-starting agent)." placeholder:"MS"`
 }
 
 // Help shows an example.
@@ -22,8 +23,8 @@ func (c *DemoAgentCmd) Help() string {
 
 // Run serves ACP on stdin/stdout.
 func (c *DemoAgentCmd) Run(env *Env) error {
-	if c.Delay < 0 {
-		return usagef("--delay must be 0 or more")
+	if c.Delay < 0 || c.StartDelay < 0 {
+		return usagef("--delay and --start-delay must be 0 or more")
 	}
 	h, err := env.Home()
 	if err != nil {
@@ -31,6 +32,6 @@ func (c *DemoAgentCmd) Run(env *Env) error {
 	}
 	return demoagent.Run(env.Ctx, demoagent.Options{
 		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
-		Delay: time.Duration(c.Delay) * time.Millisecond,
+		Delay: time.Duration(c.Delay) * time.Millisecond, StartDelay: time.Duration(c.StartDelay) * time.Millisecond,
 	}, env.Stdin, os.Stdout)
 }

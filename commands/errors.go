@@ -20,12 +20,19 @@ const (
 	ExitNotFound     = 4
 	ExitNotResumable = 5
 	ExitAgent        = 6
-	ExitInterrupted  = 130
-	ExitTerminated   = 143
+	// ExitWaitingForPermission: the turn waits for kandev approve or deny.
+	ExitWaitingForPermission = 7
+	// ExitTimeout: kandev wait gave up (the timeout(1) convention).
+	ExitTimeout     = 124
+	ExitInterrupted = 130
+	ExitTerminated  = 143
 )
 
 // ErrUsage marks a usage error (exit 2).
 var ErrUsage = errors.New("usage")
+
+// ErrTimeout marks a wait that ran out of time (exit 124).
+var ErrTimeout = errors.New("timed out")
 
 // usagef builds a usage error.
 func usagef(format string, args ...any) error {
@@ -64,6 +71,10 @@ func ExitCode(err error) int {
 		return ExitAgent
 	case errors.Is(err, acp.ErrInterrupted):
 		return ExitInterrupted
+	case errors.Is(err, acp.ErrWaitingForPermission):
+		return ExitWaitingForPermission
+	case errors.Is(err, ErrTimeout):
+		return ExitTimeout
 	case errors.Is(err, state.ErrNewerFormat):
 		return ExitError
 	case errors.Is(err, acp.ErrShutdown):
@@ -92,6 +103,10 @@ func errorCode(err error) string {
 		return "interrupted"
 	case ExitTerminated:
 		return "terminated"
+	case ExitWaitingForPermission:
+		return "waiting_for_permission"
+	case ExitTimeout:
+		return "timeout"
 	}
 	if errors.Is(err, acp.ErrStorage) {
 		return "storage"

@@ -22,6 +22,7 @@ type PromptCmd struct {
 	NoFollow bool     `help:"Only queue the message when another process owns the session."`
 	Holder   string   `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
 	Force    bool     `help:"Send even while another holder's lease is live."`
+	LingerFlag
 }
 
 // Help shows an example.
@@ -62,6 +63,9 @@ func (c *PromptCmd) Run(env *Env) error {
 	}
 	job, err := ownerJob(env, id, acp.Job{Prompt: text})
 	if err != nil {
+		return err
+	}
+	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
 		return err
 	}
 	d, err := acp.Deliver(env.Ctx, job, !c.NoFollow)

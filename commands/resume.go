@@ -18,6 +18,7 @@ type ResumeCmd struct {
 	TTL        ttlSeconds `name:"ttl" help:"Lease TTL in seconds; 0 or negative means the default ([session.attach] default_ttl_seconds, else 900); at most 86400." placeholder:"S"`
 	NoContinue bool       `help:"Repair an interrupted turn but do not continue it."`
 	I          bool       `short:"i" name:"interactive" help:"Stay and read prompts from stdin until EOF."`
+	LingerFlag
 }
 
 // Help shows an example.
@@ -75,7 +76,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		}
 		job.Next = promptReader(env)
 	}
-	res, err := runOwnerResult(env, id, job)
+	res, err := c.run(env, id, job)
 	if res != nil && res.Session != nil {
 		restore := map[string]any{"method": string(res.Restore), "fallback_reason": res.FallbackReason}
 		if env.Out.JSON {
@@ -103,4 +104,27 @@ func promptReader(env *Env) func() (string, bool) {
 		}
 		return strings.TrimRight(line, "\r\n"), true
 	}
+}
+
+// run runs the owner here, or detached when the session lingers or defers
+// permissions (not with -i: the terminal is this process's).
+func (c *ResumeCmd) run(env *Env, id string, job acp.Job) (*acp.Result, error) {
+	job, err := ownerJob(env, id, job)
+	if err != nil {
+		return nil, err
+	}
+	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
+		return nil, err
+	}
+	if c.I {
+		job.Detach = nil
+	}
+	var res *acp.Result
+	if job.Detach != nil {
+		res, err = acp.ResumeDetached(env.Ctx, job)
+	} else {
+		res, err = acp.RunOwner(env.Ctx, job)
+	}
+	env.Out.Finish()
+	return res, err
 }

@@ -23,7 +23,7 @@ type Globals struct {
 	Home        string           `help:"kandev home directory (default ~/.kandev)." env:"KANDEV_HOME" placeholder:"DIR"`
 	JSON        bool             `name:"json" help:"Print JSON (NDJSON for streaming commands)."`
 	Config      string           `help:"Config file (default $KANDEV_HOME/config.toml)." placeholder:"FILE"`
-	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all (default: config, else ask)." placeholder:"MODE"`
+	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all, defer (default: config, else ask)." placeholder:"MODE"`
 	NoColor     bool             `help:"No colors (also NO_COLOR)." env:"NO_COLOR"`
 	Quiet       bool             `short:"q" help:"Print only the final assistant text."`
 	Version     kong.VersionFlag `help:"Print the version."`
@@ -43,6 +43,11 @@ type CLI struct {
 	Cancel    CancelCmd    `cmd:"" help:"Cancel the running turn, from any process."`
 	Stop      StopCmd      `cmd:"" help:"Stop explicitly: cancel, never continue automatically."`
 	Detach    DetachCmd    `cmd:"" help:"Release the holder's attach lease."`
+	Close     CloseCmd     `cmd:"" help:"End a session's live (lingering) owner and stop its agent."`
+	Attach    AttachCmd    `cmd:"" help:"In a terminal: show the last turns, follow live events, send typed lines as prompts."`
+	Wait      WaitCmd      `cmd:"" help:"Block until the session's badge is one of those given."`
+	Approve   ApproveCmd   `cmd:"" help:"Allow the permission request a session waits on (mode defer)."`
+	Deny      DenyCmd      `cmd:"" help:"Reject the permission request a session waits on (mode defer)."`
 	Repair    RepairCmd    `cmd:"" help:"Reconcile a session after a crash without relaunching."`
 	Recover   RecoverCmd   `cmd:"" help:"Continue every eligible interrupted session."`
 	Done      DoneCmd      `cmd:"" help:"Mark a session COMPLETED."`
@@ -59,6 +64,7 @@ type CLI struct {
 	Prune      PruneCmd      `cmd:"" help:"Delete the files of finished sessions."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
 	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
+	Serve      ServeCmd      `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
 }
 
 // Env is what commands receive instead of reaching for globals.

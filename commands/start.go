@@ -18,6 +18,7 @@ type StartCmd struct {
 	Title     string   `help:"Session title (default: the start of the prompt)." placeholder:"T"`
 	Parent    string   `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
 	Prompt    []string `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
+	LingerFlag
 }
 
 // Help shows an example.
@@ -93,11 +94,26 @@ func (c *StartCmd) Run(env *Env) error {
 	if !env.Out.JSON && !env.Out.Quiet {
 		fmt.Fprintln(env.Out.Out, s.ID)
 	}
-	res, err := acp.RunOwner(env.Ctx, acp.Job{
+	job := acp.Job{
 		Home: h, Config: cfg, SessionID: s.ID, Profile: profile, Permissions: mode, InitialPrompt: prompt,
 		Emit: env.Out.Event, Ask: askOnTerminal(env), Progress: progressLine(env),
 		Abort: env.Abort, Warn: env.Out.Warn,
-	})
+	}
+	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
+		return err
+	}
+	var res *acp.Result
+	if job.Detach != nil {
+		if prompt != "" {
+			// The detached owner sends the prompt as typed; the record keeps it redacted.
+			if err := state.WriteFileAtomic(h.PromptHandoffPath(s.ID), []byte(prompt)); err != nil {
+				return err
+			}
+		}
+		res, err = acp.StartDetached(env.Ctx, job, prompt != "")
+	} else {
+		res, err = acp.RunOwner(env.Ctx, job)
+	}
 	env.Out.Finish()
 	if res != nil && res.Session != nil && env.Out.JSON {
 		env.Out.Object(res.Session, nil)

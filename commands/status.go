@@ -28,7 +28,9 @@ type Status struct {
 	AttachExpiresAt string `json:"attach_expires_at"`
 	OwnerPID        int    `json:"owner_pid"`
 	PendingInputs   int    `json:"pending_inputs"`
-	Interrupted     bool   `json:"interrupted"`
+	// WarmUntil is when a lingering owner stops its idle agent.
+	WarmUntil   string `json:"warm_until,omitempty"`
+	Interrupted bool   `json:"interrupted"`
 	// Paused is the pause's reason; Pause says its kind and turn.
 	Paused string       `json:"paused,omitempty"`
 	Pause  *state.Pause `json:"pause,omitempty"`
@@ -82,6 +84,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		}
 		if st.AttachedTo != "" {
 			fmt.Fprintf(w, "attached  %s until %s\n", st.AttachedTo, st.AttachExpiresAt)
+		}
+		if st.WarmUntil != "" {
+			fmt.Fprintf(w, "warm      agent kept running until %s (kandev close %s ends it now)\n", st.WarmUntil, s.ID)
 		}
 		if st.PendingInputs > 0 {
 			fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)

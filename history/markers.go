@@ -23,6 +23,7 @@ const (
 	MarkerSessionRepaired     MarkerKind = "session_repaired"
 	MarkerAgentFailure        MarkerKind = "agent_failure"
 	MarkerContextPending      MarkerKind = "context_pending"
+	MarkerPermissionTimeout   MarkerKind = "permission_timeout"
 )
 
 // Marker severities.
@@ -54,6 +55,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSessionRepaired:     SeverityInfo,
 	MarkerAgentFailure:        SeverityError,
 	MarkerContextPending:      SeverityInfo,
+	MarkerPermissionTimeout:   SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

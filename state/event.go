@@ -66,6 +66,9 @@ type Event struct {
 	Diagnostic string `json:"diagnostic,omitempty"` // marker
 
 	Data json.RawMessage `json:"data,omitempty"`
+	// Deferred marks a permission_requested that waits for kandev approve
+	// or kandev deny (permission mode defer).
+	Deferred bool `json:"deferred,omitempty"`
 
 	// Raw is the line as stored, kept by ScanLog for an event of a type this
 	// kandev does not know (a newer kandev wrote it), so it can be shown as is.

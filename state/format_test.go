@@ -104,9 +104,9 @@ func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 	}
 	want := map[string]string{
 		"pinned_until": `"2030-01-01T00:00:00Z"`,
-		"usage":      `{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]}`,
-		"zeta":       `null`,
-		"title":      `"renamed"`,
+		"usage":        `{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]}`,
+		"zeta":         `null`,
+		"title":        `"renamed"`,
 	}
 	for k, v := range want {
 		if c := compactJSON(t, got[k]); c != v {

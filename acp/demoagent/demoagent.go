@@ -55,6 +55,7 @@ type Options struct {
 	NoLoad       bool          // do not advertise or serve session/load
 	FailOnResume bool          // answer session/resume and session/load with an unknown-session error
 	Delay        time.Duration // pause before every session/update notification
+	StartDelay   time.Duration // pause before answering initialize (a slow-starting agent)
 }
 
 // Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
@@ -188,7 +189,12 @@ func internalError(err error) error {
 }
 
 // Initialize implements acp.Agent.
-func (a *agent) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	if a.opts.StartDelay > 0 {
+		if err := sleep(ctx, a.opts.StartDelay); err != nil {
+			return acp.InitializeResponse{}, err
+		}
+	}
 	a.mu.Lock()
 	a.fs = p.ClientCapabilities.Fs
 	a.mu.Unlock()

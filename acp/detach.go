@@ -1,0 +1,243 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// ErrWaitingForPermission ends a command whose turn is parked on a deferred
+// permission request: the detached owner keeps the turn open.
+var ErrWaitingForPermission = errors.New("waiting for permission")
+
+// errOwnerGone: the detached owner this process started exited before the
+// followed turn ended.
+var errOwnerGone = errors.New("detached owner exited")
+
+// startDetached starts a kandev process that owns job's session in its own
+// process session, with stdin on /dev/null and its output appended to the
+// session's owner.out: nothing ties it to this command's terminal or pipes,
+// so `kandev prompt ... | cat` ends when the turn does. It returns once that
+// process holds the owner lock, or has exited (another owner won the race,
+// or it failed: see owner.out and the record).
+func startDetached(ctx context.Context, job Job) error {
+	h, id := job.Home, job.SessionID
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(h.OwnerOutPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", h.OwnerOutPath(id), err)
+	}
+	defer out.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	cmd := exec.Command(exe, job.Detach...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, out, out
+	cmd.Dir = h.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start a detached owner for %s: %w", id, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	// The lock is taken within milliseconds; a flock makes no file event to wait on.
+	for {
+		if alive, _ := h.OwnerAlive(id); alive {
+			return nil
+		}
+		select {
+		case <-exited:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// followOwned follows the session's log from offset from with see until see
+// returns false. Whenever no owner is alive, one is started detached (once);
+// if that one exits before see is done, errOwnerGone lets the caller run
+// the owner here, so the reason is reported where the user sees it.
+func followOwned(ctx context.Context, job Job, from int64, see func(state.Event) bool) (int64, error) {
+	return followOwnedUntil(ctx, job, from, see, nil)
+}
+
+// followOwnedUntil is followOwned that also ends when settled reports true
+// while nothing new is written (checked about every 200 ms).
+func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.Event) bool, settled func() bool) (int64, error) {
+	h, id := job.Home, job.SessionID
+	done := false
+	seen := func(e state.Event) bool { done = !see(e); return !done }
+	started := false
+	for {
+		if alive, _ := h.OwnerAlive(id); !alive {
+			if started {
+				// Read what the owner wrote before it died before giving up on it.
+				from, _ = state.Follow(ctx, h.LogPath(id), from, seen, func() bool { return true })
+				if done {
+					return from, nil
+				}
+				return from, errOwnerGone
+			}
+			started = true
+			if err := startDetached(ctx, job); err != nil {
+				return from, err
+			}
+		}
+		var err error
+		from, err = state.Follow(ctx, h.LogPath(id), from, seen, func() bool {
+			if settled != nil && settled() {
+				done = true
+				return true
+			}
+			alive, _ := h.OwnerAlive(id)
+			return !alive
+		})
+		if done || err != nil {
+			return from, err
+		}
+	}
+}
+
+// waitingError is the error of a command whose turn waits for a deferred
+// permission answer.
+func waitingError(id string) error {
+	return fmt.Errorf("%w: kandev approve %s | kandev deny %s", ErrWaitingForPermission, id, id)
+}
+
+// deliverDetached queues job.Prompt and follows the turn that serves it,
+// starting a detached owner when none runs. A turn parked on a deferred
+// permission request ends the command with ErrWaitingForPermission.
+func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, error) {
+	h, id := job.Home, job.SessionID
+	from := h.LogSize(id)
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt}
+	if err := h.Enqueue(id, in); err != nil {
+		return nil, err
+	}
+	d := &Delivery{Queued: true, InputID: in.ID}
+	if !follow {
+		if alive, _ := h.OwnerAlive(id); !alive {
+			return d, startDetached(ctx, job)
+		}
+		return d, nil
+	}
+	t := &inputTurn{inputID: in.ID, emit: job.Emit}
+	_, err := followOwned(ctx, job, from, t.see)
+	switch {
+	case errors.Is(err, errOwnerGone):
+		// The detached owner failed: run it here, where its error is shown.
+		job.Prompt, job.OwnInput, job.Emit, job.Detach, job.Linger = "", in.ID, t.see0, nil, 0
+		res, err := RunOwner(ctx, job)
+		if errors.Is(err, state.ErrOwnerBusy) {
+			return deliverFollow(ctx, job, d, t, h.LogSize(id))
+		}
+		d.Result = res
+		if err == nil && t.ended {
+			err = stopError(t.stop)
+		}
+		return d, err
+	case err != nil && ctx.Err() != nil:
+		return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), in.ID)
+	case err != nil:
+		return d, err
+	}
+	s, _ := h.LoadSession(id)
+	d.Result = &Result{Session: s, StopReason: t.stop}
+	if t.parked {
+		return d, waitingError(id)
+	}
+	return d, stopError(t.stop)
+}
+
+// StartDetached runs a new session's first steps in a detached owner and
+// follows them here: every event from the start of the log until the
+// initial turn ends (or, without an initial prompt, until the agent has
+// started).
+func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
+	t := &inputTurn{initial: true, emit: job.Emit}
+	see := func(e state.Event) bool {
+		if !hasPrompt {
+			job.Emit(e)
+			return e.Type != state.EventAgentStarted
+		}
+		if t.turnID == "" && job.Emit != nil && !(e.Type == state.EventTurnStarted && e.Source == state.SourceInitial) {
+			job.Emit(e)
+		}
+		return t.see(e)
+	}
+	_, err := followOwned(ctx, job, 0, see)
+	s, _ := job.Home.LoadSession(job.SessionID)
+	if errors.Is(err, errOwnerGone) {
+		if s != nil && s.ErrorMessage != "" {
+			return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)
+		}
+		job.Detach, job.Linger = nil, 0
+		return RunOwner(ctx, job)
+	}
+	if err != nil {
+		return &Result{Session: s}, err
+	}
+	if t.parked {
+		return &Result{Session: s}, waitingError(job.SessionID)
+	}
+	return &Result{Session: s, StopReason: t.stop}, stopError(t.stop)
+}
+
+// ResumeDetached restores the session in a detached owner and follows it
+// here until that owner is warm and idle (the continuation of an
+// interrupted turn and queued inputs served), parks a permission request,
+// or exits.
+func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
+	h, id := job.Home, job.SessionID
+	res := &Result{}
+	parked := false
+	see := func(e state.Event) bool {
+		if job.Emit != nil {
+			job.Emit(e)
+		}
+		if e.Type == state.EventAgentStarted {
+			res.Restore, res.FallbackReason = RestoreMethod(e.Restore), e.FallbackReason
+		}
+		parked = e.Type == state.EventPermissionRequest && e.Deferred
+		return !parked
+	}
+	settled := func() bool {
+		s, err := h.LoadSession(id)
+		return err == nil && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
+	}
+	_, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
+	if errors.Is(err, errOwnerGone) {
+		if s, _ := h.LoadSession(id); s != nil && s.AgentPID == 0 && res.Restore != "" {
+			err = nil // it restored, served what was pending and exited (no linger)
+		} else {
+			job.Detach, job.Linger = nil, 0
+			return RunOwner(ctx, job)
+		}
+	}
+	res.Session, _ = h.LoadSession(id)
+	if err == nil && parked {
+		err = waitingError(id)
+	}
+	return res, err
+}
+
+// EnsureOwner starts a detached owner for job's session unless one runs.
+func EnsureOwner(ctx context.Context, job Job) error {
+	if alive, _ := job.Home.OwnerAlive(job.SessionID); alive {
+		return nil
+	}
+	return startDetached(ctx, job)
+}

@@ -1,0 +1,95 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// linger keeps the agent warm after the last turn: inputs that arrive are
+// served at once, and after job.Linger without one, or on a close input, it
+// returns and the owner shuts the agent down. The record's warm_until says
+// until when, for status.
+func (o *owner) linger(ctx context.Context) error {
+	if o.job.Linger <= 0 || o.closing {
+		return nil
+	}
+	changes := state.WatchFiles(o.job.Home.InboxPath(o.s.ID))
+	defer changes.Close()
+	defer o.update(func(s *state.Session) { s.WarmUntil = nil })
+	for {
+		until := time.Now().UTC().Add(o.job.Linger)
+		o.update(func(s *state.Session) { s.WarmUntil = &until })
+		for !o.inboxWaiting() {
+			left := time.Until(until)
+			if left <= 0 || ctx.Err() != nil {
+				return nil
+			}
+			_ = changes.Wait(ctx, left)
+		}
+		if err := o.serveInbox(ctx); err != nil || o.closing {
+			return err
+		}
+	}
+}
+
+// inboxWaiting reports whether anything is queued past the served offset.
+func (o *owner) inboxWaiting() bool {
+	ins, _ := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	return len(ins) > 0
+}
+
+// awaitAnswer parks a permission request until kandev approve or deny
+// answers it through the inbox, the turn is cancelled, or the defer timeout
+// passes; it returns the mode that decides the answer.
+func (o *owner) awaitAnswer(ctx context.Context, options []sdk.PermissionOption) string {
+	changes := state.WatchFiles(o.job.Home.InboxPath(o.s.ID))
+	defer changes.Close()
+	timeout := time.Duration(o.job.Config.DeferTimeoutSeconds()) * time.Second
+	deadline := time.Now().Add(timeout)
+	for {
+		if mode := o.answerQueued(); mode != "" {
+			return mode
+		}
+		if ctx.Err() != nil || o.cancelled.Load() {
+			return PermDenyAll
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			o.marker(history.MarkerPermissionTimeout, fmt.Sprintf("Nobody answered the permission request within %s; it was denied.", timeout), "")
+			return PermDenyAll
+		}
+		// Short waits: a cancel is seen by the turn's own loop, not the inbox watch.
+		_ = changes.Wait(ctx, min(left, 100*time.Millisecond))
+	}
+}
+
+// answerQueued takes the first approve or deny queued and not yet acted on.
+func (o *owner) answerQueued() string {
+	ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	if err != nil {
+		return ""
+	}
+	if o.acted == nil {
+		o.acted = map[string]bool{}
+	}
+	for _, in := range ins {
+		if o.acted[in.ID] || (in.Kind != state.InputApprove && in.Kind != state.InputDeny) {
+			continue
+		}
+		o.acted[in.ID] = true
+		switch {
+		case in.Kind == state.InputDeny:
+			return PermDenyAll
+		case in.Always:
+			return permApproveAlways
+		}
+		return PermApproveAll
+	}
+	return ""
+}

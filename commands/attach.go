@@ -1,0 +1,109 @@
+package commands
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// AttachCmd is kandev attach.
+type AttachCmd struct {
+	ID    string `arg:"" help:"Session id or unique prefix."`
+	Turns int    `default:"2" help:"How many of the last turns to show first." placeholder:"N"`
+	LingerFlag
+}
+
+// Help shows an example.
+func (c *AttachCmd) Help() string {
+	return "Example:\n  kandev attach 20261130-0915\n  (type a line to send it as a prompt; Ctrl-C detaches, the session keeps running)"
+}
+
+// Run shows the last turns, then follows the log while each line typed is
+// queued as a prompt for the session's owner (a detached one is started
+// when none runs). Ctrl-C or end of input detaches; nothing is cancelled.
+func (c *AttachCmd) Run(env *Env) error {
+	if !isTerminal(env.Stdin) {
+		return usagef("attach needs a terminal on stdin; send prompts with kandev prompt and follow with kandev events --follow")
+	}
+	h, id, err := env.sessionID(c.ID)
+	if err != nil {
+		return err
+	}
+	job, err := ownerJob(env, id, acp.Job{})
+	if err != nil {
+		return err
+	}
+	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
+		return err
+	}
+	job.Detach = serveArgs(env, &job)
+	from, err := c.showLastTurns(env, h, id)
+	if err != nil {
+		return err
+	}
+	env.Out.Info("attached to %s: each line you type is sent as a prompt; Ctrl-C detaches (the session keeps running)", id)
+	go func() {
+		_, _ = state.Follow(env.Ctx, h.LogPath(id), from, func(e state.Event) bool { env.Out.Event(e); return true }, nil)
+	}()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		r := bufio.NewScanner(env.Stdin)
+		for r.Scan() {
+			lines <- r.Text()
+		}
+	}()
+	for {
+		select {
+		case <-env.Ctx.Done():
+			env.Out.Finish()
+			return nil
+		case line, ok := <-lines:
+			if !ok {
+				env.Out.Finish()
+				return nil
+			}
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			if err := h.Enqueue(id, &state.Input{Kind: state.InputPrompt, Text: line, Holder: state.DefaultHolder()}); err != nil {
+				return err
+			}
+			if err := acp.EnsureOwner(env.Ctx, job); err != nil {
+				env.Out.Warn(fmt.Sprintf("could not start an owner for %s: %v", id, err))
+			}
+		}
+	}
+}
+
+// showLastTurns prints the events of the last c.Turns turns and returns the
+// log offset just past them, where following starts.
+func (c *AttachCmd) showLastTurns(env *Env, h *state.Home, id string) (int64, error) {
+	var evs []state.Event
+	var starts []int
+	_, err := state.ScanLog(h.LogPath(id), func(e state.Event) bool {
+		if e.Type == state.EventTurnStarted {
+			starts = append(starts, len(evs))
+		}
+		evs = append(evs, e)
+		return true
+	})
+	if err != nil && !isNotFound(err) {
+		return 0, err
+	}
+	first := 0
+	if c.Turns >= 0 && len(starts) > c.Turns {
+		first = starts[len(starts)-c.Turns]
+	}
+	for _, e := range evs[first:] {
+		env.Out.Event(e)
+	}
+	var last int64
+	if len(evs) > 0 {
+		last = evs[len(evs)-1].Seq
+	}
+	return state.OffsetAfterSeq(h.LogPath(id), last)
+}
