@@ -1,0 +1,111 @@
+// Command warmbench measures what a warm (lingering) owner saves: the
+// wall time of `kandev prompt` in a new process against a session whose
+// agent is kept warm, and against one whose agent must start again (cold),
+// on the demo agent made slow to start with --start-delay. It also reports
+// the time from the turn's turn_ended line in the log to the command's exit.
+//
+//	go run ./scripts/warmbench -kandev ./kandev -start-delay 1000 -runs 5
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	bin := flag.String("kandev", "kandev", "the kandev binary")
+	delay := flag.Int("start-delay", 1000, "demo agent --start-delay (ms)")
+	runs := flag.Int("runs", 5, "timed prompts per mode (the median is reported)")
+	flag.Parse()
+	abs, err := exec.LookPath(*bin)
+	if err == nil {
+		abs, err = filepath.Abs(abs)
+	}
+	if err != nil {
+		fail(err)
+	}
+	home, err := os.MkdirTemp("", "kandev-warmbench-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(home)
+	cfg := fmt.Sprintf("[agents.slow]\ncommand = [%q, \"demo-agent\", \"--start-delay\", \"%d\"]\n", abs, *delay)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		fail(err)
+	}
+	k := kandev{bin: abs, home: home}
+	fmt.Printf("demo agent with --start-delay %d ms, %d prompts each, medians\n\n", *delay, *runs)
+	fmt.Printf("%-6s %12s %22s\n", "mode", "prompt wall", "turn_ended -> exit")
+	var cold, warm time.Duration
+	for _, linger := range []string{"0s", "10m"} {
+		id := k.mustOut("start", "--agent", "slow", "--linger", linger, "hello")
+		id = strings.TrimSpace(strings.SplitN(id, "\n", 2)[0])
+		var walls, tails []time.Duration
+		for range *runs {
+			t0 := time.Now()
+			k.mustOut("prompt", id, "/say measured")
+			end := time.Now()
+			walls = append(walls, end.Sub(t0))
+			tails = append(tails, end.Sub(lastTurnEnded(home, id)))
+		}
+		mode := map[string]string{"0s": "cold", "10m": "warm"}[linger]
+		fmt.Printf("%-6s %12s %22s\n", mode, median(walls).Round(time.Millisecond), median(tails).Round(time.Millisecond))
+		if mode == "cold" {
+			cold = median(walls)
+		} else {
+			warm = median(walls)
+			k.mustOut("close", id)
+		}
+	}
+	fmt.Printf("\nwarm / cold = %.3f\n", float64(warm)/float64(cold))
+}
+
+type kandev struct{ bin, home string }
+
+func (k kandev) mustOut(args ...string) string {
+	cmd := exec.Command(k.bin, append([]string{"--home", k.home}, args...)...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	out, err := cmd.Output()
+	if err != nil {
+		fail(fmt.Errorf("kandev %s: %v\n%s", strings.Join(args, " "), err, out))
+	}
+	return string(out)
+}
+
+// lastTurnEnded is the timestamp of the last turn_ended line of the log.
+func lastTurnEnded(home, id string) time.Time {
+	f, err := os.Open(filepath.Join(home, "sessions", id+".jsonl"))
+	if err != nil {
+		fail(err)
+	}
+	defer f.Close()
+	var last time.Time
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e struct{ Type, Timestamp string }
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "turn_ended" {
+			last, _ = time.Parse(time.RFC3339Nano, e.Timestamp)
+		}
+	}
+	return last
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "warmbench:", err)
+	os.Exit(1)
+}
