@@ -17,6 +17,8 @@ func TestExitCode_SignalsAndStorageErrors(t *testing.T) {
 	}{
 		{fmt.Errorf("%w: turn t1 was stopped by SIGTERM", acp.ErrShutdown), ExitTerminated, "terminated"},
 		{acp.ErrInterrupted, ExitInterrupted, "interrupted"},
+		{fmt.Errorf("%w: kandev approve s | kandev deny s", acp.ErrWaitingForPermission), ExitWaitingForPermission, "waiting_for_permission"},
+		{fmt.Errorf("%w: session s is still idle after 1s", ErrTimeout), ExitTimeout, "timeout"},
 		{storage, ExitError, "storage"},
 		{fmt.Errorf("while serving: %w", storage), ExitError, "storage"},
 		{fmt.Errorf("%w: agent died", acp.ErrAgentFailed), ExitAgent, "agent_failure"},

@@ -203,6 +203,10 @@ func TestClose_EndsTheWarmOwnerAndLeavesTheSessionResumable(t *testing.T) {
 	if last := evs[len(evs)-1]; last.Type != state.EventAgentExited {
 		t.Fatalf("last event after close is %s, want agent_exited", last.Type)
 	}
+	time.Sleep(600 * time.Millisecond) // the shutdown grace of the agent's supervisor
+	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
+		t.Fatalf("processes outlived close: %+v", left)
+	}
 	if r := w.mustRun("close", id); !strings.Contains(r.stdout, "nothing to close") {
 		t.Fatalf("close with nothing running:\n%s", r)
 	}

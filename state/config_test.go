@@ -24,6 +24,9 @@ func TestLoadConfig_RefusesWhatItCannotUse(t *testing.T) {
 		{"two unknown keys", "a = 1\nb = 2\n", true, false, "unknown keys a, b "},
 		{"ttl over the limit", "[session.attach]\ndefault_ttl_seconds = 86401\n", true, false, "default_ttl_seconds = 86401 is over the limit of 86400"},
 		{"not TOML", "x =\n", true, false, "toml: line 1"},
+		{"live-session keys load", "[session]\nlinger_seconds = 600\n[permissions]\nmode = \"defer\"\ndefer_timeout_seconds = 60\n[agents.x]\ncommand = [\"x\"]\nlinger_seconds = 0\n", true, false, ""},
+		{"linger over a day", "[session]\nlinger_seconds = 86401\n", true, false, "linger_seconds = 86401 is outside 0..86400"},
+		{"negative agent linger", "[agents.x]\ncommand = [\"x\"]\nlinger_seconds = -1\n", true, false, "[agents.x] linger_seconds = -1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,5 +50,18 @@ func TestLoadConfig_RefusesWhatItCannotUse(t *testing.T) {
 				t.Fatalf("error %q does not name %q and the file", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestConfig_LingerOfAnAgentWinsOverTheSessionDefault(t *testing.T) {
+	zero, ten := 0, 10
+	c := &Config{Session: SessionConfig{LingerSeconds: 600}, Agents: map[string]AgentProfile{"quick": {LingerSeconds: &zero}, "slow": {LingerSeconds: &ten}, "plain": {}}}
+	for agent, want := range map[string]int{"quick": 0, "slow": 10, "plain": 600, "demo": 600} {
+		if got := c.LingerSeconds(agent); got != want {
+			t.Errorf("LingerSeconds(%s) = %d, want %d", agent, got, want)
+		}
+	}
+	if got := (&Config{}).DeferTimeoutSeconds(); got != DefaultDeferTimeout {
+		t.Errorf("default defer timeout = %d", got)
 	}
 }
