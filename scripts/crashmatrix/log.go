@@ -122,6 +122,18 @@ func (t *turnInfo) openCalls() []string {
 	return out
 }
 
+// unresolvedCalls are the tool calls with no result or only an
+// unknown-outcome one: those a signal left open.
+func (t *turnInfo) unresolvedCalls() []string {
+	var out []string
+	for _, c := range t.calls {
+		if !t.results[c] || t.unknown[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (t *turnInfo) pendingPermission() bool {
 	for _, v := range t.permPending {
 		if v {

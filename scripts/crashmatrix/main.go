@@ -1,7 +1,10 @@
-// Command crashmatrix is the randomized crash matrix of issue 4 (SPEC 3.4):
-// it SIGKILLs a built kandev binary at random points of random demo-agent
-// turns, resumes the session, and checks the crash-recovery invariants on the
-// event log, the status verdict and the processes left behind.
+// Command crashmatrix is the randomized crash matrix: it interrupts a built
+// kandev binary at random points of random demo-agent turns with SIGKILL,
+// SIGTERM (once, or twice), SIGHUP or SIGINT, resumes the session, and checks
+// the recovery rules for that signal on the event log, the status verdict,
+// the exit code and the processes left behind. Other trials SIGKILL kandev
+// inside import, prune, repair and stop on prepared sessions and check that
+// the home stays consistent.
 //
 // Every run gets a fresh KANDEV_HOME and cwd. A run's random choices depend
 // only on -seed and its index, so `-seed S -only I` replays run I.
@@ -39,12 +42,16 @@ type options struct {
 	scenarios map[string]bool
 	modes     map[string]bool
 	kills     map[string]bool
+	kinds     map[string]bool
+	signals   map[string]bool
+	calib     map[string]time.Duration // an operation's uninterrupted duration
+	tmpl      templates
 }
 
 func main() {
 	var o options
 	var seed int64
-	var scen, modes, kills string
+	var scen, modes, kills, kinds, signals string
 	flag.IntVar(&o.n, "n", 120, "number of randomized runs")
 	flag.Int64Var(&seed, "seed", 0, "random seed (0: derived from the clock; printed in the report)")
 	flag.StringVar(&o.kandev, "kandev", "", "path of the kandev binary under test (required)")
@@ -57,6 +64,8 @@ func main() {
 	flag.StringVar(&scen, "scenarios", "", "comma-separated scenario names to draw from (default: all)")
 	flag.StringVar(&modes, "modes", "", "comma-separated modes to draw from: start,prompt (default: both)")
 	flag.StringVar(&kills, "kill", "", "comma-separated kill point classes to draw from: delay and/or event types (default: all)")
+	flag.StringVar(&kinds, "trials", "", "comma-separated trial kinds to draw from: "+strings.Join(choiceNames(trialKinds), ",")+" (default: all)")
+	flag.StringVar(&signals, "signals", "", "comma-separated signals for turn trials: "+strings.Join(choiceNames(signalKinds), ",")+" (default: all)")
 	flag.Parse()
 	if o.kandev == "" {
 		fmt.Fprintln(os.Stderr, "crashmatrix: -kandev PATH is required (build it with: go build -o /tmp/kandev .)")
@@ -84,6 +93,19 @@ func main() {
 	o.scenarios = setOf(scen)
 	o.modes = setOf(modes)
 	o.kills = setOf(kills)
+	o.kinds = setOf(kinds)
+	o.signals = setOf(signals)
+	for _, c := range []struct {
+		set  map[string]bool
+		have []choice
+	}{{o.kinds, trialKinds}, {o.signals, signalKinds}} {
+		for k := range c.set {
+			if !contains(choiceNames(c.have), k) {
+				fmt.Fprintf(os.Stderr, "crashmatrix: unknown value %q (have: %s)\n", k, strings.Join(choiceNames(c.have), ","))
+				os.Exit(2)
+			}
+		}
+	}
 	for k := range o.kills {
 		if k != "delay" && !contains(killEvents, k) {
 			fmt.Fprintf(os.Stderr, "crashmatrix: unknown kill class %q (have: delay,%s)\n", k, strings.Join(killEvents, ","))
@@ -118,6 +140,10 @@ func main() {
 	}
 	fmt.Printf("crashmatrix: %d runs, seed %d, kandev %s, runs in %s\n", len(idx), seed, o.kandev, o.dir)
 	began := time.Now()
+	if err := calibrate(&o, idx); err != nil {
+		fmt.Fprintln(os.Stderr, "crashmatrix: calibrating the operations:", err)
+		os.Exit(1)
+	}
 	results := make([]*runResult, len(idx))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
