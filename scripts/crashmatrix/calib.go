@@ -32,7 +32,7 @@ func calibrate(o *options, idx []int) error {
 		// The median of three runs: one run on a loaded machine can be far off.
 		var ds []time.Duration
 		for j := 0; j < 3; j++ {
-			r := execute(o, &plan{idx: -1 - j, kind: k, signal: sigKill, opSessions: 3})
+			r := execute(o, &plan{idx: -1 - j, kind: k, signal: sigKill, opSessions: 3, agentDelay: opAgentDelay})
 			// Only the duration counts here: the trials check the outcome.
 			if r.opDur == 0 || r.exitCode != 0 {
 				return fmt.Errorf("%s without a kill: %s", k, strings.Join(r.fails, "; "))

@@ -135,12 +135,14 @@ func (x *runEnv) importSmall() (string, bool) {
 	return id, true
 }
 
-// sessionFiles lists what the home holds for session id.
+// sessionFiles lists the files the home holds for session id.
 func (x *runEnv) sessionFiles(id string) []string {
 	m, _ := filepath.Glob(filepath.Join(x.home, "sessions", id+".*"))
 	var out []string
 	for _, f := range m {
-		out = append(out, filepath.Base(f))
+		if !strings.HasSuffix(f, ".lock") { // lock files hold no data and block nothing
+			out = append(out, filepath.Base(f))
+		}
 	}
 	return out
 }

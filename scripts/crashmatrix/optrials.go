@@ -148,9 +148,9 @@ type interruptTrial struct {
 
 func (t *interruptTrial) prepare() bool {
 	sub := *t.runEnv
-	sub.p = &plan{idx: t.p.idx, kind: kindTurn, signal: sigKill, scen: findScenario("write"), killEvent: evToolCall}
-	ki := sub.killedRun([]string{"--json", "--permissions", "approve-all", "start",
-		"/say preparing\n/write out.txt PREPARED\n/read notes.txt"})
+	// A read asks no permission, so the open turn pauses nothing.
+	sub.p = &plan{idx: t.p.idx, kind: kindTurn, signal: sigKill, scen: findScenario("read"), killEvent: evToolCall}
+	ki := sub.killedRun([]string{"--json", "start", "/say preparing\n/read notes.txt\n/say read it"})
 	if len(ki.printed) == 0 || !ki.killed {
 		t.r.failf("setup: the turn to interrupt was not killed at its tool call (%d events printed)", len(ki.printed))
 		return false

@@ -147,6 +147,10 @@ const (
 // kandev within it (plus stopGraceSlack on a loaded machine).
 const cancelGrace = 2
 
+// opAgentDelay paces the demo agent of the turn an operation trial
+// interrupts, so the kill at its tool call lands before the result.
+const opAgentDelay = 150
+
 type choice struct {
 	name   string
 	weight int
@@ -214,6 +218,7 @@ func makePlan(o *options, i int) *plan {
 	if p.kind != kindTurn {
 		p.opFrac = 1.3 * r.Float64()
 		p.opSessions = 2 + r.IntN(4)
+		p.agentDelay = opAgentDelay
 		return p
 	}
 	p.signal = weighted(r, signalKinds, o.signals)
