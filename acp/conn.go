@@ -365,7 +365,27 @@ func (cl *client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (
 		}
 		text = strings.Join(lines[start:end], "")
 	}
+	if n := encodedLen(text); n > maxReadAnswer {
+		return sdk.ReadTextFileResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf(
+			"%s is too large to send in one answer (%d bytes encoded, at most %d): read it in parts with line and limit", p.Path, n, maxReadAnswer)})
+	}
 	return sdk.ReadTextFileResponse{Content: text}, nil
+}
+
+// maxReadAnswer bounds an fs/read_text_file answer, one JSON line on the
+// agent's stdin. Agents read their input line by line with a bounded buffer
+// (the ACP Go SDK: 10 MiB); a longer line breaks their connection and ends
+// the turn as "cancelled". Refusing it keeps the turn going with a clear error.
+const maxReadAnswer = 8 << 20
+
+// encodedLen is the length of text as a JSON string; only texts near the
+// bound are encoded to find out (an encoded byte is at most 6 bytes).
+func encodedLen(text string) int {
+	if len(text)*6 <= maxReadAnswer {
+		return len(text)
+	}
+	b, _ := json.Marshal(text)
+	return len(b)
 }
 
 func (cl *client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {

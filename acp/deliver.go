@@ -47,7 +47,7 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", ErrInterrupted, in.ID)
+				return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), in.ID)
 			}
 			return d, err
 		}

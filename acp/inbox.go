@@ -3,6 +3,8 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/kandev/kandev/state"
 )
@@ -70,9 +72,16 @@ func (o *owner) serveInbox(ctx context.Context) error {
 				if o.s.Stopped {
 					o.update(func(s *state.Session) { s.Stopped = false })
 				}
-				o.muted.Store(in.ID != o.job.OwnInput)
+				others := in.ID != o.job.OwnInput
+				o.muted.Store(others)
 				err := o.turnFor(ctx, state.SourceQueued, in.Text, &in)
 				o.muted.Store(false)
+				if others && errors.Is(err, ErrAgentFailed) {
+					// Not this command's failure: its sender sees it. The rest of
+					// the inbox waits for its followers, which take over.
+					o.warn(fmt.Sprintf("a prompt queued by another kandev process (%s) failed: %v (its sender reports it too)", in.ID, err))
+					return nil
+				}
 				if err != nil {
 					return err
 				}
@@ -105,4 +114,11 @@ func (o *owner) controlRequested() string {
 		}
 	}
 	return ""
+}
+
+// warn reports a failure that is not the command's own.
+func (o *owner) warn(msg string) {
+	if o.job.Warn != nil {
+		o.job.Warn(msg)
+	}
 }

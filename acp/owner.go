@@ -21,6 +21,9 @@ var (
 	ErrAgentFailed  = errors.New("agent failure")
 	ErrInterrupted  = errors.New("interrupted")
 	ErrNotResumable = errors.New("not resumable")
+	// ErrShutdown ends a command that was terminated (SIGTERM): its running
+	// turn is left for one automatic continuation.
+	ErrShutdown = errors.New("terminated")
 )
 
 // Job is one run of a session's owner: what to restore and what to send.
@@ -49,6 +52,12 @@ type Job struct {
 	// OwnInput is the inbox input this process queued itself: its turn is
 	// emitted; turns served for other processes' inputs are not.
 	OwnInput string
+	// Abort is closed when the owner must stop at once (a second SIGINT or
+	// SIGTERM): the agent's process group is killed without waiting.
+	Abort <-chan struct{}
+	// Warn reports a failure that is not this command's own (a queued input
+	// of another process whose turn failed); may be nil.
+	Warn func(string)
 }
 
 // Result is what the owner did.
@@ -90,6 +99,10 @@ func RunOwner(ctx context.Context, job Job) (*Result, error) {
 	err = o.run(ctx)
 	o.shutdown()
 	o.res.Session = o.s
+	if werr := o.storageErr(); werr != nil {
+		// What was not written was not reported either; the write error is the cause.
+		err = werr
+	}
 	return o.res, err
 }
 
@@ -111,23 +124,50 @@ type owner struct {
 	acted     map[string]bool // control inputs already acted on
 	cancelled atomic.Bool     // the current turn is being cancelled
 	muted     atomic.Bool     // serving another process's queued input: not printed here
+	// firstLaunch is set when this owner launches the session's agent for
+	// the first time: a failure then leaves the session FAILED.
+	firstLaunch bool
+
+	errMu    sync.Mutex
+	writeErr error // the first failed log or record write
 }
 
-// update changes the record under its lock and keeps the cached copy.
+// update changes the record under its lock and keeps the cached copy. A
+// failed write is kept (storageErr) and stops the owner; the cached copy
+// still changes, so the owner's own decisions stay consistent.
 func (o *owner) update(fn func(*state.Session)) {
 	s, err := o.job.Home.UpdateSession(o.s.ID, func(s *state.Session) error { fn(s); return nil })
 	if err == nil {
 		o.s = s
-	} else {
-		fn(o.s)
+		return
 	}
+	fn(o.s)
+	o.failWrite("the record of session "+o.s.ID, err)
 }
 
 // append writes events to the log (fsync'd when durable) and then emits them:
-// nothing is shown before it is on disk.
+// nothing is shown before it is on disk. A failed write is kept
+// (storageErr) and nothing of it is shown.
 func (o *owner) append(durable bool, evs ...*state.Event) {
 	o.emitMu.Lock()
 	defer o.emitMu.Unlock()
+	if o.write(durable, evs...) && o.job.Emit != nil && !o.muted.Load() {
+		for _, e := range evs {
+			o.job.Emit(*e)
+		}
+	}
+}
+
+// record writes events to the log without showing them: for what the
+// command reports in its own error line.
+func (o *owner) record(evs ...*state.Event) {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	o.write(true, evs...)
+}
+
+// write appends under emitMu, so the log's order is the order shown.
+func (o *owner) write(durable bool, evs ...*state.Event) bool {
 	var err error
 	if durable {
 		err = o.log.AppendSync(evs...)
@@ -135,16 +175,10 @@ func (o *owner) append(durable bool, evs ...*state.Event) {
 		err = o.log.Append(evs...)
 	}
 	if err != nil {
-		if o.job.Progress != nil {
-			o.job.Progress("warning: " + err.Error())
-		}
-		return
+		o.failWrite("the log of session "+o.s.ID, err)
+		return false
 	}
-	if o.job.Emit != nil && !o.muted.Load() {
-		for _, e := range evs {
-			o.job.Emit(*e)
-		}
-	}
+	return true
 }
 
 func (o *owner) marker(kind history.MarkerKind, summary, diag string) {
@@ -333,6 +367,11 @@ func (o *owner) pause(reason string) {
 func (o *owner) repairInterrupted(stop string) TurnRepair {
 	turn := o.s.CurrentTurn
 	tr := RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, stop)
+	if tr.ClosedByShutdown {
+		// Closed by an owner that was terminated: nothing to append, but the
+		// turn is still interrupted and owed its continuation.
+		tr.Fixes = []*state.Event{}
+	}
 	if tr.Fixes == nil {
 		o.update(func(s *state.Session) {
 			s.CurrentTurn = ""
@@ -414,10 +453,16 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 			cmd = append(cmd, strings.ReplaceAll(a, "{token}", o.s.ResumeToken))
 		}
 	}
+	if !o.s.AgentLaunched {
+		o.firstLaunch = true
+	}
 	o.progress("launching " + p.Name + " agent")
 	proc, err := Launch(LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint, SessionID: o.s.ID})
 	if err != nil {
 		o.failStart(err)
+		if o.firstLaunch {
+			return sdk.InitializeResponse{}, fmt.Errorf("%w: %v; session %s is FAILED", ErrAgentFailed, err, o.s.ID)
+		}
 		return sdk.InitializeResponse{}, fmt.Errorf("%w: %v", ErrAgentFailed, err)
 	}
 	o.proc = proc
@@ -523,12 +568,23 @@ func describeErr(err error) string {
 	return err.Error()
 }
 
-// failStart records a launch that never produced an agent.
+// failStart records a launch that never produced an agent. The marker is
+// written, not shown: the command's error line says the same once. A
+// session whose agent never started before ends FAILED; one that worked
+// before keeps its state (and token), so the user can retry.
 func (o *owner) failStart(err error) {
-	o.marker(history.MarkerAgentFailure, "Could not launch the agent: "+err.Error(), "")
+	m := history.NewMarker(history.MarkerAgentFailure, "Could not launch the agent: "+err.Error(), "")
+	evs := []*state.Event{&m}
+	if o.firstLaunch {
+		evs = append(evs, &state.Event{Type: state.EventState, State: state.StateFailed})
+	}
+	o.record(evs...)
 	o.update(func(s *state.Session) {
 		s.ErrorMessage = history.Redact(err.Error())
-		if s.State == state.StateCreated || s.State == state.StateStarting {
+		switch {
+		case o.firstLaunch:
+			s.State = state.StateFailed
+		case s.State == state.StateCreated || s.State == state.StateStarting:
 			s.State = state.StateWaitingForInput
 		}
 	})
@@ -538,13 +594,16 @@ func (o *owner) failStart(err error) {
 // token is kept so the user can retry.
 func (o *owner) handshakeFailed(ctx context.Context, step string, err error) error {
 	if ctx.Err() != nil {
-		return ErrInterrupted
+		return interruption(ctx)
 	}
 	msg := fmt.Sprintf("agent %s failed during %s: %s", o.job.Profile.Name, step, describeErr(err))
 	if Classify(err) == ErrTimeout {
 		msg = fmt.Sprintf("agent %s did not answer %s within %ds (it may be hung)", o.job.Profile.Name, step, o.job.Config.HandshakeTimeoutSeconds())
 	}
 	o.failStart(errors.New(msg))
+	if o.firstLaunch {
+		return fmt.Errorf("%w: %s; session %s is FAILED (fix the agent, then kandev start again)", ErrAgentFailed, msg, o.s.ID)
+	}
 	return fmt.Errorf("%w: %s; the session keeps its state, retry with kandev resume %s", ErrAgentFailed, msg, o.s.ID)
 }
 
@@ -660,6 +719,11 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	if in != nil {
 		o.consume(*in)
 	}
+	if err := o.storageErr(); err != nil {
+		// The turn is not on disk as it should be: it is not sent.
+		o.endTurn(turnID, state.StopError, err)
+		return err
+	}
 
 	stop, err := o.prompt(ctx, sent)
 	if err == nil {
@@ -694,13 +758,15 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	// cancelAndWait sends session/cancel and waits a bounded time for the
-	// agent to end the turn, then kills it.
+	// agent to end the turn, then kills it; an abort kills it at once.
 	cancelAndWait := func() {
 		o.cancelled.Store(true)
 		_ = o.conn.Cancel(o.s.ResumeToken)
 		select {
 		case <-done:
 		case <-time.After(grace):
+			o.proc.Kill()
+		case <-o.job.Abort:
 			o.proc.Kill()
 		}
 	}
@@ -713,9 +779,16 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 			return a.stop, nil
 		case <-ctx.Done():
 			cancelAndWait()
+			if interruption(ctx) == ErrShutdown {
+				return state.StopShutdown, o.shutdownError(o.currentTurn())
+			}
 			o.marker(history.MarkerPromptCancel, "The turn was interrupted by the user (Ctrl-C).", "")
 			return state.StopCancelled, ErrInterrupted
 		case <-tick.C:
+			if err := o.storageErr(); err != nil {
+				cancelAndWait()
+				return state.StopError, err
+			}
 			if kind := o.controlRequested(); kind != "" {
 				cancelAndWait()
 				if kind == state.InputStop {
@@ -756,8 +829,13 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 	return state.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", ErrAgentFailed, o.job.Profile.Name, describeErr(err))
 }
 
-// endTurn records the turn's end and leaves the session waiting for input.
+// endTurn records the turn's end and leaves the session waiting for input;
+// a turn cut short by SIGTERM is left for its continuation instead.
 func (o *owner) endTurn(turnID, stop string, err error) {
+	if errors.Is(err, ErrShutdown) {
+		o.leaveForContinuation(turnID)
+		return
+	}
 	// One fsync'd append and one record write for the end of a turn.
 	o.append(true,
 		&state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop},
@@ -791,12 +869,22 @@ func (o *owner) resumeContext(request string) string {
 	return history.BuildResumeContextWindow(evs, request, o.s.ID, max, partial || ownPartial)
 }
 
-// shutdown stops the agent and records its exit.
+// shutdown stops the agent and records its exit; an abort kills its
+// process group at once.
 func (o *owner) shutdown() {
 	if o.proc == nil {
 		return
 	}
-	o.proc.Stop(500 * time.Millisecond)
+	stopped := make(chan struct{})
+	go func() {
+		o.proc.Stop(500 * time.Millisecond)
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-o.job.Abort:
+		o.proc.Kill()
+	}
 	if o.conn != nil {
 		o.conn.Barrier(nil)
 	}

@@ -27,6 +27,10 @@ type TurnRepair struct {
 	PermissionOpen bool
 	Source         string // the turn's source
 	UserText       string // the turn's user message as logged
+	// ClosedByShutdown is set when the turn already ended with stop_reason
+	// shutdown: an owner terminated by SIGTERM closed it and left it owed
+	// its continuation. Fixes is nil (nothing to append).
+	ClosedByShutdown bool
 }
 
 // agentEventTypes are the events only an agent that took the prompt produces.
@@ -50,8 +54,9 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 	var calls []state.Event
 	seen := map[string]bool{}
 	resolved := map[string]bool{}
+	unknownResult := map[string]bool{}
 	asked := map[string]bool{}
-	started := false
+	started, closed := false, false
 	for _, e := range events {
 		if e.TurnID != turnID {
 			continue
@@ -65,7 +70,10 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 		case state.EventUserMessage:
 			r.UserText = e.Content
 		case state.EventTurnEnded:
-			return TurnRepair{}
+			if e.StopReason != state.StopShutdown {
+				return TurnRepair{}
+			}
+			closed = true
 		case state.EventToolCall:
 			if !seen[e.ToolCallID] {
 				seen[e.ToolCallID] = true
@@ -73,6 +81,7 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 			}
 		case state.EventToolResult:
 			resolved[e.ToolCallID] = true
+			unknownResult[e.ToolCallID] = e.ToolStatus == "unknown"
 		case state.EventPermissionRequest:
 			asked[e.ToolCallID] = true
 		case state.EventPermissionResolved:
@@ -83,6 +92,15 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 		return TurnRepair{}
 	}
 	r.PermissionOpen = len(asked) > 0
+	if closed {
+		r.ClosedByShutdown = true
+		for _, c := range calls {
+			if unknownResult[c.ToolCallID] {
+				r.UnknownCalls = append(r.UnknownCalls, c)
+			}
+		}
+		return r
+	}
 	var unknown []string
 	for _, c := range calls {
 		if resolved[c.ToolCallID] {
@@ -251,5 +269,8 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		o.update(func(s *state.Session) { s.Stopped = true; s.StopReason = stop })
 	}
 	rep.Appended = int(log.NextSeq() - before)
+	if err := o.storageErr(); err != nil {
+		return rep, err
+	}
 	return rep, nil
 }

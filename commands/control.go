@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -176,6 +177,13 @@ func (c *RecoverCmd) Run(env *Env) error {
 	results := []outcome{}
 	var firstErr error
 	for _, s := range all {
+		if env.Ctx.Err() != nil {
+			// Interrupted or terminated: the sessions not reached yet stay as they are.
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%w: recover stopped before session %s", context.Cause(env.Ctx), s.ID)
+			}
+			break
+		}
 		if ws != "" && s.Workspace != ws {
 			continue
 		}

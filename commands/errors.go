@@ -21,6 +21,7 @@ const (
 	ExitNotResumable = 5
 	ExitAgent        = 6
 	ExitInterrupted  = 130
+	ExitTerminated   = 143
 )
 
 // ErrUsage marks a usage error (exit 2).
@@ -49,6 +50,8 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.Is(err, acp.ErrStorage):
+		return ExitError
 	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy):
@@ -61,6 +64,8 @@ func ExitCode(err error) int {
 		return ExitAgent
 	case errors.Is(err, acp.ErrInterrupted):
 		return ExitInterrupted
+	case errors.Is(err, acp.ErrShutdown):
+		return ExitTerminated
 	}
 	return ExitError
 }
@@ -80,6 +85,11 @@ func errorCode(err error) string {
 		return "agent_failure"
 	case ExitInterrupted:
 		return "interrupted"
+	case ExitTerminated:
+		return "terminated"
+	}
+	if errors.Is(err, acp.ErrStorage) {
+		return "storage"
 	}
 	return "error"
 }

@@ -58,6 +58,14 @@ func (o *Output) Info(format string, args ...any) {
 	fmt.Fprintf(o.Err, o.dim(format)+"\n", args...)
 }
 
+// Warn prints a warning line on stderr, also in quiet mode.
+func (o *Output) Warn(msg string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.breakLine()
+	fmt.Fprintln(o.Err, "warning: "+history.Redact(firstLine(msg)))
+}
+
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]

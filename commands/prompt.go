@@ -106,6 +106,7 @@ func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
 		job.Emit = env.Out.Event
 	}
 	job.Ask, job.Progress = askOnTerminal(env), progressLine(env)
+	job.Abort, job.Warn = env.Abort, env.Out.Warn
 	return job, nil
 }
 

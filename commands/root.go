@@ -63,10 +63,12 @@ type CLI struct {
 
 // Env is what commands receive instead of reaching for globals.
 type Env struct {
-	G      *Globals
-	Stdin  io.Reader
-	Out    *Output
-	Ctx    context.Context
+	G     *Globals
+	Stdin io.Reader
+	Out   *Output
+	Ctx   context.Context
+	// Abort is closed by a second SIGINT or SIGTERM: stop at once.
+	Abort  <-chan struct{}
 	Now    func() time.Time
 	home   *state.Home
 	config *state.Config
@@ -157,10 +159,15 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out.Color = !cli.NoColor && os.Getenv("NO_COLOR") == "" && isTerminalWriter(stdout) && !cli.JSON
 	// A closed pipe on stdout (kandev start | head -1) must not kill an owner mid-turn.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	env := &Env{G: &cli.Globals, Stdin: stdin, Out: out, Ctx: ctx, Now: time.Now}
+	tout, terr := &hangupWriter{w: stdout}, &hangupWriter{w: stderr}
+	out.Out, out.Err = tout, terr
+	sigs := watchSignals(func() { tout.gone.Store(true); terr.gone.Store(true) })
+	defer sigs.stop()
+	env := &Env{G: &cli.Globals, Stdin: stdin, Out: out, Ctx: sigs.ctx, Abort: sigs.abort, Now: time.Now}
 	err = kctx.Run(env)
+	if err == nil && sigs.terminated() {
+		err = fmt.Errorf("%w by SIGTERM", acp.ErrShutdown)
+	}
 	if err != nil {
 		out.Error(err)
 		return ExitCode(err)
@@ -204,6 +211,9 @@ func commandPath(ctx *kong.Context) string {
 }
 
 func isTerminalWriter(w io.Writer) bool {
+	if h, ok := w.(*hangupWriter); ok {
+		w = h.w
+	}
 	f, ok := w.(*os.File)
 	return ok && isTerminal(f)
 }

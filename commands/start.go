@@ -94,6 +94,7 @@ func (c *StartCmd) Run(env *Env) error {
 	res, err := acp.RunOwner(env.Ctx, acp.Job{
 		Home: h, Config: cfg, SessionID: s.ID, Profile: profile, Permissions: mode, InitialPrompt: prompt,
 		Emit: env.Out.Event, Ask: askOnTerminal(env), Progress: progressLine(env),
+		Abort: env.Abort, Warn: env.Out.Warn,
 	})
 	env.Out.Finish()
 	if res != nil && res.Session != nil && env.Out.JSON {

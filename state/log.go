@@ -357,21 +357,23 @@ func TruncateTornTail(path string) (int64, error) {
 }
 
 // TurnClosed reports whether the log holds a turn_ended for turnID, reading
-// back from the end only as far as that turn's start.
+// back from the end only as far as that turn's start. A turn that ended
+// with stop_reason shutdown is not closed: its owner was terminated and the
+// turn still awaits its continuation.
 func TurnClosed(path, turnID string) bool {
 	closed := false
 	_, _ = ScanBackward(path, func(line []byte) bool {
-		// Two fields decide: read them without decoding the event, since the
+		// Three fields decide: read them without decoding the event, since the
 		// scan may cross a whole turn of streamed chunks.
 		if !gjson.ValidBytes(line) {
 			return true
 		}
-		f := gjson.GetManyBytes(line, "turn_id", "type")
+		f := gjson.GetManyBytes(line, "turn_id", "type", "stop_reason")
 		if f[0].Type != gjson.String || f[0].Str != turnID || f[1].Type != gjson.String {
 			return true
 		}
 		if f[1].Str == EventTurnEnded {
-			closed = true
+			closed = f[2].Str != StopShutdown
 			return false
 		}
 		return f[1].Str != EventTurnStarted

@@ -1,0 +1,112 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// ErrStorage marks a failed write of a session's log or record (a full
+// disk, a read-only home); commands map it to exit 1.
+var ErrStorage = errors.New("storage")
+
+// StorageError is a failed write: what could not be written, and why.
+type StorageError struct {
+	What      string // "the log of session ID"
+	SessionID string
+	Err       error
+}
+
+func (e *StorageError) Error() string {
+	return fmt.Sprintf("cannot write %s: %v; free space or make the home writable, then run kandev repair %s", e.What, e.Err, e.SessionID)
+}
+
+// Unwrap gives the cause (an *os.PathError, ...).
+func (e *StorageError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrStorage) true.
+func (e *StorageError) Is(target error) bool { return target == ErrStorage }
+
+// failWrite keeps the first failed write; the running turn stops at the
+// owner's next check and the command ends with it.
+func (o *owner) failWrite(what string, err error) {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	if o.writeErr == nil {
+		o.writeErr = &StorageError{What: what, SessionID: o.s.ID, Err: err}
+	}
+}
+
+// storageErr is the first failed write, nil when every write succeeded.
+func (o *owner) storageErr() error {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	return o.writeErr
+}
+
+// interruption is the error for ctx's end: ErrShutdown when the command was
+// terminated (SIGTERM), else ErrInterrupted (Ctrl-C).
+func interruption(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), ErrShutdown) {
+		return ErrShutdown
+	}
+	return ErrInterrupted
+}
+
+// aborted reports whether the owner was told to stop at once.
+func (o *owner) aborted() bool {
+	select {
+	case <-o.job.Abort:
+		return true
+	default:
+		return false
+	}
+}
+
+// shutdownError is what a turn cut short by SIGTERM returns.
+func (o *owner) shutdownError(turnID string) error {
+	return fmt.Errorf("%w: turn %s of session %s was stopped by SIGTERM; kandev resume %s continues it", ErrShutdown, turnID, o.s.ID, o.s.ID)
+}
+
+// leaveForContinuation closes a turn cut short by SIGTERM the way the next
+// owner would repair it (unknown-outcome tool results, turn_ended with
+// stop_reason shutdown), but the record keeps the turn as the current one
+// and the session RUNNING: the turn stays interrupted, and the next resume,
+// prompt or recover continues it once. After an abort nothing is written:
+// the next owner repairs the turn.
+func (o *owner) leaveForContinuation(turnID string) {
+	defer func() {
+		o.mu.Lock()
+		o.turnID, o.onAccept = "", nil
+		o.mu.Unlock()
+	}()
+	if o.aborted() {
+		return
+	}
+	if o.conn != nil {
+		o.conn.Barrier(nil) // everything the agent sent is in the log first
+	}
+	tr := RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turnID), turnID, state.StopShutdown)
+	if n := len(tr.Fixes); n > 0 {
+		m := tr.Fixes[n-1] // RepairTurn's marker, said for this case
+		m.Summary = "kandev was terminated (SIGTERM) during turn " + turnID
+		var ids []string
+		for _, c := range tr.UnknownCalls {
+			ids = append(ids, c.ToolCallID)
+		}
+		if len(ids) > 0 {
+			m.Summary += "; tool calls with unknown outcome: " + join(ids)
+		}
+		m.Summary += ". The next kandev resume, prompt or recover continues it once."
+		m.Kind, m.Severity = string(history.MarkerPromptInterrupted), history.MarkerPromptInterrupted.Severity()
+		o.append(true, tr.Fixes...)
+	}
+	o.update(func(s *state.Session) {
+		s.StopReason = state.StopShutdown
+		s.LastActivityAt = time.Now().UTC()
+	})
+}

@@ -1,0 +1,87 @@
+package commands
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/kandev/kandev/acp"
+)
+
+// signals turns what the process receives into what it means:
+//   - SIGINT: the user cancels the running turn; the context ends with
+//     acp.ErrInterrupted (exit 130, never continued).
+//   - SIGTERM: the process is being shut down, not a user decision; the
+//     context ends with acp.ErrShutdown (exit 143), the turn is left for one
+//     automatic continuation.
+//   - a second SIGINT or SIGTERM: abort is closed; the owner kills the agent
+//     at once instead of waiting for it.
+//   - SIGHUP: the terminal went away; writes to it are discarded from then
+//     on and the work goes on to its normal end.
+type signals struct {
+	ctx   context.Context
+	abort chan struct{}
+	stop  func()
+}
+
+func watchSignals(hangup func()) *signals {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s := &signals{ctx: ctx, abort: make(chan struct{})}
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		var aborted sync.Once
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-ch:
+				switch {
+				case sig == syscall.SIGHUP:
+					hangup()
+				case ctx.Err() == nil:
+					cancel(causeOf(sig))
+				default:
+					aborted.Do(func() { close(s.abort) })
+				}
+			}
+		}
+	}()
+	s.stop = func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+	return s
+}
+
+func causeOf(sig os.Signal) error {
+	if sig == syscall.SIGTERM {
+		return acp.ErrShutdown
+	}
+	return acp.ErrInterrupted
+}
+
+// terminated reports whether the first signal was SIGTERM.
+func (s *signals) terminated() bool {
+	return context.Cause(s.ctx) == acp.ErrShutdown
+}
+
+// hangupWriter passes writes through until the terminal hangs up, then
+// discards them: a lost terminal never fails or blocks a turn.
+type hangupWriter struct {
+	w    io.Writer
+	gone atomic.Bool
+}
+
+func (h *hangupWriter) Write(p []byte) (int, error) {
+	if h.gone.Load() {
+		return len(p), nil
+	}
+	return h.w.Write(p)
+}

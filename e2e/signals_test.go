@@ -1,0 +1,237 @@
+package e2e_test
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// sleepingTurn streams a word, sleeps, then streams "after": a signal sent
+// once "working" is in the log lands mid-turn.
+const sleepingTurn = "/say working\n/sleep 3000\n/say after"
+
+// signalled is a kandev command that received signals mid-turn.
+type signalled struct {
+	result
+	took time.Duration // from the first signal to the exit
+}
+
+// signalMidTurn runs kandev args in the background, waits until session id
+// has streamed an agent message in a new turn, then sends sigs (a short
+// pause between them, after before the first one runs) and waits for the exit.
+func (w *world) signalMidTurn(id string, before func(), sigs []syscall.Signal, args ...string) signalled {
+	w.t.Helper()
+	turns := len(ofType(w.events(id), state.EventTurnStarted))
+	cmd := exec.Command(kandevBin, args...)
+	cmd.Dir, cmd.Env = w.cwd, w.env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	waitFor(w.t, 30*time.Second, "the turn to stream", func() bool {
+		evs := w.events(id)
+		return len(ofType(evs, state.EventTurnStarted)) > turns && agentText(evs, lastTurn(evs)) != ""
+	})
+	if before != nil {
+		before()
+	}
+	began := time.Now()
+	for i, sig := range sigs {
+		if i > 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		cmd.Process.Signal(sig)
+	}
+	err := cmd.Wait()
+	took := time.Since(began)
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return signalled{result{out.String(), errb.String(), code}, took}
+}
+
+type statusView struct {
+	Status struct {
+		NeedsResume bool `json:"needs_resume"`
+		Badge       string
+		Interrupted bool
+	}
+}
+
+func (w *world) status(id string) statusView {
+	w.t.Helper()
+	var st statusView
+	decodeJSON(w.t, w.mustRun("--json", "status", id).stdout, &st)
+	return st
+}
+
+func turnEnd(evs []state.Event, turn string) string {
+	for _, e := range evs {
+		if e.Type == state.EventTurnEnded && e.TurnID == turn {
+			return e.StopReason
+		}
+	}
+	return ""
+}
+
+func TestSignals_CtrlCCancelsTheTurnExits130AndIsNeverContinued(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGINT}, "prompt", id, sleepingTurn)
+	if r.code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", r.code, r.result)
+	}
+	evs := w.events(id)
+	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+		t.Fatalf("turn ended %q, want cancelled", stop)
+	}
+	if st := w.status(id); st.Status.Badge != state.BadgeIdle || st.Status.Interrupted {
+		t.Fatalf("status after Ctrl-C: %+v", st.Status)
+	}
+	w.mustRun("resume", id)
+	if after := w.events(id); continuations(after) != 0 || lastTurn(after) != lastTurn(evs) {
+		t.Fatalf("a cancelled turn was continued: last turn %s", lastTurn(after))
+	}
+}
+
+func TestSignals_SIGTERMExits143AndTheNextResumeContinuesTheTurnOnce(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, "prompt", id, sleepingTurn)
+	if r.code != 143 {
+		t.Fatalf("exit %d, want 143\n%s", r.code, r.result)
+	}
+	if r.took > 10*time.Second {
+		t.Fatalf("SIGTERM took %s to end the command", r.took)
+	}
+	if n := strings.Count(strings.TrimSpace(r.stderr), "kandev: "); n != 1 || !strings.Contains(r.stderr, "kandev resume "+id) {
+		t.Fatalf("want one error line naming the next command:\n%s", r.stderr)
+	}
+	evs := w.events(id)
+	cut := lastTurn(evs)
+	if stop := turnEnd(evs, cut); stop != state.StopShutdown {
+		t.Fatalf("turn ended %q, want shutdown", stop)
+	}
+	if st := w.status(id); !st.Status.NeedsResume || st.Status.Badge != state.BadgeNeedsResume || !st.Status.Interrupted {
+		t.Fatalf("status after SIGTERM: %+v", st.Status)
+	}
+	w.mustRun("resume", id)
+	after := w.events(id)
+	assertNoSeqGap(t, after)
+	if continuations(after) != 1 || len(ofType(after, state.EventTurnEnded)) != len(ofType(after, state.EventTurnStarted)) {
+		t.Fatalf("want one continuation of %s, got %d", cut, continuations(after))
+	}
+	if n := strings.Count(agentText(after, ""), "after"); n != 0 {
+		t.Fatalf("the cut turn went on after SIGTERM")
+	}
+	w.mustRun("resume", id)
+	if again := w.events(id); len(ofType(again, state.EventTurnStarted)) != len(ofType(after, state.EventTurnStarted)) {
+		t.Fatal("a second resume added a turn")
+	}
+	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+		t.Fatalf("status after the continuation: %+v", st.Status)
+	}
+}
+
+func TestSignals_SIGHUPLetsTheTurnRunToItsEndWithNothingToResume(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGHUP}, "prompt", id, sleepingTurn)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", r.code, r.result)
+	}
+	evs := w.events(id)
+	turn := lastTurn(evs)
+	if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
+		t.Fatalf("turn ended %q with %q, want end_turn with the text after the sleep", stop, agentText(evs, turn))
+	}
+	if strings.Contains(r.stdout, "after") {
+		t.Fatalf("wrote to the terminal after it hung up:\n%s", r.stdout)
+	}
+	if st := w.status(id); st.Status.Badge != state.BadgeIdle || st.Status.Interrupted {
+		t.Fatalf("status after SIGHUP: %+v", st.Status)
+	}
+	w.mustRun("resume", id)
+	if continuations(w.events(id)) != 0 {
+		t.Fatal("a finished turn was continued")
+	}
+}
+
+func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
+	w := newWorld(t)
+	w.config("[agent]\ncancel_grace_seconds = 60\n")
+	id, _ := w.start()
+	var agent *state.Session
+	// A stopped agent cannot answer session/cancel: only the second signal ends the wait.
+	stopAgent := func() {
+		agent = w.session(id)
+		syscall.Kill(agent.AgentPID, syscall.SIGSTOP)
+	}
+	r := w.signalMidTurn(id, stopAgent, []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM}, "prompt", id, sleepingTurn)
+	if r.code != 143 {
+		t.Fatalf("exit %d, want 143\n%s", r.code, r.result)
+	}
+	if r.took > 20*time.Second {
+		t.Fatalf("the second SIGTERM did not stop at once: %s", r.took)
+	}
+	if state.ProcessAlive(agent.AgentPID, agent.AgentStart) {
+		t.Fatalf("agent %d survived", agent.AgentPID)
+	}
+	evs := w.events(id)
+	cut := lastTurn(evs)
+	if stop := turnEnd(evs, cut); stop != "" {
+		t.Fatalf("turn ended %q; want it left for repair", stop)
+	}
+	if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+		t.Fatalf("status: %+v", st.Status)
+	}
+	w.mustRun("resume", id)
+	after := w.events(id)
+	if turnEnd(after, cut) != state.StopShutdown || continuations(after) != 1 {
+		t.Fatalf("resume: turn %s ended %q, %d continuations", cut, turnEnd(after, cut), continuations(after))
+	}
+}
+
+func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	// Killed before the agent answered: recover sends the message again,
+	// and that turn sleeps long enough for the SIGTERM to land in it.
+	w.killAt(func(e state.Event) bool { return e.Type == state.EventState && e.State == state.StateRunning },
+		10*time.Second, "prompt", id, "/sleep 4000\n/say done")
+	before := len(ofType(w.events(id), state.EventTurnStarted))
+	cmd, _ := w.background("recover", "--all")
+	waitFor(t, 30*time.Second, "recover's turn", func() bool {
+		return len(ofType(w.events(id), state.EventTurnStarted)) > before && w.session(id).State == state.StateRunning && w.ownerAlive(id)
+	})
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 143 {
+		t.Fatalf("recover: %v, want exit 143", err)
+	}
+	evs := w.events(id)
+	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopShutdown {
+		t.Fatalf("recover's turn ended %q, want shutdown", stop)
+	}
+	if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+		t.Fatalf("status: %+v", st.Status)
+	}
+	w.mustRun("recover", "--all")
+	after := w.events(id)
+	if last := lastTurn(after); turnEnd(after, last) != state.StopEndTurn || !strings.Contains(agentText(after, last), "done") {
+		t.Fatalf("the next recover did not finish the work: %s ended %q", last, turnEnd(after, last))
+	}
+	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+		t.Fatalf("status after recover: %+v", st.Status)
+	}
+}
