@@ -128,6 +128,10 @@ func (t *turnTrial) findSession() bool {
 	case t.id == "" && len(list.Sessions) == 0:
 		r.land, r.outcome = landNoSession, outNoSession
 		t.checkNoSession()
+		if t.ki.diedOf != "" && t.ki.diedOf != sigKill {
+			// Nothing was acknowledged: the signal came before kandev handled signals.
+			r.advisories = append(r.advisories, t.ki.diedOf+" arrived before kandev handled signals (it printed nothing)")
+		}
 		return false
 	case t.id == "" && len(list.Sessions) == 1:
 		t.id = list.Sessions[0].ID
