@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// event is the part of a log line (SPEC 4) the checks read. It is decoded
+// event is the part of a log line the checks read. It is decoded
 // here, independently of kandev's own state package.
 type event struct {
 	Seq        int64  `json:"seq"`

@@ -216,7 +216,8 @@ func makePlan(o *options, i int) *plan {
 	r := rngFor(o.seed, i)
 	p := &plan{idx: i, kind: weighted(r, trialKinds, o.kinds), signal: sigKill}
 	if p.kind != kindTurn {
-		p.opFrac = 1.3 * r.Float64()
+		// Mostly inside the operation; its tail races kandev's own exit.
+		p.opFrac = r.Float64()
 		p.opSessions = 2 + r.IntN(4)
 		p.agentDelay = opAgentDelay
 		return p

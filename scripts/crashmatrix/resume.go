@@ -9,7 +9,7 @@ import (
 // expectation: the continuations, re-sent prompts and the pause.
 func (t *turnTrial) firstResume() (l1 *sessionLog, code int, paused, ok bool) {
 	r, e := t.r, &t.exp
-	res, restored := t.kandevStream(cmdTimeout, `"type":"agent_started"`, "--json", "resume", t.id)
+	res, restored := t.kandevStream(cmdTimeout, `"type":"agent_started"`, t.withPerms("--json", "resume", t.id)...)
 	r.resumeDur, r.restoreDur = res.dur, restored
 	t.save("resume1.out", res.stdout+"\n--- stderr (exit "+fmt.Sprint(res.code)+")\n"+res.stderr)
 	switch {
@@ -183,7 +183,7 @@ func (t *turnTrial) checkAfter(l1 *sessionLog, code int, paused bool) {
 	}
 	t.checkAgentMemory(st1.Session.ResumeToken, turns(l1.events()), t.pre)
 
-	res2 := t.kandev(cmdTimeout, "resume", id)
+	res2 := t.kandev(cmdTimeout, t.withPerms("resume", id)...)
 	t.save("resume2.out", res2.stdout+"\n--- stderr (exit "+fmt.Sprint(res2.code)+")\n"+res2.stderr)
 	if res2.code != code {
 		r.failf("second resume: %s, want exit %d like the first", res2.brief(), code)
@@ -197,7 +197,7 @@ func (t *turnTrial) checkAfter(l1 *sessionLog, code int, paused bool) {
 		r.failf("second resume started %d turn(s)", n)
 	}
 
-	pc := t.kandev(cmdTimeout, "prompt", id, "final check")
+	pc := t.kandev(cmdTimeout, t.withPerms("prompt", id, "final check")...)
 	if pc.code != 0 {
 		r.failf("prompt after recovery: %s", pc.brief())
 		return

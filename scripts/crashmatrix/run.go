@@ -170,8 +170,17 @@ type statusOut struct {
 	} `json:"status"`
 }
 
+// withPerms gives a command the killed command's permission mode: a turn
+// interrupted under one mode is not continued under another.
+func (x *runEnv) withPerms(args ...string) []string {
+	if x.p.scen == nil || x.p.scen.perms == "" {
+		return args
+	}
+	return append([]string{"--permissions", x.p.scen.perms}, args...)
+}
+
 func (x *runEnv) status(id string) (*statusOut, bool) {
-	c := x.kandev(cmdTimeout, "--json", "status", id)
+	c := x.kandev(cmdTimeout, x.withPerms("--json", "status", id)...)
 	var st statusOut
 	if c.code != 0 || json.Unmarshal([]byte(c.stdout), &st) != nil {
 		x.r.failf("kandev --json status %s: %s", id, c.brief())
