@@ -19,6 +19,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -87,7 +88,7 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 			switch {
 			case len(trimmed) == 0:
 			case trimmed[0] != '{' || !gjson.ValidBytes(trimmed):
-				c.setFatal(fmt.Errorf("%w: the agent printed non-JSON on stdout: %q", ErrProtocol, clip(string(trimmed), 120)))
+				c.setFatal(fmt.Errorf("%w: the agent printed non-JSON on stdout: %q", ErrProtocol, history.Clip(string(trimmed), 120)))
 				c.Proc.Kill()
 				return
 			case isUpdateNotification(trimmed):
@@ -286,7 +287,7 @@ type AgentExitError struct {
 func (e *AgentExitError) Error() string {
 	msg := "the agent process " + e.Desc
 	if s := lastLine(e.Stderr); s != "" {
-		msg += ": " + clip(s, 200)
+		msg += ": " + history.Clip(s, 200)
 	}
 	return msg
 }
@@ -297,16 +298,6 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // client is kandev's side of the protocol: files confined to the session's

@@ -251,26 +251,46 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	}
 	defer log.Close()
 	before := log.NextSeq()
-	o := &owner{job: Job{Home: h}, s: s, log: log, res: &Result{}}
 	rep.TornBytes = torn
+	// Every write below returns its error: a stop or repair that could not
+	// be written must not look done (the turn would be continued later).
+	var evs []*state.Event
 	if torn > 0 {
-		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+		m := history.NewMarker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+		evs = append(evs, &m)
 	}
-	if s.CurrentTurn != "" {
-		tr := o.repairInterrupted(stop)
+	turn := s.CurrentTurn
+	var tr TurnRepair
+	if turn != "" {
+		tr = RepairTurn(turnEvents(h.LogPath(id), turn), turn, stop)
 		if tr.Fixes != nil {
-			rep.Turn = s.CurrentTurn
+			rep.Turn = turn
+			evs = append(append(evs, tr.Fixes...), &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})
 		}
 		for _, c := range tr.UnknownCalls {
 			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
 		}
 	}
-	if stop == state.StopUserCanceled {
-		o.update(func(s *state.Session) { s.Stopped = true; s.StopReason = stop })
+	if len(evs) > 0 {
+		if err := log.AppendSync(evs...); err != nil {
+			return nil, fmt.Errorf("repair %s: %w", id, err)
+		}
+	}
+	_, err = h.UpdateSession(id, func(s *state.Session) error {
+		if turn != "" {
+			s.CurrentTurn, s.State, s.PermissionPending = "", state.StateWaitingForInput, false
+			if tr.Fixes != nil {
+				s.StopReason = stop
+			}
+		}
+		if stop == state.StopUserCanceled {
+			s.Stopped, s.StopReason = true, stop
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("repair %s: %w", id, err)
 	}
 	rep.Appended = int(log.NextSeq() - before)
-	if err := o.storageErr(); err != nil {
-		return rep, err
-	}
 	return rep, nil
 }

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -24,14 +25,19 @@ const (
 type Capabilities struct {
 	Resume bool
 	Load   bool
+	Agent  string // "name version" from agentInfo, "" when the agent gave none
 }
 
 // CapabilitiesOf extracts the restore-relevant capabilities.
 func CapabilitiesOf(r sdk.InitializeResponse) Capabilities {
-	return Capabilities{
+	c := Capabilities{
 		Resume: r.AgentCapabilities.SessionCapabilities.Resume != nil,
 		Load:   r.AgentCapabilities.LoadSession,
 	}
+	if r.AgentInfo != nil {
+		c.Agent = strings.TrimSpace(r.AgentInfo.Name + " " + r.AgentInfo.Version)
+	}
+	return c
 }
 
 // CapabilitiesFromJSON reads them back from a stored initialize response.

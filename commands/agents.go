@@ -80,21 +80,12 @@ func (c *AgentsCmd) Run(env *Env) error {
 }
 
 func capsSummary(b json.RawMessage) string {
-	var v struct {
-		AgentCapabilities struct {
-			LoadSession         bool `json:"loadSession"`
-			SessionCapabilities struct {
-				Resume *struct{} `json:"resume"`
-			} `json:"sessionCapabilities"`
-		} `json:"agentCapabilities"`
-		AgentInfo *struct{ Name, Version string } `json:"agentInfo"`
-	}
-	_ = json.Unmarshal(b, &v)
+	c := acp.CapabilitiesFromJSON(b)
 	parts := []string{}
-	if v.AgentInfo != nil {
-		parts = append(parts, v.AgentInfo.Name+" "+v.AgentInfo.Version)
+	if c.Agent != "" {
+		parts = append(parts, c.Agent)
 	}
-	parts = append(parts, fmt.Sprintf("resume=%v load=%v", v.AgentCapabilities.SessionCapabilities.Resume != nil, v.AgentCapabilities.LoadSession))
+	parts = append(parts, fmt.Sprintf("resume=%v load=%v", c.Resume, c.Load))
 	return strings.Join(parts, ", ")
 }
 

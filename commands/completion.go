@@ -1,8 +1,8 @@
 package commands
 
 import (
+	"embed"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +10,16 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
+
+// completionScripts are the shell scripts kandev completion prints. They pass
+// the words before the cursor to `kandev __complete --` and offer what it
+// prints; with nothing to offer, the shell completes files.
+//
+//go:embed completions/kandev.bash completions/kandev.zsh completions/kandev.fish
+var completionScripts embed.FS
 
 // CompletionCmd is kandev completion: it prints a script for the shell.
 // Each script calls `kandev __complete -- WORDS...` back for the candidates,
@@ -30,8 +38,11 @@ func (c *CompletionCmd) Help() string {
 
 // Run prints the script.
 func (c *CompletionCmd) Run(env *Env) error {
-	script := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}[c.Shell]
-	_, err := io.WriteString(env.Out.Out, script)
+	script, err := completionScripts.ReadFile("completions/kandev." + c.Shell)
+	if err != nil {
+		return err
+	}
+	_, err = env.Out.Out.Write(script)
 	return err
 }
 
@@ -96,7 +107,10 @@ func completionHome(env *Env, words []string) *state.Home {
 		dir = env.G.Home
 	}
 	if dir == "" {
-		dir = state.DefaultHomeDir()
+		dir, _ = state.DefaultHomeDir()
+	}
+	if dir == "" {
+		return nil // no home: no ids to complete
 	}
 	if rest, ok := strings.CutPrefix(dir, "~/"); ok { // typed on the line, not yet expanded by the shell
 		if home, err := os.UserHomeDir(); err == nil {
@@ -366,9 +380,7 @@ func sessionCandidates(ss []*state.Session) []candidate {
 	var out []candidate
 	for _, s := range ss {
 		title := s.Title
-		if len(title) > 50 {
-			title = title[:50] + "..."
-		}
+		title = history.Clip(title, 50)
 		out = append(out, candidate{s.ID, strings.TrimSpace(s.State + " " + title)})
 	}
 	return out
@@ -380,84 +392,3 @@ func firstSentence(s string) string {
 	}
 	return strings.TrimSuffix(s, ".")
 }
-
-// The scripts pass the words before the cursor to `kandev __complete --`
-// and offer what it prints; with nothing to offer, the shell completes files.
-
-const bashCompletion = `# bash completion for kandev. Load it from ~/.bashrc:
-#   source <(kandev completion bash)
-_kandev() {
-    local line=${COMP_LINE:0:COMP_POINT}
-    local -a words
-    read -r -a words <<< "$line"
-    if [[ ${#words[@]} -eq 0 || $line == *[[:space:]] ]]; then
-        words+=("")
-    fi
-    local kandev=${words[0]}
-    [[ $kandev == "~/"* ]] && kandev=$HOME/${kandev#"~/"}
-    # bash replaces only the part of the word after the last '=' or ':'.
-    local cur=${words[${#words[@]}-1]} brk=""
-    if [[ $cur == *[=:]* ]]; then
-        brk=${cur%"${cur##*[=:]}"}
-    fi
-    COMPREPLY=()
-    local c
-    while IFS= read -r c; do
-        c=${c%%$'\t'*}
-        [[ -n $c ]] && COMPREPLY+=("${c#"$brk"}")
-    done < <("$kandev" __complete -- "${words[@]:1}" 2>/dev/null)
-}
-if ((BASH_VERSINFO[0] > 4 || BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4)); then
-    complete -o default -o nosort -F _kandev kandev
-else
-    complete -o default -F _kandev kandev
-fi
-`
-
-const zshCompletion = `#compdef kandev
-# zsh completion for kandev. Load it after compinit:
-#   source <(kandev completion zsh)
-# or save it as _kandev in a directory of $fpath.
-_kandev() {
-  local kandev=${words[1]}
-  kandev=${kandev/#\~/$HOME}
-  local out line
-  local -a vals descs
-  out=$("$kandev" __complete -- "${(@)words[2,CURRENT]}" 2>/dev/null)
-  for line in "${(@f)out}"; do
-    [[ -z $line ]] && continue
-    vals+=("${line%%$'\t'*}")
-    if [[ $line == *$'\t'* ]]; then
-      descs+=("${line%%$'\t'*}  -- ${line#*$'\t'}")
-    else
-      descs+=("$line")
-    fi
-  done
-  if (( ${#vals} )); then
-    compadd -V kandev -l -d descs -a vals
-  else
-    _files
-  fi
-}
-if [[ $funcstack[1] == _kandev ]]; then
-  _kandev "$@"
-else
-  compdef _kandev kandev
-fi
-`
-
-const fishCompletion = `# fish completion for kandev. Load it with:
-#   kandev completion fish | source
-# or save it as ~/.config/fish/completions/kandev.fish
-function __kandev_complete
-    set -l tokens (commandline -opc)
-    set -l current (commandline -ct)
-    set -l out ($tokens[1] __complete -- $tokens[2..-1] "$current" 2>/dev/null)
-    if test (count $out) -eq 0
-        __fish_complete_path "$current"
-        return
-    end
-    printf '%s\n' $out
-end
-complete -c kandev -f -k -a '(__kandev_complete)'
-`

@@ -72,15 +72,32 @@ func (c *DemoCmd) Run(env *Env) error {
 }
 
 func (d *demoRun) story() error {
+	id, err := d.stepStart()
+	if err != nil {
+		return err
+	}
+	for _, step := range []func(string) error{d.stepStatus, d.stepResume, d.stepResumeAgain, d.stepRecall, d.stepRecap} {
+		if err := step(id); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(d.env.Out.Out, "\nEvery step did what it said. Try it yourself: kandev start \"remember PINEAPPLE\", then kandev prompt --latest recall.\n")
+	return nil
+}
+
+func (d *demoRun) stepStart() (string, error) {
 	prompt := "remember PINEAPPLE\n/read notes.txt\n/say Noted. Now summarising the notes..."
 	d.header("Start a session: the agent remembers PINEAPPLE and reads notes.txt (a tool call).",
 		`kandev start "remember PINEAPPLE" ...`, "")
 	id, printed, err := d.startAndKill(prompt)
 	if err != nil {
-		return err
+		return "", err
 	}
 	d.say("the owning kandev process was killed (SIGKILL) during the tool call, after %d events were on disk", len(printed))
+	return id, nil
+}
 
+func (d *demoRun) stepStatus(id string) error {
 	d.header("Status: the session needs resuming; the badge says why.", "kandev status "+id, "")
 	var st struct {
 		Status Status `json:"status"`
@@ -96,12 +113,15 @@ func (d *demoRun) story() error {
 	if st.Status.Badge != state.BadgeNeedsResume || !st.Status.Interrupted {
 		return d.fail("status did not report an interrupted turn")
 	}
+	return nil
+}
 
+func (d *demoRun) stepResume(id string) error {
 	d.header("Resume: relaunch the agent, restore its conversation, repair the turn, continue it once.", "kandev resume "+id, "")
 	if _, err := d.kandev(false, "resume", id); err != nil {
 		return err
 	}
-	evs, _, err := state.ReadAll(filepath.Join(d.home, "sessions", id+".jsonl"))
+	evs, _, err := state.ReadAll(d.logPath(id))
 	if err != nil {
 		return err
 	}
@@ -121,14 +141,24 @@ func (d *demoRun) story() error {
 	if restore != "resume" || unknown != 1 || conts != 1 {
 		return d.fail("resume did not restore natively, repair the tool call and continue exactly once")
 	}
+	return nil
+}
 
+func (d *demoRun) stepResumeAgain(id string) error {
 	d.header("A second resume changes nothing: a turn is continued at most once.", "kandev resume "+id, "")
+	before, _, err := state.ReadAll(d.logPath(id))
+	if err != nil {
+		return err
+	}
 	if _, err := d.kandev(true, "resume", id); err != nil {
 		return err
 	}
-	evs2, _, _ := state.ReadAll(filepath.Join(d.home, "sessions", id+".jsonl"))
+	after, _, err := state.ReadAll(d.logPath(id))
+	if err != nil {
+		return err
+	}
 	added := 0
-	for _, e := range evs2[len(evs):] {
+	for _, e := range after[len(before):] {
 		if e.Type == state.EventTurnStarted {
 			added++
 		}
@@ -137,22 +167,29 @@ func (d *demoRun) story() error {
 	if added != 0 {
 		return d.fail("the second resume started a turn")
 	}
+	return nil
+}
 
+func (d *demoRun) stepRecall(id string) error {
 	d.header("Ask in a new process: the restored agent still knows the word.", "kandev prompt "+id+" recall", "")
-	out, err = d.kandev(false, "prompt", id, "recall")
+	out, err := d.kandev(false, "prompt", id, "recall")
 	if err != nil {
 		return err
 	}
 	if !bytes.Contains(out, []byte("PINEAPPLE")) {
 		return d.fail("recall did not answer PINEAPPLE")
 	}
-
-	d.header("Recap: the bounded snapshot a person or an agent reads to reorient.", "kandev recap "+id, "")
-	if _, err := d.kandev(false, "recap", id, "--limit", "6"); err != nil {
-		return err
-	}
-	fmt.Fprintf(d.env.Out.Out, "\nEvery step did what it said. Try it yourself: kandev start \"remember PINEAPPLE\", then kandev prompt --latest recall.\n")
 	return nil
+}
+
+func (d *demoRun) stepRecap(id string) error {
+	d.header("Recap: the bounded snapshot a person or an agent reads to reorient.", "kandev recap "+id, "")
+	_, err := d.kandev(false, "recap", id, "--limit", "6")
+	return err
+}
+
+func (d *demoRun) logPath(id string) string {
+	return filepath.Join(d.home, "sessions", id+".jsonl")
 }
 
 func (d *demoRun) header(what, cmd, _ string) {

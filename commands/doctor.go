@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,11 +46,13 @@ func (c *DoctorCmd) Run(env *Env) error {
 	}
 	var checks []check
 	checks = append(checks, homeChecks(h)...)
+	checks = append(checks, formatCheck(h))
 	cfg, cfgCheck := configCheck(env, h)
 	if cfgCheck != nil {
 		checks = append(checks, *cfgCheck)
 	}
 	checks = append(checks, sessionChecks(h, env.Now())...)
+	checks = append(checks, leftoverChecks(h, env.Now())...)
 	checks = append(checks, agentChecks(env.Ctx, h, cfg)...)
 	checks = append(checks, gitCheck())
 
@@ -129,6 +132,30 @@ func homeChecks(h *state.Home) []check {
 	return out
 }
 
+// formatCheck reports the home's format and how many records are of an
+// older format (upgraded when next written); records of a newer one are
+// reported by sessionCheck.
+func formatCheck(h *state.Home) check {
+	home, err := h.HomeFormat()
+	if err != nil {
+		return check{Name: "format", Message: err.Error(), Fix: "echo " + strconv.Itoa(state.Format) + " > " + shellQuote(h.FormatPath())}
+	}
+	older := 0
+	entries, _ := os.ReadDir(filepath.Join(h.Dir, "sessions"))
+	for _, e := range entries {
+		if id, ok := recordID(e.Name()); ok {
+			if s, err := h.LoadSession(id); err == nil && s.Format < state.Format {
+				older++
+			}
+		}
+	}
+	msg := fmt.Sprintf("home format %d (this kandev writes format %d)", home, state.Format)
+	if older > 0 {
+		msg += fmt.Sprintf("; %d record(s) of an older format, upgraded in place when next written", older)
+	}
+	return check{Name: "format", OK: true, Message: msg}
+}
+
 // configCheck loads the config; a broken one is reported and the built-in
 // profiles are checked instead.
 func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
@@ -183,6 +210,9 @@ func recordID(name string) (string, bool) {
 func sessionCheck(h *state.Home, id string, now time.Time) []check {
 	name := "session " + id
 	s, err := h.LoadSession(id)
+	if errors.Is(err, state.ErrNewerFormat) {
+		return []check{{Name: name, Message: err.Error(), Fix: "upgrade kandev (this one writes format " + strconv.Itoa(state.Format) + ")"}}
+	}
 	if err != nil {
 		path := h.RecordPath(id)
 		return []check{{Name: name, Message: "record unreadable: " + err.Error(),
@@ -191,17 +221,7 @@ func sessionCheck(h *state.Home, id string, now time.Time) []check {
 	var out []check
 	ownerAlive, _ := h.OwnerAlive(id)
 	if !ownerAlive { // a live owner may be mid-append: its tail is not torn
-		rep, err := state.ScanLog(h.LogPath(id), func(state.Event) bool { return true })
-		switch {
-		case err != nil && !errors.Is(err, state.ErrNotFound):
-			out = append(out, check{Name: name, Message: "event log unreadable: " + err.Error(), Fix: "chmod 600 " + shellQuote(h.LogPath(id))})
-		case rep.TornBytes > 0:
-			out = append(out, check{Name: name, Message: fmt.Sprintf("event log ends in a torn line (%d bytes, a write cut short by a crash)", rep.TornBytes),
-				Fix: "kandev repair " + id})
-		case len(rep.CorruptLines) > 0:
-			// Readers skip them and the log is append-only: nothing to run, worth knowing.
-			out = append(out, check{Name: name, OK: true, Message: fmt.Sprintf("event log has %d corrupt line(s) that readers skip", len(rep.CorruptLines))})
-		}
+		out = append(out, logChecks(h, id)...)
 	}
 	st := observe(h, s, now)
 	switch {
@@ -213,6 +233,58 @@ func sessionCheck(h *state.Home, id string, now time.Time) []check {
 			Fix: "kandev resume " + id})
 	case st.Badge == state.BadgePaused:
 		out = append(out, check{Name: name, Message: "automatic continuation paused: " + s.Paused, Fix: nextStep(s, st)})
+	}
+	return out
+}
+
+// logChecks read the whole log: a torn tail (repair truncates it), lines
+// that do not parse and seq numbers that repeat or go back. The last two
+// have no fix in place, since kandev never rewrites a log: readers skip such
+// lines and keep the file order, and doctor says so.
+func logChecks(h *state.Home, id string) []check {
+	name, path := "session "+id, h.LogPath(id)
+	lh, err := state.InspectLog(path)
+	var out []check
+	switch {
+	case errors.Is(err, state.ErrNotFound):
+		return nil
+	case err != nil:
+		return []check{{Name: name, Message: "event log unreadable: " + err.Error(), Fix: "chmod 600 " + shellQuote(path) + " (and replace it if it is a link)"}}
+	case lh.TornBytes > 0:
+		out = append(out, check{Name: name, Message: fmt.Sprintf("event log ends in a torn line (%d bytes: a write cut short by a crash or a failing disk)", lh.TornBytes),
+			Fix: "kandev repair " + id})
+	}
+	if n := len(lh.CorruptLines); n > 0 {
+		out = append(out, check{Name: name, Message: fmt.Sprintf("event log has %d line(s) that do not parse (first at byte %d); readers skip them", n, lh.CorruptLines[0]),
+			Fix: "none in place (a log is never rewritten); kandev transcript " + id + " shows what is readable"})
+	}
+	if n := len(lh.SeqFaults); n > 0 {
+		f := lh.SeqFaults[0]
+		out = append(out, check{Name: name, Message: fmt.Sprintf("event log has %d event(s) whose seq repeats or goes back (first: seq %d after seq %d, at byte %d): two processes wrote it", n, f.Seq, f.After, f.Offset),
+			Fix: "none in place (a log is never rewritten); readers keep the file order. Copy " + shellQuote(path) + " aside if you need the original"})
+	}
+	if lh.SeqGaps > 0 && len(lh.CorruptLines) == 0 {
+		out = append(out, check{Name: name, Message: fmt.Sprintf("event log skips seq numbers in %d place(s): events are missing", lh.SeqGaps),
+			Fix: "none in place (a log is never rewritten); kandev export refuses it, kandev transcript " + id + " shows what is there"})
+	}
+	return out
+}
+
+// leftoverChecks name the files a killed process left that no session owns.
+func leftoverChecks(h *state.Home, now time.Time) []check {
+	left, err := h.Leftovers(now)
+	if err != nil {
+		return nil // sessionChecks already reported an unlistable directory
+	}
+	var out []check
+	for _, l := range left {
+		if l.Kind == "temp" {
+			out = append(out, check{Name: "leftover", Message: l.Path + " is the temp file of a write that never finished",
+				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + ")"})
+			continue
+		}
+		out = append(out, check{Name: "leftover", Message: l.Path + " is an event log with no session record (an import killed midway, or a record moved away)",
+			Fix: "kandev import --keep-id BUNDLE again to finish the import, or move " + shellQuote(l.Path) + " out of the home"})
 	}
 	return out
 }

@@ -66,12 +66,17 @@ func ExitCode(err error) int {
 		return ExitInterrupted
 	case errors.Is(err, acp.ErrShutdown):
 		return ExitTerminated
+	case errors.Is(err, state.ErrNewerFormat):
+		return ExitError
 	}
 	return ExitError
 }
 
 // errorCode is the machine-readable code printed with --json.
 func errorCode(err error) string {
+	if errors.Is(err, state.ErrNewerFormat) {
+		return "newer_format"
+	}
 	switch ExitCode(err) {
 	case ExitUsage:
 		return "usage"

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -53,10 +54,17 @@ func (c *EventsCmd) Run(env *Env) error {
 	if p := rep.Problems(); p != "" {
 		fmt.Fprintln(env.Out.Err, "kandev: warning: "+p)
 	}
-	if evs == nil {
-		evs = []state.Event{}
+	if rep.UnknownEvents > 0 {
+		fmt.Fprintf(env.Out.Err, "kandev: note: %d event(s) of a type this kandev does not know (a newer kandev wrote them), shown as stored\n", rep.UnknownEvents)
 	}
-	env.Out.Object(map[string]any{"events": evs}, func(w io.Writer) {
+	lines := make([]any, len(evs)) // an unknown event is shown as stored, every field kept
+	for i, e := range evs {
+		lines[i] = e
+		if e.Raw != nil {
+			lines[i] = e.Raw
+		}
+	}
+	env.Out.Object(map[string]any{"events": lines}, func(w io.Writer) {
 		for _, e := range evs {
 			fmt.Fprintf(w, "%6d  %s  %-20s %s\n", e.Seq, e.Timestamp, e.Type, eventSummary(e))
 		}
@@ -88,12 +96,12 @@ func eventSummary(e state.Event) string {
 		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
 	default:
 		s = string(e.Data)
+		if e.Raw != nil {
+			s = "(unknown event) " + string(e.Raw)
+		}
 	}
 	s = strings.ReplaceAll(s, "\n", "\\n")
-	if len(s) > 120 {
-		s = s[:117] + "..."
-	}
-	return s
+	return history.Clip(s, 117)
 }
 
 // follow prints the events after --since, then new ones as the owner

@@ -56,6 +56,10 @@ func (c *ExportCmd) Run(env *Env) error {
 			werr = fmt.Errorf("the log of %s has a gap before seq %d (expected %d): run kandev doctor; the bundle would not import", s.ID, e.Seq, want)
 		}
 		want = e.Seq + 1
+		if e.Raw != nil { // an unknown event goes as stored: this kandev cannot know its fields
+			out.Write(append(e.Raw, '\n'))
+			return true
+		}
 		history.RedactEvent(&e) // they were redacted when written; this is for logs written otherwise
 		b, err := json.Marshal(e)
 		if err != nil {
@@ -96,7 +100,7 @@ func (c *ImportCmd) Help() string {
 type errIDTaken struct{ id, home string }
 
 func (e errIDTaken) Error() string {
-	return fmt.Sprintf("session %s already exists in %s; import without --keep-id to give it a new id", e.id, e.home)
+	return fmt.Sprintf("session %s already exists in %s (or its event log does, without a record: kandev doctor lists such files); import without --keep-id to give it a new id", e.id, e.home)
 }
 
 // Is makes ExitCode map it to a conflict.
@@ -131,17 +135,20 @@ func (c *ImportCmd) Run(env *Env) error {
 		return err
 	}
 	defer unlock()
+	// The log goes first and the record last: the record is what makes a
+	// session exist, so an import killed before it is invisible, and the
+	// log it left (the same bytes) is replaced when the import is retried.
 	for _, p := range []string{h.RecordPath(id), h.LogPath(id)} {
-		if _, err := os.Stat(p); err == nil {
+		if _, err := os.Lstat(p); err == nil && !h.IsImportLeftover(id, log) {
 			return errIDTaken{id: id, home: h.Dir}
 		}
 	}
 	if err := state.WriteFileAtomic(h.LogPath(id), log); err != nil {
-		return fmt.Errorf("write the event log of %s: %w", id, err)
+		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
 	if err := h.CreateSession(&imported); err != nil {
 		os.Remove(h.LogPath(id))
-		return err
+		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
 	env.Out.Object(map[string]any{"session": imported, "import": map[string]any{"file": c.File, "events": events, "original_id": oldID}},
 		func(w io.Writer) {
@@ -185,6 +192,9 @@ func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events 
 	}
 	if head.Session == nil {
 		return nil, nil, 0, errors.New("line 1: the header has no session record")
+	}
+	if head.Session.Format > state.Format {
+		return nil, nil, 0, &state.NewerFormatError{What: "its session " + head.Session.ID, Format: head.Session.Format}
 	}
 	if err := state.ValidateID(head.Session.ID); err != nil {
 		return nil, nil, 0, fmt.Errorf("line 1: %w", err)

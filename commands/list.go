@@ -39,9 +39,12 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	all, err := h.ListSessions()
+	all, skipped, err := h.ListSessionsReport()
 	if err != nil {
 		return err
+	}
+	if skipped.Newer > 0 { // the others stay usable: one warning, not a failed list
+		fmt.Fprintf(env.Out.Err, "kandev: warning: %d session(s) not listed: written by a newer kandev (format %d); upgrade kandev\n", skipped.Newer, skipped.NewerFormat)
 	}
 	var picked []*state.Session
 	for _, s := range all {

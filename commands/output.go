@@ -100,7 +100,10 @@ func (o *Output) Event(e state.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.JSON {
-		b, _ := json.Marshal(e)
+		b := []byte(e.Raw) // an unknown event as stored
+		if b == nil {
+			b, _ = json.Marshal(e)
+		}
 		o.Out.Write(append(b, '\n'))
 		return
 	}
@@ -195,9 +198,7 @@ func fold(s string) string {
 	}
 	lines := strings.Split(s, "\n")
 	first := lines[0]
-	if len(first) > 100 {
-		first = first[:100] + "..."
-	}
+	first = history.Clip(first, 100)
 	if len(lines) > 1 {
 		return fmt.Sprintf(": %s (+%d more lines)", first, len(lines)-1)
 	}

@@ -48,6 +48,10 @@ func (c *PruneCmd) Run(env *Env) error {
 		return err
 	}
 	now := env.Now()
+	tempFiles, err := pruneTempFiles(h, now, c.DryRun)
+	if err != nil {
+		return err
+	}
 	pruned := []string{}
 	kept := map[string]string{} // id -> why it was kept
 	for _, s := range all {
@@ -72,10 +76,13 @@ func (c *PruneCmd) Run(env *Env) error {
 		}
 		pruned = append(pruned, s.ID)
 	}
-	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun}, func(w io.Writer) {
+	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles}, func(w io.Writer) {
 		verb := "pruned"
 		if c.DryRun {
 			verb = "would prune"
+		}
+		for _, p := range tempFiles {
+			fmt.Fprintf(w, "%s leftover temp file %s\n", verb, p)
 		}
 		for _, id := range pruned {
 			fmt.Fprintf(w, "%s %s\n", verb, id)
@@ -95,6 +102,28 @@ func (c *PruneCmd) Run(env *Env) error {
 		}
 	})
 	return nil
+}
+
+// pruneTempFiles deletes (or lists) the temp files that processes killed
+// mid-write left behind; they belong to no session.
+func pruneTempFiles(h *state.Home, now time.Time, dryRun bool) ([]string, error) {
+	left, err := h.Leftovers(now)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, l := range left {
+		if l.Kind != "temp" {
+			continue
+		}
+		if !dryRun {
+			if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("prune: %w", err)
+			}
+		}
+		out = append(out, l.Path)
+	}
+	return out, nil
 }
 
 // pruneSession deletes a finished session's files and the demo agent's file

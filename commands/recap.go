@@ -178,7 +178,7 @@ func writeRecapText(w io.Writer, r history.Recap, next string) {
 		fmt.Fprintln(w)
 	}
 	if n := len(r.PendingInputs); n > 0 {
-		fmt.Fprintf(w, "queued    %d prompt(s), next: %q\n", n, clipText(firstLine(r.PendingInputs[0].Text), 60))
+		fmt.Fprintf(w, "queued    %d prompt(s), next: %q\n", n, history.Clip(strings.TrimSpace(firstLine(r.PendingInputs[0].Text)), 60))
 	}
 	snap := r.Snapshot
 	fmt.Fprintf(w, "snapshot  event %d, transcript %d, queue generation %d\n", snap.EventCursor, snap.TranscriptCursor, snap.QueueGeneration)
@@ -189,16 +189,5 @@ func writeRecapText(w io.Writer, r history.Recap, next string) {
 
 // markerLine is one marker on one line: "#seq severity kind: summary".
 func markerLine(m state.Event) string {
-	return fmt.Sprintf("#%d %s %s: %s", m.Seq, m.Severity, m.Kind, clipText(firstLine(m.Summary), 120))
-}
-
-func clipText(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "..."
+	return fmt.Sprintf("#%d %s %s: %s", m.Seq, m.Severity, m.Kind, history.Clip(strings.TrimSpace(firstLine(m.Summary)), 120))
 }

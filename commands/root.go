@@ -81,7 +81,10 @@ func (e *Env) Home() (*state.Home, error) {
 	}
 	dir := e.G.Home
 	if dir == "" {
-		dir = state.DefaultHomeDir()
+		var err error
+		if dir, err = state.DefaultHomeDir(); err != nil {
+			return nil, err
+		}
 	}
 	h, err := state.OpenHome(dir)
 	if err != nil {

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/kandev/kandev/state"
@@ -24,7 +25,11 @@ func (r SessionRef) resolve(env *Env, eligible func(*state.Session) bool) (strin
 	case r.ID != "" && r.Latest:
 		return "", usagef("give a session id or --latest, not both")
 	case r.ID != "":
-		return h.ResolveID(r.ID)
+		id, err := h.ResolveID(r.ID)
+		if err != nil {
+			return "", err
+		}
+		return id, refuseNewer(h, id)
 	case !r.Latest:
 		return "", usagef("name a session: an id, an id prefix, or --latest (kandev list shows them)")
 	}
@@ -66,4 +71,13 @@ func (r SessionRef) load(env *Env, eligible func(*state.Session) bool) (*state.H
 	h, _ := env.Home()
 	s, err := h.LoadSession(id)
 	return h, s, err
+}
+
+// refuseNewer refuses a session whose record a newer kandev wrote, so that
+// commands that read only its log (events, transcript) never half-read it.
+func refuseNewer(h *state.Home, id string) error {
+	if _, err := h.LoadSession(id); errors.Is(err, state.ErrNewerFormat) {
+		return err
+	}
+	return nil
 }

@@ -171,6 +171,15 @@ func BuildRecap(in RecapInput) (r Recap, next Digest, ok bool) {
 		r.Snapshot.EventCursor = in.Window[n-1].Seq
 	}
 
+	next, ok = nextDigest(in, entries, newer, total)
+	return r, next, ok
+}
+
+// nextDigest summarises everything before the window's newest turn_started,
+// so the next recap reads only from there; ok is false when there is no
+// such cut after the previous digest.
+func nextDigest(in RecapInput, entries []Entry, newer []state.Event, total int) (next Digest, ok bool) {
+	from := in.Before.Through
 	// The next digest ends at the window's newest turn_started.
 	cut := int64(0)
 	for i := len(in.Window) - 1; i >= 0; i-- {
@@ -180,7 +189,7 @@ func BuildRecap(in RecapInput) (r Recap, next Digest, ok bool) {
 		}
 	}
 	if cut == 0 || cut < from {
-		return r, Digest{}, false
+		return Digest{}, false
 	}
 	next = Digest{Version: DigestVersion, Through: cut, Messages: total, TranscriptCursor: max(in.Before.TranscriptCursor, in.Skipped.TranscriptCursor)}
 	for _, en := range entries {
@@ -201,7 +210,7 @@ func BuildRecap(in RecapInput) (r Recap, next Digest, ok bool) {
 	}
 	next.RecentMarkers = nonNil(newestMarkers(in.Before.RecentMarkers, older))
 	next.PendingMarkers = nonNil(PendingMarkers(append(slices.Clone(in.Before.PendingMarkers), older...)))
-	return r, next, true
+	return next, true
 }
 
 // newestMarkers returns the RecentMarkerCount newest markers of older (already

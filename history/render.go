@@ -8,7 +8,8 @@ import (
 
 // RenderText renders a transcript as a conversation for a terminal: "you:" and
 // "agent:" lines, a tool call as one line "  [tool] name (state)", a marker as
-// "  ! summary", a blank line between entries. Reasoning is left out; the
+// "  ! summary", an unknown event as "  ? unknown event TYPE ...", a blank
+// line between entries. Reasoning is left out; the
 // continuation prompt kandev sent is labelled "kandev (continuation):".
 // Continuation lines of multi-line text are indented by two spaces.
 func RenderText(entries []Entry) string {
@@ -30,6 +31,8 @@ func RenderText(entries []Entry) string {
 				e.WriteString("  [tool] " + name + " (" + p.State + ")\n")
 			case PartMarker:
 				e.WriteString("  ! " + indent(strings.TrimSpace(p.Text), "    ") + "\n")
+			case PartUnknown:
+				e.WriteString("  ? unknown event " + p.Kind + " (written by a newer kandev; kandev events shows it)\n")
 			}
 		}
 		if e.Len() == 0 {

@@ -15,6 +15,7 @@ func TestRenderText_LabelsSpeakersAndSkipsReasoning(t *testing.T) {
 		{Message: Message{Role: RoleUser, Source: "continuation", Parts: []Part{{Type: PartText, Text: "go on"}}}},
 		{Message: Message{Role: RoleUser, Source: "queued", Parts: []Part{{Type: PartText, Text: "and this"}}}},
 		{Message: Message{Role: RoleSystem, Parts: []Part{{Type: PartMarker, Kind: "provider_failure", Severity: "error", Text: "Rate limited."}}}},
+		{Message: Message{Role: RoleSystem, Parts: []Part{{Type: PartUnknown, Kind: "hologram", Text: "unknown event hologram"}}}},
 	}
 	want := "you: hi\n  there\n\n  bye\n" +
 		"\n" +
@@ -24,7 +25,9 @@ func TestRenderText_LabelsSpeakersAndSkipsReasoning(t *testing.T) {
 		"\n" +
 		"you: and this\n" +
 		"\n" +
-		"  ! Rate limited.\n"
+		"  ! Rate limited.\n" +
+		"\n" +
+		"  ? unknown event hologram (written by a newer kandev; kandev events shows it)\n"
 	if got := RenderText(entries); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

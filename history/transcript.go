@@ -13,7 +13,7 @@ import (
 // Part is one piece of a transcript message: text, reasoning, a tool call with
 // its outcome, or a marker.
 type Part struct {
-	Type       string          `json:"type"` // "text" | "reasoning" | "tool" | "marker"
+	Type       string          `json:"type"` // "text" | "reasoning" | "tool" | "marker" | "unknown"
 	Text       string          `json:"text,omitempty"`
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	ToolName   string          `json:"toolName,omitempty"`
@@ -46,6 +46,7 @@ const (
 	PartReasoning = "reasoning"
 	PartTool      = "tool"
 	PartMarker    = "marker"
+	PartUnknown   = "unknown" // an event of a type this kandev does not know
 
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
@@ -69,8 +70,11 @@ const (
 //     a later tool_call for the same id updates its name and input (a non-empty
 //     input replaces an earlier one) without ending the message in progress;
 //   - a marker is its own system entry with a marker part;
+//   - an event of a type this kandev does not know (a newer kandev wrote it)
+//     is its own system entry with an unknown part naming the type in Kind;
 //   - empty or blank text is dropped, and a message left with no parts too;
-//   - any other event ends the assistant message in progress and is not shown.
+//   - any other known event ends the assistant message in progress and is
+//     not shown.
 //
 // StartSequence is the seq of the first event folded into an entry, Sequence
 // that of the last; StartSequence strictly increases from entry to entry, while
@@ -154,6 +158,9 @@ func (a *assembler) fold(e state.Event) {
 		a.add(e.Seq, Message{Role: RoleSystem, Parts: []Part{{Type: PartMarker, Kind: e.Kind, Severity: e.Severity, Text: e.Summary}}})
 	default:
 		a.endMessage()
+		if !state.KnownEventType(e.Type) {
+			a.add(e.Seq, Message{Role: RoleSystem, Parts: []Part{{Type: PartUnknown, Kind: e.Type, Text: "unknown event " + e.Type}}})
+		}
 	}
 }
 

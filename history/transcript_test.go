@@ -169,6 +169,19 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 			},
 		},
 		{
+			name: "an event of an unknown type is its own entry and ends the message",
+			events: []state.Event{
+				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "before"},
+				{Seq: 2, Type: "hologram", TurnID: "t", Content: "from a newer kandev"},
+				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: "after"},
+			},
+			want: []wantEntry{
+				{1, 1, RoleAssistant, "", []Part{{Type: PartText, Text: "before"}}},
+				{2, 2, RoleSystem, "", []Part{{Type: PartUnknown, Kind: "hologram", Text: "unknown event hologram"}}},
+				{3, 3, RoleAssistant, "", []Part{{Type: PartText, Text: "after"}}},
+			},
+		},
+		{
 			name: "empty and blank text is dropped",
 			events: []state.Event{
 				{Seq: 1, Type: state.EventUserMessage, Content: "  \n"},

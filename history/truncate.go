@@ -21,6 +21,16 @@ func cutUTF8(s string, n int) string {
 	return s[:i]
 }
 
+// Clip returns s if it fits in n bytes, else its longest prefix of at most
+// n bytes that does not split a UTF-8 sequence, followed by "...". It is the
+// one way kandev shortens text for display.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return cutUTF8(s, n) + "..."
+}
+
 // capUTF8 returns s unchanged if it fits in n bytes, else a prefix cut on a rune
 // boundary followed by truncatedMark, the whole at most n bytes.
 func capUTF8(s string, n int) string {

@@ -81,8 +81,8 @@ func (w *TailWindow) Add(e state.Event) bool {
 	switch {
 	case e.Type == state.EventUserMessage && strings.TrimSpace(e.Content) != "":
 		w.candidates++
-	case e.Type == state.EventMarker && w.markers:
-		w.candidates++
+	case (e.Type == state.EventMarker || !state.KnownEventType(e.Type)) && w.markers:
+		w.candidates++ // a system entry
 	}
 	w.events = append(w.events, e)
 	w.prev = e

@@ -66,6 +66,23 @@ type Event struct {
 	Diagnostic string `json:"diagnostic,omitempty"` // marker
 
 	Data json.RawMessage `json:"data,omitempty"`
+
+	// Raw is the line as stored, kept by ScanLog for an event of a type this
+	// kandev does not know (a newer kandev wrote it), so it can be shown as is.
+	Raw json.RawMessage `json:"-"`
+}
+
+// KnownEventType reports whether this kandev knows events of type t. An
+// event of another type is kept and shown as unknown, never an error; a new
+// type must be added here.
+func KnownEventType(t string) bool {
+	switch t {
+	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
+		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate:
+		return true
+	}
+	return false
 }
 
 // Time parses the event's timestamp; the zero time if it is malformed.

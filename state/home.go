@@ -32,7 +32,8 @@ const (
 // Home is a $KANDEV_HOME directory.
 type Home struct{ Dir string }
 
-// OpenHome makes sure dir and its sessions folder exist with 0700 permissions.
+// OpenHome makes sure dir and its sessions folder exist with 0700 permissions,
+// and refuses a home written by a newer kandev (see Format).
 func OpenHome(dir string) (*Home, error) {
 	if dir == "" {
 		return nil, errors.New("no kandev home: set --home or KANDEV_HOME")
@@ -45,15 +46,20 @@ func OpenHome(dir string) (*Home, error) {
 	if err := os.MkdirAll(h.sessionsDir(), dirPerm); err != nil {
 		return nil, fmt.Errorf("create kandev home %s: %w", abs, err)
 	}
+	if err := h.checkFormat(); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
-// DefaultHomeDir is ~/.kandev.
-func DefaultHomeDir() string {
-	if d, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(d, ".kandev")
+// DefaultHomeDir is ~/.kandev. With no home directory (HOME unset) it is an
+// error: a home relative to the current directory would scatter sessions.
+func DefaultHomeDir() (string, error) {
+	d, err := os.UserHomeDir()
+	if err != nil || d == "" {
+		return "", errors.New("no kandev home: neither KANDEV_HOME nor HOME is set; set KANDEV_HOME or pass --home DIR")
 	}
-	return ".kandev"
+	return filepath.Join(d, ".kandev"), nil
 }
 
 func (h *Home) sessionsDir() string { return filepath.Join(h.Dir, "sessions") }

@@ -52,23 +52,27 @@ func (h *Home) Enqueue(id string, in *Input) error {
 		return err
 	}
 	defer unlock()
-	f, err := os.OpenFile(h.InboxPath(id), os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+	path := h.InboxPath(id)
+	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
 		return fmt.Errorf("open inbox of %s: %w", id, err)
 	}
 	defer f.Close()
 	b, _ := json.Marshal(in)
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	if err := appendWhole(f, path, append(b, '\n')); err != nil {
 		return err
 	}
-	return f.Sync()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, bareCause(err))
+	}
+	return nil
 }
 
 // ReadInbox returns the inputs queued at or after byte offset from, in
 // arrival order. An unterminated last line (an enqueue in progress or torn)
 // is left for later.
 func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
-	f, err := os.Open(h.InboxPath(id))
+	f, err := openSessionFile(h.InboxPath(id), os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
@@ -83,7 +87,7 @@ func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
 	var out []Input
 	off := from
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := ReadLine(r)
 		if len(line) > 0 && line[len(line)-1] == '\n' {
 			off += int64(len(line))
 			var in Input

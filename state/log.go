@@ -24,6 +24,7 @@ import (
 type EventLog struct {
 	mu        sync.Mutex
 	f         *os.File
+	path      string
 	sessionID string
 	nextSeq   int64
 	buf       bytes.Buffer
@@ -53,11 +54,11 @@ func (h *Home) OpenLog(id string, opts OpenLogOptions) (log *EventLog, tornBytes
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, 0, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
-		return nil, 0, fmt.Errorf("open event log %s: %w", path, err)
+		return nil, 0, fmt.Errorf("open event log: %w", err)
 	}
-	l := &EventLog{f: f, sessionID: id, nextSeq: last.Seq + 1, redact: opts.Redact, now: opts.Now}
+	l := &EventLog{f: f, path: path, sessionID: id, nextSeq: last.Seq + 1, redact: opts.Redact, now: opts.Now}
 	if l.now == nil {
 		l.now = time.Now
 	}
@@ -72,7 +73,10 @@ func (l *EventLog) NextSeq() int64 {
 }
 
 // Append assigns seq, timestamp and session id to each event, redacts it and
-// writes the batch in one write. The events are updated in place.
+// writes the batch in one write. The events are updated in place. A batch
+// that could not be written whole (a full disk) is cut back off the file and
+// its error returned: the log never keeps a partial line, and the seq
+// numbers of the failed batch are used by the next one.
 func (l *EventLog) Append(events ...*Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -94,8 +98,8 @@ func (l *EventLog) Append(events ...*Event) error {
 		l.buf.WriteByte('\n')
 		seq++
 	}
-	if _, err := l.f.Write(l.buf.Bytes()); err != nil {
-		return fmt.Errorf("append to event log: %w", err)
+	if err := appendWhole(l.f, l.path, l.buf.Bytes()); err != nil {
+		return err
 	}
 	l.nextSeq = seq
 	return nil
@@ -105,7 +109,10 @@ func (l *EventLog) Append(events ...*Event) error {
 func (l *EventLog) Sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.f.Sync()
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", l.path, bareCause(err))
+	}
+	return nil
 }
 
 // AppendSync appends and then syncs: for turn boundaries, markers and state changes.
@@ -124,13 +131,19 @@ func (l *EventLog) Close() error {
 	serr := l.Sync()
 	cerr := l.f.Close()
 	l.f = nil
-	return errors.Join(serr, cerr)
+	if serr != nil {
+		return serr // it names the path; a close after a failed sync adds nothing
+	}
+	return cerr
 }
 
 // ReadReport says what a reader skipped.
 type ReadReport struct {
 	TornBytes    int64   // bytes of an unterminated last line that were skipped
 	CorruptLines []int64 // byte offsets of lines in the middle that did not parse
+	// UnknownEvents counts events of a type this kandev does not know: they
+	// are read (with Raw set), not skipped.
+	UnknownEvents int
 }
 
 // Problems returns a one-line description of what was skipped, or "".
@@ -147,20 +160,24 @@ func (r ReadReport) Problems() string {
 }
 
 // ScanLog calls fn for every event of the log at path in seq order, skipping
-// and reporting a torn last line and lines that do not parse. A missing log
-// is ErrNotFound. fn returning false stops the scan.
+// and reporting a torn last line and lines that do not parse, and counting
+// events of unknown types. A missing log is ErrNotFound. fn returning false
+// stops the scan.
 func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
 	var rep ReadReport
 	var off int64
 	torn, err := scanLines(path, func(line []byte) bool {
 		start := off
 		off += int64(len(line))
-		var e Event
-		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+		e, ok := DecodeEvent(line)
+		if !ok {
 			if len(bytes.TrimSpace(line)) > 0 {
 				rep.CorruptLines = append(rep.CorruptLines, start)
 			}
 			return true
+		}
+		if e.Raw != nil {
+			rep.UnknownEvents++
 		}
 		return fn(e)
 	})
@@ -168,10 +185,22 @@ func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
 	return rep, err
 }
 
+// DecodeEvent parses one log line; ok is false for a line that is not an
+// event. An event of a type this kandev does not know keeps the line in Raw.
+func DecodeEvent(line []byte) (e Event, ok bool) {
+	if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+		return Event{}, false
+	}
+	if !KnownEventType(e.Type) {
+		e.Raw = bytes.Clone(bytes.TrimSpace(line))
+	}
+	return e, true
+}
+
 // scanLines calls fn for each complete line of the file at path, newline
 // included, and returns the length of an unterminated last line.
 func scanLines(path string, fn func(line []byte) bool) (tornBytes int64, err error) {
-	f, err := os.Open(path)
+	f, err := openSessionFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return 0, fmt.Errorf("event log %s: %w", path, ErrNotFound)
@@ -225,11 +254,12 @@ const backChunk = 64 << 10
 
 // ScanBackward calls fn for each complete line of the file at path, newest
 // first, reading blocks from the end: its cost depends on how far fn reads,
-// not on the file's length. An unterminated last line is skipped and
-// reported. fn returning false stops the scan.
+// not on the file's length, and is linear in the length of each line read.
+// An unterminated last line is skipped and reported. fn returning false
+// stops the scan; line is only valid during the call.
 func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
 	var rep ReadReport
-	f, err := os.Open(path)
+	f, err := openSessionFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return rep, fmt.Errorf("event log %s: %w", path, ErrNotFound)
@@ -241,66 +271,70 @@ func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	end := st.Size()
-	var carry []byte // bytes after the last newline seen so far (start of a line that began earlier)
-	first := true
-	buf := make([]byte, min(backChunk, end)) // a short log needs no 64 KiB buffer
-	for end > 0 {
-		n := int64(backChunk)
-		if end < n {
-			n = end
-		}
-		start := end - n
-		if _, err := f.ReadAt(buf[:n], start); err != nil && !errors.Is(err, io.EOF) {
+	r := &backReader{f: f, buf: make([]byte, min(backChunk, st.Size())), start: st.Size()}
+	nl, err := r.newlineBefore(st.Size())
+	if err != nil {
+		return rep, err
+	}
+	rep.TornBytes = st.Size() - (nl + 1)
+	for end := nl; end >= 0; { // end is the offset of a line's newline
+		prev, err := r.newlineBefore(end)
+		if err != nil {
 			return rep, err
 		}
-		chunk := buf[:n]
-		if len(carry) > 0 {
-			chunk = append(append([]byte(nil), chunk...), carry...)
+		line, err := r.bytes(prev+1, end)
+		if err != nil {
+			return rep, err
 		}
-		if first {
-			first = false
-			if len(chunk) > 0 && chunk[len(chunk)-1] != '\n' {
-				i := bytes.LastIndexByte(chunk, '\n')
-				if i < 0 && start > 0 {
-					// The torn tail is longer than a chunk: keep reading back.
-					carry = chunk
-					end = start
-					first = true
-					continue
-				}
-				rep.TornBytes = int64(len(chunk) - (i + 1))
-				chunk = chunk[:i+1]
-			}
+		if len(bytes.TrimSpace(line)) > 0 && !fn(line) {
+			return rep, nil
 		}
-		// chunk ends with '\n' (or is empty); emit complete lines from the back.
-		for {
-			if len(chunk) == 0 {
-				carry = nil
-				break
-			}
-			body := chunk[:len(chunk)-1]
-			i := bytes.LastIndexByte(body, '\n')
-			if i < 0 {
-				if start == 0 {
-					if len(bytes.TrimSpace(body)) > 0 && !fn(body) {
-						return rep, nil
-					}
-					carry = nil
-				} else {
-					carry = append([]byte(nil), chunk...)
-				}
-				break
-			}
-			line := body[i+1:]
-			if len(bytes.TrimSpace(line)) > 0 && !fn(line) {
-				return rep, nil
-			}
-			chunk = chunk[:i+1]
-		}
-		end = start
+		end = prev
 	}
 	return rep, nil
+}
+
+// backReader reads a file from the end in blocks. Every byte is searched
+// once and a line longer than a block is read once more in one piece, so a
+// line costs time linear in its length however long it is.
+type backReader struct {
+	f     *os.File
+	buf   []byte // the file's bytes [start, start+n)
+	start int64
+	n     int
+}
+
+// newlineBefore is the offset of the last '\n' before pos, or -1.
+func (r *backReader) newlineBefore(pos int64) (int64, error) {
+	for {
+		if pos > r.start {
+			if i := bytes.LastIndexByte(r.buf[:min(pos-r.start, int64(r.n))], '\n'); i >= 0 {
+				return r.start + int64(i), nil
+			}
+		}
+		if r.start == 0 {
+			return -1, nil
+		}
+		pos = min(pos, r.start) // everything from here up was searched
+		from := max(0, pos-int64(len(r.buf)))
+		if _, err := r.f.ReadAt(r.buf[:pos-from], from); err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		r.start, r.n = from, int(pos-from)
+	}
+}
+
+// bytes returns the file's bytes [from, to): from the block when it holds
+// them, else read in one piece.
+func (r *backReader) bytes(from, to int64) ([]byte, error) {
+	if from >= r.start && to <= r.start+int64(r.n) {
+		return r.buf[from-r.start : to-r.start], nil
+	}
+	out := make([]byte, to-from)
+	if _, err := r.f.ReadAt(out, from); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ReadLast returns up to n events from the end of the log that keep accepts

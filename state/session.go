@@ -68,6 +68,9 @@ func TaskStateFor(state string) string {
 // Session is the session record (SPEC section 1) plus the bookkeeping kandev
 // needs to restore it. The record is replaced atomically on every change.
 type Session struct {
+	// Format is the format version of the record and of its event log (0: a
+	// record written before formats were numbered).
+	Format         int       `json:"format"`
 	ID             string    `json:"id"`
 	TaskID         string    `json:"task_id"`
 	Title          string    `json:"title"`
@@ -119,6 +122,10 @@ type Session struct {
 	InboxOffset int64 `json:"inbox_offset,omitempty"`
 	// InboxServed counts the inbox entries consumed (the queue generation).
 	InboxServed int64 `json:"inbox_served,omitempty"`
+
+	// Unknown holds the record's keys that a newer kandev wrote, kept as
+	// they are so that a rewrite by this kandev preserves them.
+	Unknown map[string]json.RawMessage `json:"-"`
 }
 
 // NewID returns a fresh session id: a sortable time prefix and random bytes.
@@ -136,8 +143,9 @@ func (h *Home) CreateSession(s *Session) error {
 	if _, err := os.Stat(h.RecordPath(s.ID)); err == nil {
 		return fmt.Errorf("session %s already exists", s.ID)
 	}
+	s.Format = Format
 	s.TaskState = TaskStateFor(s.State)
-	return WriteFileAtomic(h.RecordPath(s.ID), mustJSON(s))
+	return WriteFileAtomic(h.RecordPath(s.ID), encodeRecord(s))
 }
 
 // LoadSession reads the record of session id.
@@ -145,7 +153,7 @@ func (h *Home) LoadSession(id string) (*Session, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(h.RecordPath(id))
+	b, err := readSessionFile(h.RecordPath(id))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
@@ -153,8 +161,14 @@ func (h *Home) LoadSession(id string) (*Session, error) {
 		return nil, err
 	}
 	var s Session
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := decodeRecord(b, &s); err != nil {
 		return nil, fmt.Errorf("session record %s is corrupt: %w", h.RecordPath(id), err)
+	}
+	if s.Format > Format {
+		return nil, &NewerFormatError{What: "session " + id, Format: s.Format}
+	}
+	if s.ID != id { // paths are built from the id: only the file name is trusted
+		return nil, fmt.Errorf("session record %s names id %q: %w", h.RecordPath(id), s.ID, ErrRecordID)
 	}
 	return &s, nil
 }
@@ -173,12 +187,13 @@ func (h *Home) UpdateSession(id string, fn func(*Session) error) (*Session, erro
 	if err != nil {
 		return nil, err
 	}
-	before := mustJSON(s)
+	s.Format = Format // an older record is upgraded when it is next written
+	before := encodeRecord(s)
 	if err := fn(s); err != nil {
 		return nil, err
 	}
 	s.TaskState = TaskStateFor(s.State)
-	after := mustJSON(s)
+	after := encodeRecord(s)
 	if bytes.Equal(before, after) {
 		return s, nil
 	}
@@ -200,14 +215,28 @@ func (h *Home) LockRecord(id string) (func(), error) {
 
 // ListSessions returns every readable session record, newest activity first.
 func (h *Home) ListSessions() ([]*Session, error) {
+	ss, _, err := h.ListSessionsReport()
+	return ss, err
+}
+
+// ListReport says which records a listing left out because a newer kandev
+// wrote them (corrupt records are left out too, and reported by doctor).
+type ListReport struct {
+	Newer       int // how many
+	NewerFormat int // the highest format among them
+}
+
+// ListSessionsReport is ListSessions, and what it left out.
+func (h *Home) ListSessionsReport() ([]*Session, ListReport, error) {
+	var rep ListReport
 	d, err := os.Open(h.sessionsDir())
 	if err != nil {
-		return nil, err
+		return nil, rep, err
 	}
 	names, err := d.Readdirnames(-1) // unsorted and unstat'ed: the sort below decides the order
 	d.Close()
 	if err != nil {
-		return nil, err
+		return nil, rep, err
 	}
 	var ids []string
 	for _, name := range names {
@@ -217,14 +246,26 @@ func (h *Home) ListSessions() ([]*Session, error) {
 		}
 	}
 	out := make([]*Session, len(ids))
+	newer := make([]int, len(ids))
 	ForEach(len(ids), func(i int) {
-		if s, err := h.LoadSession(ids[i]); err == nil { // a corrupt record is reported by doctor, not by list
+		s, err := h.LoadSession(ids[i]) // a corrupt record is reported by doctor, not by list
+		var nf *NewerFormatError
+		switch {
+		case err == nil:
 			out[i] = s
+		case errors.As(err, &nf):
+			newer[i] = nf.Format
 		}
 	})
+	for _, f := range newer {
+		if f > 0 {
+			rep.Newer++
+			rep.NewerFormat = max(rep.NewerFormat, f)
+		}
+	}
 	out = slices.DeleteFunc(out, func(s *Session) bool { return s == nil })
 	SortByActivity(out)
-	return out, nil
+	return out, rep, nil
 }
 
 // ForEach calls fn(i) for every i in [0, n) on up to GOMAXPROCS goroutines
@@ -310,7 +351,15 @@ func mustJSON(v any) []byte {
 
 // WriteFileAtomic replaces path with data so that a crash at any instant
 // leaves the old or the new content: temp file, fsync, rename, fsync dir.
+// Every failure (a full disk, a read-only home) is returned, naming path.
 func WriteFileAtomic(path string, data []byte) error {
+	if err := writeFileAtomic(path, data); err != nil {
+		return fmt.Errorf("write %s: %w", path, bareCause(err))
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {

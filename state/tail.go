@@ -3,7 +3,6 @@ package state
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -43,7 +42,7 @@ func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, s
 	for {
 		if f == nil {
 			var err error
-			f, err = os.Open(path)
+			f, err = openSessionFile(path, os.O_RDONLY, 0)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return off, err
 			}
@@ -54,23 +53,27 @@ func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, s
 				n, err := f.ReadAt(buf, off+int64(len(partial)))
 				if n > 0 {
 					progressed = true
-					data := append(partial, buf[:n]...)
+					// Search only the new bytes and copy only what follows the
+					// last newline: a line of any length costs linear time.
+					from, lineStart := len(partial), 0
+					partial = append(partial, buf[:n]...)
 					for {
-						i := bytes.IndexByte(data, '\n')
+						i := bytes.IndexByte(partial[from:], '\n')
 						if i < 0 {
 							break
 						}
-						line := data[:i]
-						off += int64(i + 1)
-						data = data[i+1:]
-						var e Event
-						if json.Unmarshal(line, &e) == nil && e.Seq > 0 {
+						line := partial[lineStart : from+i]
+						off += int64(from + i + 1 - lineStart)
+						lineStart, from = from+i+1, from+i+1
+						if e, ok := DecodeEvent(line); ok {
 							if !fn(e) {
 								return off, nil
 							}
 						}
 					}
-					partial = append([]byte(nil), data...)
+					if lineStart > 0 {
+						partial = append(partial[:0], partial[lineStart:]...)
+					}
 				}
 				if err == io.EOF || n == 0 {
 					break

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kandev/kandev/history"
 )
 
 // cmdEmit measures the agent's own emit time: a bare JSON-RPC client that
@@ -33,7 +35,7 @@ func cmdEmit(args []string) error {
 		return errors.New("emit: -out, -name, -cwd, one of -load/-prompt and an agent command after -- are required")
 	}
 	m := &Measurement{Name: *name, Command: strings.Join(agent, " ")}
-	fmt.Fprintf(os.Stderr, "  measuring %-28s bare JSON-RPC reader, %s\n", *name, clip(strings.Join(agent, " "), 80))
+	fmt.Fprintf(os.Stderr, "  measuring %-28s bare JSON-RPC reader, %s\n", *name, history.Clip(strings.Join(agent, " "), 80))
 	for i := 0; i < *runs+1; i++ {
 		d, updates, err := emitOnce(agent, *cwd, *loadTok, *prompt)
 		if err != nil {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kandev/kandev/history"
 )
 
 // Measurement is one figure of the run: the median of timed runs and the
@@ -82,11 +84,11 @@ func cmdMeasure(args []string) error {
 		return errors.New("measure: -out, -name and a command after -- are required")
 	}
 	m := &Measurement{Name: *name, Command: strings.Join(cmdline, " "), Note: *note}
-	fmt.Fprintf(os.Stderr, "  measuring %-28s %s\n", *name, clip(m.Command, 100))
+	fmt.Fprintf(os.Stderr, "  measuring %-28s %s\n", *name, history.Clip(m.Command, 100))
 	for i := 0; i < *warmup+*runs+1; i++ {
 		if *prepare != "" {
 			if b, err := exec.Command("sh", "-c", *prepare).CombinedOutput(); err != nil {
-				m.Error = fmt.Sprintf("prepare failed: %v: %s", err, clip(string(b), 300))
+				m.Error = fmt.Sprintf("prepare failed: %v: %s", err, history.Clip(string(b), 300))
 				break
 			}
 		}
@@ -155,7 +157,7 @@ func runOnce(cmdline []string, dir string, sample bool) runResult {
 	close(stop)
 	<-sampled
 	if err != nil {
-		return runResult{err: fmt.Errorf("%s: %v: %s", strings.Join(cmdline, " "), err, clip(lastLine(stderr.String()), 300))}
+		return runResult{err: fmt.Errorf("%s: %v: %s", strings.Join(cmdline, " "), err, history.Clip(lastLine(stderr.String()), 300))}
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && hwm == 0 {
 		hwm = ru.Maxrss
@@ -178,13 +180,6 @@ func vmHWM(path string) int64 {
 		}
 	}
 	return 0
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 func lastLine(s string) string {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/kandev/kandev/history"
 )
 
 // row is one line of the table: a kandev figure against a peer figure (a
@@ -101,7 +103,7 @@ func usable(dir, name string) (*Measurement, error) {
 	case err != nil:
 		return nil, err
 	case m.Error != "":
-		return nil, errors.New(clip(m.Error, 80))
+		return nil, errors.New(history.Clip(m.Error, 80))
 	case m.MedianMS <= 0 && m.RSSKiB <= 0:
 		return nil, errors.New("no runs")
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kandev/kandev/history"
 )
 
 // cmdResult is one finished kandev invocation.
@@ -35,9 +37,7 @@ func (c cmdResult) brief() string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	if len(s) > 160 {
-		s = s[:160] + "..."
-	}
+	s = history.Clip(s, 160)
 	if c.timedOut {
 		return "timed out: " + s
 	}

@@ -1,0 +1,169 @@
+package e2e_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// tmpfsWorld is a world whose home is a small tmpfs, or a visible skip
+// where mounting is not allowed.
+func tmpfsWorld(t *testing.T, size string) *world {
+	t.Helper()
+	w := newWorld(t)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", w.home).CombinedOutput(); err != nil {
+		t.Skipf("SKIP: cannot mount a tmpfs home (%v: %s); needs root or CAP_SYS_ADMIN", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", w.home).Run() })
+	return w
+}
+
+// interrupted starts a session and kills its owner mid-turn.
+func interrupted(w *world) string {
+	w.t.Helper()
+	id, r := w.start()
+	if r.code != 0 {
+		w.t.Fatal(r)
+	}
+	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	if s := w.session(id); s.CurrentTurn == "" {
+		w.t.Fatalf("no interrupted turn: %+v", s)
+	}
+	return id
+}
+
+// assertFailsWith checks a command exits 1 with one stderr line naming cause.
+func assertFailsWith(t *testing.T, r result, cause string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], cause) {
+		t.Fatalf("want exit 1 and one line naming %q: %s", cause, r)
+	}
+}
+
+func TestStopRepairDone_FullDiskExitOneWithNoSpaceLeftAndRecoverOnceSpaceIsBack(t *testing.T) {
+	w := tmpfsWorld(t, "2m")
+	id := interrupted(w)
+	filler := filepath.Join(w.home, "filler")
+	f, _ := os.Create(filler)
+	for block := make([]byte, 4096); ; {
+		if _, err := f.Write(block); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	f.Close()
+	for _, cmd := range []string{"stop", "repair", "done"} {
+		assertFailsWith(t, w.run(cmd, id), "no space left on device")
+	}
+	os.Remove(filler)
+	w.mustRun("stop", id)
+	if r := w.mustRun("repair", id); !strings.Contains(r.stdout, "nothing to repair") {
+		t.Fatalf("the stop did not close the turn: %s", r)
+	}
+	assertNoSeqGap(t, w.events(id))
+	if r := w.mustRun("doctor"); strings.Contains(r.stdout, "session "+id) {
+		t.Fatalf("doctor after space came back: %s", r)
+	}
+	w.mustRun("resume", id)
+	if continuations(w.events(id)) != 0 {
+		t.Fatal("a session stopped after a full disk was continued")
+	}
+}
+
+func TestStopRepairDone_ReadOnlyHomeExitOneNamingTheCause(t *testing.T) {
+	w := tmpfsWorld(t, "8m")
+	id := interrupted(w)
+	if out, err := exec.Command("mount", "-o", "remount,ro", w.home).CombinedOutput(); err != nil {
+		t.Skipf("SKIP: cannot remount the home read-only (%v: %s)", err, out)
+	}
+	for _, cmd := range []string{"stop", "repair", "done"} {
+		assertFailsWith(t, w.run(cmd, id), "read-only file system")
+	}
+	if out, err := exec.Command("mount", "-o", "remount,rw", w.home).CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	w.mustRun("stop", id)
+	if s := w.session(id); !s.Stopped || s.CurrentTurn != "" {
+		t.Fatalf("after the home became writable: %+v", s)
+	}
+}
+
+func TestDoctor_FlagsALogWhoseSeqRepeats(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	if r := w.run("doctor"); strings.Contains(r.stdout, "seq") {
+		t.Fatalf("a healthy log: %s", r)
+	}
+	path := filepath.Join(w.home, "sessions", id+".jsonl")
+	b, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(lines[len(lines)-1] + "\n") // the last event once more: seq repeats
+	f.Close()
+	r := w.run("doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "seq repeats or goes back") {
+		t.Fatalf("doctor on a repeated seq: %s", r)
+	}
+}
+
+func TestHome_WithNeitherKANDEV_HOMENorHOMEKandevStops(t *testing.T) {
+	w := newWorld(t)
+	var env []string
+	for _, kv := range w.env {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "KANDEV_HOME=") {
+			env = append(env, kv)
+		}
+	}
+	w.env = env
+	assertFailsWith(t, w.run("list"), "neither KANDEV_HOME nor HOME is set")
+	if _, err := os.Stat(filepath.Join(w.cwd, ".kandev")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("kandev made a home in the current directory")
+	}
+}
+
+func TestImport_KeepIDSucceedsOverTheLeftoversOfAKilledImport(t *testing.T) {
+	src := newWorld(t)
+	id, _ := src.start()
+	bundle := filepath.Join(t.TempDir(), "s.kandev.jsonl")
+	os.WriteFile(bundle, []byte(src.mustRun("export", id).stdout), 0o600)
+
+	w := newWorld(t)
+	w.mustRun("import", "--keep-id", bundle)
+	// What an import killed after writing the log and before the record
+	// leaves: the log, the lock file, and the temp file of the record.
+	sessions := filepath.Join(w.home, "sessions")
+	os.Remove(filepath.Join(sessions, id+".json"))
+	temp := filepath.Join(sessions, "."+id+".json.tmp12345")
+	os.WriteFile(temp, []byte(`{"id":`), 0o600)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(temp, old, old)
+	if r := w.run("--json", "list"); strings.Contains(r.stdout, id) {
+		t.Fatalf("a half import is listed: %s", r)
+	}
+	r := w.run("doctor")
+	if !strings.Contains(r.stdout, id+".jsonl is an event log with no session record") || !strings.Contains(r.stdout, temp) {
+		t.Fatalf("doctor does not report the leftovers: %s", r)
+	}
+	w.mustRun("import", "--keep-id", bundle)
+	if s := w.session(id); s.ID != id {
+		t.Fatalf("record %+v", s)
+	}
+	assertNoSeqGap(t, w.events(id))
+	w.mustRun("prune")
+	if _, err := os.Stat(temp); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("prune kept the stale temp file")
+	}
+	if r := w.run("import", "--keep-id", bundle); r.code != 3 {
+		t.Fatalf("a complete session must not be replaced: %s", r)
+	}
+}

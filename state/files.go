@@ -1,0 +1,85 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// ErrSymlink is a session file that is a symbolic link. Session files are
+// opened without following links, so no file outside the home is ever read
+// or written in a session's name.
+var ErrSymlink = errors.New("is a symbolic link")
+
+// ErrRecordID is a session record whose id field is not its file name.
+// Paths are built from ids, so such a record is refused rather than used.
+var ErrRecordID = errors.New("a record's id must be its file name (fix the id field or move the file out of the home)")
+
+// openSessionFile opens a file of the sessions directory without following
+// a symbolic link in its last component: a link is refused with ErrSymlink.
+func openSessionFile(path string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, perm)
+	if err == nil {
+		return f, nil
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("session file %s %w: kandev refuses to follow it; remove the link", path, ErrSymlink)
+		}
+	}
+	return nil, err
+}
+
+// readSessionFile is os.ReadFile through openSessionFile.
+func readSessionFile(path string) ([]byte, error) {
+	f, err := openSessionFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// appendWhole appends data (whole lines) to f, opened with O_APPEND by the
+// only writer of the file, so that it is either all on the file or none of
+// it: when the write fails or comes back short (a full disk, an I/O error),
+// the file is cut back to its length before the write, and the next append
+// starts on a fresh line instead of gluing onto a partial one. The error
+// names path and wraps the cause.
+func appendWhole(f appendFile, path string, data []byte) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, bareCause(err))
+	}
+	n, err := f.Write(data)
+	if err == nil && n == len(data) {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrShortWrite
+	}
+	if terr := f.Truncate(st.Size()); terr != nil {
+		return fmt.Errorf("append to %s: %w (cutting back the partial line failed too: %v; run kandev repair once the disk is writable)", path, bareCause(err), bareCause(terr))
+	}
+	return fmt.Errorf("append to %s: %w", path, bareCause(err))
+}
+
+// appendFile is what appendWhole needs of an *os.File; tests put a failing
+// disk behind it.
+type appendFile interface {
+	Stat() (os.FileInfo, error)
+	Write([]byte) (int, error)
+	Truncate(size int64) error
+}
+
+// bareCause drops the *os.PathError around err (its path is already in our
+// message), keeping the errno for errors.Is.
+func bareCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

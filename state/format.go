@@ -1,0 +1,145 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// Format is the version of the files this kandev writes: the home's format
+// file and the format field of every session record. An event log has the
+// format of its record. A record without the field was written before formats
+// were numbered: format 0, read as format 1 and upgraded when next written.
+const Format = 1
+
+// ErrNewerFormat marks a home or a session written by a newer kandev: this
+// one refuses it rather than half-read or rewrite it.
+var ErrNewerFormat = errors.New("written by a newer kandev")
+
+// NewerFormatError names what a newer kandev wrote and its format.
+type NewerFormatError struct {
+	What   string // "kandev home /path", "session ID"
+	Format int
+}
+
+func (e *NewerFormatError) Error() string {
+	return fmt.Sprintf("%s was written by a newer kandev (format %d); upgrade kandev", e.What, e.Format)
+}
+
+// Unwrap makes errors.Is(err, ErrNewerFormat) true.
+func (e *NewerFormatError) Unwrap() error { return ErrNewerFormat }
+
+// FormatPath is the file that holds the home's format version.
+func (h *Home) FormatPath() string { return filepath.Join(h.Dir, "format") }
+
+// HomeFormat reads the home's format file; 0 when there is none (a home
+// written before formats were numbered, or one not used yet).
+func (h *Home) HomeFormat() (int, error) {
+	b, err := os.ReadFile(h.FormatPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("format file %s is corrupt (%q): it should hold one number, %d for this kandev", h.FormatPath(), bytes.TrimSpace(b), Format)
+	}
+	return n, nil
+}
+
+// checkFormat refuses a home of a newer format and writes the format file of
+// one that has none yet. A home that cannot be written (read-only) stays
+// readable: its file is written by the next command that can.
+func (h *Home) checkFormat() error {
+	n, err := h.HomeFormat()
+	if err != nil {
+		return err
+	}
+	if n > Format {
+		return &NewerFormatError{What: "kandev home " + h.Dir, Format: n}
+	}
+	if n < Format {
+		_ = WriteFileAtomic(h.FormatPath(), []byte(strconv.Itoa(Format)+"\n"))
+	}
+	return nil
+}
+
+// recordKeys are the JSON names of Session's fields: any other key of a
+// record was written by a newer kandev and is kept as it is.
+var recordKeys = sync.OnceValue(func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[Session]()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+})
+
+// decodeRecord parses a session record, keeping the keys this kandev does
+// not know in Unknown so that a rewrite by this kandev preserves them.
+func decodeRecord(b []byte, s *Session) error {
+	if err := json.Unmarshal(b, s); err != nil {
+		return err
+	}
+	known := recordKeys()
+	// A view of b, not a copy: listing thousands of records reads each once.
+	// What is kept is copied out of it.
+	gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b))).ForEach(func(key, value gjson.Result) bool {
+		if !known[key.Str] {
+			if s.Unknown == nil {
+				s.Unknown = map[string]json.RawMessage{}
+			}
+			s.Unknown[strings.Clone(key.Str)] = json.RawMessage(value.Raw)
+		}
+		return true
+	})
+	return nil
+}
+
+// encodeRecord is the record as written: indented JSON, the fields this
+// kandev knows first, then the unknown ones it read, in key order.
+func encodeRecord(s *Session) []byte {
+	if len(s.Unknown) == 0 {
+		return mustJSON(s)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // records are plain data; this cannot fail
+	}
+	keys := make([]string, 0, len(s.Unknown))
+	for k := range s.Unknown {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	flat := bytes.NewBuffer(b[: len(b)-1 : len(b)-1])
+	for _, k := range keys {
+		kb, _ := json.Marshal(k)
+		flat.WriteByte(',')
+		flat.Write(kb)
+		flat.WriteByte(':')
+		flat.Write(s.Unknown[k])
+	}
+	flat.WriteByte('}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, flat.Bytes(), "", "  "); err != nil {
+		panic(err) // the unknown values were valid JSON when read
+	}
+	out.WriteByte('\n')
+	return out.Bytes()
+}

@@ -1,0 +1,59 @@
+package state
+
+import (
+	"bytes"
+
+	"github.com/tidwall/gjson"
+)
+
+// LogHealth is what one full read of an event log found wrong. Readers
+// already live with each of these (they skip what does not parse and keep
+// the file order); doctor reports them.
+type LogHealth struct {
+	ReadReport
+	Events int
+	// SeqFaults are the events whose seq repeats or goes back: the log had
+	// two writers, or lines were pasted into it.
+	SeqFaults []SeqFault
+	// SeqGaps counts the places where seq jumps forward by more than one
+	// (events lost, for example inside a corrupt line).
+	SeqGaps int
+}
+
+// SeqFault is one event whose seq is not above the one before it.
+type SeqFault struct {
+	Offset int64 `json:"offset"` // byte offset of its line
+	Seq    int64 `json:"seq"`
+	After  int64 `json:"after"` // the highest seq seen before it
+}
+
+// InspectLog reads the whole log at path and reports torn and corrupt lines
+// and seq numbers that repeat, go back or skip. A missing log is ErrNotFound.
+func InspectLog(path string) (LogHealth, error) {
+	var h LogHealth
+	var off, last int64
+	torn, err := scanLines(path, func(line []byte) bool {
+		start := off
+		off += int64(len(line))
+		seq := gjson.GetBytes(line, "seq")
+		if !gjson.ValidBytes(line) || seq.Type != gjson.Number || seq.Int() <= 0 {
+			if len(bytes.TrimSpace(line)) > 0 {
+				h.CorruptLines = append(h.CorruptLines, start)
+			}
+			return true
+		}
+		h.Events++
+		switch s := seq.Int(); {
+		case s <= last:
+			h.SeqFaults = append(h.SeqFaults, SeqFault{Offset: start, Seq: s, After: last})
+		case s > last+1:
+			h.SeqGaps++
+			last = s
+		default:
+			last = s
+		}
+		return true
+	})
+	h.TornBytes = torn
+	return h, err
+}
