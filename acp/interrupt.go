@@ -72,12 +72,11 @@ func (o *owner) shutdownError(turnID string) error {
 	return fmt.Errorf("%w: turn %s of session %s was stopped by SIGTERM; kandev resume %s continues it", ErrShutdown, turnID, o.s.ID, o.s.ID)
 }
 
-// leaveForContinuation closes a turn cut short by SIGTERM the way the next
-// owner would repair it (unknown-outcome tool results, turn_ended with
-// stop_reason shutdown), but the record keeps the turn as the current one
-// and the session RUNNING: the turn stays interrupted, and the next resume,
-// prompt or recover continues it once. After an abort nothing is written:
-// the next owner repairs the turn.
+// leaveForContinuation closes a turn cut short by SIGTERM with the repair
+// the next owner would run (unknown-outcome tool results, turn_ended with
+// stop_reason shutdown), after a marker that says why, and leaves the turn
+// owed its one continuation by the next resume, prompt or recover. After
+// an abort nothing is written: the next owner repairs the turn.
 func (o *owner) leaveForContinuation(turnID string) {
 	defer func() {
 		o.mu.Lock()
@@ -90,23 +89,19 @@ func (o *owner) leaveForContinuation(turnID string) {
 	if o.conn != nil {
 		o.conn.Barrier(nil) // everything the agent sent is in the log first
 	}
-	tr := RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turnID), turnID, state.StopShutdown)
-	if n := len(tr.Fixes); n > 0 {
-		m := tr.Fixes[n-1] // RepairTurn's marker, said for this case
-		m.Summary = "kandev was terminated (SIGTERM) during turn " + turnID
-		var ids []string
-		for _, c := range tr.UnknownCalls {
-			ids = append(ids, c.ToolCallID)
-		}
-		if len(ids) > 0 {
-			m.Summary += "; tool calls with unknown outcome: " + join(ids)
-		}
-		m.Summary += ". The next kandev resume, prompt or recover continues it once."
-		m.Kind, m.Severity = string(history.MarkerPromptInterrupted), history.MarkerPromptInterrupted.Severity()
-		o.append(true, tr.Fixes...)
-	}
+	o.marker(history.MarkerPromptInterrupted, "kandev was terminated (SIGTERM) during turn "+turnID+"; the next kandev resume, prompt or recover continues it once.", "")
+	o.repairInterrupted(state.StopShutdown)
+	o.keepOwed(turnID)
+}
+
+// keepOwed makes the record say the repaired turn is still interrupted: it
+// stays the current turn of a RUNNING session, which is what status, list,
+// recover and the next owner read as "continue it once" (RepairTurn reports
+// a turn that ended with stop_reason shutdown as ClosedByShutdown).
+func (o *owner) keepOwed(turnID string) {
 	o.update(func(s *state.Session) {
-		s.StopReason = state.StopShutdown
+		s.CurrentTurn = turnID
+		s.State = state.StateRunning
 		s.LastActivityAt = time.Now().UTC()
 	})
 }

@@ -64,10 +64,10 @@ func ExitCode(err error) int {
 		return ExitAgent
 	case errors.Is(err, acp.ErrInterrupted):
 		return ExitInterrupted
-	case errors.Is(err, acp.ErrShutdown):
-		return ExitTerminated
 	case errors.Is(err, state.ErrNewerFormat):
 		return ExitError
+	case errors.Is(err, acp.ErrShutdown):
+		return ExitTerminated
 	}
 	return ExitError
 }

@@ -200,4 +200,3 @@ func TestStorage_FullDiskMidTurnEndsWithOneLineExit1AndRepairGivesAReadableLog(t
 	w.mustRun("resume", id)
 	assertNoSeqGap(t, w.events(id))
 }
-

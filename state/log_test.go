@@ -224,3 +224,22 @@ func TestListSessions_IgnoresLeaseAndTempFiles(t *testing.T) {
 		t.Fatalf("prefix with a lease file beside it: %q %v", id, err)
 	}
 }
+
+func TestTurnClosed_ATurnEndedByShutdownStillAwaitsItsContinuation(t *testing.T) {
+	cases := []struct {
+		stop   string
+		closed bool
+	}{
+		{StopEndTurn, true},
+		{StopCancelled, true},
+		{StopUserCanceled, true},
+		{StopShutdown, false},
+	}
+	for _, tc := range cases {
+		h, log := newLog(t)
+		log.Append(&Event{Type: EventTurnStarted, TurnID: "t1"}, &Event{Type: EventTurnEnded, TurnID: "t1", StopReason: tc.stop})
+		if got := TurnClosed(h.LogPath("s1"), "t1"); got != tc.closed {
+			t.Errorf("turn ended %s: closed %v, want %v", tc.stop, got, tc.closed)
+		}
+	}
+}
