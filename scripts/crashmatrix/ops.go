@@ -80,10 +80,11 @@ func (x *runEnv) killAfter(d time.Duration, args ...string) (cmdResult, bool) {
 	cmd.Dir, cmd.Env = x.cwd, x.env
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		return cmdResult{code: -1, stderr: err.Error()}, false
 	}
+	t0 := time.Now() // the kill delay and the duration both count from here
+
 	if d >= 0 {
 		timer := time.AfterFunc(d, func() { cmd.Process.Signal(syscall.SIGKILL) })
 		defer timer.Stop()

@@ -216,8 +216,8 @@ func makePlan(o *options, i int) *plan {
 	r := rngFor(o.seed, i)
 	p := &plan{idx: i, kind: weighted(r, trialKinds, o.kinds), signal: sigKill}
 	if p.kind != kindTurn {
-		// Mostly inside the operation; its tail races kandev's own exit.
-		p.opFrac = r.Float64()
+		// Inside the operation: its last part races kandev's own exit.
+		p.opFrac = 0.85 * r.Float64()
 		p.opSessions = 2 + r.IntN(4)
 		p.agentDelay = opAgentDelay
 		return p
