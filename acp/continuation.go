@@ -1,78 +1,155 @@
 package acp
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
-// Pause reasons (SPEC 3.4): why an interrupted turn is not continued automatically.
-const (
-	PausePermission = "a permission request was pending when the owner died"
-	PauseProfile    = "the agent profile or its command changed since the turn started"
-	PauseStopped    = "the session was stopped explicitly (kandev stop)"
-	PauseBudget     = "the automatic continuation budget is spent"
-)
-
-// ContinuationInput is what the continuation decision depends on.
-type ContinuationInput struct {
-	Session           *state.Session
-	Command           []string // the profile's command now
-	PermissionPending bool     // a permission request was pending when the owner died
-	AutoContinue      bool     // [session.restart] auto_continue
-	NoContinue        bool     // resume --no-continue
-	MaxAttempts       int
-	Window            time.Duration
-	Now               time.Time
+// ContinuationPolicy is the part of the continuation rule that comes from
+// the configuration, the agent profile and the permission mode.
+func ContinuationPolicy(cfg *state.Config, command []string, mode string, noContinue bool) state.ContinuationPolicy {
+	return state.ContinuationPolicy{
+		AutoContinue: cfg.AutoContinue(), NoContinue: noContinue,
+		MaxAttempts: cfg.MaxAttempts(), Window: time.Duration(cfg.WindowSeconds()) * time.Second,
+		Command: command, PermissionMode: mode,
+	}
 }
 
-// ContinuationDecision says whether an interrupted turn gets its one
-// automatic continuation, and if not whether that is a pause (an operator
-// must look) or simply switched off.
-type ContinuationDecision struct {
-	Continue bool
-	Pause    string // "" unless paused
+// decideContinuation checks the worktree, applies the continuation rule and
+// records what it says about the pause. It refuses (ErrNotResumable) a
+// broken worktree, and a pause unless the user sent a prompt.
+func (o *owner) decideContinuation() (state.ContinuationDecision, error) {
+	var wt *state.Worktree
+	if o.s.Worktree != nil {
+		w := state.CheckWorktree(*o.s.Worktree)
+		o.update(func(s *state.Session) { s.Worktree = &w })
+		wt = &w
+	}
+	pol := ContinuationPolicy(o.job.Config, o.job.Profile.Command, o.job.Permissions, o.job.NoContinue)
+	d := state.DecideContinuation(o.s, wt, pol, time.Now().UTC())
+	o.settlePause(d, wt)
+	if wt != nil && !wt.Valid {
+		return d, fmt.Errorf("%w: %s; %s", ErrNotResumable, wt.Problem, pauseAdvice(o.s.ID, wt, state.PauseWorktree))
+	}
+	if p := o.s.Pause; p != nil && o.job.Prompt == "" {
+		return d, fmt.Errorf("%w: automatic continuation of session %s is paused: %s; %s", ErrNotResumable, o.s.ID, p.Reason, pauseAdvice(o.s.ID, wt, p.Kind))
+	}
+	o.update(func(s *state.Session) {
+		if d.Drop {
+			s.Interrupted = nil // switched off: repaired, never continued
+		}
+		// Every turn this owner runs runs under this mode.
+		s.TurnPermissionMode = o.job.Permissions
+	})
+	return d, nil
 }
 
-// DecideContinuation is the pure rule of SPEC 3.4, first match wins: off by
-// flag or config; paused for a pending permission, a changed agent command,
-// an explicit stop, or a spent budget; otherwise continue.
-func DecideContinuation(in ContinuationInput) ContinuationDecision {
-	s := in.Session
+// settlePause records the pause transitions of d: a pause whose cause is
+// gone clears with an info marker, a pause found now is recorded with a
+// warning marker. wt is the worktree as checked now (nil when none).
+func (o *owner) settlePause(d state.ContinuationDecision, wt *state.Worktree) {
+	if d.Cleared != nil {
+		o.update(func(s *state.Session) { s.Pause = nil })
+		o.marker(history.MarkerContinuationResumed, "Continuation resumed: "+d.ClearedBecause+".", "")
+	}
+	if d.Pause != nil && (o.s.Pause == nil || *o.s.Pause != *d.Pause) {
+		o.pause(*d.Pause, pauseAdvice(o.s.ID, wt, d.Pause.Kind))
+	}
+}
+
+// pauseAdvice says what the operator does about a pause of this kind; wt
+// is the worktree as checked now (nil when none).
+func pauseAdvice(id string, wt *state.Worktree, kind string) string {
 	switch {
-	case in.NoContinue || !in.AutoContinue:
-		return ContinuationDecision{}
-	case in.PermissionPending:
-		return ContinuationDecision{Pause: PausePermission}
-	case len(s.AgentCommand) > 0 && !slices.Equal(s.AgentCommand, in.Command):
-		return ContinuationDecision{Pause: PauseProfile}
-	case s.Stopped:
-		return ContinuationDecision{Pause: PauseStopped}
-	case attemptsWithin(s.RestartAttempts, in.Now, in.Window) >= in.MaxAttempts:
-		return ContinuationDecision{Pause: fmt.Sprintf("%s (%d continuations within %s)", PauseBudget, in.MaxAttempts, in.Window)}
+	case kind == state.PauseWorktree && wt != nil && wt.OffBranch:
+		return fmt.Sprintf("check out branch %s in %s and run kandev resume %s again, or start a follow-up with kandev start --parent %s", wt.Branch, wt.Path, id, id)
+	case kind == state.PauseWorktree:
+		return "restore it, or start a follow-up with kandev start --parent " + id
+	case kind == state.PauseBudget:
+		return fmt.Sprintf("inspect it with kandev recap %s, then send a prompt (kandev prompt %s \"...\"), or run kandev resume %s again once the window has passed", id, id, id)
 	}
-	return ContinuationDecision{Continue: true}
+	return fmt.Sprintf("inspect it with kandev recap %s, then send a prompt (kandev prompt %s \"...\")", id, id)
 }
 
-func attemptsWithin(ts []time.Time, now time.Time, window time.Duration) int {
-	n := 0
-	for _, t := range ts {
-		if now.Sub(t) < window {
-			n++
+// continueInterrupted sends the one continuation of interrupted turn turn.
+// It is recorded before the prompt is sent, so a crash at any point cannot
+// lead to a second continuation of the same turn.
+func (o *owner) continueInterrupted(ctx context.Context, turn string) error {
+	now := time.Now().UTC()
+	window := time.Duration(o.job.Config.WindowSeconds()) * time.Second
+	o.update(func(s *state.Session) {
+		s.ContinuedTurn, s.Interrupted = turn, nil
+		s.RestartAttempts = append(state.PruneAttempts(s.RestartAttempts, now, window), now)
+	})
+	info := DescribeTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn)
+	if !info.Accepted && info.UserText != "" {
+		// The agent never answered the interrupted turn: send its message
+		// again (as for an initial prompt) rather than a continuation of
+		// work that never began.
+		source := info.Source
+		if source == "" || source == state.SourceInitial {
+			source = state.SourceUser
 		}
+		return o.turn(ctx, source, info.UserText)
 	}
-	return n
+	return o.turn(ctx, state.SourceContinuation, history.BuildContinuationPrompt(info.UnknownCalls))
 }
 
-// pruneAttempts keeps the attempts still inside the window.
-func pruneAttempts(ts []time.Time, now time.Time, window time.Duration) []time.Time {
-	var out []time.Time
-	for _, t := range ts {
-		if now.Sub(t) < window {
-			out = append(out, t)
-		}
+// takeOverPause lifts a pause (and an explicit stop) when the operator sends
+// a prompt: the interrupted turn is then never continued automatically.
+func (o *owner) takeOverPause() {
+	p := o.s.Pause
+	if !o.s.Stopped && p == nil && o.s.Interrupted == nil {
+		return
 	}
-	return out
+	o.update(func(s *state.Session) { s.Stopped, s.Pause, s.Interrupted = false, nil, nil })
+	if p != nil {
+		o.marker(history.MarkerContinuationResumed, "The pause of turn "+p.Turn+" is lifted by the operator's prompt; that turn is not continued automatically.", "")
+	}
+}
+
+// SettlePause re-checks a session's pause when no owner runs it (status
+// looks): a pause whose cause is gone clears with an info marker, one found
+// now is recorded. It does nothing while an owner is alive.
+func SettlePause(h *state.Home, id string, pol state.ContinuationPolicy, now time.Time) error {
+	lock, err := h.AcquireOwner(id)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	s, err := h.LoadSession(id)
+	if err != nil || state.IsTerminal(s.State) {
+		return err
+	}
+	var wt *state.Worktree
+	if s.Worktree != nil {
+		w := state.CheckWorktree(*s.Worktree)
+		wt = &w
+	}
+	d := state.DecideContinuation(s, wt, pol, now)
+	if d.Cleared == nil && (d.Pause == nil || s.Pause != nil && *s.Pause == *d.Pause) {
+		return nil
+	}
+	log, torn, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	o := &owner{job: Job{Home: h}, s: s, log: log, res: &Result{}}
+	if torn > 0 {
+		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+	}
+	if wt != nil {
+		o.update(func(s *state.Session) { s.Worktree = wt })
+	}
+	o.settlePause(d, wt)
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -91,17 +90,4 @@ func (o *owner) leaveForContinuation(turnID string) {
 	}
 	o.marker(history.MarkerPromptInterrupted, "kandev was terminated (SIGTERM) during turn "+turnID+"; the next kandev resume, prompt or recover continues it once.", "")
 	o.repairInterrupted(state.StopShutdown)
-	o.keepOwed(turnID)
-}
-
-// keepOwed makes the record say the repaired turn is still interrupted: it
-// stays the current turn of a RUNNING session, which is what status, list,
-// recover and the next owner read as "continue it once" (RepairTurn reports
-// a turn that ended with stop_reason shutdown as ClosedByShutdown).
-func (o *owner) keepOwed(turnID string) {
-	o.update(func(s *state.Session) {
-		s.CurrentTurn = turnID
-		s.State = state.StateRunning
-		s.LastActivityAt = time.Now().UTC()
-	})
 }

@@ -208,46 +208,17 @@ func (o *owner) progress(msg string) {
 }
 
 func (o *owner) run(ctx context.Context) error {
-	var tr TurnRepair
-	interrupted := o.s.CurrentTurn
-	permissionPending := o.s.PermissionPending
-	if o.s.State == state.StateRunning && interrupted == "" {
+	if o.s.State == state.StateRunning && o.s.CurrentTurn == "" {
 		// A record that lagged behind a finished turn: nothing was cut off.
 		o.update(func(s *state.Session) { s.State = state.StateWaitingForInput })
 	}
-	if interrupted != "" {
-		tr = o.repairInterrupted(state.StopShutdown)
-		if tr.Fixes == nil {
-			interrupted = ""
-		}
-		permissionPending = permissionPending || tr.PermissionOpen
+	if o.s.CurrentTurn != "" {
+		o.repairInterrupted(state.StopShutdown)
 	}
 	o.reconcileInbox()
-	if o.s.Worktree != nil {
-		wt := state.CheckWorktree(*o.s.Worktree)
-		o.update(func(s *state.Session) { s.Worktree = &wt })
-		if !wt.Valid {
-			o.pause("the worktree is not usable: " + wt.Problem)
-			return fmt.Errorf("%w: %s; restore it, or start a new session with kandev start --parent %s", ErrNotResumable, wt.Problem, o.s.ID)
-		}
-	}
-	continueTurn := false
-	if interrupted != "" && o.s.InitialPrompt == "" && o.s.ContinuedTurn != interrupted {
-		now := time.Now().UTC()
-		d := DecideContinuation(ContinuationInput{
-			Session: o.s, Command: o.job.Profile.Command, PermissionPending: permissionPending,
-			AutoContinue: o.job.Config.AutoContinue(), NoContinue: o.job.NoContinue,
-			MaxAttempts: o.job.Config.MaxAttempts(), Window: time.Duration(o.job.Config.WindowSeconds()) * time.Second, Now: now,
-		})
-		switch {
-		case d.Pause != "":
-			o.pause(d.Pause)
-		case d.Continue:
-			continueTurn = true
-		}
-	}
-	if o.s.Paused != "" && o.job.Prompt == "" {
-		return fmt.Errorf("%w: automatic continuation of session %s is paused: %s; inspect it with kandev recap %s, then send a prompt", ErrNotResumable, o.s.ID, o.s.Paused, o.s.ID)
+	d, err := o.decideContinuation()
+	if err != nil {
+		return err
 	}
 	if err := o.start(ctx); err != nil {
 		return err
@@ -263,34 +234,13 @@ func (o *owner) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if continueTurn {
-		// Recorded before the prompt is sent, so a crash at any point cannot
-		// lead to a second continuation of the same interrupted turn.
-		now := time.Now().UTC()
-		window := time.Duration(o.job.Config.WindowSeconds()) * time.Second
-		o.update(func(s *state.Session) {
-			s.ContinuedTurn = interrupted
-			s.RestartAttempts = append(pruneAttempts(s.RestartAttempts, now, window), now)
-		})
-		if !tr.Accepted && tr.UserText != "" {
-			// The agent never answered the interrupted turn: send its message
-			// again (as the SPEC does for an initial prompt) rather than a
-			// continuation of work that never began.
-			source := tr.Source
-			if source == "" || source == state.SourceInitial {
-				source = state.SourceUser
-			}
-			if err := o.turn(ctx, source, tr.UserText); err != nil {
-				return err
-			}
-		} else if err := o.turn(ctx, state.SourceContinuation, history.BuildContinuationPrompt(tr.UnknownCalls)); err != nil {
+	if d.Continue {
+		if err := o.continueInterrupted(ctx, d.Turn); err != nil {
 			return err
 		}
 	}
 	if o.job.Prompt != "" {
-		if o.s.Stopped || o.s.Paused != "" {
-			o.update(func(s *state.Session) { s.Stopped = false; s.Paused = "" })
-		}
+		o.takeOverPause()
 		if err := o.turn(ctx, state.SourceUser, o.job.Prompt); err != nil {
 			return err
 		}
@@ -355,10 +305,14 @@ func (o *owner) interactive(ctx context.Context) error {
 	}
 }
 
-// pause stops automatic continuation until an operator sends a prompt.
-func (o *owner) pause(reason string) {
-	o.update(func(s *state.Session) { s.Paused = reason })
-	o.marker(history.MarkerContinuationPaused, "Automatic continuation paused: "+reason+". Inspect with kandev recap "+o.s.ID+", then send a prompt.", "")
+// pause holds the interrupted turn back until its cause is gone or an
+// operator sends a prompt.
+func (o *owner) pause(p state.Pause, advice string) {
+	o.update(func(s *state.Session) { s.Pause = &p })
+	m := history.NewMarker(history.MarkerContinuationPaused, "Automatic continuation paused: "+p.Reason+"; "+advice+".", "")
+	m.TurnID = p.Turn
+	m.Data, _ = json.Marshal(map[string]string{"pause_kind": p.Kind})
+	o.append(true, &m)
 }
 
 // repairInterrupted closes a turn whose owner died, by appending what
@@ -367,13 +321,12 @@ func (o *owner) pause(reason string) {
 func (o *owner) repairInterrupted(stop string) TurnRepair {
 	turn := o.s.CurrentTurn
 	tr := RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, stop)
-	if tr.ClosedByShutdown {
-		// Closed by an owner that was terminated: nothing to append, but the
-		// turn is still interrupted and owed its continuation.
-		tr.Fixes = []*state.Event{}
-	}
 	if tr.Fixes == nil {
 		o.update(func(s *state.Session) {
+			if tr.ClosedByShutdown && stop == state.StopShutdown && s.InitialPrompt == "" && s.Interrupted == nil {
+				// A terminated owner closed the turn but its record write was lost.
+				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending}
+			}
 			s.CurrentTurn = ""
 			s.State = state.StateWaitingForInput
 			s.PermissionPending = false
@@ -385,6 +338,10 @@ func (o *owner) repairInterrupted(stop string) TurnRepair {
 	o.mu.Unlock()
 	o.append(true, append(tr.Fixes, &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})...)
 	o.update(func(s *state.Session) {
+		if stop == state.StopShutdown && s.InitialPrompt == "" {
+			// Owed its one continuation (an unaccepted initial prompt is sent again instead).
+			s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending}
+		}
 		s.CurrentTurn = ""
 		s.StopReason = stop
 		s.State = state.StateWaitingForInput

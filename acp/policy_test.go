@@ -3,7 +3,6 @@ package acp
 import (
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -64,44 +63,6 @@ func TestClassify_ErrorsFromRealAgents(t *testing.T) {
 		if got := Classify(tc.err); got != tc.want {
 			t.Errorf("Classify(%v) = %s, want %s", tc.err, got, tc.want)
 		}
-	}
-}
-
-func TestDecideContinuation_Rules(t *testing.T) {
-	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
-	cmd := []string{"{kandev}", "demo-agent"}
-	base := func() ContinuationInput {
-		return ContinuationInput{Session: &state.Session{AgentCommand: cmd}, Command: cmd, AutoContinue: true, MaxAttempts: 3, Window: 5 * time.Minute, Now: now}
-	}
-	cases := []struct {
-		name   string
-		mod    func(*ContinuationInput)
-		cont   bool
-		paused bool
-	}{
-		{"continue by default", func(*ContinuationInput) {}, true, false},
-		{"no-continue flag", func(in *ContinuationInput) { in.NoContinue = true }, false, false},
-		{"auto_continue off", func(in *ContinuationInput) { in.AutoContinue = false }, false, false},
-		{"pending permission pauses", func(in *ContinuationInput) { in.PermissionPending = true }, false, true},
-		{"changed command pauses", func(in *ContinuationInput) { in.Command = []string{"other"} }, false, true},
-		{"stopped pauses", func(in *ContinuationInput) { in.Session.Stopped = true }, false, true},
-		{"spent budget pauses", func(in *ContinuationInput) {
-			in.Session.RestartAttempts = []time.Time{now.Add(-time.Minute), now.Add(-2 * time.Minute), now.Add(-3 * time.Minute)}
-		}, false, true},
-		{"old attempts do not count", func(in *ContinuationInput) {
-			in.Session.RestartAttempts = []time.Time{now.Add(-time.Hour), now.Add(-2 * time.Hour), now.Add(-time.Minute)}
-		}, true, false},
-		{"off wins over a pause", func(in *ContinuationInput) { in.NoContinue, in.PermissionPending = true, true }, false, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			in := base()
-			tc.mod(&in)
-			d := DecideContinuation(in)
-			if d.Continue != tc.cont || (d.Pause != "") != tc.paused {
-				t.Fatalf("got %+v", d)
-			}
-		})
 	}
 }
 

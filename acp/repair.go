@@ -40,6 +40,71 @@ var agentEventTypes = map[string]bool{
 	state.EventPermissionRequest: true,
 }
 
+// TurnInfo is what a turn's events say about it.
+type TurnInfo struct {
+	Started, Ended bool
+	StopReason     string // of the turn_ended, when Ended
+	Source         string // the turn's source
+	UserText       string // the turn's user message as logged
+	// Accepted is set when the agent answered anything in the turn.
+	Accepted bool
+	// PermissionOpen is set when a permission request has no answer in the log.
+	PermissionOpen bool
+	// Unresolved are the tool calls without a result; UnknownCalls also
+	// counts those whose result a repair marked unknown.
+	Unresolved, UnknownCalls []state.Event
+}
+
+// DescribeTurn reads turn turnID from its events (in seq order).
+func DescribeTurn(events []state.Event, turnID string) TurnInfo {
+	var info TurnInfo
+	var calls []state.Event
+	seen := map[string]bool{}
+	result := map[string]string{} // tool call id -> status of its result
+	asked := map[string]bool{}
+	for _, e := range events {
+		if e.TurnID != turnID {
+			continue
+		}
+		if agentEventTypes[e.Type] {
+			info.Accepted = true
+		}
+		switch e.Type {
+		case state.EventTurnStarted:
+			info.Started, info.Source = true, e.Source
+		case state.EventUserMessage:
+			info.UserText = e.Content
+		case state.EventTurnEnded:
+			info.Ended, info.StopReason = true, e.StopReason
+		case state.EventToolCall:
+			if !seen[e.ToolCallID] {
+				seen[e.ToolCallID] = true
+				calls = append(calls, e)
+			}
+		case state.EventToolResult:
+			result[e.ToolCallID] = e.ToolStatus
+		case state.EventPermissionRequest:
+			asked[e.ToolCallID] = true
+		case state.EventPermissionResolved:
+			delete(asked, e.ToolCallID)
+		}
+	}
+	info.PermissionOpen = len(asked) > 0
+	for _, c := range calls {
+		status, resolved := result[c.ToolCallID]
+		if !resolved {
+			info.Unresolved = append(info.Unresolved, c)
+		}
+		if !resolved || status == toolStatusUnknown {
+			info.UnknownCalls = append(info.UnknownCalls, c)
+		}
+	}
+	return info
+}
+
+// toolStatusUnknown marks a result a repair appended: the call may or may not have happened.
+const toolStatusUnknown = "unknown"
+
 // RepairTurn decides how to close interrupted turn turnID from the log's
 // events: an unknown-outcome tool_result for each tool call without a
 // result, turn_ended with stop reason stop, and an info marker saying what
@@ -47,69 +112,25 @@ var agentEventTypes = map[string]bool{
 // reached the log, needs nothing, so repairing twice appends nothing the
 // second time.
 func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
-	var r TurnRepair
 	if turnID == "" {
-		return r
-	}
-	var calls []state.Event
-	seen := map[string]bool{}
-	resolved := map[string]bool{}
-	unknownResult := map[string]bool{}
-	asked := map[string]bool{}
-	started, closed := false, false
-	for _, e := range events {
-		if e.TurnID != turnID {
-			continue
-		}
-		if agentEventTypes[e.Type] {
-			r.Accepted = true
-		}
-		switch e.Type {
-		case state.EventTurnStarted:
-			started, r.Source = true, e.Source
-		case state.EventUserMessage:
-			r.UserText = e.Content
-		case state.EventTurnEnded:
-			if e.StopReason != state.StopShutdown {
-				return TurnRepair{}
-			}
-			closed = true
-		case state.EventToolCall:
-			if !seen[e.ToolCallID] {
-				seen[e.ToolCallID] = true
-				calls = append(calls, e)
-			}
-		case state.EventToolResult:
-			resolved[e.ToolCallID] = true
-			unknownResult[e.ToolCallID] = e.ToolStatus == "unknown"
-		case state.EventPermissionRequest:
-			asked[e.ToolCallID] = true
-		case state.EventPermissionResolved:
-			delete(asked, e.ToolCallID)
-		}
-	}
-	if !started {
 		return TurnRepair{}
 	}
-	r.PermissionOpen = len(asked) > 0
-	if closed {
-		r.ClosedByShutdown = true
-		for _, c := range calls {
-			if unknownResult[c.ToolCallID] {
-				r.UnknownCalls = append(r.UnknownCalls, c)
-			}
-		}
-		return r
+	info := DescribeTurn(events, turnID)
+	if !info.Started {
+		return TurnRepair{}
 	}
+	if info.Ended {
+		// Nothing to append. A turn closed by a terminated owner (SIGTERM) is
+		// still owed its continuation.
+		return TurnRepair{ClosedByShutdown: info.StopReason == state.StopShutdown, UnknownCalls: info.UnknownCalls,
+			Accepted: info.Accepted, PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
+	}
+	r := TurnRepair{UnknownCalls: info.Unresolved, Accepted: info.Accepted, PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
 	var unknown []string
-	for _, c := range calls {
-		if resolved[c.ToolCallID] {
-			continue
-		}
+	for _, c := range info.Unresolved {
 		unknown = append(unknown, c.ToolCallID)
-		r.UnknownCalls = append(r.UnknownCalls, c)
 		r.Fixes = append(r.Fixes, &state.Event{Type: state.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
-			ToolStatus: "unknown", Content: "kandev was stopped while this tool call ran: the action may or may not have happened."})
+			ToolStatus: toolStatusUnknown, Content: "kandev was stopped while this tool call ran: the action may or may not have happened."})
 	}
 	r.Fixes = append(r.Fixes, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop})
 	summary := "Repaired turn " + turnID + " interrupted by the owner's death"
@@ -211,6 +232,9 @@ type RepairReport struct {
 	UnknownCalls []string `json:"unknown_tool_calls"`
 	Appended     int      `json:"appended_events"`
 	DryRun       bool     `json:"dry_run"`
+	// Pending is the interrupted turn the next resume continues (repair
+	// never sends the continuation itself).
+	Pending string `json:"continuation_pending,omitempty"`
 }
 
 // Repair reconciles a session after a crash without relaunching its agent:
@@ -242,6 +266,14 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 			for _, c := range tr.UnknownCalls {
 				rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
 			}
+			// What the repair would record, in this copy only.
+			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
+				s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
+			}
+			s.CurrentTurn = ""
+		}
+		if stop == state.StopShutdown {
+			rep.Pending, _ = s.AwaitingContinuation()
 		}
 		return rep, nil
 	}
@@ -276,20 +308,28 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 			return nil, fmt.Errorf("repair %s: %w", id, err)
 		}
 	}
-	_, err = h.UpdateSession(id, func(s *state.Session) error {
+	s, err = h.UpdateSession(id, func(s *state.Session) error {
 		if turn != "" {
+			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
+				// Owed its one continuation: repair never spends it.
+				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending}
+			}
 			s.CurrentTurn, s.State, s.PermissionPending = "", state.StateWaitingForInput, false
 			if tr.Fixes != nil {
 				s.StopReason = stop
 			}
 		}
 		if stop == state.StopUserCanceled {
-			s.Stopped, s.StopReason = true, stop
+			// An explicit stop: the interrupted turn is never continued.
+			s.Stopped, s.StopReason, s.Interrupted, s.Pause = true, stop, nil, nil
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("repair %s: %w", id, err)
+	}
+	if stop != state.StopUserCanceled {
+		rep.Pending, _ = s.AwaitingContinuation()
 	}
 	rep.Appended = int(log.NextSeq() - before)
 	return rep, nil

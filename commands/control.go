@@ -169,6 +169,10 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	p, err := newProbe(env, "", false)
+	if err != nil {
+		return err
+	}
 	type outcome struct {
 		ID      string `json:"id"`
 		Outcome string `json:"outcome"`
@@ -187,9 +191,8 @@ func (c *RecoverCmd) Run(env *Env) error {
 		if ws != "" && s.Workspace != ws {
 			continue
 		}
-		st := observe(h, s, env.Now())
-		if !st.NeedsResume || !st.Interrupted || s.Paused != "" {
-			continue
+		if a := p.assess(s, probeFull); !a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning {
+			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
 		job := acp.Job{}
 		if env.Out.JSON {
@@ -202,7 +205,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 			if firstErr == nil {
 				firstErr = err
 			}
-		} else if res != nil && res.Session != nil && res.Session.Paused != "" {
+		} else if res != nil && res.Session != nil && res.Session.Pause != nil {
 			o.Outcome = "paused"
 		}
 		results = append(results, o)

@@ -51,7 +51,14 @@ func (c *DoctorCmd) Run(env *Env) error {
 	if cfgCheck != nil {
 		checks = append(checks, *cfgCheck)
 	}
-	checks = append(checks, sessionChecks(h, env.Now())...)
+	mode := env.G.Permissions
+	if mode == "" {
+		mode = cfg.Permissions.Mode
+	}
+	if mode == "" {
+		mode = acp.PermAsk
+	}
+	checks = append(checks, sessionChecks(probeWith(h, cfg, mode, "", false, env.Now()))...)
 	checks = append(checks, leftoverChecks(h, env.Now())...)
 	checks = append(checks, agentChecks(env.Ctx, h, cfg)...)
 	checks = append(checks, gitCheck())
@@ -176,7 +183,8 @@ func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
 // sessionChecks look at every session record: unreadable records, torn or
 // corrupt logs, interrupted turns (state RUNNING with nobody holding the
 // owner lock), paused continuations and orphaned agent processes.
-func sessionChecks(h *state.Home, now time.Time) []check {
+func sessionChecks(p *probe) []check {
+	h := p.h
 	dir := filepath.Join(h.Dir, "sessions")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -190,7 +198,7 @@ func sessionChecks(h *state.Home, now time.Time) []check {
 			continue
 		}
 		n++
-		out = append(out, sessionCheck(h, id, now)...)
+		out = append(out, sessionCheck(p, id)...)
 	}
 	if len(out) == 0 {
 		return []check{{Name: "sessions", OK: true, Message: fmt.Sprintf("%d session(s): records readable, logs intact, none interrupted", n)}}
@@ -207,7 +215,8 @@ func recordID(name string) (string, bool) {
 	return id, state.ValidateID(id) == nil
 }
 
-func sessionCheck(h *state.Home, id string, now time.Time) []check {
+func sessionCheck(p *probe, id string) []check {
+	h := p.h
 	name := "session " + id
 	s, err := h.LoadSession(id)
 	if errors.Is(err, state.ErrNewerFormat) {
@@ -223,7 +232,7 @@ func sessionCheck(h *state.Home, id string, now time.Time) []check {
 	if !ownerAlive { // a live owner may be mid-append: its tail is not torn
 		out = append(out, logChecks(h, id)...)
 	}
-	st := observe(h, s, now)
+	st := p.observe(s)
 	switch {
 	case st.Reason == state.ReasonStaleExecution:
 		out = append(out, check{Name: name, Message: fmt.Sprintf("orphaned agent process %d is still running but its kandev owner is gone", s.AgentPID),
@@ -232,7 +241,7 @@ func sessionCheck(h *state.Home, id string, now time.Time) []check {
 		out = append(out, check{Name: name, Message: "interrupted: state " + s.State + " but no process holds its owner lock (the owner died mid-turn)",
 			Fix: "kandev resume " + id})
 	case st.Badge == state.BadgePaused:
-		out = append(out, check{Name: name, Message: "automatic continuation paused: " + s.Paused, Fix: nextStep(s, st)})
+		out = append(out, check{Name: name, Message: "automatic continuation paused: " + st.Paused, Fix: st.Next})
 	}
 	return out
 }

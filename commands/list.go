@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,6 +54,13 @@ func (c *ListCmd) Run(env *Env) error {
 		}
 		picked = append(picked, s)
 	}
+	p, err := newProbe(env, "", false)
+	if err != nil {
+		return err
+	}
+	if c.Resumable {
+		picked = slices.DeleteFunc(picked, func(s *state.Session) bool { return state.IsTerminal(s.State) })
+	}
 	out := []listed{}
 	now := env.Now()
 	// Probes are lock, lease and inbox reads: a batch at a time on every
@@ -60,36 +68,17 @@ func (c *ListCmd) Run(env *Env) error {
 	const batch = 512
 	for lo := 0; lo < len(picked) && (c.Limit == 0 || len(out) < c.Limit); lo += batch {
 		part := picked[lo:min(lo+batch, len(picked))]
-		sts := make([]Status, len(part))
-		state.ForEach(len(part), func(i int) {
-			// Only a session whose record says a turn runs needs the probes: a
-			// finished one is never resumable, and an idle one's badge (idle,
-			// stopped, paused) and resumability do not depend on whether an
-			// owner is alive. Most sessions of a long-lived home cost no probe.
-			if needsProbe(part[i]) {
-				sts[i] = observe(h, part[i], now)
-			}
-		})
+		as := make([]state.Assessment, len(part))
+		level := probeBadge
+		if c.Resumable {
+			level = probeResumable
+		}
+		state.ForEach(len(part), func(i int) { as[i] = p.assess(part[i], level) })
 		for i, s := range part {
-			badge := sts[i].Badge
-			switch {
-			case state.IsTerminal(s.State):
-				if c.Resumable {
-					continue
-				}
-				badge = state.Badge(s, false)
-			case !needsProbe(s):
-				// Without a turn running, whether an owner is alive changes
-				// neither the badge nor whether resume can act: the verdict
-				// with a dead owner answers for both cases.
-				badge = state.Badge(s, false)
-				if v := state.Decide(s, state.Observation{Now: now}); c.Resumable && !(v.NeedsResume && v.IsResumable) {
-					continue
-				}
-			case c.Resumable && !(sts[i].IsResumable && (sts[i].NeedsResume || sts[i].Reason == state.ReasonAgentRunning && sts[i].Attachable)):
+			if c.Resumable && !as[i].Resumable {
 				continue
 			}
-			out = append(out, listed{s, badge})
+			out = append(out, listed{s, as[i].Badge})
 			if c.Limit > 0 && len(out) >= c.Limit {
 				break
 			}
@@ -108,12 +97,6 @@ func (c *ListCmd) Run(env *Env) error {
 		tw.Flush()
 	})
 	return nil
-}
-
-// needsProbe reports whether a session's badge and resumability depend on
-// the owner-lock probe: only when its record says a turn is running.
-func needsProbe(s *state.Session) bool {
-	return s.State == state.StateRunning || s.State == state.StateStarting
 }
 
 func validState(s string) bool {

@@ -38,13 +38,17 @@ func (c *RecapCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	st := observe(h, s, env.Now())
+	p, err := newProbe(env, "", false)
+	if err != nil {
+		return err
+	}
+	st := p.observe(s)
 	r, rep, err := readRecap(h, s, st.Badge, c.Limit, env.Now())
 	if err != nil {
 		return err
 	}
 	warnSkipped(env, h, s.ID, rep)
-	env.Out.Object(map[string]any{"recap": r}, func(w io.Writer) { writeRecapText(w, r, nextStep(s, st)) })
+	env.Out.Object(map[string]any{"recap": r}, func(w io.Writer) { writeRecapText(w, r, st.Next) })
 	return nil
 }
 

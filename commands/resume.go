@@ -50,12 +50,20 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if holder == "" {
 		holder = state.DefaultHolder()
 	}
+	p, err := newProbe(env, holder, c.NoContinue)
+	if err != nil {
+		return err
+	}
+	a := p.assess(s, probeFull)
 	lease, err := h.Attach(id, holder, ttl, env.Now())
 	if err != nil {
 		return err
 	}
 	attach := map[string]any{"session_id": id, "attached_to": lease.AttachedTo, "attached_at": lease.AttachedAt, "attach_expires_at": lease.AttachExpiresAt}
 	if alive, _ := h.OwnerAlive(id); alive {
+		if wt := a.Worktree; wt != nil && !wt.Valid {
+			return fmt.Errorf("%w: session %s runs in another kandev process, but %s", acp.ErrNotResumable, id, wt.Problem)
+		}
 		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
 			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; follow it with kandev events %s --follow\n", id, s.OwnerPID, id)
 		})

@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
 )
 
@@ -29,38 +28,12 @@ type Status struct {
 	OwnerPID        int    `json:"owner_pid"`
 	PendingInputs   int    `json:"pending_inputs"`
 	Interrupted     bool   `json:"interrupted"`
-	Paused          string `json:"paused,omitempty"`
-}
-
-// observe probes the owner lock and the recorded agent pid and computes the verdict and badge.
-func observe(h *state.Home, s *state.Session, now time.Time) Status {
-	alive, _ := h.OwnerAlive(s.ID)
-	if !alive && s.State == state.StateRunning && (s.CurrentTurn == "" || state.TurnClosed(h.LogPath(s.ID), s.CurrentTurn)) {
-		// The owner died after writing turn_ended but before updating the
-		// record: the log is the truth, the turn is complete.
-		c := *s
-		c.State, c.CurrentTurn = state.StateWaitingForInput, ""
-		s = &c
-	}
-	if !alive && s.PermissionPending && s.Paused == "" && (s.State == state.StateRunning || s.State == state.StateStarting) {
-		// What resume will do: a turn cut off during a permission question pauses.
-		c := *s
-		c.Paused = acp.PausePermission
-		s = &c
-	}
-	agentAlive := !alive && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart)
-	v := state.Decide(s, state.Observation{OwnerAlive: alive, AgentAlive: agentAlive, Now: now})
-	st := Status{NeedsResume: v.NeedsResume, IsResumable: v.IsResumable, Reason: v.Reason,
-		Badge: state.Badge(s, alive), Interrupted: v.Interrupted, Paused: s.Paused}
-	if alive {
-		st.OwnerPID = s.OwnerPID
-	}
-	if l, _ := h.ReadLease(s.ID); l.Live(now) {
-		st.AttachedTo, st.AttachExpiresAt = l.AttachedTo, l.AttachExpiresAt.Format(time.RFC3339)
-	}
-	st.Attachable = v.IsResumable && !state.IsTerminal(s.State) && (st.AttachedTo == "" || st.AttachedTo == state.DefaultHolder())
-	st.PendingInputs = h.PendingInputs(s)
-	return st
+	// Paused is the pause's reason; Pause says its kind and turn.
+	Paused string       `json:"paused,omitempty"`
+	Pause  *state.Pause `json:"pause,omitempty"`
+	// Next is one command that succeeds for the session as it is ("..."
+	// stands for a message).
+	Next string `json:"next"`
 }
 
 // Run prints the verdict and the session.
@@ -69,11 +42,17 @@ func (c *StatusCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if s.Worktree != nil && !state.IsTerminal(s.State) {
-		wt := state.CheckWorktree(*s.Worktree)
-		s.Worktree = &wt
+	p, err := newProbe(env, "", false)
+	if err != nil {
+		return err
 	}
-	st := observe(h, s, env.Now())
+	// Looking at the session settles its pause: cleared when its cause is
+	// gone, recorded when one is found.
+	s, a := p.settle(s, p.assess(s, probeFull))
+	if a.Worktree != nil && !state.IsTerminal(s.State) {
+		s.Worktree = a.Worktree // as checked now
+	}
+	st := statusOf(h, s, a, p)
 	env.Out.Object(map[string]any{"session": s, "status": st}, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
 		fmt.Fprintf(w, "title     %s\n", s.Title)
@@ -92,8 +71,8 @@ func (c *StatusCmd) Run(env *Env) error {
 			}
 			fmt.Fprintln(w)
 		}
-		if s.Paused != "" {
-			fmt.Fprintf(w, "paused    %s\n", s.Paused)
+		if st.Pause != nil {
+			fmt.Fprintf(w, "paused    %s\n", st.Pause.Reason)
 		}
 		if st.AttachedTo != "" {
 			fmt.Fprintf(w, "attached  %s until %s\n", st.AttachedTo, st.AttachExpiresAt)
@@ -105,24 +84,7 @@ func (c *StatusCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)
 		}
 		fmt.Fprintf(w, "activity  %s\n", s.LastActivityAt.Local().Format(time.RFC3339))
-		if next := nextStep(s, st); next != "" {
-			fmt.Fprintf(w, "next      %s\n", next)
-		}
+		fmt.Fprintf(w, "next      %s\n", st.Next)
 	})
 	return nil
-}
-
-// nextStep is the command that moves the session on.
-func nextStep(s *state.Session, st Status) string {
-	switch {
-	case st.Badge == state.BadgeNeedsResume:
-		return "kandev resume " + s.ID
-	case st.Badge == state.BadgePaused:
-		return "kandev recap " + s.ID + ", then kandev prompt " + s.ID + " \"...\""
-	case state.IsTerminal(s.State):
-		return "kandev start --parent " + s.ID + " \"...\""
-	case st.Reason == state.ReasonAgentRunning:
-		return "kandev events " + s.ID + " --follow"
-	}
-	return "kandev prompt " + s.ID + " \"...\""
 }

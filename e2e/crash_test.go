@@ -252,9 +252,14 @@ func TestCrash_BudgetPausesTheFourthContinuationWithinTheWindow(t *testing.T) {
 	if n := continuations(w.events(id)); n != 3 {
 		t.Fatalf("%d continuations, want 3", n)
 	}
-	// After the pause a plain prompt continues normally; after the window the budget is back.
+	// After the window the budget is back: the pause clears itself (status
+	// says so and the log has an info marker) and the paused turn gets its
+	// one continuation.
 	time.Sleep(15 * time.Second)
-	crash()
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if st.Status.Badge != "needs-resume" || !hasMarker(w.events(id), "continuation_resumed", "budget has room") {
+		t.Fatalf("after the window: badge %q", st.Status.Badge)
+	}
 	if r := w.run("resume", id); r.code != 0 {
 		t.Fatalf("resume after the window: %s", r)
 	}

@@ -75,7 +75,9 @@ func TestGoldenHome_Generate(t *testing.T) {
 
 	id, r = w.start("--title", "interrupted", "--agent", "slow")
 	mustOK(t, r)
-	w.killAt(isType(state.EventToolCall), 20*time.Second, "--permissions", "approve-all", "prompt", id, "remember MANGO\n/read notes.txt\n/say after the read")
+	// Under the default permission mode, the one the checks run under: a turn
+	// killed under another mode would pause for the change.
+	w.killAt(isType(state.EventToolCall), 20*time.Second, "prompt", id, "remember MANGO\n/read notes.txt\n/say after the read")
 	if evs := w.events(id); len(ofType(evs, state.EventToolCall)) == 0 || len(ofType(evs, state.EventToolResult)) != 0 {
 		t.Fatalf("interrupted: want an open tool call, got %d calls %d results", len(ofType(evs, state.EventToolCall)), len(ofType(evs, state.EventToolResult)))
 	}

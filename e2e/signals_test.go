@@ -59,21 +59,6 @@ func (w *world) signalMidTurn(id string, before func(), sigs []syscall.Signal, a
 	return signalled{result{out.String(), errb.String(), code}, took}
 }
 
-type statusView struct {
-	Status struct {
-		NeedsResume bool `json:"needs_resume"`
-		Badge       string
-		Interrupted bool
-	}
-}
-
-func (w *world) status(id string) statusView {
-	w.t.Helper()
-	var st statusView
-	decodeJSON(w.t, w.mustRun("--json", "status", id).stdout, &st)
-	return st
-}
-
 func turnEnd(evs []state.Event, turn string) string {
 	for _, e := range evs {
 		if e.Type == state.EventTurnEnded && e.TurnID == turn {

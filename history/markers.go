@@ -8,20 +8,21 @@ type MarkerKind string
 
 // Marker kinds.
 const (
-	MarkerPromptCancel       MarkerKind = "prompt_cancel"
-	MarkerPromptTimeout      MarkerKind = "prompt_timeout"
-	MarkerPromptInterrupted  MarkerKind = "prompt_interrupted"
-	MarkerPromptQueued       MarkerKind = "prompt_queued"
-	MarkerSessionRecovered   MarkerKind = "session_recovered"
-	MarkerSessionUnhealthy   MarkerKind = "session_unhealthy"
-	MarkerProviderFailure    MarkerKind = "provider_failure"
-	MarkerAuthRequired       MarkerKind = "auth_required"
-	MarkerResumeFailed       MarkerKind = "resume_failed"
-	MarkerToolOutcomeUnknown MarkerKind = "tool_outcome_unknown"
-	MarkerContinuationPaused MarkerKind = "continuation_paused"
-	MarkerSessionRepaired    MarkerKind = "session_repaired"
-	MarkerAgentFailure       MarkerKind = "agent_failure"
-	MarkerContextPending     MarkerKind = "context_pending"
+	MarkerPromptCancel        MarkerKind = "prompt_cancel"
+	MarkerPromptTimeout       MarkerKind = "prompt_timeout"
+	MarkerPromptInterrupted   MarkerKind = "prompt_interrupted"
+	MarkerPromptQueued        MarkerKind = "prompt_queued"
+	MarkerSessionRecovered    MarkerKind = "session_recovered"
+	MarkerSessionUnhealthy    MarkerKind = "session_unhealthy"
+	MarkerProviderFailure     MarkerKind = "provider_failure"
+	MarkerAuthRequired        MarkerKind = "auth_required"
+	MarkerResumeFailed        MarkerKind = "resume_failed"
+	MarkerToolOutcomeUnknown  MarkerKind = "tool_outcome_unknown"
+	MarkerContinuationPaused  MarkerKind = "continuation_paused"
+	MarkerContinuationResumed MarkerKind = "continuation_resumed"
+	MarkerSessionRepaired     MarkerKind = "session_repaired"
+	MarkerAgentFailure        MarkerKind = "agent_failure"
+	MarkerContextPending      MarkerKind = "context_pending"
 )
 
 // Marker severities.
@@ -38,20 +39,21 @@ const (
 )
 
 var markerSeverity = map[MarkerKind]string{
-	MarkerPromptCancel:       SeverityInfo,
-	MarkerPromptTimeout:      SeverityWarning,
-	MarkerPromptInterrupted:  SeverityWarning,
-	MarkerPromptQueued:       SeverityInfo,
-	MarkerSessionRecovered:   SeverityInfo,
-	MarkerSessionUnhealthy:   SeverityWarning,
-	MarkerProviderFailure:    SeverityError,
-	MarkerAuthRequired:       SeverityError,
-	MarkerResumeFailed:       SeverityWarning,
-	MarkerToolOutcomeUnknown: SeverityWarning,
-	MarkerContinuationPaused: SeverityWarning,
-	MarkerSessionRepaired:    SeverityInfo,
-	MarkerAgentFailure:       SeverityError,
-	MarkerContextPending:     SeverityInfo,
+	MarkerPromptCancel:        SeverityInfo,
+	MarkerPromptTimeout:       SeverityWarning,
+	MarkerPromptInterrupted:   SeverityWarning,
+	MarkerPromptQueued:        SeverityInfo,
+	MarkerSessionRecovered:    SeverityInfo,
+	MarkerSessionUnhealthy:    SeverityWarning,
+	MarkerProviderFailure:     SeverityError,
+	MarkerAuthRequired:        SeverityError,
+	MarkerResumeFailed:        SeverityWarning,
+	MarkerToolOutcomeUnknown:  SeverityWarning,
+	MarkerContinuationPaused:  SeverityWarning,
+	MarkerContinuationResumed: SeverityInfo,
+	MarkerSessionRepaired:     SeverityInfo,
+	MarkerAgentFailure:        SeverityError,
+	MarkerContextPending:      SeverityInfo,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

@@ -13,7 +13,7 @@ func TestMarkerKind_HasFixedSeverity(t *testing.T) {
 		"prompt_cancel": "info", "prompt_timeout": "warning", "prompt_interrupted": "warning",
 		"prompt_queued": "info", "session_recovered": "info", "session_unhealthy": "warning",
 		"provider_failure": "error", "auth_required": "error", "resume_failed": "warning",
-		"tool_outcome_unknown": "warning", "continuation_paused": "warning",
+		"tool_outcome_unknown": "warning", "continuation_paused": "warning", "continuation_resumed": "info",
 		"session_repaired": "info", "agent_failure": "error", "context_pending": "info",
 	}
 	if len(markerSeverity) != len(want) {

@@ -18,7 +18,11 @@ func RedactSession(s state.Session) state.Session {
 	s.Title = Redact(s.Title)
 	s.InitialPrompt = Redact(s.InitialPrompt)
 	s.ErrorMessage = Redact(s.ErrorMessage)
-	s.Paused = Redact(s.Paused)
+	if s.Pause != nil {
+		p := *s.Pause
+		p.Reason = Redact(p.Reason)
+		s.Pause = &p
+	}
 	s.Capabilities = redactJSON(s.Capabilities)
 	if len(s.AgentCommand) > 0 {
 		cmd := slices.Clone(s.AgentCommand)

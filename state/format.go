@@ -20,8 +20,14 @@ import (
 // Format is the version of the files this kandev writes: the home's format
 // file and the format field of every session record. An event log has the
 // format of its record. A record without the field was written before formats
-// were numbered: format 0, read as format 1 and upgraded when next written.
-const Format = 1
+// were numbered: format 0. Older records are read as this format and
+// upgraded when next written (upgradeRecord); logs are never rewritten.
+//
+//	0: records without a format field
+//	1: the format field; unknown record fields and event types are kept
+//	2: a pause is data ({kind, reason, turn}) with the owed turn in
+//	   interrupted_turn, replacing format 1's "paused" reason string
+const Format = 2
 
 // ErrNewerFormat marks a home or a session written by a newer kandev: this
 // one refuses it rather than half-read or rewrite it.
@@ -109,7 +115,52 @@ func decodeRecord(b []byte, s *Session) error {
 		}
 		return true
 	})
+	upgradeRecord(s)
 	return nil
+}
+
+// upgradeRecord reads what older formats wrote in their own shape. Before
+// format 2 a pause was only a reason string ("paused") and the owed turn was
+// the session's last one.
+func upgradeRecord(s *Session) {
+	if s.Format >= 2 {
+		return
+	}
+	var reason string
+	if raw, ok := s.Unknown["paused"]; !ok || json.Unmarshal(raw, &reason) != nil {
+		return
+	}
+	delete(s.Unknown, "paused")
+	turn := fmt.Sprintf("t%d", s.Turns)
+	if reason == "" || s.Pause != nil || s.ContinuedTurn == turn {
+		return
+	}
+	kind := legacyPauseKind(reason)
+	if kind == PauseStopped {
+		s.Stopped = true // an explicit stop drops the continuation
+		return
+	}
+	s.Pause = &Pause{Kind: kind, Reason: reason, Turn: turn}
+	if s.Interrupted == nil {
+		s.Interrupted = &Interruption{Turn: turn, PermissionOpen: kind == PausePermissionPending}
+	}
+}
+
+// legacyPauseKind maps the reasons format 1 wrote to pause kinds.
+func legacyPauseKind(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "a permission request was pending"):
+		return PausePermissionPending
+	case strings.HasPrefix(reason, "the agent profile or its command changed"):
+		return PauseAgentChanged
+	case strings.HasPrefix(reason, "the session was stopped explicitly"):
+		return PauseStopped
+	case strings.HasPrefix(reason, "the automatic continuation budget is spent"):
+		return PauseBudget
+	case strings.HasPrefix(reason, "the worktree"):
+		return PauseWorktree
+	}
+	return PauseAgentChanged // an operator must look; re-checked like any pause
 }
 
 // encodeRecord is the record as written: indented JSON, the fields this

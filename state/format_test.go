@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ func TestOpenHome_WritesItsFormatOnFirstUsePrivately(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(h.FormatPath())
-	if err != nil || string(b) != "1\n" {
+	if err != nil || string(b) != strconv.Itoa(Format)+"\n" {
 		t.Fatalf("format file %q, %v", b, err)
 	}
 	if st, _ := os.Stat(h.FormatPath()); st.Mode().Perm() != 0o600 {
@@ -30,7 +31,7 @@ func TestOpenHome_HomeWithoutFormatFileIsUpgraded(t *testing.T) {
 	if _, err := OpenHome(dir); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(dir + "/format"); string(b) != "1\n" {
+	if b, _ := os.ReadFile(dir + "/format"); string(b) != strconv.Itoa(Format)+"\n" {
 		t.Fatalf("format file %q", b)
 	}
 }
@@ -134,11 +135,11 @@ func compactJSON(t *testing.T, raw json.RawMessage) string {
 
 func TestSession_RecordOfANewerFormatIsRefusedNeverRewritten(t *testing.T) {
 	h, _ := OpenHome(t.TempDir())
-	body := `{"format":2,"id":"new","state":"WAITING_FOR_INPUT"}`
+	body := `{"format":99,"id":"new","state":"WAITING_FOR_INPUT"}`
 	writeRecord(t, h, "new", body)
 	writeRecord(t, h, "cur", `{"format":1,"id":"cur","state":"WAITING_FOR_INPUT"}`)
 	_, err := h.LoadSession("new")
-	if !isErr(err, ErrNewerFormat) || err.Error() != "session new was written by a newer kandev (format 2); upgrade kandev" {
+	if !isErr(err, ErrNewerFormat) || err.Error() != "session new was written by a newer kandev (format 99); upgrade kandev" {
 		t.Fatalf("load: %v", err)
 	}
 	if _, err := h.UpdateSession("new", func(s *Session) error { s.Title = "x"; return nil }); !isErr(err, ErrNewerFormat) {
@@ -148,7 +149,7 @@ func TestSession_RecordOfANewerFormatIsRefusedNeverRewritten(t *testing.T) {
 		t.Fatalf("the newer record was rewritten: %s", b)
 	}
 	ss, rep, err := h.ListSessionsReport()
-	if err != nil || len(ss) != 1 || ss[0].ID != "cur" || rep.Newer != 1 || rep.NewerFormat != 2 {
+	if err != nil || len(ss) != 1 || ss[0].ID != "cur" || rep.Newer != 1 || rep.NewerFormat != 99 {
 		t.Fatalf("list: %d sessions, %+v, %v", len(ss), rep, err)
 	}
 }
@@ -166,5 +167,28 @@ func TestScanLog_KeepsAndCountsEventsOfUnknownTypes(t *testing.T) {
 	}
 	if evs[0].Raw != nil || string(evs[1].Raw) != line || evs[1].Type != "rewind" {
 		t.Fatalf("raw of the known %q, of the unknown %q", evs[0].Raw, evs[1].Raw)
+	}
+}
+
+func TestSession_Format1PausedReasonIsReadAsAPauseOfTheLastTurn(t *testing.T) {
+	h, _ := OpenHome(t.TempDir())
+	writeRecord(t, h, "old", `{"format":1,"id":"old","state":"WAITING_FOR_INPUT","turns":3,"paused":"the agent profile or its command changed since the turn started"}`)
+	writeRecord(t, h, "stopped", `{"format":1,"id":"stopped","state":"WAITING_FOR_INPUT","turns":2,"paused":"the session was stopped explicitly (kandev stop)"}`)
+	s, err := h.LoadSession("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pause == nil || s.Pause.Kind != PauseAgentChanged || s.Pause.Turn != "t3" || s.Interrupted == nil || s.Interrupted.Turn != "t3" {
+		t.Fatalf("pause %+v, interrupted %+v", s.Pause, s.Interrupted)
+	}
+	if _, ok := s.Unknown["paused"]; ok {
+		t.Fatal("the legacy field is kept as unknown and would be written back")
+	}
+	s, err = h.LoadSession("stopped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pause != nil || s.Interrupted != nil || !s.Stopped {
+		t.Fatalf("a stop is not a pause: pause %+v, interrupted %+v, stopped %v", s.Pause, s.Interrupted, s.Stopped)
 	}
 }

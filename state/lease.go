@@ -22,12 +22,32 @@ func (l *Lease) Live(now time.Time) bool {
 	return l != nil && l.AttachedTo != "" && now.Before(l.AttachExpiresAt)
 }
 
-// LeaseHeldError names the holder and the expiry, for the user.
-type LeaseHeldError struct{ Lease Lease }
+// Lease operations, which decide what a conflict tells the user to do.
+const (
+	LeaseOpPrompt = "prompt" // CheckLease: prompt takes --force
+	LeaseOpResume = "resume" // Attach: resume has no --force
+	LeaseOpDetach = "detach" // Detach: only the holder can release
+)
+
+// LeaseHeldError names the holder and the expiry, and what the command that
+// met it (Op) can do about it.
+type LeaseHeldError struct {
+	Lease Lease
+	Op    string
+}
 
 func (e *LeaseHeldError) Error() string {
-	return fmt.Sprintf("session %s is attached to %s until %s; wait, use the same --holder, or pass --force",
-		e.Lease.SessionID, e.Lease.AttachedTo, e.Lease.AttachExpiresAt.Format(time.RFC3339))
+	l := e.Lease
+	until := l.AttachExpiresAt.Format(time.RFC3339)
+	msg := fmt.Sprintf("session %s is attached to %s until %s", l.SessionID, l.AttachedTo, until)
+	release := fmt.Sprintf("kandev detach %s --holder %s", l.SessionID, l.AttachedTo)
+	switch e.Op {
+	case LeaseOpPrompt:
+		return msg + "; wait for it to expire, release it with " + release + ", or pass --force to send anyway"
+	case LeaseOpDetach:
+		return msg + ", not to you; release it with " + release
+	}
+	return msg + "; wait for it to expire, or release it with " + release + " and run resume again"
 }
 
 // Unwrap makes errors.Is(err, ErrLeaseHeld) true.
@@ -92,7 +112,7 @@ func (h *Home) Attach(id, holder string, ttl time.Duration, now time.Time) (*Lea
 		return nil, err
 	}
 	if cur.Live(now) && cur.AttachedTo != holder {
-		return nil, &LeaseHeldError{Lease: *cur}
+		return nil, &LeaseHeldError{Lease: *cur, Op: LeaseOpResume}
 	}
 	l := &Lease{SessionID: id, AttachedTo: holder, AttachedAt: now.UTC(), AttachExpiresAt: now.Add(ttl).UTC()}
 	if cur.Live(now) {
@@ -117,7 +137,7 @@ func (h *Home) Detach(id, holder string, now time.Time) error {
 		return nil
 	}
 	if cur.AttachedTo != holder {
-		return &LeaseHeldError{Lease: *cur}
+		return &LeaseHeldError{Lease: *cur, Op: LeaseOpDetach}
 	}
 	return os.Remove(h.LeasePath(id))
 }
@@ -129,7 +149,7 @@ func (h *Home) CheckLease(id, holder string, now time.Time) error {
 		return err
 	}
 	if cur.Live(now) && cur.AttachedTo != holder {
-		return &LeaseHeldError{Lease: *cur}
+		return &LeaseHeldError{Lease: *cur, Op: LeaseOpPrompt}
 	}
 	return nil
 }

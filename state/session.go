@@ -110,8 +110,14 @@ type Session struct {
 	Turns       int    `json:"turns,omitempty"`
 	// PermissionPending is set while a permission request waits for an answer.
 	PermissionPending bool `json:"permission_pending,omitempty"`
-	// Paused says why automatic continuation is paused ("" when it is not).
-	Paused string `json:"paused,omitempty"`
+	// Pause says why automatic continuation of the interrupted turn waits
+	// for an operator (nil when it does not).
+	Pause *Pause `json:"pause,omitempty"`
+	// Interrupted is the repaired turn waiting for its one continuation.
+	Interrupted *Interruption `json:"interrupted_turn,omitempty"`
+	// TurnPermissionMode is the permission mode the latest turn ran under;
+	// a different mode pauses its continuation.
+	TurnPermissionMode string `json:"turn_permission_mode,omitempty"`
 	// Stopped is set by kandev stop until the next prompt.
 	Stopped bool `json:"stopped,omitempty"`
 	// RestartAttempts are the times of automatic continuations, for the budget.

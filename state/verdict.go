@@ -13,11 +13,20 @@ const (
 )
 
 // Observation is what the verdict depends on besides the record: the
-// owner-lock probe, whether the recorded agent pid is alive, and the clock.
+// probes (owner lock, recorded agent pid, log, worktree, lease), the
+// configuration a continuation is checked against, and the clock.
 type Observation struct {
 	OwnerAlive bool
 	AgentAlive bool
-	Now        time.Time
+	// TurnClosed: the log shows the record's current turn ended (the owner
+	// died after writing turn_ended, before updating the record).
+	TurnClosed bool
+	// Worktree is the session's worktree as checked now; nil: use the record's.
+	Worktree *Worktree
+	Lease    *Lease // the attach lease as read now
+	Holder   string // who would take the lease (resume's --holder)
+	Policy   ContinuationPolicy
+	Now      time.Time
 }
 
 // Verdict is the resume verdict of SPEC 3.1.
@@ -78,9 +87,11 @@ func Badge(s *Session, ownerAlive bool) string {
 		return BadgeFailed
 	case s.State == StateCancelled:
 		return BadgeCancelled
-	case s.Paused != "":
+	case s.Pause != nil:
 		return BadgePaused
 	case !ownerAlive && (s.State == StateRunning || s.State == StateStarting):
+		return BadgeNeedsResume
+	case !ownerAlive && s.Interrupted != nil && s.Interrupted.Turn != s.ContinuedTurn && s.InitialPrompt == "":
 		return BadgeNeedsResume
 	case ownerAlive && s.PermissionPending:
 		return BadgeWaitingForPermission

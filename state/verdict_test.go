@@ -49,10 +49,10 @@ func TestBadge_Precedence(t *testing.T) {
 		alive bool
 		want  string
 	}{
-		{Session{State: StateCompleted, Paused: "x"}, false, BadgeDone},
+		{Session{State: StateCompleted, Pause: &Pause{Kind: PauseBudget}}, false, BadgeDone},
 		{Session{State: StateFailed}, true, BadgeFailed},
 		{Session{State: StateCancelled}, false, BadgeCancelled},
-		{Session{State: StateRunning, Paused: "budget"}, false, BadgePaused},
+		{Session{State: StateRunning, Pause: &Pause{Kind: PauseBudget}}, false, BadgePaused},
 		{Session{State: StateRunning}, false, BadgeNeedsResume},
 		{Session{State: StateStarting}, false, BadgeNeedsResume},
 		{Session{State: StateRunning, PermissionPending: true}, true, BadgeWaitingForPermission},

@@ -22,6 +22,9 @@ type Worktree struct {
 	Branch  string `json:"branch"` // short branch name, "" when HEAD is detached
 	Valid   bool   `json:"valid"`
 	Problem string `json:"problem,omitempty"`
+	// OffBranch is set by CheckWorktree when the only problem is that the
+	// work tree is on another branch (or a detached HEAD): a checkout fixes it.
+	OffBranch bool `json:"-"`
 }
 
 // DetectWorktree finds the git work tree enclosing dir, including linked
@@ -48,7 +51,8 @@ func DetectWorktree(dir string) (w Worktree, ok bool, err error) {
 // detached HEAD (Branch "") passes on any branch. It returns w with Valid set
 // and, when invalid, Problem set to a one-line message naming the path.
 func CheckWorktree(w Worktree) Worktree {
-	w.Valid, w.Problem = false, worktreeProblem(w)
+	w.Valid = false
+	w.Problem, w.OffBranch = worktreeProblem(w)
 	if w.Problem == "" {
 		w.Valid = true
 	}
@@ -56,37 +60,37 @@ func CheckWorktree(w Worktree) Worktree {
 }
 
 // worktreeProblem returns the one-line reason w can no longer be used, or ""
-// when it can.
-func worktreeProblem(w Worktree) string {
+// when it can, and whether only the branch is wrong.
+func worktreeProblem(w Worktree) (string, bool) {
 	if w.Path == "" {
-		return "no worktree path was recorded"
+		return "no worktree path was recorded", false
 	}
 	fi, err := os.Stat(w.Path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return fmt.Sprintf("worktree %s no longer exists", w.Path)
+		return fmt.Sprintf("worktree %s no longer exists", w.Path), false
 	case err != nil:
-		return fmt.Sprintf("cannot access worktree %s: %s", w.Path, oneLine(err))
+		return fmt.Sprintf("cannot access worktree %s: %s", w.Path, oneLine(err)), false
 	case !fi.IsDir():
-		return fmt.Sprintf("worktree %s is not a directory", w.Path)
+		return fmt.Sprintf("worktree %s is not a directory", w.Path), false
 	}
 	cur, ok, err := DetectWorktree(w.Path)
 	if err != nil {
-		return fmt.Sprintf("cannot read the git repository of worktree %s: %s", w.Path, oneLine(err))
+		return fmt.Sprintf("cannot read the git repository of worktree %s: %s", w.Path, oneLine(err)), false
 	}
 	if !ok {
-		return fmt.Sprintf("%s is not a git work tree", w.Path)
+		return fmt.Sprintf("%s is not a git work tree", w.Path), false
 	}
 	if want, err := filepath.EvalSymlinks(w.Path); err == nil && want != cur.Path {
-		return fmt.Sprintf("%s is not a git work tree (it lies inside the work tree %s)", w.Path, cur.Path)
+		return fmt.Sprintf("%s is not a git work tree (it lies inside the work tree %s)", w.Path, cur.Path), false
 	}
 	switch {
 	case w.Branch == "" || cur.Branch == w.Branch:
-		return ""
+		return "", false
 	case cur.Branch == "":
-		return fmt.Sprintf("worktree %s has a detached HEAD, session was started on %q", w.Path, w.Branch)
+		return fmt.Sprintf("worktree %s has a detached HEAD, session was started on %q", w.Path, w.Branch), true
 	default:
-		return fmt.Sprintf("worktree %s is on branch %q, session was started on %q", w.Path, cur.Branch, w.Branch)
+		return fmt.Sprintf("worktree %s is on branch %q, session was started on %q", w.Path, cur.Branch, w.Branch), true
 	}
 }
 

@@ -287,6 +287,7 @@ func TestCheckWorktree(t *testing.T) {
 			got := CheckWorktree(recorded)
 			want := recorded
 			want.Valid, want.Problem = problem == "", problem
+			want.OffBranch = strings.Contains(problem, "branch") || strings.Contains(problem, "detached")
 			if got != want {
 				t.Errorf("CheckWorktree(%+v)\n got %+v\nwant %+v", recorded, got, want)
 			}

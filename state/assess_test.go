@@ -1,0 +1,135 @@
+package state
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAssess_EverySessionSituation(t *testing.T) {
+	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+	cmd := []string{"kandev", "demo-agent"}
+	okTree := &Worktree{Path: "/w", Branch: "feature", Valid: true}
+	offBranch := &Worktree{Path: "/w", Branch: "feature", Problem: `worktree /w is on branch "other"`, OffBranch: true}
+	gone := &Worktree{Path: "/w", Branch: "feature", Problem: "worktree /w no longer exists"}
+	recent := []time.Time{now.Add(-time.Minute), now.Add(-2 * time.Minute), now.Add(-3 * time.Minute)}
+	old := []time.Time{now.Add(-time.Hour), now.Add(-2 * time.Hour), now.Add(-3 * time.Hour)}
+	others := &Lease{SessionID: "s1", AttachedTo: "editor", AttachExpiresAt: now.Add(time.Minute)}
+	mine := &Lease{SessionID: "s1", AttachedTo: "me", AttachExpiresAt: now.Add(time.Minute)}
+	awaiting := func(s *Session) { s.Interrupted = &Interruption{Turn: "t2"} }
+	unrepaired := func(s *Session) { s.State, s.CurrentTurn = StateRunning, "t2" }
+	paused := func(kind string) func(*Session) {
+		return func(s *Session) { s.Pause = &Pause{Kind: kind, Reason: "r", Turn: "t2"} }
+	}
+	type want struct {
+		reason, badge           string
+		resumable, interrupted  bool
+		pause                   string // pause kind in force, "" none
+		cont, drop              bool
+		cleared, clearedBecause string
+		next                    string
+	}
+	cases := []struct {
+		name string
+		mod  []func(*Session)
+		obs  func(*Observation)
+		want want
+	}{
+		{"owner alive mid-turn", []func(*Session){unrepaired}, func(o *Observation) { o.OwnerAlive = true },
+			want{reason: ReasonAgentRunning, badge: BadgeRunning, resumable: true, next: "kandev events s1 --follow"}},
+		{"owner alive, another holder's lease", nil, func(o *Observation) { o.OwnerAlive, o.Lease = true, others },
+			want{reason: ReasonAgentRunning, badge: BadgeIdle, next: "kandev events s1 --follow"}},
+		{"stale agent of a dead owner", []func(*Session){unrepaired}, func(o *Observation) { o.AgentAlive = true },
+			want{reason: ReasonStaleExecution, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, next: "kandev resume s1"}},
+		{"terminal, even with a turn waiting", []func(*Session){awaiting, func(s *Session) { s.State = StateCompleted }}, nil,
+			want{reason: ReasonTerminal, badge: BadgeDone, next: `kandev start --parent s1 "..."`}},
+		{"interrupted turn not yet repaired", []func(*Session){unrepaired}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, next: "kandev resume s1"}},
+		{"repaired turn waiting for its continuation", []func(*Session){awaiting}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, next: "kandev resume s1"}},
+		{"turn already continued once", []func(*Session){awaiting, func(s *Session) { s.ContinuedTurn = "t2" }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
+		{"record lagged behind a finished turn", []func(*Session){unrepaired}, func(o *Observation) { o.TurnClosed = true },
+			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
+		{"unaccepted initial prompt is sent again, not continued", []func(*Session){unrepaired, func(s *Session) { s.InitialPrompt = "hi" }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, next: "kandev resume s1"}},
+		{"idle", nil, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
+		{"never launched", []func(*Session){func(s *Session) { s.State, s.AgentLaunched, s.ResumeToken = StateCreated, false, "" }}, nil,
+			want{reason: ReasonNotStarted, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
+		{"stopped, nothing waiting", []func(*Session){func(s *Session) { s.Stopped = true }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeStopped, resumable: true, next: `kandev prompt s1 "..."`}},
+		{"worktree on another branch pauses the waiting turn", []func(*Session){awaiting}, func(o *Observation) { o.Worktree = offBranch },
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseWorktree, next: "git -C /w checkout feature"}},
+		{"broken worktree without a waiting turn is no pause", nil, func(o *Observation) { o.Worktree = gone },
+			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, next: `kandev start --parent s1 "..."`}},
+		{"permission pending when the owner died", []func(*Session){unrepaired, func(s *Session) { s.PermissionPending = true }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PausePermissionPending, next: `kandev prompt s1 "..."`}},
+		{"permission open in the repaired turn", []func(*Session){func(s *Session) { s.Interrupted = &Interruption{Turn: "t2", PermissionOpen: true} }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PausePermissionPending, next: `kandev prompt s1 "..."`}},
+		{"agent command changed", []func(*Session){awaiting}, func(o *Observation) { o.Policy.Command = []string{"other"} },
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseAgentChanged, next: `kandev prompt s1 "..."`}},
+		{"permission mode changed", []func(*Session){awaiting}, func(o *Observation) { o.Policy.PermissionMode = "deny-all" },
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PausePermissionModeChanged, next: `kandev prompt s1 "..."`}},
+		{"stopped with a turn waiting", []func(*Session){awaiting, func(s *Session) { s.Stopped = true }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseStopped, next: `kandev prompt s1 "..."`}},
+		{"budget spent", []func(*Session){awaiting, func(s *Session) { s.RestartAttempts = recent }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseBudget, next: `kandev prompt s1 "..."`}},
+		{"budget pause clears once the window passed", []func(*Session){awaiting, paused(PauseBudget), func(s *Session) { s.RestartAttempts = old }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, cleared: PauseBudget, clearedBecause: "window", next: "kandev resume s1"}},
+		{"worktree pause clears when the branch is back", []func(*Session){awaiting, paused(PauseWorktree)}, func(o *Observation) { o.Worktree = okTree },
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, cleared: PauseWorktree, clearedBecause: "back on branch feature", next: "kandev resume s1"}},
+		{"a recorded pause that still holds stays", []func(*Session){awaiting, paused(PauseAgentChanged)}, func(o *Observation) { o.Policy.Command = []string{"other"} },
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseAgentChanged, next: `kandev prompt s1 "..."`}},
+		{"auto_continue off: repaired, never continued, no pause", []func(*Session){awaiting, paused(PauseBudget)}, func(o *Observation) { o.Policy.AutoContinue = false },
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, drop: true, cleared: PauseBudget, clearedBecause: "switched off", next: "kandev resume s1"}},
+		{"resume --no-continue", []func(*Session){awaiting}, func(o *Observation) { o.Policy.NoContinue = true },
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, drop: true, next: "kandev resume s1"}},
+		{"no pause without a waiting turn", []func(*Session){paused(PauseBudget)}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, cleared: PauseBudget, clearedBecause: "no interrupted turn", next: `kandev prompt s1 "..."`}},
+		{"another holder's lease", []func(*Session){awaiting}, func(o *Observation) { o.Lease = others },
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, interrupted: true, cont: true, next: `kandev prompt s1 "..." --force`}},
+		{"own lease", []func(*Session){awaiting}, func(o *Observation) { o.Lease = mine },
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, next: "kandev resume s1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Session{ID: "s1", State: StateWaitingForInput, ResumeToken: "tok", AgentLaunched: true, AgentCommand: cmd,
+				TurnPermissionMode: "approve-all", Turns: 2, Worktree: okTree}
+			for _, m := range tc.mod {
+				m(&s)
+			}
+			o := Observation{Holder: "me", Now: now, Policy: ContinuationPolicy{AutoContinue: true, MaxAttempts: 3, Window: 5 * time.Minute, Command: cmd, PermissionMode: "approve-all"}}
+			if tc.obs != nil {
+				tc.obs(&o)
+			}
+			a := Assess(&s, o)
+			d := a.Continuation
+			got := want{reason: a.Reason, badge: a.Badge, resumable: a.Resumable, interrupted: a.Interrupted, cont: d.Continue, drop: d.Drop, next: a.Next}
+			if p := a.Pause(); p != nil {
+				got.pause = p.Kind
+			}
+			if d.Cleared != nil {
+				got.cleared = d.Cleared.Kind
+				if strings.Contains(d.ClearedBecause, tc.want.clearedBecause) {
+					got.clearedBecause = tc.want.clearedBecause
+				} else {
+					got.clearedBecause = d.ClearedBecause
+				}
+			}
+			if got != tc.want {
+				t.Fatalf("\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAssess_PauseNamesItsTurnAndHumanReason(t *testing.T) {
+	s := Session{ID: "s1", State: StateWaitingForInput, ResumeToken: "tok", AgentLaunched: true, TurnPermissionMode: "approve-all",
+		Interrupted: &Interruption{Turn: "t7"}}
+	a := Assess(&s, Observation{Policy: ContinuationPolicy{AutoContinue: true, MaxAttempts: 3, Window: time.Minute, PermissionMode: "ask"}})
+	p := a.Pause()
+	if p == nil || p.Turn != "t7" || !strings.Contains(p.Reason, "approve-all") || !strings.Contains(p.Reason, "ask") {
+		t.Fatalf("pause %+v", p)
+	}
+}
