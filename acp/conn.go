@@ -255,6 +255,29 @@ func (c *Conn) Cancel(token string) error {
 	return c.sdk.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(token)})
 }
 
+// SessionListed reports whether the agent's session/list for this cwd names
+// token, following its pages (at most 100).
+func (c *Conn) SessionListed(ctx context.Context, token string) (bool, error) {
+	cwd := c.opts.Cwd
+	var cursor *string
+	for page := 0; page < 100; page++ {
+		resp, err := c.sdk.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
+		if err != nil {
+			return false, c.wrap(err)
+		}
+		for _, s := range resp.Sessions {
+			if string(s.SessionId) == token {
+				return true, nil
+			}
+		}
+		if resp.NextCursor == nil || *resp.NextCursor == "" {
+			return false, nil
+		}
+		cursor = resp.NextCursor
+	}
+	return false, fmt.Errorf("session/list: more than 100 pages")
+}
+
 // wrap turns a transport failure into the reason the agent went away.
 func (c *Conn) wrap(err error) error {
 	if err == nil {

@@ -1,13 +1,11 @@
 package acp
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,10 +17,14 @@ import (
 // ErrAgentNotInstalled says the agent's program is not on PATH.
 var ErrAgentNotInstalled = errors.New("agent not installed")
 
-// Process is a launched agent: its own process group, killed by the kernel
-// if kandev dies (Pdeathsig), stdio connected to kandev by pipes.
+// Process is a launched agent. kandev does not start the agent itself but a
+// copy of itself as the agent's supervisor (supervise.go), which leads the
+// agent's process group, starts the agent in it with stdio connected to
+// kandev by pipes, and kills the agent and everything it started as soon as
+// this process closes the watch pipe or dies, however it dies.
 type Process struct {
 	cmd    *exec.Cmd
+	watch  *os.File // write end of the supervisor's watch pipe
 	Stdin  io.WriteCloser
 	Stdout io.ReadCloser
 	stderr *tailBuffer
@@ -30,8 +32,11 @@ type Process struct {
 	err    error // set before done closes
 	began  time.Time
 	ended  time.Time
-	PID    int
-	Start  string
+	// PID is the supervisor's: the leader of the agent's process group.
+	PID   int
+	Start string
+	// Args is the agent's command line as launched.
+	Args []string
 }
 
 // LaunchSpec is what Launch needs.
@@ -45,7 +50,7 @@ type LaunchSpec struct {
 	SessionID string
 }
 
-// Launch starts the agent.
+// Launch starts the agent under its supervisor.
 func Launch(spec LaunchSpec) (*Process, error) {
 	if len(spec.Command) == 0 {
 		return nil, fmt.Errorf("%w: the profile has an empty command", ErrAgentNotInstalled)
@@ -54,26 +59,36 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s was not found on PATH; install it: %s", ErrAgentNotInstalled, spec.Command[0], spec.Hint)
 	}
-	cmd := exec.Command(path, spec.Command[1:]...)
+	args := append([]string{path}, spec.Command[1:]...)
+	watchR, watchW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start agent %s: %w", strings.Join(spec.Command, " "), err)
+	}
+	defer watchR.Close() // the supervisor holds its own copy
+	cmd := exec.Command(selfExe(), args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, sessionEnv+"="+spec.SessionID)
+	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, state.SessionTagEnv+"="+spec.SessionID, superviseEnv+"=1")
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	// Own process group, so a terminal's Ctrl-C reaches kandev only and kandev
-	// decides how the agent stops; Pdeathsig so it never outlives kandev.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.ExtraFiles = []*os.File{watchR} // fd 3 in the supervisor
+	// Own process group, so a terminal's Ctrl-C reaches kandev only and
+	// kandev decides how the agent stops.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		watchW.Close()
 		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		watchW.Close()
 		return nil, err
 	}
-	p := &Process{cmd: cmd, Stdin: stdin, Stdout: stdout, stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{})}
+	p := &Process{cmd: cmd, watch: watchW, Stdin: stdin, Stdout: stdout, stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{}), Args: args}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
+		watchW.Close()
 		return nil, fmt.Errorf("start agent %s: %w", strings.Join(spec.Command, " "), err)
 	}
 	p.PID = cmd.Process.Pid
@@ -82,6 +97,7 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	go func() {
 		p.err = cmd.Wait()
 		p.ended = time.Now()
+		p.watch.Close()
 		close(p.done)
 	}()
 	return p, nil
@@ -100,7 +116,8 @@ func (p *Process) ExitedWithin(d time.Duration) bool {
 // Done is closed when the agent process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
-// ExitDescription says how the process ended ("" while it runs).
+// ExitDescription says how the agent ended ("" while it runs); the
+// supervisor exits the way the agent did.
 func (p *Process) ExitDescription() string {
 	select {
 	case <-p.done:
@@ -124,32 +141,42 @@ func (p *Process) ExitDescription() string {
 func (p *Process) Stderr() string { return p.stderr.String() }
 
 // Stop ends the agent: close its stdin, then after grace SIGTERM to its
-// group, then SIGKILL. Some agents (codex-acp) do not exit on EOF. Processes
-// the agent started in sessions of their own are ended with it.
+// group, then Kill. Some agents (codex-acp) do not exit on EOF. When the
+// agent exits, its supervisor ends whatever the agent left running.
 func (p *Process) Stop(grace time.Duration) {
 	_ = p.Stdin.Close()
-	select {
-	case <-p.done:
+	if p.exitsWithin(grace) {
 		return
-	case <-time.After(grace):
 	}
-	kids := descendants(p.PID)
-	_ = syscall.Kill(-p.PID, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(2 * time.Second):
-		_ = syscall.Kill(-p.PID, syscall.SIGKILL)
-		<-p.done
+	_ = syscall.Kill(-p.PID, syscall.SIGTERM) // the supervisor ignores it; the agent's group gets it
+	if p.exitsWithin(2 * time.Second) {
+		return
 	}
-	killGroups(kids)
+	p.Kill()
 }
 
-// Kill ends the agent's whole process group and its descendants at once.
+// Kill ends the agent and everything it started at once: closing the watch
+// pipe tells the supervisor to kill them all; should it not manage within
+// half a second (stopped, or stuck), kandev kills the process group and the
+// tree itself.
 func (p *Process) Kill() {
-	kids := descendants(p.PID)
+	_ = p.watch.Close()
+	if p.exitsWithin(500 * time.Millisecond) {
+		return
+	}
+	kids := state.Descendants(p.PID)
 	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
 	<-p.done
 	killGroups(kids)
+}
+
+func (p *Process) exitsWithin(d time.Duration) bool {
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 // KillStale stops an agent process left behind by a dead owner, after
@@ -158,7 +185,7 @@ func KillStale(pid int, start string) bool {
 	if !state.ProcessAlive(pid, start) || start == "" {
 		return false
 	}
-	kids := descendants(pid)
+	kids := state.Descendants(pid)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	killGroups(kids)
@@ -169,77 +196,22 @@ func KillStale(pid int, start string) bool {
 }
 
 // KillSessionLeftovers ends processes that an agent of session id started
-// and that outlived it (reparented after the owner was SIGKILLed): every
-// agent is launched with KANDEV_SESSION_ID in its environment, which its
-// children inherit. Only called when the previous owner did not clean up.
-func KillSessionLeftovers(id string) int {
-	needle := []byte(sessionEnv + "=" + id + "\x00")
-	self := os.Getpid()
-	n := 0
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, needle) {
-			continue
-		}
-		if state.ProcessStart(pid) == "" { // gone or a zombie
-			continue
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		n++
+// and that outlived it: every agent is launched with the session tag in its
+// environment, which its children inherit. The supervisor normally leaves
+// none; this covers one that was itself killed with SIGKILL.
+func KillSessionLeftovers(home, id string) int {
+	procs := state.TaggedProcesses(home)[id]
+	for _, pr := range procs {
+		_ = syscall.Kill(pr.PID, syscall.SIGKILL)
 	}
-	return n
+	return len(procs)
 }
 
-// sessionEnv tags an agent and everything it starts with the session id.
-const sessionEnv = "KANDEV_SESSION_ID"
-
-// descendants lists the pids below pid in the process tree.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		c, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if pp, err := strconv.Atoi(string(f[1])); err == nil {
-			children[pp] = append(children[pp], c)
-		}
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
-
-// killGroups SIGKILLs each pid's process group and the pid itself.
+// killGroups SIGKILLs each pid's process group (unless it is ours) and the pid itself.
 func killGroups(pids []int) {
+	own := syscall.Getpgrp()
 	for _, pid := range pids {
-		if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 {
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 && pgid != own {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)

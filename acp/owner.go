@@ -358,7 +358,7 @@ func (o *owner) start(ctx context.Context) error {
 	if o.s.AgentPID != 0 {
 		// The previous owner did not clean up: stop its agent and whatever that started.
 		stale := KillStale(o.s.AgentPID, o.s.AgentStart)
-		if n := KillSessionLeftovers(o.s.ID); stale || n > 0 {
+		if n := KillSessionLeftovers(o.job.Home.Dir, o.s.ID); stale || n > 0 {
 			o.marker(history.MarkerSessionRecovered, fmt.Sprintf("Stopped agent process %d and %d process(es) it started, left running by a dead owner.", o.s.AgentPID, n), "")
 		}
 	}
@@ -389,7 +389,7 @@ func (o *owner) start(ctx context.Context) error {
 		}
 		break
 	}
-	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.cmd.Args, "replayed_updates": o.conn.Replayed()})
+	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.Args, "replayed_updates": o.conn.Replayed()})
 	o.append(true, &state.Event{Type: state.EventAgentStarted, PID: o.proc.PID, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
 	if o.s.State == state.StateStarting {
 		o.setState(state.StateWaitingForInput)
@@ -503,7 +503,8 @@ func (o *owner) restore(ctx context.Context, init sdk.InitializeResponse, forced
 		if step == RestoreNew || step == RestoreFlag {
 			return o.handshakeFailed(ctx, "session/new", err)
 		}
-		class := Classify(err)
+		token := o.s.ResumeToken
+		class := ClassifyWithList(Classify(err), in.Caps, func() (bool, error) { return o.conn.SessionListed(hctx, token) })
 		*fallback = append(*fallback, fmt.Sprintf("session/%s: %s", step, describeErr(err)))
 		if class == ErrUnknownSession {
 			o.update(func(s *state.Session) { s.ResumeToken = "" })
@@ -773,7 +774,7 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 	switch {
 	case errors.As(err, &exit):
 		o.marker(history.MarkerAgentFailure, "The agent process died during the turn: "+exit.Desc+".", exit.Stderr)
-		return state.StopProcessExit, fmt.Errorf("%w: %v; the session is resumable: kandev prompt %s ...", ErrAgentFailed, err, o.s.ID)
+		return state.StopProcessExit, fmt.Errorf("%w: %v; the session is resumable: kandev prompt %s \"...\"", ErrAgentFailed, err, o.s.ID)
 	case errors.Is(err, ErrProtocol):
 		o.marker(history.MarkerAgentFailure, err.Error(), o.proc.Stderr())
 		return state.StopError, fmt.Errorf("%w: %v", ErrAgentFailed, err)

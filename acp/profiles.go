@@ -42,13 +42,13 @@ func builtins() map[string]Profile {
 	return map[string]Profile{
 		"demo": {Command: []string{"{kandev}", "demo-agent"}, NativeResume: true,
 			InstallHint: "built in: nothing to install"},
-		"claude": {Command: []string{"claude-code-acp"}, NativeResume: true,
-			InstallHint: "npm install -g @zed-industries/claude-code-acp (and log in with `claude`)"},
+		"claude": {Command: []string{"claude-agent-acp"}, NativeResume: true,
+			InstallHint: "npm install -g @zed-industries/claude-agent-acp (then set ANTHROPIC_API_KEY or log in with `claude`)"},
 		"codex": {Command: []string{"codex-acp"}, NativeResume: true,
 			InstallHint: "npm install -g @zed-industries/codex-acp (set OPENAI_API_KEY or log in with `codex`)"},
 		"copilot": {Command: []string{"copilot", "--acp"}, NativeResume: true,
 			InstallHint: "npm install -g @github/copilot (then `copilot` once to log in)"},
-		"gemini": {Command: []string{"gemini", "--experimental-acp"}, NativeResume: true,
+		"gemini": {Command: []string{"gemini", "--acp"}, NativeResume: true,
 			InstallHint: "npm install -g @google/gemini-cli (set GEMINI_API_KEY or log in with `gemini`)"},
 		"opencode": {Command: []string{"opencode", "acp"}, NativeResume: true,
 			InstallHint: "npm install -g opencode-ai"},
@@ -98,6 +98,38 @@ func Profiles(cfg *state.Config) []Profile {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// DefaultAgent is the agent a session gets when none is named: the config's
+// default_agent, else the demo agent (chosen says the config named it).
+func DefaultAgent(cfg *state.Config) (name string, chosen bool) {
+	if cfg.DefaultAgent != "" {
+		return cfg.DefaultAgent, true
+	}
+	return DemoProfile, false
+}
+
+// RealAgents are the names of the installed profiles other than the demo
+// agent, in the order of profiles.
+func RealAgents(profiles []Profile, installed func(Profile) bool) []string {
+	var out []string
+	for _, p := range profiles {
+		if p.Name != DemoProfile && installed(p) {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// DemoDefaultNotice is the one line that tells a user whose config names no
+// default agent that the demo agent runs although real ones are installed,
+// and how to choose one; "" when no real agent is installed.
+func DemoDefaultNotice(real []string) string {
+	if len(real) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("using the demo agent (no default_agent in config.toml); installed: %s; choose one with --agent %s or default_agent = %q in config.toml",
+		strings.Join(real, ", "), real[0], real[0])
 }
 
 // ErrUnknownAgent is returned for an agent name with no profile.

@@ -25,6 +25,7 @@ const (
 type Capabilities struct {
 	Resume bool
 	Load   bool
+	List   bool   // session/list, to tell a gone session from a failing agent
 	Agent  string // "name version" from agentInfo, "" when the agent gave none
 }
 
@@ -33,6 +34,7 @@ func CapabilitiesOf(r sdk.InitializeResponse) Capabilities {
 	c := Capabilities{
 		Resume: r.AgentCapabilities.SessionCapabilities.Resume != nil,
 		Load:   r.AgentCapabilities.LoadSession,
+		List:   r.AgentCapabilities.SessionCapabilities.List != nil,
 	}
 	if r.AgentInfo != nil {
 		c.Agent = strings.TrimSpace(r.AgentInfo.Name + " " + r.AgentInfo.Version)
@@ -93,4 +95,21 @@ func NextRestoreStep(in LadderInput) RestoreMethod {
 		return RestoreFail
 	}
 	return RestoreFail
+}
+
+// ClassifyWithList settles an inconclusive restore error (ErrOther) with the
+// agent's own session list: some agents answer a session they do not have
+// with a generic internal error (OpenCode 1.18: -32603 "OpenCode service
+// failure"), which would otherwise keep the token and fail the same way on
+// every retry. Only when the agent advertises session/list and its list, read
+// without error, does not name the session is it unknown; anything else keeps
+// the class it had.
+func ClassifyWithList(class ErrorClass, caps Capabilities, listed func() (bool, error)) ErrorClass {
+	if class != ErrOther || !caps.List {
+		return class
+	}
+	if ok, err := listed(); err == nil && !ok {
+		return ErrUnknownSession
+	}
+	return class
 }

@@ -25,6 +25,7 @@ type agentRow struct {
 	Name         string          `json:"name"`
 	Command      []string        `json:"command"`
 	Installed    bool            `json:"installed"`
+	Default      bool            `json:"default"`
 	InstallHint  string          `json:"install_hint"`
 	NativeResume bool            `json:"native_resume"`
 	HistoryInj   bool            `json:"history_injection"`
@@ -43,9 +44,10 @@ func (c *AgentsCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	def, _ := acp.DefaultAgent(cfg)
 	var rows []agentRow
 	for _, p := range acp.Profiles(cfg) {
-		r := agentRow{Name: p.Name, Command: p.Command, Installed: p.Installed(), InstallHint: p.InstallHint,
+		r := agentRow{Name: p.Name, Command: p.Command, Installed: p.Installed(), Default: p.Name == def, InstallHint: p.InstallHint,
 			NativeResume: p.NativeResume, HistoryInj: p.HistoryInjection, ResumeFlag: p.ResumeFlag}
 		if c.Probe && r.Installed {
 			ctx, cancel := context.WithTimeout(env.Ctx, 20*time.Second)
@@ -71,6 +73,9 @@ func (c *AgentsCmd) Run(env *Env) error {
 				note = "probe failed: " + r.ProbeError
 			case r.Capabilities != nil:
 				note = capsSummary(r.Capabilities)
+			}
+			if r.Default {
+				note = strings.TrimSuffix("default; "+note, "; ")
 			}
 			fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", r.Name, r.Installed, strings.Join(r.Command, " "), note)
 		}

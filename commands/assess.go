@@ -76,7 +76,8 @@ func (p *probe) assess(s *state.Session, level int) state.Assessment {
 	full := level >= probeResumable
 	if level == probeFull || running || awaiting != "" {
 		o.OwnerAlive, _ = p.h.OwnerAlive(s.ID)
-		o.AgentAlive = !o.OwnerAlive && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart)
+		// An agent's supervisor ends itself moments after its owner dies: give it that moment.
+		o.AgentAlive = !o.OwnerAlive && s.AgentPID != 0 && state.AliveAfter(s.AgentPID, s.AgentStart, supervisorExitGrace)
 	}
 	if !o.OwnerAlive && s.State == state.StateRunning {
 		o.TurnClosed = s.CurrentTurn == "" || state.TurnClosed(p.h.LogPath(s.ID), s.CurrentTurn)
@@ -130,3 +131,7 @@ func statusOf(h *state.Home, s *state.Session, a state.Assessment, o *probe) Sta
 func (p *probe) observe(s *state.Session) Status {
 	return statusOf(p.h, s, p.assess(s, probeFull), p)
 }
+
+// supervisorExitGrace is how long a recorded agent process may take to go
+// away after its owner died before it counts as left running.
+const supervisorExitGrace = 500 * time.Millisecond

@@ -141,7 +141,7 @@ func completionConfig(env *Env, words []string) *state.Config {
 		}
 		path = h.ConfigPath()
 	}
-	c, err := state.LoadConfig(path)
+	c, err := state.LoadConfig(path, false)
 	if err != nil {
 		return &state.Config{}
 	}

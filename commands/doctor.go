@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -182,7 +183,8 @@ func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
 
 // sessionChecks look at every session record: unreadable records, torn or
 // corrupt logs, interrupted turns (state RUNNING with nobody holding the
-// owner lock), paused continuations and orphaned agent processes.
+// owner lock), paused continuations, orphaned agent processes and processes
+// an agent started that outlived their owner.
 func sessionChecks(p *probe) []check {
 	h := p.h
 	dir := filepath.Join(h.Dir, "sessions")
@@ -192,13 +194,14 @@ func sessionChecks(p *probe) []check {
 	}
 	var out []check
 	n := 0
+	tagged := state.TaggedProcesses(h.Dir)
 	for _, e := range entries {
 		id, ok := recordID(e.Name())
 		if !ok {
 			continue
 		}
 		n++
-		out = append(out, sessionCheck(p, id)...)
+		out = append(out, sessionCheck(p, id, tagged[id])...)
 	}
 	if len(out) == 0 {
 		return []check{{Name: "sessions", OK: true, Message: fmt.Sprintf("%d session(s): records readable, logs intact, none interrupted", n)}}
@@ -215,7 +218,8 @@ func recordID(name string) (string, bool) {
 	return id, state.ValidateID(id) == nil
 }
 
-func sessionCheck(p *probe, id string) []check {
+// sessionCheck checks one session; tagged are the live processes carrying its id.
+func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
 	h := p.h
 	name := "session " + id
 	s, err := h.LoadSession(id)
@@ -232,6 +236,9 @@ func sessionCheck(p *probe, id string) []check {
 	if !ownerAlive { // a live owner may be mid-append: its tail is not torn
 		out = append(out, logChecks(h, id)...)
 	}
+	if len(tagged) > 0 && !ownerAlive {
+		out = append(out, survivorCheck(name, tagged))
+	}
 	st := p.observe(s)
 	switch {
 	case st.Reason == state.ReasonStaleExecution:
@@ -244,6 +251,18 @@ func sessionCheck(p *probe, id string) []check {
 		out = append(out, check{Name: name, Message: "automatic continuation paused: " + st.Paused, Fix: st.Next})
 	}
 	return out
+}
+
+// survivorCheck reports processes that an agent of the session started and
+// that outlived its owner (found by the session tag in their environment).
+func survivorCheck(name string, procs []state.Proc) check {
+	var list, pids []string
+	for _, p := range procs {
+		list = append(list, fmt.Sprintf("%d (%s)", p.PID, history.Clip(p.Command, 60)))
+		pids = append(pids, strconv.Itoa(p.PID))
+	}
+	return check{Name: name, Message: fmt.Sprintf("%d process(es) started by its agent outlived their owner: %s", len(procs), strings.Join(list, ", ")),
+		Fix: "kill " + strings.Join(pids, " ")}
 }
 
 // logChecks read the whole log: a torn tail (repair truncates it), lines
@@ -312,10 +331,7 @@ func orphanFix(s *state.Session) string {
 // agent is a problem only when the config names it.
 func agentChecks(ctx context.Context, h *state.Home, cfg *state.Config) []check {
 	profiles := acp.Profiles(cfg)
-	def := cfg.DefaultAgent
-	if def == "" {
-		def = acp.DemoProfile
-	}
+	def, _ := acp.DefaultAgent(cfg)
 	out := make([]check, len(profiles))
 	var wg sync.WaitGroup
 	for i, p := range profiles {

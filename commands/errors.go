@@ -52,7 +52,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, acp.ErrStorage):
 		return ExitError
-	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID):
+	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy):
 		return ExitConflict

@@ -24,7 +24,8 @@ func (c *ListCmd) Help() string { return "Example:\n  kandev list --resumable --
 
 type listed struct {
 	*state.Session
-	Badge string `json:"badge"`
+	Badge   string `json:"badge"`
+	Problem string `json:"problem,omitempty"` // why the record could not be read (badge unknown)
 }
 
 // Run lists sessions, newest activity first.
@@ -45,7 +46,7 @@ func (c *ListCmd) Run(env *Env) error {
 		return err
 	}
 	if skipped.Newer > 0 { // the others stay usable: one warning, not a failed list
-		fmt.Fprintf(env.Out.Err, "kandev: warning: %d session(s) not listed: written by a newer kandev (format %d); upgrade kandev\n", skipped.Newer, skipped.NewerFormat)
+		env.Out.Warn(fmt.Sprintf("%d session(s) not listed: written by a newer kandev (format %d); upgrade kandev", skipped.Newer, skipped.NewerFormat))
 	}
 	var picked []*state.Session
 	for _, s := range all {
@@ -78,25 +79,53 @@ func (c *ListCmd) Run(env *Env) error {
 			if c.Resumable && !as[i].Resumable {
 				continue
 			}
-			out = append(out, listed{s, as[i].Badge})
+			out = append(out, listed{Session: s, Badge: as[i].Badge})
 			if c.Limit > 0 && len(out) >= c.Limit {
 				break
 			}
 		}
 	}
-	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) {
-		if len(out) == 0 {
-			fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
-			return
-		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
-		for _, s := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, s.Agent, s.Workspace, ago(now, s.LastActivityAt), s.Title)
-		}
-		tw.Flush()
-	})
+	out = append(out, c.unreadable(skipped.Unreadable, len(out))...)
+	if n := len(skipped.Unreadable); n > 0 {
+		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
+	}
+	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) { writeListText(w, out, now) })
 	return nil
+}
+
+// writeListText is the table of sessions; stored text is printed one line per cell.
+func writeListText(w io.Writer, out []listed, now time.Time) {
+	if len(out) == 0 {
+		fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
+	for _, s := range out {
+		if s.Problem != "" {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\tunreadable record: %s\n", s.ID, s.Badge, printableLine(s.Problem))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
+	}
+	tw.Flush()
+}
+
+// unreadable lists the records that exist but do not load, after the
+// readable ones (their activity is unknown), while --limit leaves room. A
+// filter on workspace, state or resumability cannot match what is unknown.
+func (c *ListCmd) unreadable(bad []state.UnreadableRecord, shown int) []listed {
+	if c.Workspace != "" || c.State != "" || c.Resumable {
+		return nil
+	}
+	var out []listed
+	for _, r := range bad {
+		if c.Limit > 0 && shown+len(out) >= c.Limit {
+			break
+		}
+		out = append(out, listed{Session: &state.Session{ID: r.ID}, Badge: state.BadgeUnknown, Problem: r.Problem})
+	}
+	return out
 }
 
 func validState(s string) bool {

@@ -5,21 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
+	"syscall"
+
+	"golang.org/x/term"
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
 // Output is the one writer for text and JSON. Streaming commands hand it
-// events; others hand it one object. Terminal detection decides colors only.
+// events; others hand it one object. Terminal detection decides colors only,
+// per stream: Color for what goes to Out, ErrColor for what goes to Err.
 type Output struct {
 	Out, Err io.Writer
 	JSON     bool
 	Quiet    bool
 	Color    bool
+	ErrColor bool
 
 	mu        sync.Mutex
 	midLine   bool   // the last text written did not end a line
@@ -27,7 +31,8 @@ type Output struct {
 	finalText strings.Builder
 }
 
-// Object prints v as one JSON object (JSON mode) or calls text.
+// Object prints v as one JSON object (JSON mode) or calls text with a
+// writer that escapes control characters (the JSON keeps the data as it is).
 func (o *Output) Object(v any, text func(w io.Writer)) {
 	if o.JSON {
 		enc := json.NewEncoder(o.Out)
@@ -35,13 +40,13 @@ func (o *Output) Object(v any, text func(w io.Writer)) {
 		_ = enc.Encode(v)
 		return
 	}
-	text(o.Out)
+	text(printableWriter{o.Out})
 }
 
 // Error prints err as one line on stderr and, with --json, an error object on stdout.
 func (o *Output) Error(err error) {
 	msg := history.Redact(strings.TrimPrefix(err.Error(), "usage: "))
-	fmt.Fprintln(o.Err, "kandev: "+firstLine(msg))
+	fmt.Fprintln(o.Err, "kandev: "+printableLine(firstLine(msg)))
 	if o.JSON && !errors.Is(err, errReported) {
 		_ = json.NewEncoder(o.Out).Encode(map[string]any{"error": map[string]string{"code": errorCode(err), "message": msg}})
 	}
@@ -55,7 +60,7 @@ func (o *Output) Info(format string, args ...any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.breakLine()
-	fmt.Fprintf(o.Err, o.dim(format)+"\n", args...)
+	fmt.Fprintf(o.Err, o.dimErr(format)+"\n", args...)
 }
 
 // Warn prints a warning line on stderr, also in quiet mode.
@@ -63,7 +68,7 @@ func (o *Output) Warn(msg string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.breakLine()
-	fmt.Fprintln(o.Err, "warning: "+history.Redact(firstLine(msg)))
+	fmt.Fprintln(o.Err, "warning: "+printableLine(history.Redact(firstLine(msg))))
 }
 
 func firstLine(s string) string {
@@ -73,18 +78,15 @@ func firstLine(s string) string {
 	return s
 }
 
-func (o *Output) dim(s string) string {
-	if !o.Color {
-		return s
-	}
-	return "\x1b[2m" + s + "\x1b[0m"
-}
+func (o *Output) dim(s string) string    { return paint(o.Color, "\x1b[2m", s) }
+func (o *Output) dimErr(s string) string { return paint(o.ErrColor, "\x1b[2m", s) }
+func (o *Output) bold(s string) string   { return paint(o.Color, "\x1b[1m", s) }
 
-func (o *Output) bold(s string) string {
-	if !o.Color {
+func paint(on bool, code, s string) string {
+	if !on {
 		return s
 	}
-	return "\x1b[1m" + s + "\x1b[0m"
+	return code + s + "\x1b[0m"
 }
 
 func (o *Output) breakLine() {
@@ -95,7 +97,8 @@ func (o *Output) breakLine() {
 }
 
 // Event renders one event of a streaming command: the log line itself in
-// JSON mode, a readable stream in text mode (tool calls one line each).
+// JSON mode, a readable stream in text mode (tool calls one line each, and
+// the agent's text with control characters made visible).
 func (o *Output) Event(e state.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -122,7 +125,7 @@ func (o *Output) Event(e state.Event) {
 		if o.lastKind != state.EventAgentMessage {
 			o.breakLine()
 		}
-		io.WriteString(o.Out, e.Content)
+		io.WriteString(o.Out, printable(e.Content))
 		o.midLine = e.Content != "" && !strings.HasSuffix(e.Content, "\n")
 		if e.Content == "" {
 			o.midLine = o.midLine || o.lastKind == state.EventAgentMessage
@@ -132,30 +135,30 @@ func (o *Output) Event(e state.Event) {
 			o.breakLine()
 			io.WriteString(o.Out, o.dim("thinking: "))
 		}
-		io.WriteString(o.Out, o.dim(e.Content))
+		io.WriteString(o.Out, o.dim(printable(e.Content)))
 		o.midLine = !strings.HasSuffix(e.Content, "\n")
 	case state.EventToolCall:
 		o.breakLine()
-		fmt.Fprintf(o.Out, "%s %s (%s)\n", o.bold("[tool]"), e.ToolName, e.ToolStatus)
+		fmt.Fprintf(o.Out, "%s %s (%s)\n", o.bold("[tool]"), printableLine(e.ToolName), printableLine(e.ToolStatus))
 	case state.EventToolResult:
 		o.breakLine()
-		fmt.Fprintf(o.Out, "  -> %s %s%s\n", e.ToolName, e.ToolStatus, fold(e.Content))
+		fmt.Fprintf(o.Out, "  -> %s %s%s\n", printableLine(e.ToolName), printableLine(e.ToolStatus), printableLine(fold(e.Content)))
 	case state.EventPermissionRequest:
 		o.breakLine()
-		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[permission]"), e.ToolName)
+		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[permission]"), printableLine(e.ToolName))
 	case state.EventPermissionResolved:
 		o.breakLine()
-		fmt.Fprintf(o.Out, "  -> %s\n", e.Content)
+		fmt.Fprintf(o.Out, "  -> %s\n", printableLine(e.Content))
 	case state.EventPlan:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[plan]"), string(e.Data))
 	case state.EventMarker:
 		o.breakLine()
-		fmt.Fprintf(o.Err, "%s %s\n", markerPrefix(e.Severity), e.Summary)
+		fmt.Fprintf(o.Err, "%s %s\n", markerPrefix(e.Severity), printableLine(e.Summary))
 	case state.EventTurnEnded:
 		o.breakLine()
 		if e.StopReason != state.StopEndTurn {
-			fmt.Fprintf(o.Err, "%s\n", o.dim("(turn ended: "+e.StopReason+")"))
+			fmt.Fprintf(o.Err, "%s\n", o.dimErr("(turn ended: "+e.StopReason+")"))
 		}
 	case state.EventAgentStarted:
 		o.breakLine()
@@ -163,7 +166,7 @@ func (o *Output) Event(e state.Event) {
 		if e.FallbackReason != "" {
 			msg += ", after " + e.FallbackReason
 		}
-		fmt.Fprintln(o.Err, o.dim(msg+")"))
+		fmt.Fprintln(o.Err, o.dimErr(msg+")"))
 	}
 }
 
@@ -173,7 +176,7 @@ func (o *Output) Finish() {
 	defer o.mu.Unlock()
 	if o.Quiet && !o.JSON {
 		if t := o.finalText.String(); t != "" {
-			fmt.Fprintln(o.Out, strings.TrimRight(t, "\n"))
+			fmt.Fprintln(o.Out, printable(strings.TrimRight(t, "\n")))
 		}
 		return
 	}
@@ -205,8 +208,22 @@ func fold(s string) string {
 	return ": " + first
 }
 
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// isTerminal reports whether stream is a terminal (isatty), judged stream by
+// stream: a character device such as /dev/null is not one. The descriptor is
+// read through SyscallConn so its blocking mode is left alone.
+func isTerminal(stream any) bool {
+	if h, ok := stream.(*hangupWriter); ok {
+		stream = h.w
+	}
+	c, ok := stream.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	tty := false
+	_ = raw.Control(func(fd uintptr) { tty = term.IsTerminal(int(fd)) })
+	return tty
 }

@@ -2,10 +2,12 @@ package commands
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -36,7 +38,7 @@ func (c *PromptCmd) Run(env *Env) error {
 	}
 	id, err := c.resolve(env, func(s *state.Session) bool { return !state.IsTerminal(s.State) })
 	if err != nil {
-		return err
+		return c.hintLatest(err)
 	}
 	text, err := readPrompt(c.Text, env.Stdin)
 	if err != nil {
@@ -75,6 +77,33 @@ func (c *PromptCmd) Run(env *Env) error {
 	}
 	return err
 }
+
+// hintLatest explains a first word that names no session: most often it was
+// meant as the message. The error keeps its kind (an impossible id is a
+// usage error, a well-formed one that matches nothing is not found).
+func (c *PromptCmd) hintLatest(err error) error {
+	kind := state.ErrNotFound
+	switch {
+	case c.ID == "" || c.Latest:
+		return err
+	case errors.Is(err, state.ErrInvalidID):
+		kind = state.ErrInvalidID
+	case !errors.Is(err, state.ErrNotFound):
+		return err
+	}
+	words := strings.Join(append([]string{c.ID}, c.Text...), " ")
+	return hintError{fmt.Sprintf("no session %q; to send it to the most recent session: kandev prompt --latest %s", c.ID, shellQuote(words)), kind}
+}
+
+// hintError is an error whose message is written for the user, with the
+// kind that decides its exit code underneath.
+type hintError struct {
+	msg  string
+	kind error
+}
+
+func (e hintError) Error() string { return e.msg }
+func (e hintError) Unwrap() error { return e.kind }
 
 // ownerJob fills the parts of an owner job every command shares.
 func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
@@ -121,29 +150,39 @@ func runOwnerResult(env *Env, id string, job acp.Job) (*acp.Result, error) {
 	return res, err
 }
 
-// askOnTerminal answers permission requests in ask mode from the terminal;
-// without one, nil (deny).
+// askOnTerminal answers permission requests in ask mode from the terminal.
+// Without a terminal on stdin nobody can answer: every request is denied,
+// and the first denial says how to approve without asking.
 func askOnTerminal(env *Env) func(sdk.RequestPermissionRequest) bool {
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-	if err != nil {
-		return nil
+	var tty *os.File
+	if isTerminal(env.Stdin) {
+		tty, _ = os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	}
-	if f, ok := env.Stdin.(*os.File); !ok || !isTerminal(f) {
-		tty.Close()
-		return nil
+	if tty == nil {
+		var once sync.Once
+		return func(req sdk.RequestPermissionRequest) bool {
+			once.Do(func() {
+				env.Out.Warn(fmt.Sprintf("denied %s: --permissions ask needs a terminal on stdin; to approve without asking, run with --permissions approve-all (or approve-reads), or set [permissions] mode", permissionTitle(req)))
+			})
+			return false
+		}
 	}
 	r := bufio.NewReader(tty)
 	return func(req sdk.RequestPermissionRequest) bool {
-		title := string(req.ToolCall.ToolCallId)
-		if req.ToolCall.Title != nil {
-			title = *req.ToolCall.Title
-		}
 		env.Out.mu.Lock()
 		env.Out.breakLine()
 		env.Out.mu.Unlock()
-		fmt.Fprintf(tty, "Allow %s? [y/N] ", title)
+		fmt.Fprintf(tty, "Allow %s? [y/N] ", printableLine(permissionTitle(req)))
 		line, _ := r.ReadString('\n')
 		ans := strings.ToLower(strings.TrimSpace(line))
 		return ans == "y" || ans == "yes"
 	}
+}
+
+// permissionTitle names what a permission request is for.
+func permissionTitle(req sdk.RequestPermissionRequest) string {
+	if req.ToolCall.Title != nil {
+		return *req.ToolCall.Title
+	}
+	return string(req.ToolCall.ToolCallId)
 }

@@ -147,7 +147,7 @@ func oldestFirst(evs []state.Event) []state.Event {
 // attention, the newest messages, the queue and the command to run next.
 func writeRecapText(w io.Writer, r history.Recap, next string) {
 	s := r.Session
-	fmt.Fprintf(w, "session   %s  [%s]  %s\n", s.ID, s.Badge, s.Title)
+	fmt.Fprintf(w, "session   %s  [%s]  %s\n", s.ID, s.Badge, printableLine(s.Title))
 	fmt.Fprintf(w, "state     %s (task %s)", s.State, s.TaskState)
 	if s.StopReason != "" {
 		fmt.Fprintf(w, ", last turn: %s", s.StopReason)

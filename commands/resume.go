@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -15,10 +14,10 @@ import (
 // ResumeCmd is kandev resume.
 type ResumeCmd struct {
 	SessionRef
-	Holder     string `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
-	TTL        int64  `name:"ttl" help:"Lease TTL in seconds (default [session.attach] default_ttl_seconds, 900; at most 86400)." placeholder:"S"`
-	NoContinue bool   `help:"Repair an interrupted turn but do not continue it."`
-	I          bool   `short:"i" name:"interactive" help:"Stay and read prompts from stdin until EOF."`
+	Holder     string     `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
+	TTL        ttlSeconds `name:"ttl" help:"Lease TTL in seconds; 0 or negative means the default ([session.attach] default_ttl_seconds, else 900); at most 86400." placeholder:"S"`
+	NoContinue bool       `help:"Repair an interrupted turn but do not continue it."`
+	I          bool       `short:"i" name:"interactive" help:"Stay and read prompts from stdin until EOF."`
 }
 
 // Help shows an example.
@@ -30,7 +29,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	ttl, err := state.ValidateTTL(c.TTL, cfg.Session.Attach.DefaultTTLSeconds)
+	ttl, err := state.ValidateTTL(int64(c.TTL), cfg.Session.Attach.DefaultTTLSeconds)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -71,8 +70,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	}
 	job := acp.Job{NoContinue: c.NoContinue}
 	if c.I {
-		f, ok := env.Stdin.(*os.File)
-		if !ok || !isTerminal(f) {
+		if !isTerminal(env.Stdin) {
 			return usagef("-i needs a terminal on stdin; pipe prompts to kandev prompt instead")
 		}
 		job.Next = promptReader(env)

@@ -99,15 +99,15 @@ func (e *Env) Config() (*state.Config, error) {
 	if e.config != nil {
 		return e.config, nil
 	}
-	path := e.G.Config
-	if path == "" {
+	path, explicit := e.G.Config, e.G.Config != ""
+	if !explicit {
 		h, err := e.Home()
 		if err != nil {
 			return nil, err
 		}
 		path = h.ConfigPath()
 	}
-	c, err := state.LoadConfig(path)
+	c, err := state.LoadConfig(path, explicit)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	out.JSON, out.Quiet = cli.JSON, cli.Quiet
-	out.Color = !cli.NoColor && os.Getenv("NO_COLOR") == "" && isTerminalWriter(stdout) && !cli.JSON
+	color := !cli.NoColor && os.Getenv("NO_COLOR") == "" && !cli.JSON
+	out.Color, out.ErrColor = color && isTerminal(stdout), color && isTerminal(stderr)
 	// A closed pipe on stdout (kandev start | head -1) must not kill an owner mid-turn.
 	signal.Ignore(syscall.SIGPIPE)
 	tout, terr := &hangupWriter{w: stdout}, &hangupWriter{w: stderr}
@@ -195,14 +196,30 @@ func parse(p *kong.Kong, args []string, out *Output, exitCode *int) (kctx *kong.
 	}()
 	ctx, err := p.Parse(args)
 	if err != nil {
-		msg := "kandev: " + err.Error()
+		msg := err.Error()
 		if ctx != nil && commandPath(ctx) != "" {
 			msg += " (run kandev " + commandPath(ctx) + " --help)"
 		}
-		fmt.Fprintln(out.Err, msg)
+		// The flags did not parse, so --json is read from the words themselves.
+		out.JSON = jsonRequested(args)
+		out.Error(usagef("%s", msg))
 		return nil, ExitUsage, true
 	}
 	return ctx, 0, false
+}
+
+// jsonRequested reports whether --json is among the flags of args (before a
+// lone "--", after which words are arguments).
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "--json=true":
+			return true
+		}
+	}
+	return false
 }
 
 func commandPath(ctx *kong.Context) string {
@@ -211,14 +228,6 @@ func commandPath(ctx *kong.Context) string {
 		cmd = cmd[:i]
 	}
 	return cmd
-}
-
-func isTerminalWriter(w io.Writer) bool {
-	if h, ok := w.(*hangupWriter); ok {
-		w = h.w
-	}
-	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
 }
 
 // readPrompt joins PROMPT words, or reads stdin for "-".

@@ -45,10 +45,12 @@ func (c *StartCmd) Run(env *Env) error {
 	}
 	agent := c.Agent
 	if agent == "" {
-		agent = cfg.DefaultAgent
-	}
-	if agent == "" {
-		agent = acp.DemoProfile
+		var chosen bool
+		if agent, chosen = acp.DefaultAgent(cfg); !chosen {
+			if msg := acp.DemoDefaultNotice(acp.RealAgents(acp.Profiles(cfg), acp.Profile.Installed)); msg != "" {
+				env.Out.Info("%s", msg)
+			}
+		}
 	}
 	profile, err := acp.LookupProfile(cfg, agent)
 	if err != nil {
@@ -117,7 +119,7 @@ func titleOf(prompt string) string {
 
 // progressLine shows start-up steps on a terminal's stderr only.
 func progressLine(env *Env) func(string) {
-	if env.Out.JSON || env.Out.Quiet || !isTerminalWriter(env.Out.Err) {
+	if env.Out.JSON || env.Out.Quiet || !isTerminal(env.Out.Err) {
 		return nil
 	}
 	return func(msg string) { env.Out.Info("%s ...", msg) }

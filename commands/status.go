@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -34,6 +35,8 @@ type Status struct {
 	// Next is one command that succeeds for the session as it is ("..."
 	// stands for a message).
 	Next string `json:"next"`
+	// Survivors are processes carrying the session's tag although its owner is dead.
+	Survivors []state.Proc `json:"survivors,omitempty"`
 }
 
 // Run prints the verdict and the session.
@@ -53,9 +56,12 @@ func (c *StatusCmd) Run(env *Env) error {
 		s.Worktree = a.Worktree // as checked now
 	}
 	st := statusOf(h, s, a, p)
+	if alive, _ := h.OwnerAlive(s.ID); !alive {
+		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
+	}
 	env.Out.Object(map[string]any{"session": s, "status": st}, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
-		fmt.Fprintf(w, "title     %s\n", s.Title)
+		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
 		fmt.Fprintf(w, "agent     %s   workspace %s\n", s.Agent, s.Workspace)
 		fmt.Fprintf(w, "cwd       %s\n", s.Cwd)
 		fmt.Fprintf(w, "state     %s (task %s)", s.State, s.TaskState)
@@ -82,6 +88,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		}
 		if s.ErrorMessage != "" {
 			fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)
+		}
+		for _, p := range st.Survivors {
+			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
 		}
 		fmt.Fprintf(w, "activity  %s\n", s.LastActivityAt.Local().Format(time.RFC3339))
 		fmt.Fprintf(w, "next      %s\n", st.Next)

@@ -10,7 +10,6 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,35 +67,7 @@ func codexInstall(t *testing.T) string {
 		}
 		dir := filepath.Join(codexCacheDir(), "codex-acp-"+codexVersion)
 		bin := filepath.Join(dir, "node_modules", "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			codexSkipReason = "cannot create the cache folder: " + err.Error()
-			return
-		}
-		lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			codexSkipReason = "cannot lock the cache folder: " + err.Error()
-			return
-		}
-		defer lock.Close()
-		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-			codexSkipReason = "cannot lock the cache folder: " + err.Error()
-			return
-		}
-		if codexInstalled(dir, bin) {
-			codexBinPath = bin
-			return
-		}
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			codexSkipReason = "npm is not installed; cannot install " + codexPackage + "@" + codexVersion
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund",
-			codexPackage+"@"+codexVersion).CombinedOutput()
-		if err != nil || !codexInstalled(dir, bin) {
-			codexSkipReason = fmt.Sprintf("npm install %s@%s failed (%v): %s", codexPackage, codexVersion, err, lastLines(string(out), 5))
+		if codexSkipReason = npmInstall(dir, func() bool { return codexInstalled(dir, bin) }, codexPackage+"@"+codexVersion); codexSkipReason != "" {
 			return
 		}
 		codexBinPath = bin
@@ -286,28 +256,6 @@ func (r *codexRig) requests() []codexRequest {
 	return out
 }
 
-// eventsSoFar reads the log of a session that may still be written to.
-func (r *codexRig) eventsSoFar(id string) []state.Event {
-	evs, _, _ := state.ReadAll(filepath.Join(r.home, "sessions", id+".jsonl"))
-	return evs
-}
-
-// waitForEvents polls the session's log until ok holds (60 s at most).
-func (r *codexRig) waitForEvents(id, what string, ok func([]state.Event) bool) []state.Event {
-	r.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		evs := r.eventsSoFar(id)
-		if ok(evs) {
-			return evs
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("waited 60 s for %s; log has %d events", what, len(evs))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // codexStreamingTurn holds when the turn for prompt has streamed agent text.
 func codexStreamingTurn(prompt string) func([]state.Event) bool {
 	return func(evs []state.Event) bool {
@@ -322,46 +270,6 @@ func codexStreamingTurn(prompt string) func([]state.Event) bool {
 		}
 		return false
 	}
-}
-
-// codexBackground is a kandev process the test does not wait for yet.
-type codexBackground struct {
-	cmd      *exec.Cmd
-	out, err bytes.Buffer
-	done     chan struct{}
-	code     int
-}
-
-func (r *codexRig) background(args ...string) *codexBackground {
-	r.t.Helper()
-	b := &codexBackground{done: make(chan struct{})}
-	b.cmd = exec.Command(kandevBin, args...)
-	b.cmd.Dir, b.cmd.Env = r.cwd, r.env
-	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.err
-	if err := b.cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	go func() {
-		err := b.cmd.Wait()
-		b.code = 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			b.code = ee.ExitCode()
-		}
-		close(b.done)
-	}()
-	r.t.Cleanup(func() { b.cmd.Process.Kill(); <-b.done })
-	return b
-}
-
-// wait returns the process's result (90 s at most).
-func (b *codexBackground) wait(t *testing.T) result {
-	t.Helper()
-	select {
-	case <-b.done:
-	case <-time.After(90 * time.Second):
-		t.Fatalf("kandev %v did not finish in time\n%s\n%s", b.cmd.Args[1:], b.out.String(), b.err.String())
-	}
-	return result{b.out.String(), b.err.String(), b.code}
 }
 
 // codexProcess is a live codex-acp process of this rig.
@@ -390,31 +298,13 @@ func (r *codexRig) liveAgents() []codexProcess {
 		if !bytes.Contains(environ, []byte("CODEX_HOME="+r.codexHome+"\x00")) {
 			continue
 		}
-		st, ppid := codexProcState(pid)
+		st, ppid := procState(pid)
 		if st == "" || st == "Z" || st == "X" {
 			continue
 		}
 		out = append(out, codexProcess{pid, ppid})
 	}
 	return out
-}
-
-// codexProcState reads a process's state letter and parent pid.
-func codexProcState(pid int) (string, int) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return "", 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return f[0], ppid
 }
 
 // assertNoAgentSurvives waits up to 10 s for every codex-acp of this rig to be gone.
@@ -518,11 +408,11 @@ func TestCodex_OwnerKilledMidStreamLeavesNoAgentAndResumeContinuesOnce(t *testin
 		t.Fatalf("start: %s", res)
 	}
 
-	owner := r.background("prompt", id, codexSlowPrompt)
+	owner := r.spawn("prompt", id, codexSlowPrompt)
 	evs := r.waitForEvents(id, "the slow turn to stream", codexStreamingTurn(codexSlowPrompt))
 	starts := codexAgentStarts(evs)
 	agentPID := starts[len(starts)-1].PID
-	if _, ppid := codexProcState(agentPID); ppid != owner.cmd.Process.Pid {
+	if _, ppid := procState(agentPID); ppid != owner.cmd.Process.Pid {
 		t.Fatalf("codex-acp %d has parent %d, want the owner %d", agentPID, ppid, owner.cmd.Process.Pid)
 	}
 	owner.cmd.Process.Kill() // SIGKILL: no chance to clean up
@@ -611,7 +501,7 @@ func TestCodex_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T) 
 	if res.code != 0 {
 		t.Fatalf("start: %s", res)
 	}
-	owner := r.background("prompt", id, codexSlowPrompt)
+	owner := r.spawn("prompt", id, codexSlowPrompt)
 	r.waitForEvents(id, "the slow turn to stream", codexStreamingTurn(codexSlowPrompt))
 	cancelled := time.Now()
 	if res := r.run("cancel", id); res.code != 0 {

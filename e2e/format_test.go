@@ -14,7 +14,7 @@ import (
 // assertNewerRefused checks a refusal: exit 1 and the one line that says to upgrade.
 func assertNewerRefused(t *testing.T, r result, what string) {
 	t.Helper()
-	want := "kandev: " + what + " was written by a newer kandev (format 2); upgrade kandev\n"
+	want := "kandev: " + what + " was written by a newer kandev (format 9); upgrade kandev\n"
 	if r.code != 1 || r.stderr != want {
 		t.Fatalf("want exit 1 and %q, got %s", want, r)
 	}
@@ -23,7 +23,7 @@ func assertNewerRefused(t *testing.T, r result, what string) {
 func TestFormat_HomeOfANewerFormatIsRefusedAndLeftAlone(t *testing.T) {
 	w := newWorld(t)
 	id, _ := w.start("/say hi")
-	os.WriteFile(filepath.Join(w.home, "format"), []byte("2\n"), 0o600)
+	os.WriteFile(filepath.Join(w.home, "format"), []byte("9\n"), 0o600)
 	for _, args := range [][]string{{"list"}, {"status", id}, {"resume", id}, {"start", "/say again"}} {
 		assertNewerRefused(t, w.run(args...), "kandev home "+w.home)
 	}
@@ -32,7 +32,7 @@ func TestFormat_HomeOfANewerFormatIsRefusedAndLeftAlone(t *testing.T) {
 	if out.Error.Code != "newer_format" {
 		t.Fatalf("--json error code %q", out.Error.Code)
 	}
-	if b, _ := os.ReadFile(filepath.Join(w.home, "format")); string(b) != "2\n" {
+	if b, _ := os.ReadFile(filepath.Join(w.home, "format")); string(b) != "9\n" {
 		t.Fatalf("format file rewritten: %q", b)
 	}
 }
@@ -44,7 +44,7 @@ func TestFormat_RecordOfANewerFormatIsRefusedAndSkippedByList(t *testing.T) {
 	recPath := filepath.Join(w.home, "sessions", newer+".json")
 	logPath := filepath.Join(w.home, "sessions", newer+".jsonl")
 	b, _ := os.ReadFile(recPath)
-	rec := strings.Replace(string(b), `"format": 1,`, `"format": 2,`, 1)
+	rec := strings.Replace(string(b), `"format": 2,`, `"format": 9,`, 1)
 	os.WriteFile(recPath, []byte(rec), 0o600)
 	logBefore, _ := os.ReadFile(logPath)
 
@@ -66,7 +66,7 @@ func TestFormat_RecordOfANewerFormatIsRefusedAndSkippedByList(t *testing.T) {
 	if !strings.Contains(r.stdout, current) || strings.Contains(r.stdout, newer) {
 		t.Fatalf("list: %s", r)
 	}
-	if r.stderr != "kandev: warning: 1 session(s) not listed: written by a newer kandev (format 2); upgrade kandev\n" {
+	if r.stderr != "warning: 1 session(s) not listed: written by a newer kandev (format 9); upgrade kandev\n" {
 		t.Fatalf("list warning: %q", r.stderr)
 	}
 	var report struct {
@@ -79,7 +79,7 @@ func TestFormat_RecordOfANewerFormatIsRefusedAndSkippedByList(t *testing.T) {
 	found := false
 	for _, c := range report.Checks {
 		if c.Name == "session "+newer {
-			found = !c.OK && strings.Contains(c.Message, "newer kandev (format 2)") && strings.HasPrefix(c.Fix, "upgrade kandev")
+			found = !c.OK && strings.Contains(c.Message, "newer kandev (format 9)") && strings.HasPrefix(c.Fix, "upgrade kandev")
 		}
 	}
 	if !found {

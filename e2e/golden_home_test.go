@@ -69,11 +69,11 @@ func TestGoldenHome_Generate(t *testing.T) {
 	w.config(strings.Replace(goldenConfig, `, "--no-load"]`, `]`, 1))
 	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("golden notes\n"), 0o644)
 
-	id, r := w.start("--title", "idle", "--permissions", "approve-all",
+	_, r := w.start("--title", "idle", "--permissions", "approve-all",
 		"remember PINEAPPLE\n/say hello golden home\n/think about formats\n/read notes.txt\n/write out.txt written by the agent\nplain words")
 	mustOK(t, r)
 
-	id, r = w.start("--title", "interrupted", "--agent", "slow")
+	id, r := w.start("--title", "interrupted", "--agent", "slow")
 	mustOK(t, r)
 	// Under the default permission mode, the one the checks run under: a turn
 	// killed under another mode would pause for the change.

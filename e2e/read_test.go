@@ -107,7 +107,7 @@ func (n readNormalizer) text(s string) string {
 }
 
 // killWhen runs kandev in the background and SIGKILLs it once the session's
-// log has an event that matches (the agent dies with it: Pdeathsig).
+// log has an event that matches (the agent dies with it: its supervisor sees the owner go).
 func (w *world) killWhen(id string, match func(state.Event) bool, args ...string) {
 	w.t.Helper()
 	cmd := exec.Command(kandevBin, args...)

@@ -33,7 +33,8 @@ func TestBuildContinuationPrompt_WithoutUnknownTools(t *testing.T) {
 
 func TestBuildContinuationPrompt_IsDeterministic(t *testing.T) {
 	tools := []state.Event{{ToolName: "a", ToolCallID: "1", Input: json.RawMessage(`{"b":1,"a":2}`)}}
-	if BuildContinuationPrompt(tools) != BuildContinuationPrompt(tools) {
+	first, second := BuildContinuationPrompt(tools), BuildContinuationPrompt(tools)
+	if first != second {
 		t.Fatal("two calls differ")
 	}
 	if !strings.Contains(BuildContinuationPrompt(tools), `- a (id 1): {"b":1,"a":2}`) {

@@ -111,13 +111,21 @@ func BuildResumeContextWindow(history []state.Event, request, sessionID string, 
 	return renderResumeContext(pinned, kept, note, request, maxBytes)
 }
 
-// omittedNote is the line that stands for the entries left out.
+// omittedNote is the line that stands for the entries left out: n of them,
+// or, when older entries were never read (more), at least n.
 func omittedNote(n int, sessionID string, more bool) string {
-	count := strconv.Itoa(n)
-	if more {
-		count = "more than " + count
+	var count string
+	switch {
+	case more && n == 0:
+		count = "earlier entries"
+	case more:
+		count = "more than " + strconv.Itoa(n) + " earlier entries"
+	case n == 1:
+		count = "1 earlier entry"
+	default:
+		count = strconv.Itoa(n) + " earlier entries"
 	}
-	return "[... " + count + ` earlier entries omitted; run "kandev transcript ` + sessionID + `" to see them ...]` + "\n"
+	return "[... " + count + ` omitted; run "kandev transcript ` + sessionID + `" to see them ...]` + "\n"
 }
 
 func renderResumeContext(pinned, kept []replayEntry, note, request string, maxBytes int) string {

@@ -223,3 +223,33 @@ func TestBuildResumeContext_HandlesAMillionEvents(t *testing.T) {
 		t.Fatalf("%d bytes:\n%.400s", len(got), got)
 	}
 }
+
+func TestOmittedNote_SaysWhatIsKnownAboutTheCount(t *testing.T) {
+	cases := []struct {
+		n    int
+		more bool
+		want string
+	}{
+		{0, true, "[... earlier entries omitted;"},
+		{3, true, "[... more than 3 earlier entries omitted;"},
+		{1, false, "[... 1 earlier entry omitted;"},
+		{7, false, "[... 7 earlier entries omitted;"},
+	}
+	for _, tc := range cases {
+		got := omittedNote(tc.n, "ses-1", tc.more)
+		if !strings.HasPrefix(got, tc.want) || !strings.HasSuffix(got, `run "kandev transcript ses-1" to see them ...]`+"\n") {
+			t.Errorf("omittedNote(%d, %v) = %q, want it to start with %q", tc.n, tc.more, got, tc.want)
+		}
+	}
+}
+
+func TestBuildResumeContextWindow_UnreadOlderEntriesWithNothingDroppedGivesNoCountOfZero(t *testing.T) {
+	hist := []state.Event{
+		{Seq: 1, Type: state.EventUserMessage, TurnID: "t1", Content: "first request"},
+		{Seq: 90, Type: state.EventAgentMessage, TurnID: "t9", Content: "newest answer"},
+	}
+	got := BuildResumeContextWindow(hist, "next", "ses-w", 0, true)
+	if strings.Contains(got, "more than 0") || !strings.Contains(got, "[... earlier entries omitted;") {
+		t.Fatalf("omission note for an unread older part:\n%s", got)
+	}
+}

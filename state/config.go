@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 )
@@ -75,14 +76,65 @@ const (
 	MaxTTLSeconds         = 86400
 )
 
-// LoadConfig reads the config at path; a missing file is an empty config.
-func LoadConfig(path string) (*Config, error) {
+// ErrConfig marks a config file kandev cannot use (see ConfigError).
+var ErrConfig = errors.New("bad config")
+
+// ConfigError is a config file kandev cannot use: unreadable, not TOML, an
+// unknown key, a value out of range, or a --config file that is missing.
+type ConfigError struct {
+	Path    string
+	Problem string
+}
+
+func (e *ConfigError) Error() string        { return "config " + e.Path + ": " + e.Problem }
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// LoadConfig reads the config at path. A missing file is an empty config,
+// unless explicit (the user named it with --config). Keys kandev does not
+// know are errors, not silently ignored: a misspelt key must not quietly
+// leave the default in force.
+func LoadConfig(path string, explicit bool) (*Config, error) {
 	c := &Config{}
-	_, err := toml.DecodeFile(path, c)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+	md, err := toml.DecodeFile(path, c)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && !explicit:
+		return c, nil
+	case errors.Is(err, os.ErrNotExist):
+		return nil, &ConfigError{path, "no such file (check --config)"}
+	case err != nil:
+		return nil, &ConfigError{path, err.Error()}
+	}
+	if keys := unknownKeys(md.Undecoded()); len(keys) > 0 {
+		return nil, &ConfigError{path, fmt.Sprintf("unknown key%s %s (check the spelling, or remove it)", map[bool]string{true: "s"}[len(keys) > 1], strings.Join(keys, ", "))}
+	}
+	if err := c.validate(); err != nil {
+		return nil, &ConfigError{path, err.Error()}
 	}
 	return c, nil
+}
+
+// unknownKeys names each unknown key once: a misspelt table, not also every key in it.
+func unknownKeys(keys []toml.Key) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		name := k.String()
+		if len(k) > 1 && seen[toml.Key(k[:len(k)-1]).String()] {
+			seen[name] = true
+			continue
+		}
+		seen[name] = true
+		out = append(out, name)
+	}
+	return out
+}
+
+// validate checks values against their limits.
+func (c *Config) validate() error {
+	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
+		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
+	}
+	return nil
 }
 
 // AutoContinue is [session.restart] auto_continue, true by default.

@@ -92,8 +92,9 @@ type Session struct {
 	AgentCommand []string `json:"agent_command,omitempty"`
 	// AgentLaunched is set once an agent process was started for the session.
 	AgentLaunched bool `json:"agent_launched,omitempty"`
-	// AgentPID and AgentStart identify the live agent process (start time from
-	// /proc, so a reused pid is not mistaken for it).
+	// AgentPID and AgentStart identify the live agent's supervisor, the leader
+	// of its process group (with its start time, so a reused pid is not
+	// mistaken for it).
 	AgentPID   int    `json:"agent_pid,omitempty"`
 	AgentStart string `json:"agent_start,omitempty"`
 	OwnerPID   int    `json:"owner_pid,omitempty"`
@@ -225,11 +226,20 @@ func (h *Home) ListSessions() ([]*Session, error) {
 	return ss, err
 }
 
-// ListReport says which records a listing left out because a newer kandev
-// wrote them (corrupt records are left out too, and reported by doctor).
+// ListReport says which records a listing left out: those a newer kandev
+// wrote, and those that do not load for another reason (corrupt JSON,
+// unreadable, ...), by id. A record removed while listing is neither.
 type ListReport struct {
 	Newer       int // how many
 	NewerFormat int // the highest format among them
+	Unreadable  []UnreadableRecord
+}
+
+// UnreadableRecord is a session record on disk that does not load: its id
+// comes from the file name.
+type UnreadableRecord struct {
+	ID      string `json:"id"`
+	Problem string `json:"problem"`
 }
 
 // ListSessionsReport is ListSessions, and what it left out.
@@ -252,23 +262,21 @@ func (h *Home) ListSessionsReport() ([]*Session, ListReport, error) {
 		}
 	}
 	out := make([]*Session, len(ids))
-	newer := make([]int, len(ids))
+	errs := make([]error, len(ids))
 	ForEach(len(ids), func(i int) {
-		s, err := h.LoadSession(ids[i]) // a corrupt record is reported by doctor, not by list
+		out[i], errs[i] = h.LoadSession(ids[i])
+	})
+	for i, err := range errs {
 		var nf *NewerFormatError
 		switch {
-		case err == nil:
-			out[i] = s
 		case errors.As(err, &nf):
-			newer[i] = nf.Format
-		}
-	})
-	for _, f := range newer {
-		if f > 0 {
 			rep.Newer++
-			rep.NewerFormat = max(rep.NewerFormat, f)
+			rep.NewerFormat = max(rep.NewerFormat, nf.Format)
+		case err != nil && !errors.Is(err, ErrNotFound):
+			rep.Unreadable = append(rep.Unreadable, UnreadableRecord{ID: ids[i], Problem: err.Error()})
 		}
 	}
+	slices.SortFunc(rep.Unreadable, func(a, b UnreadableRecord) int { return strings.Compare(b.ID, a.ID) })
 	out = slices.DeleteFunc(out, func(s *Session) bool { return s == nil })
 	SortByActivity(out)
 	return out, rep, nil

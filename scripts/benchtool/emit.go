@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/kandev/kandev/history"
@@ -117,7 +116,7 @@ func (p *rpcPeer) call(method string, params any) (json.RawMessage, error) {
 func emitOnce(agent []string, cwd, loadTok, prompt string) (time.Duration, int, error) {
 	cmd := exec.Command(agent[0], agent[1:]...)
 	cmd.Dir = cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	in, err := cmd.StdinPipe()

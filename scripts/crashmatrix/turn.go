@@ -105,7 +105,7 @@ func (t *turnTrial) signalled() bool {
 	if t.id == "" && len(t.printed) > 0 {
 		t.id = t.printed[0].SessionID
 	}
-	// The signalled owner's agent dies with it; give the kernel a moment.
+	// The signalled owner's agent dies with it (its supervisor sees the owner go); give it a moment.
 	r.staleAgents = len(waitNoAgents(t.cwd, 2*time.Second))
 	return t.findSession()
 }

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -57,7 +56,7 @@ func run() error {
 
 	cmd := exec.Command(agent[0], agent[1:]...)
 	cmd.Dir, cmd.Stderr = cwd, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err

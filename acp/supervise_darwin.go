@@ -1,0 +1,40 @@
+package acp
+
+import (
+	"os"
+	"slices"
+	"syscall"
+
+	"github.com/kandev/kandev/state"
+)
+
+// selfExe is this binary.
+func selfExe() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return os.Args[0]
+	}
+	return exe
+}
+
+// becomeSubreaper: macOS has no subreaper; leftovers finds orphans by tag.
+func becomeSubreaper() {}
+
+// agentSysProcAttr: macOS has no parent-death signal. The agent outlives a
+// SIGKILLed supervisor only until the owner's next start, which ends every
+// process carrying the session tag.
+func agentSysProcAttr() *syscall.SysProcAttr { return nil }
+
+// leftovers are the processes to kill once the agent is gone: the
+// supervisor's tree, and the processes of this launch (by environment tag)
+// that were reparented to launchd when their parent died. The tag is per
+// launch, not per session, so a later owner's new agent is never swept.
+func leftovers(launch string) []int {
+	out := ownLeftovers()
+	for _, pid := range state.ProcessesWithEnv(launch) {
+		if !slices.Contains(out, pid) && state.ProcessStart(pid) != "" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

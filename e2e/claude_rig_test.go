@@ -1,0 +1,276 @@
+package e2e_test
+
+// End-to-end tests against Claude through its ACP adapter (npm
+// @zed-industries/claude-agent-acp 0.23.1, run as claude-agent-acp), offline.
+// Claude Code is pointed at testdata/fakemessages, a deterministic Anthropic
+// Messages server on 127.0.0.1 that logs every request, so each test can
+// check what the model was shown. The adapter's SDK bundles a Claude Code
+// (run with node); the native Claude Code of @anthropic-ai/claude-code
+// 2.1.328 opens a session about twice as fast, so the rig runs that one when
+// its platform package is there (linux/amd64). Both are installed once into
+// the user's cache folder; the tests skip, visibly, only when that fails.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+const (
+	claudeACPPackage  = "@zed-industries/claude-agent-acp"
+	claudeACPVersion  = "0.23.1"
+	claudeCodePackage = "@anthropic-ai/claude-code"
+	claudeCodeVersion = "2.1.328"
+	claudeSlowWord    = "slowly"
+	// claudeSlowPrompt streams about 15 events, 400 ms apart: a turn of ~6 s.
+	claudeSlowPrompt = "slowly count sheep one two three four five six seven eight nine ten"
+	claudeToolWord   = "RUNTOOL"
+	claudeToolCmd    = "echo ran > tool-proof.txt; echo TOOL-OUTPUT-42"
+)
+
+var (
+	claudeInstallOnce sync.Once
+	claudeAdapter     string // the installed claude-agent-acp
+	claudeNative      string // the native Claude Code, "" to use the SDK's own
+	claudeSkipReason  string
+
+	claudeFakeOnce sync.Once
+	claudeFakeBin  string
+	claudeFakeErr  string
+)
+
+// claudeInstall installs the adapter and Claude Code once and returns the
+// adapter's path and the native Claude Code's ("" when there is none).
+func claudeInstall(t *testing.T) (adapter, native string) {
+	t.Helper()
+	requireNPMOptIn(t, "claude-agent-acp")
+	claudeInstallOnce.Do(func() {
+		dir := filepath.Join(codexCacheDir(), "claude-agent-acp-"+claudeACPVersion)
+		modules := filepath.Join(dir, "node_modules")
+		adapter := filepath.Join(modules, ".bin", "claude-agent-acp")
+		installed := func() bool {
+			return npmPackageVersion(filepath.Join(modules, claudeACPPackage)) == claudeACPVersion &&
+				npmPackageVersion(filepath.Join(modules, claudeCodePackage)) == claudeCodeVersion
+		}
+		claudeSkipReason = npmInstall(dir, installed,
+			claudeACPPackage+"@"+claudeACPVersion, claudeCodePackage+"@"+claudeCodeVersion)
+		if claudeSkipReason != "" {
+			return
+		}
+		claudeAdapter = adapter
+		if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
+			native := filepath.Join(modules, "@anthropic-ai", "claude-code-linux-x64", "claude")
+			if st, err := os.Stat(native); err == nil && st.Mode()&0o111 != 0 {
+				claudeNative = native
+			}
+		}
+	})
+	if claudeAdapter == "" {
+		t.Skip("SKIP: " + claudeSkipReason)
+	}
+	return claudeAdapter, claudeNative
+}
+
+// npmPackageVersion is the version in dir/package.json, "" if unreadable.
+func npmPackageVersion(dir string) string {
+	var pkg struct{ Version string }
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil || json.Unmarshal(b, &pkg) != nil {
+		return ""
+	}
+	return pkg.Version
+}
+
+// claudeFakeServer builds testdata/fakemessages once (go ./... skips testdata).
+func claudeFakeServer(t *testing.T) string {
+	t.Helper()
+	claudeFakeOnce.Do(func() {
+		bin := filepath.Join(filepath.Dir(kandevBin), "fakemessages")
+		out, err := exec.Command("go", "build", "-o", bin, "../testdata/fakemessages").CombinedOutput()
+		if err != nil {
+			claudeFakeErr = fmt.Sprintf("building testdata/fakemessages: %v\n%s", err, out)
+			return
+		}
+		claudeFakeBin = bin
+	})
+	if claudeFakeBin == "" {
+		t.Fatal(claudeFakeErr)
+	}
+	return claudeFakeBin
+}
+
+// claudeRig is a world whose `claude` agent is the real adapter, with its
+// own Claude config folder and its own fake model server.
+type claudeRig struct {
+	*world
+	configDir string // CLAUDE_CONFIG_DIR: Claude's sessions live here
+	reqLog    string // the fake server's request log
+}
+
+func newClaudeRig(t *testing.T, fakeArgs ...string) *claudeRig {
+	t.Helper()
+	adapter, native := claudeInstall(t)
+	fake := claudeFakeServer(t)
+	w := newWorld(t)
+	r := &claudeRig{world: w, configDir: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
+
+	args := append([]string{"-log", r.reqLog, "-idle", "5m", "-delay", "400ms", "-delay-word", claudeSlowWord}, fakeArgs...)
+	srv := exec.Command(fake, args...)
+	stdout, _ := srv.StdoutPipe()
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("fake messages server printed %q (%v): %s", url, err, srvErr.String())
+	}
+
+	// The built-in claude profile, pointed at the installed adapter. HOME too
+	// is the rig's: Claude Code reads settings from it.
+	env := map[string]string{
+		"HOME": r.configDir, "CLAUDE_CONFIG_DIR": r.configDir,
+		"ANTHROPIC_BASE_URL": strings.TrimSpace(url), "ANTHROPIC_API_KEY": "offline-fake-key",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+		"IS_SANDBOX": "1", // Claude Code refuses some modes as root otherwise
+	}
+	if native != "" {
+		env["CLAUDE_CODE_EXECUTABLE"] = native
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[agents.claude]\ncommand = [%q]\n[agents.claude.env]\n", adapter)
+	for k, v := range env {
+		fmt.Fprintf(&b, "%s = %q\n", k, v)
+	}
+	w.config(b.String())
+	return r
+}
+
+// claudeRequest is one Messages request the fake model server received.
+type claudeRequest struct {
+	N    int    `json:"n"`
+	Path string `json:"path"`
+	Body struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Tools []struct{ Name string } `json:"tools"`
+	} `json:"body"`
+}
+
+// input is the request's whole conversation as one string, for searching.
+func (q claudeRequest) input() string {
+	var b strings.Builder
+	for _, m := range q.Body.Messages {
+		b.WriteString(m.Role + ": ")
+		b.Write(m.Content)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// userTexts are the user's own texts the model was shown, in order (not the
+// reminders Claude Code adds in angle brackets).
+func (q claudeRequest) userTexts() []string {
+	var out []string
+	for _, m := range q.Body.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		var blocks []struct{ Type, Text string }
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			blocks = append(blocks, struct{ Type, Text string }{"text", s})
+		} else {
+			json.Unmarshal(m.Content, &blocks)
+		}
+		for _, bl := range blocks {
+			if t := strings.TrimSpace(bl.Text); bl.Type == "text" && t != "" && !strings.HasPrefix(t, "<") {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// requests are the model requests of Claude's agent loop (those that offer
+// tools), in order: Claude Code's probes and side requests are left out.
+func (r *claudeRig) requests() []claudeRequest {
+	r.t.Helper()
+	b, err := os.ReadFile(r.reqLog)
+	if err != nil && !os.IsNotExist(err) {
+		r.t.Fatal(err)
+	}
+	var out []claudeRequest
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var q claudeRequest
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			r.t.Fatalf("fake server log: %v: %s", err, line)
+		}
+		if q.N > 0 && len(q.Body.Tools) > 0 {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// assertNoAgentSurvives waits up to 10 s for every process of this rig (the
+// adapter, Claude Code, the commands it ran) to be gone.
+func (r *claudeRig) assertNoAgentSurvives(after string) {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		live := liveProcessesWithEnv("CLAUDE_CONFIG_DIR", r.configDir)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("Claude processes still running 10 s after %s: pids %v", after, live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// logTimings reports, for one kandev command begun at began, how long the
+// agent took to be ready (launch to initialize and session ready), the turn,
+// and the agent's stop.
+func logTimings(t *testing.T, what string, began time.Time, total time.Duration, evs []state.Event) {
+	t.Helper()
+	var ready, turnStart, turnEnd, exited time.Time
+	for _, e := range evs {
+		at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+		if err != nil || at.Before(began) {
+			continue
+		}
+		switch e.Type {
+		case state.EventAgentStarted:
+			ready = at
+		case state.EventTurnStarted:
+			turnStart = at
+		case state.EventTurnEnded:
+			turnEnd = at
+		case state.EventAgentExited:
+			exited = at
+		}
+	}
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	t.Logf("%s: %s in all; agent ready after %s, turn %s, agent stopped %s after the turn",
+		what, ms(total), ms(ready.Sub(began)), ms(turnEnd.Sub(turnStart)), ms(exited.Sub(turnEnd)))
+}

@@ -1,0 +1,187 @@
+package e2e_test
+
+// The fake OpenAI Chat Completions server (testdata/fakechat) as the suites
+// of agents that speak that API use it: built once, one server per rig, and
+// its request log read back so a test can check what the model was shown.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	fakeChatOnce sync.Once
+	fakeChatBin  string
+	fakeChatErr  string
+)
+
+// fakeChatServer builds testdata/fakechat once (go ./... skips testdata).
+func fakeChatServer(t *testing.T) string {
+	t.Helper()
+	fakeChatOnce.Do(func() {
+		bin := filepath.Join(filepath.Dir(kandevBin), "fakechat")
+		out, err := exec.Command("go", "build", "-o", bin, "../testdata/fakechat").CombinedOutput()
+		if err != nil {
+			fakeChatErr = fmt.Sprintf("building testdata/fakechat: %v\n%s", err, out)
+			return
+		}
+		fakeChatBin = bin
+	})
+	if fakeChatBin == "" {
+		t.Fatal(fakeChatErr)
+	}
+	return fakeChatBin
+}
+
+// fakeChat is one running fake server and its request log.
+type fakeChat struct {
+	t      *testing.T
+	URL    string // the base URL, "http://127.0.0.1:PORT/v1"
+	reqLog string
+}
+
+// startFakeChat starts a fake server with args (see testdata/fakechat),
+// stopped with the test (and by itself when idle).
+func startFakeChat(t *testing.T, args ...string) *fakeChat {
+	t.Helper()
+	f := &fakeChat{t: t, reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
+	srv := exec.Command(fakeChatServer(t), append([]string{"-log", f.reqLog, "-idle", "5m"}, args...)...)
+	stdout, _ := srv.StdoutPipe()
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("fake chat server printed %q (%v): %s", url, err, srvErr.String())
+	}
+	f.URL = strings.TrimSpace(url)
+	return f
+}
+
+// chatRequest is one request the fake server received.
+type chatRequest struct {
+	N      int    `json:"n"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Tools  bool   `json:"tools"` // false for side requests (a title, a summary)
+	Body   struct {
+		Messages []json.RawMessage `json:"messages"`
+	} `json:"-"`
+	RawBody json.RawMessage `json:"body"` // null for a request without a body
+}
+
+// input is the request's whole conversation (tool calls and results
+// included) as one string, for searching.
+func (q chatRequest) input() string {
+	var b strings.Builder
+	for _, m := range q.Body.Messages {
+		b.Write(m)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// userTexts are the texts of the user messages the model was shown, in
+// order, each without the context blocks an agent puts before what the user
+// typed (Copilot's <current_datetime>), as the fake server reads them.
+func (q chatRequest) userTexts() []string {
+	out := q.texts("user")
+	for i, s := range out {
+		out[i] = withoutContext(s)
+	}
+	return out
+}
+
+// withoutContext drops the <tag>...</tag> blocks at the start of a user text
+// (the same rule as testdata/fakechat's).
+func withoutContext(s string) string {
+	s = strings.TrimSpace(s)
+	for strings.HasPrefix(s, "<") {
+		name, _, ok := strings.Cut(s[1:], ">")
+		if !ok || name == "" || strings.ContainsAny(name, " /\n") {
+			break
+		}
+		_, rest, ok := strings.Cut(s, "</"+name+">")
+		if !ok {
+			break
+		}
+		s = strings.TrimSpace(rest)
+	}
+	return s
+}
+
+// toolResults are the texts of the tool results the model was shown, in order.
+func (q chatRequest) toolResults() []string { return q.texts("tool") }
+
+func (q chatRequest) texts(role string) []string {
+	var out []string
+	for _, raw := range q.Body.Messages {
+		var m struct {
+			Role    string
+			Content json.RawMessage
+		}
+		json.Unmarshal(raw, &m)
+		if m.Role != role {
+			continue
+		}
+		var s string
+		if json.Unmarshal(m.Content, &s) != nil {
+			var parts []struct{ Text string }
+			json.Unmarshal(m.Content, &parts)
+			var b strings.Builder
+			for _, p := range parts {
+				b.WriteString(p.Text)
+			}
+			s = b.String()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// all is every request logged so far, model calls or not.
+func (f *fakeChat) all() []chatRequest {
+	f.t.Helper()
+	b, err := os.ReadFile(f.reqLog)
+	if err != nil && !os.IsNotExist(err) {
+		f.t.Fatal(err)
+	}
+	var out []chatRequest
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var q chatRequest
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			f.t.Fatalf("fake chat server log: %v: %s", err, line)
+		}
+		if bytes.HasPrefix(q.RawBody, []byte("{")) {
+			json.Unmarshal(q.RawBody, &q.Body)
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// turns are the chat completion requests that offered tools: the agent's own
+// turns, without its side requests.
+func (f *fakeChat) turns() []chatRequest {
+	var out []chatRequest
+	for _, q := range f.all() {
+		if q.Method == "POST" && strings.HasSuffix(q.Path, "/chat/completions") && q.Tools {
+			out = append(out, q)
+		}
+	}
+	return out
+}

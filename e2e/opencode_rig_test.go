@@ -1,0 +1,196 @@
+package e2e_test
+
+// End-to-end tests against OpenCode (npm opencode-ai 1.18.33, run as
+// `opencode acp`), offline. OpenCode is pointed at testdata/fakechat, a
+// deterministic OpenAI Chat Completions server on 127.0.0.1 that logs every
+// request, through a provider in its config; its npm registry is the fake
+// server too (it looks a plugin package up at every start and gets a 404).
+// Every rig has its own HOME and XDG folders, so OpenCode's database, config
+// and logs never touch the user's. The package is installed once into the
+// user's cache folder; the tests skip, visibly, only when it cannot be.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+const (
+	openCodePackage = "opencode-ai"
+	openCodeVersion = "1.18.33"
+	// openCodeSlowPrompt streams about 14 chunks, 500 ms apart: a turn of ~7 s.
+	openCodeSlowPrompt = "slowly count sheep one two three four five six seven eight nine ten"
+	openCodeToolWord   = "RUNTOOL"
+	openCodeToolCmd    = "echo ran > tool-proof.txt; echo TOOL-OUTPUT-42"
+)
+
+var (
+	openCodeInstallOnce sync.Once
+	openCodeBinPath     string
+	openCodeSkipReason  string
+)
+
+// openCodeInstall installs opencode-ai once into the user's cache folder and
+// returns the path of its `opencode` binary.
+func openCodeInstall(t *testing.T) string {
+	t.Helper()
+	requireNPMOptIn(t, "OpenCode")
+	openCodeInstallOnce.Do(func() {
+		if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+			openCodeSkipReason = "the OpenCode suite runs on Linux and macOS only"
+			return
+		}
+		dir := filepath.Join(codexCacheDir(), "opencode-ai-"+openCodeVersion)
+		bin := filepath.Join(dir, "node_modules", ".bin", "opencode")
+		installed := func() bool {
+			b, err := os.ReadFile(filepath.Join(dir, "node_modules", openCodePackage, "package.json"))
+			var pkg struct{ Version string }
+			if err != nil || json.Unmarshal(b, &pkg) != nil || pkg.Version != openCodeVersion {
+				return false
+			}
+			st, err := os.Stat(bin)
+			return err == nil && st.Mode()&0o111 != 0
+		}
+		if openCodeSkipReason = npmInstall(dir, installed, openCodePackage+"@"+openCodeVersion); openCodeSkipReason == "" {
+			openCodeBinPath = bin
+		}
+	})
+	if openCodeBinPath == "" {
+		t.Skip("SKIP: " + openCodeSkipReason)
+	}
+	return openCodeBinPath
+}
+
+// openCodeRig is a world whose `opencode` agent is the real OpenCode, with
+// its own HOME, XDG folders and fake model server.
+type openCodeRig struct {
+	*world
+	bin     string
+	dataDir string // XDG_DATA_HOME: tags every process of this rig
+	fake    *fakeChat
+}
+
+func newOpenCodeRig(t *testing.T) *openCodeRig {
+	t.Helper()
+	bin := openCodeInstall(t)
+	fake := startFakeChat(t, "-delay", "500ms", "-delay-word", "slowly", "-tool-word", openCodeToolWord,
+		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, openCodeToolCmd))
+	w := newWorld(t)
+	root := t.TempDir()
+	r := &openCodeRig{world: w, bin: bin, dataDir: filepath.Join(root, "data"), fake: fake}
+	dirs := map[string]string{"HOME": "home", "XDG_CONFIG_HOME": "config", "XDG_DATA_HOME": "data",
+		"XDG_CACHE_HOME": "cache", "XDG_STATE_HOME": "state"}
+	env := map[string]string{
+		"npm_config_registry":           strings.TrimSuffix(fake.URL, "/v1") + "/npm/",
+		"OPENCODE_DISABLE_MODELS_FETCH": "true", // models.dev is not offline
+		"OPENCODE_DISABLE_AUTOUPDATE":   "true",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD": "true",
+		"OPENCODE_DISABLE_SHARE":        "true",
+	}
+	for k, sub := range dirs {
+		env[k] = filepath.Join(root, sub)
+		os.MkdirAll(env[k], 0o700)
+	}
+	// bash asks permission, and a denied call is answered to the model (by
+	// default OpenCode ends the turn on a denial and the model never hears).
+	config := map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"model":   "fake/fake-model", "small_model": "fake/fake-model",
+		"autoupdate": false, "share": "disabled",
+		"permission":   map[string]any{"bash": "ask"},
+		"experimental": map[string]any{"continue_loop_on_deny": true},
+		"provider": map[string]any{"fake": map[string]any{
+			"npm": "@ai-sdk/openai-compatible", "name": "kandev fake chat",
+			"options": map[string]any{"baseURL": fake.URL, "apiKey": "offline"},
+			"models":  map[string]any{"fake-model": map[string]any{"name": "Fake model"}},
+		}},
+	}
+	b, _ := json.MarshalIndent(config, "", "  ")
+	os.MkdirAll(filepath.Join(env["XDG_CONFIG_HOME"], "opencode"), 0o700)
+	if err := os.WriteFile(filepath.Join(env["XDG_CONFIG_HOME"], "opencode", "opencode.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var toml strings.Builder
+	fmt.Fprintf(&toml, "[agents.opencode]\ncommand = [%q, \"acp\"]\n[agents.opencode.env]\n", bin)
+	for k, v := range env {
+		fmt.Fprintf(&toml, "%s = %q\n", k, v)
+	}
+	w.config(toml.String())
+	return r
+}
+
+// assertNoAgentSurvives waits up to 10 s for every process of this rig
+// (OpenCode and the commands it ran) and of the session id, if any, to be gone.
+func (r *openCodeRig) assertNoAgentSurvives(id, after string) {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		live := liveProcessesWithEnv("XDG_DATA_HOME", r.dataDir)
+		if id != "" {
+			live = append(live, liveProcessesWithEnv("KANDEV_SESSION_ID", id)...)
+		}
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("OpenCode processes still running 10 s after %s: pids %v", after, live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// openCodeTimings logs, for one kandev command begun at began, how long the
+// agent took to be ready (launch to initialize and session ready) and the turn.
+func openCodeTimings(t *testing.T, what string, began time.Time, total time.Duration, evs []state.Event) {
+	t.Helper()
+	var ready, turnStart, turnEnd time.Time
+	for _, e := range evs {
+		at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+		if err != nil || at.Before(began) {
+			continue
+		}
+		switch e.Type {
+		case state.EventAgentStarted:
+			ready = at
+		case state.EventTurnStarted:
+			turnStart = at
+		case state.EventTurnEnded:
+			turnEnd = at
+		}
+	}
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	t.Logf("%s: %s in all; agent ready after %s, turn %s", what, ms(total), ms(ready.Sub(began)), ms(turnEnd.Sub(turnStart)))
+}
+
+// openCodeStreamingTurn holds when the turn for prompt has streamed agent text.
+func openCodeStreamingTurn(prompt string) func([]state.Event) bool {
+	return func(evs []state.Event) bool {
+		turn := ""
+		for _, e := range evs {
+			if e.Type == state.EventUserMessage && e.Content == prompt {
+				turn = e.TurnID
+			}
+			if turn != "" && e.Type == state.EventAgentMessage && e.TurnID == turn {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// start60 is the fake server's echo of a user text: one line, 60 runes at most.
+func start60(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60])
+	}
+	return s
+}

@@ -1,0 +1,317 @@
+// Command fakemessages is a deterministic stand-in for the Anthropic Messages
+// API, so that a real Claude agent can be driven offline in end-to-end tests.
+//
+// It listens on 127.0.0.1 only, prints its base URL ("http://127.0.0.1:PORT")
+// as the first line of stdout, and answers every POST /v1/messages (streamed
+// as server-sent events, or as one JSON message when the request does not ask
+// for a stream):
+//
+//   - normally the text "ack N: <start of the latest user text>", N being the
+//     number of the request, streamed one word per text_delta;
+//   - when the latest user text contains -tool-word and the request offers
+//     the Bash tool, a tool_use block running -tool-command; once its
+//     tool_result comes back, the text "tool done N: <last line of it>".
+//
+// Every request is appended to -log as one JSON line {n, method, path, body}
+// before it is answered (n is 0 for anything but a Messages request). -delay pauses between events (only for turns whose
+// latest user text contains -delay-word, when that is set). The server exits
+// by itself after -idle without requests.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+type server struct {
+	delay     time.Duration
+	delayWord string
+	toolWord  string
+	toolCmd   string
+
+	mu      sync.Mutex
+	n       int
+	logFile *os.File
+	touched chan struct{}
+}
+
+func main() {
+	var (
+		logPath = flag.String("log", "", "append every request as a JSON line to this file")
+		idle    = flag.Duration("idle", 10*time.Minute, "exit after this long without a request")
+		s       server
+	)
+	flag.DurationVar(&s.delay, "delay", 0, "pause between streamed events")
+	flag.StringVar(&s.delayWord, "delay-word", "", "pause only when the latest user text contains this word")
+	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a Bash tool call when the latest user text contains this word")
+	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the command of that tool call")
+	flag.Parse()
+
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			log.Fatal(err)
+		}
+		s.logFile = f
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("http://%s\n", ln.Addr())
+
+	s.touched = make(chan struct{}, 1)
+	go func() {
+		for {
+			select {
+			case <-s.touched:
+			case <-time.After(*idle):
+				log.Printf("no request for %s: exiting", *idle)
+				os.Exit(0)
+			}
+		}
+	}()
+	log.Fatal(http.Serve(ln, &s))
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.touched <- struct{}{}:
+	default:
+	}
+	body, _ := io.ReadAll(r.Body)
+	isMessages := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages")
+	n := s.record(r, body, isMessages)
+	if !isMessages {
+		http.NotFound(w, r)
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, "bad request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	user := req.latestUserText()
+	var blocks []block
+	switch out, ok := req.pendingToolResult(); {
+	case ok:
+		blocks = []block{{Type: "text", Text: fmt.Sprintf("tool done %d: %s", n, start(lastLine(out)))}}
+	case s.toolWord != "" && strings.Contains(user, s.toolWord) && req.offers("Bash"):
+		input, _ := json.Marshal(map[string]any{"command": s.toolCmd, "description": "Run the fake tool command"})
+		blocks = []block{{Type: "tool_use", ID: fmt.Sprintf("toolu_fake_%d", n), Name: "Bash", Input: input}}
+	default:
+		blocks = []block{{Type: "text", Text: fmt.Sprintf("ack %d: %s", n, start(user))}}
+	}
+	if !req.Stream {
+		writeMessage(w, n, req.Model, blocks)
+		return
+	}
+	delay := s.delay
+	if s.delayWord != "" && !strings.Contains(user, s.delayWord) {
+		delay = 0
+	}
+	newStream(w, delay).message(n, req.Model, blocks)
+}
+
+// record appends the request to the log and returns its number: requests
+// to /v1/messages are numbered 1, 2, 3, ..., others (Claude Code's HEAD
+// probe of the base URL) 0.
+func (s *server) record(r *http.Request, body []byte, isMessages bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	if isMessages {
+		s.n++
+		n = s.n
+	}
+	if s.logFile != nil {
+		raw := json.RawMessage(body)
+		if !json.Valid(body) {
+			raw, _ = json.Marshal(string(body))
+		}
+		line, _ := json.Marshal(map[string]any{"n": n, "method": r.Method, "path": r.URL.Path, "body": raw})
+		s.logFile.Write(append(line, '\n'))
+	}
+	return n
+}
+
+// request is the part of a Messages request the fake reads.
+type request struct {
+	Model    string    `json:"model"`
+	Stream   bool      `json:"stream"`
+	Messages []message `json:"messages"`
+	Tools    []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// block is one content block, of a request or of a reply.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+}
+
+// blocks reads a message's content, a string or a list of blocks.
+func (m message) blocks() []block {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return []block{{Type: "text", Text: s}}
+	}
+	var bs []block
+	json.Unmarshal(m.Content, &bs)
+	return bs
+}
+
+// latestUserText is the text of the last user text block that is not
+// context Claude Code adds by itself (reminders in angle brackets).
+func (r request) latestUserText() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role != "user" {
+			continue
+		}
+		bs := r.Messages[i].blocks()
+		for j := len(bs) - 1; j >= 0; j-- {
+			if t := strings.TrimSpace(bs[j].Text); bs[j].Type == "text" && t != "" && !strings.HasPrefix(t, "<") {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// pendingToolResult is the content of a tool_result in the last message,
+// i.e. the model must now answer the tool's result.
+func (r request) pendingToolResult() (string, bool) {
+	if len(r.Messages) == 0 || r.Messages[len(r.Messages)-1].Role != "user" {
+		return "", false
+	}
+	for _, b := range r.Messages[len(r.Messages)-1].blocks() {
+		if b.Type != "tool_result" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(b.Content, &s) != nil {
+			var parts []block
+			json.Unmarshal(b.Content, &parts)
+			for _, p := range parts {
+				s += p.Text
+			}
+		}
+		return s, true
+	}
+	return "", false
+}
+
+func (r request) offers(tool string) bool {
+	for _, t := range r.Tools {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// start is the beginning of s on one line, at most 60 characters.
+func start(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60])
+	}
+	return s
+}
+
+func stopReason(blocks []block) string {
+	for _, b := range blocks {
+		if b.Type == "tool_use" {
+			return "tool_use"
+		}
+	}
+	return "end_turn"
+}
+
+var usage = map[string]any{"input_tokens": 10, "output_tokens": 5,
+	"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+// writeMessage answers a request that did not ask for a stream.
+func writeMessage(w http.ResponseWriter, n int, model string, blocks []block) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": fmt.Sprintf("msg_fake_%d", n), "type": "message", "role": "assistant", "model": model,
+		"content": blocks, "stop_reason": stopReason(blocks), "stop_sequence": nil, "usage": usage,
+	})
+}
+
+// stream writes one Messages SSE reply.
+type stream struct {
+	w     http.ResponseWriter
+	delay time.Duration
+	first bool
+}
+
+func newStream(w http.ResponseWriter, delay time.Duration) *stream {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &stream{w: w, delay: delay, first: true}
+}
+
+func (st *stream) event(typ string, fields map[string]any) {
+	if !st.first && st.delay > 0 {
+		time.Sleep(st.delay)
+	}
+	st.first = false
+	fields["type"] = typ
+	b, _ := json.Marshal(fields)
+	fmt.Fprintf(st.w, "event: %s\ndata: %s\n\n", typ, b)
+	if f, ok := st.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// message streams blocks: text one word per delta, tool input in one delta.
+func (st *stream) message(n int, model string, blocks []block) {
+	st.event("message_start", map[string]any{"message": map[string]any{
+		"id": fmt.Sprintf("msg_fake_%d", n), "type": "message", "role": "assistant", "model": model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	for i, b := range blocks {
+		switch b.Type {
+		case "text":
+			st.event("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "text", "text": ""}})
+			for _, word := range strings.SplitAfter(b.Text, " ") {
+				st.event("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "text_delta", "text": word}})
+			}
+		case "tool_use":
+			st.event("content_block_start", map[string]any{"index": i, "content_block": map[string]any{
+				"type": "tool_use", "id": b.ID, "name": b.Name, "input": map[string]any{}}})
+			st.event("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(b.Input)}})
+		}
+		st.event("content_block_stop", map[string]any{"index": i})
+	}
+	st.event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stopReason(blocks), "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": 5}})
+	st.event("message_stop", map[string]any{})
+}
