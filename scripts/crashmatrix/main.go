@@ -90,33 +90,9 @@ func main() {
 		seed = time.Now().UnixNano() % 1_000_000_000
 	}
 	o.seed = uint64(seed)
-	o.scenarios = setOf(scen)
-	o.modes = setOf(modes)
-	o.kills = setOf(kills)
-	o.kinds = setOf(kinds)
-	o.signals = setOf(signals)
-	for _, c := range []struct {
-		set  map[string]bool
-		have []choice
-	}{{o.kinds, trialKinds}, {o.signals, signalKinds}} {
-		for k := range c.set {
-			if !contains(choiceNames(c.have), k) {
-				fmt.Fprintf(os.Stderr, "crashmatrix: unknown value %q (have: %s)\n", k, strings.Join(choiceNames(c.have), ","))
-				os.Exit(2)
-			}
-		}
-	}
-	for k := range o.kills {
-		if k != "delay" && !contains(killEvents, k) {
-			fmt.Fprintf(os.Stderr, "crashmatrix: unknown kill class %q (have: delay,%s)\n", k, strings.Join(killEvents, ","))
-			os.Exit(2)
-		}
-	}
-	for name := range o.scenarios {
-		if findScenario(name) == nil {
-			fmt.Fprintf(os.Stderr, "crashmatrix: unknown scenario %q (have: %s)\n", name, scenarioNames())
-			os.Exit(2)
-		}
+	if err := o.setFilters(scen, modes, kills, kinds, signals); err != nil {
+		fmt.Fprintln(os.Stderr, "crashmatrix:", err)
+		os.Exit(2)
 	}
 	if o.dir == "" {
 		o.dir, err = os.MkdirTemp("", fmt.Sprintf("kandev-crashmatrix-%d-", seed))
@@ -128,9 +104,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "crashmatrix:", err)
 		os.Exit(1)
 	}
-	if o.jobs < 1 {
-		o.jobs = 1
-	}
+	o.jobs = max(o.jobs, 1)
 
 	var idx []int
 	for i := 0; i < o.n; i++ {
@@ -144,40 +118,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "crashmatrix: calibrating the operations:", err)
 		os.Exit(1)
 	}
-	results := make([]*runResult, len(idx))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	done := 0
-	for w := 0; w < o.jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				k := next
-				next++
-				mu.Unlock()
-				if k >= len(idx) {
-					return
-				}
-				p := makePlan(&o, idx[k])
-				r := execute(&o, p)
-				mu.Lock()
-				results[k] = r
-				done++
-				if o.verbose {
-					fmt.Println(r.line())
-				} else if !r.pass() {
-					fmt.Printf("FAIL %s\n", r.line())
-				} else if done%20 == 0 {
-					fmt.Printf("  %d/%d runs done (%s)\n", done, len(idx), time.Since(began).Round(time.Second))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	results := runAll(&o, idx, began)
 	failed := report(&o, results, time.Since(began))
 	if failed == 0 && !o.keep {
 		os.RemoveAll(o.dir)
@@ -207,6 +148,75 @@ func setOf(csv string) map[string]bool {
 		}
 	}
 	return m
+}
+
+// setFilters reads the comma-separated choices of the command line.
+func (o *options) setFilters(scen, modes, kills, kinds, signals string) error {
+	o.scenarios = setOf(scen)
+	o.modes = setOf(modes)
+	o.kills = setOf(kills)
+	o.kinds = setOf(kinds)
+	o.signals = setOf(signals)
+	for _, c := range []struct {
+		set  map[string]bool
+		have []choice
+	}{{o.kinds, trialKinds}, {o.signals, signalKinds}} {
+		for k := range c.set {
+			if !contains(choiceNames(c.have), k) {
+				return fmt.Errorf("unknown value %q (have: %s)", k, strings.Join(choiceNames(c.have), ","))
+			}
+		}
+	}
+	for k := range o.kills {
+		if k != "delay" && !contains(killEvents, k) {
+			return fmt.Errorf("unknown kill class %q (have: delay,%s)", k, strings.Join(killEvents, ","))
+		}
+	}
+	for name := range o.scenarios {
+		if findScenario(name) == nil {
+			return fmt.Errorf("unknown scenario %q (have: %s)", name, scenarioNames())
+		}
+	}
+	return nil
+}
+
+// runAll runs the trials idx on o.jobs workers, printing progress.
+func runAll(o *options, idx []int, began time.Time) []*runResult {
+	results := make([]*runResult, len(idx))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	done := 0
+	for w := 0; w < o.jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				k := next
+				next++
+				mu.Unlock()
+				if k >= len(idx) {
+					return
+				}
+				p := makePlan(o, idx[k])
+				r := execute(o, p)
+				mu.Lock()
+				results[k] = r
+				done++
+				if o.verbose {
+					fmt.Println(r.line())
+				} else if !r.pass() {
+					fmt.Printf("FAIL %s\n", r.line())
+				} else if done%20 == 0 {
+					fmt.Printf("  %d/%d runs done (%s)\n", done, len(idx), time.Since(began).Round(time.Second))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return results
 }
 
 // rngFor gives run i its own stream, so a run replays alone with -only.
