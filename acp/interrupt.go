@@ -36,7 +36,7 @@ func (o *owner) failWrite(what string, err error) {
 	o.errMu.Lock()
 	defer o.errMu.Unlock()
 	if o.writeErr == nil {
-		o.writeErr = &StorageError{What: what, SessionID: o.s.ID, Err: err}
+		o.writeErr = &StorageError{What: what, SessionID: o.job.SessionID, Err: err}
 	}
 }
 

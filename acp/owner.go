@@ -107,6 +107,7 @@ type owner struct {
 	proc Transport
 	conn *Conn
 
+	recMu     sync.Mutex // orders update and session
 	mu        sync.Mutex
 	turnID    string
 	accepted  bool // the agent has answered something in the current turn
@@ -278,14 +279,26 @@ func (o *owner) currentTurn() string {
 // update changes the record under its lock and keeps the cached copy. A
 // failed write is kept (storageErr) and stops the owner; the cached copy
 // still changes, so the owner's own decisions stay consistent.
+// Updates come from the turn, the connection's recorder and the SDK's
+// permission handler: recMu orders them, and a failed one changes a copy.
 func (o *owner) update(fn func(*state.Session)) {
-	s, err := o.job.Home.UpdateSession(o.s.ID, func(s *state.Session) error { fn(s); return nil })
-	if err == nil {
-		o.s = s
-		return
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	s, err := o.job.Home.UpdateSession(o.job.SessionID, func(s *state.Session) error { fn(s); return nil })
+	if err != nil {
+		c := *o.s
+		fn(&c)
+		s = &c
+		o.failWrite("the record of session "+o.job.SessionID, err)
 	}
-	fn(o.s)
-	o.failWrite("the record of session "+o.s.ID, err)
+	o.s = s
+}
+
+// session is the cached record, for goroutines other than the owner's own.
+func (o *owner) session() *state.Session {
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	return o.s
 }
 
 // append writes events to the log (fsync'd when durable) and then emits them:
@@ -324,7 +337,7 @@ func (o *owner) write(durable bool, evs ...*state.Event) ([]*state.Event, bool) 
 		err = o.log.Append(evs...)
 	}
 	if err != nil {
-		o.failWrite("the log of session "+o.s.ID, err)
+		o.failWrite("the log of session "+o.job.SessionID, err)
 		return nil, false
 	}
 	return evs, true

@@ -116,8 +116,9 @@ func (o *owner) onEvents(evs []*state.Event) {
 // timeout or the user's interrupt.
 func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 	done := make(chan promptAnswer, 1)
+	token := o.s.ResumeToken
 	go func() {
-		stop, err := o.conn.Prompt(context.Background(), o.s.ResumeToken, text)
+		stop, err := o.conn.Prompt(context.Background(), token, text)
 		done <- promptAnswer{stop, err}
 	}()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -167,7 +168,7 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 		return state.StopCancelled, nil, true
 	}
 	idle := time.Duration(o.job.Config.IdleTimeoutSeconds()) * time.Second
-	if o.conn.IdleFor() > idle && !o.s.PermissionPending {
+	if o.conn.IdleFor() > idle && !o.session().PermissionPending {
 		o.proc.Kill()
 		<-done
 		o.marker(history.MarkerPromptTimeout, fmt.Sprintf("The agent sent nothing for %s; kandev stopped it.", idle), "")
@@ -180,7 +181,7 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 // agent to end the turn, then kills it; an abort kills it at once.
 func (o *owner) cancelAndWait(done chan promptAnswer) {
 	o.cancelled.Store(true)
-	_ = o.conn.Cancel(o.s.ResumeToken)
+	_ = o.conn.Cancel(o.session().ResumeToken)
 	grace := time.Duration(o.job.Config.CancelGraceSeconds()) * time.Second
 	select {
 	case <-done:
