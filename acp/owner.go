@@ -117,8 +117,10 @@ type owner struct {
 	agentInfo *sdk.Implementation
 	agentCaps sdk.AgentCapabilities
 	acted     map[string]bool // control inputs already acted on
-	cancelled atomic.Bool     // the current turn is being cancelled
-	muted     atomic.Bool     // serving another process's queued input: not printed here
+	// loggedCalls are the tool calls this run logged; recorder goroutine only.
+	loggedCalls map[string]bool
+	cancelled   atomic.Bool // the current turn is being cancelled
+	muted       atomic.Bool // serving another process's queued input: not printed here
 
 	errMu    sync.Mutex
 	writeErr error // the first failed log or record write

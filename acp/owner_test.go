@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -287,5 +288,32 @@ func TestOwner_ShutdownLeavesTheTurnForOneContinuation(t *testing.T) {
 	r.mustRun(r.job(id, ""))
 	if n := turnsBy(r.events(id), state.SourceContinuation); n != 1 {
 		t.Fatalf("%d continuations of the terminated turn, want 1", n)
+	}
+}
+
+func TestOwner_APermissionAskedBeforeItsToolCallLogsTheCallFromTheRequest(t *testing.T) {
+	r := newRig(t)
+	// The agent never announces its tool call (as Gemini CLI does): only the
+	// permission request names it.
+	r.rewrite = func(line []byte) []byte {
+		if bytes.Contains(line, []byte(`"sessionUpdate":"tool_call"`)) {
+			return nil
+		}
+		return line
+	}
+	id := r.create("/write f.txt hello")
+	job := r.job(id, "")
+	job.Permissions = PermApproveAll
+	r.mustRun(job)
+	var order []string
+	for _, e := range r.events(id) {
+		switch e.Type {
+		case state.EventToolCall, state.EventPermissionRequest, state.EventPermissionResolved:
+			order = append(order, e.Type+":"+e.ToolCallID)
+		}
+	}
+	if len(order) != 3 || !strings.HasPrefix(order[0], state.EventToolCall+":") || order[0][len(state.EventToolCall)+1:] == "" ||
+		!strings.HasPrefix(order[1], state.EventPermissionRequest+":") {
+		t.Fatalf("want the tool call logged from the request, then the request and its answer; got %v", order)
 	}
 }

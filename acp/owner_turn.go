@@ -97,6 +97,9 @@ func (o *owner) onEvents(evs []*state.Event) {
 	turn := o.currentTurn()
 	for _, e := range evs {
 		e.TurnID = turn
+		if e.Type == state.EventToolCall || e.Type == state.EventToolResult {
+			o.noteCall(e.ToolCallID)
+		}
 	}
 	// The agent answered: its acceptance of the prompt is recorded before
 	// anything of the answer is written or shown, so a crash from here on

@@ -83,7 +83,15 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	// always seen as a pending permission.
 	o.update(func(s *state.Session) { s.PermissionPending = true })
 	o.conn.Barrier(func() {
-		o.append(true, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts})
+		var evs []*state.Event
+		if id != "" && !o.noteCall(id) {
+			// Some agents (Gemini CLI) ask before they announce the call: the
+			// log gets the call from the request, so its result has one to join.
+			evs = append(evs, &state.Event{Type: state.EventToolCall, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name,
+				ToolKind: string(kind), ToolStatus: "pending", Input: rawJSON(req.ToolCall.RawInput)})
+		}
+		evs = append(evs, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts})
+		o.append(true, evs...)
 	})
 	mode := o.job.Permissions
 	if mode == PermAsk {
@@ -106,4 +114,15 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	})
 	o.update(func(s *state.Session) { s.PermissionPending = false })
 	return PermissionAnswer(optionID)
+}
+
+// noteCall records that the log holds tool call id and reports whether it
+// already did. It runs on the connection's recorder goroutine only.
+func (o *owner) noteCall(id string) (seen bool) {
+	if o.loggedCalls == nil {
+		o.loggedCalls = map[string]bool{}
+	}
+	seen = o.loggedCalls[id]
+	o.loggedCalls[id] = true
+	return seen
 }
