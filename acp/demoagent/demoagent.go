@@ -8,6 +8,7 @@
 //	recall            lists every remembered WORD found in the user's text,
 //	                  including history pasted into a prompt ("[USER]: remember X")
 //	/say TEXT         TEXT streamed as 3-4 agent message chunks
+//	/stream N TEXT    TEXT streamed in chunks of N bytes (a character is never split)
 //	/think TEXT       TEXT as thought chunks
 //	/read PATH        a read tool call served by the client's fs/read_text_file
 //	/write PATH TEXT  an edit tool call, after session/request_permission

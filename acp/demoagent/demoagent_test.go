@@ -147,6 +147,23 @@ func TestDirectives(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:   "stream cuts the text in chunks of the given size",
+			prompt: "/stream 3 token: ab✓cdefg",
+			agent:  "token: ab✓cdefg",
+			check: func(t *testing.T, _ string, us []acp.SessionUpdate) {
+				var chunks []string
+				for _, u := range us {
+					if s := agentText([]acp.SessionUpdate{u}); s != "" {
+						chunks = append(chunks, s)
+					}
+				}
+				if want := []string{"tok", "en:", " ab", "✓", "cde", "fg"}; !reflect.DeepEqual(chunks, want) {
+					t.Errorf("chunks %q, want %q", chunks, want)
+				}
+			},
+		},
+		{name: "stream without a size echoes", prompt: "/stream x hello", agent: "echo: /stream x hello"},
 		{name: "think", prompt: "/think pondering the question", thought: "pondering the question"},
 		{name: "sleep", prompt: "/sleep 20\nawake", agent: "echo: awake"},
 		{name: "bulk", prompt: "/bulk 3", agent: "chunk 1\nchunk 2\nchunk 3\n"},

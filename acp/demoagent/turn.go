@@ -126,6 +126,12 @@ func (t *turn) directive(line string, before []string) error {
 		if arg != "" {
 			return t.message(roleAgent, split(arg, 4)...)
 		}
+	case "/stream":
+		if size, text, _ := strings.Cut(arg, " "); text != "" {
+			if n, err := strconv.Atoi(size); err == nil && n > 0 {
+				return t.message(roleAgent, chunksOf(text, n)...)
+			}
+		}
 	case "/think":
 		if arg != "" {
 			return t.message(roleThought, split(arg, 4)...)
@@ -405,6 +411,21 @@ func split(s string, n int) []string {
 	}
 	if s != "" {
 		out = append(out, s)
+	}
+	return out
+}
+
+// chunksOf cuts s into pieces of n bytes, each stretched to the end of the
+// character it would split; the pieces concatenate back to s.
+func chunksOf(s string, n int) []string {
+	var out []string
+	for s != "" {
+		k := min(n, len(s))
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
 	}
 	return out
 }
