@@ -26,8 +26,8 @@ func TestClassify_SessionGoneAnswersAreUnknownSession(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.agent, func(t *testing.T) {
-			if got := Classify(tc.err); got != ErrUnknownSession {
-				t.Fatalf("Classify(%v) = %s, want %s", tc.err, got, ErrUnknownSession)
+			if got := Classify(tc.err); got != ClassUnknownSession {
+				t.Fatalf("Classify(%v) = %s, want %s", tc.err, got, ClassUnknownSession)
 			}
 			step := NextRestoreStep(LadderInput{Caps: Capabilities{Load: true}, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: Classify(tc.err)})
 			if step != RestoreNew {
@@ -45,7 +45,7 @@ func TestClassify_OtherFailuresNamingASessionAreNotUnknownSession(t *testing.T) 
 		{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "Failed to find session \"x\": EACCES: permission denied"}},
 		{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "could not save session: disk full"}},
 	} {
-		if got := Classify(err); got == ErrUnknownSession {
+		if got := Classify(err); got == ClassUnknownSession {
 			t.Errorf("Classify(%v) = %s: a retryable failure would drop the session", err, got)
 		}
 	}

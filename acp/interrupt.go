@@ -36,7 +36,7 @@ func (o *owner) failWrite(what string, err error) {
 	o.errMu.Lock()
 	defer o.errMu.Unlock()
 	if o.writeErr == nil {
-		o.writeErr = &StorageError{What: what, SessionID: o.s.ID, Err: err}
+		o.writeErr = &StorageError{What: what, SessionID: o.job.SessionID, Err: err}
 	}
 }
 
@@ -89,5 +89,6 @@ func (o *owner) leaveForContinuation(turnID string) {
 		o.conn.Barrier(nil) // everything the agent sent is in the log first
 	}
 	o.marker(history.MarkerPromptInterrupted, "kandev was terminated (SIGTERM) during turn "+turnID+"; the next kandev resume, prompt or recover continues it once.", "")
-	o.repairInterrupted(state.StopShutdown)
+	turn := o.s.CurrentTurn
+	o.repairInterrupted(RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, state.StopShutdown))
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
-
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -23,10 +21,10 @@ func (o *owner) linger(ctx context.Context) error {
 	defer changes.Close()
 	defer o.update(func(s *state.Session) { s.WarmUntil = nil })
 	for {
-		until := time.Now().UTC().Add(o.job.Linger)
+		until := o.now().Add(o.job.Linger)
 		o.update(func(s *state.Session) { s.WarmUntil = &until })
 		for !o.inboxWaiting() {
-			left := time.Until(until)
+			left := until.Sub(o.now())
 			if left <= 0 || ctx.Err() != nil {
 				return nil
 			}
@@ -47,8 +45,8 @@ func (o *owner) inboxWaiting() bool {
 // awaitAnswer parks a permission request until kandev approve or deny
 // answers it through the inbox, the turn is cancelled, or the defer timeout
 // passes; it returns the mode that decides the answer.
-func (o *owner) awaitAnswer(ctx context.Context, options []sdk.PermissionOption) string {
-	changes := state.WatchFiles(o.job.Home.InboxPath(o.s.ID))
+func (o *owner) awaitAnswer(ctx context.Context) string {
+	changes := state.WatchFiles(o.job.Home.InboxPath(o.session().ID))
 	defer changes.Close()
 	timeout := time.Duration(o.job.Config.DeferTimeoutSeconds()) * time.Second
 	deadline := time.Now().Add(timeout)
@@ -69,20 +67,23 @@ func (o *owner) awaitAnswer(ctx context.Context, options []sdk.PermissionOption)
 	}
 }
 
-// answerQueued takes the first approve or deny queued and not yet acted on.
+// answerQueued takes the first approve or deny queued and not yet taken.
 func (o *owner) answerQueued() string {
-	ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	s := o.session()
+	ins, err := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
 	if err != nil {
 		return ""
 	}
-	if o.acted == nil {
-		o.acted = map[string]bool{}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.answered == nil {
+		o.answered = map[string]bool{}
 	}
 	for _, in := range ins {
-		if o.acted[in.ID] || (in.Kind != state.InputApprove && in.Kind != state.InputDeny) {
+		if o.answered[in.ID] || (in.Kind != state.InputApprove && in.Kind != state.InputDeny) {
 			continue
 		}
-		o.acted[in.ID] = true
+		o.answered[in.ID] = true
 		switch {
 		case in.Kind == state.InputDeny:
 			return PermDenyAll

@@ -135,7 +135,7 @@ func (e *Env) PermissionMode() (string, error) {
 		m = acp.PermAsk
 	}
 	if !acp.ValidPermissionMode(m) {
-		return "", fmt.Errorf("%w: %v", ErrUsage, acp.ErrBadPermissionMode(m))
+		return "", &UsageError{Err: acp.ErrBadPermissionMode(m)}
 	}
 	return m, nil
 }

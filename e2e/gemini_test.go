@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -338,5 +337,5 @@ func TestGemini_ProbeShowsLoadSessionOnly(t *testing.T) {
 		r.assertNoAgentSurvives("the probe")
 		return
 	}
-	t.Fatal(fmt.Sprintf("no %s in the probe's output", geminiAgent))
+	t.Fatalf("no %s in the probe's output", geminiAgent)
 }
