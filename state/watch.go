@@ -8,10 +8,14 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// fallbackPoll is how often a Changes wakes with no notification at all:
-// where file-change notifications are unavailable (or a change slipped
-// past them) followers still see it, only later.
-const fallbackPoll = 500 * time.Millisecond
+// fallbackPoll is how often a Changes wakes with no notification at all,
+// in case a change slipped past them; blindPoll is how often it wakes where
+// notifications are unavailable (none on the system, or the per-user limit
+// of watchers reached), so followers stay prompt without them.
+const (
+	fallbackPoll = 500 * time.Millisecond
+	blindPoll    = 40 * time.Millisecond
+)
 
 // Changes wakes a follower when one of a few files is written, created or
 // replaced (inotify on Linux, kqueue on macOS), so followers need not poll.
@@ -24,7 +28,7 @@ type Changes struct {
 }
 
 // WatchFiles watches paths. It never fails: without notifications Wait
-// still returns every fallbackPoll.
+// returns every blindPoll instead.
 func WatchFiles(paths ...string) *Changes {
 	c := &Changes{names: map[string]bool{}, ch: make(chan struct{}, 1), done: make(chan struct{})}
 	w, err := fsnotify.NewWatcher()
@@ -78,11 +82,15 @@ func (c *Changes) Notify() {
 	}
 }
 
-// Wait returns nil after a change, after at most max (fallbackPoll when
-// max is 0), or ctx's error when it ends.
+// Wait returns nil after a change, after at most max (or the poll interval
+// when that is shorter, or max is 0), or ctx's error when it ends.
 func (c *Changes) Wait(ctx context.Context, max time.Duration) error {
-	if max <= 0 || max > fallbackPoll {
-		max = fallbackPoll
+	limit := fallbackPoll
+	if c.w == nil {
+		limit = blindPoll
+	}
+	if max <= 0 || max > limit {
+		max = limit
 	}
 	t := time.NewTimer(max)
 	defer t.Stop()
