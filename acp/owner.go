@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,9 @@ func RunOwner(ctx context.Context, job Job) (*Result, error) {
 		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
 	}
 	err = o.run(ctx)
+	if errors.Is(err, ErrInterrupted) {
+		o.settleUserCancel()
+	}
 	o.shutdown()
 	o.res.Session = o.s
 	if werr := o.storageErr(); werr != nil {

@@ -53,6 +53,12 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"unaccepted initial prompt is sent again, not continued", []func(*Session){unrepaired, func(s *Session) { s.InitialPrompt = "hi" }}, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, next: "kandev resume s1"}},
+		{"first prompt cut off by SIGTERM before the agent took it", []func(*Session){func(s *Session) { s.InitialPrompt = "hi" }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, next: "kandev resume s1"}},
+		{"first prompt of a start killed before the agent launched", []func(*Session){func(s *Session) {
+			s.State, s.AgentLaunched, s.ResumeToken, s.InitialPrompt = StateCreated, false, "", "hi"
+		}}, nil,
+			want{reason: ReasonAgentNotRunningNew, badge: BadgeNeedsResume, resumable: true, interrupted: true, next: "kandev resume s1"}},
 		{"idle", nil, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"never launched", []func(*Session){func(s *Session) { s.State, s.AgentLaunched, s.ResumeToken = StateCreated, false, "" }}, nil,

@@ -395,7 +395,9 @@ func TruncateTornTail(path string) (int64, error) {
 // with stop_reason shutdown is not closed: its owner was terminated and the
 // turn still awaits its continuation.
 func TurnClosed(path, turnID string) bool {
-	closed := false
+	// A turn whose turn_started never reached the log did not begin: there
+	// is nothing of it to resume.
+	closed := true
 	_, _ = ScanBackward(path, func(line []byte) bool {
 		// Three fields decide: read them without decoding the event, since the
 		// scan may cross a whole turn of streamed chunks.
@@ -403,14 +405,26 @@ func TurnClosed(path, turnID string) bool {
 			return true
 		}
 		f := gjson.GetManyBytes(line, "turn_id", "type", "stop_reason")
-		if f[0].Type != gjson.String || f[0].Str != turnID || f[1].Type != gjson.String {
+		if f[0].Type != gjson.String || f[1].Type != gjson.String {
 			return true
 		}
-		if f[1].Str == EventTurnEnded {
+		if f[0].Str != turnID {
+			// An earlier turn's start, seen before any event of turnID: the
+			// newest turn in the log is an earlier one.
+			return f[1].Str != EventTurnStarted
+		}
+		switch f[1].Str {
+		case EventTurnEnded: // one ended by shutdown still awaits its continuation
 			closed = f[2].Str != StopShutdown
 			return false
+		case EventTurnStarted:
+			closed = false
+			return false
 		}
-		return f[1].Str != EventTurnStarted
+		// Another event of the turn (its state after turn_ended, a chunk):
+		// read on back to its end or its start.
+		closed = false
+		return true
 	})
 	return closed
 }
