@@ -85,6 +85,9 @@ func RunOwner(ctx context.Context, job Job) (*Result, error) {
 	}
 	o.log = log
 	defer log.Close()
+	if err := finishRewind(job.Home, log, o.s); err != nil {
+		return nil, err
+	}
 	if torn > 0 {
 		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
 	}

@@ -276,6 +276,9 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	}
 	defer log.Close()
 	before := log.NextSeq()
+	if err := finishRewind(h, log, s); err != nil {
+		return nil, err
+	}
 	rep.TornBytes = torn
 	// Every write below returns its error: a stop or repair that could not
 	// be written must not look done (the turn would be continued later).
@@ -305,7 +308,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		if turn != "" {
 			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
 				// Owed its one continuation: repair never spends it.
-				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending}
+				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending, Maintenance: tr.Source == state.SourceMaintenance}
 			}
 			s.CurrentTurn, s.State, s.PermissionPending = "", state.StateWaitingForInput, false
 			if tr.Fixes != nil {

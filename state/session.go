@@ -93,6 +93,9 @@ type Session struct {
 	// Epoch counts the rewinds and clears of the conversation: the log's
 	// rewind events fence off what the agent no longer knows.
 	Epoch int `json:"epoch,omitempty"`
+	// RewindPending is a rewind recorded here but perhaps not yet in the
+	// log: the next command that owns the session appends its fence.
+	RewindPending *Rewind `json:"rewind_pending,omitempty"`
 
 	// AgentCommand is the command line the session's agent was launched with;
 	// a change pauses automatic continuation.
