@@ -42,8 +42,8 @@ func ChooseForkMethod(f ForkFacts) string {
 	return ForkReplay
 }
 
-// forkAdvertised reads session/fork from a stored initialize response.
-func forkAdvertised(caps json.RawMessage) bool {
+// ForkAdvertised reads session/fork from a stored initialize response.
+func ForkAdvertised(caps json.RawMessage) bool {
 	return len(caps) > 0 && gjson.GetBytes(caps, "agentCapabilities.sessionCapabilities.fork").Exists()
 }
 
