@@ -47,6 +47,10 @@ type Job struct {
 	Warn func(string)
 	// Launch starts the agent; nil launches it as an OS process (LaunchProcess).
 	Launch Launcher
+	// Maintenance is an agent command (e.g. "/compact") sent as a
+	// maintenance turn: it does not spend a pending resume context, and if
+	// it is cut off it is not continued automatically.
+	Maintenance string
 	// Now is the clock for record times and the continuation budget; nil is time.Now.
 	Now func() time.Time
 }
@@ -156,6 +160,11 @@ func (o *owner) run(ctx context.Context) error {
 	if err := o.followUp(ctx); err != nil {
 		return err
 	}
+	if plan.Maintenance != "" {
+		if err := o.turn(ctx, state.SourceMaintenance, plan.Maintenance); err != nil {
+			return err
+		}
+	}
 	if plan.SendPrompt {
 		o.takeOverPause()
 		if err := o.turn(ctx, state.SourceUser, o.job.Prompt); err != nil {
@@ -178,7 +187,7 @@ func (o *owner) prepare() (Plan, error) {
 	o.plan = PlanOwner(PlanInput{
 		Session: o.s, Facts: facts, Profile: o.job.Profile, Now: o.now(),
 		Policy: ContinuationPolicy(o.job.Config, o.job.Profile.Command, o.job.Permissions, o.job.NoContinue),
-		Prompt: o.job.Prompt, InitialPrompt: o.job.InitialPrompt,
+		Prompt: o.job.Prompt, InitialPrompt: o.job.InitialPrompt, Maintenance: o.job.Maintenance,
 	})
 	plan := o.plan
 	if plan.SettleLaggingRecord {

@@ -1,8 +1,11 @@
 package acp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -196,4 +199,38 @@ func fenceLogged(path string, epoch int) bool {
 		return true
 	})
 	return found
+}
+
+// AdvertisedCommands are the command names of the newest
+// available_commands_update in the log at path (nil when the agent never
+// advertised any), read from the end.
+func AdvertisedCommands(path string) []string {
+	var names []string
+	_, _ = state.ScanBackward(path, func(line []byte) bool {
+		if !bytes.Contains(line, []byte("available_commands_update")) {
+			return true
+		}
+		upd := gjson.GetBytes(line, "data")
+		if upd.Get("sessionUpdate").String() != "available_commands_update" {
+			return true
+		}
+		names = []string{}
+		upd.Get("availableCommands.#.name").ForEach(func(_, n gjson.Result) bool {
+			names = append(names, n.String())
+			return true
+		})
+		return false
+	})
+	return names
+}
+
+// CompactionCommand is the agent's own command for compacting its
+// conversation among the advertised names ("" when it has none).
+func CompactionCommand(advertised []string) string {
+	for _, name := range advertised {
+		if name == "compact" {
+			return name
+		}
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -248,5 +249,81 @@ func TestForkWorktree_TriesAnotherApproachOnItsOwnCopy(t *testing.T) {
 	}
 	if got := w.recall(child); !strings.Contains(got, "ALPHA") {
 		t.Fatalf("child in its worktree recalls %q", got)
+	}
+}
+
+func TestCompact_IsAMaintenanceTurnThatKeepsWhatToRemember(t *testing.T) {
+	w := surgeryWorld(t)
+	id := threeWords(w, "demo")
+	r := w.mustRun("compact", id)
+	if !strings.Contains(r.stdout, "I still remember: ALPHA, BETA, GAMMA") {
+		t.Fatalf("compact answer:\n%s", r)
+	}
+	evs := w.events(id)
+	last := lastTurn(evs)
+	var source string
+	for _, e := range ofType(evs, state.EventTurnStarted) {
+		if e.TurnID == last {
+			source = e.Source
+		}
+	}
+	if source != state.SourceMaintenance {
+		t.Fatalf("compact turn source %q, want maintenance", source)
+	}
+	if got := w.recall(id); !strings.Contains(got, "ALPHA, BETA, GAMMA") {
+		t.Fatalf("after compact the agent recalls %q", got)
+	}
+}
+
+func TestCompact_DoesNotSpendAPendingResumeContext(t *testing.T) {
+	w := surgeryWorld(t)
+	id := threeWords(w, "demo")
+	w.mustRun("rewind", id, "--to", strconv.FormatInt(w.turnEnd(id, "t2"), 10))
+	w.mustRun("compact", id)
+	if s := w.session(id); !s.PendingContext {
+		t.Fatal("the pending resume context was spent on the maintenance turn")
+	}
+	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+		if e.Content != "/compact" && strings.Contains(e.Content, "compact") {
+			t.Fatalf("unexpected user message %q", e.Content)
+		}
+	}
+	got := w.recall(id)
+	if !strings.Contains(got, "ALPHA, BETA") || strings.Contains(got, "GAMMA") {
+		t.Fatalf("the next prompt should carry the context up to t2; the agent recalls %q", got)
+	}
+	if s := w.session(id); s.PendingContext {
+		t.Fatal("the ordinary prompt should have spent the pending context")
+	}
+}
+
+func TestCompact_OnAnAgentWithoutTheCommandExits5(t *testing.T) {
+	w := surgeryWorld(t)
+	id := threeWords(w, "nocommands")
+	r := w.run("compact", id)
+	if r.code != 5 || !strings.Contains(r.stderr, "no compaction command") {
+		t.Fatalf("want exit 5 saying the agent has no compaction command: %s", r)
+	}
+	if n := len(ofType(w.events(id), state.EventTurnStarted)); n != 3 {
+		t.Fatalf("a refused compact must run no turn: %d turns", n)
+	}
+}
+
+func TestSurgery_WhileATurnRunsExits3(t *testing.T) {
+	w := surgeryWorld(t)
+	id := threeWords(w, "demo")
+	cmd, _ := w.background("prompt", id, "/sleep 20000")
+	defer cmd.Wait()
+	defer w.run("cancel", id)
+	waitFor(t, 20*time.Second, "the turn to start", func() bool {
+		return lastTurn(w.events(id)) == "t4" && w.ownerAlive(id)
+	})
+	for _, args := range [][]string{{"rewind", id, "--to", "0"}, {"clear", id}, {"compact", id}} {
+		if r := w.run(args...); r.code != 3 {
+			t.Fatalf("%v while a turn runs: want exit 3: %s", args, r)
+		}
+	}
+	if rewinds := ofType(w.events(id), state.EventRewind); len(rewinds) != 0 {
+		t.Fatalf("a refused rewind left a fence: %+v", rewinds)
 	}
 }
