@@ -26,17 +26,18 @@ type ForkFacts struct {
 	Advertised  bool   // the agent advertised session/fork (stored capabilities)
 	ParentToken string // the parent's agent session, "" when it has none
 	ParentTurn  string // the parent's running turn, "" when none
+	ParentLive  bool   // a kandev process runs the parent's agent now
 	AtEnd       bool   // the fork is at the end of the parent's conversation
 	NativeAllow bool   // the profile allows native session handling
 }
 
 // ChooseForkMethod is native only when the agent can fork the very
 // conversation the child gets: it advertised session/fork, the parent has an
-// agent session, no turn of the parent is under way, and the fork is at the
-// end. Anything earlier is a history the agent's own session never had
+// agent session that no process has open (no turn under way, no live
+// owner), and the fork is at the end. Anything earlier is a history the agent's own session never had
 // alone, so it is replayed.
 func ChooseForkMethod(f ForkFacts) string {
-	if f.Advertised && f.NativeAllow && f.ParentToken != "" && f.ParentTurn == "" && f.AtEnd {
+	if f.Advertised && f.NativeAllow && f.ParentToken != "" && f.ParentTurn == "" && !f.ParentLive && f.AtEnd {
 		return ForkNative
 	}
 	return ForkReplay

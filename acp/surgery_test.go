@@ -22,6 +22,7 @@ func TestChooseForkMethod_NativeOnlyForTheWholeConversationOfAnIdleAgentSession(
 		{"an earlier turn", func(f *ForkFacts) { f.AtEnd = false }, ForkReplay},
 		{"the parent has no agent session", func(f *ForkFacts) { f.ParentToken = "" }, ForkReplay},
 		{"a parent turn is running", func(f *ForkFacts) { f.ParentTurn = "t3" }, ForkReplay},
+		{"a kandev process has the parent's agent open", func(f *ForkFacts) { f.ParentLive = true }, ForkReplay},
 		{"the profile turns native sessions off", func(f *ForkFacts) { f.NativeAllow = false }, ForkReplay},
 	}
 	for _, c := range cases {

@@ -204,7 +204,8 @@ func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atE
 	if err != nil {
 		return acp.ForkReplay, "agent profile " + parent.Agent + ": " + err.Error(), nil
 	}
-	facts := acp.ForkFacts{
+	live, _ := h.OwnerAlive(parent.ID)
+	facts := acp.ForkFacts{ParentLive: live,
 		Advertised: acp.ForkAdvertised(parent.Capabilities), ParentToken: parent.ResumeToken,
 		ParentTurn: parent.CurrentTurn, AtEnd: atEnd, NativeAllow: profile.NativeResume,
 	}

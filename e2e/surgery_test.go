@@ -327,3 +327,29 @@ func TestSurgery_WhileATurnRunsExits3(t *testing.T) {
 		t.Fatalf("a refused rewind left a fence: %+v", rewinds)
 	}
 }
+
+func TestCompact_KilledMidTurnPausesInsteadOfContinuing(t *testing.T) {
+	w := surgeryWorld(t)
+	w.config(`
+[agents.slow]
+command = ["` + kandevBin + `", "demo-agent", "--delay", "400"]
+`)
+	id := threeWords(w, "slow")
+	w.killAt(func(e state.Event) bool { return e.Type == state.EventTurnStarted && e.Source == state.SourceMaintenance },
+		20*time.Second, "compact", id)
+	r := w.run("resume", id)
+	if r.code != 5 || !strings.Contains(r.stderr, "maintenance turn") {
+		t.Fatalf("resume after a killed compact: want exit 5 naming the maintenance turn: %s", r)
+	}
+	if st := w.status(id); st.Status.Badge != "paused" || st.Status.Pause == nil || st.Status.Pause.Kind != state.PauseMaintenance {
+		t.Fatalf("status after a killed compact: %+v", st.Status)
+	}
+	for _, e := range ofType(w.events(id), state.EventTurnStarted) {
+		if e.Source == state.SourceContinuation {
+			t.Fatal("a maintenance turn was continued automatically")
+		}
+	}
+	if got := w.recall(id); !strings.Contains(got, "GAMMA") {
+		t.Fatalf("a prompt takes over after the pause; the agent recalls %q", got)
+	}
+}
