@@ -47,6 +47,10 @@ type CLI struct {
 	Recover   RecoverCmd   `cmd:"" help:"Continue every eligible interrupted session."`
 	Done      DoneCmd      `cmd:"" help:"Mark a session COMPLETED."`
 	Archive   ArchiveCmd   `cmd:"" help:"Mark a session CANCELLED."`
+	Fork      ForkCmd      `cmd:"" help:"A new session with the conversation up to a turn; the parent is untouched."`
+	Rewind    RewindCmd    `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)."`
+	Clear     ClearCmd     `cmd:"" help:"Start the agent over with no history; the log keeps everything."`
+	Compact   CompactCmd   `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn."`
 	Demo      DemoCmd      `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home."`
 	DemoAgent DemoAgentCmd `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio."`
 

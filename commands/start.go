@@ -12,17 +12,18 @@ import (
 
 // StartCmd is kandev start.
 type StartCmd struct {
-	Agent     string   `help:"Agent profile (default: config default_agent, else demo)." placeholder:"A"`
-	Cwd       string   `help:"Working directory of the agent (default: current)." placeholder:"D"`
-	Workspace string   `help:"Workspace name (default: basename of the git top level of --cwd)." placeholder:"W"`
-	Title     string   `help:"Session title (default: the start of the prompt)." placeholder:"T"`
-	Parent    string   `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
-	Prompt    []string `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
+	Agent     string       `help:"Agent profile (default: config default_agent, else demo)." placeholder:"A"`
+	Cwd       string       `help:"Working directory of the agent (default: current)." placeholder:"D"`
+	Workspace string       `help:"Workspace name (default: basename of the git top level of --cwd)." placeholder:"W"`
+	Title     string       `help:"Session title (default: the start of the prompt)." placeholder:"T"`
+	Parent    string       `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
+	Worktree  WorktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
+	Prompt    []string     `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
 }
 
 // Help shows an example.
 func (c *StartCmd) Help() string {
-	return "Example:\n  kandev start --agent demo \"remember PINEAPPLE\""
+	return "Example:\n  kandev start --agent demo \"remember PINEAPPLE\"\n  kandev start --worktree \"fix the flaky test\"   # its own worktree, branch kandev/<id>"
 }
 
 // Run creates the session and runs its first turn as its owner.
@@ -76,6 +77,11 @@ func (c *StartCmd) Run(env *Env) error {
 	}
 	if s.Workspace == "" {
 		s.Workspace = state.WorkspaceName(cwd)
+	}
+	if c.Worktree.Set {
+		if err := placeInWorktree(s, c.Worktree.Branch); err != nil {
+			return err
+		}
 	}
 	if c.Parent != "" {
 		pid, err := h.ResolveID(c.Parent)

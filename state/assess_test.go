@@ -73,6 +73,8 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PausePermissionPending, next: `kandev prompt s1 "..."`}},
 		{"permission open in the repaired turn", []func(*Session){func(s *Session) { s.Interrupted = &Interruption{Turn: "t2", PermissionOpen: true} }}, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PausePermissionPending, next: `kandev prompt s1 "..."`}},
+		{"interrupted maintenance turn pauses", []func(*Session){func(s *Session) { s.Interrupted = &Interruption{Turn: "t2", Maintenance: true} }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseMaintenance, next: `kandev prompt s1 "..."`}},
 		{"agent command changed", []func(*Session){awaiting}, func(o *Observation) { o.Policy.Command = []string{"other"} },
 			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseAgentChanged, next: `kandev prompt s1 "..."`}},
 		{"permission mode changed", []func(*Session){awaiting}, func(o *Observation) { o.Policy.PermissionMode = "deny-all" },

@@ -22,6 +22,9 @@ const (
 	EventPermissionResolved = "permission_resolved"
 	EventMarker             = "marker"
 	EventAgentUpdate        = "agent_update" // a session/update kind kandev does not interpret, kept raw in Data
+	// EventRewind is an epoch fence: what came after to_seq and before the
+	// fence is no longer the agent's conversation (it stays in the log).
+	EventRewind = "rewind"
 )
 
 // Turn sources for turn_started.
@@ -30,6 +33,9 @@ const (
 	SourceInitial      = "initial"
 	SourceContinuation = "continuation"
 	SourceQueued       = "queued"
+	// SourceMaintenance is a turn kandev sends for the session's upkeep (the
+	// agent's own compaction command), not a user's message.
+	SourceMaintenance = "maintenance"
 )
 
 // Event is one line of a session's event log. The four history types
@@ -65,6 +71,9 @@ type Event struct {
 	Summary    string `json:"summary,omitempty"`    // marker
 	Diagnostic string `json:"diagnostic,omitempty"` // marker
 
+	Epoch int    `json:"epoch,omitempty"`  // rewind: the epoch the fence begins
+	ToSeq *int64 `json:"to_seq,omitempty"` // rewind: the last seq kept (0: none, a clear)
+
 	Data json.RawMessage `json:"data,omitempty"`
 
 	// Raw is the line as stored, kept by ScanLog for an event of a type this
@@ -79,7 +88,7 @@ func KnownEventType(t string) bool {
 	switch t {
 	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
 		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
-		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate:
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind:
 		return true
 	}
 	return false

@@ -156,7 +156,7 @@ func TestSession_RecordOfANewerFormatIsRefusedNeverRewritten(t *testing.T) {
 
 func TestScanLog_KeepsAndCountsEventsOfUnknownTypes(t *testing.T) {
 	h, _ := OpenHome(t.TempDir())
-	line := `{"seq":2,"timestamp":"2026-01-01T00:00:00Z","type":"rewind","session_id":"s","epoch":3,"to_seq":1}`
+	line := `{"seq":2,"timestamp":"2026-01-01T00:00:00Z","type":"teleport","session_id":"s","epoch":3,"to_seq":1}`
 	os.WriteFile(h.LogPath("s"), []byte(`{"seq":1,"timestamp":"2026-01-01T00:00:00Z","type":"state","session_id":"s","state":"RUNNING"}`+"\n"+line+"\n"), 0o600)
 	evs, rep, err := ReadAll(h.LogPath("s"))
 	if err != nil || rep.Problems() != "" {
@@ -165,7 +165,7 @@ func TestScanLog_KeepsAndCountsEventsOfUnknownTypes(t *testing.T) {
 	if len(evs) != 2 || rep.UnknownEvents != 1 {
 		t.Fatalf("%d events, %d unknown", len(evs), rep.UnknownEvents)
 	}
-	if evs[0].Raw != nil || string(evs[1].Raw) != line || evs[1].Type != "rewind" {
+	if evs[0].Raw != nil || string(evs[1].Raw) != line || evs[1].Type != "teleport" {
 		t.Fatalf("raw of the known %q, of the unknown %q", evs[0].Raw, evs[1].Raw)
 	}
 }

@@ -15,6 +15,9 @@ const (
 	PausePermissionModeChanged = "permission_mode_changed"
 	PauseStopped               = "stopped"
 	PauseBudget                = "budget"
+	// PauseMaintenance: the interrupted turn was a maintenance turn (a
+	// compaction); sending "continue" to it would make no sense.
+	PauseMaintenance = "maintenance"
 )
 
 // Pause is why automatic continuation of an interrupted turn waits for an
@@ -33,6 +36,8 @@ type Interruption struct {
 	// PermissionOpen is set when a permission request had no answer when
 	// the turn was cut off.
 	PermissionOpen bool `json:"permission_open,omitempty"`
+	// Maintenance is set when the turn was a maintenance turn.
+	Maintenance bool `json:"maintenance,omitempty"`
 }
 
 // AwaitingContinuation is the interrupted turn still owed its continuation,
@@ -80,7 +85,7 @@ type ContinuationDecision struct {
 
 // DecideContinuation is the rule of automatic continuation, first match
 // wins: nothing awaits; a broken worktree pauses; switched off by config or
-// flag; paused for an unanswered permission request, a changed agent
+// flag; paused for an unanswered permission request, a maintenance turn, a changed agent
 // command, a changed permission mode, an explicit stop, or a spent budget;
 // otherwise continue. wt is the worktree as checked now (nil when none).
 func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time.Time) ContinuationDecision {
@@ -95,6 +100,8 @@ func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time
 		d.Drop = true
 	case permissionOpen:
 		pause(PausePermissionPending, "a permission request was pending when the turn was cut off")
+	case s.Interrupted != nil && s.Interrupted.Turn == turn && s.Interrupted.Maintenance:
+		pause(PauseMaintenance, "the interrupted turn was a maintenance turn (kandev compact); run it again if it is still wanted")
 	case len(s.AgentCommand) > 0 && p.Command != nil && !slices.Equal(s.AgentCommand, p.Command):
 		pause(PauseAgentChanged, "the agent profile or its command changed since the turn started")
 	case s.TurnPermissionMode != "" && p.PermissionMode != "" && s.TurnPermissionMode != p.PermissionMode:
