@@ -82,34 +82,9 @@ func (c *PruneCmd) Run(env *Env) error {
 			removed = append(removed, wt.Path)
 		}
 	}
-	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "worktrees_removed": removed}, func(w io.Writer) {
-		verb := "pruned"
-		if c.DryRun {
-			verb = "would prune"
-		}
-		for _, p := range tempFiles {
-			fmt.Fprintf(w, "%s leftover temp file %s\n", verb, p)
-		}
-		for _, id := range pruned {
-			fmt.Fprintf(w, "%s %s\n", verb, id)
-			if wt, ok := worktrees[id]; ok {
-				fmt.Fprintf(w, "  and its worktree %s\n", wt)
-			}
-		}
-		for _, s := range all {
-			if why, ok := kept[s.ID]; ok {
-				fmt.Fprintf(w, "kept %s: %s\n", s.ID, why)
-			}
-		}
-		switch {
-		case len(pruned) == 0:
-			fmt.Fprintln(w, "nothing to prune (only COMPLETED, FAILED and CANCELLED sessions are pruned)")
-		case c.DryRun:
-			fmt.Fprintf(w, "%d session(s) would be pruned; run again without --dry-run to delete them\n", len(pruned))
-		default:
-			fmt.Fprintf(w, "%d session(s) pruned\n", len(pruned))
-		}
-	})
+	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, tempFiles: tempFiles, dryRun: c.DryRun}
+	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "worktrees_removed": removed},
+		func(w io.Writer) { res.writeText(w, all) })
 	return nil
 }
 
@@ -288,4 +263,42 @@ func parseAge(s string) (time.Duration, error) {
 		}
 	}
 	return days + d, nil
+}
+
+// pruneResult is what prune did (or would do), for its text output.
+type pruneResult struct {
+	pruned    []string
+	kept      map[string]string // id -> why it was kept
+	worktrees map[string]string // id -> its removed worktree, described
+	tempFiles []string
+	dryRun    bool
+}
+
+func (r pruneResult) writeText(w io.Writer, all []*state.Session) {
+	verb := "pruned"
+	if r.dryRun {
+		verb = "would prune"
+	}
+	for _, p := range r.tempFiles {
+		fmt.Fprintf(w, "%s leftover temp file %s\n", verb, p)
+	}
+	for _, id := range r.pruned {
+		fmt.Fprintf(w, "%s %s\n", verb, id)
+		if wt, ok := r.worktrees[id]; ok {
+			fmt.Fprintf(w, "  and its worktree %s\n", wt)
+		}
+	}
+	for _, s := range all {
+		if why, ok := r.kept[s.ID]; ok {
+			fmt.Fprintf(w, "kept %s: %s\n", s.ID, why)
+		}
+	}
+	switch {
+	case len(r.pruned) == 0:
+		fmt.Fprintln(w, "nothing to prune (only COMPLETED, FAILED and CANCELLED sessions are pruned)")
+	case r.dryRun:
+		fmt.Fprintf(w, "%d session(s) would be pruned; run again without --dry-run to delete them\n", len(r.pruned))
+	default:
+		fmt.Fprintf(w, "%d session(s) pruned\n", len(r.pruned))
+	}
 }
