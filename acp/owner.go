@@ -582,7 +582,7 @@ func (o *owner) onEvents(evs []*state.Event) {
 	if acceptedNow && fn != nil {
 		fn()
 	}
-	o.append(false, evs...)
+	o.appendUpdates(evs) // usage.go: usage events also update the record's totals
 }
 
 // permission answers session/request_permission by the configured mode and

@@ -37,7 +37,7 @@ type TurnRepair struct {
 var agentEventTypes = map[string]bool{
 	state.EventAgentMessage: true, state.EventAgentThought: true, state.EventToolCall: true,
 	state.EventToolResult: true, state.EventPlan: true, state.EventAgentUpdate: true,
-	state.EventPermissionRequest: true,
+	state.EventPermissionRequest: true, state.EventUsage: true,
 }
 
 // TurnInfo is what a turn's events say about it.

@@ -22,6 +22,7 @@ const (
 	EventPermissionResolved = "permission_resolved"
 	EventMarker             = "marker"
 	EventAgentUpdate        = "agent_update" // a session/update kind kandev does not interpret, kept raw in Data
+	EventUsage              = "usage"        // what the agent reported about context, tokens and cost
 )
 
 // Turn sources for turn_started.
@@ -65,6 +66,14 @@ type Event struct {
 	Summary    string `json:"summary,omitempty"`    // marker
 	Diagnostic string `json:"diagnostic,omitempty"` // marker
 
+	// usage: as the agent reported it (Cost is cumulative for its own
+	// session), and SessionCost, kandev's total for the session after it.
+	Used        *int64  `json:"used,omitempty"`
+	Size        *int64  `json:"size,omitempty"`
+	Cost        *Cost   `json:"cost,omitempty"`
+	Tokens      *Tokens `json:"tokens,omitempty"`
+	SessionCost *Cost   `json:"session_cost,omitempty"`
+
 	Data json.RawMessage `json:"data,omitempty"`
 
 	// Raw is the line as stored, kept by ScanLog for an event of a type this
@@ -79,7 +88,7 @@ func KnownEventType(t string) bool {
 	switch t {
 	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
 		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
-		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate:
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventUsage:
 		return true
 	}
 	return false
