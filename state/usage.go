@@ -22,6 +22,9 @@ func (c Cost) String() string {
 	return s + " " + c.Currency
 }
 
+// Rounded is c without the float noise that sums of figures carry.
+func (c Cost) Rounded() Cost { return Cost{Amount: roundCost(c.Amount), Currency: c.Currency} }
+
 // roundCost keeps six decimals: sums of agent figures carry float noise
 // below a millionth that no one wants to read.
 func roundCost(v float64) float64 { return math.Round(v*1e6) / 1e6 }
