@@ -170,6 +170,24 @@ func (c *UsageCmd) group(groups map[string]*usageRow, r state.UsageRecord, day s
 	return g
 }
 
+// usageSummary is a usage event in one line, for kandev events.
+func usageSummary(e state.Event) string {
+	var parts []string
+	if e.Used != nil && e.Size != nil {
+		parts = append(parts, fmt.Sprintf("context %d/%d", *e.Used, *e.Size))
+	}
+	if e.Tokens != nil {
+		parts = append(parts, fmt.Sprintf("tokens in %d out %d", e.Tokens.Input, e.Tokens.Output))
+	}
+	if e.Cost != nil {
+		parts = append(parts, "agent says "+e.Cost.String())
+	}
+	if e.SessionCost != nil {
+		parts = append(parts, "session "+e.SessionCost.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
 // rounded drops the float noise of summed costs.
 func (r usageRow) rounded() *usageRow {
 	if r.Cost != nil {
