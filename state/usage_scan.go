@@ -1,11 +1,13 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -32,7 +34,9 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 	out := make([]UsageRecord, len(ids))
 	ok := make([]bool, len(ids))
 	ForEach(len(ids), func(i int) {
-		b, err := readSessionFile(h.RecordPath(ids[i]))
+		buf := smallReads.Get().(*[]byte)
+		defer smallReads.Put(buf)
+		b, err := readSmallFile(h.RecordPath(ids[i]), buf)
 		if err != nil {
 			return
 		}
@@ -42,10 +46,7 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 		}
 		r := UsageRecord{ID: ids[i], Agent: f[2].String(), Workspace: f[3].String()}
 		if f[4].IsObject() {
-			r.Usage = &UsageTotals{}
-			if json.Unmarshal([]byte(f[4].Raw), r.Usage) != nil {
-				return
-			}
+			r.Usage = usageTotalsOf(f[4])
 		}
 		out[i], ok[i] = r, true
 	})
@@ -57,6 +58,57 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 		}
 	}
 	return recs, skipped, nil
+}
+
+// smallReads are the buffers records are read into: one read(2) for a
+// record of a few kilobytes, and no allocation per record.
+var smallReads = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
+// readSmallFile reads a session file (never through a symlink) into *buf,
+// growing it when the file is larger; the result is valid until *buf is
+// reused. Plain system calls: an os.File costs more than reading a record.
+func readSmallFile(path string, buf *[]byte) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			*buf = b
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+}
+
+// usageTotalsOf reads a record's usage object field by field.
+func usageTotalsOf(u gjson.Result) *UsageTotals {
+	t := &UsageTotals{Used: u.Get("used").Int(), Size: u.Get("size").Int(), TurnsWithUsage: int(u.Get("turns_with_usage").Int())}
+	if c := u.Get("cost"); c.IsObject() {
+		t.Cost = &Cost{Amount: c.Get("amount").Float(), Currency: c.Get("currency").String()}
+	}
+	if k := u.Get("tokens"); k.IsObject() {
+		t.Tokens = tokensOf(k)
+	}
+	return t
+}
+
+func tokensOf(k gjson.Result) *Tokens {
+	f := k.Get("@this").Map()
+	return &Tokens{Input: f["input"].Int(), Output: f["output"].Int(), Total: f["total"].Int(),
+		CachedRead: f["cached_read"].Int(), CachedWrite: f["cached_write"].Int(), Thought: f["thought"].Int()}
 }
 
 // listRecordIDs names the session records in the home, unsorted.
@@ -100,7 +152,7 @@ func (h *Home) ScanUsage(id string, since time.Time, fn func(UsageEvent)) error 
 			return nil
 		}
 	}
-	_, err := scanLines(path, func(line []byte) bool {
+	_, err := scanLinesWith(path, &usageReaders, func(line []byte) bool {
 		if !bytes.Contains(line, usageLine) {
 			return true
 		}
@@ -114,10 +166,7 @@ func (h *Home) ScanUsage(id string, since time.Time, fn func(UsageEvent)) error 
 			ev.SessionCost = &Cost{Amount: f[3].Get("amount").Float(), Currency: f[3].Get("currency").String()}
 		}
 		if f[4].IsObject() {
-			ev.Tokens = &Tokens{}
-			if json.Unmarshal([]byte(f[4].Raw), ev.Tokens) != nil {
-				ev.Tokens = nil
-			}
+			ev.Tokens = tokensOf(f[4])
 		}
 		fn(ev)
 		return true
@@ -127,3 +176,6 @@ func (h *Home) ScanUsage(id string, since time.Time, fn func(UsageEvent)) error 
 	}
 	return err
 }
+
+// usageReaders are the line readers of usage scans, reused across logs.
+var usageReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
