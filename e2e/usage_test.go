@@ -206,3 +206,37 @@ func TestUsage_MaxCostRefusesPromptsPausesContinuationUntilRaised(t *testing.T) 
 		t.Fatalf("usage after the continuation: %+v", u)
 	}
 }
+
+// reported says what a real agent reports of its usage.
+type reported struct{ context, cost, tokens bool }
+
+// agentUsage checks that every turn of a real agent left usage in the log,
+// and that the record's totals are what those events add up to.
+func agentUsage(t *testing.T, evs []state.Event, s *state.Session, want reported) {
+	t.Helper()
+	us := ofType(evs, state.EventUsage)
+	turns := len(ofType(evs, state.EventTurnStarted))
+	u := s.Usage
+	if len(us) == 0 || u == nil || u.TurnsWithUsage != turns {
+		t.Fatalf("%d usage events, totals %+v; want usage in each of %d turns", len(us), u, turns)
+	}
+	var tokens int64
+	var last *state.Cost
+	for _, e := range us {
+		if e.Tokens != nil {
+			tokens += e.Tokens.Total
+		}
+		if e.SessionCost != nil {
+			last = e.SessionCost
+		}
+	}
+	if got := u.Used > 0 && u.Size > 0; got != want.context {
+		t.Errorf("context window in the totals: %d/%d, want reported: %v", u.Used, u.Size, want.context)
+	}
+	if got := u.Cost != nil && u.Cost.Amount > 0 && last != nil && *last == *u.Cost; got != want.cost {
+		t.Errorf("cost in the totals: %v (last event says %v), want reported: %v", costOf(u.Cost), costOf(last), want.cost)
+	}
+	if got := u.Tokens != nil && u.Tokens.Total == tokens && tokens > 0; got != want.tokens {
+		t.Errorf("tokens in the totals: %+v (events add up to %d), want reported: %v", u.Tokens, tokens, want.tokens)
+	}
+}
