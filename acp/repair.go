@@ -37,7 +37,7 @@ type TurnRepair struct {
 var agentEventTypes = map[string]bool{
 	state.EventAgentMessage: true, state.EventAgentThought: true, state.EventToolCall: true,
 	state.EventToolResult: true, state.EventPlan: true, state.EventAgentUpdate: true,
-	state.EventPermissionRequest: true, state.EventUsage: true,
+	state.EventPermissionRequest: true,
 }
 
 // TurnInfo is what a turn's events say about it.
@@ -251,32 +251,10 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	if err != nil {
 		return nil, err
 	}
-	rep := &RepairReport{SessionID: id, DryRun: dryRun, UnknownCalls: []string{}}
 	if dryRun {
-		r, err := state.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
-		if err != nil && !errors.Is(err, state.ErrNotFound) {
-			return nil, err
-		}
-		rep.TornBytes = r.TornBytes
-		if s.CurrentTurn != "" {
-			tr := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
-			if tr.Fixes != nil {
-				rep.Turn, rep.Appended = s.CurrentTurn, len(tr.Fixes)+1
-			}
-			for _, c := range tr.UnknownCalls {
-				rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
-			}
-			// What the repair would record, in this copy only.
-			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
-				s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
-			}
-			s.CurrentTurn = ""
-		}
-		if stop == state.StopShutdown {
-			rep.Pending, _ = s.AwaitingContinuation()
-		}
-		return rep, nil
+		return previewRepair(h, s, id, stop)
 	}
+	rep := &RepairReport{SessionID: id, UnknownCalls: []string{}}
 	log, torn, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
@@ -332,5 +310,34 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		rep.Pending, _ = s.AwaitingContinuation()
 	}
 	rep.Appended = int(log.NextSeq() - before)
+	return rep, nil
+}
+
+// previewRepair is what Repair would do, read without writing: s is the
+// loaded record, changed in this copy only.
+func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairReport, error) {
+	rep := &RepairReport{SessionID: id, DryRun: true, UnknownCalls: []string{}}
+	r, err := state.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return nil, err
+	}
+	rep.TornBytes = r.TornBytes
+	if s.CurrentTurn != "" {
+		tr := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
+		if tr.Fixes != nil {
+			rep.Turn, rep.Appended = s.CurrentTurn, len(tr.Fixes)+1
+		}
+		for _, c := range tr.UnknownCalls {
+			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
+		}
+		// What the repair would record, in this copy only.
+		if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
+			s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
+		}
+		s.CurrentTurn = ""
+	}
+	if stop == state.StopShutdown {
+		rep.Pending, _ = s.AwaitingContinuation()
+	}
 	return rep, nil
 }
