@@ -251,10 +251,32 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	if err != nil {
 		return nil, err
 	}
+	rep := &RepairReport{SessionID: id, DryRun: dryRun, UnknownCalls: []string{}}
 	if dryRun {
-		return previewRepair(h, s, id, stop)
+		r, err := state.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return nil, err
+		}
+		rep.TornBytes = r.TornBytes
+		if s.CurrentTurn != "" {
+			tr := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
+			if tr.Fixes != nil {
+				rep.Turn, rep.Appended = s.CurrentTurn, len(tr.Fixes)+1
+			}
+			for _, c := range tr.UnknownCalls {
+				rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
+			}
+			// What the repair would record, in this copy only.
+			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
+				s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
+			}
+			s.CurrentTurn = ""
+		}
+		if stop == state.StopShutdown {
+			rep.Pending, _ = s.AwaitingContinuation()
+		}
+		return rep, nil
 	}
-	rep := &RepairReport{SessionID: id, UnknownCalls: []string{}}
 	log, torn, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
@@ -310,34 +332,5 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		rep.Pending, _ = s.AwaitingContinuation()
 	}
 	rep.Appended = int(log.NextSeq() - before)
-	return rep, nil
-}
-
-// previewRepair is what Repair would do, read without writing: s is the
-// loaded record, changed in this copy only.
-func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairReport, error) {
-	rep := &RepairReport{SessionID: id, DryRun: true, UnknownCalls: []string{}}
-	r, err := state.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
-	if err != nil && !errors.Is(err, state.ErrNotFound) {
-		return nil, err
-	}
-	rep.TornBytes = r.TornBytes
-	if s.CurrentTurn != "" {
-		tr := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
-		if tr.Fixes != nil {
-			rep.Turn, rep.Appended = s.CurrentTurn, len(tr.Fixes)+1
-		}
-		for _, c := range tr.UnknownCalls {
-			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
-		}
-		// What the repair would record, in this copy only.
-		if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
-			s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
-		}
-		s.CurrentTurn = ""
-	}
-	if stop == state.StopShutdown {
-		rep.Pending, _ = s.AwaitingContinuation()
-	}
 	return rep, nil
 }
