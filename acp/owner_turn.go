@@ -112,7 +112,7 @@ func (o *owner) onEvents(evs []*state.Event) {
 	if acceptedNow && fn != nil {
 		fn()
 	}
-	o.append(false, evs...)
+	o.appendUpdates(evs) // usage.go: usage events also update the record's totals
 }
 
 // prompt sends the turn and waits for its end, the agent's death, the idle

@@ -31,7 +31,7 @@ var terminalStates = []string{state.StateCompleted, state.StateFailed, state.Sta
 
 // Run deletes (or, with --dry-run, lists) the matching finished sessions.
 func (c *PruneCmd) Run(env *Env) error {
-	age, err := parseAge(c.OlderThan)
+	age, err := parseAge("--older-than", c.OlderThan)
 	if err != nil {
 		return err
 	}
@@ -240,11 +240,11 @@ func pruneState(s string) (string, error) {
 
 // parseAge reads a duration that may start with days ("30d", "1d12h"), since
 // time.ParseDuration stops at hours.
-func parseAge(s string) (time.Duration, error) {
+func parseAge(flag, s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
-	bad := usagef("--older-than %q: use a duration like 720h, 30d or 1d12h", s)
+	bad := usagef("%s %q: use a duration like 720h, 30d or 1d12h", flag, s)
 	var days time.Duration
 	rest := s
 	if i := strings.IndexByte(s, 'd'); i >= 0 {

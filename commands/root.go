@@ -57,6 +57,7 @@ type CLI struct {
 	Transcript TranscriptCmd `cmd:"" help:"The assembled conversation, paged backwards from the newest entry."`
 	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session: state, markers, last messages, queue."`
 	Export     ExportCmd     `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout."`
+	Usage      UsageCmd      `cmd:"" help:"Tokens and cost agents reported, per session, agent or day."`
 	Import     ImportCmd     `cmd:"" help:"Create a session from a bundle written by kandev export."`
 
 	Doctor     DoctorCmd     `cmd:"" help:"Check the home, the agents and git; print the fix for each problem."`

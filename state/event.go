@@ -25,6 +25,7 @@ const (
 	// EventRewind is an epoch fence: what came after to_seq and before the
 	// fence is no longer the agent's conversation (it stays in the log).
 	EventRewind = "rewind"
+	EventUsage  = "usage" // what the agent reported about context, tokens and cost
 )
 
 // Turn sources for turn_started.
@@ -73,6 +74,13 @@ type Event struct {
 
 	Epoch int    `json:"epoch,omitempty"`  // rewind: the epoch the fence begins
 	ToSeq *int64 `json:"to_seq,omitempty"` // rewind: the last seq kept (0: none, a clear)
+	// usage: as the agent reported it (Cost is cumulative for its own
+	// session), and SessionCost, kandev's total for the session after it.
+	Used        *int64  `json:"used,omitempty"`
+	Size        *int64  `json:"size,omitempty"`
+	Cost        *Cost   `json:"cost,omitempty"`
+	Tokens      *Tokens `json:"tokens,omitempty"`
+	SessionCost *Cost   `json:"session_cost,omitempty"`
 
 	Data json.RawMessage `json:"data,omitempty"`
 
@@ -88,7 +96,7 @@ func KnownEventType(t string) bool {
 	switch t {
 	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
 		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
-		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind:
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage:
 		return true
 	}
 	return false

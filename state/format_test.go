@@ -93,7 +93,7 @@ func TestSession_RecordWithoutFormatIsFormat0AndUpgradedWhenWritten(t *testing.T
 func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 	h, _ := OpenHome(t.TempDir())
 	writeRecord(t, h, "s", `{"format":1,"id":"s","state":"WAITING_FOR_INPUT","warm_until":"2030-01-01T00:00:00Z",`+
-		`"usage":{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]},"zeta":null}`)
+		`"tally":{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]},"zeta":null}`)
 	if _, err := h.UpdateSession("s", func(s *Session) error { s.Title = "renamed"; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 	}
 	want := map[string]string{
 		"warm_until": `"2030-01-01T00:00:00Z"`,
-		"usage":      `{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]}`,
+		"tally":      `{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]}`,
 		"zeta":       `null`,
 		"title":      `"renamed"`,
 	}
@@ -118,7 +118,7 @@ func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := h.LoadSession("s")
-	if len(s.Unknown) != 3 || compactJSON(t, s.Unknown["usage"]) != want["usage"] {
+	if len(s.Unknown) != 3 || compactJSON(t, s.Unknown["tally"]) != want["tally"] {
 		t.Fatalf("unknown fields after a second rewrite: %v", s.Unknown)
 	}
 }

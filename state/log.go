@@ -200,6 +200,12 @@ func DecodeEvent(line []byte) (e Event, ok bool) {
 // scanLines calls fn for each complete line of the file at path, newline
 // included, and returns the length of an unterminated last line.
 func scanLines(path string, fn func(line []byte) bool) (tornBytes int64, err error) {
+	return scanLinesWith(path, nil, fn)
+}
+
+// scanLinesWith is scanLines with its reader taken from pool (nil: a new
+// one), for callers that scan thousands of logs.
+func scanLinesWith(path string, pool *sync.Pool, fn func(line []byte) bool) (tornBytes int64, err error) {
 	f, err := openSessionFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -208,7 +214,14 @@ func scanLines(path string, fn func(line []byte) bool) (tornBytes int64, err err
 		return 0, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 256<<10)
+	var r *bufio.Reader
+	if pool != nil {
+		r = pool.Get().(*bufio.Reader)
+		r.Reset(f)
+		defer func() { r.Reset(nil); pool.Put(r) }()
+	} else {
+		r = bufio.NewReaderSize(f, 256<<10)
+	}
 	for {
 		line, err := ReadLine(r)
 		if len(line) > 0 {

@@ -18,6 +18,8 @@ const (
 	// PauseMaintenance: the interrupted turn was a maintenance turn (a
 	// compaction); sending "continue" to it would make no sense.
 	PauseMaintenance = "maintenance"
+	// PauseCost: the session has spent its [session] max_cost.
+	PauseCost = "cost"
 )
 
 // Pause is why automatic continuation of an interrupted turn waits for an
@@ -68,6 +70,8 @@ type ContinuationPolicy struct {
 	Command []string
 	// PermissionMode is the mode a relaunch would run under; "" is unknown.
 	PermissionMode string
+	// MaxCost is [session] max_cost; 0 is no cap.
+	MaxCost float64
 }
 
 // ContinuationDecision is what happens to the awaiting interrupted turn.
@@ -85,13 +89,15 @@ type ContinuationDecision struct {
 
 // DecideContinuation is the rule of automatic continuation, first match
 // wins: nothing awaits; a broken worktree pauses; switched off by config or
-// flag; paused for an unanswered permission request, a maintenance turn, a changed agent
-// command, a changed permission mode, an explicit stop, or a spent budget;
-// otherwise continue. wt is the worktree as checked now (nil when none).
+// flag; paused for an unanswered permission request, a maintenance turn, a
+// changed agent command, a changed permission mode, an explicit stop, a spent
+// max_cost or a spent budget; otherwise continue. wt is the worktree as
+// checked now (nil when none).
 func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time.Time) ContinuationDecision {
 	turn, permissionOpen := s.AwaitingContinuation()
 	d := ContinuationDecision{Turn: turn}
 	pause := func(kind, reason string) { d.Pause = &Pause{Kind: kind, Reason: reason, Turn: turn} }
+	spent, capped := CostCapReached(s.Usage, p.MaxCost)
 	switch {
 	case turn == "":
 	case wt != nil && !wt.Valid:
@@ -108,6 +114,8 @@ func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time
 		pause(PausePermissionModeChanged, fmt.Sprintf("the turn ran under permission mode %s, the mode now is %s", s.TurnPermissionMode, p.PermissionMode))
 	case s.Stopped:
 		pause(PauseStopped, "the session was stopped explicitly (kandev stop)")
+	case capped:
+		pause(PauseCost, spent)
 	case AttemptsWithin(s.RestartAttempts, now, p.Window) >= p.MaxAttempts:
 		pause(PauseBudget, fmt.Sprintf("the automatic continuation budget is spent (%d continuations within %s)", p.MaxAttempts, p.Window))
 	default:
@@ -143,6 +151,8 @@ func clearedBecause(s *Session, wt *Worktree, p ContinuationPolicy, d Continuati
 		return "the permission mode is " + p.PermissionMode + " again, as when the turn ran"
 	case PauseBudget:
 		return "the continuation budget has room again (the window has passed)"
+	case PauseCost:
+		return "the session's spending is under [session] max_cost again"
 	}
 	return "its cause is gone"
 }

@@ -139,6 +139,10 @@ type Session struct {
 	InboxOffset int64 `json:"inbox_offset,omitempty"`
 	// InboxServed counts the inbox entries consumed (the queue generation).
 	InboxServed int64 `json:"inbox_served,omitempty"`
+	// Usage are the totals of the session's usage events; UsageCount is
+	// how its cost was counted (AccountUsage).
+	Usage      *UsageTotals `json:"usage,omitempty"`
+	UsageCount *UsageCount  `json:"usage_count,omitempty"`
 
 	// Unknown holds the record's keys that a newer kandev wrote, kept as
 	// they are so that a rewrite by this kandev preserves them.

@@ -19,7 +19,9 @@
 //	                  remember; "Compacted the conversation: ..."
 //	anything else     "echo: <line>"
 //
-// Messages from successive lines are separated by a "\n" chunk.
+// Messages from successive lines are separated by a "\n" chunk. Every turn
+// that answers ends with a usage_update: used = words in the conversation,
+// size 100000, cost 0.001 USD per turn of the conversation so far.
 //
 // Guarantees:
 //   - Each session lives in <Dir>/<id>.json (directory 0700, files 0600),

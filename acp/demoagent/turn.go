@@ -52,6 +52,10 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (resp acp.Promp
 	if err := save(a.opts.Dir, &s.file); err != nil {
 		return acp.PromptResponse{}, internalError(err)
 	}
+	if runErr == nil || ctx.Err() != nil {
+		// The turn ends with an answer: report what the conversation costs now.
+		_ = a.send(a.alive, s.file.ID, usage(&s.file))
+	}
 	switch {
 	case ctx.Err() != nil:
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
