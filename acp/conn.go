@@ -137,6 +137,8 @@ func (c *Conn) record() {
 			case it.fn != nil:
 				flush()
 				it.fn()
+			case it.event != nil:
+				batch = append(batch, it.event)
 			case replaying:
 				c.replayed.Add(1)
 			default:
@@ -244,6 +246,10 @@ func (c *Conn) LoadSession(ctx context.Context, token string) error {
 // agent sent before answering has been handed to OnEvents when it returns.
 func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
 	resp, err := c.sdk.Prompt(ctx, sdk.PromptRequest{SessionId: sdk.SessionId(token), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+	if err == nil && resp.Usage != nil {
+		// The turn's token counts are logged after its updates, like one more update.
+		c.q.push(queued{event: promptUsageEvent(resp.Usage)})
+	}
 	c.Barrier(nil)
 	return string(resp.StopReason), c.wrap(err)
 }
@@ -321,10 +327,11 @@ func lastLine(s string) string {
 	return s
 }
 
-// queued is one item of the update queue: an update's params, a barrier
-// function, or a replay switch.
+// queued is one item of the update queue: an update's params, an event
+// kandev made itself, a barrier function, or a replay switch.
 type queued struct {
 	params []byte
+	event  *state.Event
 	fn     func()
 	replay *bool
 }

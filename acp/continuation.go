@@ -16,7 +16,7 @@ func ContinuationPolicy(cfg *state.Config, command []string, mode string, noCont
 	return state.ContinuationPolicy{
 		AutoContinue: cfg.AutoContinue(), NoContinue: noContinue,
 		MaxAttempts: cfg.MaxAttempts(), Window: time.Duration(cfg.WindowSeconds()) * time.Second,
-		Command: command, PermissionMode: mode,
+		Command: command, PermissionMode: mode, MaxCost: cfg.Session.MaxCost,
 	}
 }
 
@@ -51,6 +51,8 @@ func pauseAdvice(id string, wt *state.Worktree, kind string) string {
 		return fmt.Sprintf("check out branch %s in %s and run kandev resume %s again, or start a follow-up with kandev start --parent %s", wt.Branch, wt.Path, id, id)
 	case kind == state.PauseWorktree:
 		return "restore it, or start a follow-up with kandev start --parent " + id
+	case kind == state.PauseCost:
+		return costAdvice
 	case kind == state.PauseBudget:
 		return fmt.Sprintf("inspect it with kandev recap %s, then send a prompt (kandev prompt %s \"...\"), or run kandev resume %s again once the window has passed", id, id, id)
 	}

@@ -56,6 +56,25 @@ func interruption(ctx context.Context) error {
 	return ErrInterrupted
 }
 
+// settleUserCancel leaves nothing for a resume after a Ctrl-C, which is the
+// user's decision: an initial prompt the agent had not taken is dropped (never
+// sent later), and a start cut off during the agent's launch waits for input.
+func (o *owner) settleUserCancel() {
+	s := o.session()
+	if s.InitialPrompt == "" && s.State != state.StateStarting && s.State != state.StateCreated {
+		return
+	}
+	o.update(func(s *state.Session) {
+		s.InitialPrompt = ""
+		if s.State == state.StateStarting || s.State == state.StateCreated {
+			s.State = state.StateWaitingForInput
+		}
+	})
+	if s.InitialPrompt != "" {
+		o.marker(history.MarkerPromptCancel, "The first prompt was cancelled (Ctrl-C) before the agent took it; it will not be sent.", "")
+	}
+}
+
 // aborted reports whether the owner was told to stop at once.
 func (o *owner) aborted() bool {
 	select {

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,10 @@ type Job struct {
 	Warn func(string)
 	// Launch starts the agent; nil launches it as an OS process (LaunchProcess).
 	Launch Launcher
+	// Maintenance is an agent command (e.g. "/compact") sent as a
+	// maintenance turn: it does not spend a pending resume context, and if
+	// it is cut off it is not continued automatically.
+	Maintenance string
 	// Now is the clock for record times and the continuation budget; nil is time.Now.
 	Now func() time.Time
 	// Linger keeps the owner and its idle agent alive this long after the
@@ -91,10 +96,16 @@ func RunOwner(ctx context.Context, job Job) (*Result, error) {
 	}
 	o.log = log
 	defer log.Close()
+	if err := finishRewind(job.Home, log, o.s); err != nil {
+		return nil, err
+	}
 	if torn > 0 {
 		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
 	}
 	err = o.run(ctx)
+	if errors.Is(err, ErrInterrupted) {
+		o.settleUserCancel()
+	}
 	o.shutdown()
 	o.res.Session = o.s
 	if werr := o.storageErr(); werr != nil {
@@ -163,6 +174,11 @@ func (o *owner) run(ctx context.Context) error {
 	if err := o.followUp(ctx); err != nil {
 		return err
 	}
+	if plan.Maintenance != "" {
+		if err := o.turn(ctx, state.SourceMaintenance, plan.Maintenance); err != nil {
+			return err
+		}
+	}
 	if plan.SendPrompt {
 		o.takeOverPause()
 		if err := o.turn(ctx, state.SourceUser, o.job.Prompt); err != nil {
@@ -188,7 +204,7 @@ func (o *owner) prepare() (Plan, error) {
 	o.plan = PlanOwner(PlanInput{
 		Session: o.s, Facts: facts, Profile: o.job.Profile, Now: o.now(),
 		Policy: ContinuationPolicy(o.job.Config, o.job.Profile.Command, o.job.Permissions, o.job.NoContinue),
-		Prompt: o.job.Prompt, InitialPrompt: o.job.InitialPrompt,
+		Prompt: o.job.Prompt, InitialPrompt: o.job.InitialPrompt, Maintenance: o.job.Maintenance,
 	})
 	plan := o.plan
 	if plan.SettleLaggingRecord {

@@ -317,3 +317,34 @@ func TestOwner_APermissionAskedBeforeItsToolCallLogsTheCallFromTheRequest(t *tes
 		t.Fatalf("want the tool call logged from the request, then the request and its answer; got %v", order)
 	}
 }
+
+func TestOwner_CtrlCBeforeTheAgentTookTheFirstPromptDropsItAndLeavesNothingToResume(t *testing.T) {
+	for _, at := range []string{"launching", "initializing"} {
+		t.Run(at, func(t *testing.T) {
+			r := newRig(t)
+			id := r.create("remember apple")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			job := r.job(id, "")
+			job.Progress = func(msg string) {
+				if strings.HasPrefix(msg, at) {
+					cancel(ErrInterrupted)
+				}
+			}
+			if _, err := r.run(ctx, job); !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("err = %v; want ErrInterrupted", err)
+			}
+			s := r.session(id)
+			if s.InitialPrompt != "" || s.State != state.StateWaitingForInput {
+				t.Fatalf("record after Ctrl-C: initial prompt %q, state %s; want none, %s", s.InitialPrompt, s.State, state.StateWaitingForInput)
+			}
+			if b := state.Badge(s, false); b != state.BadgeIdle {
+				t.Fatalf("badge %q, want idle", b)
+			}
+			r.mustRun(r.job(id, ""))
+			if n := turnsBy(r.events(id), state.SourceInitial); n != 0 {
+				t.Fatalf("the cancelled first prompt was sent %d time(s) by the next owner", n)
+			}
+		})
+	}
+}

@@ -112,7 +112,7 @@ func (o *owner) onEvents(evs []*state.Event) {
 	if acceptedNow && fn != nil {
 		fn()
 	}
-	o.append(false, evs...)
+	o.appendUpdates(evs) // usage.go: usage events also update the record's totals
 }
 
 // prompt sends the turn and waits for its end, the agent's death, the idle
@@ -246,15 +246,7 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 // resumeContext builds the history block for the first prompt after a
 // fresh agent session replaced one that had history.
 func (o *owner) resumeContext(request string) string {
-	max := o.job.Config.MaxReplayBytes()
-	var evs []state.Event
-	partial := false
-	if o.s.ParentID != "" {
-		evs, partial = historyForContext(o.job.Home.LogPath(o.s.ParentID), max)
-	}
-	own, ownPartial := historyForContext(o.job.Home.LogPath(o.s.ID), max)
-	evs = append(evs, own...)
-	return history.BuildResumeContextWindow(evs, request, o.s.ID, max, partial || ownPartial)
+	return ResumeContextFor(o.job.Home, o.s, request, o.job.Config.MaxReplayBytes())
 }
 
 // interactive reads prompts from the job's Next until it reports no more

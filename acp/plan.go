@@ -32,7 +32,9 @@ type PlanInput struct {
 	// Prompt is the user's prompt ("" for none); InitialPrompt is the
 	// initial prompt as typed ("" sends the record's copy).
 	Prompt, InitialPrompt string
-	Now                   time.Time
+	// Maintenance is the agent command a maintenance turn sends ("" for none).
+	Maintenance string
+	Now         time.Time
 }
 
 // FollowUp is what the owner sends for an interrupted turn.
@@ -64,6 +66,9 @@ type Plan struct {
 	Continue string  // the continuation prompt, for FollowContinue
 	// Initial is the initial prompt still to send ("" when none).
 	Initial string
+	// Maintenance is sent as a maintenance turn after the follow-up, before
+	// the user's prompt ("" for none).
+	Maintenance string
 	// SendPrompt: the user's prompt is sent after the follow-up.
 	SendPrompt bool
 	// UseFlag: the agent is relaunched with its resume flag first.
@@ -93,6 +98,7 @@ func PlanOwner(in PlanInput) Plan {
 		Repair:              s.CurrentTurn != "",
 		FirstLaunch:         !s.AgentLaunched,
 		SendPrompt:          in.Prompt != "",
+		Maintenance:         in.Maintenance,
 		Turns:               s.Turns,
 		HistoryInjection:    in.Profile.HistoryInjection,
 	}
@@ -159,7 +165,8 @@ func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
 		s.StopReason = state.StopShutdown
 	}
 	if owed {
-		s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending}
+		s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending,
+			Maintenance: tr.Source == state.SourceMaintenance}
 	}
 	s.CurrentTurn = ""
 	s.State = state.StateWaitingForInput
@@ -223,7 +230,14 @@ func (p Plan) OwesResumeContext(step RestoreMethod, flagRefused bool) bool {
 
 // shouldInjectResumeContext says whether a turn from source sends the
 // pending resume context: an initial prompt carries it only for a child of
-// another session.
+// another session, and a maintenance turn (a compaction) never spends it:
+// it stays for the next ordinary prompt.
 func shouldInjectResumeContext(pending bool, source, parentID string) bool {
-	return pending && (source != state.SourceInitial || parentID != "")
+	switch source {
+	case state.SourceMaintenance:
+		return false
+	case state.SourceInitial:
+		return pending && parentID != ""
+	}
+	return pending
 }

@@ -77,6 +77,10 @@ func TestPlanOwner_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 			facts:   OwnerFacts{Repair: TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded}}}},
 			profile: Profile{Command: []string{"demo"}, NativeResume: true}, prompt: "",
 			want: planWant{repair: true, initial: "[redacted] hi", step: RestoreResume}},
+		{name: "pauses an interrupted maintenance turn instead of continuing it", session: running(),
+			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, Source: state.SourceMaintenance}, AwaitingTurn: "t2",
+				Awaiting: TurnInfo{Started: true, Accepted: true, Source: state.SourceMaintenance, UserText: "/compact"}},
+			want: planWant{repair: true, pause: state.PauseMaintenance, refused: true, step: RestoreResume}},
 		{name: "continues a turn only once", session: withSession(waiting(), func(s *state.Session) {
 			s.Interrupted, s.ContinuedTurn = &state.Interruption{Turn: "t1"}, "t1"
 		}), want: planWant{step: RestoreResume}},
@@ -173,6 +177,8 @@ func TestPlan_WhenTheResumeContextIsOwedAndCarried(t *testing.T) {
 		{"an initial prompt does not carry the session's own", true, state.SourceInitial, "", false},
 		{"an initial prompt of a follow-up carries its parent's", true, state.SourceInitial, "p1", true},
 		{"nothing is carried when nothing is pending", false, state.SourceUser, "", false},
+		{"a maintenance turn never spends it", true, state.SourceMaintenance, "", false},
+		{"nor does a follow-up's maintenance turn", true, state.SourceMaintenance, "p1", false},
 	}
 	for _, tc := range carried {
 		t.Run(tc.name, func(t *testing.T) {

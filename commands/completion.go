@@ -312,6 +312,7 @@ func positionalAt(node *kong.Node, i int) *kong.Value {
 var commandsOnLiveSessions = map[string]bool{
 	"prompt": true, "resume": true, "cancel": true, "stop": true, "detach": true, "done": true, "archive": true,
 	"close": true, "attach": true, "approve": true, "deny": true,
+	"rewind": true, "clear": true, "compact": true,
 }
 
 func argValues(node *kong.Node, arg *kong.Value, src completionSource) []candidate {

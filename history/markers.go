@@ -23,6 +23,8 @@ const (
 	MarkerSessionRepaired     MarkerKind = "session_repaired"
 	MarkerAgentFailure        MarkerKind = "agent_failure"
 	MarkerContextPending      MarkerKind = "context_pending"
+	MarkerSessionRewound      MarkerKind = "session_rewound"
+	MarkerSessionForked       MarkerKind = "session_forked"
 	MarkerPermissionTimeout   MarkerKind = "permission_timeout"
 )
 
@@ -55,6 +57,8 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSessionRepaired:     SeverityInfo,
 	MarkerAgentFailure:        SeverityError,
 	MarkerContextPending:      SeverityInfo,
+	MarkerSessionRewound:      SeverityInfo,
+	MarkerSessionForked:       SeverityInfo,
 	MarkerPermissionTimeout:   SeverityWarning,
 }
 

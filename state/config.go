@@ -31,6 +31,8 @@ type SessionConfig struct {
 	Restart RestartConfig `toml:"restart"`
 	Derive  DeriveConfig  `toml:"derive"`
 	Attach  AttachConfig  `toml:"attach"`
+	// MaxCost caps a session's spending, in the agent's currency (0: none).
+	MaxCost float64 `toml:"max_cost"`
 	// LingerSeconds keeps an owner and its idle agent alive after its last
 	// turn, so the next prompt is served warm (default 0: exit at once).
 	LingerSeconds int `toml:"linger_seconds"`
@@ -143,6 +145,9 @@ func unknownKeys(keys []toml.Key) []string {
 func (c *Config) validate() error {
 	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
 		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
+	}
+	if c.Session.MaxCost < 0 {
+		return fmt.Errorf("[session] max_cost = %v is negative (leave it out for no cap)", c.Session.MaxCost)
 	}
 	if l := c.Session.LingerSeconds; l < 0 || l > MaxLingerSeconds {
 		return fmt.Errorf("[session] linger_seconds = %d is outside 0..%d", l, MaxLingerSeconds)

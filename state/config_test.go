@@ -27,6 +27,8 @@ func TestLoadConfig_RefusesWhatItCannotUse(t *testing.T) {
 		{"live-session keys load", "[session]\nlinger_seconds = 600\n[permissions]\nmode = \"defer\"\ndefer_timeout_seconds = 60\n[agents.x]\ncommand = [\"x\"]\nlinger_seconds = 0\n", true, false, ""},
 		{"linger over a day", "[session]\nlinger_seconds = 86401\n", true, false, "linger_seconds = 86401 is outside 0..86400"},
 		{"negative agent linger", "[agents.x]\ncommand = [\"x\"]\nlinger_seconds = -1\n", true, false, "[agents.x] linger_seconds = -1"},
+		{"max_cost is a key of [session]", "[session]\nmax_cost = 2.5\n", true, false, ""},
+		{"negative max_cost", "[session]\nmax_cost = -1\n", true, false, "max_cost = -1 is negative"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
