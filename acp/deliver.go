@@ -80,8 +80,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 		}
 		from = h.LogSize(job.SessionID)
 	}
-	s, _ := h.LoadSession(job.SessionID)
-	d.Result = &Result{Session: s, StopReason: t.stop}
+	d.Result = &Result{Session: settledSession(ctx, h, job.SessionID, t), StopReason: t.stop}
 	if t.parked {
 		return d, waitingError(job.SessionID)
 	}

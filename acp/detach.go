@@ -154,8 +154,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	case err != nil:
 		return d, err
 	}
-	s, _ := h.LoadSession(id)
-	d.Result = &Result{Session: s, StopReason: t.stop}
+	d.Result = &Result{Session: settledSession(ctx, h, id, t), StopReason: t.stop}
 	if t.parked {
 		return d, waitingError(id)
 	}
@@ -168,18 +167,32 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 // started).
 func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
 	t := &inputTurn{initial: true, emit: job.Emit}
+	// What comes before the agent has started is shown only once it has: a
+	// launch that fails is reported once, by the error, as when run here.
+	var held []state.Event
+	started := false
 	see := func(e state.Event) bool {
-		if !hasPrompt {
-			job.Emit(e)
-			return e.Type != state.EventAgentStarted
+		if !started {
+			held = append(held, e)
+			if e.Type != state.EventAgentStarted {
+				return true
+			}
+			started = true
+			for _, h := range held[:len(held)-1] {
+				job.Emit(h)
+			}
+			if !hasPrompt {
+				job.Emit(e)
+				return false
+			}
 		}
-		if t.turnID == "" && job.Emit != nil && !(e.Type == state.EventTurnStarted && e.Source == state.SourceInitial) {
+		if t.turnID == "" && !(e.Type == state.EventTurnStarted && e.Source == state.SourceInitial) {
 			job.Emit(e)
 		}
 		return t.see(e)
 	}
 	_, err := followOwned(ctx, job, 0, see)
-	s, _ := job.Home.LoadSession(job.SessionID)
+	s := settledSession(ctx, job.Home, job.SessionID, t)
 	if errors.Is(err, errOwnerGone) {
 		if s != nil && s.ErrorMessage != "" {
 			return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)
@@ -240,4 +253,25 @@ func EnsureOwner(ctx context.Context, job Job) error {
 		return nil
 	}
 	return startDetached(ctx, job)
+}
+
+// settledSession is the record once it has caught up with the followed
+// turn: its owner writes the record just after the turn's last lines, so a
+// follower that stops at turn_ended waits (briefly) for it.
+func settledSession(ctx context.Context, h *state.Home, id string, t *inputTurn) *state.Session {
+	changes := state.WatchFiles(h.RecordPath(id))
+	defer changes.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		s, err := h.LoadSession(id)
+		if err != nil || !t.ended || t.parked || t.turnID == "" || s.CurrentTurn != t.turnID || time.Now().After(deadline) {
+			return s
+		}
+		if alive, _ := h.OwnerAlive(id); !alive {
+			return s
+		}
+		if changes.Wait(ctx, 50*time.Millisecond) != nil {
+			return s
+		}
+	}
 }

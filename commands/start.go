@@ -54,6 +54,9 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	if _, err := c.LingerFlag.duration(cfg, agent); err != nil {
+		return err // before the session exists
+	}
 	s, err := c.create(env, h, cwd, agent, prompt)
 	if err != nil {
 		return err

@@ -74,6 +74,13 @@ func TestLinger_WarmPromptReattachesWithoutStartingTheAgent(t *testing.T) {
 	if !w.ownerAlive(id) {
 		t.Fatal("the warm owner exited after serving the prompt; it should linger")
 	}
+	// --json ends with the session as the turn left it, not a record a moment behind.
+	lines := strings.Split(strings.TrimSpace(w.mustRun("--json", "prompt", id, "hello").stdout), "\n")
+	var s state.Session
+	decodeJSON(t, lines[len(lines)-1], &s)
+	if s.State != state.StateWaitingForInput || s.CurrentTurn != "" {
+		t.Fatalf("closing session object: state %s, current turn %q", s.State, s.CurrentTurn)
+	}
 }
 
 func TestLinger_ExpiryStopsTheAgentAndTheOwner(t *testing.T) {
