@@ -363,3 +363,22 @@ func TestAttach_ShowsTheLastTurnsSendsTypedLinesAndDetachesOnCtrlC(t *testing.T)
 		t.Fatalf("%d agent starts, want 1: attach reattaches", n)
 	}
 }
+
+func TestResume_WithLingerLeavesAWarmOwnerThatServesTheNextPrompt(t *testing.T) {
+	w := newWorld(t)
+	id, r := w.start("remember LIME")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	r = w.mustRun("resume", id, "--linger", "60s")
+	if !strings.Contains(r.stdout, "restored (resume)") || !w.ownerAlive(id) {
+		t.Fatalf("resume --linger: owner alive=%v\n%s", w.ownerAlive(id), r)
+	}
+	if r := w.mustRun("prompt", id, "recall"); !strings.Contains(r.stdout, "LIME") {
+		t.Fatalf("prompt after resume --linger:\n%s", r)
+	}
+	if n := len(agentStarts(w.events(id))); n != 2 {
+		t.Fatalf("%d agent starts, want 2 (start, resume): the prompt is served warm", n)
+	}
+}
