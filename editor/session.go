@@ -1,0 +1,273 @@
+package editor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// session is one kandev session opened on the editor's connection.
+type session struct {
+	id  string
+	srv *server
+
+	turn sync.Mutex // one prompt at a time, as ACP requires
+
+	mu  sync.Mutex
+	own *owner // this process's warm owner; nil or done when none
+
+	emitMu sync.Mutex
+	shown  *updates // what the live stream has announced (under emitMu)
+}
+
+// owner is this process running the session's owner (acp.RunOwner) with
+// the agent kept warm between prompts: the owner asks for its next prompt
+// through Next, and the editor's prompts answer it.
+type owner struct {
+	prompts chan string
+	quit    chan struct{} // closed: Next answers "no more", the owner ends
+	ready   chan struct{} // closed at the first Next: restored and idle
+	done    chan struct{} // closed when RunOwner returned
+	err     error         // RunOwner's error, once done
+	ended   chan string   // stop reasons of the editor's turns
+
+	quitOnce, readyOnce sync.Once
+	mine                string // turn id of the editor's running turn (under session.emitMu)
+}
+
+func (o *owner) next() (string, bool) {
+	o.readyOnce.Do(func() { close(o.ready) })
+	select {
+	case text := <-o.prompts:
+		return text, true
+	case <-o.quit:
+		return "", false
+	}
+}
+
+func (o *owner) stop() { o.quitOnce.Do(func() { close(o.quit) }) }
+
+func (o *owner) finished() bool {
+	select {
+	case <-o.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// restore makes this process the session's owner: the agent is launched
+// and restored by the ladder, an interrupted turn is repaired and continued
+// once, queued inputs are served. When another kandev process owns the
+// session already, there is nothing to restore here: prompts go to its inbox.
+func (s *session) restore() error {
+	_, err := s.warmOwner()
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return nil
+	}
+	return err
+}
+
+// warmOwner returns this process's live owner of the session, starting one
+// when there is none, once it is idle and waiting for a prompt.
+func (s *session) warmOwner() (*owner, error) {
+	s.mu.Lock()
+	o := s.own
+	if o == nil || o.finished() {
+		job, err := s.srv.opts.Job(s.id)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		o = &owner{prompts: make(chan string), quit: make(chan struct{}), ready: make(chan struct{}),
+			done: make(chan struct{}), ended: make(chan string, 1)}
+		job.Next, job.Emit, job.Ask, job.Progress = o.next, s.emitFor(o), s.ask, nil
+		job.Warn = func(msg string) { s.srv.logf("%s", msg) }
+		s.emitMu.Lock()
+		s.shown = newUpdates(false)
+		s.emitMu.Unlock()
+		s.own = o
+		go func() {
+			_, o.err = acp.RunOwner(s.srv.opts.Ctx, job)
+			close(o.done)
+		}()
+	}
+	s.mu.Unlock()
+	select {
+	case <-o.ready:
+		return o, nil
+	case <-o.done:
+		return nil, o.err
+	}
+}
+
+// prompt runs the editor's turn in this process's owner, or, when another
+// process owns the session, through that owner's inbox (acp.Deliver, which
+// also takes over if that owner dies first).
+func (s *session) prompt(text string) (sdk.PromptResponse, error) {
+	s.turn.Lock()
+	defer s.turn.Unlock()
+	h := s.srv.opts.Home
+	if err := h.CheckLease(s.id, s.srv.opts.Holder, time.Now()); err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	nameAfter(h, s.id, text)
+	o, err := s.warmOwner()
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return s.deliver(text)
+	}
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	select {
+	case o.prompts <- text:
+	case <-o.done:
+		return sdk.PromptResponse{}, ownerEnded(o.err)
+	}
+	select {
+	case stop := <-o.ended:
+		if r, ok := acpStop(stop); ok {
+			return sdk.PromptResponse{StopReason: r}, nil
+		}
+		<-o.done // a failed turn ends the owner; its error says why
+		return sdk.PromptResponse{}, ownerEnded(o.err)
+	case <-o.done:
+		return sdk.PromptResponse{}, ownerEnded(o.err)
+	}
+}
+
+// deliver queues the prompt for the process that owns the session and
+// follows its turn, showing its events here.
+func (s *session) deliver(text string) (sdk.PromptResponse, error) {
+	job, err := s.srv.opts.Job(s.id)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	shown := newUpdates(false)
+	shown.source = state.SourceQueued
+	job.Prompt, job.Ask, job.Progress = text, s.ask, nil
+	job.Emit = func(e state.Event) {
+		if e.Type == state.EventUserMessage {
+			return // the editor shows its own prompt
+		}
+		s.send(shown.of(e))
+	}
+	d, err := acp.Deliver(s.srv.opts.Ctx, job, true)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	stop := ""
+	if d != nil && d.Result != nil {
+		stop = d.Result.StopReason
+	}
+	if r, ok := acpStop(stop); ok {
+		return sdk.PromptResponse{StopReason: r}, nil
+	}
+	return sdk.PromptResponse{}, fmt.Errorf("the turn ended with %s; see kandev events %s", stop, s.id)
+}
+
+// emitFor shows the owner's logged events to the editor and notes when the
+// editor's own turn ends.
+func (s *session) emitFor(o *owner) func(state.Event) {
+	return func(e state.Event) {
+		s.emitMu.Lock()
+		defer s.emitMu.Unlock()
+		switch {
+		case e.Type == state.EventTurnStarted && e.Source == state.SourceUser:
+			o.mine = e.TurnID
+		case e.Type == state.EventTurnEnded && e.TurnID == o.mine && o.mine != "":
+			o.mine = ""
+			defer func() { o.ended <- e.StopReason }()
+		}
+		s.send(s.shown.of(e))
+	}
+}
+
+// send writes notifications to the editor. An editor that went away cannot
+// be shown anything; the turn goes on regardless.
+func (s *session) send(ups []sdk.SessionUpdate) {
+	for _, u := range ups {
+		_ = s.srv.client().SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u})
+	}
+}
+
+// ask forwards the agent's permission request to the editor and reports
+// whether the editor allowed it. No answer (the editor went away, or it
+// cancelled the request) is a denial.
+func (s *session) ask(req sdk.RequestPermissionRequest) bool {
+	req.SessionId = sdk.SessionId(s.id)
+	resp, err := s.srv.client().RequestPermission(s.srv.opts.Ctx, req)
+	if err != nil || resp.Outcome.Selected == nil {
+		return false
+	}
+	for _, opt := range req.Options {
+		if opt.OptionId == resp.Outcome.Selected.OptionId {
+			return opt.Kind == sdk.PermissionOptionKindAllowOnce || opt.Kind == sdk.PermissionOptionKindAllowAlways
+		}
+	}
+	return false
+}
+
+// cancel asks the owner, in whatever process it runs, to cancel the running
+// turn; with no live owner there is nothing to cancel.
+func (s *session) cancel() {
+	h := s.srv.opts.Home
+	if alive, _ := h.OwnerAlive(s.id); alive {
+		if err := h.Enqueue(s.id, &state.Input{Kind: state.InputCancel}); err != nil {
+			s.srv.logf("cannot cancel the turn of session %s: %v", s.id, err)
+		}
+	}
+}
+
+// release ends this process's owner once its running turn (if any) is over.
+func (s *session) release() {
+	s.mu.Lock()
+	o := s.own
+	s.mu.Unlock()
+	if o == nil {
+		return
+	}
+	o.stop()
+	<-o.done
+}
+
+// acpStop maps a kandev stop reason to the ACP one a prompt answers with;
+// ok is false for a turn that failed (the agent died or erred).
+func acpStop(stop string) (sdk.StopReason, bool) {
+	switch stop {
+	case state.StopUserCanceled, state.StopShutdown, string(sdk.StopReasonCancelled):
+		return sdk.StopReasonCancelled, true
+	case string(sdk.StopReasonEndTurn), string(sdk.StopReasonMaxTokens), string(sdk.StopReasonMaxTurnRequests), string(sdk.StopReasonRefusal):
+		return sdk.StopReason(stop), true
+	}
+	return "", false
+}
+
+func ownerEnded(err error) error {
+	if err == nil {
+		return errors.New("the session's owner ended before the turn did; see kandev status")
+	}
+	return err
+}
+
+// nameAfter gives a session without a title the start of its first prompt.
+func nameAfter(h *state.Home, id, text string) {
+	s, err := h.LoadSession(id)
+	if err != nil || s.Title != "" {
+		return
+	}
+	_, _ = h.UpdateSession(id, func(s *state.Session) error {
+		if s.Title == "" {
+			s.Title = acp.TitleOf(history.Redact(text))
+		}
+		return nil
+	})
+}
