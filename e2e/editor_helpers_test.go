@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -61,16 +62,17 @@ func (w *world) openEditor(args ...string) *editorProc {
 		<-e.exited
 	})
 	e.conn = sdk.NewClientSideConnection(e, e.stdin, out)
+	e.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return e
 }
 
-func ctx30() (context.Context, context.CancelFunc) {
+func editorCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 60*time.Second)
 }
 
 func (e *editorProc) initialize() sdk.InitializeResponse {
 	e.t.Helper()
-	ctx, cancel := ctx30()
+	ctx, cancel := editorCtx()
 	defer cancel()
 	resp, err := e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}})
@@ -82,7 +84,7 @@ func (e *editorProc) initialize() sdk.InitializeResponse {
 
 func (e *editorProc) newSession(cwd string) sdk.SessionId {
 	e.t.Helper()
-	ctx, cancel := ctx30()
+	ctx, cancel := editorCtx()
 	defer cancel()
 	resp, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
 	if err != nil {
@@ -93,7 +95,7 @@ func (e *editorProc) newSession(cwd string) sdk.SessionId {
 
 func (e *editorProc) load(id sdk.SessionId, cwd string) {
 	e.t.Helper()
-	ctx, cancel := ctx30()
+	ctx, cancel := editorCtx()
 	defer cancel()
 	if _, err := e.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []sdk.McpServer{}}); err != nil {
 		e.t.Fatalf("session/load: %v\n%s", err, e.stderr)
@@ -101,7 +103,7 @@ func (e *editorProc) load(id sdk.SessionId, cwd string) {
 }
 
 func (e *editorProc) prompt(id sdk.SessionId, text string) (sdk.StopReason, error) {
-	ctx, cancel := ctx30()
+	ctx, cancel := editorCtx()
 	defer cancel()
 	resp, err := e.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	return resp.StopReason, err

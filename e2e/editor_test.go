@@ -132,7 +132,7 @@ func TestEditor_ListFiltersByCwdAndPagesWithACursor(t *testing.T) {
 	w.start("--cwd", other, "elsewhere")
 	ed := w.openEditor("--list-page-size", "2")
 	ed.initialize()
-	ctx, cancel := ctx30()
+	ctx, cancel := editorCtx()
 	defer cancel()
 	var got []string
 	var cursor *string
@@ -264,3 +264,43 @@ func TestEditor_StdinClosedMidTurnLetsTheTurnFinish(t *testing.T) {
 	}
 }
 
+
+func TestEditor_ShellAndEditorShareALiveSessionThroughTheInbox(t *testing.T) {
+	w := newWorld(t)
+	ed := w.openEditor()
+	ed.initialize()
+	id := ed.newSession(w.cwd)
+	ed.mustPrompt(id, "remember FIG")
+	// The editor's process owns the session: a shell prompt is queued to it.
+	if r := w.mustRun("prompt", string(id), "recall"); !strings.Contains(r.stdout, "FIG") {
+		t.Fatalf("shell prompt while the editor owns the session:\n%s", r)
+	}
+	// Closing the session releases the agent; a shell owner then runs a long
+	// turn and the editor's prompt is queued behind it.
+	ctx, cancel := editorCtx()
+	defer cancel()
+	if _, err := ed.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	shell, out := w.background("prompt", string(id), "/sleep 1500")
+	waitForRunningTurn(t, w, string(id))
+	ed.mustPrompt(id, "remember PLUM")
+	if got := chunkText(ed.take(id), "agent"); !strings.Contains(got, "PLUM") {
+		t.Fatalf("editor prompt served by the shell's owner showed %q", got)
+	}
+	if err := shell.Wait(); err != nil {
+		t.Fatalf("shell prompt: %v\n%s", err, out)
+	}
+	// Resume restores the agent without replaying anything.
+	if _, err := ed.conn.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: id, Cwd: w.cwd}); err != nil {
+		t.Fatal(err)
+	}
+	if ups := ed.take(id); len(ups) != 0 {
+		t.Fatalf("session/resume replayed %d updates", len(ups))
+	}
+	ed.mustPrompt(id, "recall")
+	if got := chunkText(ed.take(id), "agent"); !strings.Contains(got, "FIG") || !strings.Contains(got, "PLUM") {
+		t.Fatalf("recall after resume: %q", got)
+	}
+	ed.quit()
+}
