@@ -264,7 +264,6 @@ func TestEditor_StdinClosedMidTurnLetsTheTurnFinish(t *testing.T) {
 	}
 }
 
-
 func TestEditor_ShellAndEditorShareALiveSessionThroughTheInbox(t *testing.T) {
 	w := newWorld(t)
 	ed := w.openEditor()
