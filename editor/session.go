@@ -152,7 +152,6 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 		return sdk.PromptResponse{}, err
 	}
 	shown := newUpdates(false)
-	shown.source = state.SourceQueued
 	job.Prompt, job.Ask, job.Progress = text, s.ask, nil
 	job.Emit = func(e state.Event) {
 		if e.Type == state.EventUserMessage {
