@@ -35,6 +35,22 @@ func TestEditor_InitializeAdvertisesLoadResumeListCloseForAnyAgent(t *testing.T)
 	}
 }
 
+func TestEditor_PromptCapabilitiesAreTheAgentsAsFarAsTextCarriesThem(t *testing.T) {
+	w := newWorld(t)
+	// An agent that never ran in this home: kandev launches it to ask.
+	rich := writeScript(t, "rich-agent", `read line
+echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{"promptCapabilities":{"embeddedContext":true,"image":true,"audio":true}},"authMethods":[]}}'
+cat >/dev/null
+`)
+	w.config("[agents.rich]\ncommand = [\"" + rich + "\"]\n")
+	ed := w.openEditor("--agent", "rich")
+	got := ed.initialize().AgentCapabilities.PromptCapabilities
+	if !got.EmbeddedContext || got.Image || got.Audio {
+		t.Fatalf("prompt capabilities %s, want embedded context only", mustJSON(got))
+	}
+	ed.quit()
+}
+
 func TestEditor_NewSessionStreamsTheTurnAndContinuesInTheShell(t *testing.T) {
 	w := newWorld(t)
 	ed := w.openEditor()
@@ -80,8 +96,11 @@ func TestEditor_PermissionRequestsAreAnsweredByTheEditor(t *testing.T) {
 		if allow != (err == nil) {
 			t.Fatalf("editor allowed=%v, but out.txt exists=%v", allow, err == nil)
 		}
-		if len(ed.asked) != 1 || ed.asked[0].SessionId != id {
-			t.Fatalf("permission requests seen by the editor: %s", mustJSON(ed.asked))
+		ed.mu.Lock()
+		asked := ed.asked
+		ed.mu.Unlock()
+		if len(asked) != 1 || asked[0].SessionId != id {
+			t.Fatalf("permission requests seen by the editor: %s", mustJSON(asked))
 		}
 		res := ofType(w.events(string(id)), state.EventPermissionResolved)
 		if len(res) != 1 || !strings.Contains(string(res[0].Data), `"allowed":`+map[bool]string{true: "true", false: "false"}[allow]) {

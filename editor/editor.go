@@ -88,7 +88,6 @@ type server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // opened on this connection
-	agent    string              // the agent initialize reported on
 }
 
 var (
