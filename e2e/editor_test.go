@@ -55,8 +55,11 @@ func TestEditor_NewSessionStreamsTheTurnAndContinuesInTheShell(t *testing.T) {
 	w := newWorld(t)
 	ed := w.openEditor()
 	ed.initialize()
+	began := time.Now()
 	id := ed.newSession(w.cwd)
+	created := time.Since(began)
 	ed.mustPrompt(id, "remember PINEAPPLE\n/think pondering quietly\n/say hello streaming world")
+	t.Logf("session/new (agent launched) %s, first turn %s", created, time.Since(began)-created)
 
 	ups := ed.take(id)
 	evs := w.events(string(id))
@@ -134,6 +137,21 @@ func TestEditor_CancelEndsTheRunningTurnCancelled(t *testing.T) {
 	}
 	// The session goes on.
 	ed.mustPrompt(id, "still here")
+	// Closing the session during a turn cancels it and releases the agent.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		stop, err = ed.prompt(id, "/sleep 20000")
+	}()
+	waitForTurnStarted(t, w, string(id), "t3")
+	if _, err := ed.conn.CloseSession(t.Context(), sdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if err != nil || stop != sdk.StopReasonCancelled || w.ownerAlive(string(id)) {
+		inbox, _ := os.ReadFile(filepath.Join(w.home, "sessions", string(id)+".inbox.jsonl"))
+		t.Fatalf("after close: stop %q, err %v, owner alive %v\ninbox:\n%s\nevents: %s\n%s", stop, err, w.ownerAlive(string(id)), inbox, mustJSON(ofType(w.events(string(id)), state.EventTurnStarted, state.EventTurnEnded, state.EventMarker)), ed.stderr)
+	}
 	ed.quit()
 }
 
@@ -192,8 +210,10 @@ func TestEditor_LoadReplaysAShellSessionThenContinuesIt(t *testing.T) {
 
 	ed := w.openEditor()
 	ed.initialize()
+	began := time.Now()
 	ed.load(sdk.SessionId(id), w.cwd)
 	ups := ed.take(sdk.SessionId(id))
+	t.Logf("load of a %d-event log: %d updates, replay and restore in %s", len(logged), len(ups), time.Since(began))
 	if got := chunkText(ups, "user"); got != prompt {
 		t.Fatalf("replayed user text %q", got)
 	}
@@ -300,8 +320,11 @@ func TestEditor_ShellAndEditorShareALiveSessionThroughTheInbox(t *testing.T) {
 	if _, err := ed.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id}); err != nil {
 		t.Fatal(err)
 	}
+	if w.ownerAlive(string(id)) {
+		t.Fatal("session/close left the editor's process owning the session")
+	}
 	shell, out := w.background("prompt", string(id), "/sleep 1500")
-	waitForRunningTurn(t, w, string(id))
+	waitForTurnStarted(t, w, string(id), "t3")
 	ed.mustPrompt(id, "remember PLUM")
 	if got := chunkText(ed.take(id), "agent"); !strings.Contains(got, "PLUM") {
 		t.Fatalf("editor prompt served by the shell's owner showed %q", got)
@@ -321,4 +344,21 @@ func TestEditor_ShellAndEditorShareALiveSessionThroughTheInbox(t *testing.T) {
 		t.Fatalf("recall after resume: %q", got)
 	}
 	ed.quit()
+}
+
+// waitForTurnStarted waits until the log of session id shows turn started
+// (the record may still show the previous turn running for an instant).
+func waitForTurnStarted(t *testing.T, w *world, id, turn string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		evs, _, _ := state.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
+		if lastTurn(evs) == turn {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s never started turn %s", id, turn)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

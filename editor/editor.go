@@ -199,8 +199,7 @@ func (srv *server) CloseSession(ctx context.Context, req sdk.CloseSessionRequest
 	delete(srv.sessions, id)
 	srv.mu.Unlock()
 	if sess != nil {
-		sess.cancel()
-		sess.release()
+		sess.close()
 	}
 	return sdk.CloseSessionResponse{}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -40,7 +41,8 @@ type owner struct {
 	ended   chan string   // stop reasons of the editor's turns
 
 	quitOnce, readyOnce sync.Once
-	mine                string // turn id of the editor's running turn (under session.emitMu)
+	mine                string      // turn id of the editor's running turn (under session.emitMu)
+	asked               atomic.Bool // an editor prompt was handed over and has not ended
 }
 
 func (o *owner) next() (string, bool) {
@@ -127,21 +129,35 @@ func (s *session) prompt(text string) (sdk.PromptResponse, error) {
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
+	o.asked.Store(true)
+	defer o.asked.Store(false)
 	select {
 	case o.prompts <- text:
 	case <-o.done:
 		return sdk.PromptResponse{}, ownerEnded(o.err)
 	}
+	return o.turnEnd()
+}
+
+// turnEnd waits for the end of the editor's turn. A turn the owner ended
+// before exiting (the session closed, the editor gone) still answers with
+// its own stop reason.
+func (o *owner) turnEnd() (sdk.PromptResponse, error) {
+	var stop string
 	select {
-	case stop := <-o.ended:
-		if r, ok := acpStop(stop); ok {
-			return sdk.PromptResponse{StopReason: r}, nil
-		}
-		<-o.done // a failed turn ends the owner; its error says why
-		return sdk.PromptResponse{}, ownerEnded(o.err)
+	case stop = <-o.ended:
 	case <-o.done:
-		return sdk.PromptResponse{}, ownerEnded(o.err)
+		select {
+		case stop = <-o.ended:
+		default:
+			return sdk.PromptResponse{}, ownerEnded(o.err)
+		}
 	}
+	if r, ok := acpStop(stop); ok {
+		return sdk.PromptResponse{StopReason: r}, nil
+	}
+	<-o.done // a failed turn ends the owner; its error says why
+	return sdk.PromptResponse{}, ownerEnded(o.err)
 }
 
 // deliver queues the prompt for the process that owns the session and
@@ -224,6 +240,21 @@ func (s *session) cancel() {
 			s.srv.logf("cannot cancel the turn of session %s: %v", s.id, err)
 		}
 	}
+}
+
+// close cancels the editor's running turn, if any, and releases the agent.
+// A turn another process runs is not the editor's to cancel.
+func (s *session) close() {
+	s.mu.Lock()
+	o := s.own
+	s.mu.Unlock()
+	if o == nil {
+		return
+	}
+	if o.asked.Load() {
+		s.cancel()
+	}
+	s.release()
 }
 
 // release ends this process's owner once its running turn (if any) is over.
