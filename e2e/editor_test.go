@@ -362,3 +362,38 @@ func waitForTurnStarted(t *testing.T, w *world, id, turn string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestEditor_LoadRestoresTheAgentInEveryRestoreMode(t *testing.T) {
+	cases := []struct {
+		name     string
+		switches string
+		restore  string // how the agent behind is restored
+	}{
+		{"native resume", ``, "resume"},
+		{"load", `, "--no-resume"`, "load"},
+		{"fresh session with the history", `, "--no-resume", "--no-load"`, "new"},
+		{"agent forgot the session", `, "--fail-on-resume"`, "new"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.config(`[agents.behind]` + "\n" + `command = ["{kandev}", "demo-agent"` + c.switches + "]\n")
+			id, r := w.start("--agent", "behind", "remember PINEAPPLE")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			ed := w.openEditor()
+			ed.initialize()
+			ed.load(sdk.SessionId(id), w.cwd)
+			ed.mustPrompt(sdk.SessionId(id), "recall")
+			if got := chunkText(ed.take(sdk.SessionId(id)), "agent"); !strings.Contains(got, "PINEAPPLE") {
+				t.Fatalf("recall after load: %q", got)
+			}
+			started := ofType(w.events(id), state.EventAgentStarted)
+			if last := started[len(started)-1]; last.Restore != c.restore {
+				t.Fatalf("restored by %q (%s), want %q", last.Restore, last.FallbackReason, c.restore)
+			}
+			ed.quit()
+		})
+	}
+}
