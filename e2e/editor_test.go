@@ -397,3 +397,26 @@ func TestEditor_LoadRestoresTheAgentInEveryRestoreMode(t *testing.T) {
 		})
 	}
 }
+
+func TestEditor_PausedSessionLoadsAndTheNextPromptTakesOver(t *testing.T) {
+	w := newWorld(t)
+	// Killed mid-turn under approve-all: the editor runs under ask, so the
+	// continuation pauses for an operator.
+	printed := w.killAt(func(e state.Event) bool { return e.Type == state.EventAgentMessage }, 10*time.Second,
+		"--permissions", "approve-all", "start", "remember MANGO\n/sleep 30000")
+	id := printed[0].SessionID
+	ed := w.openEditor()
+	ed.initialize()
+	ed.load(sdk.SessionId(id), w.cwd)
+	if got := chunkText(ed.take(sdk.SessionId(id)), "agent"); !strings.Contains(got, "paused") {
+		t.Fatalf("the editor was not told the continuation is paused: %q", got)
+	}
+	ed.mustPrompt(sdk.SessionId(id), "recall")
+	if got := chunkText(ed.take(sdk.SessionId(id)), "agent"); !strings.Contains(got, "MANGO") {
+		t.Fatalf("recall after taking over the pause: %q", got)
+	}
+	if n := len(ofType(w.events(id), state.EventTurnStarted)); n != 2 {
+		t.Fatalf("%d turns, want 2 (the interrupted one and the editor's; no continuation)", n)
+	}
+	ed.quit()
+}

@@ -69,45 +69,63 @@ func (o *owner) finished() bool {
 // restore makes this process the session's owner: the agent is launched
 // and restored by the ladder, an interrupted turn is repaired and continued
 // once, queued inputs are served. When another kandev process owns the
-// session already, there is nothing to restore here: prompts go to its inbox.
+// session already, there is nothing to restore here: prompts go to its
+// inbox. A session kandev will not restore on its own (continuation paused
+// for an operator, a broken worktree) is not an error yet: the editor is
+// told why, and the next prompt decides, as it does in a shell.
 func (s *session) restore() error {
-	_, err := s.warmOwner()
-	if errors.Is(err, state.ErrOwnerBusy) {
+	o, _ := s.warmOwner("")
+	err := o.idle()
+	var refused *acp.NotResumableError
+	switch {
+	case errors.Is(err, state.ErrOwnerBusy):
+		return nil
+	case errors.As(err, &refused):
+		s.send([]sdk.SessionUpdate{sdk.UpdateAgentMessageText("kandev: " + err.Error() + "\n")})
 		return nil
 	}
 	return err
 }
 
-// warmOwner returns this process's live owner of the session, starting one
-// when there is none, once it is idle and waiting for a prompt.
-func (s *session) warmOwner() (*owner, error) {
+// warmOwner returns this process's owner of the session, starting one when
+// there is none; a new owner runs first (the editor's prompt, as kandev
+// prompt would: it restores, and takes over a paused continuation). started
+// says a new owner took first.
+func (s *session) warmOwner(first string) (o *owner, started bool) {
 	s.mu.Lock()
-	o := s.own
-	if o == nil || o.finished() {
-		job, err := s.srv.opts.Job(s.id)
-		if err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
-		o = &owner{prompts: make(chan string), quit: make(chan struct{}), ready: make(chan struct{}),
-			done: make(chan struct{}), ended: make(chan string, 1)}
-		job.Next, job.Emit, job.Ask, job.Progress = o.next, s.emitFor(o), s.ask, nil
-		job.Warn = func(msg string) { s.srv.logf("%s", msg) }
-		s.emitMu.Lock()
-		s.shown = newUpdates(false)
-		s.emitMu.Unlock()
-		s.own = o
-		go func() {
-			_, o.err = acp.RunOwner(s.srv.opts.Ctx, job)
-			close(o.done)
-		}()
+	defer s.mu.Unlock()
+	if s.own != nil && !s.own.finished() {
+		return s.own, false
 	}
-	s.mu.Unlock()
+	o = &owner{prompts: make(chan string), quit: make(chan struct{}), ready: make(chan struct{}),
+		done: make(chan struct{}), ended: make(chan string, 1)}
+	s.own = o
+	job, err := s.srv.opts.Job(s.id)
+	if err != nil {
+		o.err = err
+		close(o.done)
+		return o, true
+	}
+	job.Prompt = first
+	job.Next, job.Emit, job.Ask, job.Progress = o.next, s.emitFor(o), s.ask, nil
+	job.Warn = func(msg string) { s.srv.logf("%s", msg) }
+	s.emitMu.Lock()
+	s.shown = newUpdates(false)
+	s.emitMu.Unlock()
+	go func() {
+		_, o.err = acp.RunOwner(s.srv.opts.Ctx, job)
+		close(o.done)
+	}()
+	return o, true
+}
+
+// idle waits until the owner has restored the agent and waits for a prompt.
+func (o *owner) idle() error {
 	select {
 	case <-o.ready:
-		return o, nil
+		return nil
 	case <-o.done:
-		return nil, o.err
+		return ownerEnded(o.err)
 	}
 }
 
@@ -122,21 +140,24 @@ func (s *session) prompt(text string) (sdk.PromptResponse, error) {
 		return sdk.PromptResponse{}, err
 	}
 	nameAfter(h, s.id, text)
-	o, err := s.warmOwner()
-	if errors.Is(err, state.ErrOwnerBusy) {
-		return s.deliver(text)
-	}
-	if err != nil {
-		return sdk.PromptResponse{}, err
-	}
+	o, started := s.warmOwner(text)
 	o.asked.Store(true)
 	defer o.asked.Store(false)
-	select {
-	case o.prompts <- text:
-	case <-o.done:
-		return sdk.PromptResponse{}, ownerEnded(o.err)
+	if !started {
+		if err := o.idle(); err != nil {
+			return sdk.PromptResponse{}, err
+		}
+		select {
+		case o.prompts <- text:
+		case <-o.done:
+			return sdk.PromptResponse{}, ownerEnded(o.err)
+		}
 	}
-	return o.turnEnd()
+	resp, err := o.turnEnd()
+	if started && errors.Is(err, state.ErrOwnerBusy) {
+		return s.deliver(text)
+	}
+	return resp, err
 }
 
 // turnEnd waits for the end of the editor's turn. A turn the owner ended
