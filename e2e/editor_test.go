@@ -420,3 +420,21 @@ func TestEditor_PausedSessionLoadsAndTheNextPromptTakesOver(t *testing.T) {
 	}
 	ed.quit()
 }
+
+func TestEditor_LoadAfterClearReplaysOnlyTheCurrentConversation(t *testing.T) {
+	w := newWorld(t)
+	id, r := w.start("remember APPLE")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.mustRun("clear", id)
+	w.mustRun("prompt", id, "remember BANANA")
+	ed := w.openEditor()
+	ed.initialize()
+	ed.load(sdk.SessionId(id), w.cwd)
+	ups := ed.take(sdk.SessionId(id))
+	if got := chunkText(ups, "user"); got != "remember BANANA" {
+		t.Fatalf("replayed user text %q, want only what came after the clear", got)
+	}
+	ed.quit()
+}

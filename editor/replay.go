@@ -2,6 +2,7 @@ package editor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -11,9 +12,11 @@ import (
 )
 
 // replay shows the stored conversation to the editor as session/update
-// notifications, in log order, redacted as it is read. Consecutive chunks
-// of one stream are sent as one chunk: a turn that streamed ten thousand
-// pieces replays as a few notifications, which no editor's queue overflows on.
+// notifications, in log order, redacted as it is read: the current epoch, as
+// the transcript shows it (not what a rewind or clear set aside).
+// Consecutive chunks of one stream are sent as one chunk: a turn that
+// streamed ten thousand pieces replays as a few notifications, which no
+// editor's queue overflows on.
 func (s *session) replay(ctx context.Context) error {
 	ups := newUpdates(true)
 	var held *sdk.SessionUpdate
@@ -23,8 +26,15 @@ func (s *session) replay(ctx context.Context) error {
 			held = nil
 		}
 	}
+	evs, _, err := state.ReadAll(s.srv.opts.Home.LogPath(s.id))
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return fmt.Errorf("cannot read the log of session %s: %w", s.id, err)
+	}
 	turn := ""
-	_, err := state.ScanLog(s.srv.opts.Home.LogPath(s.id), func(e state.Event) bool {
+	for _, e := range history.CurrentEpoch(evs) {
+		if ctx.Err() != nil {
+			break
+		}
 		history.RedactEvent(&e)
 		if e.TurnID != turn {
 			flush()
@@ -38,12 +48,8 @@ func (s *session) replay(ctx context.Context) error {
 			u := u
 			held = &u
 		}
-		return ctx.Err() == nil
-	})
-	flush()
-	if err != nil {
-		return fmt.Errorf("cannot read the log of session %s: %w", s.id, err)
 	}
+	flush()
 	return nil
 }
 
