@@ -58,6 +58,7 @@ type CLI struct {
 	Compact   CompactCmd   `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn."`
 	Demo      DemoCmd      `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home."`
 	DemoAgent DemoAgentCmd `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio."`
+	ACP       ACPCmd       `cmd:"" name:"acp" help:"Serve kandev to an editor as an ACP agent on stdio."`
 
 	Transcript TranscriptCmd `cmd:"" help:"The assembled conversation, paged backwards from the newest entry."`
 	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session: state, markers, last messages, queue."`

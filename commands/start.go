@@ -2,11 +2,8 @@ package commands
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/kandev/kandev/acp"
-	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -93,18 +90,6 @@ func (c *StartCmd) Run(env *Env) error {
 	return err
 }
 
-func titleOf(prompt string) string {
-	t := strings.TrimSpace(strings.SplitN(prompt, "\n", 2)[0])
-	if len(t) > 60 {
-		t = t[:60]
-		for len(t) > 0 && t[len(t)-1]&0xC0 == 0x80 {
-			t = t[:len(t)-1]
-		}
-		t += "..."
-	}
-	return t
-}
-
 // progressLine shows start-up steps on a terminal's stderr only.
 func progressLine(env *Env) func(string) {
 	if env.Out.JSON || env.Out.Quiet || !isTerminal(env.Out.Err) {
@@ -112,8 +97,6 @@ func progressLine(env *Env) func(string) {
 	}
 	return func(msg string) { env.Out.Info("%s ...", msg) }
 }
-
-var _ io.Writer = (*strings.Builder)(nil)
 
 // agent is the agent to run: --agent, else the default, saying so when the
 // demo agent is chosen although a real one is installed.
@@ -133,23 +116,7 @@ func (c *StartCmd) agent(env *Env, cfg *state.Config) string {
 // create records the new session: its worktree (detected, or made for
 // --worktree), its workspace and title, and its parent.
 func (c *StartCmd) create(env *Env, h *state.Home, cwd, agent, prompt string) (*state.Session, error) {
-	now := env.Now().UTC()
-	s := &state.Session{
-		ID: state.NewID(now), Cwd: cwd, Agent: agent, State: state.StateCreated,
-		CreatedAt: now, LastActivityAt: now, Title: history.Redact(c.Title), Workspace: c.Workspace,
-		InitialPrompt: history.Redact(prompt),
-	}
-	s.TaskID = s.ID
-	if s.Title == "" {
-		s.Title = titleOf(history.Redact(prompt))
-	}
-	if wt, ok, _ := state.DetectWorktree(cwd); ok {
-		wt.Valid = true
-		s.Worktree = &wt
-	}
-	if s.Workspace == "" {
-		s.Workspace = state.WorkspaceName(cwd)
-	}
+	s := acp.NewSessionRecord(env.Now(), cwd, agent, c.Title, c.Workspace, prompt)
 	if c.Worktree.Set {
 		if err := placeInWorktree(s, c.Worktree.Branch); err != nil {
 			return nil, err

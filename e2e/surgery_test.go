@@ -335,7 +335,9 @@ func TestCompact_KilledMidTurnPausesInsteadOfContinuing(t *testing.T) {
 command = ["` + kandevBin + `", "demo-agent", "--delay", "400"]
 `)
 	id := threeWords(w, "slow")
-	w.killAt(func(e state.Event) bool { return e.Type == state.EventTurnStarted && e.Source == state.SourceMaintenance },
+	w.killAt(func(e state.Event) bool {
+		return e.Type == state.EventTurnStarted && e.Source == state.SourceMaintenance
+	},
 		20*time.Second, "compact", id)
 	r := w.run("resume", id)
 	if r.code != 5 || !strings.Contains(r.stderr, "maintenance turn") {

@@ -1,0 +1,324 @@
+package editor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// session is one kandev session opened on the editor's connection.
+type session struct {
+	id  string
+	srv *server
+
+	turn sync.Mutex // one prompt at a time, as ACP requires
+
+	mu  sync.Mutex
+	own *owner // this process's warm owner; nil or done when none
+
+	emitMu sync.Mutex
+	shown  *updates // what the live stream has announced (under emitMu)
+}
+
+// owner is this process running the session's owner (acp.RunOwner) with
+// the agent kept warm between prompts: the owner asks for its next prompt
+// through Next, and the editor's prompts answer it.
+type owner struct {
+	prompts chan string
+	quit    chan struct{} // closed: Next answers "no more", the owner ends
+	ready   chan struct{} // closed at the first Next: restored and idle
+	done    chan struct{} // closed when RunOwner returned
+	err     error         // RunOwner's error, once done
+	ended   chan string   // stop reasons of the editor's turns
+
+	quitOnce, readyOnce sync.Once
+	mine                string      // turn id of the editor's running turn (under session.emitMu)
+	asked               atomic.Bool // an editor prompt was handed over and has not ended
+}
+
+func (o *owner) next() (string, bool) {
+	o.readyOnce.Do(func() { close(o.ready) })
+	select {
+	case text := <-o.prompts:
+		return text, true
+	case <-o.quit:
+		return "", false
+	}
+}
+
+func (o *owner) stop() { o.quitOnce.Do(func() { close(o.quit) }) }
+
+func (o *owner) finished() bool {
+	select {
+	case <-o.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// restore makes this process the session's owner: the agent is launched
+// and restored by the ladder, an interrupted turn is repaired and continued
+// once, queued inputs are served. When another kandev process owns the
+// session already, there is nothing to restore here: prompts go to its
+// inbox. A session kandev will not restore on its own (continuation paused
+// for an operator, a broken worktree) is not an error yet: the editor is
+// told why, and the next prompt decides, as it does in a shell.
+func (s *session) restore() error {
+	o, _ := s.warmOwner("")
+	err := o.idle()
+	var refused *acp.NotResumableError
+	switch {
+	case errors.Is(err, state.ErrOwnerBusy):
+		return nil
+	case errors.As(err, &refused):
+		s.send([]sdk.SessionUpdate{sdk.UpdateAgentMessageText("kandev: " + err.Error() + "\n")})
+		return nil
+	}
+	return err
+}
+
+// warmOwner returns this process's owner of the session, starting one when
+// there is none; a new owner runs first (the editor's prompt, as kandev
+// prompt would: it restores, and takes over a paused continuation). started
+// says a new owner took first.
+func (s *session) warmOwner(first string) (o *owner, started bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own != nil && !s.own.finished() {
+		return s.own, false
+	}
+	o = &owner{prompts: make(chan string), quit: make(chan struct{}), ready: make(chan struct{}),
+		done: make(chan struct{}), ended: make(chan string, 1)}
+	s.own = o
+	job, err := s.srv.opts.Job(s.id)
+	if err != nil {
+		o.err = err
+		close(o.done)
+		return o, true
+	}
+	job.Prompt = first
+	job.Next, job.Emit, job.Ask, job.Progress = o.next, s.emitFor(o), s.ask, nil
+	job.Warn = func(msg string) { s.srv.logf("%s", msg) }
+	s.emitMu.Lock()
+	s.shown = newUpdates(false)
+	s.emitMu.Unlock()
+	go func() {
+		_, o.err = acp.RunOwner(s.srv.opts.Ctx, job)
+		close(o.done)
+	}()
+	return o, true
+}
+
+// idle waits until the owner has restored the agent and waits for a prompt.
+func (o *owner) idle() error {
+	select {
+	case <-o.ready:
+		return nil
+	case <-o.done:
+		return ownerEnded(o.err)
+	}
+}
+
+// prompt runs the editor's turn in this process's owner, or, when another
+// process owns the session, through that owner's inbox (acp.Deliver, which
+// also takes over if that owner dies first).
+func (s *session) prompt(text string) (sdk.PromptResponse, error) {
+	s.turn.Lock()
+	defer s.turn.Unlock()
+	h := s.srv.opts.Home
+	if err := h.CheckLease(s.id, s.srv.opts.Holder, time.Now()); err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	nameAfter(h, s.id, text)
+	o, started := s.warmOwner(text)
+	o.asked.Store(true)
+	defer o.asked.Store(false)
+	if !started {
+		if err := o.idle(); err != nil {
+			return sdk.PromptResponse{}, err
+		}
+		select {
+		case o.prompts <- text:
+		case <-o.done:
+			return sdk.PromptResponse{}, ownerEnded(o.err)
+		}
+	}
+	resp, err := o.turnEnd()
+	if started && errors.Is(err, state.ErrOwnerBusy) {
+		return s.deliver(text)
+	}
+	return resp, err
+}
+
+// turnEnd waits for the end of the editor's turn. A turn the owner ended
+// before exiting (the session closed, the editor gone) still answers with
+// its own stop reason.
+func (o *owner) turnEnd() (sdk.PromptResponse, error) {
+	var stop string
+	select {
+	case stop = <-o.ended:
+	case <-o.done:
+		select {
+		case stop = <-o.ended:
+		default:
+			return sdk.PromptResponse{}, ownerEnded(o.err)
+		}
+	}
+	if r, ok := acpStop(stop); ok {
+		return sdk.PromptResponse{StopReason: r}, nil
+	}
+	<-o.done // a failed turn ends the owner; its error says why
+	return sdk.PromptResponse{}, ownerEnded(o.err)
+}
+
+// deliver queues the prompt for the process that owns the session and
+// follows its turn, showing its events here.
+func (s *session) deliver(text string) (sdk.PromptResponse, error) {
+	job, err := s.srv.opts.Job(s.id)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	shown := newUpdates(false)
+	job.Prompt, job.Ask, job.Progress = text, s.ask, nil
+	job.Emit = func(e state.Event) {
+		if e.Type == state.EventUserMessage {
+			return // the editor shows its own prompt
+		}
+		s.send(shown.of(e))
+	}
+	d, err := acp.Deliver(s.srv.opts.Ctx, job, true)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	stop := ""
+	if d != nil && d.Result != nil {
+		stop = d.Result.StopReason
+	}
+	if r, ok := acpStop(stop); ok {
+		return sdk.PromptResponse{StopReason: r}, nil
+	}
+	return sdk.PromptResponse{}, fmt.Errorf("the turn ended with %s; see kandev events %s", stop, s.id)
+}
+
+// emitFor shows the owner's logged events to the editor and notes when the
+// editor's own turn ends.
+func (s *session) emitFor(o *owner) func(state.Event) {
+	return func(e state.Event) {
+		s.emitMu.Lock()
+		defer s.emitMu.Unlock()
+		switch {
+		case e.Type == state.EventTurnStarted && e.Source == state.SourceUser:
+			o.mine = e.TurnID
+		case e.Type == state.EventTurnEnded && e.TurnID == o.mine && o.mine != "":
+			o.mine = ""
+			defer func() { o.ended <- e.StopReason }()
+		}
+		s.send(s.shown.of(e))
+	}
+}
+
+// send writes notifications to the editor. An editor that went away cannot
+// be shown anything; the turn goes on regardless.
+func (s *session) send(ups []sdk.SessionUpdate) {
+	for _, u := range ups {
+		_ = s.srv.client().SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u})
+	}
+}
+
+// ask forwards the agent's permission request to the editor and reports
+// whether the editor allowed it. No answer (the editor went away, or it
+// cancelled the request) is a denial.
+func (s *session) ask(req sdk.RequestPermissionRequest) bool {
+	req.SessionId = sdk.SessionId(s.id)
+	resp, err := s.srv.client().RequestPermission(s.srv.opts.Ctx, req)
+	if err != nil || resp.Outcome.Selected == nil {
+		return false
+	}
+	for _, opt := range req.Options {
+		if opt.OptionId == resp.Outcome.Selected.OptionId {
+			return opt.Kind == sdk.PermissionOptionKindAllowOnce || opt.Kind == sdk.PermissionOptionKindAllowAlways
+		}
+	}
+	return false
+}
+
+// cancel asks the owner, in whatever process it runs, to cancel the running
+// turn; with no live owner there is nothing to cancel.
+func (s *session) cancel() {
+	h := s.srv.opts.Home
+	if alive, _ := h.OwnerAlive(s.id); alive {
+		if err := h.Enqueue(s.id, &state.Input{Kind: state.InputCancel}); err != nil {
+			s.srv.logf("cannot cancel the turn of session %s: %v", s.id, err)
+		}
+	}
+}
+
+// close cancels the editor's running turn, if any, and releases the agent.
+// A turn another process runs is not the editor's to cancel.
+func (s *session) close() {
+	s.mu.Lock()
+	o := s.own
+	s.mu.Unlock()
+	if o == nil {
+		return
+	}
+	if o.asked.Load() {
+		s.cancel()
+	}
+	s.release()
+}
+
+// release ends this process's owner once its running turn (if any) is over.
+func (s *session) release() {
+	s.mu.Lock()
+	o := s.own
+	s.mu.Unlock()
+	if o == nil {
+		return
+	}
+	o.stop()
+	<-o.done
+}
+
+// acpStop maps a kandev stop reason to the ACP one a prompt answers with;
+// ok is false for a turn that failed (the agent died or erred).
+func acpStop(stop string) (sdk.StopReason, bool) {
+	switch stop {
+	case state.StopUserCanceled, state.StopShutdown, string(sdk.StopReasonCancelled):
+		return sdk.StopReasonCancelled, true
+	case string(sdk.StopReasonEndTurn), string(sdk.StopReasonMaxTokens), string(sdk.StopReasonMaxTurnRequests), string(sdk.StopReasonRefusal):
+		return sdk.StopReason(stop), true
+	}
+	return "", false
+}
+
+func ownerEnded(err error) error {
+	if err == nil {
+		return errors.New("the session's owner ended before the turn did; see kandev status")
+	}
+	return err
+}
+
+// nameAfter gives a session without a title the start of its first prompt.
+func nameAfter(h *state.Home, id, text string) {
+	s, err := h.LoadSession(id)
+	if err != nil || s.Title != "" {
+		return
+	}
+	_, _ = h.UpdateSession(id, func(s *state.Session) error {
+		if s.Title == "" {
+			s.Title = acp.TitleOf(history.Redact(text))
+		}
+		return nil
+	})
+}
