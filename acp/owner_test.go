@@ -348,3 +348,26 @@ func TestOwner_CtrlCBeforeTheAgentTookTheFirstPromptDropsItAndLeavesNothingToRes
 		})
 	}
 }
+
+func TestOwner_AUsageReportIsNoAcceptanceOfTheFirstPrompt(t *testing.T) {
+	r := newRig(t)
+	id := r.create("/sleep 5000\n/say done")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	job := r.job(id, "")
+	job.Emit = func(e state.Event) {
+		if e.Type == state.EventUserMessage {
+			cancel(ErrShutdown) // SIGTERM: the demo agent ends the turn with only a usage report
+		}
+	}
+	if _, err := r.run(ctx, job); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("err = %v; want ErrShutdown", err)
+	}
+	if s := r.session(id); s.InitialPrompt == "" {
+		t.Fatal("the first prompt was taken as accepted although the agent answered nothing")
+	}
+	r.mustRun(r.job(id, ""))
+	if n := turnsBy(r.events(id), state.SourceInitial); n != 2 {
+		t.Fatalf("%d turns sent the first prompt, want 2 (the cut-off one and its re-send)", n)
+	}
+}

@@ -95,18 +95,22 @@ func (o *owner) accept() {
 // onEvents runs on the connection's recorder goroutine.
 func (o *owner) onEvents(evs []*state.Event) {
 	turn := o.currentTurn()
+	answered := false
 	for _, e := range evs {
 		e.TurnID = turn
 		if e.Type == state.EventToolCall || e.Type == state.EventToolResult {
 			o.noteCall(e.ToolCallID)
 		}
+		// The same events that make the log say "accepted" (DescribeTurn): a
+		// usage report, say, is no answer to the prompt.
+		answered = answered || agentEventTypes[e.Type]
 	}
 	// The agent answered: its acceptance of the prompt is recorded before
 	// anything of the answer is written or shown, so a crash from here on
 	// continues the turn instead of sending the prompt again.
 	o.mu.Lock()
-	acceptedNow := !o.accepted && turn != ""
-	o.accepted = true
+	acceptedNow := !o.accepted && turn != "" && answered
+	o.accepted = o.accepted || answered
 	fn := o.onAccept
 	o.mu.Unlock()
 	if acceptedNow && fn != nil {
