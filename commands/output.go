@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +41,10 @@ func (o *Output) Object(v any, text func(w io.Writer)) {
 		_ = enc.Encode(v)
 		return
 	}
-	text(printableWriter{o.Out})
+	// One write per 64 KiB, not per cell: a list of thousands of rows.
+	bw := bufio.NewWriterSize(o.Out, 64<<10)
+	text(printableWriter{bw})
+	_ = bw.Flush()
 }
 
 // Error prints err as one line on stderr and, with --json, an error object on stdout.

@@ -47,13 +47,14 @@ func writeRecord(h *state.Home, s *state.Session) error {
 }
 
 // cmdSessions writes n sessions: 60% waiting for input, 10% interrupted
-// mid-turn (needs resume), 30% completed, each with a short log and the lock
-// files a session that ran has.
+// mid-turn (needs resume), 30% completed, each with a log of -events events
+// (a short one by default) and the lock files a session that ran has.
 func cmdSessions(args []string) error {
 	fs := flag.NewFlagSet("sessions", flag.ExitOnError)
 	home := fs.String("home", "", "kandev home")
 	n := fs.Int("n", 1000, "number of sessions")
 	cwd := fs.String("cwd", "", "the sessions' working directory")
+	events := fs.Int("events", 40, "events in each session's log")
 	fs.Parse(args)
 	if *home == "" || *cwd == "" {
 		return errors.New("sessions: -home and -cwd are required")
@@ -75,7 +76,7 @@ func cmdSessions(args []string) error {
 		if err := writeRecord(h, s); err != nil {
 			return err
 		}
-		if err := writeLog(h.LogPath(id), id, 40, st == state.StateRunning); err != nil {
+		if err := writeLog(h.LogPath(id), id, *events, st == state.StateRunning); err != nil {
 			return err
 		}
 		for _, p := range []string{h.LockPath(id), h.RecordLockPath(id)} {
