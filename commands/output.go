@@ -85,6 +85,7 @@ func firstLine(s string) string {
 func (o *Output) dim(s string) string    { return paint(o.Color, "\x1b[2m", s) }
 func (o *Output) dimErr(s string) string { return paint(o.ErrColor, "\x1b[2m", s) }
 func (o *Output) bold(s string) string   { return paint(o.Color, "\x1b[1m", s) }
+func (o *Output) mark(s string) string   { return paint(o.Color, "\x1b[1;7m", s) } // bold, reverse video
 
 func paint(on bool, code, s string) string {
 	if !on {
