@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# scripts/bench-search.sh: kandev search over about 1 GB of logs (10,000
+# sessions of 450 events each) against grep -rF of the same word over the same
+# files, and kandev's peak memory. The home is built once and kept in
+# $SEARCH_BENCH_DIR (default /tmp/kandev-bench-search); both commands read it
+# from the page cache (it is read once before timing). Each command runs
+# BENCH_RUNS times (default 5), alternating; the medians are compared.
+#
+#   scripts/bench-search.sh
+#   BENCH_RUNS=9 SEARCH_BENCH_DIR=/var/tmp/kb scripts/bench-search.sh
+#
+# Targets: kandev at most 1.5x grep's wall time, at most 64 MiB peak RSS.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DIR=${SEARCH_BENCH_DIR:-/tmp/kandev-bench-search}
+RUNS=${BENCH_RUNS:-5}
+SESSIONS=10000
+EVENTS=450
+WORD=quuxlexer # in one prompt of every 50th session: 200 matching lines
+H=$DIR/home
+export NO_COLOR=1
+
+command -v /usr/bin/time >/dev/null || { echo "bench-search: /usr/bin/time is needed (apt-get install time)" >&2; exit 1; }
+mkdir -p "$DIR/bin" "$DIR/wd"
+(cd "$ROOT" && go build -o "$DIR/bin/kandev" . && go build -o "$DIR/bin/benchtool" ./scripts/benchtool)
+K=$DIR/bin/kandev
+
+stamp=$H/.complete-$SESSIONS-$EVENTS-$WORD
+if [ ! -e "$stamp" ]; then
+	echo "building the home ($SESSIONS sessions, about 1 GB) in $H" >&2
+	rm -rf "$H"
+	"$DIR/bin/benchtool" sessions -home "$H" -n "$SESSIONS" -events "$EVENTS" -cwd "$DIR/wd" -word "$WORD"
+	touch "$stamp"
+fi
+echo "logs: $(du -sh --apparent-size "$H/sessions" | cut -f1) in $(find "$H/sessions" -name '*.jsonl' | wc -l) files" >&2
+find "$H/sessions" -name '*.jsonl' -exec cat {} + >/dev/null # into the page cache
+
+# run NAME CMD... prints "SECONDS MAXRSS_KB LINES" for one run.
+run() {
+	local t0 t1 rss lines
+	t0=$(date +%s%N)
+	lines=$(/usr/bin/time -f '%M' -o "$DIR/rss" "$@" | wc -l)
+	t1=$(date +%s%N)
+	rss=$(tail -n1 "$DIR/rss")
+	echo "$(( (t1 - t0) / 1000000 )) $rss $lines"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+: >"$DIR/grep.txt"
+: >"$DIR/kandev.txt"
+for _ in $(seq "$RUNS"); do
+	run grep -rF "$WORD" "$H/sessions" >>"$DIR/grep.txt"
+	run "$K" --home "$H" search "$WORD" --limit 0 >>"$DIR/kandev.txt"
+done
+g=$(cut -d' ' -f1 "$DIR/grep.txt" | median)
+k=$(cut -d' ' -f1 "$DIR/kandev.txt" | median)
+rss=$(cut -d' ' -f2 "$DIR/kandev.txt" | sort -n | tail -n1)
+glines=$(head -n1 "$DIR/grep.txt" | cut -d' ' -f3)
+hits=$("$K" --home "$H" --json search "$WORD" --limit 0 | grep -o '"session_id"' | wc -l)
+echo "grep -rF $WORD:          median ${g} ms ($glines lines)"
+echo "kandev search $WORD:     median ${k} ms ($hits results), peak RSS $((rss / 1024)) MiB"
+awk -v k="$k" -v g="$g" -v r="$rss" 'BEGIN {
+	ratio = k / g
+	printf "ratio kandev/grep:      %.2fx (target <= 1.5x): %s\n", ratio, (ratio <= 1.5 ? "ok" : "MISSED")
+	printf "peak memory:            %.1f MiB (target <= 64 MiB): %s\n", r / 1024, (r <= 65536 ? "ok" : "MISSED")
+}'
