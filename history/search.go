@@ -120,6 +120,9 @@ func scanSession(h *state.Home, s *state.Session, m matcher) logScan {
 		m.scan(b, f.line)
 		return true
 	})
+	if errors.Is(f.err, state.ErrNotFound) { // no event yet
+		f.err = nil
+	}
 	if f.err == nil && len(f.turns) > 0 {
 		*buf, _, f.err = state.ReadLogBlocks(path, *buf, func(b []byte) bool {
 			f.assemble(b)
