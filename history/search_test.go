@@ -31,7 +31,7 @@ func TestLiteralScan_PicksTheLinesThatMayHoldTheWord(t *testing.T) {
 		want           string // "full", "partial" or "" (line not picked)
 	}{
 		{"lexer", "the LeXeR is fixed", "full"},
-		{"a<b && c", "if a<b && c then", "full"},  // written escaped: a\u003cb \u0026\u0026 c
+		{"a<b && c", "if a<b && c then", "full"}, // written escaped: a\u003cb \u0026\u0026 c
 		{`say "hi"`, `I say "hi" twice`, "full"}, // written escaped: \"hi\"
 		{`C:\dir`, `cd C:\dir now`, "full"},
 		{"naïve", "a plan that is NAÏVE in the middle of a long sentence", ""}, // only ASCII letters fold
