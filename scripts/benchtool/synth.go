@@ -31,7 +31,7 @@ func record(id, cwd string, i int, st string) *state.Session {
 		AgentLaunched: true, Capabilities: json.RawMessage(demoCaps), Turns: 4,
 	}
 	if st == state.StateRunning {
-		s.CurrentTurn, s.StopReason = "t5", ""
+		s.CurrentTurn, s.StopReason = fmt.Sprintf("t%d", s.Turns), "" // writeLog's open turn
 	}
 	return s
 }
@@ -75,6 +75,10 @@ func cmdSessions(args []string) error {
 		}
 		id := fmt.Sprintf("%s-%08x", base.Add(time.Duration(i)*time.Minute).Format("20060102-150405"), i)
 		s := record(id, *cwd, i, st)
+		s.Turns = (*events + 10) / 11 // the turns writeLog writes (11 events each)
+		if st == state.StateRunning {
+			s.CurrentTurn = fmt.Sprintf("t%d", s.Turns)
+		}
 		if err := writeRecord(h, s); err != nil {
 			return err
 		}
