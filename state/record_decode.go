@@ -28,8 +28,9 @@ const (
 	kindString fieldKind = iota
 	kindInt
 	kindBool
-	kindRaw   // json.RawMessage: the value as written
-	kindOther // time.Time, pointers, slices: encoding/json on the value alone
+	kindStrings // []string
+	kindRaw     // json.RawMessage: the value as written
+	kindOther   // time.Time, pointers, slices: encoding/json on the value alone
 )
 
 type recordField struct {
@@ -51,6 +52,8 @@ var recordFields = sync.OnceValue(func() map[string]recordField {
 		switch {
 		case f.Type == reflect.TypeFor[json.RawMessage]():
 			kind = kindRaw
+		case f.Type == reflect.TypeFor[[]string]():
+			kind = kindStrings
 		case f.Type.Kind() == reflect.String:
 			kind = kindString
 		case f.Type.Kind() == reflect.Int || f.Type.Kind() == reflect.Int64:
@@ -108,7 +111,7 @@ func keepUnknown(s *Session, fields map[string]recordField, key string, value gj
 
 // storeField stores one value as encoding/json would, or returns errSlowPath.
 func storeField(f reflect.Value, kind fieldKind, value gjson.Result) error {
-	if value.Type == gjson.Null && kind != kindRaw && kind != kindOther {
+	if value.Type == gjson.Null && (kind == kindString || kind == kindInt || kind == kindBool) {
 		return nil // encoding/json leaves the field as it is
 	}
 	switch kind {
@@ -130,6 +133,8 @@ func storeField(f reflect.Value, kind fieldKind, value gjson.Result) error {
 		f.SetBool(value.Type == gjson.True)
 	case kindRaw:
 		f.SetBytes([]byte(value.Raw))
+	case kindStrings:
+		return storeStrings(f, value)
 	default:
 		if t, ok := f.Addr().Interface().(*time.Time); ok && value.Type == gjson.String {
 			if t.UnmarshalJSON([]byte(value.Raw)) != nil {
@@ -141,5 +146,30 @@ func storeField(f reflect.Value, kind fieldKind, value gjson.Result) error {
 			return errSlowPath
 		}
 	}
+	return nil
+}
+
+// storeStrings stores an array of plain strings (a command line).
+func storeStrings(f reflect.Value, value gjson.Result) error {
+	if !value.IsArray() {
+		return errSlowPath
+	}
+	var out []string
+	var err error
+	value.ForEach(func(_, v gjson.Result) bool {
+		if v.Type != gjson.String || strings.IndexByte(v.Raw, '\\') >= 0 {
+			err = errSlowPath
+			return false
+		}
+		out = append(out, v.Raw[1:len(v.Raw)-1])
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		out = []string{}
+	}
+	f.Set(reflect.ValueOf(out))
 	return nil
 }

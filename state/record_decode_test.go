@@ -83,6 +83,11 @@ func TestDecodeRecord_OddRecordsReadAsEncodingJSONReadsThem(t *testing.T) {
 		`{"id":"a",`,
 		`[1,2]`,
 		`{"id":"a","id":"b","future":{"x":1}}`,
+		`{"id":"a","agent_command":[]}`,
+		`{"id":"a","agent_command":["a\"b","c"]}`,
+		`{"id":"a","agent_command":null}`,
+		`{"id":"a","agent_command":[1]}`,
+		`{"id":"a","agent_command":"x"}`,
 	} {
 		var got, want Session
 		gotErr := decodeRecord([]byte(rec), &got)
