@@ -180,7 +180,11 @@ func TestSearch_Filters(t *testing.T) {
 	if a, r := w.search("needle", "--limit", "2"); len(a.Results) != 2 || r.code != 0 {
 		t.Errorf("--limit 2: %s", r)
 	}
-	if a, r := w.search("--regex", `needle (one|two)$`, "--limit", "0"); len(a.Results) != 2 || a.Results[0].SessionID != a2 || a.Results[1].SessionID != a1 {
+	// the answers "needle one" and "needle two", not the prompts "/say needle ..."
+	if a, r := w.search("--regex", `^needle (one|two)$`, "--limit", "0"); len(a.Results) != 2 || a.Results[0].SessionID != a2 || a.Results[1].SessionID != a1 {
+		t.Errorf("--regex: %s", r)
+	}
+	if a, r := w.search("--regex", `^/say needle t`, "--limit", "0"); len(a.Results) != 2 || a.Results[0].Type != state.EventUserMessage {
 		t.Errorf("--regex: %s", r)
 	}
 	if _, r := w.search("--regex", `needle (`); r.code != 2 {

@@ -142,7 +142,7 @@ func lowerASCIIString(s string) string {
 }
 
 // pattern is a regular expression (RE2 syntax), matched against the text
-// of every searched event: no line is ruled out before decoding.
+// of every searched event: every line is picked, every message assembled.
 type pattern struct{ re *regexp.Regexp }
 
 func (p pattern) index(text string) (int, int) {
@@ -155,7 +155,7 @@ func (p pattern) index(text string) (int, int) {
 func (p pattern) scan(b []byte, fn func(line []byte, partial bool)) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n') + 1
-		fn(b[:i], true)
+		fn(b[:i], false)
 		b = b[i:]
 	}
 }
