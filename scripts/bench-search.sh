@@ -4,7 +4,9 @@
 # files, and kandev's peak memory. The home is built once and kept in
 # $SEARCH_BENCH_DIR (default /tmp/kandev-bench-search); both commands read it
 # from the page cache (it is read once before timing). Each command runs
-# BENCH_RUNS times (default 5), alternating; the medians are compared.
+# BENCH_RUNS times (default 5), alternating; the medians of wall time are
+# compared (kandev reads several logs at once, grep one: CPU time, user plus
+# system, is printed too).
 #
 #   scripts/bench-search.sh
 #   BENCH_RUNS=9 SEARCH_BENCH_DIR=/var/tmp/kb scripts/bench-search.sh
@@ -36,14 +38,14 @@ fi
 echo "logs: $(du -sh --apparent-size "$H/sessions" | cut -f1) in $(find "$H/sessions" -name '*.jsonl' | wc -l) files" >&2
 find "$H/sessions" -name '*.jsonl' -exec cat {} + >/dev/null # into the page cache
 
-# run NAME CMD... prints "SECONDS MAXRSS_KB LINES" for one run.
+# run CMD... prints "WALL_MS MAXRSS_KB LINES CPU_MS" for one run (CPU: user + system).
 run() {
-	local t0 t1 rss lines
+	local t0 t1 stats lines
 	t0=$(date +%s%N)
-	lines=$(/usr/bin/time -f '%M' -o "$DIR/rss" "$@" | wc -l)
+	lines=$(/usr/bin/time -f '%M %U %S' -o "$DIR/rss" "$@" | wc -l)
 	t1=$(date +%s%N)
-	rss=$(tail -n1 "$DIR/rss")
-	echo "$(( (t1 - t0) / 1000000 )) $rss $lines"
+	stats=$(tail -n1 "$DIR/rss")
+	echo "$(( (t1 - t0) / 1000000 )) ${stats%% *} $lines $(echo "$stats" | awk '{printf "%d", ($2 + $3) * 1000}')"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -57,10 +59,12 @@ done
 g=$(cut -d' ' -f1 "$DIR/grep.txt" | median)
 k=$(cut -d' ' -f1 "$DIR/kandev.txt" | median)
 rss=$(cut -d' ' -f2 "$DIR/kandev.txt" | sort -n | tail -n1)
+gcpu=$(cut -d' ' -f4 "$DIR/grep.txt" | median)
+kcpu=$(cut -d' ' -f4 "$DIR/kandev.txt" | median)
 glines=$(head -n1 "$DIR/grep.txt" | cut -d' ' -f3)
 hits=$("$K" --home "$H" --json search "$WORD" --limit 0 | grep -o '"session_id"' | wc -l)
-echo "grep -rF $WORD:          median ${g} ms ($glines lines)"
-echo "kandev search $WORD:     median ${k} ms ($hits results), peak RSS $((rss / 1024)) MiB"
+echo "grep -rF $WORD:          median ${g} ms wall, ${gcpu} ms CPU ($glines lines)"
+echo "kandev search $WORD:     median ${k} ms wall, ${kcpu} ms CPU ($hits results), peak RSS $((rss / 1024)) MiB"
 awk -v k="$k" -v g="$g" -v r="$rss" 'BEGIN {
 	ratio = k / g
 	printf "ratio kandev/grep:      %.2fx (target <= 1.5x): %s\n", ratio, (ratio <= 1.5 ? "ok" : "MISSED")
