@@ -66,10 +66,11 @@ func Search(h *state.Home, opts SearchOptions) ([]SearchHit, SearchReport, error
 	})
 	rep.Sessions = len(all)
 	// Newest sessions first, a batch at a time, so that a limit stops the
-	// reading once the batches read so far fill it.
+	// reading once the batches read so far fill it. A batch is large enough
+	// for state.ForEach to spread it over every core.
 	batch := len(all)
 	if opts.Limit > 0 {
-		batch = 64
+		batch = 512
 	}
 	var out []SearchHit
 	for lo := 0; lo < len(all) && (opts.Limit == 0 || len(out) < opts.Limit); lo += batch {

@@ -81,27 +81,26 @@ func (l *literal) scan(b []byte, fn func(line []byte, partial bool)) {
 }
 
 // nearStringEdge reports whether the byte at p may belong to a piece of the
-// word at the start or the end of a JSON string value (a streamed chunk
-// that holds only part of a match).
+// word that starts or ends a streamed chunk's text: the bytes from the start
+// of the "content" string to p are the word's bytes before its anchor (the
+// chunk starts inside the word), or the line's last string (kandev writes a
+// chunk's content as its line's last field) ends with the word's first
+// bytes, the anchor among them (the word starts in this chunk).
 func (l *literal) nearStringEdge(b []byte, p int) bool {
 	const key = `"content":"`
-	if bytes.Contains(b[max(0, p-len(l.raw)-len(key)):p], []byte(key)) {
-		return true
-	}
-	after := b[p+1 : min(len(b), p+len(l.raw)+2)]
-	for i := bytes.IndexByte(after, '"'); i >= 0 && i+1 < len(after); i = nextQuote(after, i) {
-		if after[i+1] == '}' || after[i+1] == ',' {
+	from := max(0, p-l.anchor-len(key))
+	if i := bytes.LastIndex(b[from:p], []byte(key)); i >= 0 {
+		start := from + i + len(key)
+		if hasPrefixFold(b[:p], start, l.raw[l.anchor-(p-start):l.anchor]) {
 			return true
 		}
 	}
-	return false
-}
-
-func nextQuote(b []byte, i int) int {
-	if j := bytes.IndexByte(b[i+1:], '"'); j >= 0 {
-		return i + 1 + j
+	// A newline byte only ends a line: "}\n closes the line's last string.
+	rest := len(l.raw) - l.anchor
+	if i := bytes.Index(b[p:min(len(b), p+rest+3)], []byte("\"}\n")); i >= 0 && i <= rest {
+		return hasPrefixFold(b, p-l.anchor, l.raw[:l.anchor+i])
 	}
-	return -1
+	return false
 }
 
 func indexByteFrom(b []byte, c byte, from int) int {
@@ -112,9 +111,11 @@ func indexByteFrom(b []byte, c byte, from int) int {
 }
 
 // byteRank orders bytes by how often they occur in a log line, rarest
-// first: the literal scan jumps between occurrences of its rarest byte.
+// first: the literal scan jumps between occurrences of its rarest byte, in
+// either case. Letters of the keys every line has ("seq", "timestamp",
+// "type", ...) and of its timestamp (T, Z) come after the others.
 func byteRank(c byte) int {
-	const letters = "zqjxkvbywgpfmucdlhrsnioate" // English text, rarest first
+	const letters = "jxkvbwfghqzypmucdlrsnioate"
 	switch {
 	case c >= 0x80:
 		return 0

@@ -39,6 +39,10 @@ func TestLiteralScan_PicksTheLinesThatMayHoldTheWord(t *testing.T) {
 		{"lexer", "er starts this one", ""}, // the piece holds no x: the chunk before has it
 		{"lexer", "xer starts this one", "partial"},
 		{"lexer", "a long text with an x in its middle and no match at all", ""},
+		{"lexer", "fix it", ""},            // near the start, but "fi" is not "le"
+		{"lexer", "then we relax", ""},     // near the end, but "x" then the end is not "xer"
+		{"lexer", "the le", ""},            // no anchor (x) in it: the next chunk is picked instead
+		{"lexer", "xylophones", "partial"}, // may follow a chunk ending in "le"
 		{"lexer", "nothing", ""},
 	} {
 		got := ""
@@ -56,7 +60,7 @@ func TestLiteralScan_PicksTheLinesThatMayHoldTheWord(t *testing.T) {
 }
 
 func TestLiteral_AnchorsOnTheRarestByte(t *testing.T) {
-	for q, want := range map[string]byte{"lexer": 'x', "the parser": 'p', "Quiz": 'z', "état": 0xc3, "a-b": 'b'} {
+	for q, want := range map[string]byte{"lexer": 'x', "the parser": 'h', "Quiz": 'q', "zone": 'z', "état": 0xc3, "a-b": 'b'} {
 		if l := newLiteral(q); l.raw[l.anchor] != want {
 			t.Errorf("%q: anchor %q, want %q", q, l.raw[l.anchor], want)
 		}
@@ -131,4 +135,34 @@ func appendAll(h *state.Home, id string, evs []state.Event) error {
 		}
 	}
 	return log.Close()
+}
+
+// TestSearch_FindsAWordHoweverTheStreamCutsIt cuts a message into chunks at
+// every pair of places and checks that the scan of the log lines still
+// finds the word in the message they make.
+func TestSearch_FindsAWordHoweverTheStreamCutsIt(t *testing.T) {
+	for _, tc := range []struct{ query, text string }{
+		{"lexer", "we fixed the LEXER today"},
+		{"a<b", `if a<b then say "so"`},
+		{`"quoted"`, `it is "quoted" here`},
+		{"zone", "the Zone is fine"},
+	} {
+		for i := 1; i < len(tc.text); i++ {
+			for j := i + 1; j < len(tc.text); j++ {
+				chunks := []string{tc.text[:i], tc.text[i:j], tc.text[j:]}
+				var evs []state.Event
+				for _, c := range chunks {
+					evs = append(evs, state.Event{Type: state.EventAgentMessage, Role: "assistant", Content: c})
+				}
+				block := logLines(t, evs...)
+				f := logScan{m: newLiteral(tc.query), session: &state.Session{ID: "s1"}}
+				f.m.scan(block, f.line)
+				f.assemble(block)
+				f.flush()
+				if len(f.hits) != 1 || !strings.Contains(strings.ToLower(f.hits[0].Snippet), strings.ToLower(tc.query)) {
+					t.Fatalf("%q in chunks %q: hits %+v", tc.query, chunks, f.hits)
+				}
+			}
+		}
+	}
 }
