@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -70,13 +71,13 @@ func Search(h *state.Home, opts SearchOptions) ([]SearchHit, SearchReport, error
 	// for state.ForEach to spread it over every core.
 	batch := len(all)
 	if opts.Limit > 0 {
-		batch = 512
+		batch = 64 * min(runtime.GOMAXPROCS(0), 8)
 	}
 	var out []SearchHit
 	for lo := 0; lo < len(all) && (opts.Limit == 0 || len(out) < opts.Limit); lo += batch {
 		part := all[lo:min(lo+batch, len(all))]
 		found := make([]logScan, len(part))
-		state.ForEach(len(part), func(i int) { found[i] = scanSession(h, part[i], m) })
+		state.ForEach(len(part), func(i int) { found[i] = scanSession(h, part[i], m, opts.Limit) })
 		for _, f := range found {
 			rep.SkippedLines += f.skipped
 			if f.err != nil {
@@ -111,8 +112,9 @@ var ErrBadQuery = errors.New("bad search query")
 // blockBufs are the read buffers of the scans running at once.
 var blockBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// scanSession searches one session's log; its hits are newest first.
-func scanSession(h *state.Home, s *state.Session, m matcher) logScan {
+// scanSession searches one session's log; its hits are newest first, at
+// most limit of them (0: all).
+func scanSession(h *state.Home, s *state.Session, m matcher, limit int) logScan {
 	f := logScan{m: m, session: s}
 	buf := blockBufs.Get().(*[]byte)
 	defer blockBufs.Put(buf)
@@ -132,5 +134,8 @@ func scanSession(h *state.Home, s *state.Session, m matcher) logScan {
 		f.flush()
 	}
 	slices.SortStableFunc(f.hits, func(a, b SearchHit) int { return int(b.Seq - a.Seq) })
+	if limit > 0 && len(f.hits) > limit { // a whole batch is read: keep only what can be shown
+		f.hits = slices.Clone(f.hits[:limit])
+	}
 	return f
 }
