@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +41,7 @@ type ConnOptions struct {
 // of any length cannot overflow the SDK's 1,024-entry notification queue
 // (which closes the connection). Everything else goes through the SDK.
 type Conn struct {
-	Proc *Process
+	Proc Transport
 	sdk  *sdk.ClientSideConnection
 	opts ConnOptions
 
@@ -57,7 +54,7 @@ type Conn struct {
 }
 
 // Connect wires an ACP client connection to a launched agent process.
-func Connect(p *Process, opts ConnOptions) *Conn {
+func Connect(p Transport, opts ConnOptions) *Conn {
 	c := &Conn{Proc: p, opts: opts, recDone: make(chan struct{})}
 	c.q.cond = sync.NewCond(&c.q.mu)
 	c.activity.Store(time.Now().UnixNano())
@@ -66,8 +63,9 @@ func Connect(p *Process, opts ConnOptions) *Conn {
 	// (garbage on stdout, a dead agent). Set before the connection starts:
 	// the SDK's SetLogger races with the goroutines it has already started.
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	c.sdk = sdk.NewClientSideConnection(&client{c: c}, p.Stdin, pr)
-	go c.intercept(p.Stdout, pw)
+	stdin, stdout := p.Streams()
+	c.sdk = sdk.NewClientSideConnection(&client{c: c}, stdin, pr)
+	go c.intercept(stdout, pw)
 	go c.record()
 	return c
 }
@@ -139,6 +137,8 @@ func (c *Conn) record() {
 			case it.fn != nil:
 				flush()
 				it.fn()
+			case it.event != nil:
+				batch = append(batch, it.event)
 			case replaying:
 				c.replayed.Add(1)
 			default:
@@ -246,6 +246,10 @@ func (c *Conn) LoadSession(ctx context.Context, token string) error {
 // agent sent before answering has been handed to OnEvents when it returns.
 func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
 	resp, err := c.sdk.Prompt(ctx, sdk.PromptRequest{SessionId: sdk.SessionId(token), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+	if err == nil && resp.Usage != nil {
+		// The turn's token counts are logged after its updates, like one more update.
+		c.q.push(queued{event: promptUsageEvent(resp.Usage)})
+	}
 	c.Barrier(nil)
 	return string(resp.StopReason), c.wrap(err)
 }
@@ -323,133 +327,11 @@ func lastLine(s string) string {
 	return s
 }
 
-// client is kandev's side of the protocol: files confined to the session's
-// cwd, permissions answered by the owner's policy.
-type client struct{ c *Conn }
-
-func (cl *client) confine(path string) (string, error) {
-	root, err := filepath.EvalSymlinks(cl.c.opts.Cwd)
-	if err != nil {
-		return "", err
-	}
-	p := path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
-	}
-	p = filepath.Clean(p)
-	// Resolve symlinks of the longest existing prefix, so a link cannot lead out.
-	resolved := p
-	for dir, rest := p, ""; ; {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			resolved = filepath.Join(r, rest)
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
-	if resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator)) {
-		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s is outside the session directory %s", path, root)})
-	}
-	return resolved, nil
-}
-
-func (cl *client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	path, err := cl.confine(p.Path)
-	if err != nil {
-		return sdk.ReadTextFileResponse{}, err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-	}
-	text := string(b)
-	if p.Line != nil || p.Limit != nil {
-		lines := strings.SplitAfter(text, "\n")
-		start := 0
-		if p.Line != nil && *p.Line > 1 {
-			start = min(*p.Line-1, len(lines))
-		}
-		end := len(lines)
-		if p.Limit != nil && *p.Limit >= 0 {
-			end = min(start+*p.Limit, len(lines))
-		}
-		text = strings.Join(lines[start:end], "")
-	}
-	if n := encodedLen(text); n > maxReadAnswer {
-		return sdk.ReadTextFileResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf(
-			"%s is too large to send in one answer (%d bytes encoded, at most %d): read it in parts with line and limit", p.Path, n, maxReadAnswer)})
-	}
-	return sdk.ReadTextFileResponse{Content: text}, nil
-}
-
-// maxReadAnswer bounds an fs/read_text_file answer, one JSON line on the
-// agent's stdin. Agents read their input line by line with a bounded buffer
-// (the ACP Go SDK: 10 MiB); a longer line breaks their connection and ends
-// the turn as "cancelled". Refusing it keeps the turn going with a clear error.
-const maxReadAnswer = 8 << 20
-
-// encodedLen is the length of text as a JSON string; only texts near the
-// bound are encoded to find out (an encoded byte is at most 6 bytes).
-func encodedLen(text string) int {
-	if len(text)*6 <= maxReadAnswer {
-		return len(text)
-	}
-	b, _ := json.Marshal(text)
-	return len(b)
-}
-
-func (cl *client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	path, err := cl.confine(p.Path)
-	if err != nil {
-		return sdk.WriteTextFileResponse{}, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-	}
-	if err := os.WriteFile(path, []byte(p.Content), 0o644); err != nil {
-		return sdk.WriteTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-	}
-	return sdk.WriteTextFileResponse{}, nil
-}
-
-func (cl *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
-	if cl.c.opts.Permission == nil {
-		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
-	}
-	return cl.c.opts.Permission(ctx, p), nil
-}
-
-// SessionUpdate is not reached: updates are intercepted before the SDK.
-func (cl *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
-	b, _ := json.Marshal(n)
-	cl.c.q.push(queued{params: b})
-	return nil
-}
-
-func (cl *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalCreate)
-}
-func (cl *client) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalKill)
-}
-func (cl *client) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalOutput)
-}
-func (cl *client) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalRelease)
-}
-func (cl *client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalWaitForExit)
-}
-
-// queued is one item of the update queue: an update's params, a barrier
-// function, or a replay switch.
+// queued is one item of the update queue: an update's params, an event
+// kandev made itself, a barrier function, or a replay switch.
 type queued struct {
 	params []byte
+	event  *state.Event
 	fn     func()
 	replay *bool
 }

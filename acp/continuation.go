@@ -1,7 +1,7 @@
 package acp
 
 import (
-	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -16,37 +16,8 @@ func ContinuationPolicy(cfg *state.Config, command []string, mode string, noCont
 	return state.ContinuationPolicy{
 		AutoContinue: cfg.AutoContinue(), NoContinue: noContinue,
 		MaxAttempts: cfg.MaxAttempts(), Window: time.Duration(cfg.WindowSeconds()) * time.Second,
-		Command: command, PermissionMode: mode,
+		Command: command, PermissionMode: mode, MaxCost: cfg.Session.MaxCost,
 	}
-}
-
-// decideContinuation checks the worktree, applies the continuation rule and
-// records what it says about the pause. It refuses (ErrNotResumable) a
-// broken worktree, and a pause unless the user sent a prompt.
-func (o *owner) decideContinuation() (state.ContinuationDecision, error) {
-	var wt *state.Worktree
-	if o.s.Worktree != nil {
-		w := state.CheckWorktree(*o.s.Worktree)
-		o.update(func(s *state.Session) { s.Worktree = &w })
-		wt = &w
-	}
-	pol := ContinuationPolicy(o.job.Config, o.job.Profile.Command, o.job.Permissions, o.job.NoContinue)
-	d := state.DecideContinuation(o.s, wt, pol, time.Now().UTC())
-	o.settlePause(d, wt)
-	if wt != nil && !wt.Valid {
-		return d, fmt.Errorf("%w: %s; %s", ErrNotResumable, wt.Problem, pauseAdvice(o.s.ID, wt, state.PauseWorktree))
-	}
-	if p := o.s.Pause; p != nil && o.job.Prompt == "" {
-		return d, fmt.Errorf("%w: automatic continuation of session %s is paused: %s; %s", ErrNotResumable, o.s.ID, p.Reason, pauseAdvice(o.s.ID, wt, p.Kind))
-	}
-	o.update(func(s *state.Session) {
-		if d.Drop {
-			s.Interrupted = nil // switched off: repaired, never continued
-		}
-		// Every turn this owner runs runs under this mode.
-		s.TurnPermissionMode = o.job.Permissions
-	})
-	return d, nil
 }
 
 // settlePause records the pause transitions of d: a pause whose cause is
@@ -62,6 +33,16 @@ func (o *owner) settlePause(d state.ContinuationDecision, wt *state.Worktree) {
 	}
 }
 
+// pause holds the interrupted turn back until its cause is gone or an
+// operator sends a prompt.
+func (o *owner) pause(p state.Pause, advice string) {
+	o.update(func(s *state.Session) { s.Pause = &p })
+	m := history.NewMarker(history.MarkerContinuationPaused, "Automatic continuation paused: "+p.Reason+"; "+advice+".", "")
+	m.TurnID = p.Turn
+	m.Data, _ = json.Marshal(map[string]string{"pause_kind": p.Kind})
+	o.append(true, &m)
+}
+
 // pauseAdvice says what the operator does about a pause of this kind; wt
 // is the worktree as checked now (nil when none).
 func pauseAdvice(id string, wt *state.Worktree, kind string) string {
@@ -70,34 +51,24 @@ func pauseAdvice(id string, wt *state.Worktree, kind string) string {
 		return fmt.Sprintf("check out branch %s in %s and run kandev resume %s again, or start a follow-up with kandev start --parent %s", wt.Branch, wt.Path, id, id)
 	case kind == state.PauseWorktree:
 		return "restore it, or start a follow-up with kandev start --parent " + id
+	case kind == state.PauseCost:
+		return costAdvice
 	case kind == state.PauseBudget:
 		return fmt.Sprintf("inspect it with kandev recap %s, then send a prompt (kandev prompt %s \"...\"), or run kandev resume %s again once the window has passed", id, id, id)
 	}
 	return fmt.Sprintf("inspect it with kandev recap %s, then send a prompt (kandev prompt %s \"...\")", id, id)
 }
 
-// continueInterrupted sends the one continuation of interrupted turn turn.
-// It is recorded before the prompt is sent, so a crash at any point cannot
-// lead to a second continuation of the same turn.
-func (o *owner) continueInterrupted(ctx context.Context, turn string) error {
-	now := time.Now().UTC()
+// recordContinuation records the one continuation of interrupted turn
+// turn before it is sent, so a crash at any point cannot lead to a second
+// continuation of the same turn.
+func (o *owner) recordContinuation(turn string) {
+	now := o.now()
 	window := time.Duration(o.job.Config.WindowSeconds()) * time.Second
 	o.update(func(s *state.Session) {
 		s.ContinuedTurn, s.Interrupted = turn, nil
 		s.RestartAttempts = append(state.PruneAttempts(s.RestartAttempts, now, window), now)
 	})
-	info := DescribeTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn)
-	if !info.Accepted && info.UserText != "" {
-		// The agent never answered the interrupted turn: send its message
-		// again (as for an initial prompt) rather than a continuation of
-		// work that never began.
-		source := info.Source
-		if source == "" || source == state.SourceInitial {
-			source = state.SourceUser
-		}
-		return o.turn(ctx, source, info.UserText)
-	}
-	return o.turn(ctx, state.SourceContinuation, history.BuildContinuationPrompt(info.UnknownCalls))
 }
 
 // takeOverPause lifts a pause (and an explicit stop) when the operator sends

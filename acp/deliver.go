@@ -22,6 +22,9 @@ type Delivery struct {
 // decides the error. If the owner dies first, Deliver takes over as owner,
 // so a queued input is never stranded.
 func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
+	if err := costCapped(job); err != nil {
+		return nil, err
+	}
 	res, err := RunOwner(ctx, job)
 	if !errors.Is(err, state.ErrOwnerBusy) {
 		return &Delivery{Result: res}, err

@@ -3,6 +3,8 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -11,19 +13,55 @@ import (
 // Version is kandev's version, sent as clientInfo.
 var Version = "0.1.0"
 
+// Errors RunOwner returns, mapped to exit codes by commands.
+var (
+	ErrAgentFailed  = errors.New("agent failure")
+	ErrInterrupted  = errors.New("interrupted")
+	ErrNotResumable = errors.New("not resumable")
+	// ErrShutdown ends a command that was terminated (SIGTERM): its running
+	// turn is left for one automatic continuation.
+	ErrShutdown = errors.New("terminated")
+)
+
+// NotResumableError says why a session cannot be resumed and what to do
+// instead; errors.Is(err, ErrNotResumable) is true for it.
+type NotResumableError struct {
+	SessionID string
+	State     string // the session's state when that is the reason ("DONE", ...)
+	Reason    string // what stands in the way
+	Advice    string // the command to run instead; "" for none
+}
+
+// NotResumableState is the refusal of a session in a terminal state.
+func NotResumableState(id, st string) *NotResumableError {
+	return &NotResumableError{SessionID: id, State: st, Reason: "session " + id + " is " + st,
+		Advice: "start a follow-up with: kandev start --parent " + id}
+}
+
+func (e *NotResumableError) Error() string {
+	msg := ErrNotResumable.Error() + ": " + e.Reason
+	if e.Advice != "" {
+		msg += "; " + e.Advice
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrNotResumable) true.
+func (e *NotResumableError) Is(target error) bool { return target == ErrNotResumable }
+
 // ErrorClass is what the restore ladder needs to know about a failed request.
 type ErrorClass string
 
 // Error classes, from the JSON-RPC codes and the answers real agents give.
 const (
-	ErrNone           ErrorClass = ""
-	ErrMethodNotFound ErrorClass = "method_not_found" // -32601
-	ErrUnknownSession ErrorClass = "unknown_session"  // -32002 and "session not found" answers
-	ErrAuth           ErrorClass = "auth_required"    // -32000
-	ErrCancelled      ErrorClass = "cancelled"        // -32800, context cancelled
-	ErrTimeout        ErrorClass = "timeout"
-	ErrTransport      ErrorClass = "transport" // the agent died or its pipe broke
-	ErrOther          ErrorClass = "other"
+	ClassNone           ErrorClass = ""
+	ClassMethodNotFound ErrorClass = "method_not_found" // -32601
+	ClassUnknownSession ErrorClass = "unknown_session"  // -32002 and "session not found" answers
+	ClassAuth           ErrorClass = "auth_required"    // -32000
+	ClassCancelled      ErrorClass = "cancelled"        // -32800, context cancelled
+	ClassTimeout        ErrorClass = "timeout"
+	ClassTransport      ErrorClass = "transport" // the agent died or its pipe broke
+	ClassOther          ErrorClass = "other"
 )
 
 // Classify sorts an error from an ACP request into the class the restore
@@ -31,51 +69,104 @@ const (
 // to a fresh session; everything else keeps the saved token.
 func Classify(err error) ErrorClass {
 	if err == nil {
-		return ErrNone
+		return ClassNone
 	}
 	var exit *AgentExitError
 	if errors.As(err, &exit) || errors.Is(err, ErrProtocol) {
-		return ErrTransport
+		return ClassTransport
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return ErrTimeout
+		return ClassTimeout
 	}
 	if errors.Is(err, context.Canceled) {
-		return ErrCancelled
+		return ClassCancelled
 	}
 	var re *sdk.RequestError
 	if errors.As(err, &re) {
 		msg := strings.ToLower(re.Message + " " + re.Error())
 		switch {
 		case re.Code == -32601:
-			return ErrMethodNotFound
+			return ClassMethodNotFound
 		case re.Code == -32002:
-			return ErrUnknownSession
+			return ClassUnknownSession
 		case re.Code == -32000:
-			return ErrAuth
+			return ClassAuth
 		case re.Code == -32800:
 			if strings.Contains(msg, "deadline") {
-				return ErrTimeout
+				return ClassTimeout
 			}
-			return ErrCancelled
+			return ClassCancelled
 		case strings.Contains(msg, "peer disconnected"):
-			return ErrTransport
+			return ClassTransport
 		case strings.Contains(msg, "deadline exceeded"):
-			return ErrTimeout
+			return ClassTimeout
 		case unknownSessionText(msg):
-			return ErrUnknownSession
+			return ClassUnknownSession
 		}
 	}
-	return ErrOther
+	return ClassOther
 }
 
+// goneSessionAnswers are the "this session is gone" answers agents give
+// with generic codes (-32603, -32602), lower-cased. A restore answered so
+// can never succeed, so it must fall back to a fresh session rather than
+// ask the user to retry. Gemini CLI says "No previous sessions found" once
+// its stored conversation is gone (a load in the minute the session was
+// created overwrites it) and "Invalid session identifier" for an id it
+// does not know.
+var goneSessionAnswers = []string{
+	"session not found", "unknown session", "no such session", "session does not exist",
+	"resource not found", "no session with id", "invalid session", "no previous sessions found",
+}
+
+// namedSessionMissing matches answers that name the missing session:
+// `Session abc123 not found`, `session "x" does not exist`.
+var namedSessionMissing = regexp.MustCompile(`session(?: id)?:? ["']?[\w.-]+["']? (?:was )?(?:not found|does not exist)`)
+
 // unknownSessionText recognises the "no such session" answers agents give
-// with generic codes (-32603, -32602).
+// with generic codes.
 func unknownSessionText(msg string) bool {
-	for _, s := range []string{"session not found", "unknown session", "no such session", "session does not exist", "resource not found", "no session with id", "invalid session"} {
+	for _, s := range goneSessionAnswers {
 		if strings.Contains(msg, s) {
 			return true
 		}
 	}
-	return false
+	return namedSessionMissing.MatchString(msg)
+}
+
+// DescribeError is an ACP error on one line for markers and messages: the
+// code and message, and the agent's own detail when it gave one (agents put
+// the real reason of a -32603 "Internal error" in its data).
+func DescribeError(err error) string {
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		return err.Error()
+	}
+	desc := fmt.Sprintf("%d %s", re.Code, re.Message)
+	if d := errorDetail(re.Data); d != "" && !strings.Contains(desc, d) {
+		desc += ": " + d
+	}
+	return desc
+}
+
+// errorDetail is the human part of an error's data: its details, error or
+// message field, or the data itself when it is a string; on one line.
+func errorDetail(data any) string {
+	var s string
+	switch d := data.(type) {
+	case string:
+		s = d
+	case map[string]any:
+		for _, k := range []string{"details", "error", "message"} {
+			if v, ok := d[k].(string); ok && v != "" {
+				s = v
+				break
+			}
+		}
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "..."
+	}
+	return s
 }

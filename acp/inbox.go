@@ -15,11 +15,7 @@ import (
 //
 // Control requests left at the head of the inbox targeted the previous
 // owner's turn: they are consumed here (a stop still marks the session stopped).
-func (o *owner) reconcileInbox() {
-	ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
-	if err != nil {
-		return
-	}
+func (o *owner) reconcileInbox(ins []state.Input) {
 	for len(ins) > 0 && ins[0].Kind != state.InputPrompt {
 		if ins[0].Kind == state.InputStop {
 			o.update(func(s *state.Session) { s.Stopped = true })
@@ -42,6 +38,20 @@ func (o *owner) reconcileInbox() {
 	if started == ins[0].ID {
 		o.consume(ins[0])
 	}
+}
+
+// stopQueued reports a kandev stop among the control inputs at the head of
+// the inbox (those reconcileInbox consumes).
+func stopQueued(ins []state.Input) bool {
+	for _, in := range ins {
+		if in.Kind == state.InputPrompt {
+			return false
+		}
+		if in.Kind == state.InputStop {
+			return true
+		}
+	}
+	return false
 }
 
 // consume marks inbox input in as served.

@@ -36,7 +36,7 @@ func (o *owner) failWrite(what string, err error) {
 	o.errMu.Lock()
 	defer o.errMu.Unlock()
 	if o.writeErr == nil {
-		o.writeErr = &StorageError{What: what, SessionID: o.s.ID, Err: err}
+		o.writeErr = &StorageError{What: what, SessionID: o.job.SessionID, Err: err}
 	}
 }
 
@@ -54,6 +54,25 @@ func interruption(ctx context.Context) error {
 		return ErrShutdown
 	}
 	return ErrInterrupted
+}
+
+// settleUserCancel leaves nothing for a resume after a Ctrl-C, which is the
+// user's decision: an initial prompt the agent had not taken is dropped (never
+// sent later), and a start cut off during the agent's launch waits for input.
+func (o *owner) settleUserCancel() {
+	s := o.session()
+	if s.InitialPrompt == "" && s.State != state.StateStarting && s.State != state.StateCreated {
+		return
+	}
+	o.update(func(s *state.Session) {
+		s.InitialPrompt = ""
+		if s.State == state.StateStarting || s.State == state.StateCreated {
+			s.State = state.StateWaitingForInput
+		}
+	})
+	if s.InitialPrompt != "" {
+		o.marker(history.MarkerPromptCancel, "The first prompt was cancelled (Ctrl-C) before the agent took it; it will not be sent.", "")
+	}
 }
 
 // aborted reports whether the owner was told to stop at once.
@@ -89,5 +108,6 @@ func (o *owner) leaveForContinuation(turnID string) {
 		o.conn.Barrier(nil) // everything the agent sent is in the log first
 	}
 	o.marker(history.MarkerPromptInterrupted, "kandev was terminated (SIGTERM) during turn "+turnID+"; the next kandev resume, prompt or recover continues it once.", "")
-	o.repairInterrupted(state.StopShutdown)
+	turn := o.s.CurrentTurn
+	o.repairInterrupted(RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, state.StopShutdown))
 }

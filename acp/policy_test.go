@@ -22,18 +22,18 @@ func TestNextRestoreStep_Ladder(t *testing.T) {
 		{"new when neither is advertised", LadderInput{HasToken: true, NativeResume: true}, RestoreNew},
 		{"new without a token", LadderInput{Caps: both, NativeResume: true}, RestoreNew},
 		{"profile forces native resume off", LadderInput{Caps: both, HasToken: true}, RestoreNew},
-		{"resume method-not-found falls back to load", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrMethodNotFound}, RestoreLoad},
-		{"resume method-not-found without load goes new", LadderInput{Caps: Capabilities{Resume: true}, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrMethodNotFound}, RestoreNew},
-		{"resume unknown-session goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrUnknownSession}, RestoreNew},
-		{"resume transport failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrTransport}, RestoreFail},
-		{"resume auth failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrAuth}, RestoreFail},
-		{"resume timeout keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrTimeout}, RestoreFail},
-		{"resume cancelled keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrCancelled}, RestoreFail},
-		{"resume inconclusive error keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ErrOther}, RestoreFail},
-		{"load unknown-session goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ErrUnknownSession}, RestoreNew},
-		{"load method-not-found goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ErrMethodNotFound}, RestoreNew},
-		{"load transport failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ErrTransport}, RestoreFail},
-		{"new failing fails", LadderInput{Caps: both, Prev: RestoreNew, PrevErr: ErrOther}, RestoreFail},
+		{"resume method-not-found falls back to load", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ClassMethodNotFound}, RestoreLoad},
+		{"resume method-not-found without load goes new", LadderInput{Caps: Capabilities{Resume: true}, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ClassMethodNotFound}, RestoreNew},
+		{"resume unknown-session goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ClassUnknownSession}, RestoreNew},
+		{"resume transport failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ClassTransport}, RestoreFail},
+		{"resume auth failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ClassAuth}, RestoreFail},
+		{"resume timeout keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ClassTimeout}, RestoreFail},
+		{"resume cancelled keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ClassCancelled}, RestoreFail},
+		{"resume inconclusive error keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreResume, PrevErr: ClassOther}, RestoreFail},
+		{"load unknown-session goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ClassUnknownSession}, RestoreNew},
+		{"load method-not-found goes new", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ClassMethodNotFound}, RestoreNew},
+		{"load transport failure keeps the token", LadderInput{Caps: both, HasToken: true, NativeResume: true, Prev: RestoreLoad, PrevErr: ClassTransport}, RestoreFail},
+		{"new failing fails", LadderInput{Caps: both, Prev: RestoreNew, PrevErr: ClassOther}, RestoreFail},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,15 +49,15 @@ func TestClassify_ErrorsFromRealAgents(t *testing.T) {
 		err  error
 		want ErrorClass
 	}{
-		{sdk.NewMethodNotFound("session/resume"), ErrMethodNotFound},
-		{&sdk.RequestError{Code: -32002, Message: "Resource not found: session x"}, ErrUnknownSession},
-		{&sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "Session not found"}}, ErrUnknownSession},
-		{&sdk.RequestError{Code: -32602, Message: "Invalid params: unknown session abc"}, ErrUnknownSession},
-		{sdk.NewAuthRequired(nil), ErrAuth},
-		{sdk.NewRequestCancelled(nil), ErrCancelled},
-		{sdk.NewInternalError(map[string]any{"error": "peer disconnected before response"}), ErrTransport},
-		{&AgentExitError{Desc: "exited with status 1"}, ErrTransport},
-		{sdk.NewInternalError(map[string]any{"error": "boom"}), ErrOther},
+		{sdk.NewMethodNotFound("session/resume"), ClassMethodNotFound},
+		{&sdk.RequestError{Code: -32002, Message: "Resource not found: session x"}, ClassUnknownSession},
+		{&sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "Session not found"}}, ClassUnknownSession},
+		{&sdk.RequestError{Code: -32602, Message: "Invalid params: unknown session abc"}, ClassUnknownSession},
+		{sdk.NewAuthRequired(nil), ClassAuth},
+		{sdk.NewRequestCancelled(nil), ClassCancelled},
+		{sdk.NewInternalError(map[string]any{"error": "peer disconnected before response"}), ClassTransport},
+		{&AgentExitError{Desc: "exited with status 1"}, ClassTransport},
+		{sdk.NewInternalError(map[string]any{"error": "boom"}), ClassOther},
 	}
 	for _, tc := range cases {
 		if got := Classify(tc.err); got != tc.want {

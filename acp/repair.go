@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
@@ -174,50 +175,64 @@ func join(ids []string) string {
 	return s
 }
 
-// historyForContext reads the events the resume context is built from:
-// the whole log when it is small, else the first user message and the
-// newest 2×maxBytes of lines, read from the end (the block itself is at most
-// maxBytes, and each line is longer than the text it carries). Lines are
-// filtered by type before they are decoded. olderUnread says events between
-// the two were not read.
+// historyForContext reads the events the resume context is built from, of
+// the log's current epoch only (what a rewind took back is not the agent's
+// conversation): the whole epoch when it is small, else the first user
+// message and the newest 2×maxBytes of lines, read from the end (the block
+// itself is at most maxBytes, and each line is longer than the text it
+// carries). Lines are filtered by type before they are decoded, and lines a
+// rewind hid do not count. olderUnread says events between the two were not
+// read.
 func historyForContext(path string, maxBytes int) (evs []state.Event, olderUnread bool) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, false
-	}
 	keep := func(line []byte) bool {
 		switch gjson.GetBytes(line, "type").String() {
-		case state.EventUserMessage, state.EventAgentMessage, state.EventToolCall, state.EventToolResult, state.EventTurnStarted, state.EventTurnEnded:
+		case state.EventUserMessage, state.EventAgentMessage, state.EventToolCall, state.EventToolResult, state.EventTurnStarted, state.EventTurnEnded, state.EventRewind:
 			return true
 		}
 		return false
 	}
 	window := int64(2 * maxBytes)
 	var tail []state.Event
-	var firstSeq int64
-	_, _ = state.ScanBackward(path, func(line []byte) bool {
+	firstSeq := int64(math.MaxInt64)
+	fence := history.NewFence()
+	whole := true
+	_, err := state.ScanBackward(path, func(line []byte) bool {
+		if window <= 0 {
+			whole = false
+			return false
+		}
+		if fence.Hides(gjson.GetBytes(line, "seq").Int()) {
+			return true
+		}
 		window -= int64(len(line))
 		if keep(line) {
 			var e state.Event
-			if json.Unmarshal(line, &e) == nil {
+			if json.Unmarshal(line, &e) == nil && fence.Visible(e) && e.Type != state.EventRewind {
 				tail = append(tail, e)
 				firstSeq = e.Seq
 			}
 		}
-		return window > 0
+		return !fence.Hides(1) // after a clear nothing older is the conversation
 	})
-	slices.Reverse(tail)
-	if window > 0 || st.Size() <= int64(2*maxBytes) {
-		return tail, false // the whole log was read
+	if err != nil {
+		return nil, false
 	}
+	slices.Reverse(tail)
+	if whole {
+		return tail, false
+	}
+	// The first user message of the current epoch: a rewind to before a
+	// candidate drops it (a rewind a later one hid is always followed by one
+	// that drops the same candidates, so hidden rewinds need no care).
 	var first []state.Event
 	_, _ = state.ScanLog(path, func(e state.Event) bool {
-		if e.Seq >= firstSeq {
+		switch {
+		case e.Seq >= firstSeq || fence.Hides(e.Seq):
 			return false
-		}
-		if e.Type == state.EventUserMessage {
+		case e.Type == state.EventRewind && len(first) > 0 && history.RewindTo(e) < first[0].Seq:
+			first = first[:0]
+		case e.Type == state.EventUserMessage && len(first) == 0:
 			first = append(first, e)
-			return false
 		}
 		return true
 	})
@@ -251,38 +266,19 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	if err != nil {
 		return nil, err
 	}
-	rep := &RepairReport{SessionID: id, DryRun: dryRun, UnknownCalls: []string{}}
 	if dryRun {
-		r, err := state.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
-		if err != nil && !errors.Is(err, state.ErrNotFound) {
-			return nil, err
-		}
-		rep.TornBytes = r.TornBytes
-		if s.CurrentTurn != "" {
-			tr := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
-			if tr.Fixes != nil {
-				rep.Turn, rep.Appended = s.CurrentTurn, len(tr.Fixes)+1
-			}
-			for _, c := range tr.UnknownCalls {
-				rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
-			}
-			// What the repair would record, in this copy only.
-			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
-				s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
-			}
-			s.CurrentTurn = ""
-		}
-		if stop == state.StopShutdown {
-			rep.Pending, _ = s.AwaitingContinuation()
-		}
-		return rep, nil
+		return previewRepair(h, s, id, stop)
 	}
+	rep := &RepairReport{SessionID: id, UnknownCalls: []string{}}
 	log, torn, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
 	before := log.NextSeq()
+	if err := finishRewind(h, log, s); err != nil {
+		return nil, err
+	}
 	rep.TornBytes = torn
 	// Every write below returns its error: a stop or repair that could not
 	// be written must not look done (the turn would be continued later).
@@ -312,7 +308,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		if turn != "" {
 			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
 				// Owed its one continuation: repair never spends it.
-				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending}
+				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending, Maintenance: tr.Source == state.SourceMaintenance}
 			}
 			s.CurrentTurn, s.State, s.PermissionPending = "", state.StateWaitingForInput, false
 			if tr.Fixes != nil {
@@ -332,5 +328,34 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		rep.Pending, _ = s.AwaitingContinuation()
 	}
 	rep.Appended = int(log.NextSeq() - before)
+	return rep, nil
+}
+
+// previewRepair is what Repair would do, read without writing: s is the
+// loaded record, changed in this copy only.
+func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairReport, error) {
+	rep := &RepairReport{SessionID: id, DryRun: true, UnknownCalls: []string{}}
+	r, err := state.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return nil, err
+	}
+	rep.TornBytes = r.TornBytes
+	if s.CurrentTurn != "" {
+		tr := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
+		if tr.Fixes != nil {
+			rep.Turn, rep.Appended = s.CurrentTurn, len(tr.Fixes)+1
+		}
+		for _, c := range tr.UnknownCalls {
+			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
+		}
+		// What the repair would record, in this copy only.
+		if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
+			s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
+		}
+		s.CurrentTurn = ""
+	}
+	if stop == state.StopShutdown {
+		rep.Pending, _ = s.AwaitingContinuation()
+	}
 	return rep, nil
 }

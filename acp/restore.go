@@ -79,17 +79,17 @@ func NextRestoreStep(in LadderInput) RestoreMethod {
 		}
 	case RestoreResume:
 		switch in.PrevErr {
-		case ErrMethodNotFound:
+		case ClassMethodNotFound:
 			if in.Caps.Load {
 				return RestoreLoad
 			}
 			return RestoreNew
-		case ErrUnknownSession:
+		case ClassUnknownSession:
 			return RestoreNew
 		}
 		return RestoreFail
 	case RestoreLoad:
-		if in.PrevErr == ErrMethodNotFound || in.PrevErr == ErrUnknownSession {
+		if in.PrevErr == ClassMethodNotFound || in.PrevErr == ClassUnknownSession {
 			return RestoreNew
 		}
 		return RestoreFail
@@ -97,7 +97,7 @@ func NextRestoreStep(in LadderInput) RestoreMethod {
 	return RestoreFail
 }
 
-// ClassifyWithList settles an inconclusive restore error (ErrOther) with the
+// ClassifyWithList settles an inconclusive restore error (ClassOther) with the
 // agent's own session list: some agents answer a session they do not have
 // with a generic internal error (OpenCode 1.18: -32603 "OpenCode service
 // failure"), which would otherwise keep the token and fail the same way on
@@ -105,11 +105,11 @@ func NextRestoreStep(in LadderInput) RestoreMethod {
 // without error, does not name the session is it unknown; anything else keeps
 // the class it had.
 func ClassifyWithList(class ErrorClass, caps Capabilities, listed func() (bool, error)) ErrorClass {
-	if class != ErrOther || !caps.List {
+	if class != ClassOther || !caps.List {
 		return class
 	}
 	if ok, err := listed(); err == nil && !ok {
-		return ErrUnknownSession
+		return ClassUnknownSession
 	}
 	return class
 }

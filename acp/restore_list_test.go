@@ -16,14 +16,14 @@ func TestClassifyWithList_AnInconclusiveRestoreErrorIsUnknownOnlyWhenTheAgentsLi
 		want   ErrorClass
 		asked  bool
 	}{
-		{"not listed: gone", ErrOther, listing, false, nil, ErrUnknownSession, true},
-		{"listed: the agent failed, keep the token", ErrOther, listing, true, nil, ErrOther, true},
-		{"the list failed too: inconclusive", ErrOther, listing, false, errors.New("boom"), ErrOther, true},
-		{"no session/list advertised", ErrOther, Capabilities{Resume: true}, false, nil, ErrOther, false},
-		{"transport is never reclassified", ErrTransport, listing, false, nil, ErrTransport, false},
-		{"auth is never reclassified", ErrAuth, listing, false, nil, ErrAuth, false},
-		{"already unknown", ErrUnknownSession, listing, true, nil, ErrUnknownSession, false},
-		{"method not found", ErrMethodNotFound, listing, false, nil, ErrMethodNotFound, false},
+		{"not listed: gone", ClassOther, listing, false, nil, ClassUnknownSession, true},
+		{"listed: the agent failed, keep the token", ClassOther, listing, true, nil, ClassOther, true},
+		{"the list failed too: inconclusive", ClassOther, listing, false, errors.New("boom"), ClassOther, true},
+		{"no session/list advertised", ClassOther, Capabilities{Resume: true}, false, nil, ClassOther, false},
+		{"transport is never reclassified", ClassTransport, listing, false, nil, ClassTransport, false},
+		{"auth is never reclassified", ClassAuth, listing, false, nil, ClassAuth, false},
+		{"already unknown", ClassUnknownSession, listing, true, nil, ClassUnknownSession, false},
+		{"method not found", ClassMethodNotFound, listing, false, nil, ClassMethodNotFound, false},
 	}
 	for _, tc := range cases {
 		asked := false

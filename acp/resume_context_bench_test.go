@@ -1,56 +1,12 @@
 package acp
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kandev/kandev/history"
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/testlog"
 )
-
-// writeBenchLog writes n events in the SPEC format: turns of a user message,
-// three streamed chunks, a tool call and its result, and the boundaries.
-func writeBenchLog(tb testing.TB, path string, n int) {
-	tb.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	enc := json.NewEncoder(w)
-	result := strings.Repeat("package state // ...\n", 10)
-	for seq := int64(1); seq <= int64(n); seq++ {
-		turn := fmt.Sprint("t", seq/8+1)
-		var e state.Event
-		switch seq % 8 {
-		case 0:
-			e = state.Event{Type: state.EventTurnStarted, Source: state.SourceUser}
-		case 1:
-			e = state.Event{Type: state.EventUserMessage, Role: "user", Content: fmt.Sprint("Please fix failing test ", seq/8, " in state/log_test.go.")}
-		case 2, 3, 4:
-			e = state.Event{Type: state.EventAgentMessage, Role: "assistant", Content: "Looking at the log reader now; the torn line handling needs a fix. "}
-		case 5:
-			e = state.Event{Type: state.EventToolCall, ToolName: "Read state/log.go", ToolCallID: fmt.Sprint("call-", seq), ToolStatus: "pending"}
-		case 6:
-			e = state.Event{Type: state.EventToolResult, ToolName: "Read state/log.go", ToolCallID: fmt.Sprint("call-", seq-1), ToolStatus: "completed", Content: result}
-		case 7:
-			e = state.Event{Type: state.EventTurnEnded, StopReason: "end_turn"}
-		}
-		e.Seq, e.TurnID, e.SessionID, e.Timestamp = seq, turn, "bench", "2026-11-30T05:22:09.123456789Z"
-		if err := enc.Encode(&e); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	f.Close()
-}
 
 // BenchmarkResumeContextFromLog is what the first prompt after a fresh agent
 // session costs kandev: read the history from the log and build the bounded
@@ -61,7 +17,7 @@ func BenchmarkResumeContextFromLog(b *testing.B) {
 		n    int
 	}{{"1k_events", 1_000}, {"1M_events", 1_000_000}} {
 		path := filepath.Join(b.TempDir(), "bench.jsonl")
-		writeBenchLog(b, path, c.n)
+		testlog.WriteLog(b, path, "bench", c.n, testlog.Conversation)
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -73,6 +73,10 @@ func updateToEvent(params []byte, tools toolNames) *state.Event {
 		}
 		return &state.Event{Type: state.EventToolCall, ToolName: name, ToolCallID: id, ToolStatus: status,
 			ToolKind: kindStr, Input: rawJSON(tu.RawInput)}
+	case "usage_update":
+		if e := usageEvent(upd.Raw); e != nil {
+			return e
+		}
 	case "plan":
 		return &state.Event{Type: state.EventPlan, Data: json.RawMessage(upd.Get("entries").Raw)}
 	case "user_message_chunk":

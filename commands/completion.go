@@ -311,6 +311,7 @@ func positionalAt(node *kong.Node, i int) *kong.Value {
 // finished ones are not offered for them.
 var commandsOnLiveSessions = map[string]bool{
 	"prompt": true, "resume": true, "cancel": true, "stop": true, "detach": true, "done": true, "archive": true,
+	"rewind": true, "clear": true, "compact": true,
 }
 
 func argValues(node *kong.Node, arg *kong.Value, src completionSource) []candidate {

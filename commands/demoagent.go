@@ -12,6 +12,8 @@ type DemoAgentCmd struct {
 	NoResume     bool `help:"Do not advertise or serve session/resume."`
 	NoLoad       bool `help:"Do not advertise or serve session/load."`
 	FailOnResume bool `help:"Answer resume and load with an unknown-session error."`
+	NoFork       bool `help:"Do not advertise or serve session/fork."`
+	NoCommands   bool `help:"Advertise no commands (so it has no compact)."`
 	Delay        int  `help:"Sleep MS before every update it sends." placeholder:"MS"`
 }
 
@@ -31,6 +33,7 @@ func (c *DemoAgentCmd) Run(env *Env) error {
 	}
 	return demoagent.Run(env.Ctx, demoagent.Options{
 		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
+		NoFork: c.NoFork, NoCommands: c.NoCommands,
 		Delay: time.Duration(c.Delay) * time.Millisecond,
 	}, env.Stdin, os.Stdout)
 }

@@ -27,9 +27,29 @@ const (
 // ErrUsage marks a usage error (exit 2).
 var ErrUsage = errors.New("usage")
 
+// UsageError is a command line kandev cannot run: its message says what
+// is wrong with it. errors.Is(err, ErrUsage) is true for it.
+type UsageError struct {
+	Msg string
+	Err error // the cause, if any
+}
+
+func (e *UsageError) Error() string {
+	if e.Msg == "" && e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Msg
+}
+
+// Unwrap gives the cause.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrUsage) true.
+func (e *UsageError) Is(target error) bool { return target == ErrUsage }
+
 // usagef builds a usage error.
 func usagef(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // errReported marks an error whose details the command already printed as

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
 )
 
 func TestExitCode_SignalsAndStorageErrors(t *testing.T) {
@@ -28,5 +29,57 @@ func TestExitCode_SignalsAndStorageErrors(t *testing.T) {
 		if got := errorCode(tc.err); got != tc.json {
 			t.Errorf("%v: code %q, want %q", tc.err, got, tc.json)
 		}
+	}
+}
+
+func TestExitCode_EveryKindOfErrorHasItsCode(t *testing.T) {
+	cause := errors.New("disk full")
+	cases := []struct {
+		name string
+		err  error
+		code int
+		json string
+	}{
+		{"success", nil, ExitOK, ""},
+		{"a usage error", usagef("--ttl must be positive"), ExitUsage, "usage"},
+		{"a usage error with a cause", &UsageError{Err: acp.ErrBadPermissionMode("x")}, ExitUsage, "usage"},
+		{"an ambiguous id", fmt.Errorf("%w: two sessions match", state.ErrAmbiguous), ExitUsage, "usage"},
+		{"an invalid id", state.ErrInvalidID, ExitUsage, "usage"},
+		{"a bad config", &state.ConfigError{Path: "c.toml", Problem: "bad"}, ExitUsage, "usage"},
+		{"a lease held by someone else", &state.LeaseHeldError{Lease: state.Lease{SessionID: "s", AttachedTo: "h"}}, ExitConflict, "conflict"},
+		{"an owner alive elsewhere", state.ErrOwnerBusy, ExitConflict, "conflict"},
+		{"an unknown session", state.ErrNotFound, ExitNotFound, "not_found"},
+		{"an unknown agent", acp.ErrUnknownAgent, ExitNotFound, "not_found"},
+		{"a finished session", acp.NotResumableState("s", state.StateCompleted), ExitNotResumable, "not_resumable"},
+		{"a paused session", &acp.NotResumableError{SessionID: "s", Reason: "paused"}, ExitNotResumable, "not_resumable"},
+		{"an agent failure", fmt.Errorf("%w: %w", acp.ErrAgentFailed, cause), ExitAgent, "agent_failure"},
+		{"an agent not installed", acp.ErrAgentNotInstalled, ExitAgent, "agent_failure"},
+		{"Ctrl-C", acp.ErrInterrupted, ExitInterrupted, "interrupted"},
+		{"SIGTERM", acp.ErrShutdown, ExitTerminated, "terminated"},
+		{"a newer format", state.ErrNewerFormat, ExitError, "newer_format"},
+		{"a storage error wins over what it interrupted", &acp.StorageError{SessionID: "s", Err: fmt.Errorf("%w: %w", acp.ErrAgentFailed, cause)}, ExitError, "storage"},
+		{"anything else", cause, ExitError, "error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ExitCode(tc.err); got != tc.code {
+				t.Errorf("exit %d, want %d", got, tc.code)
+			}
+			if tc.err != nil {
+				if got := errorCode(tc.err); got != tc.json {
+					t.Errorf("code %q, want %q", got, tc.json)
+				}
+			}
+		})
+	}
+}
+
+func TestErrors_ReadAsOneLineWithoutAKindPrefix(t *testing.T) {
+	if got := usagef("--ttl must be positive").Error(); got != "--ttl must be positive" {
+		t.Fatalf("usage error reads %q", got)
+	}
+	want := "not resumable: session s1 is COMPLETED; start a follow-up with: kandev start --parent s1"
+	if got := acp.NotResumableState("s1", state.StateCompleted).Error(); got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }

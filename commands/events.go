@@ -92,6 +92,8 @@ func eventSummary(e state.Event) string {
 		s = fmt.Sprintf("pid=%d %s", e.PID, e.Content)
 	case state.EventMarker:
 		s = e.Kind + " (" + e.Severity + "): " + e.Summary
+	case state.EventUsage:
+		s = usageSummary(e)
 	case state.EventPermissionRequest, state.EventPermissionResolved:
 		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
 	default:

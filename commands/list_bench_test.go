@@ -1,60 +1,32 @@
 package commands
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/kandev/kandev/internal/testlog"
 	"github.com/kandev/kandev/state"
 )
 
-// benchHome writes n session records the way kandev leaves them after a few
-// turns (60% waiting for input, 10% interrupted mid-turn, 30% completed),
-// each with a short log and its lock files.
+// benchHome writes n sessions the way kandev leaves them after a few turns
+// (60% waiting for input, 10% interrupted mid-turn, 30% completed), each
+// with a short log and its lock files.
 func benchHome(b *testing.B, n int) string {
 	b.Helper()
 	dir := b.TempDir()
-	h, err := state.OpenHome(dir)
-	if err != nil {
+	if _, err := state.OpenHome(dir); err != nil {
 		b.Fatal(err)
 	}
-	caps := json.RawMessage(`{"agentCapabilities":{"loadSession":true,"sessionCapabilities":{"resume":{}}},"agentInfo":{"name":"kandev-demo-agent","version":"0.1.0"},"protocolVersion":1}`)
-	base := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("20260105-090000-%08x", i)
-		st := state.StateWaitingForInput
+	testlog.WriteHome(b, dir, n, testlog.Home{LogEvents: 8, Locks: true, State: func(i int) string {
 		switch i % 10 {
 		case 0:
-			st = state.StateRunning
+			return state.StateRunning
 		case 1, 2, 3:
-			st = state.StateCompleted
+			return state.StateCompleted
 		}
-		s := &state.Session{ID: id, TaskID: id, Title: fmt.Sprintf("fix the flaky test %d", i), Workspace: "repo", Cwd: "/src/repo",
-			Agent: "demo", State: st, TaskState: state.TaskStateFor(st), CreatedAt: base, LastActivityAt: base.Add(time.Duration(i) * time.Second),
-			ResumeToken: fmt.Sprintf("demo-%016x", i), AgentCommand: []string{"{kandev}", "demo-agent"}, AgentLaunched: true, Capabilities: caps, Turns: 4}
-		var log strings.Builder
-		for seq := 1; seq <= 8; seq++ {
-			typ := state.EventAgentMessage
-			if seq == 1 {
-				typ = state.EventTurnStarted
-			}
-			e, _ := json.Marshal(state.Event{Seq: int64(seq), Timestamp: state.FormatTime(base), Type: typ, SessionID: id, TurnID: "t5", Content: "a streamed chunk"})
-			log.Write(append(e, '\n'))
-		}
-		if st == state.StateRunning {
-			s.CurrentTurn = "t5"
-		}
-		rec, _ := json.MarshalIndent(s, "", "  ")
-		for path, data := range map[string][]byte{h.RecordPath(id): rec, h.LogPath(id): []byte(log.String()), h.LockPath(id): nil, h.RecordLockPath(id): nil} {
-			if err := os.WriteFile(path, data, 0o600); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+		return state.StateWaitingForInput
+	}})
 	return dir
 }
 

@@ -49,7 +49,7 @@ func (o *Output) Object(v any, text func(w io.Writer)) {
 
 // Error prints err as one line on stderr and, with --json, an error object on stdout.
 func (o *Output) Error(err error) {
-	msg := history.Redact(strings.TrimPrefix(err.Error(), "usage: "))
+	msg := history.Redact(err.Error())
 	fmt.Fprintln(o.Err, "kandev: "+printableLine(firstLine(msg)))
 	if o.JSON && !errors.Is(err, errReported) {
 		_ = json.NewEncoder(o.Out).Encode(map[string]any{"error": map[string]string{"code": errorCode(err), "message": msg}})

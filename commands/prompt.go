@@ -124,7 +124,7 @@ func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
 		return job, err
 	}
 	if state.IsTerminal(s.State) {
-		return job, fmt.Errorf("%w: session %s is %s; start a follow-up with: kandev start --parent %s", acp.ErrNotResumable, id, s.State, id)
+		return job, acp.NotResumableState(id, s.State)
 	}
 	profile, err := acp.LookupProfile(cfg, s.Agent)
 	if err != nil {

@@ -31,7 +31,7 @@ var terminalStates = []string{state.StateCompleted, state.StateFailed, state.Sta
 
 // Run deletes (or, with --dry-run, lists) the matching finished sessions.
 func (c *PruneCmd) Run(env *Env) error {
-	age, err := parseAge(c.OlderThan)
+	age, err := parseAge("--older-than", c.OlderThan)
 	if err != nil {
 		return err
 	}
@@ -54,6 +54,8 @@ func (c *PruneCmd) Run(env *Env) error {
 	}
 	pruned := []string{}
 	kept := map[string]string{} // id -> why it was kept
+	worktrees := map[string]string{}
+	removed := []string{} // the worktrees kandev made for pruned sessions
 	for _, s := range all {
 		if !state.IsTerminal(s.State) || want != "" && s.State != want {
 			continue
@@ -63,7 +65,7 @@ func (c *PruneCmd) Run(env *Env) error {
 		}
 		var why string
 		if c.DryRun {
-			why = pruneBlocker(h, s.ID, now)
+			why = pruneBlocker(h, s, now)
 		} else {
 			why, err = pruneSession(h, s.ID, now)
 			if err != nil {
@@ -75,32 +77,14 @@ func (c *PruneCmd) Run(env *Env) error {
 			continue
 		}
 		pruned = append(pruned, s.ID)
+		if wt := s.Worktree; wt != nil && wt.Owned && wt.Path != "" {
+			worktrees[s.ID] = wt.Path + " (branch " + wt.Branch + " kept)"
+			removed = append(removed, wt.Path)
+		}
 	}
-	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles}, func(w io.Writer) {
-		verb := "pruned"
-		if c.DryRun {
-			verb = "would prune"
-		}
-		for _, p := range tempFiles {
-			fmt.Fprintf(w, "%s leftover temp file %s\n", verb, p)
-		}
-		for _, id := range pruned {
-			fmt.Fprintf(w, "%s %s\n", verb, id)
-		}
-		for _, s := range all {
-			if why, ok := kept[s.ID]; ok {
-				fmt.Fprintf(w, "kept %s: %s\n", s.ID, why)
-			}
-		}
-		switch {
-		case len(pruned) == 0:
-			fmt.Fprintln(w, "nothing to prune (only COMPLETED, FAILED and CANCELLED sessions are pruned)")
-		case c.DryRun:
-			fmt.Fprintf(w, "%d session(s) would be pruned; run again without --dry-run to delete them\n", len(pruned))
-		default:
-			fmt.Fprintf(w, "%d session(s) pruned\n", len(pruned))
-		}
-	})
+	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, tempFiles: tempFiles, dryRun: c.DryRun}
+	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "worktrees_removed": removed},
+		func(w io.Writer) { res.writeText(w, all) })
 	return nil
 }
 
@@ -156,6 +140,9 @@ func pruneSession(h *state.Home, id string, now time.Time) (kept string, err err
 	if why := leaseBlocker(h, id, now); why != "" {
 		return why, nil
 	}
+	if why, err := removeOwnedWorktree(s.Worktree, false); why != "" || err != nil {
+		return why, err
+	}
 	if p := demoAgentFile(h, s.ResumeToken); p != "" {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("prune %s: %w", id, err)
@@ -168,11 +155,46 @@ func pruneSession(h *state.Home, id string, now time.Time) (kept string, err err
 }
 
 // pruneBlocker says why a session would be kept, without taking its locks.
-func pruneBlocker(h *state.Home, id string, now time.Time) string {
-	if alive, _ := h.OwnerAlive(id); alive {
+func pruneBlocker(h *state.Home, s *state.Session, now time.Time) string {
+	if alive, _ := h.OwnerAlive(s.ID); alive {
 		return "a live kandev process owns it"
 	}
-	return leaseBlocker(h, id, now)
+	if why := leaseBlocker(h, s.ID, now); why != "" {
+		return why
+	}
+	why, err := removeOwnedWorktree(s.Worktree, true)
+	if err != nil {
+		return err.Error()
+	}
+	return why
+}
+
+// removeOwnedWorktree removes the worktree kandev made for a session (a
+// worktree it did not make is never touched), unless it has uncommitted
+// changes: then it says why the session is kept. Its branch stays. dryRun
+// only checks.
+func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err error) {
+	if wt == nil || !wt.Owned || wt.Path == "" {
+		return "", nil
+	}
+	if _, err := os.Stat(wt.Path); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	changes, err := state.WorktreeChanges(wt.Path)
+	if err != nil {
+		return "its worktree " + wt.Path + " could not be checked: " + err.Error(), nil
+	}
+	if changes != "" {
+		n := strings.Count(changes, "\n") + 1
+		return fmt.Sprintf("its worktree %s has uncommitted changes (%d file(s)); commit or discard them, then prune again", wt.Path, n), nil
+	}
+	if dryRun {
+		return "", nil
+	}
+	if err := state.RemoveWorktree(wt.Path); err != nil {
+		return "its worktree " + wt.Path + " could not be removed: " + err.Error(), nil
+	}
+	return "", nil
 }
 
 // leaseBlocker says whether another holder's attach lease on the session is still live.
@@ -218,11 +240,11 @@ func pruneState(s string) (string, error) {
 
 // parseAge reads a duration that may start with days ("30d", "1d12h"), since
 // time.ParseDuration stops at hours.
-func parseAge(s string) (time.Duration, error) {
+func parseAge(flag, s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
-	bad := usagef("--older-than %q: use a duration like 720h, 30d or 1d12h", s)
+	bad := usagef("%s %q: use a duration like 720h, 30d or 1d12h", flag, s)
 	var days time.Duration
 	rest := s
 	if i := strings.IndexByte(s, 'd'); i >= 0 {
@@ -241,4 +263,42 @@ func parseAge(s string) (time.Duration, error) {
 		}
 	}
 	return days + d, nil
+}
+
+// pruneResult is what prune did (or would do), for its text output.
+type pruneResult struct {
+	pruned    []string
+	kept      map[string]string // id -> why it was kept
+	worktrees map[string]string // id -> its removed worktree, described
+	tempFiles []string
+	dryRun    bool
+}
+
+func (r pruneResult) writeText(w io.Writer, all []*state.Session) {
+	verb := "pruned"
+	if r.dryRun {
+		verb = "would prune"
+	}
+	for _, p := range r.tempFiles {
+		fmt.Fprintf(w, "%s leftover temp file %s\n", verb, p)
+	}
+	for _, id := range r.pruned {
+		fmt.Fprintf(w, "%s %s\n", verb, id)
+		if wt, ok := r.worktrees[id]; ok {
+			fmt.Fprintf(w, "  and its worktree %s\n", wt)
+		}
+	}
+	for _, s := range all {
+		if why, ok := r.kept[s.ID]; ok {
+			fmt.Fprintf(w, "kept %s: %s\n", s.ID, why)
+		}
+	}
+	switch {
+	case len(r.pruned) == 0:
+		fmt.Fprintln(w, "nothing to prune (only COMPLETED, FAILED and CANCELLED sessions are pruned)")
+	case r.dryRun:
+		fmt.Fprintf(w, "%d session(s) would be pruned; run again without --dry-run to delete them\n", len(r.pruned))
+	default:
+		fmt.Fprintf(w, "%d session(s) pruned\n", len(r.pruned))
+	}
 }

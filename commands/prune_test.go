@@ -25,7 +25,7 @@ func TestParseAge_AcceptsDaysAndGoDurations(t *testing.T) {
 		{"thirty", 0, false},
 	}
 	for _, tc := range cases {
-		got, err := parseAge(tc.in)
+		got, err := parseAge("--older-than", tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("parseAge(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}

@@ -100,7 +100,7 @@ func newSyntheticHome(tb testing.TB, n int) (*state.Home, *state.Session, int) {
 
 func TestReadTranscriptPage_LastPageOfASyntheticLog(t *testing.T) {
 	h, s, turns := newSyntheticHome(t, 10_000)
-	page, rep, err := readTranscriptPage(h.LogPath(s.ID), 0, 3)
+	page, rep, err := readTranscriptPage(h.LogPath(s.ID), 0, 3, false)
 	if err != nil || rep.Problems() != "" {
 		t.Fatal(err, rep.Problems())
 	}
@@ -127,7 +127,7 @@ func TestReadTranscriptPage_EveryPageIsThePageOfTheWholeTranscript(t *testing.T)
 	for before := int64(0); before <= 1501; before += 3 {
 		for _, limit := range []int{1, 5} {
 			want, wo, wn := history.Page(all, before, limit)
-			got, _, err := readTranscriptPage(h.LogPath(s.ID), before, limit)
+			got, _, err := readTranscriptPage(h.LogPath(s.ID), before, limit, false)
 			a, _ := json.Marshal(want)
 			b, _ := json.Marshal(got.Entries)
 			if err != nil || (len(want) > 0 || len(got.Entries) > 0) && string(a) != string(b) || wo != got.HasOlder || wn != got.NextBeforeSequence {
@@ -145,7 +145,7 @@ func TestReadRecap_DigestGivesTheSameRecap(t *testing.T) {
 	at := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
 	recap := func() string {
 		t.Helper()
-		r, _, err := readRecap(h, s, "idle", 7, at)
+		r, _, err := readRecap(h, s, "idle", 7, false, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func benchmarkLastPage(b *testing.B, n int) {
 	h, s, _ := newSyntheticHome(b, n)
 	b.ResetTimer()
 	for b.Loop() {
-		page, _, err := readTranscriptPage(h.LogPath(s.ID), 0, history.DefaultPageLimit)
+		page, _, err := readTranscriptPage(h.LogPath(s.ID), 0, history.DefaultPageLimit, false)
 		if err != nil || len(page.Entries) != history.DefaultPageLimit {
 			b.Fatalf("%d entries, %v", len(page.Entries), err)
 		}
@@ -272,12 +272,12 @@ func benchmarkLastPage(b *testing.B, n int) {
 
 func benchmarkRecap(b *testing.B, n int) {
 	h, s, turns := newSyntheticHome(b, n)
-	if _, _, err := readRecap(h, s, "idle", history.DefaultRecapLimit, time.Now()); err != nil { // leaves the digest
+	if _, _, err := readRecap(h, s, "idle", history.DefaultRecapLimit, false, time.Now()); err != nil { // leaves the digest
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		r, _, err := readRecap(h, s, "idle", history.DefaultRecapLimit, time.Now())
+		r, _, err := readRecap(h, s, "idle", history.DefaultRecapLimit, false, time.Now())
 		if err != nil || r.OmittedMessages != 2*turns-history.DefaultRecapLimit {
 			b.Fatalf("omitted %d, %v", r.OmittedMessages, err)
 		}

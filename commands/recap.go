@@ -19,7 +19,8 @@ import (
 // RecapCmd is kandev recap.
 type RecapCmd struct {
 	SessionRef
-	Limit int `help:"Recent messages to show, 1 to 100." default:"20" placeholder:"N"`
+	Limit     int  `help:"Recent messages to show, 1 to 100." default:"20" placeholder:"N"`
+	AllEpochs bool `help:"Also count and show what a rewind or clear took back."`
 }
 
 // Help shows an example.
@@ -43,7 +44,7 @@ func (c *RecapCmd) Run(env *Env) error {
 		return err
 	}
 	st := p.observe(s)
-	r, rep, err := readRecap(h, s, st.Badge, c.Limit, env.Now())
+	r, rep, err := readRecap(h, s, st.Badge, c.Limit, c.AllEpochs, env.Now())
 	if err != nil {
 		return err
 	}
@@ -58,14 +59,28 @@ func (c *RecapCmd) Run(env *Env) error {
 // is no digest, or it does not match the log). It then caches the digest up
 // to the newest turn, so the next recap reads only what came since, and
 // costs about the same on a log of a thousand events or a million.
-func readRecap(h *state.Home, s *state.Session, badge string, limit int, now time.Time) (history.Recap, state.ReadReport, error) {
-	before := loadDigest(h.DigestPath(s.ID))
+//
+// Unless allEpochs, what a rewind took back is neither shown nor counted; a
+// digest made before a rewind counts it, so meeting a rewind drops the
+// digest. allEpochs reads the whole log and leaves the cache alone.
+func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpochs bool, now time.Time) (history.Recap, state.ReadReport, error) {
+	var before history.Digest
+	if !allEpochs {
+		before = loadDigest(h.DigestPath(s.ID))
+	}
+	fence := history.NewFence()
 	floor, floorSeen := before.Through, false
 	window := history.NewTailWindow(0, limit, false)
 	var skipped history.Span
 	var stretch []state.Event    // newest first: the turn being counted after the window
 	checks := map[int64]string{} // turn_started seq -> check of its line, within the window
 	rep, err := state.ScanEventsBackward(h.LogPath(s.ID), func(e state.Event, line []byte) bool {
+		if !allEpochs && !fence.Visible(e) {
+			return true
+		}
+		if e.Type == state.EventRewind && !allEpochs {
+			before, floor = history.Digest{}, 0
+		}
 		if floor > 0 && !floorSeen && e.Seq <= floor {
 			if e.Seq == floor && e.Type == state.EventTurnStarted && lineCheck(line) == before.Check {
 				floorSeen = true
@@ -108,7 +123,7 @@ func readRecap(h *state.Home, s *state.Session, badge string, limit int, now tim
 		Before: before, Skipped: skipped, Window: window.Events(),
 		Unserved: unserved, InboxServed: s.InboxServed, GeneratedAt: now,
 	})
-	if ok && (next.Through != before.Through || !floorSeen) {
+	if ok && !allEpochs && (next.Through != before.Through || !floorSeen) {
 		next.Check = checks[next.Through]
 		if b, err := json.Marshal(next); err == nil {
 			_ = state.WriteFileAtomic(h.DigestPath(s.ID), append(b, '\n')) // a cache: a read-only home only makes the next recap slower

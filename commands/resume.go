@@ -43,7 +43,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	if state.IsTerminal(s.State) {
-		return fmt.Errorf("%w: session %s is %s; start a follow-up with: kandev start --parent %s", acp.ErrNotResumable, id, s.State, id)
+		return acp.NotResumableState(id, s.State)
 	}
 	holder := c.Holder
 	if holder == "" {
@@ -61,7 +61,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	attach := map[string]any{"session_id": id, "attached_to": lease.AttachedTo, "attached_at": lease.AttachedAt, "attach_expires_at": lease.AttachExpiresAt}
 	if alive, _ := h.OwnerAlive(id); alive {
 		if wt := a.Worktree; wt != nil && !wt.Valid {
-			return fmt.Errorf("%w: session %s runs in another kandev process, but %s", acp.ErrNotResumable, id, wt.Problem)
+			return &acp.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
 		}
 		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
 			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; follow it with kandev events %s --follow\n", id, s.OwnerPID, id)

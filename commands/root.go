@@ -48,12 +48,17 @@ type CLI struct {
 	Recover   RecoverCmd   `cmd:"" help:"Continue every eligible interrupted session."`
 	Done      DoneCmd      `cmd:"" help:"Mark a session COMPLETED."`
 	Archive   ArchiveCmd   `cmd:"" help:"Mark a session CANCELLED."`
+	Fork      ForkCmd      `cmd:"" help:"A new session with the conversation up to a turn; the parent is untouched."`
+	Rewind    RewindCmd    `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)."`
+	Clear     ClearCmd     `cmd:"" help:"Start the agent over with no history; the log keeps everything."`
+	Compact   CompactCmd   `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn."`
 	Demo      DemoCmd      `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home."`
 	DemoAgent DemoAgentCmd `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio."`
 
 	Transcript TranscriptCmd `cmd:"" help:"The assembled conversation, paged backwards from the newest entry."`
 	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session: state, markers, last messages, queue."`
 	Export     ExportCmd     `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout."`
+	Usage      UsageCmd      `cmd:"" help:"Tokens and cost agents reported, per session, agent or day."`
 	Import     ImportCmd     `cmd:"" help:"Create a session from a bundle written by kandev export."`
 
 	Doctor     DoctorCmd     `cmd:"" help:"Check the home, the agents and git; print the fix for each problem."`
@@ -130,7 +135,7 @@ func (e *Env) PermissionMode() (string, error) {
 		m = acp.PermAsk
 	}
 	if !acp.ValidPermissionMode(m) {
-		return "", fmt.Errorf("%w: %v", ErrUsage, acp.ErrBadPermissionMode(m))
+		return "", &UsageError{Err: acp.ErrBadPermissionMode(m)}
 	}
 	return m, nil
 }

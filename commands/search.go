@@ -38,9 +38,9 @@ func (c *SearchCmd) Run(env *Env) error {
 	}
 	opts := history.SearchOptions{Query: c.Query, Regex: c.Regex, Workspace: c.Workspace, Agent: c.Agent, Limit: c.Limit}
 	if c.Since != "" {
-		age, err := parseAge(c.Since)
+		age, err := parseAge("--since", c.Since)
 		if err != nil {
-			return usagef("--since %q: use a duration like 24h, 7d or 1d12h", c.Since)
+			return err
 		}
 		opts.Since = env.Now().Add(-age)
 	}

@@ -12,17 +12,18 @@ import (
 
 // StartCmd is kandev start.
 type StartCmd struct {
-	Agent     string   `help:"Agent profile (default: config default_agent, else demo)." placeholder:"A"`
-	Cwd       string   `help:"Working directory of the agent (default: current)." placeholder:"D"`
-	Workspace string   `help:"Workspace name (default: basename of the git top level of --cwd)." placeholder:"W"`
-	Title     string   `help:"Session title (default: the start of the prompt)." placeholder:"T"`
-	Parent    string   `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
-	Prompt    []string `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
+	Agent     string       `help:"Agent profile (default: config default_agent, else demo)." placeholder:"A"`
+	Cwd       string       `help:"Working directory of the agent (default: current)." placeholder:"D"`
+	Workspace string       `help:"Workspace name (default: basename of the git top level of --cwd)." placeholder:"W"`
+	Title     string       `help:"Session title (default: the start of the prompt)." placeholder:"T"`
+	Parent    string       `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
+	Worktree  WorktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
+	Prompt    []string     `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
 }
 
 // Help shows an example.
 func (c *StartCmd) Help() string {
-	return "Example:\n  kandev start --agent demo \"remember PINEAPPLE\""
+	return "Example:\n  kandev start --agent demo \"remember PINEAPPLE\"\n  kandev start --worktree \"fix the flaky test\"   # its own worktree, branch kandev/<id>"
 }
 
 // Run creates the session and runs its first turn as its owner.
@@ -43,15 +44,7 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	agent := c.Agent
-	if agent == "" {
-		var chosen bool
-		if agent, chosen = acp.DefaultAgent(cfg); !chosen {
-			if msg := acp.DemoDefaultNotice(acp.RealAgents(acp.Profiles(cfg), acp.Profile.Installed)); msg != "" {
-				env.Out.Info("%s", msg)
-			}
-		}
-	}
+	agent := c.agent(env, cfg)
 	profile, err := acp.LookupProfile(cfg, agent)
 	if err != nil {
 		return err
@@ -60,32 +53,8 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	now := env.Now().UTC()
-	s := &state.Session{
-		ID: state.NewID(now), Cwd: cwd, Agent: agent, State: state.StateCreated,
-		CreatedAt: now, LastActivityAt: now, Title: history.Redact(c.Title), Workspace: c.Workspace,
-		InitialPrompt: history.Redact(prompt),
-	}
-	s.TaskID = s.ID
-	if s.Title == "" {
-		s.Title = titleOf(history.Redact(prompt))
-	}
-	if wt, ok, _ := state.DetectWorktree(cwd); ok {
-		wt.Valid = true
-		s.Worktree = &wt
-	}
-	if s.Workspace == "" {
-		s.Workspace = state.WorkspaceName(cwd)
-	}
-	if c.Parent != "" {
-		pid, err := h.ResolveID(c.Parent)
-		if err != nil {
-			return err
-		}
-		s.ParentID = pid
-		s.PendingContext = true
-	}
-	if err := h.CreateSession(s); err != nil {
+	s, err := c.create(env, h, cwd, agent, prompt)
+	if err != nil {
 		return err
 	}
 	// The id is the first line of text output; --json has it in every event
@@ -126,3 +95,54 @@ func progressLine(env *Env) func(string) {
 }
 
 var _ io.Writer = (*strings.Builder)(nil)
+
+// agent is the agent to run: --agent, else the default, saying so when the
+// demo agent is chosen although a real one is installed.
+func (c *StartCmd) agent(env *Env, cfg *state.Config) string {
+	if c.Agent != "" {
+		return c.Agent
+	}
+	agent, chosen := acp.DefaultAgent(cfg)
+	if !chosen {
+		if msg := acp.DemoDefaultNotice(acp.RealAgents(acp.Profiles(cfg), acp.Profile.Installed)); msg != "" {
+			env.Out.Info("%s", msg)
+		}
+	}
+	return agent
+}
+
+// create records the new session: its worktree (detected, or made for
+// --worktree), its workspace and title, and its parent.
+func (c *StartCmd) create(env *Env, h *state.Home, cwd, agent, prompt string) (*state.Session, error) {
+	now := env.Now().UTC()
+	s := &state.Session{
+		ID: state.NewID(now), Cwd: cwd, Agent: agent, State: state.StateCreated,
+		CreatedAt: now, LastActivityAt: now, Title: history.Redact(c.Title), Workspace: c.Workspace,
+		InitialPrompt: history.Redact(prompt),
+	}
+	s.TaskID = s.ID
+	if s.Title == "" {
+		s.Title = titleOf(history.Redact(prompt))
+	}
+	if wt, ok, _ := state.DetectWorktree(cwd); ok {
+		wt.Valid = true
+		s.Worktree = &wt
+	}
+	if s.Workspace == "" {
+		s.Workspace = state.WorkspaceName(cwd)
+	}
+	if c.Worktree.Set {
+		if err := placeInWorktree(s, c.Worktree.Branch); err != nil {
+			return nil, err
+		}
+	}
+	if c.Parent != "" {
+		pid, err := h.ResolveID(c.Parent)
+		if err != nil {
+			return nil, err
+		}
+		s.ParentID = pid
+		s.PendingContext = true
+	}
+	return s, h.CreateSession(s)
+}

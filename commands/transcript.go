@@ -13,8 +13,9 @@ import (
 // TranscriptCmd is kandev transcript.
 type TranscriptCmd struct {
 	SessionRef
-	Before int64 `help:"Only entries that start before this seq (a page's next_before_sequence)." placeholder:"SEQ"`
-	Limit  int   `help:"Entries per page, 1 to 1000." default:"200" placeholder:"N"`
+	Before    int64 `help:"Only entries that start before this seq (a page's next_before_sequence)." placeholder:"SEQ"`
+	Limit     int   `help:"Entries per page, 1 to 1000." default:"200" placeholder:"N"`
+	AllEpochs bool  `help:"Also show what a rewind or clear took back (the log keeps everything)."`
 }
 
 // Help shows an example.
@@ -44,7 +45,7 @@ func (c *TranscriptCmd) Run(env *Env) error {
 		return err
 	}
 	h, _ := env.Home()
-	page, rep, err := readTranscriptPage(h.LogPath(id), c.Before, c.Limit)
+	page, rep, err := readTranscriptPage(h.LogPath(id), c.Before, c.Limit, c.AllEpochs)
 	if err != nil {
 		return err
 	}
@@ -82,9 +83,11 @@ func warnSkipped(env *Env, h *state.Home, id string, rep state.ReadReport) {
 // An older page still reads the lines after it. The window keeps of those
 // only the ones after the last turn_started, so they are kept here as raw
 // lines and decoded only once the page is reached: skipping costs a scan for
-// newlines, not a JSON decode per line.
-func readTranscriptPage(path string, before int64, limit int) (TranscriptPage, state.ReadReport, error) {
+// newlines, not a JSON decode per line. Unless allEpochs, what a rewind took
+// back is left out.
+func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (TranscriptPage, state.ReadReport, error) {
 	w := history.NewTailWindow(before, limit+1, true)
+	fence := newLineFence(allEpochs)
 	feed := func(line []byte) bool {
 		var e state.Event
 		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
@@ -96,6 +99,9 @@ func readTranscriptPage(path string, before int64, limit int) (TranscriptPage, s
 	var newer [][]byte // raw lines at or after before, newest first, since the last turn_started
 	skipping := before > 0
 	rep, err := state.ScanBackward(path, func(line []byte) bool {
+		if !fence.keep(line) {
+			return true
+		}
 		if skipping {
 			if seq, ok := lineSeq(line); ok && seq >= before {
 				if isTurnStart(line) {
@@ -156,4 +162,37 @@ func isTurnStart(line []byte) bool {
 		Type string `json:"type"`
 	}
 	return json.Unmarshal(line, &e) == nil && e.Type == state.EventTurnStarted
+}
+
+// lineFence is history.Fence over raw log lines read newest first; nil
+// keeps every line (all epochs).
+type lineFence struct{ f *history.Fence }
+
+func newLineFence(allEpochs bool) *lineFence {
+	if allEpochs {
+		return nil
+	}
+	return &lineFence{history.NewFence()}
+}
+
+// keep reports whether line is in the current epoch; only rewind lines are
+// decoded.
+func (l *lineFence) keep(line []byte) bool {
+	if l == nil {
+		return true
+	}
+	seq, ok := lineSeq(line)
+	if !ok {
+		return true
+	}
+	if l.f.Hides(seq) {
+		return false
+	}
+	if bytes.Contains(line, []byte(`"rewind"`)) {
+		var e state.Event
+		if json.Unmarshal(line, &e) == nil && e.Type == state.EventRewind {
+			l.f.Visible(e)
+		}
+	}
+	return true
 }

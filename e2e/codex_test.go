@@ -377,6 +377,7 @@ func TestCodex_PromptInANewProcessResumesTheCodexSessionWithItsContext(t *testin
 		t.Fatalf("second turn's answer: %q", got)
 	}
 	s := r.session(id)
+	agentUsage(t, evs, s, reported{context: true})
 	if s.ResumeToken != token || s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
 		t.Fatalf("record after the second turn: token %q (was %q), state %s, stop %q", s.ResumeToken, token, s.State, s.StopReason)
 	}

@@ -92,8 +92,34 @@ func (q chatRequest) input() string {
 	return b.String()
 }
 
-// userTexts are the texts of the user messages the model was shown, in order.
-func (q chatRequest) userTexts() []string { return q.texts("user") }
+// userTexts are the texts of the user messages the model was shown, in
+// order, each without the context blocks an agent puts before what the user
+// typed (Copilot's <current_datetime>), as the fake server reads them.
+func (q chatRequest) userTexts() []string {
+	out := q.texts("user")
+	for i, s := range out {
+		out[i] = withoutContext(s)
+	}
+	return out
+}
+
+// withoutContext drops the <tag>...</tag> blocks at the start of a user text
+// (the same rule as testdata/fakechat's).
+func withoutContext(s string) string {
+	s = strings.TrimSpace(s)
+	for strings.HasPrefix(s, "<") {
+		name, _, ok := strings.Cut(s[1:], ">")
+		if !ok || name == "" || strings.ContainsAny(name, " /\n") {
+			break
+		}
+		_, rest, ok := strings.Cut(s, "</"+name+">")
+		if !ok {
+			break
+		}
+		s = strings.TrimSpace(rest)
+	}
+	return s
+}
 
 // toolResults are the texts of the tool results the model was shown, in order.
 func (q chatRequest) toolResults() []string { return q.texts("tool") }

@@ -44,7 +44,7 @@ func TestFormat_RecordOfANewerFormatIsRefusedAndSkippedByList(t *testing.T) {
 	recPath := filepath.Join(w.home, "sessions", newer+".json")
 	logPath := filepath.Join(w.home, "sessions", newer+".jsonl")
 	b, _ := os.ReadFile(recPath)
-	rec := strings.Replace(string(b), `"format": 2,`, `"format": 9,`, 1)
+	rec := strings.Replace(string(b), fmt.Sprintf(`"format": %d,`, state.Format), `"format": 9,`, 1)
 	os.WriteFile(recPath, []byte(rec), 0o600)
 	logBefore, _ := os.ReadFile(logPath)
 

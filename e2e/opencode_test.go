@@ -58,6 +58,7 @@ func TestOpenCode_PromptInANewProcessResumesTheOpenCodeSessionWithItsContext(t *
 	if got := agentText(evs, lastTurn(evs)); got != fmt.Sprintf("ack %d: %s", q.N, second) {
 		t.Fatalf("second turn's answer: %q (request %d)", got, q.N)
 	}
+	agentUsage(t, evs, r.session(id), reported{tokens: true})
 	if s := r.session(id); s.ResumeToken != token || s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
 		t.Fatalf("record after the second turn: token %q (was %q), state %s, stop %q", s.ResumeToken, token, s.State, s.StopReason)
 	}

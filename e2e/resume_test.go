@@ -358,7 +358,7 @@ func TestList_ResumableShowsExactlyWhatResumeCanActOn(t *testing.T) {
 	w := newWorld(t)
 	idle, _ := w.start()
 	interrupted, _ := w.start()
-	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", interrupted, "/say x\n/sleep 5000")
+	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", interrupted, "/say working\n/sleep 5000")
 	done, _ := w.start()
 	w.mustRun("done", done)
 	var l struct{ Sessions []struct{ ID, Badge string } }

@@ -1,10 +1,12 @@
 package history
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/kandev/kandev/internal/testlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -39,23 +41,13 @@ func BenchmarkRedact_ChunkWithTriggerWordButNoSecret(b *testing.B) {
 func benchEvents(n int) []state.Event {
 	events := make([]state.Event, 0, n)
 	for seq := int64(1); len(events) < n; seq++ {
-		turn := fmt.Sprint("turn-", seq/8)
+		line := testlog.Conversation(seq)
+		line.Seq, line.Timestamp = seq, testlog.Stamp
+		b, _ := json.Marshal(line)
 		var e state.Event
-		switch seq % 8 {
-		case 0:
-			e = state.Event{Type: state.EventTurnStarted, Source: state.SourceUser}
-		case 1:
-			e = state.Event{Type: state.EventUserMessage, Content: "Please fix the failing test in state/log_test.go and explain the change."}
-		case 2, 3, 4:
-			e = state.Event{Type: state.EventAgentMessage, Content: "Looking at the log reader now; the torn line handling needs a fix. "}
-		case 5:
-			e = state.Event{Type: state.EventToolCall, ToolName: "Read state/log.go", ToolCallID: fmt.Sprint("call-", seq)}
-		case 6:
-			e = state.Event{Type: state.EventToolResult, ToolName: "Read state/log.go", ToolCallID: fmt.Sprint("call-", seq-1), ToolStatus: "completed", Content: strings.Repeat("package state // ...\n", 20)}
-		case 7:
-			e = state.Event{Type: state.EventTurnEnded, StopReason: "end_turn"}
+		if err := json.Unmarshal(b, &e); err != nil {
+			panic(err)
 		}
-		e.Seq, e.TurnID = seq, turn
 		events = append(events, e)
 	}
 	return events

@@ -23,6 +23,8 @@ const (
 	MarkerSessionRepaired     MarkerKind = "session_repaired"
 	MarkerAgentFailure        MarkerKind = "agent_failure"
 	MarkerContextPending      MarkerKind = "context_pending"
+	MarkerSessionRewound      MarkerKind = "session_rewound"
+	MarkerSessionForked       MarkerKind = "session_forked"
 )
 
 // Marker severities.
@@ -54,6 +56,8 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSessionRepaired:     SeverityInfo,
 	MarkerAgentFailure:        SeverityError,
 	MarkerContextPending:      SeverityInfo,
+	MarkerSessionRewound:      SeverityInfo,
+	MarkerSessionForked:       SeverityInfo,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

@@ -9,13 +9,15 @@ import (
 )
 
 // RedactEvent redacts the fields of e that carry display text: Content,
-// Summary, Diagnostic, FallbackReason (an agent's error text), and the string
-// values inside Input and Data. A string value whose JSON key names a secret
-// ({"api_key": "..."}) is redacted whole. Identifiers and names (Seq, Type,
-// SessionID, TurnID, ToolCallID, ToolName, ...) are never touched, and the JSON
+// Summary, Diagnostic, FallbackReason (an agent's error text), ToolName (a
+// tool call's title, which agents fill with the command line), and the
+// string values inside Input and Data. A string value whose JSON key names a
+// secret ({"api_key": "..."}) is redacted whole. Identifiers (Seq, Type,
+// SessionID, TurnID, ToolCallID, ...) are never touched, and the JSON
 // structure, key order and numbers are kept byte for byte.
 func RedactEvent(e *state.Event) {
 	e.Content = Redact(e.Content)
+	e.ToolName = Redact(e.ToolName)
 	e.Summary = Redact(e.Summary)
 	e.Diagnostic = Redact(e.Diagnostic)
 	e.FallbackReason = Redact(e.FallbackReason)

@@ -180,7 +180,7 @@ func TestRedactEvent_RedactsDisplayFieldsOnly(t *testing.T) {
 	key := fake("sk-proj-", 48)
 	e := state.Event{
 		Seq: 7, Type: state.EventToolCall, SessionID: "ses-token-1", TurnID: "turn-secret",
-		ToolName: "run OPENAI_API_KEY=x", ToolCallID: "call-" + key,
+		ToolName: "Run curl -H 'Authorization: Bearer " + key + "'", ToolCallID: "call-" + key,
 		Content:        "export OPENAI_API_KEY=" + key,
 		Summary:        "login with " + key,
 		Diagnostic:     "stderr: Authorization: Bearer " + key,
@@ -202,7 +202,10 @@ func TestRedactEvent_RedactsDisplayFieldsOnly(t *testing.T) {
 	if e.FallbackReason != "connect https://[REDACTED]@host failed" {
 		t.Errorf("FallbackReason = %q", e.FallbackReason)
 	}
-	if e.ToolCallID != "call-"+key || e.ToolName != "run OPENAI_API_KEY=x" || e.SessionID != "ses-token-1" || e.TurnID != "turn-secret" || e.Type != state.EventToolCall || e.Seq != 7 {
+	if e.ToolName != "Run curl -H 'Authorization: [REDACTED]'" {
+		t.Errorf("ToolName = %q", e.ToolName)
+	}
+	if e.ToolCallID != "call-"+key || e.SessionID != "ses-token-1" || e.TurnID != "turn-secret" || e.Type != state.EventToolCall || e.Seq != 7 {
 		t.Errorf("identifiers changed: %+v", e)
 	}
 }

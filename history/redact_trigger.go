@@ -79,3 +79,22 @@ func hasPrefixFold[T ~string | ~[]byte](s T, i int, w string) bool {
 	}
 	return true
 }
+
+// triggerAt returns the length of the secret trigger that starts at s[i],
+// ignoring ASCII case, or 0.
+func triggerAt(s string, i int) int {
+	if i+2 >= len(s) {
+		return 0
+	}
+	c := lowerASCII(s[i])
+	p := uint16(c)<<8 | uint16(lowerASCII(s[i+1]))
+	if triggers.pairs[p>>6]&(1<<(p&63)) == 0 {
+		return 0
+	}
+	for _, w := range triggers.byFirst[c] {
+		if hasPrefixFold(s, i, w) {
+			return len(w)
+		}
+	}
+	return 0
+}

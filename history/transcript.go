@@ -170,10 +170,12 @@ func (a *assembler) endMessage() {
 	a.current = -1
 }
 
-// closeText stores the gathered chunks into the open part.
+// closeText stores the gathered chunks into the open part, redacted as a
+// whole: a log written chunk by chunk (by an older kandev, or another tool)
+// may hold a secret split across chunks.
 func (a *assembler) closeText() {
 	if a.openPart != nil {
-		a.openPart.Text = a.open.String()
+		a.openPart.Text = Redact(a.open.String())
 		a.open.Reset()
 		a.openPart = nil
 	}

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Randomized crash matrix (issue 4, SPEC 3.4): builds kandev and the
-# crashmatrix driver into a temp dir, SIGKILLs kandev at N random points of
-# random demo-agent turns, resumes each session and checks the invariants.
+# Randomized crash matrix: builds kandev and the crashmatrix driver into a
+# temp dir, then interrupts kandev at random points of random demo-agent turns
+# with SIGKILL, SIGTERM (once or twice), SIGHUP or SIGINT, and SIGKILLs it
+# inside import, prune, repair and stop; it resumes each session and checks
+# the recovery rules for that signal.
 #
-#   scripts/crash-matrix.sh                 # 120 runs, seed from the clock
-#   scripts/crash-matrix.sh -n 200 -seed 42 # more runs, fixed seed
+#   scripts/crash-matrix.sh                      # 120 runs, seed from the clock
+#   scripts/crash-matrix.sh -n 620 -seed 20261130 -j 2   # the documented run
+#   scripts/crash-matrix.sh -signals SIGTERM -trials turn -n 50
 #   scripts/crash-matrix.sh -seed 42 -only 17 -v -keep   # replay one run
 #
 # Any other flag goes to the driver (see: go run ./scripts/crashmatrix -h).

@@ -53,6 +53,12 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"unaccepted initial prompt is sent again, not continued", []func(*Session){unrepaired, func(s *Session) { s.InitialPrompt = "hi" }}, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, next: "kandev resume s1"}},
+		{"first prompt cut off by SIGTERM before the agent took it", []func(*Session){func(s *Session) { s.InitialPrompt = "hi" }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, next: "kandev resume s1"}},
+		{"first prompt of a start killed before the agent launched", []func(*Session){func(s *Session) {
+			s.State, s.AgentLaunched, s.ResumeToken, s.InitialPrompt = StateCreated, false, "", "hi"
+		}}, nil,
+			want{reason: ReasonAgentNotRunningNew, badge: BadgeNeedsResume, resumable: true, interrupted: true, next: "kandev resume s1"}},
 		{"idle", nil, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"never launched", []func(*Session){func(s *Session) { s.State, s.AgentLaunched, s.ResumeToken = StateCreated, false, "" }}, nil,
@@ -67,6 +73,8 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PausePermissionPending, next: `kandev prompt s1 "..."`}},
 		{"permission open in the repaired turn", []func(*Session){func(s *Session) { s.Interrupted = &Interruption{Turn: "t2", PermissionOpen: true} }}, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PausePermissionPending, next: `kandev prompt s1 "..."`}},
+		{"interrupted maintenance turn pauses", []func(*Session){func(s *Session) { s.Interrupted = &Interruption{Turn: "t2", Maintenance: true} }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseMaintenance, next: `kandev prompt s1 "..."`}},
 		{"agent command changed", []func(*Session){awaiting}, func(o *Observation) { o.Policy.Command = []string{"other"} },
 			want{reason: ReasonAgentNotRunning, badge: BadgePaused, interrupted: true, pause: PauseAgentChanged, next: `kandev prompt s1 "..."`}},
 		{"permission mode changed", []func(*Session){awaiting}, func(o *Observation) { o.Policy.PermissionMode = "deny-all" },

@@ -1,31 +1,10 @@
 package state
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"os"
 	"testing"
-)
 
-// writeSyntheticLog writes n events in the SPEC format directly (fast).
-func writeSyntheticLog(tb testing.TB, path string, n int) {
-	tb.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	for i := 1; i <= n; i++ {
-		e := Event{Seq: int64(i), Timestamp: "2026-11-30T05:22:09.123456789Z", Type: EventAgentMessage, SessionID: "bench",
-			TurnID: fmt.Sprintf("t%d", i/100+1), Role: "assistant", Content: fmt.Sprintf("chunk %d of a long streamed answer", i)}
-		b, _ := json.Marshal(e)
-		w.Write(b)
-		w.WriteByte('\n')
-	}
-	w.Flush()
-	f.Close()
-}
+	"github.com/kandev/kandev/internal/testlog"
+)
 
 func BenchmarkAppend(b *testing.B) {
 	h, _ := OpenHome(b.TempDir())
@@ -58,7 +37,7 @@ func BenchmarkAppendBatch64(b *testing.B) {
 
 func benchReadLast20(b *testing.B, n int) {
 	path := b.TempDir() + "/bench.jsonl"
-	writeSyntheticLog(b, path, n)
+	testlog.WriteLog(b, path, "bench", n, testlog.Chunks)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		evs, _, err := ReadLast(path, 20, nil)

@@ -28,6 +28,8 @@ type SessionConfig struct {
 	Restart RestartConfig `toml:"restart"`
 	Derive  DeriveConfig  `toml:"derive"`
 	Attach  AttachConfig  `toml:"attach"`
+	// MaxCost caps a session's spending, in the agent's currency (0: none).
+	MaxCost float64 `toml:"max_cost"`
 }
 
 // RestartConfig is [session.restart]: the automatic continuation budget.
@@ -133,6 +135,9 @@ func unknownKeys(keys []toml.Key) []string {
 func (c *Config) validate() error {
 	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
 		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
+	}
+	if c.Session.MaxCost < 0 {
+		return fmt.Errorf("[session] max_cost = %v is negative (leave it out for no cap)", c.Session.MaxCost)
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ func TestLoadConfig_RefusesWhatItCannotUse(t *testing.T) {
 		{"two unknown keys", "a = 1\nb = 2\n", true, false, "unknown keys a, b "},
 		{"ttl over the limit", "[session.attach]\ndefault_ttl_seconds = 86401\n", true, false, "default_ttl_seconds = 86401 is over the limit of 86400"},
 		{"not TOML", "x =\n", true, false, "toml: line 1"},
+		{"max_cost is a key of [session]", "[session]\nmax_cost = 2.5\n", true, false, ""},
+		{"negative max_cost", "[session]\nmax_cost = -1\n", true, false, "max_cost = -1 is negative"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

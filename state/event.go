@@ -22,6 +22,10 @@ const (
 	EventPermissionResolved = "permission_resolved"
 	EventMarker             = "marker"
 	EventAgentUpdate        = "agent_update" // a session/update kind kandev does not interpret, kept raw in Data
+	// EventRewind is an epoch fence: what came after to_seq and before the
+	// fence is no longer the agent's conversation (it stays in the log).
+	EventRewind = "rewind"
+	EventUsage  = "usage" // what the agent reported about context, tokens and cost
 )
 
 // Turn sources for turn_started.
@@ -30,6 +34,9 @@ const (
 	SourceInitial      = "initial"
 	SourceContinuation = "continuation"
 	SourceQueued       = "queued"
+	// SourceMaintenance is a turn kandev sends for the session's upkeep (the
+	// agent's own compaction command), not a user's message.
+	SourceMaintenance = "maintenance"
 )
 
 // Event is one line of a session's event log. The four history types
@@ -65,6 +72,16 @@ type Event struct {
 	Summary    string `json:"summary,omitempty"`    // marker
 	Diagnostic string `json:"diagnostic,omitempty"` // marker
 
+	Epoch int    `json:"epoch,omitempty"`  // rewind: the epoch the fence begins
+	ToSeq *int64 `json:"to_seq,omitempty"` // rewind: the last seq kept (0: none, a clear)
+	// usage: as the agent reported it (Cost is cumulative for its own
+	// session), and SessionCost, kandev's total for the session after it.
+	Used        *int64  `json:"used,omitempty"`
+	Size        *int64  `json:"size,omitempty"`
+	Cost        *Cost   `json:"cost,omitempty"`
+	Tokens      *Tokens `json:"tokens,omitempty"`
+	SessionCost *Cost   `json:"session_cost,omitempty"`
+
 	Data json.RawMessage `json:"data,omitempty"`
 
 	// Raw is the line as stored, kept by ScanLog for an event of a type this
@@ -79,7 +96,7 @@ func KnownEventType(t string) bool {
 	switch t {
 	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
 		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
-		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate:
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage:
 		return true
 	}
 	return false

@@ -24,7 +24,12 @@ import (
 //	1: the format field; unknown record fields and event types are kept
 //	2: a pause is data ({kind, reason, turn}) with the owed turn in
 //	   interrupted_turn, replacing format 1's "paused" reason string
-const Format = 2
+//	3: conversation surgery: rewind events fence the log into epochs
+//	   (records: epoch, rewind_pending, forked_at, worktree.owned). A
+//	   format 2 kandev would read a rewound or cleared log whole and hand
+//	   the agent what was taken back, or prune nothing it made: not harmless,
+//	   so it must refuse these files rather than ignore the new fields
+const Format = 3
 
 // ErrNewerFormat marks a home or a session written by a newer kandev: this
 // one refuses it rather than half-read or rewrite it.

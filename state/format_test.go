@@ -93,7 +93,7 @@ func TestSession_RecordWithoutFormatIsFormat0AndUpgradedWhenWritten(t *testing.T
 func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 	h, _ := OpenHome(t.TempDir())
 	writeRecord(t, h, "s", `{"format":1,"id":"s","state":"WAITING_FOR_INPUT","warm_until":"2030-01-01T00:00:00Z",`+
-		`"usage":{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]},"zeta":null}`)
+		`"tally":{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]},"zeta":null}`)
 	if _, err := h.UpdateSession("s", func(s *Session) error { s.Title = "renamed"; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 	}
 	want := map[string]string{
 		"warm_until": `"2030-01-01T00:00:00Z"`,
-		"usage":      `{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]}`,
+		"tally":      `{"cost":{"amount":0.25,"currency":"USD"},"turns":[1,2]}`,
 		"zeta":       `null`,
 		"title":      `"renamed"`,
 	}
@@ -118,7 +118,7 @@ func TestSession_UnknownRecordFieldsSurviveARewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := h.LoadSession("s")
-	if len(s.Unknown) != 3 || compactJSON(t, s.Unknown["usage"]) != want["usage"] {
+	if len(s.Unknown) != 3 || compactJSON(t, s.Unknown["tally"]) != want["tally"] {
 		t.Fatalf("unknown fields after a second rewrite: %v", s.Unknown)
 	}
 }
@@ -156,7 +156,7 @@ func TestSession_RecordOfANewerFormatIsRefusedNeverRewritten(t *testing.T) {
 
 func TestScanLog_KeepsAndCountsEventsOfUnknownTypes(t *testing.T) {
 	h, _ := OpenHome(t.TempDir())
-	line := `{"seq":2,"timestamp":"2026-01-01T00:00:00Z","type":"rewind","session_id":"s","epoch":3,"to_seq":1}`
+	line := `{"seq":2,"timestamp":"2026-01-01T00:00:00Z","type":"teleport","session_id":"s","epoch":3,"to_seq":1}`
 	os.WriteFile(h.LogPath("s"), []byte(`{"seq":1,"timestamp":"2026-01-01T00:00:00Z","type":"state","session_id":"s","state":"RUNNING"}`+"\n"+line+"\n"), 0o600)
 	evs, rep, err := ReadAll(h.LogPath("s"))
 	if err != nil || rep.Problems() != "" {
@@ -165,7 +165,7 @@ func TestScanLog_KeepsAndCountsEventsOfUnknownTypes(t *testing.T) {
 	if len(evs) != 2 || rep.UnknownEvents != 1 {
 		t.Fatalf("%d events, %d unknown", len(evs), rep.UnknownEvents)
 	}
-	if evs[0].Raw != nil || string(evs[1].Raw) != line || evs[1].Type != "rewind" {
+	if evs[0].Raw != nil || string(evs[1].Raw) != line || evs[1].Type != "teleport" {
 		t.Fatalf("raw of the known %q, of the unknown %q", evs[0].Raw, evs[1].Raw)
 	}
 }

@@ -1,36 +1,18 @@
 package state
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"testing"
 	"time"
-)
 
-// writeBenchRecords writes n records as kandev leaves them after a few turns.
-func writeBenchRecords(tb testing.TB, h *Home, n int) {
-	tb.Helper()
-	caps := json.RawMessage(`{"agentCapabilities":{"loadSession":true,"sessionCapabilities":{"resume":{}}},"agentInfo":{"name":"kandev-demo-agent","version":"0.1.0"},"protocolVersion":1}`)
-	base := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("20260105-090000-%08x", i)
-		s := &Session{ID: id, TaskID: id, Title: fmt.Sprintf("fix the flaky test %d", i), Workspace: "repo", Cwd: "/src/repo",
-			Agent: "demo", State: StateWaitingForInput, CreatedAt: base, LastActivityAt: base.Add(time.Duration(i) * time.Second),
-			ResumeToken: fmt.Sprintf("demo-%016x", i), AgentCommand: []string{"{kandev}", "demo-agent"}, AgentLaunched: true, Capabilities: caps, Turns: 4}
-		s.TaskState = TaskStateFor(s.State)
-		if err := os.WriteFile(h.RecordPath(id), mustJSON(s), filePerm); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
+	"github.com/kandev/kandev/internal/testlog"
+)
 
 func benchListSessions(b *testing.B, n int) {
 	h, err := OpenHome(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	writeBenchRecords(b, h, n)
+	testlog.WriteRecords(b, h.Dir, n)
 	b.ReportAllocs()
 	for b.Loop() {
 		ss, err := h.ListSessions()

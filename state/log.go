@@ -200,6 +200,12 @@ func DecodeEvent(line []byte) (e Event, ok bool) {
 // scanLines calls fn for each complete line of the file at path, newline
 // included, and returns the length of an unterminated last line.
 func scanLines(path string, fn func(line []byte) bool) (tornBytes int64, err error) {
+	return scanLinesWith(path, nil, fn)
+}
+
+// scanLinesWith is scanLines with its reader taken from pool (nil: a new
+// one), for callers that scan thousands of logs.
+func scanLinesWith(path string, pool *sync.Pool, fn func(line []byte) bool) (tornBytes int64, err error) {
 	f, err := openSessionFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -208,7 +214,14 @@ func scanLines(path string, fn func(line []byte) bool) (tornBytes int64, err err
 		return 0, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 256<<10)
+	var r *bufio.Reader
+	if pool != nil {
+		r = pool.Get().(*bufio.Reader)
+		r.Reset(f)
+		defer func() { r.Reset(nil); pool.Put(r) }()
+	} else {
+		r = bufio.NewReaderSize(f, 256<<10)
+	}
 	for {
 		line, err := ReadLine(r)
 		if len(line) > 0 {
@@ -395,7 +408,9 @@ func TruncateTornTail(path string) (int64, error) {
 // with stop_reason shutdown is not closed: its owner was terminated and the
 // turn still awaits its continuation.
 func TurnClosed(path, turnID string) bool {
-	closed := false
+	// A turn whose turn_started never reached the log did not begin: there
+	// is nothing of it to resume.
+	closed := true
 	_, _ = ScanBackward(path, func(line []byte) bool {
 		// Three fields of turn_started and turn_ended lines decide: the others
 		// (a whole turn of streamed chunks) are passed over without decoding.
@@ -403,14 +418,26 @@ func TurnClosed(path, turnID string) bool {
 			return true
 		}
 		f := gjson.GetManyBytes(line, "turn_id", "type", "stop_reason")
-		if f[0].Type != gjson.String || f[0].Str != turnID || f[1].Type != gjson.String {
+		if f[0].Type != gjson.String || f[1].Type != gjson.String {
 			return true
 		}
-		if f[1].Str == EventTurnEnded {
+		if f[0].Str != turnID {
+			// An earlier turn's start, seen before any event of turnID: the
+			// newest turn in the log is an earlier one.
+			return f[1].Str != EventTurnStarted
+		}
+		switch f[1].Str {
+		case EventTurnEnded: // one ended by shutdown still awaits its continuation
 			closed = f[2].Str != StopShutdown
 			return false
+		case EventTurnStarted:
+			closed = false
+			return false
 		}
-		return f[1].Str != EventTurnStarted
+		// Another event of the turn (its state after turn_ended, a chunk):
+		// read on back to its end or its start.
+		closed = false
+		return true
 	})
 	return closed
 }

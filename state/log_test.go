@@ -243,3 +243,37 @@ func TestTurnClosed_ATurnEndedByShutdownStillAwaitsItsContinuation(t *testing.T)
 		}
 	}
 }
+
+func TestTurnClosed_ATurnThatNeverReachedTheLogIsNothingToResume(t *testing.T) {
+	cases := []struct {
+		name   string
+		events []*Event
+		closed bool
+	}{
+		{"empty log", nil, true},
+		{"only an earlier turn", []*Event{{Type: EventTurnStarted, TurnID: "t1"}, {Type: EventTurnEnded, TurnID: "t1", StopReason: StopEndTurn}}, true},
+		{"an earlier turn cut off", []*Event{{Type: EventTurnStarted, TurnID: "t1"}, {Type: EventAgentMessage, TurnID: "t1"}}, true},
+		{"the turn started", []*Event{{Type: EventTurnStarted, TurnID: "t2"}}, false},
+		{"the turn streamed", []*Event{{Type: EventTurnStarted, TurnID: "t2"}, {Type: EventAgentMessage, TurnID: "t2"}, {Type: EventState, State: StateRunning}}, false},
+	}
+	for _, tc := range cases {
+		h, log := newLog(t)
+		if len(tc.events) > 0 {
+			if err := log.Append(tc.events...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := TurnClosed(h.LogPath("s1"), "t2"); got != tc.closed {
+			t.Errorf("%s: closed %v, want %v", tc.name, got, tc.closed)
+		}
+	}
+}
+
+func TestTurnClosed_AStateEventAfterTurnEndedStillReadsAsClosed(t *testing.T) {
+	h, log := newLog(t)
+	log.Append(&Event{Type: EventTurnStarted, TurnID: "t1"}, &Event{Type: EventAgentMessage, TurnID: "t1"},
+		&Event{Type: EventTurnEnded, TurnID: "t1", StopReason: StopEndTurn}, &Event{Type: EventState, TurnID: "t1", State: StateWaitingForInput})
+	if !TurnClosed(h.LogPath("s1"), "t1") {
+		t.Fatal("a turn whose turn_ended is followed by its state event reads as open")
+	}
+}

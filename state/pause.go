@@ -15,6 +15,11 @@ const (
 	PausePermissionModeChanged = "permission_mode_changed"
 	PauseStopped               = "stopped"
 	PauseBudget                = "budget"
+	// PauseMaintenance: the interrupted turn was a maintenance turn (a
+	// compaction); sending "continue" to it would make no sense.
+	PauseMaintenance = "maintenance"
+	// PauseCost: the session has spent its [session] max_cost.
+	PauseCost = "cost"
 )
 
 // Pause is why automatic continuation of an interrupted turn waits for an
@@ -33,6 +38,8 @@ type Interruption struct {
 	// PermissionOpen is set when a permission request had no answer when
 	// the turn was cut off.
 	PermissionOpen bool `json:"permission_open,omitempty"`
+	// Maintenance is set when the turn was a maintenance turn.
+	Maintenance bool `json:"maintenance,omitempty"`
 }
 
 // AwaitingContinuation is the interrupted turn still owed its continuation,
@@ -63,6 +70,8 @@ type ContinuationPolicy struct {
 	Command []string
 	// PermissionMode is the mode a relaunch would run under; "" is unknown.
 	PermissionMode string
+	// MaxCost is [session] max_cost; 0 is no cap.
+	MaxCost float64
 }
 
 // ContinuationDecision is what happens to the awaiting interrupted turn.
@@ -80,13 +89,15 @@ type ContinuationDecision struct {
 
 // DecideContinuation is the rule of automatic continuation, first match
 // wins: nothing awaits; a broken worktree pauses; switched off by config or
-// flag; paused for an unanswered permission request, a changed agent
-// command, a changed permission mode, an explicit stop, or a spent budget;
-// otherwise continue. wt is the worktree as checked now (nil when none).
+// flag; paused for an unanswered permission request, a maintenance turn, a
+// changed agent command, a changed permission mode, an explicit stop, a spent
+// max_cost or a spent budget; otherwise continue. wt is the worktree as
+// checked now (nil when none).
 func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time.Time) ContinuationDecision {
 	turn, permissionOpen := s.AwaitingContinuation()
 	d := ContinuationDecision{Turn: turn}
 	pause := func(kind, reason string) { d.Pause = &Pause{Kind: kind, Reason: reason, Turn: turn} }
+	spent, capped := CostCapReached(s.Usage, p.MaxCost)
 	switch {
 	case turn == "":
 	case wt != nil && !wt.Valid:
@@ -95,12 +106,16 @@ func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time
 		d.Drop = true
 	case permissionOpen:
 		pause(PausePermissionPending, "a permission request was pending when the turn was cut off")
+	case s.Interrupted != nil && s.Interrupted.Turn == turn && s.Interrupted.Maintenance:
+		pause(PauseMaintenance, "the interrupted turn was a maintenance turn (kandev compact); run it again if it is still wanted")
 	case len(s.AgentCommand) > 0 && p.Command != nil && !slices.Equal(s.AgentCommand, p.Command):
 		pause(PauseAgentChanged, "the agent profile or its command changed since the turn started")
 	case s.TurnPermissionMode != "" && p.PermissionMode != "" && s.TurnPermissionMode != p.PermissionMode:
 		pause(PausePermissionModeChanged, fmt.Sprintf("the turn ran under permission mode %s, the mode now is %s", s.TurnPermissionMode, p.PermissionMode))
 	case s.Stopped:
 		pause(PauseStopped, "the session was stopped explicitly (kandev stop)")
+	case capped:
+		pause(PauseCost, spent)
 	case AttemptsWithin(s.RestartAttempts, now, p.Window) >= p.MaxAttempts:
 		pause(PauseBudget, fmt.Sprintf("the automatic continuation budget is spent (%d continuations within %s)", p.MaxAttempts, p.Window))
 	default:
@@ -136,6 +151,8 @@ func clearedBecause(s *Session, wt *Worktree, p ContinuationPolicy, d Continuati
 		return "the permission mode is " + p.PermissionMode + " again, as when the turn ran"
 	case PauseBudget:
 		return "the continuation budget has room again (the window has passed)"
+	case PauseCost:
+		return "the session's spending is under [session] max_cost again"
 	}
 	return "its cause is gone"
 }

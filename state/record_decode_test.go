@@ -2,51 +2,56 @@ package state
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"testing"
 	"time"
 )
 
-// fullRecord is a session with every field set, so that a field the
-// one-pass decoder stores wrongly (or a new kind of field it does not
-// know) shows up as a difference.
+// fullRecord is a session with every field set, nested ones included, so
+// that a field the one-pass decoder stores wrongly (or a new kind of field
+// it does not know) shows up as a difference.
 func fullRecord(t *testing.T) *Session {
 	t.Helper()
 	s := &Session{}
-	v := reflect.ValueOf(s).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		f := v.Field(i)
-		name := v.Type().Field(i).Name
-		switch {
-		case name == "Capabilities":
-			f.SetBytes([]byte(`{"agentCapabilities":{"loadSession":true},"protocolVersion":1}`))
-		case name == "Unknown":
-			s.Unknown = map[string]json.RawMessage{"written_by_newer": json.RawMessage(`{"a":[1,2]}`)}
-		case f.Type() == reflect.TypeFor[time.Time]():
-			f.Set(reflect.ValueOf(time.Date(2026, 1, 5, 9, 0, i, 1234, time.UTC)))
-		case f.Kind() == reflect.String:
-			f.SetString(fmt.Sprintf("value of %s: ünïcode", name))
-		case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
-			f.SetInt(int64(1000 + i))
-		case f.Kind() == reflect.Bool:
-			f.SetBool(true)
-		case name == "AgentCommand":
-			s.AgentCommand = []string{"{kandev}", "demo-agent"}
-		case name == "Worktree":
-			s.Worktree = &Worktree{Path: "/src/repo", Branch: "main", Valid: true}
-		case name == "Pause":
-			s.Pause = &Pause{Kind: PauseStopped, Reason: "why", Turn: "t3"}
-		case name == "Interrupted":
-			s.Interrupted = &Interruption{Turn: "t3", PermissionOpen: true}
-		case name == "RestartAttempts":
-			s.RestartAttempts = []time.Time{time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)}
-		default:
-			t.Fatalf("field %s (%s) is not filled by this test: add it", name, f.Type())
-		}
-	}
+	fillField(t, reflect.ValueOf(s).Elem(), "Session")
+	s.Unknown = map[string]json.RawMessage{"written_by_newer": json.RawMessage(`{"a":[1,2]}`)}
+	s.Capabilities = json.RawMessage(`{"agentCapabilities":{"loadSession":true},"protocolVersion":1}`)
 	s.Format = Format
 	return s
+}
+
+// fillField sets v, and every field within it, to a value that is not zero.
+func fillField(t *testing.T, v reflect.Value, name string) {
+	t.Helper()
+	switch {
+	case v.Type() == reflect.TypeFor[time.Time]():
+		v.Set(reflect.ValueOf(time.Date(2026, 1, 5, 9, 0, len(name), 1234, time.UTC)))
+	case v.Type() == reflect.TypeFor[json.RawMessage](), v.Kind() == reflect.Map:
+		// set by the caller
+	case v.Kind() == reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if f := v.Type().Field(i); f.IsExported() && f.Tag.Get("json") != "-" {
+				fillField(t, v.Field(i), name+"."+f.Name)
+			}
+		}
+	case v.Kind() == reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillField(t, v.Elem(), name)
+	case v.Kind() == reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		fillField(t, v.Index(0), name+"[0]")
+		fillField(t, v.Index(1), name+"[1]")
+	case v.Kind() == reflect.String:
+		v.SetString("value of " + name + ": ünïcode")
+	case v.CanInt():
+		v.SetInt(int64(1000 + len(name)))
+	case v.CanFloat():
+		v.SetFloat(0.25 + float64(len(name)))
+	case v.Kind() == reflect.Bool:
+		v.SetBool(true)
+	default:
+		t.Fatalf("%s (%s) is not filled by this test: add its kind", name, v.Type())
+	}
 }
 
 func TestDecodeRecord_OnePassReadsEveryFieldAsEncodingJSON(t *testing.T) {

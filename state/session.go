@@ -86,6 +86,16 @@ type Session struct {
 	ResumeToken    string    `json:"resume_token"`
 	Worktree       *Worktree `json:"worktree"`
 	ErrorMessage   string    `json:"error_message"`
+	// ForkedAt is the seq of the parent's log this session was forked at
+	// (0: not a fork); its log starts with a copy of the parent's
+	// conversation up to there.
+	ForkedAt int64 `json:"forked_at,omitempty"`
+	// Epoch counts the rewinds and clears of the conversation: the log's
+	// rewind events fence off what the agent no longer knows.
+	Epoch int `json:"epoch,omitempty"`
+	// RewindPending is a rewind recorded here but perhaps not yet in the
+	// log: the next command that owns the session appends its fence.
+	RewindPending *Rewind `json:"rewind_pending,omitempty"`
 
 	// AgentCommand is the command line the session's agent was launched with;
 	// a change pauses automatic continuation.
@@ -129,6 +139,10 @@ type Session struct {
 	InboxOffset int64 `json:"inbox_offset,omitempty"`
 	// InboxServed counts the inbox entries consumed (the queue generation).
 	InboxServed int64 `json:"inbox_served,omitempty"`
+	// Usage are the totals of the session's usage events; UsageCount is
+	// how its cost was counted (AccountUsage).
+	Usage      *UsageTotals `json:"usage,omitempty"`
+	UsageCount *UsageCount  `json:"usage_count,omitempty"`
 
 	// Unknown holds the record's keys that a newer kandev wrote, kept as
 	// they are so that a rewrite by this kandev preserves them.
@@ -155,8 +169,8 @@ func (h *Home) CreateSession(s *Session) error {
 	return WriteFileAtomic(h.RecordPath(s.ID), encodeRecord(s))
 }
 
-// recordBufs are read buffers for records, reused across the thousands a
-// listing loads.
+// recordBufs are read buffers for records (and leases), reused across the
+// thousands a listing or a usage report reads.
 var recordBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // LoadSession reads the record of session id.

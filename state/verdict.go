@@ -48,7 +48,9 @@ func Decide(s *Session, o Observation) Verdict {
 }
 
 func decide(s *Session, o Observation) Verdict {
-	interrupted := !o.OwnerAlive && (s.State == StateRunning || s.State == StateStarting) && s.AgentLaunched
+	// A first prompt the agent never took is sent again by the next resume.
+	pendingStart := s.InitialPrompt != "" && !IsTerminal(s.State)
+	interrupted := !o.OwnerAlive && ((s.State == StateRunning || s.State == StateStarting) && s.AgentLaunched || pendingStart)
 	switch {
 	case o.OwnerAlive:
 		return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonAgentRunning}
@@ -58,7 +60,7 @@ func decide(s *Session, o Observation) Verdict {
 		return Verdict{NeedsResume: false, IsResumable: false, Reason: ReasonTerminal}
 	case s.ResumeToken != "" && IsActive(s.State):
 		return Verdict{NeedsResume: true, IsResumable: true, Reason: ReasonAgentNotRunning, Interrupted: interrupted}
-	case s.AgentLaunched && IsActive(s.State):
+	case s.AgentLaunched && IsActive(s.State) || pendingStart:
 		return Verdict{NeedsResume: true, IsResumable: true, Reason: ReasonAgentNotRunningNew, Interrupted: interrupted}
 	}
 	return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonNotStarted}
@@ -93,6 +95,8 @@ func Badge(s *Session, ownerAlive bool) string {
 		return BadgeNeedsResume
 	case !ownerAlive && s.Interrupted != nil && s.Interrupted.Turn != s.ContinuedTurn && s.InitialPrompt == "":
 		return BadgeNeedsResume
+	case !ownerAlive && s.InitialPrompt != "":
+		return BadgeNeedsResume // the agent never took the first prompt: resume sends it
 	case ownerAlive && s.PermissionPending:
 		return BadgeWaitingForPermission
 	case ownerAlive && (s.State == StateRunning || s.State == StateStarting):

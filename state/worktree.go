@@ -22,6 +22,9 @@ type Worktree struct {
 	Branch  string `json:"branch"` // short branch name, "" when HEAD is detached
 	Valid   bool   `json:"valid"`
 	Problem string `json:"problem,omitempty"`
+	// Owned is set when kandev made this worktree for the session (start
+	// or fork --worktree): only such a worktree is ever removed by prune.
+	Owned bool `json:"owned,omitempty"`
 	// OffBranch is set by CheckWorktree when the only problem is that the
 	// work tree is on another branch (or a detached HEAD): a checkout fixes it.
 	OffBranch bool `json:"-"`

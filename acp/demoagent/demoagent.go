@@ -8,15 +8,20 @@
 //	recall            lists every remembered WORD found in the user's text,
 //	                  including history pasted into a prompt ("[USER]: remember X")
 //	/say TEXT         TEXT streamed as 3-4 agent message chunks
+//	/stream N TEXT    TEXT streamed in chunks of N bytes (a character is never split)
 //	/think TEXT       TEXT as thought chunks
 //	/read PATH        a read tool call served by the client's fs/read_text_file
 //	/write PATH TEXT  an edit tool call, after session/request_permission
 //	/sleep MS         a pause that session/cancel interrupts
 //	/bulk N           N chunks "chunk i\n", streamed
 //	/crash            "crashing now", then os.Exit(3) without answering
+//	/compact          the conversation becomes the words it was asked to
+//	                  remember; "Compacted the conversation: ..."
 //	anything else     "echo: <line>"
 //
-// Messages from successive lines are separated by a "\n" chunk.
+// Messages from successive lines are separated by a "\n" chunk. Every turn
+// that answers ends with a usage_update: used = words in the conversation,
+// size 100000, cost 0.001 USD per turn of the conversation so far.
 //
 // Guarantees:
 //   - Each session lives in <Dir>/<id>.json (directory 0700, files 0600),
@@ -26,6 +31,10 @@
 //   - session/load replays the saved conversation as the very same
 //     session/update notifications that were originally sent, before
 //     answering; session/resume restores the session without replay.
+//   - session/new sends an available_commands_update advertising compact
+//     (none with NoCommands) before it answers.
+//   - session/fork copies a session under a new id (unless NoFork, or
+//     neither resume nor load is served: the fork could not be restored).
 //   - Unknown sessions answer -32002 "Resource not found: session <id>".
 //   - session/cancel stops a turn between lines and chunks and during
 //     /sleep; the turn then answers stopReason "cancelled".
@@ -53,6 +62,8 @@ type Options struct {
 	NoResume     bool          // do not advertise or serve session/resume
 	NoLoad       bool          // do not advertise or serve session/load
 	FailOnResume bool          // answer session/resume and session/load with an unknown-session error
+	NoFork       bool          // do not advertise or serve session/fork (never advertised without resume or load)
+	NoCommands   bool          // advertise no commands (no compact)
 	Delay        time.Duration // pause before every session/update notification
 }
 
@@ -195,6 +206,9 @@ func (a *agent) Initialize(_ context.Context, p acp.InitializeRequest) (acp.Init
 	if !a.opts.NoResume {
 		caps.SessionCapabilities.Resume = &acp.SessionResumeCapabilities{}
 	}
+	if a.forks() {
+		caps.SessionCapabilities.Fork = &acp.SessionForkCapabilities{}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
 		AgentCapabilities: caps,
@@ -209,7 +223,7 @@ func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.Auth
 }
 
 // NewSession implements acp.Agent.
-func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	s := &session{file: sessionFile{ID: "demo-" + hex.EncodeToString(b[:]), Cwd: p.Cwd, Entries: []entry{}}}
@@ -219,6 +233,9 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	a.mu.Lock()
 	a.sessions[s.file.ID] = s
 	a.mu.Unlock()
+	if err := a.advertise(ctx, s.file.ID); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
 	return acp.NewSessionResponse{SessionId: acp.SessionId(s.file.ID)}, nil
 }
 
@@ -313,4 +330,46 @@ func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOpti
 // SetSessionMode implements acp.Agent; not supported.
 func (a *agent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
 	return acp.SetSessionModeResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetMode)
+}
+
+// forks reports whether session/fork is advertised and served: a fork is
+// only useful to a client that can restore it.
+func (a *agent) forks() bool { return !a.opts.NoFork && (!a.opts.NoResume || !a.opts.NoLoad) }
+
+// UnstableForkSession implements session/fork: a copy of the session's
+// conversation under a new id.
+func (a *agent) UnstableForkSession(_ context.Context, p acp.UnstableForkSessionRequest) (acp.UnstableForkSessionResponse, error) {
+	if !a.forks() {
+		return acp.UnstableForkSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionFork)
+	}
+	src, err := a.open(string(p.SessionId), "")
+	if err != nil {
+		return acp.UnstableForkSessionResponse{}, err
+	}
+	src.turn.Lock()
+	file := src.file
+	file.Entries = append([]entry{}, src.file.Entries...)
+	src.turn.Unlock()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	file.ID = "demo-" + hex.EncodeToString(b[:])
+	if p.Cwd != "" {
+		file.Cwd = p.Cwd
+	}
+	if err := save(a.opts.Dir, &file); err != nil {
+		return acp.UnstableForkSessionResponse{}, internalError(err)
+	}
+	a.mu.Lock()
+	a.sessions[file.ID] = &session{file: file}
+	a.mu.Unlock()
+	return acp.UnstableForkSessionResponse{SessionId: acp.SessionId(file.ID)}, nil
+}
+
+// advertise sends the commands the agent offers (available_commands_update).
+func (a *agent) advertise(ctx context.Context, id string) error {
+	cmds := []acp.AvailableCommand{}
+	if !a.opts.NoCommands {
+		cmds = append(cmds, acp.AvailableCommand{Name: "compact", Description: "Compact the conversation, keeping what I was asked to remember"})
+	}
+	return a.send(ctx, id, acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: cmds}})
 }

@@ -147,6 +147,23 @@ func TestDirectives(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:   "stream cuts the text in chunks of the given size",
+			prompt: "/stream 3 token: ab✓cdefg",
+			agent:  "token: ab✓cdefg",
+			check: func(t *testing.T, _ string, us []acp.SessionUpdate) {
+				var chunks []string
+				for _, u := range us {
+					if s := agentText([]acp.SessionUpdate{u}); s != "" {
+						chunks = append(chunks, s)
+					}
+				}
+				if want := []string{"tok", "en:", " ab", "✓", "cde", "fg"}; !reflect.DeepEqual(chunks, want) {
+					t.Errorf("chunks %q, want %q", chunks, want)
+				}
+			},
+		},
+		{name: "stream without a size echoes", prompt: "/stream x hello", agent: "echo: /stream x hello"},
 		{name: "think", prompt: "/think pondering the question", thought: "pondering the question"},
 		{name: "sleep", prompt: "/sleep 20\nawake", agent: "echo: awake"},
 		{name: "bulk", prompt: "/bulk 3", agent: "chunk 1\nchunk 2\nchunk 3\n"},
@@ -299,7 +316,12 @@ func TestPersistenceAcrossRuns(t *testing.T) {
 	p := start(t, Options{Dir: dir}, newClient(true))
 	id := p.newSession(t, cwd)
 	p.prompt(t, id, "remember PINEAPPLE")
-	_, original := p.prompt(t, id, "/read notes.txt\n/say all done here\n/think hmm")
+	_, sent := p.prompt(t, id, "/read notes.txt\n/say all done here\n/think hmm")
+	// The usage report that ends the turn is live news, not part of the conversation: never replayed.
+	original := sent[:len(sent)-1]
+	if sent[len(sent)-1].UsageUpdate == nil {
+		t.Fatalf("the turn did not end with a usage_update: %s", mustJSON(t, sent[len(sent)-1:]))
+	}
 	if err := p.stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -489,8 +511,11 @@ func TestBulkAndReplay(t *testing.T) {
 	p := start(t, Options{Dir: dir}, newClient(true))
 	id := p.newSession(t, t.TempDir())
 	stop, us := p.prompt(t, id, fmt.Sprintf("/bulk %d", n))
-	if stop != acp.StopReasonEndTurn || len(us) != n {
-		t.Fatalf("stopReason %q with %d updates, want %d", stop, len(us), n)
+	if stop != acp.StopReasonEndTurn || len(us) != n+1 || us[n].UsageUpdate == nil {
+		t.Fatalf("stopReason %q with %d updates, want %d chunks and a usage_update", stop, len(us), n)
+	}
+	if used := us[n].UsageUpdate.Used; used != 2*n+2 {
+		t.Errorf("usage after /bulk %d: used %d words, want %d", n, used, 2*n+2)
 	}
 	for _, i := range []int{0, n / 2, n - 1} {
 		if got, want := us[i].AgentMessageChunk.Content.Text.Text, bulkChunk(i+1); got != want {

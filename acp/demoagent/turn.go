@@ -52,6 +52,10 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (resp acp.Promp
 	if err := save(a.opts.Dir, &s.file); err != nil {
 		return acp.PromptResponse{}, internalError(err)
 	}
+	if runErr == nil || ctx.Err() != nil {
+		// The turn ends with an answer: report what the conversation costs now.
+		_ = a.send(a.alive, s.file.ID, usage(&s.file))
+	}
 	switch {
 	case ctx.Err() != nil:
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
@@ -126,6 +130,12 @@ func (t *turn) directive(line string, before []string) error {
 		if arg != "" {
 			return t.message(roleAgent, split(arg, 4)...)
 		}
+	case "/stream":
+		if size, text, _ := strings.Cut(arg, " "); text != "" {
+			if n, err := strconv.Atoi(size); err == nil && n > 0 {
+				return t.message(roleAgent, chunksOf(text, n)...)
+			}
+		}
 	case "/think":
 		if arg != "" {
 			return t.message(roleThought, split(arg, 4)...)
@@ -145,6 +155,10 @@ func (t *turn) directive(line string, before []string) error {
 	case "/crash":
 		if arg == "" {
 			return t.crash()
+		}
+	case "/compact":
+		if arg == "" {
+			return t.compact()
 		}
 	}
 	return t.message(roleAgent, "echo: "+line)
@@ -202,6 +216,17 @@ var rememberRe = sync.OnceValue(func() *regexp.Regexp {
 })
 
 func (t *turn) recall(before []string) error {
+	words := t.remembered(before)
+	if len(words) == 0 {
+		return t.message(roleAgent, "I remember nothing.")
+	}
+	return t.message(roleAgent, "You asked me to remember: "+strings.Join(words, ", ")+".")
+}
+
+// remembered is every WORD of "remember WORD" in the user's text of the
+// conversation before this prompt and in before, this prompt's earlier
+// lines, in order, once each.
+func (t *turn) remembered(before []string) []string {
 	var words []string
 	seen := map[string]bool{}
 	scan := func(text string) {
@@ -219,10 +244,27 @@ func (t *turn) recall(before []string) error {
 		}
 	}
 	scan(strings.Join(before, "\n"))
-	if len(words) == 0 {
-		return t.message(roleAgent, "I remember nothing.")
+	return words
+}
+
+// compact replaces the conversation before this prompt by the words it
+// was asked to remember, as one summary user entry.
+func (t *turn) compact() error {
+	if t.a.opts.NoCommands {
+		return t.message(roleAgent, "echo: /compact")
 	}
-	return t.message(roleAgent, "You asked me to remember: "+strings.Join(words, ", ")+".")
+	words := t.remembered(nil)
+	var kept []entry
+	if len(words) > 0 {
+		kept = append(kept, entry{Role: roleUser, Text: "(summary of the conversation so far)\nremember " + strings.Join(words, "\nremember ")})
+	}
+	dropped := t.user - len(kept)
+	t.s.file.Entries = append(kept, t.s.file.Entries[t.user:]...)
+	t.user = len(kept)
+	if len(words) == 0 {
+		return t.message(roleAgent, fmt.Sprintf("Compacted the conversation (%d entries dropped); nothing to remember.", dropped))
+	}
+	return t.message(roleAgent, fmt.Sprintf("Compacted the conversation (%d entries dropped); I still remember: %s.", dropped, strings.Join(words, ", ")))
 }
 
 func (t *turn) nextCallID() string {
@@ -405,6 +447,21 @@ func split(s string, n int) []string {
 	}
 	if s != "" {
 		out = append(out, s)
+	}
+	return out
+}
+
+// chunksOf cuts s into pieces of n bytes, each stretched to the end of the
+// character it would split; the pieces concatenate back to s.
+func chunksOf(s string, n int) []string {
+	var out []string
+	for s != "" {
+		k := min(n, len(s))
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
 	}
 	return out
 }

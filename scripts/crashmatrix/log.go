@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// event is the part of a log line (SPEC 4) the checks read. It is decoded
+// event is the part of a log line the checks read. It is decoded
 // here, independently of kandev's own state package.
 type event struct {
 	Seq        int64  `json:"seq"`
@@ -116,6 +116,18 @@ func (t *turnInfo) openCalls() []string {
 	var out []string
 	for _, c := range t.calls {
 		if !t.results[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// unresolvedCalls are the tool calls with no result or only an
+// unknown-outcome one: those a signal left open.
+func (t *turnInfo) unresolvedCalls() []string {
+	var out []string
+	for _, c := range t.calls {
+		if !t.results[c] || t.unknown[c] {
 			out = append(out, c)
 		}
 	}

@@ -123,9 +123,79 @@ func scenarioNames() string {
 	return strings.Join(n, ",")
 }
 
+// Trial kinds: a demo-agent turn that gets a signal, or an operation on
+// prepared sessions that gets SIGKILLed.
+const (
+	kindTurn   = "turn"
+	kindImport = "import"
+	kindPrune  = "prune"
+	kindRepair = "repair"
+	kindStop   = "stop"
+)
+
+// The signals a turn gets: SIGKILL, SIGTERM, SIGTERM twice (the second while
+// kandev stops), SIGHUP, SIGINT.
+const (
+	sigKill  = "SIGKILL"
+	sigTerm  = "SIGTERM"
+	sigTerm2 = "SIGTERMx2"
+	sigHup   = "SIGHUP"
+	sigInt   = "SIGINT"
+)
+
+// cancelGrace is the runs' [agent] cancel_grace_seconds: SIGTERM must end
+// kandev within it (plus stopGraceSlack on a loaded machine).
+const cancelGrace = 2
+
+// opAgentDelay paces the demo agent of the turn an operation trial
+// interrupts, so the kill at its tool call lands before the result.
+const opAgentDelay = 150
+
+type choice struct {
+	name   string
+	weight int
+}
+
+var trialKinds = []choice{{kindTurn, 5}, {kindImport, 1}, {kindPrune, 1}, {kindRepair, 1}, {kindStop, 1}}
+
+var signalKinds = []choice{{sigKill, 2}, {sigTerm, 2}, {sigTerm2, 1}, {sigHup, 1}, {sigInt, 1}}
+
+func choiceNames(cs []choice) []string {
+	var n []string
+	for _, c := range cs {
+		n = append(n, c.name)
+	}
+	return n
+}
+
+// weighted draws one of cs (only those in allow, when it is not nil).
+func weighted(r *rand.Rand, cs []choice, allow map[string]bool) string {
+	total := 0
+	for _, c := range cs {
+		if allow == nil || allow[c.name] {
+			total += c.weight
+		}
+	}
+	n := r.IntN(total)
+	for _, c := range cs {
+		if allow != nil && !allow[c.name] {
+			continue
+		}
+		if n -= c.weight; n < 0 {
+			return c.name
+		}
+	}
+	return cs[0].name
+}
+
 // plan is everything random about one run, drawn before it starts.
 type plan struct {
 	idx        int
+	kind       string // "turn" or an operation: import, prune, repair, stop
+	signal     string // sigKill, sigTerm, sigTerm2, sigHup, sigInt (operations: sigKill)
+	secondAt   time.Duration
+	opFrac     float64 // an operation's kill point, as a fraction of its calibrated duration
+	opSessions int     // sessions prepared for an operation
 	scen       *scenario
 	mode       string // "start" (new session with the prompt) or "prompt" (on an idle session)
 	killDelay  time.Duration
@@ -144,13 +214,26 @@ func (p *plan) killClass() string {
 
 func makePlan(o *options, i int) *plan {
 	r := rngFor(o.seed, i)
+	p := &plan{idx: i, kind: weighted(r, trialKinds, o.kinds), signal: sigKill}
+	if p.kind != kindTurn {
+		// Inside the operation: its last part races kandev's own exit.
+		p.opFrac = 0.85 * r.Float64()
+		p.opSessions = 2 + r.IntN(4)
+		p.agentDelay = opAgentDelay
+		return p
+	}
+	p.signal = weighted(r, signalKinds, o.signals)
 	var pool []*scenario
 	for _, s := range scenarios {
-		if o.scenarios == nil || o.scenarios[s.name] {
+		if (o.scenarios == nil || o.scenarios[s.name]) && !(s.pty && p.signal == sigHup) {
 			pool = append(pool, s)
 		}
 	}
-	p := &plan{idx: i, scen: pool[r.IntN(len(pool))]}
+	if len(pool) == 0 {
+		pool = []*scenario{findScenario("say")}
+	}
+	p.scen = pool[r.IntN(len(pool))]
+	p.secondAt = time.Duration(5+r.IntN(150)) * time.Millisecond
 	var modes []string
 	for _, m := range []string{"start", "prompt"} {
 		if o.modes == nil || o.modes[m] {
@@ -206,10 +289,13 @@ func (p *plan) configTOML(kandev string) string {
 	}
 	// A JSON array of strings is a valid TOML array.
 	b, _ := json.Marshal(cmd)
-	return "default_agent = \"cm\"\n\n[agents.cm]\ncommand = " + string(b) + "\n"
+	return fmt.Sprintf("default_agent = \"cm\"\n\n[agent]\ncancel_grace_seconds = %d\n\n[agents.cm]\ncommand = %s\n", cancelGrace, b)
 }
 
 func (p *plan) describe() string {
+	if p.kind != kindTurn {
+		return fmt.Sprintf("run %d: %s killed at %.2f of its duration, %d sessions", p.idx, p.kind, p.opFrac, p.opSessions)
+	}
 	k := p.killClass()
 	if k == "delay" {
 		k = fmt.Sprintf("delay %dms", p.killDelay.Milliseconds())
@@ -223,7 +309,11 @@ func (p *plan) describe() string {
 	if p.boot > 0 {
 		extra += fmt.Sprintf(" boot=%dms", p.boot)
 	}
-	return fmt.Sprintf("run %d: %s/%s kill %s%s", p.idx, p.scen.name, p.mode, k, extra)
+	sig := p.signal
+	if p.signal == sigTerm2 {
+		sig = fmt.Sprintf("%s (second after %dms)", sig, p.secondAt.Milliseconds())
+	}
+	return fmt.Sprintf("run %d: %s/%s %s %s%s", p.idx, p.scen.name, p.mode, sig, k, extra)
 }
 
 func shellQuote(s string) string {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,39 +112,79 @@ func (x *runEnv) kandevStream(timeout time.Duration, mark string, args ...string
 // killInfo says how the killed command ended.
 type killInfo struct {
 	printed    [][]byte      // the event lines kandev printed (acknowledged), in order
-	killed     bool          // kandev was alive when SIGKILL was sent
+	atSignal   int           // how many of them were printed when the signal was sent
+	killed     bool          // kandev was alive when the (first) signal was sent
+	second     bool          // a second SIGTERM was sent while kandev was stopping
+	capped     bool          // kandev outlived the hard cap and was SIGKILLed
 	cause      string        // "delay", "event", "cap" or "" (exited by itself)
-	at         time.Duration // when the kill was sent, from the command's start
+	at         time.Duration // when the signal was sent, from the command's start
+	stopDur    time.Duration // from the (first) signal to kandev's exit
 	pid        int
 	exitedSelf bool
-	exitCode   int // of kandev (through script -e in pty mode)
+	exitCode   int    // of kandev (through script -e in pty mode); 128+N when it died of signal N
+	diedOf     string // the signal that ended kandev, "" when it exited
 	err        string
 }
 
-// capAfter bounds a killed command whose trigger never comes.
-const capAfter = 7 * time.Second
+// capAfter bounds a killed command whose trigger never comes; hardCap bounds
+// one that does not end after its signal (SIGHUP lets the turn finish).
+const (
+	capAfter = 7 * time.Second
+	hardCap  = 40 * time.Second
+)
 
-// killedRun runs kandev with args and SIGKILLs the kandev process (only it)
-// at the plan's kill point. In pty mode it runs under `script` so kandev has
-// a terminal (permission mode ask asks and waits).
+var signalNums = map[string]syscall.Signal{
+	sigKill: syscall.SIGKILL, sigTerm: syscall.SIGTERM, sigTerm2: syscall.SIGTERM,
+	sigHup: syscall.SIGHUP, sigInt: syscall.SIGINT,
+}
+
+// signalledCmd is a running kandev that gets one signal at its kill point.
+type signalledCmd struct {
+	cmd       *exec.Cmd
+	pty       bool
+	kandev    string
+	mu        sync.Mutex
+	pid       int
+	exited    bool
+	pidReady  chan struct{}
+	once      sync.Once
+	t0, sigAt time.Time
+}
+
+// send delivers sig to kandev (only it) if it is still alive.
+func (s *signalledCmd) send(sig syscall.Signal) bool {
+	if s.pid == 0 || s.exited || !aliveNotZombie(s.pid) || (s.pty && !exeIs(s.pid, s.kandev)) {
+		return false
+	}
+	if s.pty {
+		return syscall.Kill(s.pid, sig) == nil
+	}
+	return s.cmd.Process.Signal(sig) == nil
+}
+
+// killedRun runs kandev with args and sends the plan's signal to the kandev
+// process (only it) at the plan's kill point; for SIGTERM twice, a second
+// one follows while it stops. In pty mode it runs under `script` so kandev
+// has a terminal (permission mode ask asks and waits).
 func (x *runEnv) killedRun(args []string) killInfo {
 	var ki killInfo
-	var cmd *exec.Cmd
+	s := &signalledCmd{pty: x.p.scen.pty, kandev: x.o.kandev, pidReady: make(chan struct{})}
 	pidFile := filepath.Join(x.dir, "kandev.pid")
-	if x.p.scen.pty {
+	if s.pty {
 		sh := filepath.Join(x.dir, "killed.sh")
 		body := "#!/bin/sh\necho $$ > " + shellQuote(pidFile) + "\nexec " + shellJoin(append([]string{x.o.kandev}, args...)) + "\n"
 		if err := os.WriteFile(sh, []byte(body), 0o755); err != nil {
 			ki.err = err.Error()
 			return ki
 		}
-		cmd = exec.Command("script", "-qfec", "/bin/sh "+shellQuote(sh), "/dev/null")
+		s.cmd = exec.Command("script", "-qfec", "/bin/sh "+shellQuote(sh), "/dev/null")
 	} else {
-		cmd = exec.Command(x.o.kandev, args...)
+		s.cmd = exec.Command(x.o.kandev, args...)
 	}
+	cmd := s.cmd
 	cmd.Dir, cmd.Env = x.cwd, x.env
 	var stdin interface{ Close() error }
-	if x.p.scen.pty {
+	if s.pty {
 		// An open pipe that never delivers a byte: script forwards nothing, so
 		// the permission question waits for an answer that never comes.
 		w, err := cmd.StdinPipe()
@@ -160,60 +201,81 @@ func (x *runEnv) killedRun(args []string) killInfo {
 	}
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
-	t0 := time.Now()
+	s.t0 = time.Now()
 	if err := cmd.Start(); err != nil {
 		ki.err = err.Error()
 		return ki
 	}
-
-	var mu sync.Mutex
-	pid := 0
-	exited := false
-	pidReady := make(chan struct{})
-	if x.p.scen.pty {
-		go func() {
-			defer close(pidReady)
-			deadline := time.Now().Add(5 * time.Second)
-			for time.Now().Before(deadline) {
-				if b, err := os.ReadFile(pidFile); err == nil {
-					if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && exeIs(n, x.o.kandev) {
-						mu.Lock()
-						pid = n
-						mu.Unlock()
-						return
-					}
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
-		}()
+	if s.pty {
+		go s.readPid(pidFile)
 	} else {
-		pid = cmd.Process.Pid
-		close(pidReady)
+		s.pid = cmd.Process.Pid
+		close(s.pidReady)
 	}
-	var once sync.Once
-	kill := func(cause string) {
-		<-pidReady
-		once.Do(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			ki.at, ki.cause, ki.pid = time.Since(t0), cause, pid
-			if pid == 0 || exited || !aliveNotZombie(pid) || (x.p.scen.pty && !exeIs(pid, x.o.kandev)) {
+	timers := x.armKill(s, &ki)
+	x.readPrinted(out, s, &ki)
+	s.wait()
+	for _, t := range timers {
+		t.Stop()
+	}
+	s.once.Do(func() {}) // no signal after this point
+	if stdin != nil {
+		stdin.Close()
+	}
+	ki.exitedSelf = !ki.killed
+	if ki.killed {
+		ki.stopDur = time.Since(s.sigAt)
+	}
+	if cmd.ProcessState != nil {
+		ki.exitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ki.exitCode, ki.diedOf = 128+int(ws.Signal()), unix2name(ws.Signal())
+		}
+	}
+	return ki
+}
+
+// armKill starts the timers of the kill point, the second SIGTERM and the caps.
+func (x *runEnv) armKill(s *signalledCmd, ki *killInfo) []*time.Timer {
+	p := x.p
+	sig := signalNums[p.signal]
+	var timers []*time.Timer
+	fire := func(cause string) {
+		<-s.pidReady
+		s.once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			ki.at, ki.cause, ki.pid, ki.atSignal = time.Since(s.t0), cause, s.pid, len(ki.printed)
+			s.sigAt = time.Now()
+			if ki.killed = s.send(sig); !ki.killed {
 				ki.cause = ""
 				return
 			}
-			if x.p.scen.pty {
-				ki.killed = syscall.Kill(pid, syscall.SIGKILL) == nil
-			} else {
-				ki.killed = cmd.Process.Signal(syscall.SIGKILL) == nil
+			if p.signal == sigTerm2 {
+				time.AfterFunc(p.secondAt, func() {
+					s.mu.Lock()
+					defer s.mu.Unlock()
+					ki.second = s.send(syscall.SIGTERM) || ki.second
+				})
 			}
 		})
 	}
-	var timers []*time.Timer
-	if x.p.killEvent == "" {
-		timers = append(timers, time.AfterFunc(x.p.killDelay, func() { kill("delay") }))
+	x.fire = fire
+	if p.killEvent == "" {
+		timers = append(timers, time.AfterFunc(p.killDelay, func() { fire("delay") }))
 	}
-	timers = append(timers, time.AfterFunc(capAfter, func() { kill("cap") }))
+	timers = append(timers, time.AfterFunc(capAfter, func() { fire("cap") }))
+	timers = append(timers, time.AfterFunc(hardCap, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		ki.capped = s.send(syscall.SIGKILL)
+	}))
+	return timers
+}
 
+// readPrinted collects the event lines kandev prints and fires the kill at
+// the plan's event.
+func (x *runEnv) readPrinted(out io.Reader, s *signalledCmd, ki *killInfo) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -232,35 +294,53 @@ func (x *runEnv) killedRun(args []string) killInfo {
 		if jsonUnmarshal(line, &e) != nil || e.Seq == 0 || e.Type == "" {
 			continue
 		}
+		s.mu.Lock()
 		ki.printed = append(ki.printed, append([]byte(nil), line...))
+		s.mu.Unlock()
 		if x.p.killEvent != "" && e.Type == x.p.killEvent {
-			kill("event")
+			x.fire("event")
 		}
 	}
-	// The output is closed: kandev is dead or done. Reap it (and script).
+}
+
+func (s *signalledCmd) readPid(pidFile string) {
+	defer close(s.pidReady)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && exeIs(n, s.kandev) {
+				s.mu.Lock()
+				s.pid = n
+				s.mu.Unlock()
+				return
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// wait reaps kandev (and script) once its output is closed.
+func (s *signalledCmd) wait() {
 	waited := make(chan struct{})
-	go func() { cmd.Wait(); close(waited) }()
+	go func() { s.cmd.Wait(); close(waited) }()
 	select {
 	case <-waited:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
+	case <-time.After(hardCap):
+		s.cmd.Process.Kill()
 		<-waited
 	}
-	mu.Lock()
-	exited = true
-	mu.Unlock()
-	for _, t := range timers {
-		t.Stop()
+	s.mu.Lock()
+	s.exited = true
+	s.mu.Unlock()
+}
+
+func unix2name(sig syscall.Signal) string {
+	for name, n := range signalNums {
+		if n == sig && name != sigTerm2 {
+			return name
+		}
 	}
-	once.Do(func() {}) // no kill after this point
-	if stdin != nil {
-		stdin.Close()
-	}
-	ki.exitedSelf = !ki.killed
-	if cmd.ProcessState != nil {
-		ki.exitCode = cmd.ProcessState.ExitCode()
-	}
-	return ki
+	return sig.String()
 }
 
 // exeIs reports whether pid runs the binary at path.

@@ -15,8 +15,10 @@
 //     answered; anything else (an agent's npm registry look-ups, say) gets 404.
 //     Requests that offer no tools (title or summary requests some agents make
 //     on the side) are logged with "tools": false.
-//   - Replies, for the latest user text U (the last user message) and N, the
-//     number of the request:
+//   - Replies, for the latest user text U (the last user message, without the
+//     context blocks some agents put before what the user typed, such as
+//     Copilot's "<current_datetime>...</current_datetime>") and N, the number
+//     of the request:
 //     1. a -script rule whose "match" U contains (first match wins, see below);
 //     2. when a tool result came after U: "tool done N: <last line of it>";
 //     3. when U contains -tool-word: one call of the first -tool NAME=ARGS
@@ -326,10 +328,28 @@ func (m message) text() string {
 func (r request) latestUserText() string {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role == "user" {
-			return strings.TrimSpace(r.Messages[i].text())
+			return withoutContext(r.Messages[i].text())
 		}
 	}
 	return ""
+}
+
+// withoutContext drops the <tag>...</tag> blocks at the start of a user
+// text: context an agent adds before what the user typed.
+func withoutContext(s string) string {
+	s = strings.TrimSpace(s)
+	for strings.HasPrefix(s, "<") {
+		name, _, ok := strings.Cut(s[1:], ">")
+		if !ok || name == "" || strings.ContainsAny(name, " /\n") {
+			break
+		}
+		_, rest, ok := strings.Cut(s, "</"+name+">")
+		if !ok {
+			break
+		}
+		s = strings.TrimSpace(rest)
+	}
+	return s
 }
 
 // pendingToolResult is the content of a tool message that came after the

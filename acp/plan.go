@@ -1,0 +1,243 @@
+package acp
+
+import (
+	"time"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// OwnerFacts are what the owner reads from disk before it decides: the
+// log's account of the interrupted turn, the head of the inbox and the
+// worktree.
+type OwnerFacts struct {
+	// Repair is RepairTurn of the record's current turn (zero when none).
+	Repair TurnRepair
+	// AwaitingTurn and Awaiting are DescribeTurn of the turn that may be owed
+	// its continuation (see awaitingTurn).
+	AwaitingTurn string
+	Awaiting     TurnInfo
+	// StopQueued is set when a kandev stop is left at the head of the inbox.
+	StopQueued bool
+	// Worktree is the session's worktree as checked now, nil when none.
+	Worktree *state.Worktree
+}
+
+// PlanInput is everything the owner's plan depends on.
+type PlanInput struct {
+	Session *state.Session // the record as loaded
+	Facts   OwnerFacts
+	Policy  state.ContinuationPolicy // config, profile command, permission mode, --no-continue
+	Profile Profile
+	// Prompt is the user's prompt ("" for none); InitialPrompt is the
+	// initial prompt as typed ("" sends the record's copy).
+	Prompt, InitialPrompt string
+	// Maintenance is the agent command a maintenance turn sends ("" for none).
+	Maintenance string
+	Now         time.Time
+}
+
+// FollowUp is what the owner sends for an interrupted turn.
+type FollowUp string
+
+// Follow-ups of an interrupted turn.
+const (
+	FollowNothing  FollowUp = ""
+	FollowContinue FollowUp = "continue" // the one continuation prompt
+	FollowResend   FollowUp = "resend"   // the message the agent never accepted, again
+)
+
+// Plan is what the owner does, decided before it launches the agent.
+type Plan struct {
+	// SettleLaggingRecord: the record says running but names no turn; it
+	// lagged behind a finished turn and is set waiting.
+	SettleLaggingRecord bool
+	// Repair: the record's current turn was cut off; it is closed with
+	// Facts.Repair before anything else.
+	Repair bool
+	// Continuation is state's continuation rule applied to the record as it
+	// is after the repair (pause, cleared pause, drop, continue).
+	Continuation state.ContinuationDecision
+	// Refusal stops the owner before it launches the agent.
+	Refusal *NotResumableError
+	// FollowUp of the interrupted turn Continuation.Turn, and what it sends.
+	FollowUp FollowUp
+	Resend   Message // for FollowResend
+	Continue string  // the continuation prompt, for FollowContinue
+	// Initial is the initial prompt still to send ("" when none).
+	Initial string
+	// Maintenance is sent as a maintenance turn after the follow-up, before
+	// the user's prompt ("" for none).
+	Maintenance string
+	// SendPrompt: the user's prompt is sent after the follow-up.
+	SendPrompt bool
+	// UseFlag: the agent is relaunched with its resume flag first.
+	UseFlag bool
+	// FirstLaunch: no agent was ever launched for the session.
+	FirstLaunch bool
+	// Ladder is the restore ladder's input without the capabilities, which
+	// only the agent's initialize answer gives.
+	Ladder LadderInput
+	// Turns and HistoryInjection decide the resume context after a restore.
+	Turns            int
+	HistoryInjection bool
+}
+
+// Message is a user message and the source its turn records.
+type Message struct {
+	Source, Text string
+}
+
+// PlanOwner decides the owner's run from data alone: the record, what the
+// log and the disk say, the configuration, the job and the clock. The
+// continuation rule itself is state.DecideContinuation.
+func PlanOwner(in PlanInput) Plan {
+	s := in.Session
+	p := Plan{
+		SettleLaggingRecord: s.State == state.StateRunning && s.CurrentTurn == "",
+		Repair:              s.CurrentTurn != "",
+		FirstLaunch:         !s.AgentLaunched,
+		SendPrompt:          in.Prompt != "",
+		Maintenance:         in.Maintenance,
+		Turns:               s.Turns,
+		HistoryInjection:    in.Profile.HistoryInjection,
+	}
+	rec := expectedRecord(s, in.Facts)
+	d := state.DecideContinuation(rec, in.Facts.Worktree, in.Policy, in.Now)
+	p.Continuation = d
+	p.Refusal = refusal(s.ID, in.Facts.Worktree, d, in.Prompt)
+	if d.Continue {
+		info := TurnInfo{}
+		if in.Facts.AwaitingTurn == d.Turn {
+			info = in.Facts.Awaiting
+		}
+		p.FollowUp, p.Resend, p.Continue = followUp(info)
+	}
+	if rec.InitialPrompt != "" {
+		// The record keeps the prompt redacted; the process that took it from
+		// the user sends it as typed.
+		p.Initial = rec.InitialPrompt
+		if in.InitialPrompt != "" {
+			p.Initial = in.InitialPrompt
+		}
+	}
+	hasToken := s.ResumeToken != "" && !p.FirstLaunch
+	p.UseFlag = len(in.Profile.ResumeFlag) > 0 && hasToken
+	p.Ladder = LadderInput{HasToken: hasToken, NativeResume: in.Profile.NativeResume}
+	return p
+}
+
+// expectedRecord is the record as the owner leaves it after the repair and
+// the inbox check, before the continuation rule reads it.
+func expectedRecord(s *state.Session, f OwnerFacts) *state.Session {
+	rec := *s
+	if rec.State == state.StateRunning && rec.CurrentTurn == "" {
+		rec.State = state.StateWaitingForInput
+	}
+	if rec.CurrentTurn != "" {
+		closeInterruptedTurn(&rec, rec.CurrentTurn, f.Repair)
+	}
+	if f.StopQueued {
+		rec.Stopped = true
+	}
+	if f.Worktree != nil {
+		rec.Worktree = f.Worktree
+	}
+	return &rec
+}
+
+// awaitingTurn is the turn whose log the plan needs (Facts.Awaiting).
+func awaitingTurn(s *state.Session, f OwnerFacts) string {
+	turn, _ := expectedRecord(s, f).AwaitingContinuation()
+	return turn
+}
+
+// closeInterruptedTurn is the record side of a repair of turn: the turn
+// ends, and one its owner lost is owed its one continuation (an unaccepted
+// initial prompt is sent again instead).
+func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
+	owed := s.InitialPrompt == ""
+	if tr.Fixes == nil {
+		// Only the record lagged behind; a terminated owner closed the turn
+		// but its record write was lost.
+		owed = owed && tr.ClosedByShutdown && s.Interrupted == nil
+	} else {
+		s.StopReason = state.StopShutdown
+	}
+	if owed {
+		s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending,
+			Maintenance: tr.Source == state.SourceMaintenance}
+	}
+	s.CurrentTurn = ""
+	s.State = state.StateWaitingForInput
+	s.PermissionPending = false
+}
+
+// refusal is why the owner must not run: a broken worktree, or a pause
+// that only an operator's prompt lifts.
+func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompt string) *NotResumableError {
+	switch {
+	case wt != nil && !wt.Valid:
+		return &NotResumableError{SessionID: id, Reason: wt.Problem, Advice: pauseAdvice(id, wt, state.PauseWorktree)}
+	case d.Pause != nil && prompt == "":
+		return &NotResumableError{SessionID: id, Reason: "automatic continuation of session " + id + " is paused: " + d.Pause.Reason,
+			Advice: pauseAdvice(id, wt, d.Pause.Kind)}
+	}
+	return nil
+}
+
+// followUp decides between continuing an interrupted turn and sending its
+// message again: a turn the agent never answered is sent again (as for an
+// initial prompt) rather than continuing work that never began.
+func followUp(info TurnInfo) (FollowUp, Message, string) {
+	if !info.Accepted && info.UserText != "" {
+		source := info.Source
+		if source == "" || source == state.SourceInitial {
+			source = state.SourceUser
+		}
+		return FollowResend, Message{Source: source, Text: info.UserText}, ""
+	}
+	return FollowContinue, Message{}, history.BuildContinuationPrompt(info.UnknownCalls)
+}
+
+// FirstStep is the first restore step once the agent advertised caps: its
+// resume flag when the plan relaunches with it (and the agent did not
+// refuse it), else the ladder's first rung.
+func (p Plan) FirstStep(caps Capabilities, flagRefused bool) RestoreMethod {
+	if p.UseFlag && !flagRefused {
+		return RestoreFlag
+	}
+	in := p.Ladder
+	in.Caps = caps
+	return NextRestoreStep(in)
+}
+
+// OwesResumeContext says whether the next prompt must carry the resume
+// context after the conversation was restored by step: a fresh agent
+// session replacing one with history gets it, and so does every restore of
+// a profile that asks for injection; an agent that refused its resume flag
+// always gets it.
+func (p Plan) OwesResumeContext(step RestoreMethod, flagRefused bool) bool {
+	if flagRefused {
+		return true
+	}
+	switch step {
+	case RestoreNew, RestoreFlag, RestoreResume, RestoreLoad:
+		return !p.FirstLaunch && p.Turns > 0 && (step == RestoreNew || p.HistoryInjection)
+	}
+	return false
+}
+
+// shouldInjectResumeContext says whether a turn from source sends the
+// pending resume context: an initial prompt carries it only for a child of
+// another session, and a maintenance turn (a compaction) never spends it:
+// it stays for the next ordinary prompt.
+func shouldInjectResumeContext(pending bool, source, parentID string) bool {
+	switch source {
+	case state.SourceMaintenance:
+		return false
+	case state.SourceInitial:
+		return pending && parentID != ""
+	}
+	return pending
+}

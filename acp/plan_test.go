@@ -1,0 +1,199 @@
+package acp
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// planCase is one situation the owner can find and what it must decide.
+type planCase struct {
+	name    string
+	session state.Session // ID, AgentLaunched and ResumeToken are filled in unless fresh
+	fresh   bool          // no agent was ever launched for the session
+	facts   OwnerFacts
+	profile Profile // Command and NativeResume default to the demo agent's
+	prompt  string
+	noCont  bool
+	caps    *Capabilities // nil: resume and load advertised
+
+	want planWant
+}
+
+type planWant struct {
+	repair  bool
+	follow  FollowUp
+	resend  Message
+	pause   string // the pause kind in force, "" for none
+	refused bool
+	initial string
+	step    RestoreMethod
+}
+
+var planNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// running is a record whose owner died during turn t2.
+func running() state.Session {
+	return state.Session{State: state.StateRunning, CurrentTurn: "t2", Turns: 2, AgentCommand: []string{"demo"}, TurnPermissionMode: PermApproveAll}
+}
+
+func waiting() state.Session {
+	return state.Session{State: state.StateWaitingForInput, Turns: 1, AgentCommand: []string{"demo"}}
+}
+
+var (
+	repairT2   = TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded, TurnID: "t2"}}, Accepted: true}
+	acceptedT2 = OwnerFacts{Repair: repairT2, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Accepted: true, UserText: "do it"}}
+)
+
+func withSession(s state.Session, fn func(*state.Session)) state.Session { fn(&s); return s }
+
+func TestPlanOwner_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
+	cases := []planCase{
+		{name: "resumes when the agent advertises resume and a token is stored", session: waiting(),
+			want: planWant{step: RestoreResume}},
+		{name: "loads instead of resuming when the agent advertises only load", session: waiting(), caps: &Capabilities{Load: true},
+			want: planWant{step: RestoreLoad}},
+		{name: "starts a fresh agent session when neither is advertised", session: waiting(), caps: &Capabilities{},
+			want: planWant{step: RestoreNew}},
+		{name: "starts fresh on the first launch, with nothing to restore", session: state.Session{State: state.StateCreated, InitialPrompt: "hello"}, fresh: true,
+			want: planWant{step: RestoreNew, initial: "hello"}},
+		{name: "starts fresh when the profile turns native resume off", session: waiting(), profile: Profile{Command: []string{"demo"}},
+			want: planWant{step: RestoreNew}},
+		{name: "relaunches with the resume flag when the profile has one", session: waiting(), profile: Profile{Command: []string{"demo"}, NativeResume: true, ResumeFlag: []string{"--resume", "{token}"}},
+			want: planWant{step: RestoreFlag}},
+		{name: "continues an interrupted turn the agent accepted", session: running(), facts: acceptedT2,
+			want: planWant{repair: true, follow: FollowContinue, step: RestoreResume}},
+		{name: "re-sends a message the agent never accepted instead of continuing", session: running(),
+			facts: OwnerFacts{Repair: repairT2, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Source: state.SourceQueued, UserText: "remember pear"}},
+			want:  planWant{repair: true, follow: FollowResend, resend: Message{Source: state.SourceQueued, Text: "remember pear"}, step: RestoreResume}},
+		{name: "re-sends an unaccepted turn of initial source as the user's message", session: running(),
+			facts: OwnerFacts{Repair: repairT2, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Source: state.SourceInitial, UserText: "hello"}},
+			want:  planWant{repair: true, follow: FollowResend, resend: Message{Source: state.SourceUser, Text: "hello"}, step: RestoreResume}},
+		{name: "sends an unaccepted initial prompt again rather than a continuation",
+			session: withSession(running(), func(s *state.Session) { s.InitialPrompt, s.CurrentTurn, s.Turns = "[redacted] hi", "t1", 1 }),
+			facts:   OwnerFacts{Repair: TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded}}}},
+			profile: Profile{Command: []string{"demo"}, NativeResume: true}, prompt: "",
+			want: planWant{repair: true, initial: "[redacted] hi", step: RestoreResume}},
+		{name: "pauses an interrupted maintenance turn instead of continuing it", session: running(),
+			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, Source: state.SourceMaintenance}, AwaitingTurn: "t2",
+				Awaiting: TurnInfo{Started: true, Accepted: true, Source: state.SourceMaintenance, UserText: "/compact"}},
+			want: planWant{repair: true, pause: state.PauseMaintenance, refused: true, step: RestoreResume}},
+		{name: "continues a turn only once", session: withSession(waiting(), func(s *state.Session) {
+			s.Interrupted, s.ContinuedTurn = &state.Interruption{Turn: "t1"}, "t1"
+		}), want: planWant{step: RestoreResume}},
+		{name: "continues a turn a terminated owner closed but whose record write was lost", session: running(),
+			facts: OwnerFacts{Repair: TurnRepair{ClosedByShutdown: true, Accepted: true}, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Ended: true, Accepted: true}},
+			want:  planWant{repair: true, follow: FollowContinue, step: RestoreResume}},
+		{name: "pauses when a permission was pending", session: running(),
+			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, PermissionOpen: true}, AwaitingTurn: "t2", Awaiting: TurnInfo{Accepted: true, PermissionOpen: true}},
+			want:  planWant{repair: true, pause: state.PausePermissionPending, refused: true, step: RestoreResume}},
+		{name: "a prompt goes ahead despite a pause, and the turn is not continued", session: running(), prompt: "carry on",
+			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, PermissionOpen: true}},
+			want:  planWant{repair: true, pause: state.PausePermissionPending, step: RestoreResume}},
+		{name: "pauses when the agent command changed", session: running(), facts: acceptedT2, profile: Profile{Command: []string{"other"}, NativeResume: true},
+			want: planWant{repair: true, pause: state.PauseAgentChanged, refused: true, step: RestoreResume}},
+		{name: "pauses when a stop is queued in the inbox", session: running(), facts: OwnerFacts{Repair: repairT2, StopQueued: true},
+			want: planWant{repair: true, pause: state.PauseStopped, refused: true, step: RestoreResume}},
+		{name: "pauses when the continuation budget is spent", session: withSession(running(), func(s *state.Session) {
+			s.RestartAttempts = []time.Time{planNow.Add(-time.Minute), planNow.Add(-2 * time.Minute), planNow.Add(-3 * time.Minute)}
+		}), facts: acceptedT2, want: planWant{repair: true, pause: state.PauseBudget, refused: true, step: RestoreResume}},
+		{name: "does not continue with --no-continue", session: running(), facts: acceptedT2, noCont: true,
+			want: planWant{repair: true, step: RestoreResume}},
+		{name: "refuses a broken worktree even with a prompt", session: waiting(), prompt: "x",
+			facts: OwnerFacts{Worktree: &state.Worktree{Path: "/w", Problem: "the worktree /w is gone"}},
+			want:  planWant{refused: true, step: RestoreResume}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.session
+			s.ID = "s1"
+			if !tc.fresh {
+				s.AgentLaunched, s.ResumeToken = true, "tok"
+			}
+			prof := tc.profile
+			if prof.Command == nil {
+				prof = Profile{Command: []string{"demo"}, NativeResume: true}
+			}
+			caps := Capabilities{Resume: true, Load: true}
+			if tc.caps != nil {
+				caps = *tc.caps
+			}
+			cfg := &state.Config{}
+			p := PlanOwner(PlanInput{Session: &s, Facts: tc.facts, Profile: prof, Prompt: tc.prompt, Now: planNow,
+				Policy: ContinuationPolicy(cfg, prof.Command, PermApproveAll, tc.noCont)})
+			got := planWant{repair: p.Repair, follow: p.FollowUp, resend: p.Resend, refused: p.Refusal != nil,
+				initial: p.Initial, step: p.FirstStep(caps, false)}
+			if p.Continuation.Pause != nil {
+				got.pause = p.Continuation.Pause.Kind
+			}
+			if got != tc.want {
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+			if p.SendPrompt != (tc.prompt != "") {
+				t.Fatalf("SendPrompt = %v with prompt %q", p.SendPrompt, tc.prompt)
+			}
+			if p.FollowUp == FollowContinue && !strings.Contains(p.Continue, "interrupted") {
+				t.Fatalf("continuation prompt: %q", p.Continue)
+			}
+		})
+	}
+}
+
+func TestPlan_WhenTheResumeContextIsOwedAndCarried(t *testing.T) {
+	cases := []struct {
+		name        string
+		plan        Plan
+		step        RestoreMethod
+		flagRefused bool
+		want        bool
+	}{
+		{"a fresh agent session replacing one with history owes it", Plan{Turns: 2}, RestoreNew, false, true},
+		{"a fresh agent session without history does not", Plan{}, RestoreNew, false, false},
+		{"the first launch does not", Plan{FirstLaunch: true, Turns: 0}, RestoreNew, false, false},
+		{"resume restores the conversation itself", Plan{Turns: 2}, RestoreResume, false, false},
+		{"load restores the conversation itself", Plan{Turns: 2}, RestoreLoad, false, false},
+		{"a profile asking for injection gets it after resume", Plan{Turns: 2, HistoryInjection: true}, RestoreResume, false, true},
+		{"the resume flag restores the conversation itself", Plan{Turns: 2}, RestoreFlag, false, false},
+		{"an agent that refused its resume flag owes it", Plan{Turns: 2}, RestoreNone, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.plan.OwesResumeContext(tc.step, tc.flagRefused); got != tc.want {
+				t.Fatalf("OwesResumeContext(%s, %v) = %v", tc.step, tc.flagRefused, got)
+			}
+		})
+	}
+	carried := []struct {
+		name           string
+		pending        bool
+		source, parent string
+		want           bool
+	}{
+		{"the next user prompt carries the pending context", true, state.SourceUser, "", true},
+		{"a continuation carries it too", true, state.SourceContinuation, "", true},
+		{"an initial prompt does not carry the session's own", true, state.SourceInitial, "", false},
+		{"an initial prompt of a follow-up carries its parent's", true, state.SourceInitial, "p1", true},
+		{"nothing is carried when nothing is pending", false, state.SourceUser, "", false},
+		{"a maintenance turn never spends it", true, state.SourceMaintenance, "", false},
+		{"nor does a follow-up's maintenance turn", true, state.SourceMaintenance, "p1", false},
+	}
+	for _, tc := range carried {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := shouldInjectResumeContext(tc.pending, tc.source, tc.parent); got != tc.want {
+				t.Fatalf("got %v", got)
+			}
+		})
+	}
+}
+
+func TestPlan_TheLadderFollowsARefusedResumeFlag(t *testing.T) {
+	p := PlanOwner(PlanInput{Session: &state.Session{ID: "s1", AgentLaunched: true, ResumeToken: "tok", Turns: 1},
+		Profile: Profile{Command: []string{"x"}, NativeResume: true, ResumeFlag: []string{"--resume={token}"}}, Now: planNow,
+		Policy: ContinuationPolicy(&state.Config{}, []string{"x"}, PermAsk, false)})
+	if got := p.FirstStep(Capabilities{Load: true}, true); got != RestoreLoad {
+		t.Fatalf("after a refused flag: %s, want load", got)
+	}
+}

@@ -1,0 +1,52 @@
+package acp
+
+import (
+	"io"
+	"time"
+)
+
+// Transport is a running agent as the owner drives it: the two ACP
+// streams, what identifies it, and how it ends. An OS process (*Process)
+// is one; tests run the demo agent in-process over pipes.
+type Transport interface {
+	// Streams are the agent's input and output.
+	Streams() (stdin io.WriteCloser, stdout io.ReadCloser)
+	// Identity is the process id and start time recorded for a later owner
+	// to stop a leftover agent; 0 and "" when there is no process.
+	Identity() (pid int, start string)
+	// CommandLine is what it was started with (for agent_started).
+	CommandLine() []string
+	// Done is closed when the agent has ended.
+	Done() <-chan struct{}
+	// ExitedWithin reports whether it ended less than d after it started.
+	ExitedWithin(d time.Duration) bool
+	// ExitDescription says how it ended ("" while it runs).
+	ExitDescription() string
+	// Stderr is the tail of what it wrote besides the protocol.
+	Stderr() string
+	// Stop ends it gently (close its input, then signals after grace);
+	// Kill ends it and everything it started at once.
+	Stop(grace time.Duration)
+	Kill()
+}
+
+// Launcher starts an agent for the owner.
+type Launcher func(LaunchSpec) (Transport, error)
+
+// LaunchProcess is the default Launcher: the agent as an OS process (Launch).
+func LaunchProcess(spec LaunchSpec) (Transport, error) {
+	p, err := Launch(spec)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Streams gives the process's stdin and stdout pipes.
+func (p *Process) Streams() (io.WriteCloser, io.ReadCloser) { return p.Stdin, p.Stdout }
+
+// Identity is the pid and its start time (from /proc).
+func (p *Process) Identity() (int, string) { return p.PID, p.Start }
+
+// CommandLine is the agent's command line as launched.
+func (p *Process) CommandLine() []string { return p.Args }

@@ -1,0 +1,54 @@
+package commands
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// CompactCmd is kandev compact.
+type CompactCmd struct {
+	ID string `arg:"" help:"Session id or unique prefix."`
+}
+
+// Help shows an example.
+func (c *CompactCmd) Help() string {
+	return "Sends the agent's own compaction command (it must have advertised one, e.g. compact) as a\n" +
+		"maintenance turn. A pending resume context is not spent on it: the next prompt carries it.\n\n" +
+		"Example:\n  kandev compact 20261130-0915"
+}
+
+// Run runs the maintenance turn as the session's owner.
+func (c *CompactCmd) Run(env *Env) error {
+	h, id, err := env.sessionID(c.ID)
+	if err != nil {
+		return err
+	}
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return err
+	}
+	if state.IsTerminal(s.State) {
+		return acp.NotResumableState(id, s.State)
+	}
+	if alive, _ := h.OwnerAlive(id); alive {
+		return fmt.Errorf("%w: session %s is running in another kandev process; compact it when it is idle", state.ErrOwnerBusy, id)
+	}
+	advertised := acp.AdvertisedCommands(h.LogPath(id))
+	name := acp.CompactionCommand(advertised)
+	if name == "" {
+		has := "no commands"
+		if len(advertised) > 0 {
+			has = "only " + strings.Join(advertised, ", ")
+		}
+		return &acp.NotResumableError{SessionID: id, Reason: fmt.Sprintf("agent %s has no compaction command (it advertised %s)", s.Agent, has),
+			Advice: "nothing to do; kandev clear " + id + " starts the agent over instead"}
+	}
+	res, err := runOwnerResult(env, id, acp.Job{Maintenance: "/" + name})
+	if res != nil && res.Session != nil && env.Out.JSON {
+		env.Out.Object(res.Session, nil)
+	}
+	return err
+}

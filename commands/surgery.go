@@ -1,0 +1,219 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// RewindCmd is kandev rewind.
+type RewindCmd struct {
+	ID string `arg:"" help:"Session id or unique prefix."`
+	To int64  `required:"" help:"The turn boundary to go back to: the seq of a turn_ended, or 0." placeholder:"SEQ"`
+}
+
+// Help shows an example.
+func (c *RewindCmd) Help() string {
+	return "The agent continues as if nothing after SEQ had been said: the next prompt starts a fresh\n" +
+		"agent session carrying the conversation up to SEQ. The log keeps everything (transcript\n" +
+		"--all-epochs shows it). Files on disk are not rewound.\n\n" +
+		"Example:\n  kandev events 20261130-0915 --type turn_ended\n  kandev rewind 20261130-0915 --to 14"
+}
+
+// Run appends the epoch fence.
+func (c *RewindCmd) Run(env *Env) error {
+	if c.To < 0 {
+		return usagef("--to must be a seq (0 or more)")
+	}
+	return rewind(env, c.ID, c.To)
+}
+
+// ClearCmd is kandev clear.
+type ClearCmd struct {
+	ID string `arg:"" help:"Session id or unique prefix."`
+}
+
+// Help shows an example.
+func (c *ClearCmd) Help() string {
+	return "The agent starts over with no history (a rewind to 0); the log keeps everything.\n" +
+		"Files on disk are not rewound.\n\nExample:\n  kandev clear 20261130-0915"
+}
+
+// Run rewinds to the empty conversation.
+func (c *ClearCmd) Run(env *Env) error { return rewind(env, c.ID, 0) }
+
+// rewind runs a rewind or a clear and says what it did and did not undo.
+func rewind(env *Env, ref string, to int64) error {
+	h, id, err := env.sessionID(ref)
+	if err != nil {
+		return err
+	}
+	rep, err := acp.Rewind(h, id, to)
+	if err := asUsage(err); err != nil {
+		return err
+	}
+	env.Out.Object(map[string]any{"rewind": rep, "files_rewound": false}, func(w io.Writer) {
+		if to == 0 {
+			fmt.Fprintf(w, "cleared %s (epoch %d): the next prompt starts a fresh agent session with no history\n", id, rep.Epoch)
+		} else {
+			fmt.Fprintf(w, "rewound %s to seq %d (epoch %d): the next prompt starts a fresh agent session with the conversation up to there\n", id, to, rep.Epoch)
+		}
+		if len(rep.FileChanges) == 0 {
+			fmt.Fprintln(w, "files on disk are not rewound (the log shows no tool call after that point that changed files)")
+			return
+		}
+		fmt.Fprintf(w, "files on disk are not rewound; %d tool call(s) after seq %d changed files:\n", len(rep.FileChanges), to)
+		for _, f := range rep.FileChanges {
+			fmt.Fprintf(w, "  #%d %s %s\n", f.Seq, f.Kind, printableLine(f.Title))
+		}
+	})
+	return nil
+}
+
+// asUsage turns a seq that is not a turn boundary into a usage error.
+func asUsage(err error) error {
+	var be *acp.BoundaryError
+	if errors.As(err, &be) {
+		return usagef("%s", be.Error())
+	}
+	return err
+}
+
+// WorktreeFlag is --worktree[=BRANCH]. The bare flag takes no value, so a
+// prompt after it is never read as a branch name; =BRANCH names the new
+// branch (default kandev/<session id>).
+type WorktreeFlag struct {
+	Set    bool
+	Branch string
+}
+
+// Decode implements kong.MapperValue.
+func (f *WorktreeFlag) Decode(ctx *kong.DecodeContext) error {
+	f.Set = true
+	if ctx.Scan.Peek().Type == kong.FlagValueToken {
+		f.Branch = fmt.Sprint(ctx.Scan.Pop().Value)
+		if f.Branch == "" || f.Branch == "true" {
+			f.Branch = ""
+		}
+	}
+	return nil
+}
+
+// IsBool makes the flag take no separate value.
+func (f *WorktreeFlag) IsBool() bool { return true }
+
+// placeInWorktree gives session s its own linked worktree on a new branch,
+// made from the HEAD of the repository s.Cwd is in, and moves s there.
+func placeInWorktree(s *state.Session, branch string) error {
+	if branch == "" {
+		branch = state.DefaultWorktreeBranch(s.ID)
+	}
+	top := s.Cwd
+	if s.Worktree != nil && s.Worktree.Path != "" {
+		top = s.Worktree.Path
+	}
+	wt, rel, err := state.AddWorktree(s.Cwd, branch, state.SessionWorktreePath(top, s.ID))
+	if errors.Is(err, state.ErrNoGit) {
+		return usagef("--worktree: %s", err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	s.Worktree, s.Cwd = &wt, filepath.Join(wt.Path, rel)
+	return nil
+}
+
+// ForkCmd is kandev fork.
+type ForkCmd struct {
+	ID       string       `arg:"" help:"Session id or unique prefix."`
+	At       int64        `default:"-1" help:"The turn boundary to fork at: the seq of a turn_ended, or 0 (default: the end)." placeholder:"SEQ"`
+	Title    string       `help:"Title of the new session (default: fork of <title>)." placeholder:"T"`
+	Worktree WorktreeFlag `help:"Work in a new linked git worktree (--worktree=BRANCH names its branch)."`
+}
+
+// Help shows an example.
+func (c *ForkCmd) Help() string {
+	return "A new session with the conversation up to SEQ; the parent is untouched. The agent's own\n" +
+		"session/fork is used when it offers it and the fork is at the end; otherwise the first\n" +
+		"prompt carries the copied conversation.\n\n" +
+		"Example:\n  kandev fork 20261130-0915 --title \"try the other approach\"\n  kandev fork 20261130-0915 --at 14 --worktree=try-b"
+}
+
+// Run creates the child session.
+func (c *ForkCmd) Run(env *Env) error {
+	if c.At < -1 {
+		return usagef("--at must be a seq (0 or more)")
+	}
+	h, id, err := env.sessionID(c.ID)
+	if err != nil {
+		return err
+	}
+	parent, err := h.LoadSession(id)
+	if err != nil {
+		return err
+	}
+	spec := acp.ForkSpec{Parent: id, At: c.At, Title: c.Title, Now: env.Now().UTC()}
+	if c.Worktree.Set {
+		spec.Place = func(s *state.Session) error { return placeInWorktree(s, c.Worktree.Branch) }
+	}
+	child, atEnd, err := acp.Fork(h, spec)
+	if err := asUsage(err); err != nil {
+		return err
+	}
+	method, fallback, err := forkAgentSession(env, h, parent, child, atEnd)
+	if err != nil {
+		return err
+	}
+	if child, err = h.LoadSession(child.ID); err != nil {
+		return err
+	}
+	info := map[string]any{"parent_id": id, "forked_at": child.ForkedAt, "method": method, "fallback_reason": fallback}
+	env.Out.Object(map[string]any{"session": child, "fork": info}, func(w io.Writer) {
+		fmt.Fprintln(w, child.ID)
+		how := "the agent's own session/fork"
+		if method == acp.ForkReplay {
+			how = "a fresh agent session; the first prompt carries the conversation"
+		}
+		fmt.Fprintf(w, "forked %s at seq %d (%s)\n", id, child.ForkedAt, how)
+		if fallback != "" {
+			fmt.Fprintf(w, "native fork not used: %s\n", fallback)
+		}
+		if child.Worktree != nil && child.Worktree.Owned {
+			fmt.Fprintf(w, "worktree %s on branch %s\n", child.Worktree.Path, child.Worktree.Branch)
+		}
+		fmt.Fprintf(w, "next: kandev prompt %s \"...\"\n", child.ID)
+	})
+	return nil
+}
+
+// forkAgentSession makes the child's agent session natively when
+// acp.ChooseForkMethod says so; a failed native fork leaves the replay
+// path, and says why.
+func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atEnd bool) (method, fallback string, err error) {
+	cfg, err := env.Config()
+	if err != nil {
+		return "", "", err
+	}
+	profile, err := acp.LookupProfile(cfg, parent.Agent)
+	if err != nil {
+		return acp.ForkReplay, "agent profile " + parent.Agent + ": " + err.Error(), nil
+	}
+	live, _ := h.OwnerAlive(parent.ID)
+	facts := acp.ForkFacts{ParentLive: live,
+		Advertised: acp.ForkAdvertised(parent.Capabilities), ParentToken: parent.ResumeToken,
+		ParentTurn: parent.CurrentTurn, AtEnd: atEnd, NativeAllow: profile.NativeResume,
+	}
+	if acp.ChooseForkMethod(facts) == acp.ForkReplay {
+		return acp.ForkReplay, "", nil
+	}
+	if err := acp.NativeFork(env.Ctx, h, cfg, profile, parent, child); err != nil {
+		return acp.ForkReplay, err.Error(), nil
+	}
+	return acp.ForkNative, "", nil
+}

@@ -1,0 +1,308 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// UsageCmd is kandev usage.
+type UsageCmd struct {
+	SessionRef
+	All   bool   `help:"Every session (with --workspace: of that workspace)."`
+	Since string `help:"Only usage reported within DUR before now (e.g. 90m, 24h, 7d)." placeholder:"DUR"`
+	By    string `help:"One row per session, agent or day." enum:"session,agent,day" default:"session"`
+}
+
+// Help shows an example.
+func (c *UsageCmd) Help() string {
+	return "Examples:\n  kandev usage --latest\n  kandev usage --all --since 7d --by day"
+}
+
+// usageRow is one group of a usage report, or its total.
+type usageRow struct {
+	Key            string        `json:"key,omitempty"` // session id, agent name or day (YYYY-MM-DD, local time)
+	Agent          string        `json:"agent,omitempty"`
+	Sessions       int           `json:"sessions"`
+	TurnsWithUsage int           `json:"turns_with_usage"`
+	Cost           *state.Cost   `json:"cost,omitempty"`
+	Tokens         *state.Tokens `json:"tokens,omitempty"`
+	Used           int64         `json:"used,omitempty"` // by session: the context window as last reported
+	Size           int64         `json:"size,omitempty"`
+	seen           map[string]bool
+}
+
+// Run sums the usage of one session or of all of them.
+func (c *UsageCmd) Run(env *Env) error {
+	if c.All && (c.ID != "" || c.Latest) {
+		return usagef("give a session (an id or --latest) or --all, not both")
+	}
+	var since time.Time
+	if c.Since != "" {
+		d, err := parseAge("--since", c.Since)
+		if err != nil {
+			return err
+		}
+		since = env.Now().Add(-d)
+	}
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	var ids []string // nil: every session
+	if !c.All {
+		id, err := c.resolve(env, nil)
+		if err != nil {
+			return err
+		}
+		ids = []string{id}
+	}
+	recs, skipped, err := h.UsageRecords(ids)
+	if err != nil {
+		return err
+	}
+	if skipped > 0 && c.All {
+		env.Out.Warn(fmt.Sprintf("%d session record(s) left out: unreadable or written by a newer kandev (kandev list says which)", skipped))
+	}
+	rows, total, err := c.sum(h, recs, since)
+	if err != nil {
+		return err
+	}
+	report := map[string]any{"by": c.By, "groups": rows, "total": total}
+	if !since.IsZero() {
+		report["since"] = state.FormatTime(since)
+	}
+	env.Out.Object(map[string]any{"usage": report}, func(w io.Writer) { c.writeTable(w, rows, total) })
+	return nil
+}
+
+// sum groups the records' usage. Without --since and --by day the
+// records' totals answer; otherwise each usage event of the logs is read.
+func (c *UsageCmd) sum(h *state.Home, recs []state.UsageRecord, since time.Time) ([]*usageRow, usageRow, error) {
+	if c.Workspace != "" && c.All {
+		kept := recs[:0]
+		for _, r := range recs {
+			if r.Workspace == c.Workspace {
+				kept = append(kept, r)
+			}
+		}
+		recs = kept
+	}
+	groups := map[string]*usageRow{}
+	var total usageRow
+	total.seen = map[string]bool{}
+	if since.IsZero() && c.By != "day" {
+		for _, r := range recs {
+			if r.Usage != nil {
+				addTotals(c.group(groups, r, ""), r, r.Usage)
+				addTotals(&total, r, r.Usage)
+			}
+		}
+		return c.order(groups), *total.rounded(), nil
+	}
+	per := make([][]state.UsageEvent, len(recs))
+	errs := make([]error, len(recs))
+	state.ForEach(len(recs), func(i int) {
+		if recs[i].Usage == nil {
+			return // reported nothing: its log holds no usage event
+		}
+		errs[i] = h.ScanUsage(recs[i].ID, since, func(e state.UsageEvent) { per[i] = append(per[i], e) })
+	})
+	for i, r := range recs {
+		if errs[i] != nil {
+			return nil, total, errs[i]
+		}
+		var before *state.Cost // the session's total before each event
+		for _, e := range per[i] {
+			spent := spentBy(e, before)
+			if e.SessionCost != nil {
+				before = e.SessionCost
+			}
+			if !since.IsZero() && e.Time.Before(since) {
+				continue
+			}
+			day := e.Time.Local().Format(time.DateOnly)
+			addEvent(c.group(groups, r, day), r, e, spent)
+			addEvent(&total, r, e, spent)
+		}
+	}
+	return c.order(groups), *total.rounded(), nil
+}
+
+// spentBy is what event e added to the session's cost, given the total before it.
+func spentBy(e state.UsageEvent, before *state.Cost) *state.Cost {
+	if e.SessionCost == nil {
+		return nil
+	}
+	spent := *e.SessionCost
+	if before != nil {
+		spent.Amount -= before.Amount
+	}
+	return &spent
+}
+
+// group returns the row record r (or its event of day) belongs to.
+func (c *UsageCmd) group(groups map[string]*usageRow, r state.UsageRecord, day string) *usageRow {
+	key := r.ID
+	switch c.By {
+	case "agent":
+		key = r.Agent
+	case "day":
+		key = day
+	}
+	g := groups[key]
+	if g == nil {
+		g = &usageRow{Key: key, seen: map[string]bool{}}
+		if c.By == "session" {
+			g.Agent = r.Agent
+			if r.Usage != nil {
+				g.Used, g.Size = r.Usage.Used, r.Usage.Size
+			}
+		}
+		groups[key] = g
+	}
+	return g
+}
+
+// usageSummary is a usage event in one line, for kandev events.
+func usageSummary(e state.Event) string {
+	var parts []string
+	if e.Used != nil && e.Size != nil {
+		parts = append(parts, fmt.Sprintf("context %d/%d", *e.Used, *e.Size))
+	}
+	if e.Tokens != nil {
+		parts = append(parts, fmt.Sprintf("tokens in %d out %d", e.Tokens.Input, e.Tokens.Output))
+	}
+	if e.Cost != nil {
+		parts = append(parts, "agent says "+e.Cost.String())
+	}
+	if e.SessionCost != nil {
+		parts = append(parts, "session "+e.SessionCost.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rounded drops the float noise of summed costs.
+func (r usageRow) rounded() *usageRow {
+	if r.Cost != nil {
+		c := r.Cost.Rounded()
+		r.Cost = &c
+	}
+	return &r
+}
+
+func addTotals(g *usageRow, r state.UsageRecord, u *state.UsageTotals) {
+	if !g.seen[r.ID] {
+		g.seen[r.ID] = true
+		g.Sessions++
+	}
+	g.TurnsWithUsage += u.TurnsWithUsage
+	g.Cost = addCost(g.Cost, u.Cost)
+	g.Tokens = addTokens(g.Tokens, u.Tokens)
+}
+
+func addEvent(g *usageRow, r state.UsageRecord, e state.UsageEvent, spent *state.Cost) {
+	if !g.seen[r.ID] {
+		g.seen[r.ID] = true
+		g.Sessions++
+	}
+	if turn := r.ID + "/" + e.Turn; e.Turn != "" && !g.seen[turn] {
+		g.seen[turn] = true
+		g.TurnsWithUsage++
+	}
+	g.Cost = addCost(g.Cost, spent)
+	g.Tokens = addTokens(g.Tokens, e.Tokens)
+}
+
+// addCost sums two costs; sums of different currencies say "mixed".
+func addCost(a, b *state.Cost) *state.Cost {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		c := *b
+		return &c
+	}
+	c := state.Cost{Amount: a.Amount + b.Amount, Currency: a.Currency}
+	if a.Currency != b.Currency {
+		c.Currency = "mixed"
+	}
+	return &c
+}
+
+func addTokens(a, b *state.Tokens) *state.Tokens {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		t := *b
+		return &t
+	}
+	t := a.Add(*b)
+	return &t
+}
+
+// order sorts the rows: days in order, sessions and agents by cost, highest first.
+func (c *UsageCmd) order(groups map[string]*usageRow) []*usageRow {
+	rows := make([]*usageRow, 0, len(groups))
+	for _, g := range groups {
+		rows = append(rows, g)
+	}
+	amount := func(r *usageRow) float64 {
+		if r.Cost == nil {
+			return 0
+		}
+		return r.Cost.Amount
+	}
+	for i, r := range rows {
+		rows[i] = r.rounded()
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if c.By != "day" && amount(rows[i]) != amount(rows[j]) {
+			return amount(rows[i]) > amount(rows[j])
+		}
+		return rows[i].Key < rows[j].Key
+	})
+	return rows
+}
+
+// writeTable prints one line per group and the total.
+func (c *UsageCmd) writeTable(w io.Writer, rows []*usageRow, total usageRow) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no usage reported (agents report it as they run turns)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := map[string]string{"session": "SESSION\tAGENT\tCONTEXT", "agent": "AGENT\tSESSIONS", "day": "DAY\tSESSIONS"}[c.By]
+	fmt.Fprintf(tw, "%s\tTURNS\tTOKENS IN\tTOKENS OUT\tCOST\n", head)
+	for _, r := range rows {
+		first := printableLine(r.Key) + "\t" + strconv.Itoa(r.Sessions)
+		if c.By == "session" {
+			first = r.Key + "\t" + printableLine(r.Agent) + "\t" + fmt.Sprintf("%d/%d", r.Used, r.Size)
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", first, rowFigures(r))
+	}
+	lead := "TOTAL\t" + strconv.Itoa(total.Sessions)
+	if c.By == "session" {
+		lead = fmt.Sprintf("TOTAL\t%d session(s)\t", total.Sessions)
+	}
+	fmt.Fprintf(tw, "%s\t%s\n", lead, rowFigures(&total))
+	tw.Flush()
+}
+
+func rowFigures(r *usageRow) string {
+	in, out, cost := "-", "-", "-"
+	if r.Tokens != nil {
+		in, out = strconv.FormatInt(r.Tokens.Input, 10), strconv.FormatInt(r.Tokens.Output, 10)
+	}
+	if r.Cost != nil {
+		cost = r.Cost.String()
+	}
+	return strings.Join([]string{strconv.Itoa(r.TurnsWithUsage), in, out, cost}, "\t")
+}

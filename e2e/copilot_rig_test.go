@@ -1,0 +1,146 @@
+package e2e_test
+
+// End-to-end tests against GitHub Copilot CLI (npm @github/copilot 1.0.102,
+// run as `copilot --acp`), offline. Copilot runs in its bring-your-own-key
+// offline mode (COPILOT_OFFLINE, COPILOT_PROVIDER_BASE_URL) against
+// testdata/fakechat, a deterministic OpenAI Chat Completions server on
+// 127.0.0.1 that logs every request. The npm package is a loader plus a
+// native binary that unpacks about 235 MB of JavaScript on its first run;
+// both are kept in the user's cache folder between runs (the unpacked part
+// through COPILOT_PKG_CACHE_HOME), while every rig has its own HOME, XDG
+// folders and COPILOT_HOME, so Copilot's sessions, config and logs never
+// touch the user's. The tests skip, visibly, only when the package cannot be
+// installed.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	copilotPackage = "@github/copilot"
+	copilotVersion = "1.0.102"
+	// copilotSlowPrompt streams about 14 chunks, 500 ms apart: a turn of ~7 s.
+	copilotSlowPrompt = "slowly count sheep one two three four five six seven eight nine ten"
+	copilotToolWord   = "RUNTOOL"
+	copilotToolCmd    = "echo ran > tool-proof.txt; echo TOOL-OUTPUT-42"
+	// copilotModel is a model Copilot knows, so it applies that model's
+	// token limits; the fake server answers whatever the name.
+	copilotModel = "gpt-4.1"
+)
+
+var (
+	copilotInstallOnce sync.Once
+	copilotBinPath     string
+	copilotPkgCache    string // COPILOT_PKG_CACHE_HOME: the unpacked CLI
+	copilotSkipReason  string
+)
+
+// copilotInstall installs @github/copilot once into the user's cache folder,
+// unpacks it there, and returns the path of its `copilot` command.
+func copilotInstall(t *testing.T) string {
+	t.Helper()
+	requireNPMOptIn(t, "Copilot CLI")
+	copilotInstallOnce.Do(func() {
+		if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+			copilotSkipReason = "the Copilot suite runs on Linux and macOS only"
+			return
+		}
+		dir := filepath.Join(codexCacheDir(), "copilot-"+copilotVersion)
+		bin := filepath.Join(dir, "node_modules", ".bin", "copilot")
+		installed := func() bool {
+			b, err := os.ReadFile(filepath.Join(dir, "node_modules", copilotPackage, "package.json"))
+			var pkg struct{ Version string }
+			if err != nil || json.Unmarshal(b, &pkg) != nil || pkg.Version != copilotVersion {
+				return false
+			}
+			st, err := os.Stat(bin)
+			return err == nil && st.Mode()&0o111 != 0
+		}
+		if copilotSkipReason = npmInstall(dir, installed, copilotPackage+"@"+copilotVersion); copilotSkipReason != "" {
+			return
+		}
+		// The first run unpacks the CLI; do it once here rather than in
+		// several tests at the same time.
+		pkgCache := filepath.Join(dir, "unpacked")
+		cmd := exec.Command(bin, "--version")
+		cmd.Env = append(os.Environ(), "COPILOT_PKG_CACHE_HOME="+pkgCache, "COPILOT_OFFLINE=true")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), copilotVersion) {
+			copilotSkipReason = fmt.Sprintf("copilot --version failed (%v): %s", err, lastLines(string(out), 5))
+			return
+		}
+		copilotBinPath, copilotPkgCache = bin, pkgCache
+	})
+	if copilotBinPath == "" {
+		t.Skip("SKIP: " + copilotSkipReason)
+	}
+	return copilotBinPath
+}
+
+// copilotRig is a world whose `copilot` agent is the real Copilot CLI, with
+// its own HOME, XDG folders, COPILOT_HOME and fake model server.
+type copilotRig struct {
+	*world
+	bin         string
+	copilotHome string // COPILOT_HOME: tags every process of this rig
+	fake        *fakeChat
+}
+
+func newCopilotRig(t *testing.T) *copilotRig {
+	t.Helper()
+	bin := copilotInstall(t)
+	fake := startFakeChat(t, "-delay", "500ms", "-delay-word", "slowly", "-tool-word", copilotToolWord,
+		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, copilotToolCmd))
+	w := newWorld(t)
+	root := t.TempDir()
+	r := &copilotRig{world: w, bin: bin, copilotHome: filepath.Join(root, "copilot"), fake: fake}
+	env := map[string]string{
+		"COPILOT_OFFLINE":           "true",
+		"COPILOT_PROVIDER_BASE_URL": fake.URL,
+		"COPILOT_PROVIDER_API_KEY":  "offline",
+		"COPILOT_MODEL":             copilotModel,
+		"COPILOT_PKG_CACHE_HOME":    copilotPkgCache,
+		"COPILOT_HOME":              r.copilotHome,
+	}
+	for k, sub := range map[string]string{"HOME": "home", "XDG_CONFIG_HOME": "config", "XDG_DATA_HOME": "data",
+		"XDG_CACHE_HOME": "cache", "XDG_STATE_HOME": "state"} {
+		env[k] = filepath.Join(root, sub)
+		os.MkdirAll(env[k], 0o700)
+	}
+	var toml strings.Builder
+	fmt.Fprintf(&toml, "[agents.copilot]\ncommand = [%q, \"--acp\"]\n[agents.copilot.env]\n", bin)
+	for k, v := range env {
+		fmt.Fprintf(&toml, "%s = %q\n", k, v)
+	}
+	w.config(toml.String())
+	return r
+}
+
+// assertNoAgentSurvives waits up to 10 s for every process of this rig (the
+// loader, the native CLI and the commands it ran) and of the session id, if
+// any, to be gone.
+func (r *copilotRig) assertNoAgentSurvives(id, after string) {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		live := liveProcessesWithEnv("COPILOT_HOME", r.copilotHome)
+		if id != "" {
+			live = append(live, liveProcessesWithEnv("KANDEV_SESSION_ID", id)...)
+		}
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("Copilot processes still running 10 s after %s: pids %v", after, live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,47 @@
+package e2e_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules
+// runs the randomized crash matrix (scripts/crashmatrix) briefly, with fixed
+// seeds: a few demo-agent turns per signal (SIGKILL, SIGTERM, SIGTERM twice,
+// SIGHUP, SIGINT) and a few SIGKILLs inside import, prune, repair and stop.
+// The matrix exits 1 when any run broke a rule; its report names the run.
+func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: the crash matrix runs real processes for about half a minute; not in -short")
+	}
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("SKIP: the crash matrix needs `script` (util-linux) for its permission-question trials")
+	}
+	matrix := filepath.Join(t.TempDir(), "crashmatrix")
+	if out, err := exec.Command("go", "build", "-o", matrix, "../scripts/crashmatrix").CombinedOutput(); err != nil {
+		t.Fatalf("building the crash matrix: %v\n%s", err, out)
+	}
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"SIGKILL", []string{"-trials", "turn", "-signals", "SIGKILL", "-n", "4", "-seed", "11"}},
+		{"SIGTERM", []string{"-trials", "turn", "-signals", "SIGTERM", "-n", "4", "-seed", "12"}},
+		{"SIGTERMx2", []string{"-trials", "turn", "-signals", "SIGTERMx2", "-n", "3", "-seed", "13"}},
+		{"SIGHUP", []string{"-trials", "turn", "-signals", "SIGHUP", "-n", "3", "-seed", "14"}},
+		{"SIGINT", []string{"-trials", "turn", "-signals", "SIGINT", "-n", "3", "-seed", "15"}},
+		{"operations", []string{"-trials", "import,prune,repair,stop", "-n", "8", "-seed", "16"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"-kandev", kandevBin, "-dir", t.TempDir(),
+				"-scenarios", "say,read,write,mix,perm-ask"}, c.args...)
+			out, err := exec.Command(matrix, args...).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "ALL INVARIANTS HELD") {
+				t.Fatalf("crashmatrix %s: %v\n%s", strings.Join(c.args, " "), err, out)
+			}
+		})
+	}
+}

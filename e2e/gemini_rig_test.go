@@ -1,0 +1,269 @@
+package e2e_test
+
+// End-to-end tests against Gemini CLI (npm @google/gemini-cli 0.61.0, run as
+// `gemini --acp`), offline. Gemini is pointed at testdata/fakegemini, a
+// deterministic Gemini API server on 127.0.0.1 that logs every request, so
+// each test can check what the model was shown. GOOGLE_GEMINI_BASE_URL makes
+// Gemini use gateway auth (no login); its settings turn usage statistics,
+// telemetry and update checks off, so nothing leaves the machine. The CLI is
+// installed once into the user's cache folder; the tests skip, visibly, only
+// when that fails.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+const (
+	geminiPackage = "@google/gemini-cli"
+	geminiVersion = "0.61.0"
+	// geminiAgent is a custom profile, so the suite does not depend on the
+	// built-in gemini profile's command line.
+	geminiAgent    = "gemini-test"
+	geminiSlowWord = "slowly"
+	// geminiSlowPrompt streams about 15 chunks, 400 ms apart: a turn of ~6 s.
+	geminiSlowPrompt = "slowly count sheep one two three four five six seven eight nine ten"
+	geminiToolWord   = "RUNTOOL"
+	geminiToolCmd    = "echo ran > tool-proof.txt; echo TOOL-OUTPUT-42"
+	// geminiSettings keeps Gemini CLI off the network but for the fake.
+	geminiSettings = `{"privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+ "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}}`
+)
+
+var (
+	geminiInstallOnce sync.Once
+	geminiBin         string
+	geminiSkipReason  string
+
+	geminiFakeOnce sync.Once
+	geminiFakeBin  string
+	geminiFakeErr  string
+)
+
+// geminiInstall installs Gemini CLI once and returns its `gemini` script.
+func geminiInstall(t *testing.T) string {
+	t.Helper()
+	requireNPMOptIn(t, "Gemini CLI")
+	geminiInstallOnce.Do(func() {
+		dir := filepath.Join(codexCacheDir(), "gemini-cli-"+geminiVersion)
+		modules := filepath.Join(dir, "node_modules")
+		installed := func() bool {
+			var pkg struct{ Version string }
+			b, err := os.ReadFile(filepath.Join(modules, geminiPackage, "package.json"))
+			return err == nil && json.Unmarshal(b, &pkg) == nil && pkg.Version == geminiVersion
+		}
+		if geminiSkipReason = npmInstall(dir, installed, geminiPackage+"@"+geminiVersion); geminiSkipReason == "" {
+			geminiBin = filepath.Join(modules, ".bin", "gemini")
+		}
+	})
+	if geminiBin == "" {
+		t.Skip("SKIP: " + geminiSkipReason)
+	}
+	return geminiBin
+}
+
+// geminiFakeServer builds testdata/fakegemini once (go ./... skips testdata).
+func geminiFakeServer(t *testing.T) string {
+	t.Helper()
+	geminiFakeOnce.Do(func() {
+		bin := filepath.Join(filepath.Dir(kandevBin), "fakegemini")
+		out, err := exec.Command("go", "build", "-o", bin, "../testdata/fakegemini").CombinedOutput()
+		if err != nil {
+			geminiFakeErr = fmt.Sprintf("building testdata/fakegemini: %v\n%s", err, out)
+			return
+		}
+		geminiFakeBin = bin
+	})
+	if geminiFakeBin == "" {
+		t.Fatal(geminiFakeErr)
+	}
+	return geminiFakeBin
+}
+
+// geminiRig is a world whose gemini-test agent is the real Gemini CLI, with
+// its own HOME (where Gemini keeps its sessions) and its own fake model.
+type geminiRig struct {
+	*world
+	geminiHome string
+	reqLog     string // the fake server's request log
+}
+
+func newGeminiRig(t *testing.T, fakeArgs ...string) *geminiRig {
+	t.Helper()
+	bin := geminiInstall(t)
+	fake := geminiFakeServer(t)
+	w := newWorld(t)
+	r := &geminiRig{world: w, geminiHome: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
+	if err := os.MkdirAll(filepath.Join(r.geminiHome, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.geminiHome, ".gemini", "settings.json"), []byte(geminiSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	args := append([]string{"-log", r.reqLog, "-idle", "5m", "-delay", "400ms", "-delay-word", geminiSlowWord}, fakeArgs...)
+	srv := exec.Command(fake, args...)
+	stdout, _ := srv.StdoutPipe()
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("fake Gemini server printed %q (%v): %s", url, err, srvErr.String())
+	}
+	w.config(fmt.Sprintf(`[agents.%s]
+command = [%q, "--acp"]
+[agents.%s.env]
+HOME = %q
+GOOGLE_GEMINI_BASE_URL = %q
+GEMINI_MODEL = "gemini-2.5-flash"
+GEMINI_CLI_TRUST_WORKSPACE = "true"
+GEMINI_CLI_NO_RELAUNCH = "true"
+`, geminiAgent, bin, geminiAgent, r.geminiHome, strings.TrimSpace(url)))
+	return r
+}
+
+// geminiRequest is one generateContent request the fake model received.
+type geminiRequest struct {
+	N    int    `json:"n"`
+	Path string `json:"path"`
+	Body struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				Text             string          `json:"text"`
+				FunctionCall     json.RawMessage `json:"functionCall"`
+				FunctionResponse json.RawMessage `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+	} `json:"body"`
+}
+
+// input is the request's whole conversation as one string, for searching.
+func (q geminiRequest) input() string {
+	b, _ := json.Marshal(q.Body.Contents)
+	return string(b)
+}
+
+// toolResponses are the function responses the request carries, as JSON:
+// what the model was told of its tool calls.
+func (q geminiRequest) toolResponses() string {
+	var b strings.Builder
+	for _, c := range q.Body.Contents {
+		for _, p := range c.Parts {
+			b.Write(p.FunctionResponse)
+		}
+	}
+	return b.String()
+}
+
+// userTexts are the user's own texts the model was shown, in order (not the
+// <session_context> Gemini CLI adds).
+func (q geminiRequest) userTexts() []string {
+	var out []string
+	for _, c := range q.Body.Contents {
+		for _, p := range c.Parts {
+			if c.Role == "user" && p.Text != "" && !strings.HasPrefix(p.Text, "<") {
+				out = append(out, p.Text)
+			}
+		}
+	}
+	return out
+}
+
+// modelTexts are the model's earlier answers the request carries, in order.
+func (q geminiRequest) modelTexts() []string {
+	var out []string
+	for _, c := range q.Body.Contents {
+		var b strings.Builder
+		for _, p := range c.Parts {
+			b.WriteString(p.Text)
+		}
+		if c.Role == "model" && b.Len() > 0 {
+			out = append(out, b.String())
+		}
+	}
+	return out
+}
+
+// requests are the model requests (generateContent, streamed or not).
+func (r *geminiRig) requests() []geminiRequest {
+	r.t.Helper()
+	b, err := os.ReadFile(r.reqLog)
+	if err != nil && !os.IsNotExist(err) {
+		r.t.Fatal(err)
+	}
+	var out []geminiRequest
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var q geminiRequest
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			r.t.Fatalf("fake server log: %v: %s", err, line)
+		}
+		if strings.Contains(q.Path, "GenerateContent") || strings.Contains(q.Path, "generateContent") {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// assertNoAgentSurvives waits up to 10 s for every process of this rig's
+// Gemini (all of them have its HOME) to be gone.
+func (r *geminiRig) assertNoAgentSurvives(after string) {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		live := liveProcessesWithEnv("HOME", r.geminiHome)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("Gemini CLI still running 10 s after %s: pids %v", after, live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// eventTime is when an event was written.
+func eventTime(t *testing.T, e state.Event) time.Time {
+	t.Helper()
+	ts, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+	if err != nil {
+		t.Fatalf("event %d has timestamp %q: %v", e.Seq, e.Timestamp, err)
+	}
+	return ts
+}
+
+// waitForEarlyInMinute returns at once in the first 40 s of a UTC minute and
+// otherwise sleeps into the next one, so that what follows stays within one
+// minute (Gemini's same-minute load), or, by waiting for the next minute,
+// leaves it.
+func waitForEarlyInMinute() {
+	if now := time.Now().UTC(); now.Second() >= 40 {
+		time.Sleep(now.Truncate(time.Minute).Add(time.Minute + 500*time.Millisecond).Sub(now))
+	}
+}
+
+// waitForNextMinute sleeps until the UTC minute after t has begun.
+func waitForNextMinute(t time.Time) {
+	next := t.UTC().Truncate(time.Minute).Add(time.Minute + 200*time.Millisecond)
+	if d := time.Until(next); d > 0 {
+		time.Sleep(d)
+	}
+}

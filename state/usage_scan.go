@@ -1,0 +1,148 @@
+package state
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// UsageRecord is what usage reports need of a session record.
+type UsageRecord struct {
+	ID        string
+	Agent     string
+	Workspace string
+	Usage     *UsageTotals // nil when the session reported none
+}
+
+// UsageRecords reads the usage totals of the records of ids (every record
+// when ids is nil), in parallel, decoding only the fields it needs. A record
+// that is gone, unreadable or of a newer format is left out and counted in
+// skipped.
+func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err error) {
+	if ids == nil {
+		if ids, err = h.listRecordIDs(); err != nil {
+			return nil, 0, err
+		}
+	}
+	out := make([]UsageRecord, len(ids))
+	ok := make([]bool, len(ids))
+	ForEach(len(ids), func(i int) {
+		buf := recordBufs.Get().(*[]byte)
+		defer recordBufs.Put(buf)
+		b, err := readRecordFile(h.RecordPath(ids[i]), (*buf)[:0])
+		*buf = b
+		if err != nil {
+			return
+		}
+		f := gjson.GetManyBytes(b, "id", "format", "agent", "workspace", "usage")
+		if f[0].String() != ids[i] || f[1].Int() > Format {
+			return
+		}
+		r := UsageRecord{ID: ids[i], Agent: f[2].String(), Workspace: f[3].String()}
+		if f[4].IsObject() {
+			r.Usage = usageTotalsOf(f[4])
+		}
+		out[i], ok[i] = r, true
+	})
+	for i := range out {
+		if ok[i] {
+			recs = append(recs, out[i])
+		} else {
+			skipped++
+		}
+	}
+	return recs, skipped, nil
+}
+
+// usageTotalsOf reads a record's usage object field by field.
+func usageTotalsOf(u gjson.Result) *UsageTotals {
+	t := &UsageTotals{Used: u.Get("used").Int(), Size: u.Get("size").Int(), TurnsWithUsage: int(u.Get("turns_with_usage").Int())}
+	if c := u.Get("cost"); c.IsObject() {
+		t.Cost = &Cost{Amount: c.Get("amount").Float(), Currency: c.Get("currency").String()}
+	}
+	if k := u.Get("tokens"); k.IsObject() {
+		t.Tokens = tokensOf(k)
+	}
+	return t
+}
+
+func tokensOf(k gjson.Result) *Tokens {
+	f := k.Get("@this").Map()
+	return &Tokens{Input: f["input"].Int(), Output: f["output"].Int(), Total: f["total"].Int(),
+		CachedRead: f["cached_read"].Int(), CachedWrite: f["cached_write"].Int(), Thought: f["thought"].Int()}
+}
+
+// listRecordIDs names the session records in the home, unsorted.
+func (h *Home) listRecordIDs() ([]string, error) {
+	d, err := os.Open(h.sessionsDir())
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, name := range names {
+		if id, ok := strings.CutSuffix(name, ".json"); ok && ValidateID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// UsageEvent is what usage reports need of one usage event.
+type UsageEvent struct {
+	Time        time.Time
+	Turn        string
+	SessionCost *Cost   // the session's total after the event, when it had a cost
+	Tokens      *Tokens // the turn's token counts, when given
+}
+
+// usageLine is how every usage event is written: lines without it are not decoded.
+var usageLine = []byte(`"type":"usage"`)
+
+// ScanUsage calls fn with each usage event of session id's log, in order.
+// A log last written before since holds none of interest and is not read.
+func (h *Home) ScanUsage(id string, since time.Time, fn func(UsageEvent)) error {
+	path := h.LogPath(id)
+	if !since.IsZero() {
+		st, err := os.Lstat(path)
+		if errors.Is(err, os.ErrNotExist) || err == nil && st.ModTime().Before(since) {
+			return nil
+		}
+	}
+	_, err := scanLinesWith(path, &usageReaders, func(line []byte) bool {
+		if !bytes.Contains(line, usageLine) {
+			return true
+		}
+		f := gjson.GetManyBytes(line, "type", "timestamp", "turn_id", "session_cost", "tokens")
+		if f[0].String() != EventUsage {
+			return true
+		}
+		t, _ := time.Parse(time.RFC3339Nano, f[1].String())
+		ev := UsageEvent{Time: t, Turn: f[2].String()}
+		if f[3].IsObject() {
+			ev.SessionCost = &Cost{Amount: f[3].Get("amount").Float(), Currency: f[3].Get("currency").String()}
+		}
+		if f[4].IsObject() {
+			ev.Tokens = tokensOf(f[4])
+		}
+		fn(ev)
+		return true
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// usageReaders are the line readers of usage scans, reused across logs.
+var usageReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}

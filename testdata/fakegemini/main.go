@@ -1,0 +1,240 @@
+// Command fakegemini is a deterministic stand-in for the Gemini API
+// (generativelanguage v1beta), so that a real Gemini CLI can be driven
+// offline in end-to-end tests.
+//
+// It listens on 127.0.0.1 only, prints its base URL ("http://127.0.0.1:PORT")
+// as the first line of stdout, and answers
+// POST /v1beta/models/M:streamGenerateContent (server-sent events) and
+// POST /v1beta/models/M:generateContent (one JSON reply):
+//
+//   - normally the text "ack N: <start of the latest user text>", N being the
+//     number of the request, streamed one word per chunk;
+//   - when the latest user text contains -tool-word, a run_shell_command
+//     function call running -tool-command; once the call's response comes
+//     back, the text "tool done N: <start of that response>".
+//
+// countTokens is answered with a small count. Every request is appended to
+// -log as one JSON line {n, method, path, body} before it is answered.
+// -delay pauses between chunks (only for turns whose latest user text
+// contains -delay-word, when that is set). The server exits by itself after
+// -idle without requests.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+type server struct {
+	delay     time.Duration
+	delayWord string
+	toolWord  string
+	toolCmd   string
+
+	mu      sync.Mutex
+	n       int
+	logFile *os.File
+	touched chan struct{}
+}
+
+func main() {
+	var (
+		logPath = flag.String("log", "", "append every request as a JSON line to this file")
+		idle    = flag.Duration("idle", 10*time.Minute, "exit after this long without a request")
+		s       server
+	)
+	flag.DurationVar(&s.delay, "delay", 0, "pause between streamed chunks")
+	flag.StringVar(&s.delayWord, "delay-word", "", "pause only when the latest user text contains this word")
+	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
+	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
+	flag.Parse()
+
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			log.Fatal(err)
+		}
+		s.logFile = f
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("http://%s\n", ln.Addr())
+
+	s.touched = make(chan struct{}, 1)
+	go func() {
+		for {
+			select {
+			case <-s.touched:
+			case <-time.After(*idle):
+				log.Printf("no request for %s: exiting", *idle)
+				os.Exit(0)
+			}
+		}
+	}()
+	log.Fatal(http.Serve(ln, &s))
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.touched <- struct{}{}:
+	default:
+	}
+	body, _ := io.ReadAll(r.Body)
+	n := s.record(r, body)
+	path := r.URL.Path
+	if r.Method != http.MethodPost || !strings.Contains(path, "/models/") {
+		http.NotFound(w, r)
+		return
+	}
+	if strings.HasSuffix(path, ":countTokens") {
+		writeJSON(w, map[string]any{"totalTokens": 10})
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, "bad request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	user := req.latestUserText()
+	var parts []map[string]any
+	switch out, ok := req.pendingToolResponse(); {
+	case ok:
+		parts = textParts(fmt.Sprintf("tool done %d: %s", n, start(out)))
+	case s.toolWord != "" && strings.Contains(user, s.toolWord):
+		parts = []map[string]any{{"functionCall": map[string]any{
+			"name": "run_shell_command",
+			"args": map[string]any{"command": s.toolCmd, "description": "run the fake tool"},
+		}}}
+	default:
+		parts = textParts(fmt.Sprintf("ack %d: %s", n, start(user)))
+	}
+	if !strings.HasSuffix(path, ":streamGenerateContent") {
+		writeJSON(w, chunk(parts, true))
+		return
+	}
+	delay := s.delay
+	if s.delayWord != "" && !strings.Contains(user, s.delayWord) {
+		delay = 0
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	for i, p := range parts {
+		if i > 0 && delay > 0 {
+			time.Sleep(delay)
+		}
+		b, _ := json.Marshal(chunk([]map[string]any{p}, i == len(parts)-1))
+		fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+}
+
+// record appends the request to the log and returns its number.
+func (s *server) record(r *http.Request, body []byte) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	if s.logFile != nil {
+		raw := json.RawMessage(body)
+		if !json.Valid(body) {
+			raw, _ = json.Marshal(string(body))
+		}
+		line, _ := json.Marshal(map[string]any{"n": s.n, "method": r.Method, "path": r.URL.Path, "body": raw})
+		s.logFile.Write(append(line, '\n'))
+	}
+	return s.n
+}
+
+// chunk is one GenerateContentResponse carrying parts; the last one ends
+// the candidate and reports usage.
+func chunk(parts []map[string]any, last bool) map[string]any {
+	cand := map[string]any{"index": 0, "content": map[string]any{"role": "model", "parts": parts}}
+	c := map[string]any{"candidates": []any{cand}, "modelVersion": "fake"}
+	if last {
+		cand["finishReason"] = "STOP"
+		c["usageMetadata"] = map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+	}
+	return c
+}
+
+// textParts splits text into one part per word, the way a stream arrives.
+func textParts(text string) []map[string]any {
+	var out []map[string]any
+	for _, w := range strings.SplitAfter(text, " ") {
+		out = append(out, map[string]any{"text": w})
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// request is the part of a GenerateContentRequest the fake reads.
+type request struct {
+	Contents []content `json:"contents"`
+}
+
+type content struct {
+	Role  string `json:"role"`
+	Parts []part `json:"parts"`
+}
+
+type part struct {
+	Text             string          `json:"text"`
+	FunctionResponse json.RawMessage `json:"functionResponse"`
+}
+
+// latestUserText is the text of the last user part that is not context
+// Gemini CLI adds by itself (<session_context> and the like).
+func (r request) latestUserText() string {
+	for i := len(r.Contents) - 1; i >= 0; i-- {
+		c := r.Contents[i]
+		if c.Role != "user" {
+			continue
+		}
+		for j := len(c.Parts) - 1; j >= 0; j-- {
+			if t := strings.TrimSpace(c.Parts[j].Text); t != "" && !strings.HasPrefix(t, "<") {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// pendingToolResponse is the function response in the last content, i.e.
+// the model must now answer the call's result.
+func (r request) pendingToolResponse() (string, bool) {
+	if len(r.Contents) == 0 {
+		return "", false
+	}
+	for _, p := range r.Contents[len(r.Contents)-1].Parts {
+		if len(p.FunctionResponse) > 0 {
+			return string(p.FunctionResponse), true
+		}
+	}
+	return "", false
+}
+
+// start is the beginning of s on one line, at most 60 characters.
+func start(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60])
+	}
+	return s
+}
