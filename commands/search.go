@@ -80,6 +80,10 @@ func writeSearchText(w io.Writer, o *Output, hits []history.SearchHit, now time.
 		fmt.Fprintf(w, "%s  seq %d  %s  %s (%s)\n", o.bold(hit.SessionID), hit.Seq, hit.Type, printableLine(hit.Title), ago(now, hit.LastActivityAt))
 		s, m := hit.Snippet, hit.Match
 		fmt.Fprintf(w, "  %s%s%s\n", printableLine(s[:m[0]]), o.mark(printableLine(s[m[0]:m[1]])), printableLine(s[m[1]:]))
-		fmt.Fprintf(w, "  %s\n", o.dim(fmt.Sprintf("kandev transcript %s --before %d --limit 5", hit.SessionID, hit.Seq+1)))
+		epochs := ""
+		if hit.Rewound {
+			epochs = " --all-epochs"
+		}
+		fmt.Fprintf(w, "  %s\n", o.dim(fmt.Sprintf("kandev transcript %s%s --before %d --limit 5", hit.SessionID, epochs, hit.Seq+1)))
 	}
 }

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ type searchAnswer struct {
 		Snippet        string    `json:"snippet"`
 		Title          string    `json:"title"`
 		LastActivityAt time.Time `json:"last_activity_at"`
+		Rewound        bool      `json:"rewound"`
 	} `json:"results"`
 }
 
@@ -192,5 +194,25 @@ func TestSearch_Filters(t *testing.T) {
 	}
 	if a, r := w.search("haystack"); r.code != 1 || len(a.Results) != 0 || !strings.Contains(r.stderr, "no match") {
 		t.Errorf("nothing found: want exit 1 and an empty list, got %s", r)
+	}
+}
+
+func TestSearch_MarksWhatARewindTookOut(t *testing.T) {
+	w := newWorld(t)
+	id := w.mustStart("/say the walrus sings")
+	w.mustRun("clear", id)
+	w.mustRun("prompt", id, "/say the walrus again")
+	a, r := w.search("walrus", "--limit", "0")
+	var rewound []bool
+	for _, h := range a.Results {
+		rewound = append(rewound, h.Rewound)
+	}
+	// newest first: this epoch's answer and prompt, then the cleared ones
+	if r.code != 0 || fmt.Sprint(rewound) != "[false false true true]" {
+		t.Fatalf("rewound flags %v, want [false false true true]: %s", rewound, r)
+	}
+	txt := w.mustRun("search", "walrus", "--limit", "0")
+	if strings.Count(txt.stdout, "--all-epochs --before") != 2 {
+		t.Fatalf("the cleared hits should point to transcript --all-epochs:\n%s", txt)
 	}
 }

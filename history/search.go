@@ -35,6 +35,9 @@ type SearchHit struct {
 	Snippet        string    `json:"snippet"`
 	Title          string    `json:"title"` // the session's
 	LastActivityAt time.Time `json:"last_activity_at"`
+	// Rewound is set for an event a rewind or clear took out of the current
+	// conversation (the transcript shows it with --all-epochs).
+	Rewound bool `json:"rewound,omitempty"`
 	// Match is where the match is in Snippet.
 	Match [2]int `json:"-"`
 }
@@ -119,7 +122,11 @@ func scanSession(h *state.Home, s *state.Session, m matcher, limit int) logScan 
 	buf := blockBufs.Get().(*[]byte)
 	defer blockBufs.Put(buf)
 	path := h.LogPath(s.ID)
+	rewound := s.Epoch > 0 || s.RewindPending != nil
 	*buf, _, f.err = state.ReadLogBlocks(path, *buf, func(b []byte) bool {
+		if rewound {
+			f.findRewinds(b)
+		}
 		m.scan(b, f.line)
 		return true
 	})
@@ -133,6 +140,7 @@ func scanSession(h *state.Home, s *state.Session, m matcher, limit int) logScan 
 		})
 		f.flush()
 	}
+	f.markRewound()
 	slices.SortStableFunc(f.hits, func(a, b SearchHit) int { return int(b.Seq - a.Seq) })
 	if limit > 0 && len(f.hits) > limit { // a whole batch is read: keep only what can be shown
 		f.hits = slices.Clone(f.hits[:limit])

@@ -26,6 +26,7 @@ type logScan struct {
 	turns   map[string]bool // turns whose messages the second read assembles
 	lastBad []byte          // the last line counted as skipped
 	run     messageRun
+	fences  [][2]int64 // (to_seq, seq) of each rewind: what it hides lies between
 }
 
 // messageRun is the text of consecutive chunks of one type in one turn.
@@ -59,6 +60,32 @@ func (f *logScan) line(line []byte, partial bool) {
 	case state.EventToolCall:
 		if !partial {
 			f.match(typ, r[1].Int(), Redact(r[4].String()), nil, nil)
+		}
+	}
+}
+
+// findRewinds notes the rewind events of a block (read only for sessions
+// that were rewound or cleared).
+func (f *logScan) findRewinds(b []byte) {
+	key := []byte(`"type":"` + state.EventRewind + `"`)
+	for i := bytes.Index(b, key); i >= 0; i = bytes.Index(b, key) {
+		start := bytes.LastIndexByte(b[:i], '\n') + 1
+		end := i + bytes.IndexByte(b[i:], '\n') + 1
+		r := gjson.GetManyBytes(b[start:end], "seq", "to_seq")
+		f.fences = append(f.fences, [2]int64{r[1].Int(), r[0].Int()})
+		b = b[end:]
+	}
+}
+
+// markRewound marks the hits that a rewind hides. A rewind hidden by a
+// later one fenced only what the later one hides too, so a hit is hidden
+// exactly when some rewind's range holds it.
+func (f *logScan) markRewound() {
+	for i := range f.hits {
+		for _, r := range f.fences {
+			if f.hits[i].Seq > r[0] && f.hits[i].Seq < r[1] {
+				f.hits[i].Rewound = true
+			}
 		}
 	}
 }
