@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +41,10 @@ func (o *Output) Object(v any, text func(w io.Writer)) {
 		_ = enc.Encode(v)
 		return
 	}
-	text(printableWriter{o.Out})
+	// One write per 64 KiB, not per cell: a list of thousands of rows.
+	bw := bufio.NewWriterSize(o.Out, 64<<10)
+	text(printableWriter{bw})
+	_ = bw.Flush()
 }
 
 // Error prints err as one line on stderr and, with --json, an error object on stdout.
@@ -81,6 +85,7 @@ func firstLine(s string) string {
 func (o *Output) dim(s string) string    { return paint(o.Color, "\x1b[2m", s) }
 func (o *Output) dimErr(s string) string { return paint(o.ErrColor, "\x1b[2m", s) }
 func (o *Output) bold(s string) string   { return paint(o.Color, "\x1b[1m", s) }
+func (o *Output) mark(s string) string   { return paint(o.Color, "\x1b[1;7m", s) } // bold, reverse video
 
 func paint(on bool, code, s string) string {
 	if !on {

@@ -38,6 +38,7 @@ type CLI struct {
 	Resume    ResumeCmd    `cmd:"" help:"Get back into a session: relaunch, restore, continue an interrupted turn."`
 	Status    StatusCmd    `cmd:"" help:"The resume verdict and the session's fields."`
 	List      ListCmd      `cmd:"" help:"Sessions, newest activity first."`
+	Search    SearchCmd    `cmd:"" help:"Find text in the messages, thoughts and tool calls of every session."`
 	Events    EventsCmd    `cmd:"" help:"Raw events of a session."`
 	Agents    AgentsCmd    `cmd:"" help:"Agent profiles (--probe reports their capabilities)."`
 	Cancel    CancelCmd    `cmd:"" help:"Cancel the running turn, from any process."`

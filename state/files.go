@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 )
 
@@ -82,4 +83,51 @@ func bareCause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// readRecordFile is readSessionFile for the small files replaced whole
+// (records, leases) that a listing reads by the thousand: plain system calls into one buffer (no poller registration, no
+// growing reads), and no read to confirm the end once a read comes back
+// short: a record is only ever replaced by rename, never written in place,
+// so the file a name points at does not grow. Any error is left to
+// readSessionFile, which names it.
+// The file is appended to buf, whose room is used first.
+func readRecordFile(path string, buf []byte) ([]byte, error) {
+	fd, err := openNoFollow(path)
+	if err == syscall.ENOENT { // no lease, a record removed meanwhile: common, and cheap to say
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err != nil {
+		return readSessionFile(path)
+	}
+	defer syscall.Close(fd)
+	if cap(buf)-len(buf) < 512 {
+		buf = slices.Grow(buf, 4096)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		room := cap(buf) - len(buf)
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return readSessionFile(path)
+		}
+		buf = buf[:len(buf)+n]
+		if n < room {
+			return buf, nil
+		}
+	}
+}
+
+func openNoFollow(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }

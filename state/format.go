@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -88,39 +85,35 @@ func (h *Home) checkFormat() error {
 	return nil
 }
 
-// recordKeys are the JSON names of Session's fields: any other key of a
-// record was written by a newer kandev and is kept as it is.
-var recordKeys = sync.OnceValue(func() map[string]bool {
-	keys := map[string]bool{}
-	t := reflect.TypeFor[Session]()
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			keys[name] = true
-		}
-	}
-	return keys
-})
-
 // decodeRecord parses a session record, keeping the keys this kandev does
 // not know in Unknown so that a rewrite by this kandev preserves them.
 func decodeRecord(b []byte, s *Session) error {
+	if decodeRecordFast(b, s) != nil {
+		*s = Session{}
+		if err := decodeRecordJSON(b, s); err != nil {
+			return err
+		}
+	}
+	upgradeRecord(s)
+	return nil
+}
+
+// decodeRecordJSON is decodeRecord by encoding/json: for the records the
+// one-pass decoder leaves to it, and for its errors.
+func decodeRecordJSON(b []byte, s *Session) error {
 	if err := json.Unmarshal(b, s); err != nil {
 		return err
 	}
-	known := recordKeys()
-	// A view of b, not a copy: listing thousands of records reads each once.
-	// What is kept is copied out of it.
-	gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b))).ForEach(func(key, value gjson.Result) bool {
-		if !known[key.Str] {
+	known := recordFields()
+	gjson.ParseBytes(b).ForEach(func(key, value gjson.Result) bool {
+		if _, ok := known[key.Str]; !ok {
 			if s.Unknown == nil {
 				s.Unknown = map[string]json.RawMessage{}
 			}
-			s.Unknown[strings.Clone(key.Str)] = json.RawMessage(value.Raw)
+			s.Unknown[key.Str] = json.RawMessage(value.Raw)
 		}
 		return true
 	})
-	upgradeRecord(s)
 	return nil
 }
 

@@ -412,9 +412,9 @@ func TurnClosed(path, turnID string) bool {
 	// is nothing of it to resume.
 	closed := true
 	_, _ = ScanBackward(path, func(line []byte) bool {
-		// Three fields decide: read them without decoding the event, since the
-		// scan may cross a whole turn of streamed chunks.
-		if !gjson.ValidBytes(line) {
+		// Three fields of turn_started and turn_ended lines decide: the others
+		// (a whole turn of streamed chunks) are passed over without decoding.
+		if !bytes.Contains(line, []byte(`"type":"turn_`)) || !gjson.ValidBytes(line) {
 			return true
 		}
 		f := gjson.GetManyBytes(line, "turn_id", "type", "stop_reason")

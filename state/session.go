@@ -172,12 +172,19 @@ func (h *Home) CreateSession(s *Session) error {
 	return WriteFileAtomic(h.RecordPath(s.ID), encodeRecord(s))
 }
 
+// recordBufs are read buffers for records (and leases), reused across the
+// thousands a listing or a usage report reads.
+var recordBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
 // LoadSession reads the record of session id.
 func (h *Home) LoadSession(id string) (*Session, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	b, err := readSessionFile(h.RecordPath(id))
+	buf := recordBufs.Get().(*[]byte)
+	defer recordBufs.Put(buf)
+	b, err := readRecordFile(h.RecordPath(id), (*buf)[:0])
+	*buf = b // decodeRecord copies what it keeps: the buffer serves the next record
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
@@ -185,7 +192,14 @@ func (h *Home) LoadSession(id string) (*Session, error) {
 		return nil, err
 	}
 	var s Session
-	if err := decodeRecord(b, &s); err != nil {
+	err = decodeRecord(b, &s)
+	if err != nil { // perhaps a short read of a file edited in place: read it whole
+		if b, err = readSessionFile(h.RecordPath(id)); err == nil {
+			s = Session{}
+			err = decodeRecord(b, &s)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("session record %s is corrupt: %w", h.RecordPath(id), err)
 	}
 	if s.Format > Format {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -34,9 +33,10 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 	out := make([]UsageRecord, len(ids))
 	ok := make([]bool, len(ids))
 	ForEach(len(ids), func(i int) {
-		buf := smallReads.Get().(*[]byte)
-		defer smallReads.Put(buf)
-		b, err := readSmallFile(h.RecordPath(ids[i]), buf)
+		buf := recordBufs.Get().(*[]byte)
+		defer recordBufs.Put(buf)
+		b, err := readRecordFile(h.RecordPath(ids[i]), (*buf)[:0])
+		*buf = b
 		if err != nil {
 			return
 		}
@@ -58,39 +58,6 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 		}
 	}
 	return recs, skipped, nil
-}
-
-// smallReads are the buffers records are read into: one read(2) for a
-// record of a few kilobytes, and no allocation per record.
-var smallReads = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
-
-// readSmallFile reads a session file (never through a symlink) into *buf,
-// growing it when the file is larger; the result is valid until *buf is
-// reused. Plain system calls: an os.File costs more than reading a record.
-func readSmallFile(path string, buf *[]byte) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer syscall.Close(fd)
-	b := (*buf)[:0]
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := syscall.Read(fd, b[len(b):cap(b)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			*buf = b
-			return b, nil
-		}
-		b = b[:len(b)+n]
-	}
 }
 
 // usageTotalsOf reads a record's usage object field by field.

@@ -4,7 +4,7 @@
 // emission with a bare JSON-RPC reader, turns `go test -bench` output into
 // figures, and prints the one table of the benchmark run.
 //
-//	benchtool sessions -home H -n N [-cwd D]
+//	benchtool sessions -home H -n N -cwd D [-events N] [-word W]
 //	benchtool log      -home H -id ID -events N [-cwd D]
 //	benchtool measure  -out DIR -name NAME [-runs 5] [-warmup 1] [-prepare SH] [-dir D] -- CMD...
 //	benchtool emit     -out DIR -name NAME [-runs 5] -cwd D (-load TOKEN | -prompt TEXT) -- AGENT...

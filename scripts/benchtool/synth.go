@@ -31,7 +31,7 @@ func record(id, cwd string, i int, st string) *state.Session {
 		AgentLaunched: true, Capabilities: json.RawMessage(demoCaps), Turns: 4,
 	}
 	if st == state.StateRunning {
-		s.CurrentTurn, s.StopReason = "t5", ""
+		s.CurrentTurn, s.StopReason = fmt.Sprintf("t%d", s.Turns), "" // writeLog's open turn
 	}
 	return s
 }
@@ -47,13 +47,16 @@ func writeRecord(h *state.Home, s *state.Session) error {
 }
 
 // cmdSessions writes n sessions: 60% waiting for input, 10% interrupted
-// mid-turn (needs resume), 30% completed, each with a short log and the lock
-// files a session that ran has.
+// mid-turn (needs resume), 30% completed, each with a log of -events events
+// (a short one by default) and the lock files a session that ran has; every
+// 50th one mentions -word once.
 func cmdSessions(args []string) error {
 	fs := flag.NewFlagSet("sessions", flag.ExitOnError)
 	home := fs.String("home", "", "kandev home")
 	n := fs.Int("n", 1000, "number of sessions")
 	cwd := fs.String("cwd", "", "the sessions' working directory")
+	events := fs.Int("events", 40, "events in each session's log")
+	word := fs.String("word", "", "a word that every 50th session mentions once, in a prompt (for kandev search)")
 	fs.Parse(args)
 	if *home == "" || *cwd == "" {
 		return errors.New("sessions: -home and -cwd are required")
@@ -72,10 +75,18 @@ func cmdSessions(args []string) error {
 		}
 		id := fmt.Sprintf("%s-%08x", base.Add(time.Duration(i)*time.Minute).Format("20060102-150405"), i)
 		s := record(id, *cwd, i, st)
+		s.Turns = (*events + 10) / 11 // the turns writeLog writes (11 events each)
+		if st == state.StateRunning {
+			s.CurrentTurn = fmt.Sprintf("t%d", s.Turns)
+		}
 		if err := writeRecord(h, s); err != nil {
 			return err
 		}
-		if err := writeLog(h.LogPath(id), id, 40, st == state.StateRunning); err != nil {
+		planted := ""
+		if i%50 == 0 {
+			planted = *word
+		}
+		if err := writeLog(h.LogPath(id), id, *events, st == state.StateRunning, planted); err != nil {
 			return err
 		}
 		for _, p := range []string{h.LockPath(id), h.RecordLockPath(id)} {
@@ -107,14 +118,15 @@ func cmdLog(args []string) error {
 	if err := writeRecord(h, s); err != nil {
 		return err
 	}
-	return writeLog(h.LogPath(*id), *id, *n, false)
+	return writeLog(h.LogPath(*id), *id, *n, false, "")
 }
 
 // writeLog writes n events in the SPEC section 4 format: turns of
 // turn_started, user_message, state, three agent_message chunks, a thought,
 // a tool call and its result, turn_ended and state; a marker every 100
-// turns. With open set, the last turn has no end (an interrupted turn).
-func writeLog(path, id string, n int, open bool) error {
+// turns. With open set, the last turn has no end (an interrupted turn). A
+// word, when given, is in the second turn's prompt.
+func writeLog(path, id string, n int, open bool, word string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -137,7 +149,11 @@ func writeLog(path, id string, n int, open bool) error {
 		turn := fmt.Sprintf("t%d", t)
 		last := open && int(seq)+11 >= n
 		emit(state.Event{Type: state.EventTurnStarted, TurnID: turn, Source: state.SourceUser})
-		emit(state.Event{Type: state.EventUserMessage, TurnID: turn, Role: "user", Content: fmt.Sprintf("Please fix the failing test %d in state/log_test.go and explain the change.", t)})
+		prompt := fmt.Sprintf("Please fix the failing test %d in state/log_test.go and explain the change.", t)
+		if t == 2 && word != "" {
+			prompt += " The " + word + " is involved."
+		}
+		emit(state.Event{Type: state.EventUserMessage, TurnID: turn, Role: "user", Content: prompt})
 		emit(state.Event{Type: state.EventState, TurnID: turn, State: state.StateRunning})
 		emit(state.Event{Type: state.EventAgentThought, TurnID: turn, Role: "assistant", Content: "The torn-line handling looks wrong; reading the reader first."})
 		call := fmt.Sprintf("call-%d", t)
