@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -351,13 +352,15 @@ func TestOwner_CtrlCBeforeTheAgentTookTheFirstPromptDropsItAndLeavesNothingToRes
 
 func TestOwner_AUsageReportIsNoAcceptanceOfTheFirstPrompt(t *testing.T) {
 	r := newRig(t)
-	id := r.create("/sleep 5000\n/say done")
+	id := r.create("/sleep 4000\n/say done")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	job := r.job(id, "")
 	job.Emit = func(e state.Event) {
 		if e.Type == state.EventUserMessage {
-			cancel(ErrShutdown) // SIGTERM: the demo agent ends the turn with only a usage report
+			// SIGTERM once the agent sleeps on the prompt: it ends the turn
+			// with only a usage report.
+			time.AfterFunc(500*time.Millisecond, func() { cancel(ErrShutdown) })
 		}
 	}
 	if _, err := r.run(ctx, job); !errors.Is(err, ErrShutdown) {
