@@ -193,3 +193,61 @@ func TestEditor_TypeScriptSDKClientCreatesThenReopensLoadsAndRecalls(t *testing.
 		t.Fatalf("recall: stop %q, %+v", second.StopReason, second.Turn)
 	}
 }
+
+func TestEditor_CodexBehindKandevACPIsLoadedInANewProcessWithItsContext(t *testing.T) {
+	t.Parallel()
+	r := newCodexRig(t, codexOptions{})
+	first := "remember the word PAPAYA for later"
+	ed := r.openEditor("--agent", "codex")
+	ed.initialize()
+	id := ed.newSession(r.cwd)
+	ed.mustPrompt(id, first)
+	if got := chunkText(ed.take(id), "agent"); got != "ack 1: "+first {
+		t.Fatalf("the editor was shown %q", got)
+	}
+	if code := ed.quit(); code != 0 {
+		t.Fatalf("kandev acp exit %d\n%s", code, ed.stderr)
+	}
+	r.assertNoAgentSurvives("the first kandev acp exited")
+	token := r.session(string(id)).ResumeToken
+	if token == "" {
+		t.Fatal("no codex session id recorded after the first turn")
+	}
+
+	ed2 := r.openEditor("--agent", "codex")
+	ed2.initialize()
+	began := time.Now()
+	ed2.load(id, r.cwd)
+	ups := ed2.take(id)
+	t.Logf("codex behind kandev acp: load replayed %d updates and restored codex in %s", len(ups), time.Since(began))
+	if chunkText(ups, "user") != first || chunkText(ups, "agent") != "ack 1: "+first {
+		t.Fatalf("replay: user %q, agent %q", chunkText(ups, "user"), chunkText(ups, "agent"))
+	}
+	second := "which word did I ask you to remember"
+	ed2.mustPrompt(id, second)
+	if got := chunkText(ed2.take(id), "agent"); got != "ack 2: "+second {
+		t.Fatalf("second turn shown as %q", got)
+	}
+	ed2.quit()
+	r.assertNoAgentSurvives("the second kandev acp exited")
+
+	starts := codexAgentStarts(r.events(string(id)))
+	if len(starts) != 2 || starts[0].Restore != "new" || starts[1].Restore != "resume" || starts[1].FallbackReason != "" {
+		t.Fatalf("agent_started events: %s", mustJSON(starts))
+	}
+	// The model saw the first turn when it answered the second.
+	reqs := r.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	q := reqs[1]
+	if q.SessionID != token {
+		t.Fatalf("second request under codex session %q, want %q", q.SessionID, token)
+	}
+	if got := q.userTexts(); len(got) != 2 || got[0] != first || got[1] != second {
+		t.Fatalf("user messages the model saw for the second prompt: %q", got)
+	}
+	if !strings.Contains(q.input(), "ack 1: "+first) {
+		t.Fatalf("the first answer is missing from the second request's input:\n%s", q.input())
+	}
+}
