@@ -248,7 +248,11 @@ func TestEditor_KilledMidTurnIsRepairedAndContinuedOnceOnTheNextLoad(t *testing.
 	ed.initialize()
 	id := ed.newSession(w.cwd)
 	go ed.prompt(id, "remember MANGO\n/sleep 30000")
-	waitForRunningTurn(t, w, string(id))
+	// Killed once the agent has answered: a prompt it never accepted would be
+	// sent again instead of continued.
+	w.waitForEvents(string(id), "the agent's first words", func(evs []state.Event) bool {
+		return len(ofType(evs, state.EventAgentMessage)) > 0
+	})
 	ed.cmd.Process.Signal(syscall.SIGKILL)
 	<-ed.exited
 
