@@ -90,7 +90,8 @@ func warmAgainstCold(t *testing.T, w *world, agent string, noneLeft func(after s
 
 	cold := timedPrompt(w, id, "cold prompt about figs")
 	noneLeft("the cold prompt exited")
-	t.Logf("%s cold prompt: %s", agent, cold)
+	exits := ofType(w.events(id), state.EventAgentExited)
+	t.Logf("%s cold prompt: %s; the agent %s", agent, cold, exits[len(exits)-1].Content)
 
 	w.closeOnCleanup(id)
 	first := timedPrompt(w, id, "first lingering prompt about pears", "--linger", "60s")
