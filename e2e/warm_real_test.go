@@ -1,0 +1,136 @@
+package e2e_test
+
+// Warm prompts on real agents: the same conversation served cold (the agent
+// started and its session restored for the prompt) and warm (a lingering
+// owner that the prompt reattaches to). The tests assert behaviour only and
+// log the figures; docs/agents.md and docs/testing.md quote their medians.
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// promptFigures are one prompt command's wall time, the agent's own turn
+// (turn_started to turn_ended in the log) and the time from turn_ended to
+// the command's exit.
+type promptFigures struct{ wall, turn, tail time.Duration }
+
+func (f promptFigures) String() string {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	return "wall " + ms(f.wall) + ", agent's turn " + ms(f.turn) + ", turn_ended to exit " + ms(f.tail)
+}
+
+// timedPrompt runs `kandev prompt id text args...`, requires exit 0 and the
+// agent's answer to name text, and measures it.
+func timedPrompt(w *world, id, text string, args ...string) promptFigures {
+	w.t.Helper()
+	began := time.Now()
+	res := w.run(append([]string{"prompt", id, text}, args...)...)
+	exited := time.Now()
+	if res.code != 0 {
+		w.t.Fatalf("prompt %q: %s", text, res)
+	}
+	evs := w.events(id)
+	turn := lastTurn(evs)
+	if got := agentText(evs, turn); !strings.Contains(got, text) {
+		w.t.Fatalf("the answer to %q did not arrive: %q\n%s", text, got, res)
+	}
+	var started, ended time.Time
+	for _, e := range evs {
+		if e.TurnID != turn {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+		if err != nil {
+			w.t.Fatalf("event %d: timestamp %q: %v", e.Seq, e.Timestamp, err)
+		}
+		switch e.Type {
+		case state.EventTurnStarted:
+			started = at
+		case state.EventTurnEnded:
+			ended = at
+		}
+	}
+	if started.IsZero() || ended.IsZero() || started.Before(began) {
+		w.t.Fatalf("turn %s of prompt %q: started %v, ended %v (command began %v)", turn, text, started, ended, began)
+	}
+	return promptFigures{wall: exited.Sub(began), turn: ended.Sub(started), tail: exited.Sub(ended)}
+}
+
+// medianFigures is the median of each figure on its own.
+func medianFigures(fs []promptFigures) promptFigures {
+	median := func(pick func(promptFigures) time.Duration) time.Duration {
+		ds := make([]time.Duration, len(fs))
+		for i, f := range fs {
+			ds[i] = pick(f)
+		}
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	return promptFigures{
+		wall: median(func(f promptFigures) time.Duration { return f.wall }),
+		turn: median(func(f promptFigures) time.Duration { return f.turn }),
+		tail: median(func(f promptFigures) time.Duration { return f.tail }),
+	}
+}
+
+// warmAgainstCold drives one session on agent through a cold prompt, a
+// lingering one and three warm ones, each in a new process, then closes it.
+// noneLeft fails the test while any of the agent's processes is running.
+func warmAgainstCold(t *testing.T, w *world, agent string, noneLeft func(after string)) {
+	id, res := w.start("--agent", agent, "remember the word PAPAYA for later")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	noneLeft("start exited")
+
+	cold := timedPrompt(w, id, "cold prompt about figs")
+	noneLeft("the cold prompt exited")
+	exits := ofType(w.events(id), state.EventAgentExited)
+	t.Logf("%s cold prompt: %s; the agent %s", agent, cold, exits[len(exits)-1].Content)
+
+	w.closeOnCleanup(id)
+	first := timedPrompt(w, id, "first lingering prompt about pears", "--linger", "60s")
+	t.Logf("%s first prompt with --linger 60s: %s", agent, first)
+	if !w.ownerAlive(id) {
+		t.Fatal("prompt --linger returned but no owner stayed behind")
+	}
+	starts := len(ofType(w.events(id), state.EventAgentStarted))
+
+	var warm []promptFigures
+	for _, fruit := range []string{"plums", "limes", "dates"} {
+		f := timedPrompt(w, id, "warm prompt about "+fruit)
+		t.Logf("%s warm prompt: %s", agent, f)
+		warm = append(warm, f)
+	}
+	if n := len(ofType(w.events(id), state.EventAgentStarted)); n != starts {
+		t.Fatalf("%d agent_started events after the warm prompts, want %d: warm prompts must reattach", n, starts)
+	}
+	if !w.ownerAlive(id) {
+		t.Fatal("the warm owner exited after serving; it should linger")
+	}
+	m := medianFigures(warm)
+	t.Logf("%s median warm prompt: %s; warm wall is %.2fx the cold one, %s over the agent's turn",
+		agent, m, float64(m.wall)/float64(cold.wall), (m.wall - m.turn).Round(time.Millisecond))
+
+	w.mustRun("close", id)
+	w.waitOwnerGone(id, 20*time.Second)
+	noneLeft("close")
+	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
+		t.Fatalf("processes outlived close: %+v", left)
+	}
+}
+
+func TestClaude_WarmPromptsReattachToTheLingeringAdapter(t *testing.T) {
+	r := newClaudeRig(t)
+	warmAgainstCold(t, r.world, "claude", r.assertNoAgentSurvives)
+}
+
+func TestCodex_WarmPromptsReattachToTheLingeringAdapter(t *testing.T) {
+	r := newCodexRig(t, codexOptions{})
+	warmAgainstCold(t, r.world, "codex", r.assertNoAgentSurvives)
+}
