@@ -139,3 +139,45 @@ func TestOpenCode_ForkAtTheEndIsNativeAndTheChildsModelSeesTheParentsTurns(t *te
 		t.Fatalf("the parent's answer %q is missing from the child's request:\n%s", firstAnswer, q.input())
 	}
 }
+
+// Claude's adapter (0.23.1) answers session/fork with a new session id, but
+// the forked session lives only in the adapter that made it: a new process
+// cannot resume it (-32002). The child's first prompt then falls back to a
+// fresh session carrying the copied conversation, so the child still knows
+// what the parent knew.
+func TestClaude_NativeForkIsForgottenByTheAdapterAndTheChildFallsBackToItsHistory(t *testing.T) {
+	t.Parallel()
+	r := newClaudeRig(t)
+	first := "remember the word PAPAYA for later"
+	parent, res := r.start("--agent", "claude", first)
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	token := r.session(parent).ResumeToken
+	f := r.fork(parent)
+	if f.Fork.Method != "native" || f.Fork.Fallback != "" {
+		t.Fatalf("Claude's adapter advertises session/fork; want a native fork: %+v", f.Fork)
+	}
+	child := f.Session.ID
+	ct := r.session(child).ResumeToken
+	if ct == "" || ct == token {
+		t.Fatalf("the child's Claude session %q, want a new one (parent %q)", ct, token)
+	}
+	second := "which word did I ask you to remember"
+	r.mustRun("prompt", child, second)
+	r.assertNoAgentSurvives("the child's prompt exited")
+
+	starts := codexAgentStarts(r.events(child))
+	if len(starts) != 1 || starts[0].Restore != "new" || !strings.Contains(starts[0].FallbackReason, "-32002") {
+		t.Fatalf("want the forked session unknown to a new adapter and a fresh session (if this changed, the adapter now keeps its forks): %+v", starts)
+	}
+	reqs := r.requests()
+	q := reqs[len(reqs)-1]
+	got := q.userTexts()
+	if len(got) != 1 || !strings.Contains(got[0], "RESUME CONTEXT") || !strings.Contains(got[0], "ack 1: "+first) || !strings.Contains(got[0], second) {
+		t.Fatalf("the child's request should carry the parent's conversation as resume context: %q", got)
+	}
+	if s := r.session(child); s.PendingContext || s.ResumeToken == ct {
+		t.Fatalf("after the fallback turn: pending %v, token %q (the forgotten one was %q)", s.PendingContext, s.ResumeToken, ct)
+	}
+}
