@@ -12,18 +12,26 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// surgeryKillTries is how many kill delays each operation gets, spread
-// evenly over its uninterrupted duration.
-const surgeryKillTries = 5
+// surgeryKillTries is how many kills each operation gets. The writes come at
+// the end of an operation, after kandev started and read the log, so the
+// delays bisect towards the moment the operation completes: a kill that
+// came too early moves the next one later, one that came too late earlier.
+const surgeryKillTries = 8
 
-// bigSurgerySession is a home with one demo session that remembered ALPHA,
-// BETA and GAMMA and then streamed a long answer (a 5 MB log), so that a
+// bigSurgerySession is a home with one demo session that streamed a long
+// answer (a 5 MB log) and then remembered ALPHA, BETA and GAMMA, so that a
 // rewind, a clear or a fork reads and writes for long enough to be killed
-// in the middle.
+// in the middle. The long answer comes first so that a resume context,
+// which keeps the newest turns, still holds the three words.
 func bigSurgerySession(t *testing.T) (*world, string) {
 	w := surgeryWorld(t)
-	id := threeWords(w, "demo")
-	w.mustRun("prompt", id, "/bulk 30000")
+	id, r := w.start("/bulk 30000")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, word := range []string{"ALPHA", "BETA", "GAMMA"} {
+		w.mustRun("prompt", id, "remember "+word)
+	}
 	return w, id
 }
 
@@ -65,6 +73,10 @@ func (w *world) runKilledAfter(d time.Duration, args ...string) bool {
 // interrupted turn or a paused continuation.
 func (w *world) assertRepairable(when string) {
 	w.t.Helper()
+	// An agent whose kandev was killed sees its stdin close and exits.
+	waitFor(w.t, 10*time.Second, "the agents of a killed kandev to exit", func() bool {
+		return len(liveProcessesWithEnv("KANDEV_HOME", w.home)) == 0
+	})
 	var l struct {
 		Sessions []state.Session `json:"sessions"`
 	}
@@ -119,9 +131,9 @@ type surgeryCrashOp struct {
 
 func TestSurgery_SIGKILLDuringEachOperationLeavesARepairableSessionWithNoEpochTwice(t *testing.T) {
 	tmpl, id := bigSurgerySession(t)
-	t2 := strconv.FormatInt(tmpl.turnEnd(id, "t2"), 10)
+	beta := strconv.FormatInt(tmpl.turnEnd(id, "t3"), 10)
 	ops := []surgeryCrashOp{
-		{"rewind", func(*world, string) []string { return []string{"rewind", id, "--to", t2} }, checkRewound("ALPHA, BETA", "GAMMA")},
+		{"rewind", func(*world, string) []string { return []string{"rewind", id, "--to", beta} }, checkRewound("ALPHA, BETA", "GAMMA")},
 		{"clear", func(*world, string) []string { return []string{"clear", id} }, checkRewound("I remember nothing", "ALPHA")},
 		{"fork", func(*world, string) []string { return []string{"fork", id} }, checkForked},
 		{"compact", func(*world, string) []string { return []string{"compact", id} }, checkCompacted},
@@ -136,12 +148,18 @@ func TestSurgery_SIGKILLDuringEachOperationLeavesARepairableSessionWithNoEpochTw
 				t.Fatalf("the uninterrupted %s landed %q", op.name, got)
 			}
 			landed := map[string]int{}
+			lo, hi := time.Duration(0), full*12/10
 			for i := 0; i < surgeryKillTries; i++ {
-				d := full * time.Duration(2*i+1) / (2 * surgeryKillTries)
+				d := (lo + hi) / 2
 				w := tmpl.clone(t)
 				killed := w.runKilledAfter(d, op.args(w, id)...)
 				w.assertRepairable(fmt.Sprintf("after %s killed at %v", op.name, d))
 				where := op.check(w, id)
+				if killed && where != "complete" {
+					lo = d
+				} else {
+					hi = d
+				}
 				if !killed {
 					where += " (not killed)"
 				}
