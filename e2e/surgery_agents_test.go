@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -17,10 +18,13 @@ type forkAnswer struct {
 	} `json:"fork"`
 }
 
+// fork runs kandev --json fork and logs how long it took.
 func (w *world) fork(args ...string) forkAnswer {
 	w.t.Helper()
 	var out forkAnswer
+	began := time.Now()
 	decodeJSON(w.t, w.mustRun(append([]string{"--json", "fork"}, args...)...).stdout, &out)
+	w.t.Logf("fork (%s) took %v", out.Fork.Method, time.Since(began).Round(time.Millisecond))
 	return out
 }
 
