@@ -59,6 +59,10 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	p.leases = skipped.Leases
+	if p.leases == nil {
+		p.leases = map[string]bool{} // the listing saw no lease at all
+	}
 	if c.Resumable {
 		picked = slices.DeleteFunc(picked, func(s *state.Session) bool { return state.IsTerminal(s.State) })
 	}
