@@ -82,7 +82,9 @@ func (h *Home) RecordLockPath(id string) string {
 func (h *Home) InboxPath(id string) string { return filepath.Join(h.sessionsDir(), id+".inbox.jsonl") }
 
 // LeasePath is the attach lease.
-func (h *Home) LeasePath(id string) string { return filepath.Join(h.sessionsDir(), id+leaseSuffix+".json") }
+func (h *Home) LeasePath(id string) string {
+	return filepath.Join(h.sessionsDir(), id+leaseSuffix+".json")
+}
 
 const leaseSuffix = ".lease"
 
