@@ -19,6 +19,9 @@ type probe struct {
 	holder     string
 	noContinue bool
 	now        time.Time
+	// leases, when set, are the sessions a directory listing saw a lease
+	// file for; the lease of any other is not read.
+	leases map[string]bool
 }
 
 func newProbe(env *Env, holder string, noContinue bool) (*probe, error) {
@@ -86,7 +89,7 @@ func (p *probe) assess(s *state.Session, level int) state.Assessment {
 		wt := state.CheckWorktree(*s.Worktree)
 		o.Worktree = &wt
 	}
-	if full {
+	if full && (p.leases == nil || p.leases[s.ID]) {
 		o.Lease, _ = p.h.ReadLease(s.ID)
 	}
 	return state.Assess(s, o)

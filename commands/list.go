@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -59,10 +60,14 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	p.leases = skipped.Leases
+	if p.leases == nil {
+		p.leases = map[string]bool{} // the listing saw no lease at all
+	}
 	if c.Resumable {
 		picked = slices.DeleteFunc(picked, func(s *state.Session) bool { return state.IsTerminal(s.State) })
 	}
-	out := []listed{}
+	out := make([]listed, 0, len(picked))
 	now := env.Now()
 	// Probes are lock, lease and inbox reads: a batch at a time on every
 	// core, so --limit stops after the batch that fills it.
@@ -101,12 +106,20 @@ func writeListText(w io.Writer, out []listed, now time.Time) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
+	var row []byte // one row at a time, without fmt: a list can be thousands of rows
 	for _, s := range out {
-		if s.Problem != "" {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\tunreadable record: %s\n", s.ID, s.Badge, printableLine(s.Problem))
-			continue
+		cells := []string{s.ID, s.Badge, "-", "-", "-", "unreadable record: " + printableLine(s.Problem)}
+		if s.Problem == "" {
+			cells = []string{s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title)}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
+		row = row[:0]
+		for i, c := range cells {
+			if i > 0 {
+				row = append(row, '\t')
+			}
+			row = append(row, c...)
+		}
+		tw.Write(append(row, '\n'))
 	}
 	tw.Flush()
 }
@@ -141,11 +154,11 @@ func ago(now, t time.Time) string {
 	d := now.Sub(t)
 	switch {
 	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+		return strconv.Itoa(int(d.Seconds())) + "s ago"
 	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+		return strconv.Itoa(int(d.Minutes())) + "m ago"
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
+		return strconv.Itoa(int(d.Hours())) + "h ago"
 	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	return strconv.Itoa(int(d.Hours()/24)) + "d ago"
 }

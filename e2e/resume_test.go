@@ -376,3 +376,28 @@ func TestList_ResumableShowsExactlyWhatResumeCanActOn(t *testing.T) {
 		}
 	}
 }
+
+func TestList_ResumableLeavesOutASessionAttachedElsewhereUntilDetached(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.start()
+	other, _ := w.start()
+	if r := w.run("resume", id, "--holder", "editor"); r.code != 0 {
+		t.Fatalf("resume --holder editor: %s", r)
+	}
+	resumable := func() map[string]bool {
+		var l struct{ Sessions []struct{ ID string } }
+		decodeJSON(t, w.mustRun("--json", "list", "--resumable").stdout, &l)
+		got := map[string]bool{}
+		for _, s := range l.Sessions {
+			got[s.ID] = true
+		}
+		return got
+	}
+	if got := resumable(); got[id] || !got[other] {
+		t.Fatalf("with %s attached to editor: %v", id, got)
+	}
+	w.mustRun("detach", id, "--holder", "editor")
+	if got := resumable(); !got[id] || !got[other] {
+		t.Fatalf("after detach: %v", got)
+	}
+}

@@ -124,10 +124,7 @@ func readRecordFile(path string, buf []byte) ([]byte, error) {
 }
 
 func openNoFollow(path string) (int, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
+	return retryEINTR(func() (int, error) {
+		return syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	})
 }

@@ -82,7 +82,11 @@ func (h *Home) RecordLockPath(id string) string {
 func (h *Home) InboxPath(id string) string { return filepath.Join(h.sessionsDir(), id+".inbox.jsonl") }
 
 // LeasePath is the attach lease.
-func (h *Home) LeasePath(id string) string { return filepath.Join(h.sessionsDir(), id+".lease.json") }
+func (h *Home) LeasePath(id string) string {
+	return filepath.Join(h.sessionsDir(), id+leaseSuffix+".json")
+}
+
+const leaseSuffix = ".lease"
 
 // OwnerOutPath is where a detached owner's stdout and stderr go.
 func (h *Home) OwnerOutPath(id string) string {

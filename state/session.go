@@ -264,6 +264,11 @@ type ListReport struct {
 	Newer       int // how many
 	NewerFormat int // the highest format among them
 	Unreadable  []UnreadableRecord
+	// Leases are the ids whose lease file was in the directory when it was
+	// listed: a lease comes and goes with attach and detach, like a record
+	// with create and delete, so a listing reads the leases it saw and no
+	// other (a lease file is never there for most sessions).
+	Leases map[string]bool
 }
 
 // UnreadableRecord is a session record on disk that does not load: its id
@@ -288,7 +293,15 @@ func (h *Home) ListSessionsReport() ([]*Session, ListReport, error) {
 	var ids []string
 	for _, name := range names {
 		id, ok := strings.CutSuffix(name, ".json")
-		if ok && ValidateID(id) == nil { // not lease files, temp files
+		if !ok {
+			continue
+		}
+		if lease, ok := strings.CutSuffix(id, leaseSuffix); ok {
+			if rep.Leases == nil {
+				rep.Leases = map[string]bool{}
+			}
+			rep.Leases[lease] = true
+		} else if ValidateID(id) == nil { // not temp files
 			ids = append(ids, id)
 		}
 	}
@@ -338,11 +351,11 @@ func ForEach(n int, fn func(i int)) {
 
 // SortByActivity orders sessions newest activity first (id breaks ties).
 func SortByActivity(ss []*Session) {
-	sort.SliceStable(ss, func(i, j int) bool {
-		if !ss[i].LastActivityAt.Equal(ss[j].LastActivityAt) {
-			return ss[i].LastActivityAt.After(ss[j].LastActivityAt)
+	slices.SortStableFunc(ss, func(a, b *Session) int {
+		if c := b.LastActivityAt.Compare(a.LastActivityAt); c != 0 {
+			return c
 		}
-		return ss[i].ID > ss[j].ID
+		return strings.Compare(b.ID, a.ID)
 	})
 }
 
