@@ -128,3 +128,13 @@ func openNoFollow(path string) (int, error) {
 		return syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	})
 }
+
+// retryEINTR calls fn again while it is interrupted by a signal.
+func retryEINTR(fn func() (int, error)) (int, error) {
+	for {
+		n, err := fn()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}

@@ -3,8 +3,6 @@ package state
 import (
 	"errors"
 	"fmt"
-	"os"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -47,38 +45,17 @@ func (o *Owner) Release() error {
 }
 
 // OwnerAlive reports whether some process holds session id's owner lock.
-// A listing probes it for every session whose record says a turn runs, so
-// it is the bare system calls of flock's TryLock and Unlock (open, a
-// non-blocking flock(2), close, which drops the lock) without the file
-// object's poller registration and mode changes around them: the same lock
-// AcquireOwner takes, probed the same way.
 func (h *Home) OwnerAlive(id string) (bool, error) {
-	path := h.LockPath(id)
-	fd, err := retryEINTR(func() (int, error) {
-		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CREAT|syscall.O_CLOEXEC, filePerm)
-	})
+	fl := flock.New(h.LockPath(id), flock.SetPermissions(filePerm))
+	ok, err := fl.TryLock()
 	if err != nil {
-		return false, &os.PathError{Op: "open", Path: path, Err: err}
+		return false, err
 	}
-	defer syscall.Close(fd)
-	_, err = retryEINTR(func() (int, error) { return 0, syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) })
-	switch {
-	case err == syscall.EWOULDBLOCK:
-		return true, nil
-	case err != nil:
-		return false, &os.PathError{Op: "flock", Path: path, Err: err}
+	if ok {
+		_ = fl.Unlock()
+		return false, nil
 	}
-	return false, nil
-}
-
-// retryEINTR calls fn again while it is interrupted by a signal.
-func retryEINTR(fn func() (int, error)) (int, error) {
-	for {
-		n, err := fn()
-		if err != syscall.EINTR {
-			return n, err
-		}
-	}
+	return true, nil
 }
 
 // IsOwnerBusy reports whether err says another process owns the session.
