@@ -115,7 +115,9 @@ func (o *owner) serveInbox(ctx context.Context) error {
 // controlRequested reports a cancel, stop or close --now queued since the current turn
 // began that has not been acted on yet ("" when none).
 func (o *owner) controlRequested() string {
-	ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	// Runs while the turn's updates may change the record: read it locked.
+	s := o.session()
+	ins, err := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
 	if err != nil {
 		return ""
 	}

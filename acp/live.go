@@ -17,7 +17,7 @@ func (o *owner) linger(ctx context.Context) error {
 	if o.job.Linger <= 0 || o.closing {
 		return nil
 	}
-	changes := state.WatchFiles(o.job.Home.InboxPath(o.s.ID))
+	changes := state.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
 	defer changes.Close()
 	defer o.update(func(s *state.Session) { s.WarmUntil = nil })
 	for {
@@ -38,7 +38,8 @@ func (o *owner) linger(ctx context.Context) error {
 
 // inboxWaiting reports whether anything is queued past the served offset.
 func (o *owner) inboxWaiting() bool {
-	ins, _ := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	s := o.session()
+	ins, _ := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
 	return len(ins) > 0
 }
 
