@@ -41,12 +41,13 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kandev/kandev/internal/fakeserver"
 )
 
 // rule is one scripted reply.
@@ -83,7 +84,6 @@ type server struct {
 	n       int
 	rules   []*rule
 	logFile *os.File
-	touched chan struct{}
 }
 
 func main() {
@@ -107,37 +107,8 @@ func main() {
 		}
 		s.rules = rules
 	}
-	if *logPath != "" {
-		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			log.Fatal(err)
-		}
-		s.logFile = f
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	url := fmt.Sprintf("http://%s/v1", ln.Addr())
-	if *urlFile != "" {
-		if err := os.WriteFile(*urlFile, []byte(url+"\n"), 0o644); err != nil {
-			log.Fatal(err)
-		}
-	}
-	fmt.Println(url)
-
-	s.touched = make(chan struct{}, 1)
-	go func() {
-		for {
-			select {
-			case <-s.touched:
-			case <-time.After(*idle):
-				log.Printf("no request for %s: exiting", *idle)
-				os.Exit(0)
-			}
-		}
-	}()
-	log.Fatal(http.Serve(ln, &s))
+	s.logFile = fakeserver.OpenLog(*logPath)
+	fakeserver.Serve(fakeserver.Options{Idle: *idle, Suffix: "/v1", URLFile: *urlFile}, &s)
 }
 
 func readScript(path string) ([]*rule, error) {
@@ -162,10 +133,6 @@ func readScript(path string) ([]*rule, error) {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	select {
-	case s.touched <- struct{}{}:
-	default:
-	}
 	body, _ := io.ReadAll(r.Body)
 	var req request
 	json.Unmarshal(body, &req)

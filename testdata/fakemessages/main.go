@@ -23,13 +23,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kandev/kandev/internal/fakeserver"
 )
 
 type server struct {
@@ -41,7 +41,6 @@ type server struct {
 	mu      sync.Mutex
 	n       int
 	logFile *os.File
-	touched chan struct{}
 }
 
 func main() {
@@ -56,38 +55,11 @@ func main() {
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the command of that tool call")
 	flag.Parse()
 
-	if *logPath != "" {
-		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			log.Fatal(err)
-		}
-		s.logFile = f
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("http://%s\n", ln.Addr())
-
-	s.touched = make(chan struct{}, 1)
-	go func() {
-		for {
-			select {
-			case <-s.touched:
-			case <-time.After(*idle):
-				log.Printf("no request for %s: exiting", *idle)
-				os.Exit(0)
-			}
-		}
-	}()
-	log.Fatal(http.Serve(ln, &s))
+	s.logFile = fakeserver.OpenLog(*logPath)
+	fakeserver.Serve(fakeserver.Options{Idle: *idle, Suffix: "", URLFile: ""}, &s)
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	select {
-	case s.touched <- struct{}{}:
-	default:
-	}
 	body, _ := io.ReadAll(r.Body)
 	isMessages := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages")
 	n := s.record(r, body, isMessages)
