@@ -230,8 +230,10 @@ func dailyKillOwnerMidTurn(w *world, id, prompt string) {
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		// The turn counts as begun once its turn_started is in the log: a
+		// record that names a turn the log never started is nothing to resume.
 		s, err := dailyRecord(w.home, id)
-		if err == nil && s.State == state.StateRunning && s.CurrentTurn != "" {
+		if err == nil && s.State == state.StateRunning && s.CurrentTurn != "" && turnStartedInLog(w.home, id, s.CurrentTurn) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -447,4 +449,15 @@ func dailyFiles(t *testing.T, dir string) []string {
 func dailySorted(s ...string) []string {
 	slices.Sort(s)
 	return s
+}
+
+// turnStartedInLog reports whether session id's log holds turn's turn_started.
+func turnStartedInLog(home, id, turn string) bool {
+	evs, _, _ := state.ReadAll(filepath.Join(home, "sessions", id+".jsonl"))
+	for _, e := range evs {
+		if e.Type == state.EventTurnStarted && e.TurnID == turn {
+			return true
+		}
+	}
+	return false
 }

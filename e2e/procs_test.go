@@ -90,13 +90,13 @@ func TestWrappedAgent_DiesWithItsOwnerWhenTheOwnerIsKilled(t *testing.T) {
 	}
 }
 
-// waitForRunningTurn waits until session id records a running turn.
+// waitForRunningTurn waits until session id runs a turn the log has begun.
 func waitForRunningTurn(t *testing.T, w *world, id string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s, err := dailyRecord(w.home, id)
-		if err == nil && s.State == state.StateRunning && s.CurrentTurn != "" {
+		if err == nil && s.State == state.StateRunning && s.CurrentTurn != "" && turnStartedInLog(w.home, id, s.CurrentTurn) {
 			return
 		}
 		if time.Now().After(deadline) {
