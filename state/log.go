@@ -263,7 +263,13 @@ func ReadAll(path string) ([]Event, ReadReport, error) {
 	return out, rep, err
 }
 
-const backChunk = 64 << 10
+// A backward read starts with a small block (most readers stop within the
+// last few events: a turn's end, the last page) and doubles it up to
+// backChunk as it goes on reading back.
+const (
+	backFirstChunk = 4 << 10
+	backChunk      = 64 << 10
+)
 
 // ScanBackward calls fn for each complete line of the file at path, newest
 // first, reading blocks from the end: its cost depends on how far fn reads,
@@ -284,7 +290,7 @@ func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	r := &backReader{f: f, buf: make([]byte, min(backChunk, st.Size())), start: st.Size()}
+	r := &backReader{f: f, buf: make([]byte, min(backFirstChunk, st.Size())), start: st.Size()}
 	nl, err := r.newlineBefore(st.Size())
 	if err != nil {
 		return rep, err
@@ -329,6 +335,9 @@ func (r *backReader) newlineBefore(pos int64) (int64, error) {
 			return -1, nil
 		}
 		pos = min(pos, r.start) // everything from here up was searched
+		if r.n > 0 && len(r.buf) < backChunk { // a block read before: read on in larger ones
+			r.buf = make([]byte, min(2*len(r.buf), backChunk))
+		}
 		from := max(0, pos-int64(len(r.buf)))
 		if _, err := r.f.ReadAt(r.buf[:pos-from], from); err != nil && !errors.Is(err, io.EOF) {
 			return 0, err

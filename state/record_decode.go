@@ -111,8 +111,12 @@ func keepUnknown(s *Session, fields map[string]recordField, key string, value gj
 
 // storeField stores one value as encoding/json would, or returns errSlowPath.
 func storeField(f reflect.Value, kind fieldKind, value gjson.Result) error {
-	if value.Type == gjson.Null && (kind == kindString || kind == kindInt || kind == kindBool) {
-		return nil // encoding/json leaves the field as it is
+	if value.Type == gjson.Null && kind != kindRaw { // a RawMessage keeps null as written
+		switch f.Kind() {
+		case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+			f.SetZero() // encoding/json's nil
+		}
+		return nil // encoding/json leaves any other field as it is
 	}
 	switch kind {
 	case kindString:

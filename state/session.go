@@ -183,8 +183,14 @@ func (h *Home) LoadSession(id string) (*Session, error) {
 	}
 	buf := recordBufs.Get().(*[]byte)
 	defer recordBufs.Put(buf)
-	b, err := readRecordFile(h.RecordPath(id), (*buf)[:0])
-	*buf = b // decodeRecord copies what it keeps: the buffer serves the next record
+	b, err := readRecordFile(atCWD, "", h.RecordPath(id), (*buf)[:0])
+	*buf = b // recordFrom copies what it keeps: the buffer serves the next record
+	return h.recordFrom(id, b, err)
+}
+
+// recordFrom is the record of session id from b, its file as read (err:
+// why it could not be read).
+func (h *Home) recordFrom(id string, b []byte, err error) (*Session, error) {
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
@@ -257,75 +263,6 @@ func (h *Home) ListSessions() ([]*Session, error) {
 	return ss, err
 }
 
-// ListReport says which records a listing left out: those a newer kandev
-// wrote, and those that do not load for another reason (corrupt JSON,
-// unreadable, ...), by id. A record removed while listing is neither.
-type ListReport struct {
-	Newer       int // how many
-	NewerFormat int // the highest format among them
-	Unreadable  []UnreadableRecord
-	// Leases are the ids whose lease file was in the directory when it was
-	// listed: a lease comes and goes with attach and detach, like a record
-	// with create and delete, so a listing reads the leases it saw and no
-	// other (a lease file is never there for most sessions).
-	Leases map[string]bool
-}
-
-// UnreadableRecord is a session record on disk that does not load: its id
-// comes from the file name.
-type UnreadableRecord struct {
-	ID      string `json:"id"`
-	Problem string `json:"problem"`
-}
-
-// ListSessionsReport is ListSessions, and what it left out.
-func (h *Home) ListSessionsReport() ([]*Session, ListReport, error) {
-	var rep ListReport
-	d, err := os.Open(h.sessionsDir())
-	if err != nil {
-		return nil, rep, err
-	}
-	names, err := d.Readdirnames(-1) // unsorted and unstat'ed: the sort below decides the order
-	d.Close()
-	if err != nil {
-		return nil, rep, err
-	}
-	var ids []string
-	for _, name := range names {
-		id, ok := strings.CutSuffix(name, ".json")
-		if !ok {
-			continue
-		}
-		if lease, ok := strings.CutSuffix(id, leaseSuffix); ok {
-			if rep.Leases == nil {
-				rep.Leases = map[string]bool{}
-			}
-			rep.Leases[lease] = true
-		} else if ValidateID(id) == nil { // not temp files
-			ids = append(ids, id)
-		}
-	}
-	out := make([]*Session, len(ids))
-	errs := make([]error, len(ids))
-	ForEach(len(ids), func(i int) {
-		out[i], errs[i] = h.LoadSession(ids[i])
-	})
-	for i, err := range errs {
-		var nf *NewerFormatError
-		switch {
-		case errors.As(err, &nf):
-			rep.Newer++
-			rep.NewerFormat = max(rep.NewerFormat, nf.Format)
-		case err != nil && !errors.Is(err, ErrNotFound):
-			rep.Unreadable = append(rep.Unreadable, UnreadableRecord{ID: ids[i], Problem: err.Error()})
-		}
-	}
-	slices.SortFunc(rep.Unreadable, func(a, b UnreadableRecord) int { return strings.Compare(b.ID, a.ID) })
-	out = slices.DeleteFunc(out, func(s *Session) bool { return s == nil })
-	SortByActivity(out)
-	return out, rep, nil
-}
-
 // ForEach calls fn(i) for every i in [0, n) on up to GOMAXPROCS goroutines
 // and returns when all calls have. Reading thousands of small files is
 // system calls and decoding that spread over the cores.
@@ -349,9 +286,10 @@ func ForEach(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// SortByActivity orders sessions newest activity first (id breaks ties).
+// SortByActivity orders sessions newest activity first (id breaks ties:
+// ids are unique, so the order is total and needs no stable sort).
 func SortByActivity(ss []*Session) {
-	slices.SortStableFunc(ss, func(a, b *Session) int {
+	slices.SortFunc(ss, func(a, b *Session) int {
 		if c := b.LastActivityAt.Compare(a.LastActivityAt); c != 0 {
 			return c
 		}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,34 +24,42 @@ type UsageRecord struct {
 // that is gone, unreadable or of a newer format is left out and counted in
 // skipped.
 func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err error) {
-	if ids == nil {
-		if ids, err = h.listRecordIDs(); err != nil {
-			return nil, 0, err
-		}
+	type read struct {
+		rec UsageRecord
+		ok  bool
 	}
-	out := make([]UsageRecord, len(ids))
-	ok := make([]bool, len(ids))
-	ForEach(len(ids), func(i int) {
-		buf := recordBufs.Get().(*[]byte)
-		defer recordBufs.Put(buf)
-		b, err := readRecordFile(h.RecordPath(ids[i]), (*buf)[:0])
-		*buf = b
+	usageOf := func(id string, b []byte, err error) (read, bool) {
 		if err != nil {
-			return
+			return read{}, true
 		}
 		f := gjson.GetManyBytes(b, "id", "format", "agent", "workspace", "usage")
-		if f[0].String() != ids[i] || f[1].Int() > Format {
-			return
+		if f[0].String() != id || f[1].Int() > Format {
+			return read{}, true
 		}
-		r := UsageRecord{ID: ids[i], Agent: f[2].String(), Workspace: f[3].String()}
+		r := UsageRecord{ID: id, Agent: f[2].String(), Workspace: f[3].String()}
 		if f[4].IsObject() {
 			r.Usage = usageTotalsOf(f[4])
 		}
-		out[i], ok[i] = r, true
-	})
-	for i := range out {
-		if ok[i] {
-			recs = append(recs, out[i])
+		return read{r, true}, true
+	}
+	var all []read
+	if ids == nil {
+		if all, _, err = scanRecords(h, usageOf); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		all = make([]read, len(ids))
+		ForEach(len(ids), func(i int) {
+			buf := recordBufs.Get().(*[]byte)
+			defer recordBufs.Put(buf)
+			b, err := readRecordFile(atCWD, "", h.RecordPath(ids[i]), (*buf)[:0])
+			*buf = b
+			all[i], _ = usageOf(ids[i], b, err)
+		})
+	}
+	for _, r := range all {
+		if r.ok {
+			recs = append(recs, r.rec)
 		} else {
 			skipped++
 		}
@@ -76,26 +83,6 @@ func tokensOf(k gjson.Result) *Tokens {
 	f := k.Get("@this").Map()
 	return &Tokens{Input: f["input"].Int(), Output: f["output"].Int(), Total: f["total"].Int(),
 		CachedRead: f["cached_read"].Int(), CachedWrite: f["cached_write"].Int(), Thought: f["thought"].Int()}
-}
-
-// listRecordIDs names the session records in the home, unsorted.
-func (h *Home) listRecordIDs() ([]string, error) {
-	d, err := os.Open(h.sessionsDir())
-	if err != nil {
-		return nil, err
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, name := range names {
-		if id, ok := strings.CutSuffix(name, ".json"); ok && ValidateID(id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
 }
 
 // UsageEvent is what usage reports need of one usage event.

@@ -1,0 +1,156 @@
+package state
+
+import (
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// ListReport says which records a listing left out: those a newer kandev
+// wrote, and those that do not load for another reason (corrupt JSON,
+// unreadable, ...), by id. A record removed while listing is neither.
+type ListReport struct {
+	Newer       int // how many
+	NewerFormat int // the highest format among them
+	Unreadable  []UnreadableRecord
+	// Leases are the ids whose lease file was in the directory when it was
+	// listed: a lease comes and goes with attach and detach, like a record
+	// with create and delete, so a listing reads the leases it saw and no
+	// other (a lease file is never there for most sessions).
+	Leases map[string]bool
+}
+
+// UnreadableRecord is a session record on disk that does not load: its id
+// comes from the file name.
+type UnreadableRecord struct {
+	ID      string `json:"id"`
+	Problem string `json:"problem"`
+}
+
+// ListSessionsReport is ListSessions, and what it left out.
+func (h *Home) ListSessionsReport() ([]*Session, ListReport, error) {
+	type loaded struct {
+		id  string
+		s   *Session
+		err error
+	}
+	all, leases, err := scanRecords(h, func(id string, b []byte, err error) (loaded, bool) {
+		s, err := h.recordFrom(id, b, err)
+		return loaded{id, s, err}, !errors.Is(err, ErrNotFound) // removed while listing: not there
+	})
+	if err != nil {
+		return nil, ListReport{}, err
+	}
+	rep := ListReport{Leases: leases}
+	out := make([]*Session, 0, len(all))
+	for _, l := range all {
+		var nf *NewerFormatError
+		switch {
+		case l.err == nil:
+			out = append(out, l.s)
+		case errors.As(l.err, &nf):
+			rep.Newer++
+			rep.NewerFormat = max(rep.NewerFormat, nf.Format)
+		default:
+			rep.Unreadable = append(rep.Unreadable, UnreadableRecord{ID: l.id, Problem: l.err.Error()})
+		}
+	}
+	slices.SortFunc(rep.Unreadable, func(a, b UnreadableRecord) int { return strings.Compare(b.ID, a.ID) })
+	SortByActivity(out)
+	return out, rep, nil
+}
+
+// listBatch is how many directory entries one read hands to the readers.
+const listBatch = 256
+
+// scanRecords reads every session record in the sessions directory and
+// keeps what fn makes of each (fn's b is the file, or err why it could not
+// be read; b is only valid during the call), in no order. It also returns
+// the ids that have a lease file. This is the one path of the commands
+// that read thousands of sessions (list, usage): the records are read on
+// every core while the directory is still being read, since reading a
+// large directory is a fifth of the work and need not wait for, nor be
+// waited for by, the records; and each is opened by name in the open
+// directory, which spares walking the home's path once per file.
+func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, bool)) ([]T, map[string]bool, error) {
+	d, err := os.Open(h.sessionsDir())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer d.Close()
+	dirfd, dirPath := int(d.Fd()), h.sessionsDir()
+	type reader struct {
+		out    []T
+		leases []string
+	}
+	batches := make(chan []string, 4)
+	readers := make([]*reader, 0, min(runtime.GOMAXPROCS(0), 8))
+	var wg sync.WaitGroup
+	read := func(r *reader) {
+		var buf []byte
+		for names := range batches {
+			for _, name := range names {
+				id, ok := strings.CutSuffix(name, ".json")
+				if !ok {
+					continue
+				}
+				if lease, ok := strings.CutSuffix(id, leaseSuffix); ok {
+					r.leases = append(r.leases, lease)
+					continue
+				}
+				if ValidateID(id) != nil { // not temp files
+					continue
+				}
+				var err error
+				buf, err = readRecordFile(dirfd, dirPath, name, buf[:0])
+				if v, keep := fn(id, buf, err); keep {
+					r.out = append(r.out, v)
+				}
+			}
+		}
+	}
+	var readErr error
+	for {
+		names, err := d.Readdirnames(listBatch) // unsorted and unstat'ed: callers sort
+		if len(names) > 0 {
+			if len(readers) < cap(readers) { // one more reader while there is work for it
+				r := &reader{}
+				readers = append(readers, r)
+				wg.Go(func() { read(r) })
+			}
+			batches <- names
+		}
+		if err != nil {
+			if err != io.EOF {
+				readErr = err
+			}
+			break
+		}
+	}
+	close(batches)
+	wg.Wait()
+	if readErr != nil {
+		return nil, nil, readErr
+	}
+	var out []T
+	var leases map[string]bool
+	for _, r := range readers {
+		out = append(out, r.out...)
+		for _, id := range r.leases {
+			if leases == nil {
+				leases = map[string]bool{}
+			}
+			leases[id] = true
+		}
+	}
+	return out, leases, nil
+}
+
+// atCWD opens a path as given (openat's AT_FDCWD).
+const atCWD = unix.AT_FDCWD
