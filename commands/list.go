@@ -26,8 +26,9 @@ func (c *ListCmd) Help() string { return "Example:\n  kandev list --resumable --
 
 type listed struct {
 	*state.Session
-	Badge   string `json:"badge"`
-	Problem string `json:"problem,omitempty"` // why the record could not be read (badge unknown)
+	Badge   string   `json:"badge"`
+	Problem string   `json:"problem,omitempty"` // why the record could not be read (badge unknown)
+	row     []string // the text row, made on the core that probed the session
 }
 
 // Run lists sessions, newest activity first.
@@ -85,12 +86,18 @@ func (c *ListCmd) Run(env *Env) error {
 		if c.Resumable {
 			level = probeResumable
 		}
-		state.ForEach(len(part), func(i int) { as[i] = p.assess(part[i], level) })
+		rows := make([][]string, len(part))
+		state.ForEach(len(part), func(i int) {
+			as[i] = p.assess(part[i], level)
+			if !env.Out.JSON {
+				rows[i] = listRow(part[i], as[i].Badge, now)
+			}
+		})
 		for i, s := range part {
 			if c.Resumable && !as[i].Resumable {
 				continue
 			}
-			out = append(out, listed{Session: s, Badge: as[i].Badge})
+			out = append(out, listed{Session: s, Badge: as[i].Badge, row: rows[i]})
 			if c.Limit > 0 && len(out) >= c.Limit {
 				break
 			}
@@ -113,13 +120,21 @@ func writeListText(w io.Writer, out []listed, now time.Time) {
 	t := table{rows: make([][]string, 0, len(out)+1)}
 	t.add("ID", "BADGE", "AGENT", "WORKSPACE", "ACTIVITY", "TITLE")
 	for _, s := range out {
-		if s.Problem != "" {
+		switch {
+		case s.Problem != "":
 			t.add(s.ID, s.Badge, "-", "-", "-", "unreadable record: "+printableLine(s.Problem))
-			continue
+		case s.row != nil:
+			t.add(s.row...)
+		default:
+			t.add(listRow(s.Session, s.Badge, now)...)
 		}
-		t.add(s.ID, s.Badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title))
 	}
 	t.write(w)
+}
+
+// listRow is the text row of a session.
+func listRow(s *state.Session, badge string, now time.Time) []string {
+	return []string{s.ID, badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title)}
 }
 
 // unreadable lists the records that exist but do not load, after the
