@@ -104,7 +104,7 @@ func decodeRecordJSON(b []byte, s *Session) error {
 	if err := json.Unmarshal(b, s); err != nil {
 		return err
 	}
-	known := recordFields()
+	known := recordFields().byName
 	gjson.ParseBytes(b).ForEach(func(key, value gjson.Result) bool {
 		if _, ok := known[key.Str]; !ok {
 			if s.Unknown == nil {

@@ -34,13 +34,35 @@ const (
 )
 
 type recordField struct {
+	name  string // in JSON
 	index int
 	kind  fieldKind
 }
 
+// recordFieldSet is the Session fields by JSON name, and in the order
+// encoding/json writes them.
+type recordFieldSet struct {
+	byName map[string]recordField
+	order  []recordField
+}
+
+// find returns the field named key. Records are written in field order, so
+// the key is first looked for among the few fields after the one found
+// last (*next), which spares hashing each of a record's keys.
+func (fs *recordFieldSet) find(key string, next *int) (recordField, bool) {
+	for i := *next; i < min(*next+4, len(fs.order)); i++ {
+		if fs.order[i].name == key {
+			*next = i + 1
+			return fs.order[i], true
+		}
+	}
+	f, ok := fs.byName[key]
+	return f, ok
+}
+
 // recordFields maps the JSON name of each Session field to how it is stored.
-var recordFields = sync.OnceValue(func() map[string]recordField {
-	fields := map[string]recordField{}
+var recordFields = sync.OnceValue(func() *recordFieldSet {
+	fs := &recordFieldSet{byName: map[string]recordField{}}
 	t := reflect.TypeFor[Session]()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -61,9 +83,11 @@ var recordFields = sync.OnceValue(func() map[string]recordField {
 		case f.Type.Kind() == reflect.Bool:
 			kind = kindBool
 		}
-		fields[name] = recordField{index: i, kind: kind}
+		rf := recordField{name: name, index: i, kind: kind}
+		fs.byName[name] = rf
+		fs.order = append(fs.order, rf)
 	}
-	return fields
+	return fs
 })
 
 // errSlowPath: the one-pass decoder leaves this record to encoding/json.
@@ -82,10 +106,11 @@ func decodeRecordFast(b []byte, s *Session) error {
 	fields := recordFields()
 	v := reflect.ValueOf(s).Elem()
 	var err error
+	next := 0
 	doc.ForEach(func(key, value gjson.Result) bool {
-		f, ok := fields[key.Str]
+		f, ok := fields.find(key.Str, &next)
 		if !ok {
-			err = keepUnknown(s, fields, key.Str, value)
+			err = keepUnknown(s, fields.byName, key.Str, value)
 		} else {
 			err = storeField(v.Field(f.index), f.kind, value)
 		}
