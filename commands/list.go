@@ -44,7 +44,7 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	readingEverySession()
+	defer readingEverySession()()
 	all, skipped, err := h.ListSessionsReport()
 	if err != nil {
 		return err
@@ -176,14 +176,17 @@ func ago(now, t time.Time) string {
 	return strconv.Itoa(int(d.Hours()/24)) + "d ago"
 }
 
-// readingEverySession is called by a command that reads every session
-// record. Nearly all it allocates stays live until it prints, so each
-// collection the default pacing makes while the heap grows only marks the
-// same records again: that was a fifth of the CPU time of list over 10,000
-// sessions, and at 400 the peak memory grows by about 5%. A GOGC set by
-// the user is left as it is.
-func readingEverySession() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+// readingEverySession is called by a command while it reads every session
+// record; the func it returns undoes it. Nearly all such a command
+// allocates stays live until it prints, so each collection the default
+// pacing makes while the heap grows only marks the same records again:
+// that was a fifth of the CPU time of list over 10,000 sessions, and at
+// 400 the peak memory grows by about 5%. A GOGC set by the user is left
+// as it is.
+func readingEverySession() (undo func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
 	}
+	before := debug.SetGCPercent(400)
+	return func() { debug.SetGCPercent(before) }
 }

@@ -33,7 +33,9 @@ func (r SessionRef) resolve(env *Env, eligible func(*state.Session) bool) (strin
 	case !r.Latest:
 		return "", usagef("name a session: an id, an id prefix, or --latest (kandev list shows them)")
 	}
+	undo := readingEverySession()
 	all, err := h.ListSessions()
+	undo()
 	if err != nil {
 		return "", err
 	}

@@ -56,7 +56,7 @@ func (c *UsageCmd) Run(env *Env) error {
 	}
 	var ids []string // nil: every session
 	if c.All {
-		readingEverySession()
+		defer readingEverySession()()
 	} else {
 		id, err := c.resolve(env, nil)
 		if err != nil {
