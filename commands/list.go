@@ -45,7 +45,10 @@ func (c *ListCmd) Run(env *Env) error {
 		return err
 	}
 	defer readingEverySession()()
-	all, skipped, err := h.ListSessionsReport()
+	// Records the listing cannot show are read only as far as their state.
+	all, skipped, err := h.ListSessionsWhere(func(st string) bool {
+		return (want == "" || st == want) && !(c.Resumable && state.IsTerminal(st))
+	})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tidwall/gjson"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,13 +37,30 @@ type UnreadableRecord struct {
 
 // ListSessionsReport is ListSessions, and what it left out.
 func (h *Home) ListSessionsReport() ([]*Session, ListReport, error) {
+	return h.ListSessionsWhere(nil)
+}
+
+// ListSessionsWhere is ListSessionsReport of the sessions whose state keep
+// accepts (nil: all). A valid record whose state keep refuses is read only
+// as far as its state, id and format, so the report says the same of every
+// record as ListSessionsReport's does: a listing that shows only some
+// states (list --resumable, --state) decodes only those sessions.
+func (h *Home) ListSessionsWhere(keep func(state string) bool) ([]*Session, ListReport, error) {
 	type loaded struct {
 		id  string
 		s   *Session
 		err error
 	}
 	all, leases, err := scanRecords(h, func(id string, b []byte, err error) (loaded, bool) {
+		if keep != nil && err == nil {
+			if st := gjson.GetBytes(b, "state"); st.Type == gjson.String && !keep(st.Str) && refusable(id, b) {
+				return loaded{}, false
+			}
+		}
 		s, err := h.recordFrom(id, b, err)
+		if err == nil && keep != nil && !keep(s.State) {
+			return loaded{}, false
+		}
 		return loaded{id, s, err}, !errors.Is(err, ErrNotFound) // removed while listing: not there
 	})
 	if err != nil {
@@ -154,3 +173,17 @@ func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, boo
 
 // atCWD opens a path as given (openat's AT_FDCWD).
 const atCWD = unix.AT_FDCWD
+
+// refusable says whether a record of session id whose state a listing
+// refuses can be passed over without decoding it whole: it is valid JSON
+// in a format this kandev reads, its id is its file name, and its state
+// reads the same decoded whole (no escapes, and one state key).
+func refusable(id string, b []byte) bool {
+	if !gjson.ValidBytes(b) {
+		return false
+	}
+	f := gjson.GetManyBytes(b, "format", "id", "state")
+	plain := func(r gjson.Result) bool { return r.Type == gjson.String && !strings.ContainsRune(r.Raw, '\\') }
+	return f[0].Type == gjson.Number && f[0].Int() <= Format && plain(f[1]) && f[1].Str == id && plain(f[2]) &&
+		bytes.Count(b, []byte(`"state"`)) == 1
+}
