@@ -183,13 +183,14 @@ func ago(now, t time.Time) string {
 // record; the func it returns undoes it. Nearly all such a command
 // allocates stays live until it prints, so each collection the default
 // pacing makes while the heap grows only marks the same records again:
-// that was a fifth of the CPU time of list over 10,000 sessions, and at
-// 400 the peak memory grows by about 5%. A GOGC set by the user is left
-// as it is.
+// that was a fifth of the CPU time of list over 10,000 sessions. At 800,
+// listing 10,000 sessions collects no garbage at all, for 5 MiB more peak
+// memory than at the default (43 MiB instead of 38). A GOGC in the
+// environment is left as it is.
 func readingEverySession() (undo func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	before := debug.SetGCPercent(400)
+	before := debug.SetGCPercent(800)
 	return func() { debug.SetGCPercent(before) }
 }
