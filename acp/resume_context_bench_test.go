@@ -21,7 +21,7 @@ func BenchmarkResumeContextFromLog(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				evs, partial := historyForContext(path, history.DefaultMaxReplayBytes)
+				evs, partial := historyForContext(path, history.DefaultMaxReplayBytes, 0)
 				if ctx := history.BuildResumeContextWindow(evs, "continue", "bench", history.DefaultMaxReplayBytes, partial); len(ctx) == 0 {
 					b.Fatal("empty resume context")
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/tidwall/gjson"
 
@@ -20,9 +21,13 @@ func ResumeContextFor(h *state.Home, s *state.Session, request string, maxBytes 
 	var evs []state.Event
 	partial := false
 	if s.ParentID != "" && s.ForkedAt == 0 {
-		evs, partial = historyForContext(h.LogPath(s.ParentID), maxBytes)
+		parentEpoch := math.MaxInt // unknown: any number of rewinds
+		if p, err := h.LoadSession(s.ParentID); err == nil {
+			parentEpoch = p.Epoch
+		}
+		evs, partial = historyForContext(h.LogPath(s.ParentID), maxBytes, parentEpoch)
 	}
-	own, ownPartial := historyForContext(h.LogPath(s.ID), maxBytes)
+	own, ownPartial := historyForContext(h.LogPath(s.ID), maxBytes, s.Epoch)
 	evs = append(evs, own...)
 	if !hasConversation(evs) && !partial && !ownPartial {
 		return request

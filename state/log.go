@@ -166,7 +166,7 @@ func (r ReadReport) Problems() string {
 func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
 	var rep ReadReport
 	var off int64
-	torn, err := scanLines(path, func(line []byte) bool {
+	torn, err := ScanLines(path, func(line []byte) bool {
 		start := off
 		off += int64(len(line))
 		e, ok := DecodeEvent(line)
@@ -197,9 +197,10 @@ func DecodeEvent(line []byte) (e Event, ok bool) {
 	return e, true
 }
 
-// scanLines calls fn for each complete line of the file at path, newline
-// included, and returns the length of an unterminated last line.
-func scanLines(path string, fn func(line []byte) bool) (tornBytes int64, err error) {
+// ScanLines calls fn for each complete line of the file at path, newline
+// included, and returns the length of an unterminated last line: for
+// readers that pass over most lines without decoding them.
+func ScanLines(path string, fn func(line []byte) bool) (tornBytes int64, err error) {
 	return scanLinesWith(path, nil, fn)
 }
 

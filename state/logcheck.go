@@ -32,7 +32,7 @@ type SeqFault struct {
 func InspectLog(path string) (LogHealth, error) {
 	var h LogHealth
 	var off, last int64
-	torn, err := scanLines(path, func(line []byte) bool {
+	torn, err := ScanLines(path, func(line []byte) bool {
 		start := off
 		off += int64(len(line))
 		seq := gjson.GetBytes(line, "seq")

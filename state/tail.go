@@ -109,7 +109,7 @@ func OffsetAfterSeq(path string, seq int64) (int64, error) {
 		return 0, nil
 	}
 	var off int64
-	_, err := scanLines(path, func(line []byte) bool {
+	_, err := ScanLines(path, func(line []byte) bool {
 		off += int64(len(line))
 		return gjson.GetBytes(line, "seq").Int() < seq
 	})
