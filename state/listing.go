@@ -92,11 +92,11 @@ const listBatch = 256
 // keeps what fn makes of each (fn's b is the file, or err why it could not
 // be read; b is only valid during the call), in no order. It also returns
 // the ids that have a lease file. This is the one path of the commands
-// that read thousands of sessions (list, usage): the records are read on
-// every core while the directory is still being read, since reading a
-// large directory is a fifth of the work and need not wait for, nor be
-// waited for by, the records; and each is opened by name in the open
-// directory, which spares walking the home's path once per file.
+// that read thousands of sessions (list, --latest, usage, search): the
+// records are read on every core while the directory is still being read,
+// since reading a large directory is a tenth of the work and need not wait
+// for, nor be waited for by, the records; and each is opened by name in the
+// open directory, which spares walking the home's path once per file.
 func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, bool)) ([]T, map[string]bool, error) {
 	d, err := os.Open(h.sessionsDir())
 	if err != nil {
