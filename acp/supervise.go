@@ -87,6 +87,9 @@ func supervise(args []string) int {
 	var status syscall.WaitStatus
 	select {
 	case status = <-exited:
+		if nothingLeft() { // the common end: no process list to read
+			return exitLike(status)
+		}
 	case <-ownerGone:
 		killAll(launch)
 	}

@@ -22,3 +22,12 @@ func agentSysProcAttr() *syscall.SysProcAttr {
 // leftovers are the processes to kill once the agent is gone: the
 // supervisor's tree, complete because it is a subreaper.
 func leftovers(string) []int { return ownLeftovers() }
+
+// nothingLeft reports, without reading /proc, that the agent left no
+// process behind: the supervisor is a subreaper, so every process of the
+// agent's tree still there is its child, and with no child there is none.
+// (It reaps a child that has exited; sweep reaps the rest.)
+func nothingLeft() bool {
+	_, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+	return err == syscall.ECHILD
+}
