@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,7 +44,8 @@ func (c *ListCmd) Run(env *Env) error {
 		return err
 	}
 	defer readingEverySession()()
-	// Records the listing cannot show are read only as far as their state.
+	// Only the states the listing can show (records of others are read only
+	// as far as their state).
 	all, skipped, err := h.ListSessionsWhere(func(st string) bool {
 		return (want == "" || st == want) && !(c.Resumable && state.IsTerminal(st))
 	})
@@ -57,10 +57,9 @@ func (c *ListCmd) Run(env *Env) error {
 	}
 	var picked []*state.Session
 	for _, s := range all {
-		if c.Workspace != "" && s.Workspace != c.Workspace || want != "" && s.State != want {
-			continue
+		if c.Workspace == "" || s.Workspace == c.Workspace {
+			picked = append(picked, s)
 		}
-		picked = append(picked, s)
 	}
 	p, err := newProbe(env, "", false)
 	if err != nil {
@@ -69,9 +68,6 @@ func (c *ListCmd) Run(env *Env) error {
 	p.leases = skipped.Leases
 	if p.leases == nil {
 		p.leases = map[string]bool{} // the listing saw no lease at all
-	}
-	if c.Resumable {
-		picked = slices.DeleteFunc(picked, func(s *state.Session) bool { return state.IsTerminal(s.State) })
 	}
 	out := make([]listed, 0, len(picked))
 	now := env.Now()
