@@ -336,7 +336,8 @@ func (r *backReader) newlineBefore(pos int64) (int64, error) {
 			return -1, nil
 		}
 		pos = min(pos, r.start) // everything from here up was searched
-		if r.n > 0 && len(r.buf) < backChunk { // a block read before: read on in larger ones
+		// A block was read before: read on in larger ones.
+		if r.n > 0 && len(r.buf) < backChunk {
 			r.buf = make([]byte, min(2*len(r.buf), backChunk))
 		}
 		from := max(0, pos-int64(len(r.buf)))
