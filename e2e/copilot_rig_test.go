@@ -22,7 +22,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 const (
@@ -88,10 +87,9 @@ func copilotInstall(t *testing.T) string {
 // copilotRig is a world whose `copilot` agent is the real Copilot CLI, with
 // its own HOME, XDG folders, COPILOT_HOME and fake model server.
 type copilotRig struct {
-	*world
+	*chatAgent
 	bin         string
 	copilotHome string // COPILOT_HOME: tags every process of this rig
-	fake        *fakeChat
 }
 
 func newCopilotRig(t *testing.T) *copilotRig {
@@ -101,7 +99,9 @@ func newCopilotRig(t *testing.T) *copilotRig {
 		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, copilotToolCmd))
 	w := newWorld(t)
 	root := t.TempDir()
-	r := &copilotRig{world: w, bin: bin, copilotHome: filepath.Join(root, "copilot"), fake: fake}
+	home := filepath.Join(root, "copilot")
+	r := &copilotRig{chatAgent: &chatAgent{world: w, name: "copilot", label: "Copilot", fake: fake, tagKey: "COPILOT_HOME", tagVal: home},
+		bin: bin, copilotHome: home}
 	env := map[string]string{
 		"COPILOT_OFFLINE":           "true",
 		"COPILOT_PROVIDER_BASE_URL": fake.URL,
@@ -122,25 +122,4 @@ func newCopilotRig(t *testing.T) *copilotRig {
 	}
 	w.config(toml.String())
 	return r
-}
-
-// assertNoAgentSurvives waits up to 10 s for every process of this rig (the
-// loader, the native CLI and the commands it ran) and of the session id, if
-// any, to be gone.
-func (r *copilotRig) assertNoAgentSurvives(id, after string) {
-	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		live := liveProcessesWithEnv("COPILOT_HOME", r.copilotHome)
-		if id != "" {
-			live = append(live, liveProcessesWithEnv("KANDEV_SESSION_ID", id)...)
-		}
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("Copilot processes still running 10 s after %s: pids %v", after, live)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -72,10 +72,9 @@ func openCodeInstall(t *testing.T) string {
 // openCodeRig is a world whose `opencode` agent is the real OpenCode, with
 // its own HOME, XDG folders and fake model server.
 type openCodeRig struct {
-	*world
+	*chatAgent
 	bin     string
 	dataDir string // XDG_DATA_HOME: tags every process of this rig
-	fake    *fakeChat
 }
 
 func newOpenCodeRig(t *testing.T) *openCodeRig {
@@ -85,7 +84,9 @@ func newOpenCodeRig(t *testing.T) *openCodeRig {
 		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, openCodeToolCmd))
 	w := newWorld(t)
 	root := t.TempDir()
-	r := &openCodeRig{world: w, bin: bin, dataDir: filepath.Join(root, "data"), fake: fake}
+	data := filepath.Join(root, "data")
+	r := &openCodeRig{chatAgent: &chatAgent{world: w, name: "opencode", label: "OpenCode", fake: fake, tagKey: "XDG_DATA_HOME", tagVal: data},
+		bin: bin, dataDir: data}
 	dirs := map[string]string{"HOME": "home", "XDG_CONFIG_HOME": "config", "XDG_DATA_HOME": "data",
 		"XDG_CACHE_HOME": "cache", "XDG_STATE_HOME": "state"}
 	env := map[string]string{
@@ -125,26 +126,6 @@ func newOpenCodeRig(t *testing.T) *openCodeRig {
 	}
 	w.config(toml.String())
 	return r
-}
-
-// assertNoAgentSurvives waits up to 10 s for every process of this rig
-// (OpenCode and the commands it ran) and of the session id, if any, to be gone.
-func (r *openCodeRig) assertNoAgentSurvives(id, after string) {
-	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		live := liveProcessesWithEnv("XDG_DATA_HOME", r.dataDir)
-		if id != "" {
-			live = append(live, liveProcessesWithEnv("KANDEV_SESSION_ID", id)...)
-		}
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("OpenCode processes still running 10 s after %s: pids %v", after, live)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // openCodeTimings logs, for one kandev command begun at began, how long the

@@ -4,7 +4,6 @@ package e2e_test
 // through the built kandev binary, offline.
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,115 +108,12 @@ func TestOpenCode_NeverPromptedSessionIsResumedNatively(t *testing.T) {
 
 func TestOpenCode_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testing.T) {
 	t.Parallel()
-	r := newOpenCodeRig(t)
-	first := "first fast turn about apples"
-	id, res := r.start("--agent", "opencode", first)
-	if res.code != 0 {
-		t.Fatalf("start: %s", res)
-	}
-	firstAnswer := agentText(r.events(id), lastTurn(r.events(id)))
-
-	owner := r.spawn("prompt", id, openCodeSlowPrompt)
-	r.waitForEvents(id, "the slow turn to stream", openCodeStreamingTurn(openCodeSlowPrompt))
-	if live := liveProcessesWithEnv("XDG_DATA_HOME", r.dataDir); len(live) == 0 {
-		t.Fatal("no OpenCode process is running the slow turn")
-	}
-	owner.cmd.Process.Kill() // SIGKILL: no chance to clean up
-	owner.wait(t)
-	r.assertNoAgentSurvives(id, "the owner was SIGKILLed")
-	killedAt := len(r.eventsSoFar(id)) // the kill may have torn the last line
-	before := len(r.fake.turns())
-
-	res = r.run("resume", id)
-	if res.code != 0 {
-		t.Fatalf("resume: %s", res)
-	}
-	r.assertNoAgentSurvives(id, "resume exited")
-	all := r.events(id)
-	assertNoSeqGap(t, all)
-	evs := all[killedAt:]
-	if starts := ofType(evs, state.EventAgentStarted); len(starts) != 1 || starts[0].Restore != "resume" {
-		t.Errorf("agent_started after the kill: %+v", starts)
-	}
-	var continuations []state.Event
-	for _, e := range ofType(evs, state.EventTurnStarted) {
-		if e.Source == state.SourceContinuation {
-			continuations = append(continuations, e)
-		}
-	}
-	if len(continuations) != 1 {
-		t.Fatalf("resume sent %d continuation turns, want 1\n%s", len(continuations), res)
-	}
-	if s := r.session(id); s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
-		t.Fatalf("record after the continuation: state %s, stop %q", s.State, s.StopReason)
-	}
-	// The continuation's model request carried the earlier turns.
-	turns := r.fake.turns()
-	if len(turns) != before+1 {
-		t.Fatalf("the model got %d requests during resume, want 1", len(turns)-before)
-	}
-	q := turns[len(turns)-1]
-	users := q.userTexts()
-	if len(users) < 3 || users[0] != first || users[1] != openCodeSlowPrompt || users[len(users)-1] == openCodeSlowPrompt {
-		t.Fatalf("user messages the model saw for the continuation: %q", users)
-	}
-	if !strings.Contains(q.input(), firstAnswer) {
-		t.Fatalf("the first answer is missing from the continuation's request:\n%s", q.input())
-	}
-	if answer := agentText(all, continuations[0].TurnID); answer != fmt.Sprintf("ack %d: %s", q.N, start60(users[len(users)-1])) {
-		t.Fatalf("the continuation's answer %q is not the model's reply to request %d", answer, q.N)
-	}
-
-	// A second resume finds nothing owed: no turn, no model request.
-	res = r.run("resume", id)
-	if res.code != 0 {
-		t.Fatalf("second resume: %s", res)
-	}
-	r.assertNoAgentSurvives(id, "the second resume exited")
-	if n := len(ofType(r.events(id), state.EventTurnStarted)) - len(ofType(all, state.EventTurnStarted)); n != 0 {
-		t.Fatalf("the second resume started %d turns", n)
-	}
-	if n := len(r.fake.turns()); n != len(turns) {
-		t.Fatalf("the second resume sent %d model requests", n-len(turns))
-	}
+	newOpenCodeRig(t).killOwnerMidTurnThenResume(t, openCodeSlowPrompt, "resume", true)
 }
 
 func TestOpenCode_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T) {
 	t.Parallel()
-	r := newOpenCodeRig(t)
-	id, res := r.start("--agent", "opencode", "a fast first turn")
-	if res.code != 0 {
-		t.Fatalf("start: %s", res)
-	}
-	owner := r.spawn("prompt", id, openCodeSlowPrompt)
-	r.waitForEvents(id, "the slow turn to stream", openCodeStreamingTurn(openCodeSlowPrompt))
-	cancelled := time.Now()
-	if res := r.run("cancel", id); res.code != 0 {
-		owner.cmd.Process.Kill()
-		t.Fatalf("cancel: %s", res)
-	}
-	res = owner.wait(t)
-	t.Logf("the prompt ended %s after kandev cancel returned", time.Since(cancelled).Round(time.Millisecond))
-	if res.code != 0 && res.code != 130 {
-		t.Errorf("the cancelled prompt exited %d, want 0 or 130\n%s", res.code, res)
-	}
-	r.assertNoAgentSurvives(id, "the cancelled prompt exited")
-	evs := r.events(id)
-	assertNoSeqGap(t, evs)
-	ended := ofType(evs, state.EventTurnEnded)
-	if len(ended) == 0 || ended[len(ended)-1].StopReason != "cancelled" {
-		t.Fatalf("turn_ended events: %+v", ended)
-	}
-	if s := r.session(id); s.StopReason != "cancelled" || s.State != state.StateWaitingForInput {
-		t.Fatalf("record after cancel: state %s, stop %q", s.State, s.StopReason)
-	}
-	if got := agentText(evs, ended[len(ended)-1].TurnID); strings.HasSuffix(got, "nine ten") {
-		t.Fatalf("the cancelled turn streamed its whole answer: %q", got)
-	}
-	if res := r.run("prompt", id, "after the cancel"); res.code != 0 || !strings.Contains(res.stdout, "after the cancel") {
-		t.Fatalf("prompt after cancel: %s", res)
-	}
-	r.assertNoAgentSurvives(id, "the last prompt exited")
+	newOpenCodeRig(t).cancelSlowTurnFromAnotherProcess(t, openCodeSlowPrompt)
 }
 
 func TestOpenCode_PermissionModeAnswersOpenCodeBashRequests(t *testing.T) {
@@ -243,20 +139,7 @@ func TestOpenCode_PermissionModeAnswersOpenCodeBashRequests(t *testing.T) {
 			if ran := err == nil; ran != c.allowed {
 				t.Fatalf("the command ran: %v, want %v", ran, c.allowed)
 			}
-			evs := r.events(id)
-			assertNoSeqGap(t, evs)
-			asked, resolved := ofType(evs, state.EventPermissionRequest), ofType(evs, state.EventPermissionResolved)
-			if len(asked) != 1 || len(resolved) != 1 || !strings.Contains(string(resolved[0].Data), fmt.Sprintf(`"allowed":%v`, c.allowed)) {
-				t.Fatalf("permission events: %+v %+v", asked, resolved)
-			}
-			call := asked[0].ToolCallID
-			if call == "" || resolved[0].ToolCallID != call {
-				t.Fatalf("permission request and answer name different tool calls: %q, %q", call, resolved[0].ToolCallID)
-			}
-			results := ofType(evs, state.EventToolResult)
-			if len(results) != 1 || results[0].ToolCallID != call || results[0].ToolStatus != c.status {
-				t.Fatalf("tool_result events: %+v", results)
-			}
+			evs, call := r.assertOnePermissionAnswered(t, id, c.allowed, c.status)
 			// The model asked for the call and was sent its result.
 			turns := r.fake.turns()
 			if len(turns) != 2 || !strings.Contains(turns[1].input(), call) {
@@ -277,41 +160,12 @@ func TestOpenCode_PermissionModeAnswersOpenCodeBashRequests(t *testing.T) {
 
 func TestOpenCode_AgentsProbeShowsItsCapabilities(t *testing.T) {
 	t.Parallel()
-	r := newOpenCodeRig(t)
-	var out struct {
-		Agents []struct {
-			Name         string
-			Installed    bool
-			Capabilities struct {
-				AgentCapabilities struct {
-					LoadSession         bool                       `json:"loadSession"`
-					SessionCapabilities map[string]json.RawMessage `json:"sessionCapabilities"`
-				} `json:"agentCapabilities"`
-				AgentInfo struct{ Name, Version string } `json:"agentInfo"`
-			}
+	caps := newOpenCodeRig(t).probe(t, openCodeVersion)
+	for _, want := range []string{"resume", "list", "fork", "close"} {
+		if _, ok := caps.SessionCapabilities[want]; !ok {
+			t.Errorf("sessionCapabilities lack %q: %v", want, caps.SessionCapabilities)
 		}
 	}
-	decodeJSON(t, r.mustRun("agents", "--probe", "--json").stdout, &out)
-	for _, a := range out.Agents {
-		if a.Name != "opencode" {
-			continue
-		}
-		caps := a.Capabilities.AgentCapabilities
-		if !a.Installed || !caps.LoadSession || a.Capabilities.AgentInfo.Version != openCodeVersion {
-			t.Fatalf("opencode: %+v", a)
-		}
-		for _, want := range []string{"resume", "list", "fork", "close"} {
-			if _, ok := caps.SessionCapabilities[want]; !ok {
-				t.Errorf("sessionCapabilities lack %q: %v", want, caps.SessionCapabilities)
-			}
-		}
-		if n := len(r.fake.turns()); n != 0 {
-			t.Errorf("probing sent %d model requests", n)
-		}
-		r.assertNoAgentSurvives("", "kandev agents --probe exited")
-		return
-	}
-	t.Fatal("kandev agents lists no opencode")
 }
 
 func TestOpenCode_SessionOpenCodeNoLongerHasFallsBackToAFreshSessionWithTheHistory(t *testing.T) {
