@@ -7,6 +7,8 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -171,10 +173,21 @@ func (r *chatAgent) cancelSlowTurnFromAnotherProcess(t *testing.T, slowPrompt st
 	r.assertNoAgentSurvives(id, "the last prompt exited")
 }
 
-// assertOnePermissionAnswered checks that session id's log holds one
-// permission request and its answer (allowed or not) for one tool call,
-// and that call's one result with status; it returns the log and the call.
-func (r *chatAgent) assertOnePermissionAnswered(t *testing.T, id string, allowed bool, status string) ([]state.Event, string) {
+// startToolTurn starts a session under permission mode whose first prompt
+// makes the model ask for the proof command (toolWord), and checks that the
+// command ran exactly when allowed, that the log holds one permission
+// request and its answer for one tool call, and that call's one result
+// with status. It returns the session, its log and the tool call.
+func (r *chatAgent) startToolTurn(t *testing.T, mode, toolWord string, allowed bool, status string) (string, []state.Event, string) {
+	id, res := r.start("--agent", r.name, "--permissions", mode, "please "+toolWord+" now")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	r.assertNoAgentSurvives(id, "start exited")
+	_, err := os.Stat(filepath.Join(r.cwd, "tool-proof.txt"))
+	if ran := err == nil; ran != allowed {
+		t.Fatalf("the command ran: %v, want %v", ran, allowed)
+	}
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
 	asked, resolved := ofType(evs, state.EventPermissionRequest), ofType(evs, state.EventPermissionResolved)
@@ -189,7 +202,7 @@ func (r *chatAgent) assertOnePermissionAnswered(t *testing.T, id string, allowed
 	if len(results) != 1 || results[0].ToolCallID != call || results[0].ToolStatus != status {
 		t.Fatalf("tool_result events: %+v", results)
 	}
-	return evs, call
+	return id, evs, call
 }
 
 // probedCapabilities is what `kandev agents --probe` reports of an agent.

@@ -5,8 +5,6 @@ package e2e_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,16 +128,7 @@ func TestCopilot_PermissionModeAnswersCopilotBashRequests(t *testing.T) {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Parallel()
 			r := newCopilotRig(t)
-			id, res := r.start("--agent", "copilot", "--permissions", c.mode, "please "+copilotToolWord+" now")
-			if res.code != 0 {
-				t.Fatalf("start: %s", res)
-			}
-			r.assertNoAgentSurvives(id, "start exited")
-			_, err := os.Stat(filepath.Join(r.cwd, "tool-proof.txt"))
-			if ran := err == nil; ran != c.allowed {
-				t.Fatalf("the command ran: %v, want %v", ran, c.allowed)
-			}
-			_, call := r.assertOnePermissionAnswered(t, id, c.allowed, c.status)
+			id, _, call := r.startToolTurn(t, c.mode, copilotToolWord, c.allowed, c.status)
 			if s := r.session(id); s.StopReason != "end_turn" {
 				t.Fatalf("stop reason %q", s.StopReason)
 			}

@@ -130,16 +130,7 @@ func TestOpenCode_PermissionModeAnswersOpenCodeBashRequests(t *testing.T) {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Parallel()
 			r := newOpenCodeRig(t)
-			id, res := r.start("--agent", "opencode", "--permissions", c.mode, "please "+openCodeToolWord+" now")
-			if res.code != 0 {
-				t.Fatalf("start: %s", res)
-			}
-			r.assertNoAgentSurvives(id, "start exited")
-			_, err := os.Stat(filepath.Join(r.cwd, "tool-proof.txt"))
-			if ran := err == nil; ran != c.allowed {
-				t.Fatalf("the command ran: %v, want %v", ran, c.allowed)
-			}
-			evs, call := r.assertOnePermissionAnswered(t, id, c.allowed, c.status)
+			id, evs, call := r.startToolTurn(t, c.mode, openCodeToolWord, c.allowed, c.status)
 			// The model asked for the call and was sent its result.
 			turns := r.fake.turns()
 			if len(turns) != 2 || !strings.Contains(turns[1].input(), call) {
