@@ -75,15 +75,13 @@ func (f *toolFlag) Set(v string) error {
 }
 
 type server struct {
-	delay     time.Duration
-	delayWord string
-	toolWord  string
-	tools     toolFlag
+	pace     fakeserver.Pacing
+	toolWord string
+	tools    toolFlag
 
-	mu      sync.Mutex
-	n       int
-	rules   []*rule
-	logFile *os.File
+	mu    sync.Mutex // guards rules
+	rules []*rule
+	log   *fakeserver.RequestLog
 }
 
 func main() {
@@ -94,8 +92,7 @@ func main() {
 		idle    = flag.Duration("idle", 10*time.Minute, "exit after this long without a request")
 		s       server
 	)
-	flag.DurationVar(&s.delay, "delay", 0, "pause between streamed chunks")
-	flag.StringVar(&s.delayWord, "delay-word", "", "pause only when the latest user text contains this word")
+	s.pace.Flags("chunks")
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a tool call when the latest user text contains this word")
 	flag.Var(&s.tools, "tool", "NAME=JSON-ARGUMENTS of the tool call, used when the request offers NAME (repeatable)")
 	flag.Parse()
@@ -107,7 +104,7 @@ func main() {
 		}
 		s.rules = rules
 	}
-	s.logFile = fakeserver.OpenLog(*logPath)
+	s.log = fakeserver.OpenRequestLog(*logPath)
 	fakeserver.Serve(fakeserver.Options{Idle: *idle, Suffix: "/v1", URLFile: *urlFile}, &s)
 }
 
@@ -136,7 +133,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req request
 	json.Unmarshal(body, &req)
-	n := s.record(r, body, req)
+	n := s.log.Record(r, body, true, map[string]any{"model": req.Model, "tools": len(req.Tools) > 0})
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.NotFound(w, r)
 		return
@@ -157,10 +154,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		whole(w, rep, n, req.Model)
 		return
 	}
-	delay := s.delay
-	if s.delayWord != "" && !strings.Contains(req.latestUserText(), s.delayWord) {
-		delay = 0
-	}
+	delay := s.pace.For(req.latestUserText())
 	st := newStream(w, delay, n, req.Model)
 	if rep.tool != "" {
 		st.toolCall(rep.tool, rep.args)
@@ -235,27 +229,6 @@ func (s *server) offeredTool(req request) (string, string, bool) {
 		}
 	}
 	return "", "", false
-}
-
-// record appends the request to the log and returns its number.
-func (s *server) record(r *http.Request, body []byte, req request) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n++
-	if s.logFile != nil {
-		raw := json.RawMessage(body)
-		if len(body) == 0 {
-			raw = json.RawMessage("null")
-		} else if !json.Valid(body) {
-			raw, _ = json.Marshal(string(body))
-		}
-		line, _ := json.Marshal(map[string]any{
-			"n": s.n, "method": r.Method, "path": r.URL.Path,
-			"model": req.Model, "tools": len(req.Tools) > 0, "body": raw,
-		})
-		s.logFile.Write(append(line, '\n'))
-	}
-	return s.n
 }
 
 // request is the part of a Chat Completions request the fake reads.

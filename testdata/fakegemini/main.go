@@ -26,23 +26,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kandev/kandev/internal/fakeserver"
 )
 
 type server struct {
-	delay     time.Duration
-	delayWord string
-	toolWord  string
-	toolCmd   string
+	pace     fakeserver.Pacing
+	toolWord string
+	toolCmd  string
 
-	mu      sync.Mutex
-	n       int
-	logFile *os.File
+	log *fakeserver.RequestLog
 }
 
 func main() {
@@ -51,19 +46,18 @@ func main() {
 		idle    = flag.Duration("idle", 10*time.Minute, "exit after this long without a request")
 		s       server
 	)
-	flag.DurationVar(&s.delay, "delay", 0, "pause between streamed chunks")
-	flag.StringVar(&s.delayWord, "delay-word", "", "pause only when the latest user text contains this word")
+	s.pace.Flags("chunks")
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
 	flag.Parse()
 
-	s.logFile = fakeserver.OpenLog(*logPath)
+	s.log = fakeserver.OpenRequestLog(*logPath)
 	fakeserver.Serve(fakeserver.Options{Idle: *idle, Suffix: "", URLFile: ""}, &s)
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	n := s.record(r, body)
+	n := s.log.Record(r, body, true, nil)
 	path := r.URL.Path
 	if r.Method != http.MethodPost || !strings.Contains(path, "/models/") {
 		http.NotFound(w, r)
@@ -95,10 +89,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, chunk(parts, true))
 		return
 	}
-	delay := s.delay
-	if s.delayWord != "" && !strings.Contains(user, s.delayWord) {
-		delay = 0
-	}
+	delay := s.pace.For(user)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -112,22 +103,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.Flush()
 		}
 	}
-}
-
-// record appends the request to the log and returns its number.
-func (s *server) record(r *http.Request, body []byte) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n++
-	if s.logFile != nil {
-		raw := json.RawMessage(body)
-		if !json.Valid(body) {
-			raw, _ = json.Marshal(string(body))
-		}
-		line, _ := json.Marshal(map[string]any{"n": s.n, "method": r.Method, "path": r.URL.Path, "body": raw})
-		s.logFile.Write(append(line, '\n'))
-	}
-	return s.n
 }
 
 // chunk is one GenerateContentResponse carrying parts; the last one ends

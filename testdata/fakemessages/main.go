@@ -24,23 +24,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kandev/kandev/internal/fakeserver"
 )
 
 type server struct {
-	delay     time.Duration
-	delayWord string
-	toolWord  string
-	toolCmd   string
+	pace     fakeserver.Pacing
+	toolWord string
+	toolCmd  string
 
-	mu      sync.Mutex
-	n       int
-	logFile *os.File
+	log *fakeserver.RequestLog
 }
 
 func main() {
@@ -49,20 +44,19 @@ func main() {
 		idle    = flag.Duration("idle", 10*time.Minute, "exit after this long without a request")
 		s       server
 	)
-	flag.DurationVar(&s.delay, "delay", 0, "pause between streamed events")
-	flag.StringVar(&s.delayWord, "delay-word", "", "pause only when the latest user text contains this word")
+	s.pace.Flags("events")
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a Bash tool call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the command of that tool call")
 	flag.Parse()
 
-	s.logFile = fakeserver.OpenLog(*logPath)
+	s.log = fakeserver.OpenRequestLog(*logPath)
 	fakeserver.Serve(fakeserver.Options{Idle: *idle, Suffix: "", URLFile: ""}, &s)
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	isMessages := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages")
-	n := s.record(r, body, isMessages)
+	n := s.log.Record(r, body, isMessages, nil)
 	if !isMessages {
 		http.NotFound(w, r)
 		return
@@ -87,33 +81,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, n, req.Model, blocks)
 		return
 	}
-	delay := s.delay
-	if s.delayWord != "" && !strings.Contains(user, s.delayWord) {
-		delay = 0
-	}
+	delay := s.pace.For(user)
 	newStream(w, delay).message(n, req.Model, blocks)
-}
-
-// record appends the request to the log and returns its number: requests
-// to /v1/messages are numbered 1, 2, 3, ..., others (Claude Code's HEAD
-// probe of the base URL) 0.
-func (s *server) record(r *http.Request, body []byte, isMessages bool) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	if isMessages {
-		s.n++
-		n = s.n
-	}
-	if s.logFile != nil {
-		raw := json.RawMessage(body)
-		if !json.Valid(body) {
-			raw, _ = json.Marshal(string(body))
-		}
-		line, _ := json.Marshal(map[string]any{"n": n, "method": r.Method, "path": r.URL.Path, "body": raw})
-		s.logFile.Write(append(line, '\n'))
-	}
-	return n
 }
 
 // request is the part of a Messages request the fake reads.

@@ -24,23 +24,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kandev/kandev/internal/fakeserver"
 )
 
 type server struct {
-	delay     time.Duration
-	delayWord string
-	toolWord  string
-	toolCmd   string
+	pace     fakeserver.Pacing
+	toolWord string
+	toolCmd  string
 
-	mu      sync.Mutex
-	n       int
-	logFile *os.File
+	log *fakeserver.RequestLog
 }
 
 func main() {
@@ -50,19 +45,18 @@ func main() {
 		idle    = flag.Duration("idle", 10*time.Minute, "exit after this long without a request")
 		s       server
 	)
-	flag.DurationVar(&s.delay, "delay", 0, "pause between streamed events")
-	flag.StringVar(&s.delayWord, "delay-word", "", "pause only when the latest user text contains this word")
+	s.pace.Flags("events")
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
 	flag.Parse()
 
-	s.logFile = fakeserver.OpenLog(*logPath)
+	s.log = fakeserver.OpenRequestLog(*logPath)
 	fakeserver.Serve(fakeserver.Options{Idle: *idle, Suffix: "/v1", URLFile: *urlFile}, &s)
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	n := s.record(r, body)
+	n := s.log.Record(r, body, true, map[string]any{"session_id": r.Header.Get("session_id") + r.Header.Get("session-id")})
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
 		http.NotFound(w, r)
 		return
@@ -73,10 +67,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := req.latestUserText()
-	delay := s.delay
-	if s.delayWord != "" && !strings.Contains(user, s.delayWord) {
-		delay = 0
-	}
+	delay := s.pace.For(user)
 	st := newStream(w, delay, n)
 	switch out, ok := req.pendingToolOutput(); {
 	case ok:
@@ -87,28 +78,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		st.message(fmt.Sprintf("ack %d: %s", n, start(user)))
 	}
-}
-
-// record appends the request to the log and returns its number.
-func (s *server) record(r *http.Request, body []byte) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n++
-	if s.logFile != nil {
-		raw := json.RawMessage(body)
-		if !json.Valid(body) {
-			raw, _ = json.Marshal(string(body))
-		}
-		line, _ := json.Marshal(map[string]any{
-			"n":          s.n,
-			"method":     r.Method,
-			"path":       r.URL.Path,
-			"session_id": r.Header.Get("session_id") + r.Header.Get("session-id"),
-			"body":       raw,
-		})
-		s.logFile.Write(append(line, '\n'))
-	}
-	return s.n
 }
 
 // request is the part of a Responses request the fake reads.
