@@ -35,20 +35,13 @@ func (r *chatAgent) live() []int { return liveProcessesWithEnv(r.tagKey, r.tagVa
 // of the session id, if any, to be gone.
 func (r *chatAgent) assertNoAgentSurvives(id, after string) {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitGone(r.t, r.label+" processes", after, func() []int {
 		live := r.live()
 		if id != "" {
 			live = append(live, liveProcessesWithEnv("KANDEV_SESSION_ID", id)...)
 		}
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%s processes still running 10 s after %s: pids %v", r.label, after, live)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return live
+	})
 }
 
 // killOwnerMidTurnThenResume SIGKILLs the owner while the agent streams

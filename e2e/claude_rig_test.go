@@ -44,10 +44,6 @@ var (
 	claudeAdapter     string // the installed claude-agent-acp
 	claudeNative      string // the native Claude Code, "" to use the SDK's own
 	claudeSkipReason  string
-
-	claudeFakeOnce sync.Once
-	claudeFakeBin  string
-	claudeFakeErr  string
 )
 
 // claudeInstall installs the adapter and Claude Code once and returns the
@@ -92,24 +88,6 @@ func npmPackageVersion(dir string) string {
 	return pkg.Version
 }
 
-// claudeFakeServer builds testdata/fakemessages once (go ./... skips testdata).
-func claudeFakeServer(t *testing.T) string {
-	t.Helper()
-	claudeFakeOnce.Do(func() {
-		bin := filepath.Join(filepath.Dir(kandevBin), "fakemessages")
-		out, err := exec.Command("go", "build", "-o", bin, "../testdata/fakemessages").CombinedOutput()
-		if err != nil {
-			claudeFakeErr = fmt.Sprintf("building testdata/fakemessages: %v\n%s", err, out)
-			return
-		}
-		claudeFakeBin = bin
-	})
-	if claudeFakeBin == "" {
-		t.Fatal(claudeFakeErr)
-	}
-	return claudeFakeBin
-}
-
 // claudeRig is a world whose `claude` agent is the real adapter, with its
 // own Claude config folder and its own fake model server.
 type claudeRig struct {
@@ -121,7 +99,7 @@ type claudeRig struct {
 func newClaudeRig(t *testing.T, fakeArgs ...string) *claudeRig {
 	t.Helper()
 	adapter, native := claudeInstall(t)
-	fake := claudeFakeServer(t)
+	fake := buildTestdata(t, "fakemessages")
 	w := newWorld(t)
 	r := &claudeRig{world: w, configDir: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
 
@@ -211,41 +189,14 @@ func (q claudeRequest) userTexts() []string {
 // tools), in order: Claude Code's probes and side requests are left out.
 func (r *claudeRig) requests() []claudeRequest {
 	r.t.Helper()
-	b, err := os.ReadFile(r.reqLog)
-	if err != nil && !os.IsNotExist(err) {
-		r.t.Fatal(err)
-	}
-	var out []claudeRequest
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		var q claudeRequest
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			r.t.Fatalf("fake server log: %v: %s", err, line)
-		}
-		if q.N > 0 && len(q.Body.Tools) > 0 {
-			out = append(out, q)
-		}
-	}
-	return out
+	return readRequestLog(r.t, r.reqLog, func(q claudeRequest) bool { return q.N > 0 && len(q.Body.Tools) > 0 })
 }
 
 // assertNoAgentSurvives waits up to 10 s for every process of this rig (the
 // adapter, Claude Code, the commands it ran) to be gone.
 func (r *claudeRig) assertNoAgentSurvives(after string) {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		live := liveProcessesWithEnv("CLAUDE_CONFIG_DIR", r.configDir)
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("Claude processes still running 10 s after %s: pids %v", after, live)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitGone(r.t, "Claude processes", after, func() []int { return liveProcessesWithEnv("CLAUDE_CONFIG_DIR", r.configDir) })
 }
 
 // logTimings reports, for one kandev command begun at began, how long the

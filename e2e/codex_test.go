@@ -39,10 +39,6 @@ var (
 	codexInstallOnce sync.Once
 	codexBinPath     string
 	codexSkipReason  string
-
-	codexFakeOnce sync.Once
-	codexFakeBin  string
-	codexFakeErr  string
 )
 
 // codexCacheDir is where the adapter and the tests' CODEX_HOMEs live: not
@@ -100,24 +96,6 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// codexFakeServer builds testdata/fakeresponses once (go ./... skips testdata).
-func codexFakeServer(t *testing.T) string {
-	t.Helper()
-	codexFakeOnce.Do(func() {
-		bin := filepath.Join(filepath.Dir(kandevBin), "fakeresponses")
-		out, err := exec.Command("go", "build", "-o", bin, "../testdata/fakeresponses").CombinedOutput()
-		if err != nil {
-			codexFakeErr = fmt.Sprintf("building testdata/fakeresponses: %v\n%s", err, out)
-			return
-		}
-		codexFakeBin = bin
-	})
-	if codexFakeBin == "" {
-		t.Fatal(codexFakeErr)
-	}
-	return codexFakeBin
-}
-
 // codexRig is a world whose `codex` agent is the real adapter, with its own
 // CODEX_HOME and its own fake model server.
 type codexRig struct {
@@ -135,7 +113,7 @@ type codexOptions struct {
 func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	t.Helper()
 	bin := codexInstall(t)
-	fake := codexFakeServer(t)
+	fake := buildTestdata(t, "fakeresponses")
 	w := newWorld(t)
 	if opt.approvalPolicy == "" {
 		opt.approvalPolicy = "never"
@@ -238,22 +216,7 @@ func (q codexRequest) userTexts() []string {
 
 func (r *codexRig) requests() []codexRequest {
 	r.t.Helper()
-	b, err := os.ReadFile(r.reqLog)
-	if err != nil && !os.IsNotExist(err) {
-		r.t.Fatal(err)
-	}
-	var out []codexRequest
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		var q codexRequest
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			r.t.Fatalf("fake server log: %v: %s", err, line)
-		}
-		out = append(out, q)
-	}
-	return out
+	return readRequestLog[codexRequest](r.t, r.reqLog, nil)
 }
 
 // codexStreamingTurn holds when the turn for prompt has streamed agent text.
@@ -310,17 +273,7 @@ func (r *codexRig) liveAgents() []codexProcess {
 // assertNoAgentSurvives waits up to 10 s for every codex-acp of this rig to be gone.
 func (r *codexRig) assertNoAgentSurvives(after string) {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		live := r.liveAgents()
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("codex-acp still running 10 s after %s: %+v (pid, parent pid)", after, live)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitGone(r.t, "codex-acp (pid, parent pid)", after, r.liveAgents)
 }
 
 // codexDump renders a log compactly for failure messages.

@@ -8,38 +8,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
-
-var (
-	fakeChatOnce sync.Once
-	fakeChatBin  string
-	fakeChatErr  string
-)
-
-// fakeChatServer builds testdata/fakechat once (go ./... skips testdata).
-func fakeChatServer(t *testing.T) string {
-	t.Helper()
-	fakeChatOnce.Do(func() {
-		bin := filepath.Join(filepath.Dir(kandevBin), "fakechat")
-		out, err := exec.Command("go", "build", "-o", bin, "../testdata/fakechat").CombinedOutput()
-		if err != nil {
-			fakeChatErr = fmt.Sprintf("building testdata/fakechat: %v\n%s", err, out)
-			return
-		}
-		fakeChatBin = bin
-	})
-	if fakeChatBin == "" {
-		t.Fatal(fakeChatErr)
-	}
-	return fakeChatBin
-}
 
 // fakeChat is one running fake server and its request log.
 type fakeChat struct {
@@ -53,7 +26,7 @@ type fakeChat struct {
 func startFakeChat(t *testing.T, args ...string) *fakeChat {
 	t.Helper()
 	f := &fakeChat{t: t, reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
-	srv := exec.Command(fakeChatServer(t), append([]string{"-log", f.reqLog, "-idle", "5m"}, args...)...)
+	srv := exec.Command(buildTestdata(t, "fakechat"), append([]string{"-log", f.reqLog, "-idle", "5m"}, args...)...)
 	stdout, _ := srv.StdoutPipe()
 	var srvErr bytes.Buffer
 	srv.Stderr = &srvErr
@@ -153,23 +126,11 @@ func (q chatRequest) texts(role string) []string {
 // all is every request logged so far, model calls or not.
 func (f *fakeChat) all() []chatRequest {
 	f.t.Helper()
-	b, err := os.ReadFile(f.reqLog)
-	if err != nil && !os.IsNotExist(err) {
-		f.t.Fatal(err)
-	}
-	var out []chatRequest
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
+	out := readRequestLog[chatRequest](f.t, f.reqLog, nil)
+	for i := range out {
+		if bytes.HasPrefix(out[i].RawBody, []byte("{")) {
+			json.Unmarshal(out[i].RawBody, &out[i].Body)
 		}
-		var q chatRequest
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			f.t.Fatalf("fake chat server log: %v: %s", err, line)
-		}
-		if bytes.HasPrefix(q.RawBody, []byte("{")) {
-			json.Unmarshal(q.RawBody, &q.Body)
-		}
-		out = append(out, q)
 	}
 	return out
 }

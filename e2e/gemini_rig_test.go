@@ -45,10 +45,6 @@ var (
 	geminiInstallOnce sync.Once
 	geminiBin         string
 	geminiSkipReason  string
-
-	geminiFakeOnce sync.Once
-	geminiFakeBin  string
-	geminiFakeErr  string
 )
 
 // geminiInstall installs Gemini CLI once and returns its `gemini` script.
@@ -73,24 +69,6 @@ func geminiInstall(t *testing.T) string {
 	return geminiBin
 }
 
-// geminiFakeServer builds testdata/fakegemini once (go ./... skips testdata).
-func geminiFakeServer(t *testing.T) string {
-	t.Helper()
-	geminiFakeOnce.Do(func() {
-		bin := filepath.Join(filepath.Dir(kandevBin), "fakegemini")
-		out, err := exec.Command("go", "build", "-o", bin, "../testdata/fakegemini").CombinedOutput()
-		if err != nil {
-			geminiFakeErr = fmt.Sprintf("building testdata/fakegemini: %v\n%s", err, out)
-			return
-		}
-		geminiFakeBin = bin
-	})
-	if geminiFakeBin == "" {
-		t.Fatal(geminiFakeErr)
-	}
-	return geminiFakeBin
-}
-
 // geminiRig is a world whose gemini-test agent is the real Gemini CLI, with
 // its own HOME (where Gemini keeps its sessions) and its own fake model.
 type geminiRig struct {
@@ -102,7 +80,7 @@ type geminiRig struct {
 func newGeminiRig(t *testing.T, fakeArgs ...string) *geminiRig {
 	t.Helper()
 	bin := geminiInstall(t)
-	fake := geminiFakeServer(t)
+	fake := buildTestdata(t, "fakegemini")
 	w := newWorld(t)
 	r := &geminiRig{world: w, geminiHome: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
 	if err := os.MkdirAll(filepath.Join(r.geminiHome, ".gemini"), 0o700); err != nil {
@@ -203,41 +181,16 @@ func (q geminiRequest) modelTexts() []string {
 // requests are the model requests (generateContent, streamed or not).
 func (r *geminiRig) requests() []geminiRequest {
 	r.t.Helper()
-	b, err := os.ReadFile(r.reqLog)
-	if err != nil && !os.IsNotExist(err) {
-		r.t.Fatal(err)
-	}
-	var out []geminiRequest
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		var q geminiRequest
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			r.t.Fatalf("fake server log: %v: %s", err, line)
-		}
-		if strings.Contains(q.Path, "GenerateContent") || strings.Contains(q.Path, "generateContent") {
-			out = append(out, q)
-		}
-	}
-	return out
+	return readRequestLog(r.t, r.reqLog, func(q geminiRequest) bool {
+		return strings.Contains(q.Path, "GenerateContent") || strings.Contains(q.Path, "generateContent")
+	})
 }
 
 // assertNoAgentSurvives waits up to 10 s for every process of this rig's
 // Gemini (all of them have its HOME) to be gone.
 func (r *geminiRig) assertNoAgentSurvives(after string) {
 	r.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		live := liveProcessesWithEnv("HOME", r.geminiHome)
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("Gemini CLI still running 10 s after %s: pids %v", after, live)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitGone(r.t, "Gemini CLI", after, func() []int { return liveProcessesWithEnv("HOME", r.geminiHome) })
 }
 
 // eventTime is when an event was written.
