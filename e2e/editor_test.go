@@ -259,7 +259,10 @@ func TestEditor_KilledMidTurnIsRepairedAndContinuedOnceOnTheNextLoad(t *testing.
 	ed2 := w.openEditor()
 	ed2.initialize()
 	ed2.load(id, w.cwd)
-	evs := w.events(string(id))
+	// The load answers once the agent is restored; the continuation runs after it.
+	evs := w.waitForEvents(string(id), "the continuation's end", func(evs []state.Event) bool {
+		return len(ofType(evs, state.EventTurnEnded)) == 2
+	})
 	var shutdown, continued int
 	for _, e := range evs {
 		if e.Type == state.EventTurnEnded && e.StopReason == state.StopShutdown {

@@ -33,16 +33,17 @@ type session struct {
 // the agent kept warm between prompts: the owner asks for its next prompt
 // through Next, and the editor's prompts answer it.
 type owner struct {
-	prompts chan string
-	quit    chan struct{} // closed: Next answers "no more", the owner ends
-	ready   chan struct{} // closed at the first Next: restored and idle
-	done    chan struct{} // closed when RunOwner returned
-	err     error         // RunOwner's error, once done
-	ended   chan string   // stop reasons of the editor's turns
+	prompts  chan string
+	quit     chan struct{} // closed: Next answers "no more", the owner ends
+	restored chan struct{} // closed once the agent is restored (agent_started logged)
+	ready    chan struct{} // closed at the first Next: restored, follow-ups served, idle
+	done     chan struct{} // closed when RunOwner returned
+	err      error         // RunOwner's error, once done
+	ended    chan string   // stop reason of the editor's turn
 
-	quitOnce, readyOnce sync.Once
-	mine                string      // turn id of the editor's running turn (under session.emitMu)
-	asked               atomic.Bool // an editor prompt was handed over and has not ended
+	quitOnce, readyOnce, restoredOnce sync.Once
+	claim                             turnClaim   // which turn is the editor's (under session.emitMu)
+	asked                             atomic.Bool // an editor prompt was handed over and has not ended
 }
 
 func (o *owner) next() (string, bool) {
@@ -68,14 +69,18 @@ func (o *owner) finished() bool {
 
 // restore makes this process the session's owner: the agent is launched
 // and restored by the ladder, an interrupted turn is repaired and continued
-// once, queued inputs are served. When another kandev process owns the
-// session already, there is nothing to restore here: prompts go to its
-// inbox. A session kandev will not restore on its own (continuation paused
-// for an operator, a broken worktree) is not an error yet: the editor is
-// told why, and the next prompt decides, as it does in a shell.
+// once, queued inputs are served. It returns once the agent is restored:
+// the continuation runs after it, shown to the editor as it is logged, and
+// a prompt sent meanwhile waits behind it (an editor's load or resume is
+// answered in the time the agent takes to start, not in the time a
+// continuation takes). When another kandev process owns the session
+// already, there is nothing to restore here: prompts go to its inbox. A
+// session kandev will not restore on its own (continuation paused for an
+// operator, a broken worktree) is not an error yet: the editor is told why,
+// and the next prompt decides, as it does in a shell.
 func (s *session) restore() error {
 	o, _ := s.warmOwner("")
-	err := o.idle()
+	err := o.restoredOrEnded()
 	var refused *acp.NotResumableError
 	switch {
 	case errors.Is(err, state.ErrOwnerBusy):
@@ -88,17 +93,18 @@ func (s *session) restore() error {
 }
 
 // warmOwner returns this process's owner of the session, starting one when
-// there is none; a new owner runs first (the editor's prompt, as kandev
-// prompt would: it restores, and takes over a paused continuation). started
-// says a new owner took first.
+// there is none. A new owner given a first prompt runs it as its job's
+// Prompt (as kandev prompt would: it takes over a paused continuation),
+// and that prompt is handed over from the start. started says a new owner
+// took first.
 func (s *session) warmOwner(first string) (o *owner, started bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.own != nil && !s.own.finished() {
 		return s.own, false
 	}
-	o = &owner{prompts: make(chan string), quit: make(chan struct{}), ready: make(chan struct{}),
-		done: make(chan struct{}), ended: make(chan string, 1)}
+	o = &owner{prompts: make(chan string), quit: make(chan struct{}), restored: make(chan struct{}),
+		ready: make(chan struct{}), done: make(chan struct{}), ended: make(chan string, 1)}
 	s.own = o
 	job, err := s.srv.opts.Job(s.id)
 	if err != nil {
@@ -111,6 +117,9 @@ func (s *session) warmOwner(first string) (o *owner, started bool) {
 	job.Warn = func(msg string) { s.srv.logf("%s", msg) }
 	s.emitMu.Lock()
 	s.shown = newUpdates(false)
+	if first != "" {
+		o.claim.handOver()
+	}
 	s.emitMu.Unlock()
 	go func() {
 		_, o.err = acp.RunOwner(s.srv.opts.Ctx, job)
@@ -119,7 +128,8 @@ func (s *session) warmOwner(first string) (o *owner, started bool) {
 	return o, true
 }
 
-// idle waits until the owner has restored the agent and waits for a prompt.
+// idle waits until the owner has restored the agent, sent what it owed
+// (a continuation, a re-send, queued inputs) and waits for a prompt.
 func (o *owner) idle() error {
 	select {
 	case <-o.ready:
@@ -129,9 +139,28 @@ func (o *owner) idle() error {
 	}
 }
 
+// restoredOrEnded waits until the owner has restored the agent, or ended.
+func (o *owner) restoredOrEnded() error {
+	select {
+	case <-o.restored:
+		return nil
+	case <-o.ready:
+		return nil
+	case <-o.done:
+		select {
+		case <-o.restored:
+			return nil
+		default:
+			return ownerEnded(o.err)
+		}
+	}
+}
+
 // prompt runs the editor's turn in this process's owner, or, when another
 // process owns the session, through that owner's inbox (acp.Deliver, which
-// also takes over if that owner dies first).
+// also takes over if that owner dies first). Its answer is the end of the
+// turn that carries this prompt, never of a turn the owner ran for its own
+// reasons (turnClaim).
 func (s *session) prompt(text string) (sdk.PromptResponse, error) {
 	s.turn.Lock()
 	defer s.turn.Unlock()
@@ -140,24 +169,64 @@ func (s *session) prompt(text string) (sdk.PromptResponse, error) {
 		return sdk.PromptResponse{}, err
 	}
 	nameAfter(h, s.id, text)
-	o, started := s.warmOwner(text)
+	o, handed, err := s.ownerFor(text)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return s.deliver(text)
+	}
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
 	o.asked.Store(true)
 	defer o.asked.Store(false)
-	if !started {
-		if err := o.idle(); err != nil {
+	if !handed {
+		if err := s.handOver(o, text); err != nil {
 			return sdk.PromptResponse{}, err
-		}
-		select {
-		case o.prompts <- text:
-		case <-o.done:
-			return sdk.PromptResponse{}, ownerEnded(o.err)
 		}
 	}
 	resp, err := o.turnEnd()
-	if started && errors.Is(err, state.ErrOwnerBusy) {
-		return s.deliver(text)
+	if handed && errors.Is(err, state.ErrOwnerBusy) {
+		return s.deliver(text) // another process became the owner first
 	}
 	return resp, err
+}
+
+// ownerFor returns this process's owner ready for the editor's prompt. A
+// new owner first restores and sends what it owes for an interrupted turn
+// (its continuation, or its re-send) as turns of its own; the prompt is
+// handed over once it is idle. A session the owner will not restore on its
+// own (continuation paused, or stopped with kandev stop) needs the prompt
+// to go on, as kandev prompt's does: the owner is started with it (handed),
+// and then it has no follow-up to send before it.
+func (s *session) ownerFor(text string) (o *owner, handed bool, err error) {
+	if rec, err := s.srv.opts.Home.LoadSession(s.id); err == nil && rec.Stopped {
+		if o, started := s.warmOwner(text); started {
+			return o, true, nil
+		}
+	}
+	o, started := s.warmOwner("")
+	err = o.idle()
+	var refused *acp.NotResumableError
+	if started && errors.As(err, &refused) {
+		o, _ = s.warmOwner(text)
+		return o, true, nil
+	}
+	return o, false, err
+}
+
+// handOver gives the idle owner the editor's prompt.
+func (s *session) handOver(o *owner, text string) error {
+	s.emitMu.Lock()
+	o.claim.handOver()
+	s.emitMu.Unlock()
+	select {
+	case o.prompts <- text:
+		return nil
+	case <-o.done:
+		s.emitMu.Lock()
+		o.claim.withdraw()
+		s.emitMu.Unlock()
+		return ownerEnded(o.err)
+	}
 }
 
 // turnEnd waits for the end of the editor's turn. A turn the owner ended
@@ -210,20 +279,23 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 	return sdk.PromptResponse{}, fmt.Errorf("the turn ended with %s; see kandev events %s", stop, s.id)
 }
 
-// emitFor shows the owner's logged events to the editor and notes when the
-// editor's own turn ends.
+// emitFor shows the owner's logged events to the editor, notes when the
+// agent is restored and when the editor's own turn ends.
 func (s *session) emitFor(o *owner) func(state.Event) {
 	return func(e state.Event) {
 		s.emitMu.Lock()
 		defer s.emitMu.Unlock()
-		switch {
-		case e.Type == state.EventTurnStarted && e.Source == state.SourceUser:
-			o.mine = e.TurnID
-		case e.Type == state.EventTurnEnded && e.TurnID == o.mine && o.mine != "":
-			o.mine = ""
-			defer func() { o.ended <- e.StopReason }()
+		if e.Type == state.EventAgentStarted {
+			o.restoredOnce.Do(func() { close(o.restored) })
 		}
+		stop, ended := o.claim.see(e)
 		s.send(s.shown.of(e))
+		if ended {
+			select {
+			case o.ended <- stop:
+			default: // cannot happen: one claimed turn at a time, each answer taken
+			}
+		}
 	}
 }
 

@@ -1,0 +1,44 @@
+package editor
+
+import "github.com/kandev/kandev/state"
+
+// turnClaim tells the editor's own turn from the turns the owner runs for
+// its own reasons: an initial prompt, the continuation or the re-send of an
+// interrupted turn, a maintenance turn, another process's queued input.
+// Only the turn that carries the prompt the editor handed over answers the
+// editor's session/prompt; every other turn is shown, never reported.
+//
+// The owner makes that turn recognisable by where it runs it: a prompt
+// handed over through the job's Next becomes the first user turn to start
+// after Next returned it (queued inputs run as "queued" turns), and a
+// prompt given as the job's Prompt is the owner's first user turn when the
+// owner has no follow-up to send first, which is the only way the editor
+// starts an owner with a prompt (see session.prompt). A re-send of an
+// interrupted user turn also starts as a user turn, which is why a turn is
+// claimed only while a hand-over waits for it, never by its source alone.
+type turnClaim struct {
+	waiting bool   // a prompt was handed over; its turn has not started
+	turn    string // the turn that carries it, once started
+}
+
+// handOver notes that the editor's prompt is on its way to the owner.
+func (c *turnClaim) handOver() { c.waiting, c.turn = true, "" }
+
+// withdraw forgets a hand-over that did not happen (the owner ended first).
+func (c *turnClaim) withdraw() { c.waiting, c.turn = false, "" }
+
+// see follows the owner's logged events, in order. It reports the stop
+// reason once the editor's turn has ended.
+func (c *turnClaim) see(e state.Event) (stop string, ended bool) {
+	switch {
+	case e.Type == state.EventTurnStarted && c.waiting && e.Source == state.SourceUser:
+		c.waiting, c.turn = false, e.TurnID
+	case e.Type == state.EventTurnEnded && c.turn != "" && e.TurnID == c.turn:
+		c.turn = ""
+		return e.StopReason, true
+	}
+	return "", false
+}
+
+// running reports whether the editor's turn has started and not ended.
+func (c *turnClaim) running() bool { return c.turn != "" }

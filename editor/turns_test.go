@@ -1,0 +1,91 @@
+package editor
+
+import (
+	"testing"
+
+	"github.com/kandev/kandev/state"
+)
+
+func started(turn, source string) state.Event {
+	return state.Event{Type: state.EventTurnStarted, TurnID: turn, Source: source}
+}
+
+func ended(turn, stop string) state.Event {
+	return state.Event{Type: state.EventTurnEnded, TurnID: turn, StopReason: stop}
+}
+
+// handOver in a row marks where the editor hands its prompt over.
+var handOverHere = state.Event{Type: "hand-over"}
+
+func TestTurnClaim_AnswersOnlyTheTurnThatCarriesTheEditorsPrompt(t *testing.T) {
+	cases := []struct {
+		name   string
+		events []state.Event
+		want   []string // stop reasons answered, in order
+	}{
+		{"a plain turn answers its prompt",
+			[]state.Event{handOverHere, started("t1", state.SourceUser), ended("t1", "end_turn")},
+			[]string{"end_turn"}},
+		{"a re-sent user turn before the hand-over is not the editor's",
+			[]state.Event{started("t2", state.SourceUser), ended("t2", "end_turn"),
+				handOverHere, started("t3", state.SourceUser), ended("t3", "cancelled")},
+			[]string{"cancelled"}},
+		{"a continuation before the hand-over is not the editor's",
+			[]state.Event{started("t2", state.SourceContinuation), ended("t2", "end_turn"),
+				handOverHere, started("t3", state.SourceUser), ended("t3", "max_tokens")},
+			[]string{"max_tokens"}},
+		{"another process's queued input served while the prompt waits is not the editor's",
+			[]state.Event{handOverHere, started("t4", state.SourceQueued), ended("t4", "refusal"),
+				started("t5", state.SourceUser), ended("t5", "end_turn")},
+			[]string{"end_turn"}},
+		{"an initial prompt and a maintenance turn are never the editor's",
+			[]state.Event{handOverHere, started("t1", state.SourceInitial), ended("t1", "end_turn"),
+				started("t2", state.SourceMaintenance), ended("t2", "end_turn"),
+				started("t3", state.SourceUser), ended("t3", "cancelled")},
+			[]string{"cancelled"}},
+		{"each prompt gets its own turn's answer, one behind never",
+			[]state.Event{started("t2", state.SourceUser), ended("t2", "end_turn"),
+				handOverHere, started("t3", state.SourceUser), ended("t3", "cancelled"),
+				handOverHere, started("t4", state.SourceUser), ended("t4", "end_turn")},
+			[]string{"cancelled", "end_turn"}},
+		{"a turn that ends without a hand-over answers nothing",
+			[]state.Event{started("t1", state.SourceUser), ended("t1", "end_turn")},
+			nil},
+		{"the end of another turn while the editor's runs answers nothing",
+			[]state.Event{handOverHere, started("t2", state.SourceUser), ended("t1", "end_turn"), ended("t2", "refusal")},
+			[]string{"refusal"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var claim turnClaim
+			var got []string
+			for _, e := range c.events {
+				if e.Type == handOverHere.Type {
+					claim.handOver()
+					continue
+				}
+				if stop, ok := claim.see(e); ok {
+					got = append(got, stop)
+				}
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("answered %q, want %q", got, c.want)
+			}
+			for i := range got {
+				if got[i] != c.want[i] {
+					t.Fatalf("answered %q, want %q", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestTurnClaim_AWithdrawnHandOverClaimsNoLaterTurn(t *testing.T) {
+	var claim turnClaim
+	claim.handOver()
+	claim.withdraw()
+	claim.see(started("t1", state.SourceUser))
+	if _, ok := claim.see(ended("t1", "end_turn")); ok || claim.running() {
+		t.Fatal("a withdrawn hand-over claimed the next user turn")
+	}
+}
