@@ -67,14 +67,27 @@ func Serve(opts Options, r io.Reader, w io.Writer) error {
 	// protocol stream. Set before the connection starts its goroutines.
 	slog.SetDefault(slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	srv := &server{opts: opts, sessions: map[string]*session{}, ready: make(chan struct{})}
-	srv.conn = sdk.NewAgentSideConnection(srv, w, r)
+	wi := newWire(r, w, srv.logf)
+	srv.conn = sdk.NewAgentSideConnection(srv, wi, wi.in)
 	close(srv.ready)
 	select {
 	case <-srv.conn.Done():
 	case <-opts.Ctx.Done():
 	}
+	// What the editor sent before it hung up is answered first: a prompt
+	// runs to its end, a session/new gets its session.
+	drained := make(chan struct{})
+	go func() {
+		wi.drain(true, 0)
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-opts.Ctx.Done():
+	}
 	srv.closeAll()
 	if opts.Ctx.Err() != nil {
+		wi.drain(false, 2*time.Second) // the answers of the turns the signal stopped
 		return context.Cause(opts.Ctx)
 	}
 	return nil
@@ -122,7 +135,8 @@ func (srv *server) Initialize(ctx context.Context, req sdk.InitializeRequest) (s
 				List:   &sdk.SessionListCapabilities{},
 				Close:  &sdk.SessionCloseCapabilities{},
 			},
-			PromptCapabilities: promptCapabilities(ctx, srv.opts, name),
+			// Not cut short when the editor hangs up right after asking.
+			PromptCapabilities: promptCapabilities(context.WithoutCancel(ctx), srv.opts, name),
 		},
 	}, nil
 }
@@ -165,7 +179,7 @@ func (srv *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) 
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	if err := sess.replay(ctx); err != nil {
+	if err := sess.replay(context.WithoutCancel(ctx)); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
 	if !state.IsTerminal(s.State) {
