@@ -113,13 +113,13 @@ func (o *owner) serveInbox(ctx context.Context) error {
 }
 
 // controlRequested reports a cancel, stop or close --now queued since the current turn
-// began that has not been acted on yet ("" when none).
-func (o *owner) controlRequested() string {
+// began that has not been acted on yet (Kind "" when none).
+func (o *owner) controlRequested() state.Input {
 	// Runs while the turn's updates may change the record: read it locked.
 	s := o.session()
 	ins, err := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
 	if err != nil {
-		return ""
+		return state.Input{}
 	}
 	if o.acted == nil {
 		o.acted = map[string]bool{}
@@ -128,10 +128,10 @@ func (o *owner) controlRequested() string {
 		now := in.Kind == state.InputCancel || in.Kind == state.InputStop || in.Kind == state.InputClose && in.Now
 		if now && !o.acted[in.ID] {
 			o.acted[in.ID] = true
-			return in.Kind
+			return in
 		}
 	}
-	return ""
+	return state.Input{}
 }
 
 // warn reports a failure that is not the command's own.

@@ -164,7 +164,8 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 		o.cancelAndWait(done)
 		return state.StopError, err, true
 	}
-	if kind := o.controlRequested(); kind != "" {
+	if in := o.controlRequested(); in.Kind != "" {
+		kind := in.Kind
 		o.cancelAndWait(done)
 		if kind == state.InputClose {
 			o.marker(history.MarkerPromptCancel, "The turn was cancelled with kandev close --now.", "")
@@ -175,7 +176,7 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 			o.marker(history.MarkerPromptCancel, "The turn was stopped with kandev stop; it will not be continued automatically.", "")
 			return state.StopUserCanceled, nil, true
 		}
-		o.marker(history.MarkerPromptCancel, "The turn was cancelled with kandev cancel.", "")
+		o.marker(history.MarkerPromptCancel, cancelNote(in), "")
 		return state.StopCancelled, nil, true
 	}
 	idle := time.Duration(o.job.Config.IdleTimeoutSeconds()) * time.Second

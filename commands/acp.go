@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/kandev/kandev/acp"
@@ -14,6 +15,10 @@ type ACPCmd struct {
 	Holder   string `help:"Attach holder prompts are checked against (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
 	PageSize int    `name:"list-page-size" hidden:"" default:"50" help:"Sessions per session/list page."`
 }
+
+// terminalNotice is what kandev acp says when a person runs it at a terminal.
+const terminalNotice = "kandev acp: this is kandev as an ACP agent for editors: it reads JSON-RPC on stdin and answers on stdout. " +
+	"Point your editor's agent command at it (see kandev acp --help); Ctrl-D ends it."
 
 // Help shows an example.
 func (c *ACPCmd) Help() string {
@@ -39,6 +44,10 @@ func (c *ACPCmd) Run(env *Env) error {
 	holder := c.Holder
 	if holder == "" {
 		holder = state.DefaultHolder()
+	}
+	if isTerminal(env.Stdin) {
+		// Only a person at a terminal is told; editors read any stderr as errors.
+		fmt.Fprintln(env.Out.Err, terminalNotice)
 	}
 	return editor.Serve(editor.Options{
 		Home: h, Config: cfg, Agent: c.Agent, Holder: holder, Ctx: env.Ctx, PageSize: c.PageSize, Log: env.Out.Err,

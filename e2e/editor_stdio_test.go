@@ -126,6 +126,9 @@ func TestEditor_RequestsWrittenJustBeforeStdinClosesAreAllAnswered(t *testing.T)
 		if s := w.session(created.SessionID); s.State != state.StateWaitingForInput {
 			t.Fatalf("run %d: the new session is %s", run, s.State)
 		}
+		if a.stderr.Len() != 0 {
+			t.Fatalf("run %d: kandev acp under an editor (stdin a pipe) wrote to stderr, which editors show as errors: %q", run, a.stderr)
+		}
 	}
 }
 
@@ -181,4 +184,12 @@ func TestEditor_ALineOverTenMegabytesIsAnsweredWithAnErrorAndNothingElseIsLost(t
 	if n := len(ofType(evs, state.EventTurnStarted)); n != 1 || !strings.Contains(agentText(evs, ""), "AFTER") {
 		t.Fatalf("%d turns in the log, want only the prompt after the refused one", n)
 	}
+}
+
+func TestEditor_AtATerminalKandevACPSaysWhatItIsOnStderr(t *testing.T) {
+	w := newWorld(t)
+	tm := newTmux(t, w, kandevBin+" acp")
+	tm.waitScreen("kandev acp: this is kandev as an ACP agent for editors")
+	tm.keys("C-d")
+	tm.waitScreen("KANDEV-EXIT-0")
 }

@@ -135,6 +135,9 @@ func TestEditor_CancelEndsTheRunningTurnCancelled(t *testing.T) {
 	if err != nil || stop != sdk.StopReasonCancelled || time.Since(began) > 15*time.Second {
 		t.Fatalf("after cancel: stop %q, err %v", stop, err)
 	}
+	if m := ofType(w.events(string(id)), state.EventMarker); len(m) != 1 || !strings.Contains(m[0].Summary, "cancelled from the editor") {
+		t.Fatalf("the cancel's marker does not say the editor cancelled: %s", mustJSON(m))
+	}
 	// The session goes on.
 	ed.mustPrompt(id, "still here")
 	// Closing the session during a turn cancels it and releases the agent.

@@ -231,7 +231,7 @@ func (srv *server) ListSessions(ctx context.Context, req sdk.ListSessionsRequest
 	if req.Cursor != nil {
 		cursor = *req.Cursor
 	}
-	page, next, err := listPage(all, cwd, cursor, srv.opts.PageSize)
+	page, next, err := listPage(all, cwd, cursor, srv.opts.PageSize, resolvedDirs())
 	if err != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}

@@ -17,11 +17,19 @@ const defaultPageSize = 50
 // session the cursor names. The cursor is the last session's activity time
 // and id, so sessions that change between pages move, but none is repeated
 // out of order or skipped among those that did not change. next is "" on
-// the last page.
-func listPage(all []*state.Session, cwd, cursor string, size int) (page []*state.Session, next string, err error) {
+// the last page. dir maps a directory to the one it names (symlinks
+// resolved), so a session started through a symlink is listed under the
+// directory it is in; nil compares cleaned paths.
+func listPage(all []*state.Session, cwd, cursor string, size int, dir func(string) string) (page []*state.Session, next string, err error) {
+	if dir == nil {
+		dir = filepath.Clean
+	}
+	if cwd != "" {
+		cwd = dir(cwd)
+	}
 	picked := make([]*state.Session, 0, len(all))
 	for _, s := range all {
-		if cwd == "" || filepath.Clean(s.Cwd) == cwd {
+		if cwd == "" || dir(s.Cwd) == cwd {
 			picked = append(picked, s)
 		}
 	}
@@ -68,4 +76,22 @@ func parseCursor(c string) (time.Time, string, error) {
 		return time.Time{}, "", errBadCursor
 	}
 	return t, id, nil
+}
+
+// resolvedDirs returns a dir function for listPage that resolves symlinks
+// (remembering each answer for one listing); a path that does not resolve
+// (removed since) stays as it is, cleaned.
+func resolvedDirs() func(string) string {
+	seen := map[string]string{}
+	return func(p string) string {
+		if r, ok := seen[p]; ok {
+			return r
+		}
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			r = filepath.Clean(p)
+		}
+		seen[p] = r
+		return r
+	}
 }

@@ -1,6 +1,8 @@
 package editor
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -31,7 +33,7 @@ func TestListPage_FiltersByCwdAndPagesNewestFirstWithoutRepeats(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cursor := ""
 			for i, want := range c.want {
-				page, next, err := listPage(all, c.cwd, cursor, c.size)
+				page, next, err := listPage(all, c.cwd, cursor, c.size, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -49,7 +51,28 @@ func TestListPage_FiltersByCwdAndPagesNewestFirstWithoutRepeats(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := listPage(all, "", "garbage", 2); err == nil {
+	if _, _, err := listPage(all, "", "garbage", 2, nil); err == nil {
 		t.Fatal("a malformed cursor was accepted")
+	}
+}
+
+func TestListPage_ASessionStartedThroughASymlinkIsListedUnderTheDirectoryItIsIn(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	all := []*state.Session{{ID: "through-link", Cwd: link}, {ID: "direct", Cwd: real}, {ID: "gone", Cwd: "/no/such/dir"}}
+	for _, asked := range []string{real, link, link + "/"} {
+		page, _, err := listPage(all, asked, "", 10, resolvedDirs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) != 2 {
+			t.Fatalf("listing %s: %d sessions, want both the one started through the link and the direct one", asked, len(page))
+		}
+	}
+	if page, _, _ := listPage(all, "/no/such/dir", "", 10, resolvedDirs()); len(page) != 1 || page[0].ID != "gone" {
+		t.Fatalf("a directory that no longer exists still lists its session: %d", len(page))
 	}
 }

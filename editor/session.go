@@ -329,7 +329,7 @@ func (s *session) ask(req sdk.RequestPermissionRequest) bool {
 func (s *session) cancel() {
 	h := s.srv.opts.Home
 	if alive, _ := h.OwnerAlive(s.id); alive {
-		if err := h.Enqueue(s.id, &state.Input{Kind: state.InputCancel}); err != nil {
+		if err := h.Enqueue(s.id, &state.Input{Kind: state.InputCancel, From: state.FromEditor}); err != nil {
 			s.srv.logf("cannot cancel the turn of session %s: %v", s.id, err)
 		}
 	}

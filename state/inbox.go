@@ -24,6 +24,9 @@ const (
 	InputDeny    = "deny"
 )
 
+// FromEditor marks an input an editor sent through kandev acp (Input.From).
+const FromEditor = "editor"
+
 // Input is one entry of a session's inbox: a prompt or a control request
 // that another kandev process queued for the owner.
 type Input struct {
@@ -33,6 +36,7 @@ type Input struct {
 	Holder   string    `json:"holder,omitempty"`
 	Now      bool      `json:"now,omitempty"`    // close: cancel the running turn first
 	Always   bool      `json:"always,omitempty"` // approve: pick the "always" option when offered
+	From     string    `json:"from,omitempty"`   // FromEditor, or "" for a kandev command
 	QueuedAt time.Time `json:"queued_at"`
 	Offset   int64     `json:"-"` // byte offset just past this entry
 }
