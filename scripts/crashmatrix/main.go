@@ -4,7 +4,8 @@
 // the recovery rules for that signal on the event log, the status verdict,
 // the exit code and the processes left behind. Other trials SIGKILL kandev
 // inside import, prune, repair and stop on prepared sessions and check that
-// the home stays consistent.
+// the home stays consistent, and SIGKILL kandev acp inside an editor's
+// session/load of an interrupted session (acp-load).
 //
 // Every run gets a fresh KANDEV_HOME and cwd. A run's random choices depend
 // only on -seed and its index, so `-seed S -only I` replays run I.

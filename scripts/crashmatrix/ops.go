@@ -38,6 +38,8 @@ func (x *runEnv) runOp() time.Duration {
 		op = &importTrial{runEnv: x}
 	case kindPrune:
 		op = &pruneTrial{runEnv: x}
+	case kindACPLoad:
+		op = &acpLoadTrial{interruptTrial{runEnv: x}}
 	default:
 		op = &interruptTrial{runEnv: x}
 	}
@@ -45,6 +47,9 @@ func (x *runEnv) runOp() time.Duration {
 		return 0
 	}
 	args := op.args()
+	if in, ok := op.(interface{ stdin() string }); ok {
+		x.stdin = in.stdin()
+	}
 	delay := time.Duration(-1)
 	if d, ok := x.o.calib[x.p.kind]; ok {
 		delay = time.Duration(x.p.opFrac * float64(d))
@@ -78,6 +83,7 @@ func (x *runEnv) killAfter(d time.Duration, args ...string) (cmdResult, bool) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, x.o.kandev, args...)
 	cmd.Dir, cmd.Env = x.cwd, x.env
+	cmd.Stdin = strings.NewReader(x.stdin)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {

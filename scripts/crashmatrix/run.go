@@ -83,14 +83,15 @@ func (r *runResult) line() string {
 }
 
 type runEnv struct {
-	o    *options
-	p    *plan
-	r    *runResult
-	dir  string
-	home string
-	cwd  string
-	env  []string
-	fire func(cause string) // sends the plan's signal (set by killedRun)
+	o     *options
+	p     *plan
+	r     *runResult
+	dir   string
+	home  string
+	cwd   string
+	env   []string
+	fire  func(cause string) // sends the plan's signal (set by killedRun)
+	stdin string             // what an operation trial's command reads (killAfter)
 }
 
 const cmdTimeout = 60 * time.Second
