@@ -105,7 +105,16 @@ func TestEditor_AfterAKilledUnansweredTurnEveryPromptGetsItsOwnAnswer(t *testing
 	}
 }
 
-func TestEditor_LoadAnswersBeforeTheContinuationEndsAndAPromptQueuesBehindIt(t *testing.T) {
+func TestEditor_LoadAndResumeAnswerBeforeTheContinuationEndsAndAPromptQueuesBehindIt(t *testing.T) {
+	for _, method := range []string{"session/load", "session/resume"} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			loadOrResumeDuringAContinuation(t, method)
+		})
+	}
+}
+
+func loadOrResumeDuringAContinuation(t *testing.T, method string) {
 	w := newWorld(t)
 	// Every update of this agent takes 400 ms: its continuation answer
 	// (several echoed lines) takes seconds.
@@ -123,12 +132,20 @@ func TestEditor_LoadAnswersBeforeTheContinuationEndsAndAPromptQueuesBehindIt(t *
 	ed2 := w.openEditor("--agent", "slow")
 	ed2.initialize()
 	began := time.Now()
-	ed2.load(id, w.cwd)
+	if method == "session/load" {
+		ed2.load(id, w.cwd)
+	} else {
+		ctx, cancel := editorCtx()
+		defer cancel()
+		if _, err := ed2.conn.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: id, Cwd: w.cwd}); err != nil {
+			t.Fatalf("session/resume: %v\n%s", err, ed2.stderr)
+		}
+	}
 	loaded := time.Since(began)
 	evs := w.events(string(id))
 	for _, e := range ofType(evs, state.EventTurnEnded) {
 		if e.TurnID != "t1" {
-			t.Fatalf("session/load was answered %s after the continuation ended (%s): it must not wait for it", loaded, mustJSON(e))
+			t.Fatalf("%s was answered %s after the continuation ended (%s): it must not wait for it", method, loaded, mustJSON(e))
 		}
 	}
 	// Sent while the continuation runs: it waits behind it, and is answered by its own turn.
@@ -136,7 +153,7 @@ func TestEditor_LoadAnswersBeforeTheContinuationEndsAndAPromptQueuesBehindIt(t *
 	if got := chunkText(shown, "user"); !strings.Contains(got, "The previous turn was interrupted") {
 		t.Fatalf("the editor was not shown the continuation as it ran; user text shown: %q", got)
 	}
-	t.Logf("session/load answered in %s, before the continuation ended", loaded)
+	t.Logf("%s answered in %s, before the continuation ended", method, loaded)
 	evs = w.events(string(id))
 	starts := ofType(evs, state.EventTurnStarted)
 	if len(starts) != 3 || starts[1].Source != state.SourceContinuation {
