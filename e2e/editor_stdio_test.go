@@ -10,6 +10,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -192,4 +193,41 @@ func TestEditor_AtATerminalKandevACPSaysWhatItIsOnStderr(t *testing.T) {
 	tm.waitScreen("kandev acp: this is kandev as an ACP agent for editors")
 	tm.keys("C-d")
 	tm.waitScreen("KANDEV-EXIT-0")
+}
+
+func TestEditor_SIGTERMMidTurnAnswersThePromptAndLeavesTheTurnForItsContinuation(t *testing.T) {
+	w := newWorld(t)
+	ed := w.openEditor()
+	ed.initialize()
+	id := ed.newSession(w.cwd)
+	answered := make(chan error, 1)
+	var stop sdk.StopReason
+	go func() {
+		var err error
+		stop, err = ed.prompt(id, "remember FIG\n/sleep 30000")
+		answered <- err
+	}()
+	w.waitForEvents(string(id), "the agent's first words", func(evs []state.Event) bool {
+		return len(ofType(evs, state.EventAgentMessage)) > 0
+	})
+	ed.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-answered:
+		if err != nil || stop != sdk.StopReasonCancelled {
+			t.Fatalf("the prompt SIGTERM cut short was answered stop %q, err %v", stop, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the prompt was not answered after SIGTERM\n%s", ed.stderr)
+	}
+	<-ed.exited
+	if ed.code != 143 {
+		t.Fatalf("kandev acp exit %d after SIGTERM, want 143\n%s", ed.code, ed.stderr)
+	}
+	ended := ofType(w.events(string(id)), state.EventTurnEnded)
+	if len(ended) != 1 || ended[0].StopReason != state.StopShutdown {
+		t.Fatalf("turn ends %s, want one shutdown", mustJSON(ended))
+	}
+	if s := w.session(string(id)); s.Interrupted == nil {
+		t.Fatal("the turn SIGTERM cut short is not left for its continuation")
+	}
 }
