@@ -258,10 +258,16 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 		return sdk.PromptResponse{}, err
 	}
 	shown := newUpdates(false)
+	var mine lastUserTurn
+	source := ""
 	job.Prompt, job.Ask, job.Progress = text, s.ask, nil
 	job.Emit = func(e state.Event) {
-		if e.Type == state.EventUserMessage {
-			return // the editor shows its own prompt
+		mine.see(e)
+		if e.Type == state.EventTurnStarted {
+			source = e.Source
+		}
+		if e.Type == state.EventUserMessage && source != state.SourceContinuation {
+			return // the editor shows its own prompt (a continuation is kandev's, shown)
 		}
 		s.send(shown.of(e))
 	}
@@ -271,7 +277,12 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 	}
 	stop := ""
 	if d != nil && d.Result != nil {
+		// Followed through the inbox, only the input's own turn is seen; run
+		// here, the result's is the last turn run, maybe a queued input's.
 		stop = d.Result.StopReason
+		if !d.Queued && mine.stop != "" {
+			stop = mine.stop
+		}
 	}
 	if r, ok := acpStop(stop); ok {
 		return sdk.PromptResponse{StopReason: r}, nil

@@ -42,3 +42,21 @@ func (c *turnClaim) see(e state.Event) (stop string, ended bool) {
 
 // running reports whether the editor's turn has started and not ended.
 func (c *turnClaim) running() bool { return c.turn != "" }
+
+// lastUserTurn picks the editor's turn of an owner run given the prompt as
+// its job's Prompt and no Next (acp.Deliver becoming the owner here when
+// the process that owned the session died): that run sends the prompt as
+// its last user turn, after any re-send of an interrupted one and before
+// the queued inputs it serves ("queued" turns).
+type lastUserTurn struct {
+	turn, stop string
+}
+
+func (l *lastUserTurn) see(e state.Event) {
+	switch {
+	case e.Type == state.EventTurnStarted && e.Source == state.SourceUser:
+		l.turn, l.stop = e.TurnID, ""
+	case e.Type == state.EventTurnEnded && e.TurnID == l.turn:
+		l.stop = e.StopReason
+	}
+}

@@ -89,3 +89,17 @@ func TestTurnClaim_AWithdrawnHandOverClaimsNoLaterTurn(t *testing.T) {
 		t.Fatal("a withdrawn hand-over claimed the next user turn")
 	}
 }
+
+func TestLastUserTurn_IsThePromptOfARunAfterItsReSendAndBeforeQueuedInputs(t *testing.T) {
+	var l lastUserTurn
+	for _, e := range []state.Event{
+		started("t2", state.SourceUser), ended("t2", "refusal"), // the re-send of the interrupted turn
+		started("t3", state.SourceUser), ended("t3", "end_turn"), // the prompt
+		started("t4", state.SourceQueued), ended("t4", "cancelled"), // another process's input
+	} {
+		l.see(e)
+	}
+	if l.turn != "t3" || l.stop != "end_turn" {
+		t.Fatalf("picked %s ending %q, want t3 ending end_turn", l.turn, l.stop)
+	}
+}
