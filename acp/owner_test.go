@@ -457,3 +457,29 @@ func TestOwner_CtrlCOnASentFirstPromptIsAPlainCancel(t *testing.T) {
 		t.Fatalf("prompts sent: %q; want the cancelled one only", p)
 	}
 }
+
+func TestOwner_AFirstPromptAnOlderKandevKeptAfterSendingItIsNotSentAgain(t *testing.T) {
+	r := newRig(t)
+	id := r.create("poison")
+	// An older kandev sent it in t1, the agent died on it without a word, and
+	// the record kept it (it waited for an answer): no send_recorded.
+	r.cutOff(id, "t1", false, state.Event{Type: state.EventTurnStarted, Source: state.SourceInitial},
+		state.Event{Type: state.EventUserMessage, Role: "user", Content: "poison"},
+		state.Event{Type: state.EventTurnEnded, StopReason: state.StopProcessExit})
+	if _, err := r.home.UpdateSession(id, func(s *state.Session) error {
+		s.CurrentTurn, s.State, s.AgentLaunched = "", state.StateWaitingForInput, true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.mustRun(r.job(id, "remember KIWI"))
+	if p := r.prompts(); len(p) != 1 || !strings.HasSuffix(p[0], "remember KIWI") && !strings.Contains(p[0], "=== CURRENT REQUEST ===\nremember KIWI\n") {
+		t.Fatalf("prompts sent: %q; want the user's own only", p)
+	}
+	if s := r.session(id); s.InitialPrompt != "" {
+		t.Fatalf("the record still keeps the first prompt %q", s.InitialPrompt)
+	}
+	if n := markers(r.events(id), history.MarkerSessionRepaired); n != 1 {
+		t.Fatalf("%d session_repaired markers, want 1 saying the first prompt is not sent again", n)
+	}
+}
