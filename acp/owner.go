@@ -35,7 +35,7 @@ type Job struct {
 	// Next returns the next interactive prompt (resume -i); nil for none.
 	Next func() (string, bool)
 	// InitialPrompt is the session's initial prompt as the user typed it
-	// (the record keeps it redacted until the agent accepts it).
+	// (the record keeps it redacted until it is sent).
 	InitialPrompt string
 	// OwnInput is the inbox input this process queued itself: its turn is
 	// emitted; turns served for other processes' inputs are not.
@@ -277,7 +277,7 @@ func (o *owner) readFacts() (OwnerFacts, []state.Input) {
 }
 
 // followUp sends the plan's follow-up of the interrupted turn: its one
-// continuation, or its message again when the agent never accepted it.
+// continuation, or its message again when it never reached the agent.
 func (o *owner) followUp(ctx context.Context) error {
 	p := o.plan
 	if p.FollowUp == FollowNothing {

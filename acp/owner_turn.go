@@ -106,9 +106,10 @@ func (o *owner) onEvents(evs []*state.Event) {
 		// usage report, say, is no answer to the prompt.
 		answered = answered || agentEventTypes[e.Type]
 	}
-	// The agent answered: its acceptance of the prompt is recorded before
-	// anything of the answer is written or shown, so a crash from here on
-	// continues the turn instead of sending the prompt again.
+	// The agent answered: its acceptance of the prompt (which settles a
+	// resume context the prompt carried) is recorded before anything of the
+	// answer is written or shown. Whether the prompt is sent again after a
+	// crash is prompt_sent's business, not this.
 	o.mu.Lock()
 	acceptedNow := !o.accepted && turn != "" && answered
 	o.accepted = o.accepted || answered

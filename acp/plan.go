@@ -50,7 +50,7 @@ type FollowUp string
 const (
 	FollowNothing  FollowUp = ""
 	FollowContinue FollowUp = "continue" // the one continuation prompt
-	FollowResend   FollowUp = "resend"   // the message the agent never accepted, again
+	FollowResend   FollowUp = "resend"   // the message that never reached the agent, again
 )
 
 // Plan is what the owner does, decided before it launches the agent.
