@@ -50,7 +50,11 @@ type Conn struct {
 	fatal    error
 	activity atomic.Int64 // unix nanos of the last line from the agent
 	replayed atomic.Int64 // updates dropped while replaying a load
-	recDone  chan struct{}
+	// replayedUser are the user messages of session/load replays (chunks of
+	// one message joined), for RequestHeld; recorder goroutine, under q.mu.
+	replayedUser []string
+	lastReplayed bool // the previous replayed update was a user chunk
+	recDone      chan struct{}
 }
 
 // Connect wires an ACP client connection to a launched agent process.
@@ -141,6 +145,7 @@ func (c *Conn) record() {
 				batch = append(batch, it.event)
 			case replaying:
 				c.replayed.Add(1)
+				c.noteReplayed(it.params)
 			default:
 				batch = append(batch, updateToEvent(it.params, tools))
 				if len(batch) >= 4096 {
@@ -202,6 +207,29 @@ func (c *Conn) Done() <-chan struct{} { return c.sdk.Done() }
 // IdleFor is how long the agent has been silent.
 func (c *Conn) IdleFor() time.Duration {
 	return time.Since(time.Unix(0, c.activity.Load()))
+}
+
+// noteReplayed keeps the text of a replayed user message chunk.
+func (c *Conn) noteReplayed(params []byte) {
+	u := gjson.GetManyBytes(params, "update.sessionUpdate", "update.content.text")
+	user := u[0].String() == "user_message_chunk"
+	c.q.mu.Lock()
+	defer c.q.mu.Unlock()
+	switch {
+	case user && c.lastReplayed:
+		c.replayedUser[len(c.replayedUser)-1] += u[1].String()
+	case user:
+		c.replayedUser = append(c.replayedUser, u[1].String())
+	}
+	c.lastReplayed = user
+}
+
+// ReplayedUserMessages are the user messages the agent replayed in its
+// session/load (none after any other restore).
+func (c *Conn) ReplayedUserMessages() []string {
+	c.q.mu.Lock()
+	defer c.q.mu.Unlock()
+	return append([]string(nil), c.replayedUser...)
 }
 
 // Replayed counts the updates of session/load replays that were not recorded.

@@ -57,8 +57,9 @@ func interruption(ctx context.Context) error {
 }
 
 // settleUserCancel leaves nothing for a resume after a Ctrl-C, which is the
-// user's decision: an initial prompt the agent had not taken is dropped (never
-// sent later), and a start cut off during the agent's launch waits for input.
+// user's decision: an initial prompt not yet sent to the agent is dropped
+// (never sent later), and a start cut off during the agent's launch waits
+// for input. A prompt that was sent is a turn cancelled like any other.
 func (o *owner) settleUserCancel() {
 	s := o.session()
 	if s.InitialPrompt == "" && s.State != state.StateStarting && s.State != state.StateCreated {
@@ -70,8 +71,8 @@ func (o *owner) settleUserCancel() {
 			s.State = state.StateWaitingForInput
 		}
 	})
-	if s.InitialPrompt != "" {
-		o.marker(history.MarkerPromptCancel, "The first prompt was cancelled (Ctrl-C) before the agent took it; it will not be sent.", "")
+	if s.InitialPrompt != "" && !o.droppedUnsent {
+		o.marker(history.MarkerPromptCancel, "The first prompt was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
 	}
 }
 
@@ -98,7 +99,7 @@ func (o *owner) shutdownError(turnID string) error {
 func (o *owner) leaveForContinuation(turnID string) {
 	defer func() {
 		o.mu.Lock()
-		o.turnID, o.onAccept = "", nil
+		o.turnID, o.onAccept, o.onSent = "", nil, nil
 		o.mu.Unlock()
 	}()
 	if o.aborted() {

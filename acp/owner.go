@@ -35,7 +35,7 @@ type Job struct {
 	// Next returns the next interactive prompt (resume -i); nil for none.
 	Next func() (string, bool)
 	// InitialPrompt is the session's initial prompt as the user typed it
-	// (the record keeps it redacted until the agent accepts it).
+	// (the record keeps it redacted until it is sent).
 	InitialPrompt string
 	// OwnInput is the inbox input this process queued itself: its turn is
 	// emitted; turns served for other processes' inputs are not.
@@ -124,16 +124,20 @@ type owner struct {
 	proc Transport
 	conn *Conn
 
-	recMu     sync.Mutex // orders update and session
-	mu        sync.Mutex
-	turnID    string
-	accepted  bool // the agent has answered something in the current turn
-	onAccept  func()
-	emitMu    sync.Mutex
-	redactor  history.StreamRedactor // streamed text is redacted as assembled; under emitMu
-	agentInfo *sdk.Implementation
-	agentCaps sdk.AgentCapabilities
-	acted     map[string]bool // control inputs already acted on
+	recMu    sync.Mutex // orders update and session
+	mu       sync.Mutex
+	turnID   string
+	accepted bool // the agent has answered something in the current turn
+	onAccept func()
+	onSent   func() // runs once the current turn's prompt_sent is on disk
+	// droppedUnsent: a Ctrl-C ended a turn before its prompt was sent, and
+	// a marker said so.
+	droppedUnsent bool
+	emitMu        sync.Mutex
+	redactor      history.StreamRedactor // streamed text is redacted as assembled; under emitMu
+	agentInfo     *sdk.Implementation
+	agentCaps     sdk.AgentCapabilities
+	acted         map[string]bool // control inputs already acted on
 	// loggedCalls are the tool calls this run logged; recorder goroutine only.
 	loggedCalls map[string]bool
 	cancelled   atomic.Bool // the current turn is being cancelled
@@ -214,11 +218,21 @@ func (o *owner) prepare() (Plan, error) {
 	if plan.Repair {
 		o.repairInterrupted(facts.Repair)
 	}
+	if plan.ForgetInitial {
+		// An older kandev kept a first prompt the agent had been sent.
+		o.update(func(s *state.Session) { s.InitialPrompt = "" })
+		o.marker(history.MarkerSessionRepaired, "The first prompt was sent to the agent by an earlier run (turn "+facts.InitialTurnID+"); it is not sent again.", "")
+	}
 	o.reconcileInbox(inbox)
 	if wt := facts.Worktree; wt != nil {
 		o.update(func(s *state.Session) { w := *wt; s.Worktree = &w })
 	}
 	o.settlePause(plan.Continuation, facts.Worktree)
+	if plan.NotResent != "" {
+		m := history.NewMarker(history.MarkerPromptCancel, "The message of turn "+plan.Continuation.Turn+" never reached the agent and is not sent again: automatic continuation is off. Send it again with kandev prompt "+o.s.ID+" if it is still wanted: "+history.Clip(plan.NotResent, 200), "")
+		m.TurnID = plan.Continuation.Turn
+		o.append(true, &m)
+	}
 	if plan.Refusal != nil {
 		return plan, plan.Refusal
 	}
@@ -254,11 +268,16 @@ func (o *owner) readFacts() (OwnerFacts, []state.Input) {
 		}
 		f.AwaitingTurn, f.Awaiting = turn, DescribeTurn(events, turn)
 	}
+	if o.s.InitialPrompt != "" && o.s.CurrentTurn == "" && o.s.Turns > 0 {
+		if turn := newestTurnOf(path, state.SourceInitial); turn != "" {
+			f.InitialTurnID, f.InitialTurn = turn, DescribeTurn(turnEvents(path, turn), turn)
+		}
+	}
 	return f, inbox
 }
 
 // followUp sends the plan's follow-up of the interrupted turn: its one
-// continuation, or its message again when the agent never accepted it.
+// continuation, or its message again when it never reached the agent.
 func (o *owner) followUp(ctx context.Context) error {
 	p := o.plan
 	if p.FollowUp == FollowNothing {
@@ -268,7 +287,8 @@ func (o *owner) followUp(ctx context.Context) error {
 	if p.FollowUp == FollowResend {
 		return o.turn(ctx, p.Resend.Source, p.Resend.Text)
 	}
-	return o.turn(ctx, state.SourceContinuation, p.Continue)
+	held := RequestHeld(o.res.Restore, o.conn.ReplayedUserMessages(), p.Request)
+	return o.turn(ctx, state.SourceContinuation, p.ContinuationPrompt(held, o.s.ID, o.job.Config.MaxReplayBytes()))
 }
 
 // shutdown stops the agent and records its exit; an abort kills its

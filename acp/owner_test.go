@@ -164,21 +164,41 @@ func TestOwner_ContinuesAnInterruptedTurnOnce(t *testing.T) {
 	}
 }
 
-func TestOwner_ResendsAnUnacceptedMessageInsteadOfContinuing(t *testing.T) {
+func TestOwner_ResendsAMessageThatNeverReachedTheAgentExactlyOnce(t *testing.T) {
 	r := newRig(t)
 	id := r.create("remember apple")
 	r.mustRun(r.job(id, ""))
-	r.cutOff(id, "t2", false, userTurn("remember pear")...)
+	// The owner died after turn_started, before prompt_sent.
+	turn := userTurn("remember pear")
+	turn[0].SendRecorded = true
+	r.cutOff(id, "t2", false, turn...)
+	r.mustRun(r.job(id, ""))
 	r.mustRun(r.job(id, ""))
 	evs := r.events(id)
 	if n := turnsBy(evs, state.SourceContinuation); n != 0 {
-		t.Fatalf("an unaccepted turn was continued (%d continuations)", n)
+		t.Fatalf("an unsent turn was continued (%d continuations)", n)
 	}
 	if p := r.prompts(); len(p) != 2 || p[1] != "remember pear" {
 		t.Fatalf("prompts sent: %q", p)
 	}
 	if got := lastAgentText(evs, "t3"); !strings.Contains(got, "pear") {
 		t.Fatalf("turn t3 answered %q", got)
+	}
+}
+
+func TestOwner_ASilentTurnOfAnOlderKandevIsContinuedQuotingItsRequest(t *testing.T) {
+	r := newRig(t)
+	id := r.create("remember apple")
+	r.mustRun(r.job(id, ""))
+	// No send_recorded, no prompt_sent, no answer: nothing proves it unsent.
+	r.cutOff(id, "t2", false, userTurn("remember pear")...)
+	r.mustRun(r.job(id, ""))
+	p := r.prompts()
+	if len(p) != 2 || !strings.Contains(p[1], "interrupted") || !strings.Contains(p[1], "> remember pear") {
+		t.Fatalf("prompts sent: %q", p)
+	}
+	if n := turnsBy(r.events(id), state.SourceContinuation); n != 1 {
+		t.Fatalf("%d continuations, want 1", n)
 	}
 }
 
@@ -350,27 +370,116 @@ func TestOwner_CtrlCBeforeTheAgentTookTheFirstPromptDropsItAndLeavesNothingToRes
 	}
 }
 
-func TestOwner_AUsageReportIsNoAcceptanceOfTheFirstPrompt(t *testing.T) {
-	r := newRig(t)
-	id := r.create("/sleep 4000\n/say done")
+// sigtermWhileSilent runs the first prompt of a new session and sends
+// SIGTERM while the agent sleeps on it, having answered nothing.
+func sigtermWhileSilent(t *testing.T, r *rig, prompt string) string {
+	t.Helper()
+	id := r.create(prompt)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	job := r.job(id, "")
 	job.Emit = func(e state.Event) {
-		if e.Type == state.EventUserMessage {
-			// SIGTERM once the agent sleeps on the prompt: it ends the turn
-			// with only a usage report.
+		if e.Type == state.EventPromptSent {
 			time.AfterFunc(500*time.Millisecond, func() { cancel(ErrShutdown) })
 		}
 	}
 	if _, err := r.run(ctx, job); !errors.Is(err, ErrShutdown) {
 		t.Fatalf("err = %v; want ErrShutdown", err)
 	}
-	if s := r.session(id); s.InitialPrompt == "" {
-		t.Fatal("the first prompt was taken as accepted although the agent answered nothing")
+	return id
+}
+
+func TestOwner_ASilentFirstPromptCutBySIGTERMIsContinuedQuotingItNotSentAgain(t *testing.T) {
+	r := newRig(t)
+	prompt := "/sleep 4000\n/say done"
+	id := sigtermWhileSilent(t, r, prompt)
+	s := r.session(id)
+	if s.InitialPrompt != "" || s.Interrupted == nil || s.Interrupted.Turn != "t1" {
+		t.Fatalf("record after SIGTERM: initial %q, interrupted %+v; want the sent prompt's turn owed its continuation", s.InitialPrompt, s.Interrupted)
+	}
+	if b := state.Badge(s, false); b != state.BadgeNeedsResume {
+		t.Fatalf("badge %q", b)
 	}
 	r.mustRun(r.job(id, ""))
-	if n := turnsBy(r.events(id), state.SourceInitial); n != 2 {
-		t.Fatalf("%d turns sent the first prompt, want 2 (the cut-off one and its re-send)", n)
+	r.mustRun(r.job(id, ""))
+	evs := r.events(id)
+	if n := turnsBy(evs, state.SourceInitial); n != 1 {
+		t.Fatalf("%d turns sent the first prompt, want 1", n)
+	}
+	if n := turnsBy(evs, state.SourceContinuation); n != 1 {
+		t.Fatalf("%d continuations, want 1", n)
+	}
+	p := r.prompts()
+	if len(p) != 2 || p[0] != prompt || !strings.Contains(p[1], "> /sleep 4000\n> /say done") {
+		t.Fatalf("prompts sent: %q", p)
+	}
+}
+
+func TestOwner_AContinuationAfterALoadThatReplayedTheRequestDoesNotQuoteIt(t *testing.T) {
+	r := newRig(t)
+	r.opts.NoResume = true // restored by session/load, whose replay has the prompt
+	id := sigtermWhileSilent(t, r, "/sleep 4000\n/say done")
+	res := r.mustRun(r.job(id, ""))
+	if res.Restore != RestoreLoad {
+		t.Fatalf("restored by %s, want load", res.Restore)
+	}
+	p := r.prompts()
+	if len(p) != 2 || !strings.Contains(p[1], "interrupted") || strings.Contains(p[1], "/sleep") {
+		t.Fatalf("prompts sent: %q", p)
+	}
+}
+
+func TestOwner_CtrlCOnASentFirstPromptIsAPlainCancel(t *testing.T) {
+	r := newRig(t)
+	id := r.create("/sleep 4000")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	job := r.job(id, "")
+	job.Emit = func(e state.Event) {
+		if e.Type == state.EventPromptSent {
+			time.AfterFunc(300*time.Millisecond, func() { cancel(ErrInterrupted) })
+		}
+	}
+	if _, err := r.run(ctx, job); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v; want ErrInterrupted", err)
+	}
+	evs := r.events(id)
+	for _, e := range evs {
+		if e.Type == state.EventMarker && strings.Contains(e.Summary, "will not be sent") {
+			t.Fatalf("a sent prompt was reported as not sent: %s", e.Summary)
+		}
+	}
+	if s := r.session(id); s.InitialPrompt != "" || s.StopReason != state.StopCancelled || state.Badge(s, false) != state.BadgeIdle {
+		t.Fatalf("record after Ctrl-C: %+v", s)
+	}
+	r.mustRun(r.job(id, ""))
+	if p := r.prompts(); len(p) != 1 {
+		t.Fatalf("prompts sent: %q; want the cancelled one only", p)
+	}
+}
+
+func TestOwner_AFirstPromptAnOlderKandevKeptAfterSendingItIsNotSentAgain(t *testing.T) {
+	r := newRig(t)
+	id := r.create("poison")
+	// An older kandev sent it in t1, the agent died on it without a word, and
+	// the record kept it (it waited for an answer): no send_recorded.
+	r.cutOff(id, "t1", false, state.Event{Type: state.EventTurnStarted, Source: state.SourceInitial},
+		state.Event{Type: state.EventUserMessage, Role: "user", Content: "poison"},
+		state.Event{Type: state.EventTurnEnded, StopReason: state.StopProcessExit})
+	if _, err := r.home.UpdateSession(id, func(s *state.Session) error {
+		s.CurrentTurn, s.State, s.AgentLaunched = "", state.StateWaitingForInput, true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.mustRun(r.job(id, "remember KIWI"))
+	if p := r.prompts(); len(p) != 1 || !strings.HasSuffix(p[0], "remember KIWI") && !strings.Contains(p[0], "=== CURRENT REQUEST ===\nremember KIWI\n") {
+		t.Fatalf("prompts sent: %q; want the user's own only", p)
+	}
+	if s := r.session(id); s.InitialPrompt != "" {
+		t.Fatalf("the record still keeps the first prompt %q", s.InitialPrompt)
+	}
+	if n := markers(r.events(id), history.MarkerSessionRepaired); n != 1 {
+		t.Fatalf("%d session_repaired markers, want 1 saying the first prompt is not sent again", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
 
@@ -31,7 +32,7 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	}
 	o.beginTurn(turnID, source, carriesContext)
 	o.append(true,
-		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID},
+		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, SendRecorded: true},
 		&state.Event{Type: state.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
 		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateRunning},
 	)
@@ -52,22 +53,22 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	return err
 }
 
-// beginTurn makes turnID the running turn. Once the agent accepts its
-// prompt, an initial prompt is no longer kept and the resume context it
-// carried is no longer owed.
+// beginTurn makes turnID the running turn. Once its prompt is sent, an
+// initial prompt is no longer kept (it is never sent again); once the agent
+// accepts it, the resume context it carried is no longer owed.
 func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 	o.cancelled.Store(false)
 	o.mu.Lock()
 	o.turnID, o.accepted = turnID, false
+	o.onSent = func() {
+		if source == state.SourceInitial {
+			o.update(func(s *state.Session) { s.InitialPrompt = "" })
+		}
+	}
 	o.onAccept = func() {
-		o.update(func(s *state.Session) {
-			if source == state.SourceInitial {
-				s.InitialPrompt = ""
-			}
-			if carriesContext {
-				s.PendingContext = false
-			}
-		})
+		if carriesContext {
+			o.update(func(s *state.Session) { s.PendingContext = false })
+		}
 	}
 	o.mu.Unlock()
 	o.update(func(s *state.Session) {
@@ -105,9 +106,10 @@ func (o *owner) onEvents(evs []*state.Event) {
 		// usage report, say, is no answer to the prompt.
 		answered = answered || agentEventTypes[e.Type]
 	}
-	// The agent answered: its acceptance of the prompt is recorded before
-	// anything of the answer is written or shown, so a crash from here on
-	// continues the turn instead of sending the prompt again.
+	// The agent answered: its acceptance of the prompt (which settles a
+	// resume context the prompt carried) is recorded before anything of the
+	// answer is written or shown. Whether the prompt is sent again after a
+	// crash is prompt_sent's business, not this.
 	o.mu.Lock()
 	acceptedNow := !o.accepted && turn != "" && answered
 	o.accepted = o.accepted || answered
@@ -120,8 +122,16 @@ func (o *owner) onEvents(evs []*state.Event) {
 }
 
 // prompt sends the turn and waits for its end, the agent's death, the idle
-// timeout or the user's interrupt.
+// timeout or the user's interrupt. The send is recorded first (markSent);
+// a turn interrupted before it is never sent.
 func (o *owner) prompt(ctx context.Context, text string) (string, error) {
+	failpoint.Wait(ctx, failpoint.BeforePromptSent)
+	if ctx.Err() != nil {
+		return o.notSent(ctx)
+	}
+	if err := o.markSent(); err != nil {
+		return state.StopError, err
+	}
 	done := make(chan promptAnswer, 1)
 	token := o.s.ResumeToken
 	go func() {
@@ -150,6 +160,35 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 			}
 		}
 	}
+}
+
+// markSent records, durably and before the prompt is written to the
+// agent, that it is sent: from here on the turn is never sent again, only
+// continued. Only this write by the owner counts.
+func (o *owner) markSent() error {
+	o.append(true, &state.Event{Type: state.EventPromptSent, TurnID: o.currentTurn()})
+	if err := o.storageErr(); err != nil {
+		return err // not on disk: the prompt is not sent
+	}
+	o.mu.Lock()
+	fn := o.onSent
+	o.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	return o.storageErr()
+}
+
+// notSent ends a turn interrupted before its prompt was sent: Ctrl-C drops
+// the message and says so; after SIGTERM the next owner sends it (the log
+// has no prompt_sent).
+func (o *owner) notSent(ctx context.Context) (string, error) {
+	if interruption(ctx) == ErrShutdown {
+		return state.StopShutdown, o.shutdownError(o.currentTurn())
+	}
+	o.droppedUnsent = true
+	o.marker(history.MarkerPromptCancel, "The message was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
+	return state.StopCancelled, ErrInterrupted
 }
 
 type promptAnswer struct {
@@ -244,7 +283,7 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 		}
 	})
 	o.mu.Lock()
-	o.turnID, o.onAccept = "", nil
+	o.turnID, o.onAccept, o.onSent = "", nil, nil
 	o.mu.Unlock()
 }
 

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"strings"
 	"time"
 
 	"github.com/kandev/kandev/history"
@@ -17,6 +18,11 @@ type OwnerFacts struct {
 	// its continuation (see awaitingTurn).
 	AwaitingTurn string
 	Awaiting     TurnInfo
+	// InitialTurn is DescribeTurn of the newest turn that carried the initial
+	// prompt, read only when the record still keeps that prompt outside a
+	// running turn (an older kandev kept it until the agent answered).
+	InitialTurnID string
+	InitialTurn   TurnInfo
 	// StopQueued is set when a kandev stop is left at the head of the inbox.
 	StopQueued bool
 	// Worktree is the session's worktree as checked now, nil when none.
@@ -44,7 +50,7 @@ type FollowUp string
 const (
 	FollowNothing  FollowUp = ""
 	FollowContinue FollowUp = "continue" // the one continuation prompt
-	FollowResend   FollowUp = "resend"   // the message the agent never accepted, again
+	FollowResend   FollowUp = "resend"   // the message that never reached the agent, again
 )
 
 // Plan is what the owner does, decided before it launches the agent.
@@ -63,9 +69,21 @@ type Plan struct {
 	// FollowUp of the interrupted turn Continuation.Turn, and what it sends.
 	FollowUp FollowUp
 	Resend   Message // for FollowResend
-	Continue string  // the continuation prompt, for FollowContinue
+	// Request and UnknownCalls make the continuation prompt, for
+	// FollowContinue (ContinuationPrompt): the interrupted request as logged
+	// and the tool calls whose outcome is unknown.
+	Request      string
+	UnknownCalls []state.Event
+	// NotResent is the message of an interrupted turn that never reached the
+	// agent and is not sent again because automatic continuation is off
+	// ("" for none): the owner says so.
+	NotResent string
 	// Initial is the initial prompt still to send ("" when none).
 	Initial string
+	// ForgetInitial: the record still keeps an initial prompt that an
+	// earlier run sent to the agent (or cannot prove it did not); it is
+	// dropped from the record, never sent again.
+	ForgetInitial bool
 	// Maintenance is sent as a maintenance turn after the follow-up, before
 	// the user's prompt ("" for none).
 	Maintenance string
@@ -111,9 +129,17 @@ func PlanOwner(in PlanInput) Plan {
 		if in.Facts.AwaitingTurn == d.Turn {
 			info = in.Facts.Awaiting
 		}
-		p.FollowUp, p.Resend, p.Continue = followUp(info)
+		p.FollowUp, p.Resend = followUp(info)
+		if p.FollowUp == FollowContinue {
+			p.Request, p.UnknownCalls = info.UserText, info.UnknownCalls
+		}
 	}
-	if rec.InitialPrompt != "" {
+	if d.Drop && in.Facts.AwaitingTurn == d.Turn && DecideDelivery(in.Facts.Awaiting) == PromptNeverSent {
+		p.NotResent = in.Facts.Awaiting.UserText
+	}
+	if rec.InitialPrompt != "" && in.Facts.InitialTurn.Started && DecideDelivery(in.Facts.InitialTurn) != PromptNeverSent {
+		p.ForgetInitial = true
+	} else if rec.InitialPrompt != "" {
 		// The record keeps the prompt redacted; the process that took it from
 		// the user sends it as typed.
 		p.Initial = rec.InitialPrompt
@@ -153,17 +179,19 @@ func awaitingTurn(s *state.Session, f OwnerFacts) string {
 }
 
 // closeInterruptedTurn is the record side of a repair of turn: the turn
-// ends, and one its owner lost is owed its one continuation (an unaccepted
-// initial prompt is sent again instead).
+// ends, and one its owner lost is owed its one follow-up: a continuation,
+// or the message again when it never reached the agent.
 func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
-	owed := s.InitialPrompt == ""
+	owed := true
 	if tr.Fixes == nil {
 		// Only the record lagged behind; a terminated owner closed the turn
 		// but its record write was lost.
-		owed = owed && tr.ClosedByShutdown && s.Interrupted == nil
+		owed = tr.ClosedByShutdown && s.Interrupted == nil
 	} else {
 		s.StopReason = state.StopShutdown
 	}
+	releaseInitialPrompt(s, tr, owed)
+	owed = owed && s.InitialPrompt == ""
 	if owed {
 		s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending,
 			Maintenance: tr.Source == state.SourceMaintenance}
@@ -171,6 +199,16 @@ func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
 	s.CurrentTurn = ""
 	s.State = state.StateWaitingForInput
 	s.PermissionPending = false
+}
+
+// releaseInitialPrompt: when turn tr carried the record's initial prompt,
+// the record stops keeping it once the turn is closed, if the prompt reached
+// the agent (it is continued, never sent again) or the turn is owed its
+// follow-up (which sends it again, within the continuation budget).
+func releaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
+	if tr.Source == state.SourceInitial && (owed || tr.Delivery != PromptNeverSent) {
+		s.InitialPrompt = ""
+	}
 }
 
 // refusal is why the owner must not run: a broken worktree, or a pause
@@ -186,18 +224,76 @@ func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompt
 	return nil
 }
 
+// PromptDelivery is what a turn's log says about whether its prompt reached the
+// agent (SPEC 3.4, "sent or not").
+type PromptDelivery string
+
+// Deliveries of a turn's prompt.
+const (
+	// PromptWasSent: prompt_sent is in the log; the owner wrote the prompt
+	// to the agent (or was about to: the record comes first).
+	PromptWasSent PromptDelivery = "sent"
+	// PromptNeverSent: the turn's owner records prompt_sent and did not: the
+	// prompt never reached the agent.
+	PromptNeverSent PromptDelivery = "unsent"
+	// PromptUnproven: an older kandev wrote the turn without recording
+	// sends, so nothing proves it unsent; it is treated as sent.
+	PromptUnproven PromptDelivery = "unproven"
+)
+
+// DecideDelivery is the "sent or not" rule: a message is sent again only
+// when the log proves it never reached the agent, which only a turn whose
+// owner records prompt_sent can. Whether the agent answered anything plays
+// no part: an agent may work on a prompt in silence.
+func DecideDelivery(info TurnInfo) PromptDelivery {
+	switch {
+	case info.PromptSent:
+		return PromptWasSent
+	case info.SendRecorded:
+		return PromptNeverSent
+	}
+	return PromptUnproven
+}
+
 // followUp decides between continuing an interrupted turn and sending its
-// message again: a turn the agent never answered is sent again (as for an
-// initial prompt) rather than continuing work that never began.
-func followUp(info TurnInfo) (FollowUp, Message, string) {
-	if !info.Accepted && info.UserText != "" {
+// message again: only a message that never reached the agent is sent again;
+// any other is continued, even when the agent had answered nothing.
+func followUp(info TurnInfo) (FollowUp, Message) {
+	if DecideDelivery(info) == PromptNeverSent && info.UserText != "" {
 		source := info.Source
 		if source == "" || source == state.SourceInitial {
 			source = state.SourceUser
 		}
-		return FollowResend, Message{Source: source, Text: info.UserText}, ""
+		return FollowResend, Message{Source: source, Text: info.UserText}
 	}
-	return FollowContinue, Message{}, history.BuildContinuationPrompt(info.UnknownCalls)
+	return FollowContinue, Message{}
+}
+
+// ContinuationPrompt is the continuation of the interrupted turn: it quotes
+// the interrupted request (bounded by maxBytes, like the resume context)
+// unless the restored agent is shown to hold it (held, RequestHeld).
+func (p Plan) ContinuationPrompt(held bool, sessionID string, maxBytes int) string {
+	if held {
+		return history.BuildContinuationPrompt(p.UnknownCalls)
+	}
+	return history.BuildContinuationPromptQuoting(p.UnknownCalls, p.Request, sessionID, maxBytes)
+}
+
+// RequestHeld says whether the restored agent is shown to hold request:
+// only a session/load whose replay contains it shows that (replayed are the
+// user messages of the replay). A session/resume, a resume flag or a fresh
+// session shows nothing, whatever the agent may have kept.
+func RequestHeld(step RestoreMethod, replayed []string, request string) bool {
+	request = strings.TrimSpace(request)
+	if step != RestoreLoad || request == "" {
+		return false
+	}
+	for _, m := range replayed {
+		if strings.Contains(m, request) {
+			return true
+		}
+	}
+	return false
 }
 
 // FirstStep is the first restore step once the agent advertised caps: its

@@ -23,13 +23,16 @@ type planCase struct {
 }
 
 type planWant struct {
-	repair  bool
-	follow  FollowUp
-	resend  Message
-	pause   string // the pause kind in force, "" for none
-	refused bool
-	initial string
-	step    RestoreMethod
+	repair    bool
+	follow    FollowUp
+	resend    Message
+	request   string // the interrupted request the continuation quotes
+	notResent string
+	forget    bool
+	pause     string // the pause kind in force, "" for none
+	refused   bool
+	initial   string
+	step      RestoreMethod
 }
 
 var planNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -44,9 +47,21 @@ func waiting() state.Session {
 }
 
 var (
-	repairT2   = TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded, TurnID: "t2"}}, Accepted: true}
-	acceptedT2 = OwnerFacts{Repair: repairT2, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Accepted: true, UserText: "do it"}}
+	repairT2   = TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded, TurnID: "t2"}}, Accepted: true, Delivery: PromptWasSent}
+	acceptedT2 = OwnerFacts{Repair: repairT2, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Accepted: true, SendRecorded: true, PromptSent: true, UserText: "do it"}}
+	// unsentT2 is a turn whose owner died before it wrote the prompt.
+	unsentT2 = OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Delivery: PromptNeverSent, Source: state.SourceQueued}, AwaitingTurn: "t2",
+		Awaiting: TurnInfo{Started: true, SendRecorded: true, Source: state.SourceQueued, UserText: "remember pear"}}
 )
+
+// firstTurnCut is a record whose owner died during turn t1, which carried
+// the initial prompt "hi"; info is what the log says of t1.
+func firstTurnCut(info TurnInfo) (state.Session, OwnerFacts) {
+	s := withSession(running(), func(s *state.Session) { s.InitialPrompt, s.CurrentTurn, s.Turns = "hi", "t1", 1 })
+	info.Started, info.Source, info.UserText = true, state.SourceInitial, "hi"
+	tr := TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded, TurnID: "t1"}}, Source: state.SourceInitial, Delivery: DecideDelivery(info), UserText: "hi"}
+	return s, OwnerFacts{Repair: tr, AwaitingTurn: "t1", Awaiting: info}
+}
 
 func withSession(s state.Session, fn func(*state.Session)) state.Session { fn(&s); return s }
 
@@ -65,18 +80,48 @@ func TestPlanOwner_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 		{name: "relaunches with the resume flag when the profile has one", session: waiting(), profile: Profile{Command: []string{"demo"}, NativeResume: true, ResumeFlag: []string{"--resume", "{token}"}},
 			want: planWant{step: RestoreFlag}},
 		{name: "continues an interrupted turn the agent accepted", session: running(), facts: acceptedT2,
-			want: planWant{repair: true, follow: FollowContinue, step: RestoreResume}},
-		{name: "re-sends a message the agent never accepted instead of continuing", session: running(),
-			facts: OwnerFacts{Repair: repairT2, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Source: state.SourceQueued, UserText: "remember pear"}},
-			want:  planWant{repair: true, follow: FollowResend, resend: Message{Source: state.SourceQueued, Text: "remember pear"}, step: RestoreResume}},
-		{name: "re-sends an unaccepted turn of initial source as the user's message", session: running(),
-			facts: OwnerFacts{Repair: repairT2, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Source: state.SourceInitial, UserText: "hello"}},
-			want:  planWant{repair: true, follow: FollowResend, resend: Message{Source: state.SourceUser, Text: "hello"}, step: RestoreResume}},
-		{name: "sends an unaccepted initial prompt again rather than a continuation",
-			session: withSession(running(), func(s *state.Session) { s.InitialPrompt, s.CurrentTurn, s.Turns = "[redacted] hi", "t1", 1 }),
-			facts:   OwnerFacts{Repair: TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded}}}},
-			profile: Profile{Command: []string{"demo"}, NativeResume: true}, prompt: "",
-			want: planWant{repair: true, initial: "[redacted] hi", step: RestoreResume}},
+			want: planWant{repair: true, follow: FollowContinue, request: "do it", step: RestoreResume}},
+		{name: "re-sends a message that never reached the agent instead of continuing", session: running(), facts: unsentT2,
+			want: planWant{repair: true, follow: FollowResend, resend: Message{Source: state.SourceQueued, Text: "remember pear"}, step: RestoreResume}},
+		{name: "continues a sent turn the agent answered nothing to, quoting its request", session: running(),
+			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Delivery: PromptWasSent}, AwaitingTurn: "t2",
+				Awaiting: TurnInfo{Started: true, SendRecorded: true, PromptSent: true, Source: state.SourceUser, UserText: "/sleep 20000"}},
+			want: planWant{repair: true, follow: FollowContinue, request: "/sleep 20000", step: RestoreResume}},
+		{name: "continues a silent turn an older kandev logged: nothing proves it unsent", session: running(),
+			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Delivery: PromptUnproven}, AwaitingTurn: "t2",
+				Awaiting: TurnInfo{Started: true, Source: state.SourceUser, UserText: "/sleep 20000"}},
+			want: planWant{repair: true, follow: FollowContinue, request: "/sleep 20000", step: RestoreResume}},
+		{name: "continues a sent first prompt instead of sending it again", session: func() state.Session {
+			s, _ := firstTurnCut(TurnInfo{SendRecorded: true, PromptSent: true})
+			return s
+		}(), facts: func() OwnerFacts { _, f := firstTurnCut(TurnInfo{SendRecorded: true, PromptSent: true}); return f }(),
+			want: planWant{repair: true, follow: FollowContinue, request: "hi", step: RestoreResume}},
+		{name: "sends an unsent first prompt again as its turn's follow-up, within the budget", session: func() state.Session {
+			s, _ := firstTurnCut(TurnInfo{SendRecorded: true})
+			return s
+		}(), facts: func() OwnerFacts { _, f := firstTurnCut(TurnInfo{SendRecorded: true}); return f }(),
+			want: planWant{repair: true, follow: FollowResend, resend: Message{Source: state.SourceUser, Text: "hi"}, step: RestoreResume}},
+		{name: "an unsent first prompt is not sent again once the budget is spent", session: func() state.Session {
+			s, _ := firstTurnCut(TurnInfo{SendRecorded: true})
+			s.RestartAttempts = []time.Time{planNow.Add(-time.Minute), planNow.Add(-2 * time.Minute), planNow.Add(-3 * time.Minute)}
+			return s
+		}(), facts: func() OwnerFacts { _, f := firstTurnCut(TurnInfo{SendRecorded: true}); return f }(),
+			want: planWant{repair: true, pause: state.PauseBudget, refused: true, step: RestoreResume}},
+		{name: "sends the first prompt when no turn carried it yet (cut off during the launch)",
+			session: withSession(running(), func(s *state.Session) {
+				s.InitialPrompt, s.CurrentTurn, s.Turns, s.State = "[redacted] hi", "", 0, state.StateStarting
+			}),
+			want: planWant{initial: "[redacted] hi", step: RestoreResume}},
+		{name: "forgets a first prompt an older kandev kept after sending it",
+			session: withSession(waiting(), func(s *state.Session) { s.InitialPrompt = "hi" }),
+			facts:   OwnerFacts{InitialTurnID: "t1", InitialTurn: TurnInfo{Started: true, Ended: true, Source: state.SourceInitial, UserText: "hi"}},
+			want:    planWant{forget: true, step: RestoreResume}},
+		{name: "sends a first prompt again whose earlier turn never sent it",
+			session: withSession(waiting(), func(s *state.Session) { s.InitialPrompt = "hi" }),
+			facts:   OwnerFacts{InitialTurnID: "t1", InitialTurn: TurnInfo{Started: true, Ended: true, SendRecorded: true, Source: state.SourceInitial, UserText: "hi"}},
+			want:    planWant{initial: "hi", step: RestoreResume}},
+		{name: "says so when an unsent message is not sent again because continuation is off", session: running(), facts: unsentT2, noCont: true,
+			want: planWant{repair: true, notResent: "remember pear", step: RestoreResume}},
 		{name: "pauses an interrupted maintenance turn instead of continuing it", session: running(),
 			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, Source: state.SourceMaintenance}, AwaitingTurn: "t2",
 				Awaiting: TurnInfo{Started: true, Accepted: true, Source: state.SourceMaintenance, UserText: "/compact"}},
@@ -125,7 +170,7 @@ func TestPlanOwner_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 			p := PlanOwner(PlanInput{Session: &s, Facts: tc.facts, Profile: prof, Prompt: tc.prompt, Now: planNow,
 				Policy: ContinuationPolicy(cfg, prof.Command, PermApproveAll, tc.noCont)})
 			got := planWant{repair: p.Repair, follow: p.FollowUp, resend: p.Resend, refused: p.Refusal != nil,
-				initial: p.Initial, step: p.FirstStep(caps, false)}
+				initial: p.Initial, step: p.FirstStep(caps, false), request: p.Request, notResent: p.NotResent, forget: p.ForgetInitial}
 			if p.Continuation.Pause != nil {
 				got.pause = p.Continuation.Pause.Kind
 			}
@@ -135,8 +180,8 @@ func TestPlanOwner_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 			if p.SendPrompt != (tc.prompt != "") {
 				t.Fatalf("SendPrompt = %v with prompt %q", p.SendPrompt, tc.prompt)
 			}
-			if p.FollowUp == FollowContinue && !strings.Contains(p.Continue, "interrupted") {
-				t.Fatalf("continuation prompt: %q", p.Continue)
+			if c := p.ContinuationPrompt(false, "s1", 0); p.FollowUp == FollowContinue && (!strings.Contains(c, "interrupted") || p.Request != "" && !strings.Contains(c, "> "+p.Request)) {
+				t.Fatalf("continuation prompt: %q", c)
 			}
 		})
 	}
@@ -195,5 +240,56 @@ func TestPlan_TheLadderFollowsARefusedResumeFlag(t *testing.T) {
 		Policy: ContinuationPolicy(&state.Config{}, []string{"x"}, PermAsk, false)})
 	if got := p.FirstStep(Capabilities{Load: true}, true); got != RestoreLoad {
 		t.Fatalf("after a refused flag: %s, want load", got)
+	}
+}
+
+func TestDecideDelivery_OnlyALogThatRecordsSendsCanProveAMessageUnsent(t *testing.T) {
+	cases := []struct {
+		name string
+		info TurnInfo
+		want PromptDelivery
+	}{
+		{"prompt_sent in the log: sent, though the agent said nothing", TurnInfo{Started: true, SendRecorded: true, PromptSent: true}, PromptWasSent},
+		{"prompt_sent and an answer: sent", TurnInfo{Started: true, SendRecorded: true, PromptSent: true, Accepted: true}, PromptWasSent},
+		{"an owner that records sends, and no prompt_sent: never sent", TurnInfo{Started: true, SendRecorded: true}, PromptNeverSent},
+		{"an older kandev's turn the agent answered: unproven, so sent", TurnInfo{Started: true, Accepted: true}, PromptUnproven},
+		{"an older kandev's silent turn: unproven, so sent", TurnInfo{Started: true}, PromptUnproven},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := DecideDelivery(tc.info)
+			if got != tc.want {
+				t.Fatalf("DecideDelivery = %s, want %s", got, tc.want)
+			}
+			tc.info.UserText = "x"
+			if f, _ := followUp(tc.info); (f == FollowResend) != (tc.want == PromptNeverSent) {
+				t.Fatalf("follow-up %s for a %s prompt", f, got)
+			}
+		})
+	}
+}
+
+func TestRequestHeld_OnlyALoadReplayThatContainsTheRequestShowsIt(t *testing.T) {
+	cases := []struct {
+		name     string
+		step     RestoreMethod
+		replayed []string
+		request  string
+		want     bool
+	}{
+		{"a load whose replay has the request", RestoreLoad, []string{"hello", "/sleep 20000"}, "/sleep 20000", true},
+		{"a load whose replay has it inside the resume context it was sent with", RestoreLoad, []string{"RESUME CONTEXT ...\n/sleep 20000\n..."}, " /sleep 20000\n", true},
+		{"a load whose replay lacks it (the agent never saved it)", RestoreLoad, []string{"hello"}, "/sleep 20000", false},
+		{"a resume replays nothing, whatever the agent kept", RestoreResume, nil, "/sleep 20000", false},
+		{"a fresh session holds nothing", RestoreNew, []string{"/sleep 20000"}, "/sleep 20000", false},
+		{"a resume flag shows nothing", RestoreFlag, nil, "x", false},
+		{"an empty request needs no quote either way", RestoreLoad, []string{"x"}, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RequestHeld(tc.step, tc.replayed, tc.request); got != tc.want {
+				t.Fatalf("RequestHeld = %v", got)
+			}
+		})
 	}
 }

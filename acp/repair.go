@@ -22,9 +22,11 @@ var ownPID = os.Getpid()
 type TurnRepair struct {
 	Fixes        []*state.Event // events to append; nil when nothing is to be done
 	UnknownCalls []state.Event  // tool calls whose outcome is unknown
-	// Accepted is set when the agent answered anything in the turn; an
-	// unaccepted turn is sent again instead of being continued.
+	// Accepted is set when the agent answered anything in the turn.
 	Accepted bool
+	// Delivery says whether the turn's prompt reached the agent
+	// (DecideDelivery): one that never did is sent again, not continued.
+	Delivery PromptDelivery
 	// PermissionOpen is set when a permission request has no answer in the log.
 	PermissionOpen bool
 	Source         string // the turn's source
@@ -50,6 +52,9 @@ type TurnInfo struct {
 	UserText       string // the turn's user message as logged
 	// Accepted is set when the agent answered anything in the turn.
 	Accepted bool
+	// SendRecorded: the turn's owner records prompt_sent (turn_started says
+	// so); PromptSent: the log has that record.
+	SendRecorded, PromptSent bool
 	// PermissionOpen is set when a permission request has no answer in the log.
 	PermissionOpen bool
 	// Unresolved are the tool calls without a result; UnknownCalls also
@@ -73,7 +78,9 @@ func DescribeTurn(events []state.Event, turnID string) TurnInfo {
 		}
 		switch e.Type {
 		case state.EventTurnStarted:
-			info.Started, info.Source = true, e.Source
+			info.Started, info.Source, info.SendRecorded = true, e.Source, e.SendRecorded
+		case state.EventPromptSent:
+			info.PromptSent = true
 		case state.EventUserMessage:
 			info.UserText = e.Content
 		case state.EventTurnEnded:
@@ -125,9 +132,10 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 		// Nothing to append. A turn closed by a terminated owner (SIGTERM) is
 		// still owed its continuation.
 		return TurnRepair{ClosedByShutdown: info.StopReason == state.StopShutdown, UnknownCalls: info.UnknownCalls,
-			Accepted: info.Accepted, PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
+			Accepted: info.Accepted, Delivery: DecideDelivery(info), PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
 	}
-	r := TurnRepair{UnknownCalls: info.Unresolved, Accepted: info.Accepted, PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
+	r := TurnRepair{UnknownCalls: info.Unresolved, Accepted: info.Accepted, Delivery: DecideDelivery(info),
+		PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
 	var unknown []string
 	for _, c := range info.Unresolved {
 		unknown = append(unknown, c.ToolCallID)
@@ -163,6 +171,24 @@ func turnEvents(path, turnID string) []state.Event {
 	})
 	slices.Reverse(out)
 	return out
+}
+
+// newestTurnOf is the id of the newest turn started with source, "" when
+// none; read from the end of the log.
+func newestTurnOf(path, source string) string {
+	turn := ""
+	_, _ = state.ScanBackward(path, func(line []byte) bool {
+		if gjson.GetBytes(line, "type").String() != state.EventTurnStarted {
+			return true // not decoded: a long message line costs one pass
+		}
+		e, ok := state.DecodeEvent(line)
+		if ok && e.Source == source {
+			turn = e.TurnID
+			return false
+		}
+		return true
+	})
+	return turn
 }
 
 func join(ids []string) string {
@@ -333,8 +359,9 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	}
 	s, err = h.UpdateSession(id, func(s *state.Session) error {
 		if turn != "" {
+			releaseInitialPrompt(s, tr, tr.Fixes != nil && stop == state.StopShutdown)
 			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
-				// Owed its one continuation: repair never spends it.
+				// Owed its one follow-up: repair never spends it.
 				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending, Maintenance: tr.Source == state.SourceMaintenance}
 			}
 			s.CurrentTurn, s.State, s.PermissionPending = "", state.StateWaitingForInput, false
@@ -376,6 +403,7 @@ func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairRep
 			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
 		}
 		// What the repair would record, in this copy only.
+		releaseInitialPrompt(s, tr, tr.Fixes != nil && stop == state.StopShutdown)
 		if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
 			s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
 		}

@@ -146,7 +146,13 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	rep.Epoch = r.Epoch
 	// The record first, with the fence pending: a crash before the fence is
 	// in the log leaves it for the next command to append, once.
-	s, err = h.UpdateSession(id, func(s *state.Session) error { s.BeginRewind(r); return nil })
+	s, err = h.UpdateSession(id, func(s *state.Session) error {
+		s.BeginRewind(r)
+		// Nothing said before the fence is sent any more: neither a first
+		// prompt nor an interrupted turn's message waits behind it.
+		s.InitialPrompt = ""
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -84,6 +84,8 @@ func eventSummary(e state.Event) string {
 		s = e.TurnID + " source=" + e.Source
 	case state.EventTurnEnded:
 		s = e.TurnID + " stop_reason=" + e.StopReason
+	case state.EventPromptSent:
+		s = e.TurnID
 	case state.EventState:
 		s = e.State
 	case state.EventAgentStarted:

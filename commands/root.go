@@ -85,6 +85,9 @@ type Env struct {
 	Now    func() time.Time
 	home   *state.Home
 	config *state.Config
+	// committed: the command's effect is made and reported, so a SIGTERM
+	// that arrived meanwhile does not turn its success into exit 143.
+	committed bool
 }
 
 // Home opens $KANDEV_HOME lazily: commands that do not need it never touch the disk.
@@ -182,7 +185,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer sigs.stop()
 	env := &Env{G: &cli.Globals, Stdin: stdin, Out: out, Ctx: sigs.ctx, Abort: sigs.abort, Now: time.Now}
 	err = kctx.Run(env)
-	if err == nil && sigs.terminated() {
+	if err == nil && sigs.terminated() && !env.committed {
 		err = fmt.Errorf("%w by SIGTERM", acp.ErrShutdown)
 	}
 	if err != nil {

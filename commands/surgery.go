@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -162,13 +163,23 @@ func (c *ForkCmd) Run(env *Env) error {
 	if c.Worktree.Set {
 		spec.Place = func(s *state.Session) error { return placeInWorktree(s, c.Worktree.Branch) }
 	}
+	// A fork is all or nothing for a signal: one that came first creates
+	// nothing (exit 143 or 130); once the child exists the fork is finished
+	// and reported, exit 0, so a retrying caller never makes two.
+	if env.Ctx.Err() != nil {
+		return fmt.Errorf("%w: kandev fork %s was stopped before it created anything", context.Cause(env.Ctx), id)
+	}
 	child, atEnd, err := acp.Fork(h, spec)
 	if err := asUsage(err); err != nil {
 		return err
 	}
+	env.committed = true
 	method, fallback, err := forkAgentSession(env, h, parent, child, atEnd)
 	if err != nil {
 		return err
+	}
+	if env.Ctx.Err() != nil {
+		env.Out.Warn(fmt.Sprintf("%s arrived after session %s was created: the fork is complete and kept (do not fork again)", signalName(env.Ctx), child.ID))
 	}
 	if child, err = h.LoadSession(child.ID); err != nil {
 		return err
@@ -213,7 +224,18 @@ func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atE
 		return acp.ForkReplay, "", nil
 	}
 	if err := acp.NativeFork(env.Ctx, h, cfg, profile, parent, child); err != nil {
+		if env.Ctx.Err() != nil {
+			return acp.ForkReplay, "stopped by " + signalName(env.Ctx) + " (the first prompt carries the conversation instead)", nil
+		}
 		return acp.ForkReplay, err.Error(), nil
 	}
 	return acp.ForkNative, "", nil
+}
+
+// signalName names the signal that ended ctx, for messages.
+func signalName(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), acp.ErrShutdown) {
+		return "SIGTERM"
+	}
+	return "SIGINT"
 }

@@ -143,9 +143,8 @@ func demoEveryDirective(t *testing.T) (*world, string) {
 		t.Fatal(r)
 	}
 	w.mustRun("prompt", id, "recall")
-	// Killed once the agent has answered (an unanswered turn would be sent again instead).
 	// Killed once the agent has said all it will before sleeping, so the log
-	// is the same every run (an unanswered turn would be sent again instead).
+	// is the same every run; the continuation quotes the request.
 	w.killWhen(id, func(e state.Event) bool {
 		return e.TurnID == "t3" && e.Type == state.EventAgentMessage && strings.HasSuffix(e.Content, "it")
 	}, "prompt", id, "/say working on it\n/sleep 30000")

@@ -115,7 +115,7 @@ func TestSignals_SIGTERMExits143AndTheNextResumeContinuesTheTurnOnce(t *testing.
 	if continuations(after) != 1 || len(ofType(after, state.EventTurnEnded)) != len(ofType(after, state.EventTurnStarted)) {
 		t.Fatalf("want one continuation of %s, got %d", cut, continuations(after))
 	}
-	if n := strings.Count(agentText(after, ""), "after"); n != 0 {
+	if n := strings.Count(agentText(after, cut), "after"); n != 0 {
 		t.Fatalf("the cut turn went on after SIGTERM")
 	}
 	w.mustRun("resume", id)
@@ -189,10 +189,14 @@ func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
 func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T) {
 	w := newWorld(t)
 	id, _ := w.start()
-	// Killed before the agent answered: recover sends the message again,
-	// and that turn sleeps long enough for the SIGTERM to land in it.
+	// Killed before the prompt was sent (at the failpoint): recover sends
+	// the message again, and that turn sleeps long enough for the SIGTERM
+	// to land in it.
+	env := w.env
+	w.env = append(append([]string{}, env...), failAt...)
 	w.killAt(func(e state.Event) bool { return e.Type == state.EventState && e.State == state.StateRunning },
 		10*time.Second, "prompt", id, "/sleep 4000\n/say done")
+	w.env = env
 	before := len(ofType(w.events(id), state.EventTurnStarted))
 	cmd, _ := w.background("recover", "--all")
 	waitFor(t, 30*time.Second, "recover's turn", func() bool {
@@ -213,8 +217,11 @@ func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T
 	}
 	w.mustRun("recover", "--all")
 	after := w.events(id)
-	if last := lastTurn(after); turnEnd(after, last) != state.StopEndTurn || !strings.Contains(agentText(after, last), "done") {
-		t.Fatalf("the next recover did not finish the work: %s ended %q", last, turnEnd(after, last))
+	// The re-sent message had reached the agent: the next recover continues
+	// it once, quoting it.
+	conts := userMessages(after, state.SourceContinuation)
+	if last := lastTurn(after); turnEnd(after, last) != state.StopEndTurn || len(conts) != 1 || !strings.Contains(conts[0], "> /sleep 4000") {
+		t.Fatalf("the next recover did not continue the work: %s ended %q, continuations %q", last, turnEnd(after, last), conts)
 	}
 	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
 		t.Fatalf("status after recover: %+v", st.Status)

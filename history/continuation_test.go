@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kandev/kandev/state"
 )
@@ -39,5 +40,43 @@ func TestBuildContinuationPrompt_IsDeterministic(t *testing.T) {
 	}
 	if !strings.Contains(BuildContinuationPrompt(tools), `- a (id 1): {"b":1,"a":2}`) {
 		t.Errorf("input summary does not keep key order:\n%s", BuildContinuationPrompt(tools))
+	}
+}
+
+func TestBuildContinuationPromptQuoting_QuotesTheInterruptedRequestLineByLine(t *testing.T) {
+	got := BuildContinuationPromptQuoting(nil, "remember KIWI\n/sleep 20000", "s1", 0)
+	if !strings.Contains(got, "The interrupted request was:\n\n> remember KIWI\n> /sleep 20000\n\n") {
+		t.Fatalf("request not quoted line by line:\n%s", got)
+	}
+	if !strings.Contains(got, "check what you already did for this request") {
+		t.Fatalf("does not ask the agent to check what it already did:\n%s", got)
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if strings.HasPrefix(line, "/sleep") {
+			t.Fatalf("a line of the request reads as the agent's own instruction: %q", line)
+		}
+	}
+	if BuildContinuationPromptQuoting(nil, "  ", "s1", 0) != BuildContinuationPrompt(nil) {
+		t.Fatal("an empty request changes the continuation")
+	}
+}
+
+func TestBuildContinuationPromptQuoting_IsBoundedLikeTheResumeContext(t *testing.T) {
+	request := strings.Repeat("é", 200000) // 400,000 bytes, two per rune
+	for _, max := range []int{0, 4096, 1001} {
+		got := BuildContinuationPromptQuoting(nil, request, "s1", max)
+		limit := max
+		if limit <= 0 {
+			limit = DefaultMaxReplayBytes
+		}
+		if len(got) > limit {
+			t.Fatalf("max %d: %d bytes", max, len(got))
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("max %d: a rune was split", max)
+		}
+		if !strings.Contains(got, "[truncated: kandev transcript s1 shows the whole request]") || !strings.Contains(got, "check what you already did") {
+			t.Fatalf("max %d: the cut is not said, or the instructions were cut:\n%.300s", max, got)
+		}
 	}
 }

@@ -26,6 +26,10 @@ const (
 	// fence is no longer the agent's conversation (it stays in the log).
 	EventRewind = "rewind"
 	EventUsage  = "usage" // what the agent reported about context, tokens and cost
+	// EventPromptSent records that the owner is writing the turn's
+	// session/prompt to the agent: appended (fsync'd) just before the write,
+	// so a turn without it never reached the agent.
+	EventPromptSent = "prompt_sent"
 )
 
 // Turn sources for turn_started.
@@ -58,10 +62,14 @@ type Event struct {
 	ToolKind   string          `json:"tool_kind,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
 
-	Source     string `json:"source,omitempty"`      // turn_started
-	InputID    string `json:"input_id,omitempty"`    // turn_started: the inbox input this turn serves
-	StopReason string `json:"stop_reason,omitempty"` // turn_ended
-	State      string `json:"state,omitempty"`       // state
+	Source  string `json:"source,omitempty"`   // turn_started
+	InputID string `json:"input_id,omitempty"` // turn_started: the inbox input this turn serves
+	// SendRecorded (turn_started): this turn's owner appends prompt_sent when
+	// it writes the prompt; a turn_started without it comes from an older
+	// kandev, whose log cannot prove a prompt was never sent.
+	SendRecorded bool   `json:"send_recorded,omitempty"`
+	StopReason   string `json:"stop_reason,omitempty"` // turn_ended
+	State        string `json:"state,omitempty"`       // state
 
 	Restore        string `json:"restore,omitempty"`         // agent_started: resume, load, new, flag
 	FallbackReason string `json:"fallback_reason,omitempty"` // agent_started
@@ -99,7 +107,7 @@ func KnownEventType(t string) bool {
 	switch t {
 	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
 		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
-		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage:
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage, EventPromptSent:
 		return true
 	}
 	return false

@@ -44,9 +44,9 @@ type Interruption struct {
 
 // AwaitingContinuation is the interrupted turn still owed its continuation,
 // "" when none: repaired turns kept in Interrupted, and a turn the record
-// says is running (its owner gone, not yet repaired). A turn that carried
-// the not yet accepted initial prompt is not continued: the prompt is sent
-// again instead.
+// says is running (its owner gone, not yet repaired). While the record
+// keeps the initial prompt (not yet sent), nothing is continued: the prompt
+// is sent instead.
 func (s *Session) AwaitingContinuation() (turn string, permissionOpen bool) {
 	switch {
 	case s.InitialPrompt != "":

@@ -113,8 +113,8 @@ type Session struct {
 	// PendingContext is set when the next prompt must carry the resume
 	// context; cleared once the agent accepted such a prompt.
 	PendingContext bool `json:"pending_resume_context,omitempty"`
-	// InitialPrompt is kept until the agent accepted it, so a session killed
-	// before that is relaunched with it instead of a continuation.
+	// InitialPrompt is kept until it is sent to the agent (prompt_sent), so
+	// a session cut off before that sends it then; a sent one is continued.
 	InitialPrompt string `json:"initial_prompt,omitempty"`
 	// CurrentTurn is the turn in progress ("" when none).
 	CurrentTurn string `json:"current_turn,omitempty"`

@@ -48,7 +48,7 @@ func Decide(s *Session, o Observation) Verdict {
 }
 
 func decide(s *Session, o Observation) Verdict {
-	// A first prompt the agent never took is sent again by the next resume.
+	// A first prompt not yet sent to the agent is sent by the next resume.
 	pendingStart := s.InitialPrompt != "" && !IsTerminal(s.State)
 	interrupted := !o.OwnerAlive && ((s.State == StateRunning || s.State == StateStarting) && s.AgentLaunched || pendingStart)
 	switch {
@@ -96,7 +96,7 @@ func Badge(s *Session, ownerAlive bool) string {
 	case !ownerAlive && s.Interrupted != nil && s.Interrupted.Turn != s.ContinuedTurn && s.InitialPrompt == "":
 		return BadgeNeedsResume
 	case !ownerAlive && s.InitialPrompt != "":
-		return BadgeNeedsResume // the agent never took the first prompt: resume sends it
+		return BadgeNeedsResume // the first prompt was never sent: resume sends it
 	case ownerAlive && s.PermissionPending:
 		return BadgeWaitingForPermission
 	case ownerAlive && (s.State == StateRunning || s.State == StateStarting):

@@ -105,6 +105,7 @@ type turnInfo struct {
 	ended       bool
 	stopReason  string
 	agentEvents int             // events the agent originated in it (accepted = > 0)
+	sent        bool            // its prompt_sent is in the log: the prompt reached the agent
 	calls       []string        // tool_call ids in first-seen order
 	results     map[string]bool // tool_call id -> has a tool_result
 	unknown     map[string]bool // tool_call id -> has a tool_result with tool_status unknown
@@ -162,6 +163,8 @@ func turns(evs []event) []*turnInfo {
 		switch e.Type {
 		case "turn_ended":
 			t.ended, t.stopReason = true, e.StopReason
+		case "prompt_sent":
+			t.sent = true
 		case "user_message":
 			if t.userText == "" {
 				t.userText = e.Content

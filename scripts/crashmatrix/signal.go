@@ -109,12 +109,14 @@ func (t *turnTrial) expect() {
 		e.nothing = true
 		return
 	}
-	e.initialResend = p.mode == "start" && (last == nil || (t.interrupted && last.source == "initial" && last.agentEvents == 0))
+	// A first prompt no turn carried yet is sent as the initial prompt.
+	e.initialResend = p.mode == "start" && last == nil
 	e.pauseStrict = t.permOpen && p.scen.perms == "ask"
 	e.pauseMaybe = t.permOpen && p.scen.perms != "ask" // auto-answered: open only for an instant
-	// A turn the agent never answered is sent again with its own message
-	// (and source), not continued.
-	e.resend = t.interrupted && !e.initialResend && last.agentEvents == 0 && !t.permOpen
+	// A turn whose prompt never reached the agent (no prompt_sent) is sent
+	// again with its own message, not continued; one that was sent is
+	// continued even if the agent had answered nothing.
+	e.resend = t.interrupted && !e.initialResend && !last.sent && !t.permOpen
 	if t.interrupted && !e.initialResend && !e.pauseStrict && !e.resend {
 		e.cont = 1
 	}

@@ -27,8 +27,8 @@ type turnTrial struct {
 // expectation is what the first resume must do, decided from the log.
 type expectation struct {
 	cont          int  // continuation turns
-	initialResend bool // a start whose prompt the agent never took: sent again
-	resend        bool // an unaccepted later turn: its message sent again
+	initialResend bool // a start cut before any turn carried its prompt: sent as the initial prompt
+	resend        bool // a cut-off turn without prompt_sent: its message sent again
 	pauseStrict   bool // a permission question was waiting (ask): exit 5
 	pauseMaybe    bool // a permission request open an instant (auto-answered mode)
 	nothing       bool // SIGHUP / SIGINT: resume adds no turn at all

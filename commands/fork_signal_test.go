@@ -1,0 +1,72 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/state"
+)
+
+// forkableParent is a home with one idle session that has one finished turn.
+func forkableParent(t *testing.T) (*state.Home, string) {
+	t.Helper()
+	h, err := state.OpenHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	s := &state.Session{ID: state.NewID(now), Cwd: t.TempDir(), Agent: acp.DemoProfile, State: state.StateWaitingForInput,
+		CreatedAt: now, LastActivityAt: now, Title: "parent", Turns: 1}
+	s.TaskID = s.ID
+	if err := h.CreateSession(s); err != nil {
+		t.Fatal(err)
+	}
+	log, _, err := h.OpenLog(s.ID, state.OpenLogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	if err := log.AppendSync(&state.Event{Type: state.EventTurnStarted, TurnID: "t1", Source: state.SourceInitial},
+		&state.Event{Type: state.EventUserMessage, TurnID: "t1", Role: "user", Content: "remember FIG"},
+		&state.Event{Type: state.EventAgentMessage, TurnID: "t1", Role: "agent", Content: "OK"},
+		&state.Event{Type: state.EventTurnEnded, TurnID: "t1", StopReason: state.StopEndTurn}); err != nil {
+		t.Fatal(err)
+	}
+	return h, s.ID
+}
+
+func TestFork_ASignalBeforeTheChildExistsCreatesNothing(t *testing.T) {
+	for _, cause := range []error{acp.ErrShutdown, acp.ErrInterrupted} {
+		t.Run(cause.Error(), func(t *testing.T) {
+			h, id := forkableParent(t)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(cause)
+			var out, errb bytes.Buffer
+			env := &Env{G: &Globals{Home: h.Dir}, Out: &Output{Out: &out, Err: &errb}, Ctx: ctx, Now: time.Now}
+			err := (&ForkCmd{ID: id, At: -1}).Run(env)
+			want := ExitTerminated
+			if cause == acp.ErrInterrupted {
+				want = ExitInterrupted
+			}
+			if !errors.Is(err, cause) || ExitCode(err) != want || env.committed {
+				t.Fatalf("err = %v (exit %d, committed %v); want exit %d", err, ExitCode(err), env.committed, want)
+			}
+			if all, _ := h.ListSessions(); len(all) != 1 {
+				t.Fatalf("%d sessions after a fork stopped before it began, want 1", len(all))
+			}
+		})
+	}
+}
+
+func TestFork_AForkThatCreatedItsChildIsCommitted(t *testing.T) {
+	h, id := forkableParent(t)
+	var out, errb bytes.Buffer
+	env := &Env{G: &Globals{Home: h.Dir}, Out: &Output{Out: &out, Err: &errb}, Ctx: context.Background(), Now: time.Now}
+	if err := (&ForkCmd{ID: id, At: -1}).Run(env); err != nil || !env.committed {
+		t.Fatalf("err = %v, committed %v", err, env.committed)
+	}
+}

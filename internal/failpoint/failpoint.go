@@ -1,0 +1,26 @@
+// Package failpoint names the points where crash tests cut into kandev.
+//
+// A failpoint does nothing unless the environment variable KANDEV_FAILPOINT
+// names it; then the process waits there until its context ends, so a test
+// can send SIGKILL, SIGTERM or SIGINT at exactly that point. It exists for
+// tests and changes no behaviour in normal use.
+package failpoint
+
+import (
+	"context"
+	"os"
+)
+
+// BeforePromptSent is the owner's point after a turn's turn_started and
+// user_message are on disk and before its prompt_sent record and the
+// session/prompt write: a process stopped here never sent the prompt.
+const BeforePromptSent = "before-prompt-sent"
+
+// Wait blocks until ctx ends when KANDEV_FAILPOINT is name; otherwise it
+// returns at once.
+func Wait(ctx context.Context, name string) {
+	if os.Getenv("KANDEV_FAILPOINT") != name {
+		return
+	}
+	<-ctx.Done()
+}
