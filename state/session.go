@@ -16,8 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gofrs/flock"
 )
 
 // Session states (SPEC section 1).
@@ -250,9 +248,9 @@ func (h *Home) UpdateSession(id string, fn func(*Session) error) (*Session, erro
 // LockRecord takes the lock that serialises read-modify-write of a session's
 // record, lease and inbox. It blocks; the returned func releases it.
 func (h *Home) LockRecord(id string) (func(), error) {
-	fl := flock.New(h.RecordLockPath(id), flock.SetPermissions(filePerm))
+	fl := newLock(h.RecordLockPath(id))
 	if err := fl.Lock(); err != nil {
-		return nil, fmt.Errorf("lock session %s: %w", id, err)
+		return nil, fmt.Errorf("lock session %s: %w", id, lockFileError(fl.Path(), err))
 	}
 	return func() { _ = fl.Unlock() }, nil
 }
