@@ -184,9 +184,8 @@ func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err erro
 	if err != nil {
 		return "its worktree " + wt.Path + " could not be checked: " + err.Error(), nil
 	}
-	if changes != "" {
-		n := strings.Count(changes, "\n") + 1
-		return fmt.Sprintf("its worktree %s has uncommitted changes (%d file(s)); commit or discard them, then prune again", wt.Path, n), nil
+	if len(changes) > 0 {
+		return worktreeKept(wt.Path, changes), nil
 	}
 	if dryRun {
 		return "", nil
@@ -195,6 +194,23 @@ func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err erro
 		return "its worktree " + wt.Path + " could not be removed: " + err.Error(), nil
 	}
 	return "", nil
+}
+
+// worktreeKept says why a worktree with files only it holds is kept,
+// naming the first few of them (lines of git status --porcelain --ignored).
+func worktreeKept(path string, lines []string) string {
+	var names []string
+	for _, l := range lines {
+		if len(names) == 3 {
+			names = append(names, "...")
+			break
+		}
+		if len(l) > 3 {
+			names = append(names, l[3:])
+		}
+	}
+	return fmt.Sprintf("its worktree %s has %d uncommitted, untracked or ignored file(s) (%s); commit, move or delete them, then prune again",
+		path, len(lines), strings.Join(names, ", "))
 }
 
 // leaseBlocker says whether another holder's attach lease on the session is still live.

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,6 +45,23 @@ func TestPruneState_OnlyTerminalStates(t *testing.T) {
 	for _, in := range []string{"RUNNING", "WAITING_FOR_INPUT", "idle"} {
 		if _, err := pruneState(in); ExitCode(err) != ExitUsage {
 			t.Errorf("pruneState(%q) should be a usage error, got %v", in, err)
+		}
+	}
+}
+
+func TestWorktreeKept_NamesTheFilesOnlyTheWorktreeHolds(t *testing.T) {
+	cases := []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"!! .env"}, "has 1 uncommitted, untracked or ignored file(s) (.env)"},
+		{[]string{" M main.go", "?? notes.txt", "!! build/"}, "has 3 uncommitted, untracked or ignored file(s) (main.go, notes.txt, build/)"},
+		{[]string{"?? a", "?? b", "?? c", "?? d", "?? e"}, "has 5 uncommitted, untracked or ignored file(s) (a, b, c, ...)"},
+	}
+	for _, tc := range cases {
+		got := worktreeKept("/src/app-kandev-1a2b", tc.lines)
+		if !strings.Contains(got, "its worktree /src/app-kandev-1a2b "+tc.want) || strings.Contains(got, "\n") {
+			t.Errorf("worktreeKept(%q) = %q, want it to say %q", tc.lines, got, tc.want)
 		}
 	}
 }
