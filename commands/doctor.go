@@ -311,6 +311,11 @@ func leftoverChecks(h *state.Home, now time.Time) []check {
 				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + ")"})
 			continue
 		}
+		if forkLeftover(l, now) {
+			out = append(out, check{Name: "leftover", Message: l.Path + " is the log of a fork killed before its record was written",
+				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + "); fork the parent again"})
+			continue
+		}
 		out = append(out, check{Name: "leftover", Message: l.Path + " is an event log with no session record (an import killed midway, or a record moved away)",
 			Fix: "kandev import --keep-id BUNDLE again to finish the import, or move " + shellQuote(l.Path) + " out of the home"})
 	}

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
 )
 
 // guardWorld is a world whose owners never linger.
@@ -91,5 +94,91 @@ func TestPrune_KeepsAKandevWorktreeWhoseOnlyChangeIsAnIgnoredFileAndNamesIt(t *t
 	}
 	if _, err := os.Stat(wt.Path); !os.IsNotExist(err) {
 		t.Fatalf("clean worktree stays: %v", err)
+	}
+}
+
+func TestDoneReleasesTheCallersLeaseAndPruneIsNotHeldBackByIt(t *testing.T) {
+	w := guardWorld(t)
+	w.env = append(w.env, "KANDEV_HOLDER=me")
+	h, _ := state.OpenHome(w.home)
+	id, r := w.start("remember APPLE")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.mustRun("resume", id)
+	if l, _ := h.ReadLease(id); !l.Live(time.Now()) || l.AttachedTo != "me" {
+		t.Fatalf("resume took no lease: %+v", l)
+	}
+	w.mustRun("done", id)
+	if l, _ := h.ReadLease(id); l != nil {
+		t.Fatalf("done left the caller's lease: %+v", l)
+	}
+	// A lease of our own that outlived done (an older kandev) binds nobody.
+	other, _ := w.start("remember PEAR")
+	w.mustRun("done", other)
+	if _, err := h.Attach(other, "me", time.Hour, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	out := w.mustRun("prune").stdout
+	if !strings.Contains(out, "pruned "+id) || !strings.Contains(out, "pruned "+other) {
+		t.Fatalf("prune output:\n%s", out)
+	}
+	if _, err := os.Stat(h.LeasePath(other)); !os.IsNotExist(err) {
+		t.Fatalf("the lease went not with its session: %v", err)
+	}
+}
+
+func TestPrune_KeepsAParentWhileASessionStartedFromItNeedsItsHistory(t *testing.T) {
+	w := guardWorld(t)
+	parent, _ := w.start("remember APPLE")
+	w.mustRun("done", parent)
+	child, r := w.start("--parent", parent, "recall")
+	if r.code != 0 || !strings.Contains(r.stdout, "APPLE") {
+		t.Fatalf("the follow-up does not recall its parent's history: %s", r)
+	}
+	out := w.mustRun("prune").stdout
+	if !strings.Contains(out, "kept "+parent+": session "+child+" was started from it (kandev start --parent)") {
+		t.Fatalf("prune output:\n%s", out)
+	}
+	if got := w.mustRun("prompt", child, "recall").stdout; !strings.Contains(got, "APPLE") {
+		t.Fatalf("after prune the follow-up recalls %q", got)
+	}
+	w.mustRun("done", child)
+	out = w.mustRun("prune").stdout
+	if !strings.Contains(out, "pruned "+child) || !strings.Contains(out, "pruned "+parent) {
+		t.Fatalf("once the follow-up is finished both go, child first:\n%s", out)
+	}
+}
+
+func TestPrune_RemovesTheLogOfAForkKilledBeforeItsRecord(t *testing.T) {
+	w := guardWorld(t)
+	h, _ := state.OpenHome(w.home)
+	parent, _ := w.start("remember APPLE")
+	child := strings.TrimSpace(strings.SplitN(w.mustRun("fork", parent).stdout, "\n", 2)[0])
+	// The fork's process was killed between its log and its record.
+	os.Remove(h.RecordPath(child))
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(h.LogPath(child), old, old)
+	// An import's leftover is kept: importing again finishes it.
+	importLeft := h.LogPath("20261201-000000-aaaaaaaa")
+	os.WriteFile(importLeft, []byte(`{"seq":1,"type":"state","session_id":"20261201-000000-aaaaaaaa","state":"WAITING_FOR_INPUT"}`+"\n"), 0o600)
+	os.Chtimes(importLeft, old, old)
+
+	if doc := w.run("doctor"); !strings.Contains(doc.stdout, h.LogPath(child)+" is the log of a fork killed before its record was written") {
+		t.Fatalf("doctor:\n%s", doc)
+	}
+	dry := w.mustRun("prune", "--dry-run").stdout
+	if !strings.Contains(dry, "would prune leftover log of a fork killed before its record was written "+h.LogPath(child)) {
+		t.Fatalf("prune --dry-run:\n%s", dry)
+	}
+	w.mustRun("prune")
+	if _, err := os.Stat(h.LogPath(child)); !os.IsNotExist(err) {
+		t.Fatalf("the fork's leftover log stays: %v", err)
+	}
+	if _, err := os.Stat(importLeft); err != nil {
+		t.Fatalf("an import's leftover log was removed: %v", err)
+	}
+	if _, err := os.Stat(h.LogPath(parent)); err != nil {
+		t.Fatalf("the parent's log: %v", err)
 	}
 }
