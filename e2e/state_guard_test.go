@@ -182,3 +182,21 @@ func TestPrune_RemovesTheLogOfAForkKilledBeforeItsRecord(t *testing.T) {
 		t.Fatalf("the parent's log: %v", err)
 	}
 }
+
+func TestRewind_ADeniedWriteIsNotListedAsAFileChange(t *testing.T) {
+	w := guardWorld(t)
+	id, r := w.start("--permissions", "deny-all", "/write denied.txt never written")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.mustRun("--permissions", "approve-all", "prompt", id, "/write allowed.txt written")
+	var out struct {
+		Rewind struct {
+			FileChanges []struct{ Title string } `json:"file_changes"`
+		} `json:"rewind"`
+	}
+	decodeJSON(t, w.mustRun("--json", "clear", id).stdout, &out)
+	if len(out.Rewind.FileChanges) != 1 || !strings.Contains(out.Rewind.FileChanges[0].Title, "allowed.txt") {
+		t.Fatalf("file changes %+v: want only the allowed write", out.Rewind.FileChanges)
+	}
+}
