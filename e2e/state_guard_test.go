@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,132 @@ func TestRewind_ADeniedWriteIsNotListedAsAFileChange(t *testing.T) {
 	decodeJSON(t, w.mustRun("--json", "clear", id).stdout, &out)
 	if len(out.Rewind.FileChanges) != 1 || !strings.Contains(out.Rewind.FileChanges[0].Title, "allowed.txt") {
 		t.Fatalf("file changes %+v: want only the allowed write", out.Rewind.FileChanges)
+	}
+}
+
+func TestSymlinks_ADanglingLockOrOwnerOutLinkIsRefusedAndItsTargetNeverCreated(t *testing.T) {
+	w := guardWorld(t)
+	h, _ := state.OpenHome(w.home)
+	id, r := w.start("remember APPLE")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	outside := t.TempDir()
+	for _, path := range []string{h.LockPath(id), h.OwnerOutPath(id)} {
+		os.Remove(path)
+		if err := os.Symlink(filepath.Join(outside, filepath.Base(path)), path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.run("status", id)
+	w.run("list")
+	r = w.run("prompt", id, "recall")
+	if r.code == 0 || !strings.Contains(r.stderr, h.LockPath(id)+" is a symbolic link") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+		t.Fatalf("prompt through a linked owner lock: want one line naming it:\n%s", r)
+	}
+	os.Remove(h.LockPath(id)) // now only owner.out is a link: a lingering owner is started detached
+	r = w.run("prompt", "--linger", "5s", id, "recall")
+	if r.code == 0 || !strings.Contains(r.stderr, h.OwnerOutPath(id)+" is a symbolic link") {
+		t.Fatalf("a detached owner writing through a linked owner.out: want a refusal naming it:\n%s", r)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("kandev created %v outside the home", entries)
+	}
+	if doc := w.run("doctor"); !strings.Contains(doc.stdout, h.OwnerOutPath(id)+" is a symbolic link") || !strings.Contains(doc.stdout, "fix: rm "+h.OwnerOutPath(id)) {
+		t.Fatalf("doctor does not name the link:\n%s", doc)
+	}
+}
+
+func TestHostileSeq_ALastLineWithABrokenSeqLosesNothingAndBreaksNoNumbering(t *testing.T) {
+	for _, seq := range []string{"-1", "9223372036854775807", "11.5"} {
+		t.Run(seq, func(t *testing.T) {
+			w := guardWorld(t)
+			h, _ := state.OpenHome(w.home)
+			id, r := w.start("remember APPLE")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			hostile := `{"seq":` + seq + `,"type":"agent_message","session_id":"` + id + `","content":"pasted"}` + "\n"
+			f, _ := os.OpenFile(h.LogPath(id), os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(hostile)
+			f.Close()
+
+			r = w.mustRun("prompt", id, "recall")
+			if !strings.Contains(r.stdout, "APPLE") {
+				t.Fatalf("the next turn: %s", r)
+			}
+			evs, rep, err := state.ReadAll(h.LogPath(id))
+			if err != nil || len(rep.CorruptLines) != 1 {
+				t.Fatalf("%v %+v", err, rep)
+			}
+			assertNoSeqGap(t, evs)
+			if last := evs[len(evs)-1]; last.Seq != int64(len(evs)) {
+				t.Fatalf("last seq %d of %d events", last.Seq, len(evs))
+			}
+			if b, _ := os.ReadFile(h.LogPath(id)); !strings.Contains(string(b), hostile) {
+				t.Fatal("the hostile line was lost")
+			}
+			exp := w.mustRun("export", id)
+			if !strings.Contains(exp.stderr, "kandev doctor") || strings.Count(exp.stdout, "\n") != len(evs)+1 {
+				t.Fatalf("export: want the readable events and a warning pointing at doctor:\n%s", exp.stderr)
+			}
+			doc := w.run("doctor")
+			if doc.code != 1 || !strings.Contains(doc.stdout, "1 line(s) that are not readable events (first after seq") {
+				t.Fatalf("doctor:\n%s", doc)
+			}
+		})
+	}
+}
+
+func TestHostileRecord_AFieldNestedTooDeepIsOneLineErrorThatPointsAtDoctor(t *testing.T) {
+	for _, depth := range []int{5000, 100000} {
+		t.Run(strconv.Itoa(depth), func(t *testing.T) {
+			w := guardWorld(t)
+			h, _ := state.OpenHome(w.home)
+			id, r := w.start("remember APPLE")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			b, _ := os.ReadFile(h.RecordPath(id))
+			rec := strings.TrimSuffix(strings.TrimSpace(string(b)), "}") + `,"from_the_future":` + strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth) + "}\n"
+			os.WriteFile(h.RecordPath(id), []byte(rec), 0o600)
+			for _, args := range [][]string{{"status", id}, {"prompt", id, "recall"}, {"done", id}} {
+				r := w.run(args...)
+				if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 || !strings.Contains(r.stderr, h.RecordPath(id)) ||
+					!strings.Contains(r.stderr, "kandev doctor") || strings.Contains(r.stderr, "goroutine") || len(r.stderr) > 400 {
+					t.Fatalf("kandev %s: want exit 1 and one line naming the record and kandev doctor:\n%s", args[0], r)
+				}
+			}
+			if after, _ := os.ReadFile(h.RecordPath(id)); string(after) != rec {
+				t.Fatal("the record was rewritten")
+			}
+			if doc := w.run("doctor"); !strings.Contains(doc.stdout, "nested too deep") || !strings.Contains(doc.stdout, "fix: mv "+h.RecordPath(id)) {
+				t.Fatalf("doctor:\n%s", doc)
+			}
+		})
+	}
+}
+
+func TestReaders_ACorruptLineInTheMiddleIsNamedNotSilentlyDropped(t *testing.T) {
+	w := guardWorld(t)
+	h, _ := state.OpenHome(w.home)
+	id, r := w.start("remember APPLE")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.mustRun("prompt", id, "remember PEAR")
+	b, _ := os.ReadFile(h.LogPath(id))
+	lines := strings.SplitAfter(string(b), "\n")
+	mid := len(lines) / 2
+	var prev state.Event
+	json.Unmarshal([]byte(lines[mid-1]), &prev)
+	broken := strings.Join(lines[:mid], "") + "{\"seq\":99,\"type\":\"agent_mess\n" + strings.Join(lines[mid:], "")
+	os.WriteFile(h.LogPath(id), []byte(broken), 0o600)
+	for _, cmd := range []string{"transcript", "recap"} {
+		r := w.mustRun(cmd, id)
+		want := "skipped 1 corrupt line(s) that are not readable events (after seq " + strconv.FormatInt(prev.Seq, 10)
+		if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "kandev doctor") {
+			t.Fatalf("kandev %s: want a warning %q naming kandev doctor:\n%s", cmd, want, r.stderr)
+		}
 	}
 }
