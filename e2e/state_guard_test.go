@@ -322,7 +322,7 @@ func TestReaders_ACorruptLineInTheMiddleIsNamedNotSilentlyDropped(t *testing.T) 
 	os.WriteFile(h.LogPath(id), []byte(broken), 0o600)
 	for _, cmd := range []string{"transcript", "recap"} {
 		r := w.mustRun(cmd, id)
-		want := "skipped 1 corrupt line(s) that are not readable events (after seq " + strconv.FormatInt(prev.Seq, 10)
+		want := "skipped 1 corrupt line(s) of " + h.LogPath(id) + " that are not readable events (after seq " + strconv.FormatInt(prev.Seq, 10)
 		if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "kandev doctor") {
 			t.Fatalf("kandev %s: want a warning %q naming kandev doctor:\n%s", cmd, want, r.stderr)
 		}

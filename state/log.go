@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,6 +140,7 @@ func (l *EventLog) Close() error {
 
 // ReadReport says what a reader skipped.
 type ReadReport struct {
+	Path         string  // the log that was read, for the message
 	TornBytes    int64   // bytes of an unterminated last line that were skipped
 	CorruptLines []int64 // byte offsets of lines in the middle that did not parse
 	// CorruptAfter is, for each of CorruptLines, the seq of the nearest
@@ -164,17 +166,25 @@ func (r ReadReport) Problems() string {
 		if n > 1 {
 			first = "the first "
 		}
-		corrupt = fmt.Sprintf("%d corrupt line(s) that are not readable events (%s%s); kandev doctor lists them", n, first, where)
+		corrupt = fmt.Sprintf("%d corrupt line(s)%s that are not readable events (%s%s); kandev doctor lists them", n, r.of(), first, where)
 	}
 	switch {
 	case r.TornBytes > 0 && corrupt != "":
-		return fmt.Sprintf("skipped a torn last line (%d bytes; kandev repair truncates it) and %s", r.TornBytes, corrupt)
+		return fmt.Sprintf("skipped a torn last line%s (%d bytes; kandev repair truncates it) and %s", r.of(), r.TornBytes, strings.Replace(corrupt, r.of(), "", 1))
 	case r.TornBytes > 0:
-		return fmt.Sprintf("skipped a torn last line (%d bytes); run kandev repair to truncate it", r.TornBytes)
+		return fmt.Sprintf("skipped a torn last line%s (%d bytes); run kandev repair to truncate it", r.of(), r.TornBytes)
 	case corrupt != "":
 		return "skipped " + corrupt
 	}
 	return ""
+}
+
+// of names the log in a message: " of PATH", or "" when it is not known.
+func (r ReadReport) of() string {
+	if r.Path == "" {
+		return ""
+	}
+	return " of " + r.Path
 }
 
 // CorruptTracker collects the corrupt lines a backward reader passes, for
@@ -216,7 +226,7 @@ func (c *CorruptTracker) AddTo(rep *ReadReport) {
 // events of unknown types. A missing log is ErrNotFound. fn returning false
 // stops the scan.
 func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
-	var rep ReadReport
+	rep := ReadReport{Path: path}
 	var off, last int64
 	torn, err := ScanLines(path, func(line []byte) bool {
 		start := off
@@ -340,7 +350,7 @@ func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
 
 // ScanBackwardAt is ScanBackward that also passes the byte offset of each line.
 func ScanBackwardAt(path string, fn func(off int64, line []byte) bool) (ReadReport, error) {
-	var rep ReadReport
+	rep := ReadReport{Path: path}
 	f, err := openSessionFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
