@@ -147,3 +147,20 @@ func TestUpdateSession_AnUnknownFieldNestedWithinTheLimitSurvivesARewrite(t *tes
 		t.Fatalf("%v %+v", err, s)
 	}
 }
+
+func TestOffsetAfterSeq_PassesOverALineWithAHostileSeq(t *testing.T) {
+	h, err := OpenHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := `{"seq":1,"type":"state","session_id":"s1"}` + "\n"
+	hostile := `{"seq":9223372036854775807,"type":"state","session_id":"s1"}` + "\n"
+	two := `{"seq":2,"type":"state","session_id":"s1"}` + "\n"
+	os.WriteFile(h.LogPath("s1"), []byte(one+hostile+two), 0o600)
+	if off, err := OffsetAfterSeq(h.LogPath("s1"), 2); err != nil || off != int64(len(one+hostile+two)) {
+		t.Fatalf("offset after seq 2 = %d, %v; want %d", off, err, len(one+hostile+two))
+	}
+	if off, _ := OffsetAfterSeq(h.LogPath("s1"), 1); off != int64(len(one)) {
+		t.Fatalf("offset after seq 1 = %d", off)
+	}
+}
