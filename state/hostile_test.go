@@ -164,3 +164,17 @@ func TestOffsetAfterSeq_PassesOverALineWithAHostileSeq(t *testing.T) {
 		t.Fatalf("offset after seq 1 = %d", off)
 	}
 }
+
+func TestLoadSession_ACorruptRecordPointsAtDoctor(t *testing.T) {
+	h, err := OpenHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []string{`{"id": broken`, `[1,2]`, `{"id":"s1","turns":"many"}`} {
+		os.WriteFile(h.RecordPath("s1"), []byte(rec), 0o600)
+		_, err := h.LoadSession("s1")
+		if msg := fmt.Sprint(err); !strings.Contains(msg, "session record "+h.RecordPath("s1")+" is corrupt: ") || !strings.HasSuffix(msg, "; run kandev doctor") || strings.Contains(msg, "\n") {
+			t.Errorf("%s: got %q", rec, msg)
+		}
+	}
+}
