@@ -59,7 +59,8 @@ func (c *PruneCmd) Run(env *Env) error {
 	pruned := []string{}
 	kept := map[string]string{} // id -> why it was kept
 	worktrees := map[string]string{}
-	removed := []string{} // the worktrees kandev made for pruned sessions
+	shared := map[string]string{} // id -> its worktree, kept for another session
+	removed := []string{}         // the worktrees kandev made for pruned sessions
 	var pending []*state.Session
 	for _, s := range all {
 		if !state.IsTerminal(s.State) || want != "" && s.State != want {
@@ -84,11 +85,12 @@ func (c *PruneCmd) Run(env *Env) error {
 				continue
 			}
 			progress = true
+			sharer := worktreeSharer(s, all, gone)
 			var why string
 			if c.DryRun {
-				why = pruneBlocker(h, s, holder, now)
+				why = pruneBlocker(h, s, holder, sharer == "", now)
 			} else {
-				why, err = pruneSession(h, s.ID, holder, now)
+				why, err = pruneSession(h, s.ID, holder, sharer == "", now)
 				if err != nil {
 					return err
 				}
@@ -100,6 +102,10 @@ func (c *PruneCmd) Run(env *Env) error {
 			gone[s.ID] = true
 			pruned = append(pruned, s.ID)
 			if wt := s.Worktree; wt != nil && wt.Owned && wt.Path != "" {
+				if sharer != "" {
+					shared[s.ID] = wt.Path + " stays: session " + sharer + " works in it too"
+					continue
+				}
 				worktrees[s.ID] = wt.Path + " (branch " + wt.Branch + " kept)"
 				removed = append(removed, wt.Path)
 			}
@@ -109,10 +115,25 @@ func (c *PruneCmd) Run(env *Env) error {
 	for _, s := range pending {
 		kept[s.ID] = parentKept(s.ID, followUps, gone)
 	}
-	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun}
+	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, shared: shared, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun}
 	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "fork_logs": forkLogs, "worktrees_removed": removed},
 		func(w io.Writer) { res.writeText(w, all) })
 	return nil
+}
+
+// worktreeSharer is another session, not pruned, that records the same
+// worktree as s (a fork made without --worktree, a session started inside
+// it), or "": a worktree goes only with the last session that works in it.
+func worktreeSharer(s *state.Session, all []*state.Session, gone map[string]bool) string {
+	if s.Worktree == nil || s.Worktree.Path == "" {
+		return ""
+	}
+	for _, o := range all {
+		if o.ID != s.ID && !gone[o.ID] && o.Worktree != nil && filepath.Clean(o.Worktree.Path) == filepath.Clean(s.Worktree.Path) {
+			return o.ID
+		}
+	}
+	return ""
 }
 
 // followUpsOf maps each session id to the sessions started from it with
@@ -191,7 +212,7 @@ func forkLeftover(l state.Leftover, now time.Time) bool {
 // pruneSession deletes a finished session's files and the demo agent's file
 // for it, holding the owner and record locks so that no kandev process can
 // take the session over meanwhile. It returns why a session was kept instead.
-func pruneSession(h *state.Home, id, holder string, now time.Time) (kept string, err error) {
+func pruneSession(h *state.Home, id, holder string, withWorktree bool, now time.Time) (kept string, err error) {
 	owner, err := h.AcquireOwner(id)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return "a live kandev process owns it", nil
@@ -218,8 +239,10 @@ func pruneSession(h *state.Home, id, holder string, now time.Time) (kept string,
 	if why := leaseBlocker(h, id, holder, now); why != "" {
 		return why, nil
 	}
-	if why, err := removeOwnedWorktree(s.Worktree, false); why != "" || err != nil {
-		return why, err
+	if withWorktree {
+		if why, err := removeOwnedWorktree(s.Worktree, false); why != "" || err != nil {
+			return why, err
+		}
 	}
 	if p := demoAgentFile(h, s.ResumeToken); p != "" {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -233,12 +256,15 @@ func pruneSession(h *state.Home, id, holder string, now time.Time) (kept string,
 }
 
 // pruneBlocker says why a session would be kept, without taking its locks.
-func pruneBlocker(h *state.Home, s *state.Session, holder string, now time.Time) string {
+func pruneBlocker(h *state.Home, s *state.Session, holder string, withWorktree bool, now time.Time) string {
 	if alive, _ := h.OwnerAlive(s.ID); alive {
 		return "a live kandev process owns it"
 	}
 	if why := leaseBlocker(h, s.ID, holder, now); why != "" {
 		return why
+	}
+	if !withWorktree {
+		return ""
 	}
 	why, err := removeOwnedWorktree(s.Worktree, true)
 	if err != nil {
@@ -366,6 +392,7 @@ type pruneResult struct {
 	pruned    []string
 	kept      map[string]string // id -> why it was kept
 	worktrees map[string]string // id -> its removed worktree, described
+	shared    map[string]string // id -> its worktree that stays for another session
 	tempFiles []string
 	forkLogs  []string
 	dryRun    bool
@@ -386,6 +413,9 @@ func (r pruneResult) writeText(w io.Writer, all []*state.Session) {
 		fmt.Fprintf(w, "%s %s\n", verb, id)
 		if wt, ok := r.worktrees[id]; ok {
 			fmt.Fprintf(w, "  and its worktree %s\n", wt)
+		}
+		if wt, ok := r.shared[id]; ok {
+			fmt.Fprintf(w, "  its worktree %s\n", wt)
 		}
 	}
 	for _, s := range all {

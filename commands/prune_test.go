@@ -97,3 +97,34 @@ func TestParentKept_APrunedParentWaitsForEverySessionStartedFromIt(t *testing.T)
 		}
 	}
 }
+
+func TestWorktreeSharer_AWorktreeGoesOnlyWithTheLastSessionInIt(t *testing.T) {
+	wt := func(path string, owned bool) *state.Worktree { return &state.Worktree{Path: path, Owned: owned} }
+	parent := &state.Session{ID: "parent", Worktree: wt("/src/app-kandev-1", true)}
+	fork := &state.Session{ID: "fork", Worktree: wt("/src/app-kandev-1", true)}
+	inside := &state.Session{ID: "inside", Worktree: wt("/src/app-kandev-1/", false)}
+	other := &state.Session{ID: "other", Worktree: wt("/src/app-kandev-2", true)}
+	plain := &state.Session{ID: "plain"}
+	cases := []struct {
+		name string
+		s    *state.Session
+		all  []*state.Session
+		gone []string
+		want string
+	}{
+		{"alone in it", parent, []*state.Session{parent, other, plain}, nil, ""},
+		{"a fork shares it", parent, []*state.Session{parent, fork}, nil, "fork"},
+		{"a session started inside it shares it", parent, []*state.Session{parent, inside}, nil, "inside"},
+		{"the sharer was pruned first", parent, []*state.Session{parent, fork}, []string{"fork"}, ""},
+		{"no worktree", plain, []*state.Session{plain, parent}, nil, ""},
+	}
+	for _, tc := range cases {
+		gone := map[string]bool{}
+		for _, id := range tc.gone {
+			gone[id] = true
+		}
+		if got := worktreeSharer(tc.s, tc.all, gone); got != tc.want {
+			t.Errorf("%s: worktreeSharer = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

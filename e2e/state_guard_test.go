@@ -328,3 +328,35 @@ func TestReaders_ACorruptLineInTheMiddleIsNamedNotSilentlyDropped(t *testing.T) 
 		}
 	}
 }
+
+func TestPrune_AWorktreeSharedByAForkGoesOnlyWithTheLastSessionInIt(t *testing.T) {
+	w := guardWorld(t)
+	w.cwd = repoIgnoringEnv(t)
+	parent, r := w.start("--worktree", "remember APPLE")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	wt := w.session(parent).Worktree
+	child := strings.TrimSpace(strings.SplitN(w.mustRun("fork", parent).stdout, "\n", 2)[0])
+	if c := w.session(child).Worktree; c == nil || c.Path != wt.Path {
+		t.Fatalf("the fork works in %+v, want its parent's %s", c, wt.Path)
+	}
+	w.mustRun("done", child)
+	out := w.mustRun("prune").stdout
+	if !strings.Contains(out, "pruned "+child) || !strings.Contains(out, "its worktree "+wt.Path+" stays: session "+parent+" works in it too") {
+		t.Fatalf("prune output:\n%s", out)
+	}
+	if _, err := os.Stat(wt.Path); err != nil {
+		t.Fatalf("pruning the fork removed the worktree its parent still works in: %v", err)
+	}
+	if got := w.mustRun("prompt", parent, "recall").stdout; !strings.Contains(got, "APPLE") {
+		t.Fatalf("the parent after prune: %s", got)
+	}
+	w.mustRun("done", parent)
+	if out := w.mustRun("prune").stdout; !strings.Contains(out, "pruned "+parent) || !strings.Contains(out, "and its worktree "+wt.Path) {
+		t.Fatalf("prune output:\n%s", out)
+	}
+	if _, err := os.Stat(wt.Path); !os.IsNotExist(err) {
+		t.Fatalf("the last session's worktree stays: %v", err)
+	}
+}
