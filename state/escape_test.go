@@ -41,6 +41,7 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 		{"record lock taken", h.RecordLockPath("s1"), func() error { _, err := h.LockRecord("s1"); return err }},
 		{"owner.out opened", h.OwnerOutPath("s1"), func() error { _, err := h.OpenOwnerOut("s1"); return err }},
 		{"prompt handoff read", h.PromptHandoffPath("s1"), func() error { _, _, err := h.ReadPromptHandoff("s1"); return err }},
+		{"recap digest read", h.DigestPath("s1"), func() error { _, err := h.ReadDigest("s1"); return err }},
 	}
 	for _, a := range attempts {
 		t.Run(a.name, func(t *testing.T) {

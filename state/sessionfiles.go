@@ -39,3 +39,12 @@ func (h *Home) ReadPromptHandoff(id string) (prompt string, ok bool, err error) 
 	}
 	return string(b), true, nil
 }
+
+// ReadDigest returns the bytes of session id's recap digest (a cache, see
+// DigestPath), refusing a symbolic link in its place like any session file.
+func (h *Home) ReadDigest(id string) ([]byte, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	return readSessionFile(h.DigestPath(id))
+}
