@@ -183,6 +183,9 @@ func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events 
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, nil, 0, errors.New("line 1 is empty: not a kandev bundle")
 	}
+	if err := state.CheckNesting(line); err != nil {
+		return nil, nil, 0, fmt.Errorf("line 1: the session record: %w", err)
+	}
 	var head bundleHeader
 	if err := json.Unmarshal(line, &head); err != nil || head.Version == 0 {
 		return nil, nil, 0, errors.New(`line 1: not a kandev bundle header ({"kandev_bundle":1,"session":{...}}); make bundles with kandev export`)

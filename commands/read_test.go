@@ -224,6 +224,9 @@ func TestReadBundle_RefusesBrokenBundles(t *testing.T) {
 		{"blank line", head + "\n\n" + ev(1) + "\n", "line 2: not a JSON event"},
 		{"torn last line", head + "\n" + ev(1) + "\n" + `{"seq":2`, "line 3: not a JSON event"},
 		{"other session", head + "\n" + strings.Replace(ev(1), "aaaa", "bbbb", 1) + "\n", "line 2: event of session"},
+		{"a record nested too deep", `{"kandev_bundle":1,"session":{"id":"20260102-030405-aaaa","capabilities":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "}}\n", "line 1: the session record: its values are nested too deep"},
+		{"a fractional seq", head + "\n" + strings.Replace(ev(1), `"seq":1`, `"seq":1.5`, 1) + "\n", "line 2: not a JSON event"},
+		{"a negative seq", head + "\n" + strings.Replace(ev(1), `"seq":1`, `"seq":-1`, 1) + "\n", "line 2: seq -1 where 1 was due"},
 	}
 	for _, tc := range cases {
 		_, log, n, err := readBundle(strings.NewReader(tc.bundle), "")
