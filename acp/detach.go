@@ -32,9 +32,9 @@ func startDetached(ctx context.Context, job Job) error {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(h.OwnerOutPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	out, err := h.OpenOwnerOut(id)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", h.OwnerOutPath(id), err)
+		return err
 	}
 	defer out.Close()
 	null, err := os.Open(os.DevNull)

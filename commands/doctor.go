@@ -47,6 +47,7 @@ func (c *DoctorCmd) Run(env *Env) error {
 	}
 	var checks []check
 	checks = append(checks, homeChecks(h)...)
+	checks = append(checks, linkChecks(h)...)
 	checks = append(checks, formatCheck(h))
 	cfg, cfgCheck := configCheck(env, h)
 	if cfgCheck != nil {
@@ -140,6 +141,28 @@ func homeChecks(h *state.Home) []check {
 	return out
 }
 
+// linkChecks name the symbolic links in the sessions directory: kandev
+// refuses to open a session file through one (it could point outside the
+// home), so each stops its session's commands until it is removed.
+func linkChecks(h *state.Home) []check {
+	dir := filepath.Join(h.Dir, "sessions")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // homeChecks reported it
+	}
+	var out []check
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		target, _ := os.Readlink(path)
+		out = append(out, check{Name: "symlink", Message: fmt.Sprintf("%s is a symbolic link (to %s): kandev refuses to follow it, so its session's commands fail", path, target),
+			Fix: "rm " + shellQuote(path) + " (kandev makes the file again where it needs one)"})
+	}
+	return out
+}
+
 // formatCheck reports the home's format and how many records are of an
 // older format (upgraded when next written); records of a newer one are
 // reported by sessionCheck.
@@ -228,7 +251,7 @@ func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
 	}
 	if err != nil {
 		path := h.RecordPath(id)
-		return []check{{Name: name, Message: "record unreadable: " + err.Error(),
+		return []check{{Name: name, Message: "record unreadable: " + strings.TrimSuffix(err.Error(), "; run kandev doctor"),
 			Fix: "mv " + shellQuote(path) + " " + shellQuote(path+".broken") + " (kandev then ignores it; its log stays in " + h.LogPath(id) + ")"}}
 	}
 	var out []check
@@ -283,7 +306,11 @@ func logChecks(h *state.Home, id string) []check {
 			Fix: "kandev repair " + id})
 	}
 	if n := len(lh.CorruptLines); n > 0 {
-		out = append(out, check{Name: name, Message: fmt.Sprintf("event log has %d line(s) that do not parse (first at byte %d); readers skip them", n, lh.CorruptLines[0]),
+		where := fmt.Sprintf("at byte %d", lh.CorruptLines[0])
+		if lh.CorruptAfter[0] > 0 {
+			where = fmt.Sprintf("after seq %d, %s", lh.CorruptAfter[0], where)
+		}
+		out = append(out, check{Name: name, Message: fmt.Sprintf("event log has %d line(s) that are not readable events (first %s: not JSON, or a seq that is not a whole number from 1 to %d); readers skip them and number on from the last readable event", n, where, int64(state.MaxSeq)),
 			Fix: "none in place (a log is never rewritten); kandev transcript " + id + " shows what is readable"})
 	}
 	if n := len(lh.SeqFaults); n > 0 {
@@ -309,6 +336,11 @@ func leftoverChecks(h *state.Home, now time.Time) []check {
 		if l.Kind == "temp" {
 			out = append(out, check{Name: "leftover", Message: l.Path + " is the temp file of a write that never finished",
 				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + ")"})
+			continue
+		}
+		if forkLeftover(l, now) {
+			out = append(out, check{Name: "leftover", Message: l.Path + " is the log of a fork killed before its record was written",
+				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + "); fork the parent again"})
 			continue
 		}
 		out = append(out, check{Name: "leftover", Message: l.Path + " is an event log with no session record (an import killed midway, or a record moved away)",

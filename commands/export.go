@@ -183,6 +183,9 @@ func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events 
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, nil, 0, errors.New("line 1 is empty: not a kandev bundle")
 	}
+	if err := state.CheckNesting(line); err != nil {
+		return nil, nil, 0, fmt.Errorf("line 1: the session record: %w", err)
+	}
 	var head bundleHeader
 	if err := json.Unmarshal(line, &head); err != nil || head.Version == 0 {
 		return nil, nil, 0, errors.New(`line 1: not a kandev bundle header ({"kandev_bundle":1,"session":{...}}); make bundles with kandev export`)
@@ -238,7 +241,9 @@ func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events 
 }
 
 // importedRecord is the record an import writes: idle (no process runs the
-// session here), with its new id, its text redacted and no inbox yet. A new
+// session here), with its new id, its text redacted and no inbox yet. Its
+// worktree is never owned: ownership is what lets prune delete a directory,
+// and a bundle (a file anyone can edit) cannot establish it. A new
 // id also drops the agent's resume token: the original session may still use
 // that agent session, so the copy starts a fresh one and is given the stored
 // history with its next prompt (SPEC 3.2).
@@ -254,6 +259,11 @@ func importedRecord(s state.Session, id string, keepID bool) state.Session {
 	s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0
 	s.CurrentTurn, s.PermissionPending = "", false
 	s.InboxOffset = 0
+	if s.Worktree != nil { // a bundle's word proves nothing here: prune removes only what this machine made
+		wt := *s.Worktree
+		wt.Owned = false
+		s.Worktree = &wt
+	}
 	if !keepID {
 		s.ResumeToken = ""
 	}

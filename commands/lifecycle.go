@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -16,7 +17,7 @@ type DoneCmd struct {
 // Help shows an example.
 func (c *DoneCmd) Help() string { return "Example:\n  kandev done 20261130-0915" }
 
-// Run marks the session COMPLETED.
+// Run marks the session COMPLETED and releases the caller's lease.
 func (c *DoneCmd) Run(env *Env) error { return finish(env, c.ID, state.StateCompleted) }
 
 // ArchiveCmd is kandev archive.
@@ -50,6 +51,11 @@ func finish(env *Env, ref, to string) error {
 	}
 	if err := appendOffline(h, id, &state.Event{Type: state.EventState, State: to}); err != nil {
 		return err
+	}
+	// A finished session is driven by nobody: the caller's own lease goes
+	// (another holder's stays, for that holder to release).
+	if err := h.Detach(id, state.DefaultHolder(), env.Now()); err != nil && !errors.Is(err, state.ErrLeaseHeld) {
+		return fmt.Errorf("session %s is %s, but its lease could not be released: %w", id, s.State, err)
 	}
 	env.Out.Object(map[string]any{"session": s}, func(w io.Writer) {
 		fmt.Fprintf(w, "session %s is %s\n", s.ID, s.State)

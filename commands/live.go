@@ -81,8 +81,10 @@ func (c *ServeCmd) Run(env *Env) error {
 	}
 	job := acp.Job{Linger: c.Linger, NoContinue: c.NoContinue, Emit: func(state.Event) {}}
 	handoff := h.PromptHandoffPath(c.ID)
-	if b, err := os.ReadFile(handoff); err == nil {
-		job.InitialPrompt = string(b)
+	if prompt, ok, err := h.ReadPromptHandoff(c.ID); err != nil {
+		return err
+	} else if ok {
+		job.InitialPrompt = prompt
 	}
 	job, err = ownerJob(env, c.ID, job)
 	if err != nil {

@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -24,7 +26,8 @@ type PruneCmd struct {
 func (c *PruneCmd) Help() string {
 	return "Example:\n  kandev prune --older-than 30d --dry-run\n\n" +
 		"Only COMPLETED, FAILED and CANCELLED sessions are pruned, never one that a\n" +
-		"live process owns or holds a live lease on."
+		"live process owns, that another holder's live lease is on, or that a session\n" +
+		"started from it (start --parent) still reads."
 }
 
 var terminalStates = []string{state.StateCompleted, state.StateFailed, state.StateCancelled}
@@ -48,14 +51,17 @@ func (c *PruneCmd) Run(env *Env) error {
 		return err
 	}
 	now := env.Now()
-	tempFiles, err := pruneTempFiles(h, now, c.DryRun)
+	tempFiles, forkLogs, err := pruneLeftovers(h, now, c.DryRun)
 	if err != nil {
 		return err
 	}
+	holder := state.DefaultHolder()
 	pruned := []string{}
 	kept := map[string]string{} // id -> why it was kept
 	worktrees := map[string]string{}
-	removed := []string{} // the worktrees kandev made for pruned sessions
+	shared := map[string]string{} // id -> its worktree, kept for another session
+	removed := []string{}         // the worktrees kandev made for pruned sessions
+	var pending []*state.Session
 	for _, s := range all {
 		if !state.IsTerminal(s.State) || want != "" && s.State != want {
 			continue
@@ -63,57 +69,150 @@ func (c *PruneCmd) Run(env *Env) error {
 		if age > 0 && now.Sub(s.LastActivityAt) < age {
 			continue
 		}
-		var why string
-		if c.DryRun {
-			why = pruneBlocker(h, s, now)
-		} else {
-			why, err = pruneSession(h, s.ID, now)
-			if err != nil {
-				return err
+		pending = append(pending, s)
+	}
+	// A parent goes only after every session started from it (start
+	// --parent) went: their resume context reads its log. Passes repeat
+	// while they prune something, so a chain goes child first.
+	followUps := followUpsOf(all)
+	gone := map[string]bool{}
+	for progress := true; progress; {
+		progress = false
+		var waiting []*state.Session
+		for _, s := range pending {
+			if parentKept(s.ID, followUps, gone) != "" {
+				waiting = append(waiting, s)
+				continue
+			}
+			progress = true
+			sharer := worktreeSharer(s, all, gone)
+			var why string
+			if c.DryRun {
+				why = pruneBlocker(h, s, holder, sharer == "", now)
+			} else {
+				why, err = pruneSession(h, s.ID, holder, sharer == "", now)
+				if err != nil {
+					return err
+				}
+			}
+			if why != "" {
+				kept[s.ID] = why
+				continue
+			}
+			gone[s.ID] = true
+			pruned = append(pruned, s.ID)
+			if wt := s.Worktree; wt != nil && wt.Owned && wt.Path != "" {
+				if sharer != "" {
+					shared[s.ID] = wt.Path + " stays: session " + sharer + " works in it too"
+					continue
+				}
+				worktrees[s.ID] = wt.Path + " (branch " + wt.Branch + " kept)"
+				removed = append(removed, wt.Path)
 			}
 		}
-		if why != "" {
-			kept[s.ID] = why
-			continue
-		}
-		pruned = append(pruned, s.ID)
-		if wt := s.Worktree; wt != nil && wt.Owned && wt.Path != "" {
-			worktrees[s.ID] = wt.Path + " (branch " + wt.Branch + " kept)"
-			removed = append(removed, wt.Path)
-		}
+		pending = waiting
 	}
-	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, tempFiles: tempFiles, dryRun: c.DryRun}
-	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "worktrees_removed": removed},
+	for _, s := range pending {
+		kept[s.ID] = parentKept(s.ID, followUps, gone)
+	}
+	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, shared: shared, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun}
+	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "fork_logs": forkLogs, "worktrees_removed": removed},
 		func(w io.Writer) { res.writeText(w, all) })
 	return nil
 }
 
-// pruneTempFiles deletes (or lists) the temp files that processes killed
-// mid-write left behind; they belong to no session.
-func pruneTempFiles(h *state.Home, now time.Time, dryRun bool) ([]string, error) {
+// worktreeSharer is another session, not pruned, that records the same
+// worktree as s (a fork made without --worktree, a session started inside
+// it), or "": a worktree goes only with the last session that works in it.
+func worktreeSharer(s *state.Session, all []*state.Session, gone map[string]bool) string {
+	if s.Worktree == nil || s.Worktree.Path == "" {
+		return ""
+	}
+	for _, o := range all {
+		if o.ID != s.ID && !gone[o.ID] && o.Worktree != nil && filepath.Clean(o.Worktree.Path) == filepath.Clean(s.Worktree.Path) {
+			return o.ID
+		}
+	}
+	return ""
+}
+
+// followUpsOf maps each session id to the sessions started from it with
+// start --parent, in order. Forks are not among them: a fork's log holds
+// its own copy of the conversation.
+func followUpsOf(all []*state.Session) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range all {
+		if s.ParentID != "" && s.ForkedAt == 0 {
+			out[s.ParentID] = append(out[s.ParentID], s.ID)
+		}
+	}
+	for _, ids := range out {
+		slices.Sort(ids)
+	}
+	return out
+}
+
+// parentKept says why session id must stay while a session started from
+// it (followUps) is not gone, or "" when none needs it.
+func parentKept(id string, followUps map[string][]string, gone map[string]bool) string {
+	for _, child := range followUps[id] {
+		if !gone[child] {
+			return "session " + child + " was started from it (kandev start --parent) and reads its history; prune " + child + " first"
+		}
+	}
+	return ""
+}
+
+// pruneLeftovers deletes (or lists) the files that processes killed
+// mid-write left behind and that belong to no session: the temp files of
+// atomic writes, and the log of a fork killed before its record was
+// written (forkLeftover). The log an import left stays: importing the same
+// bundle again finishes it.
+func pruneLeftovers(h *state.Home, now time.Time, dryRun bool) (temps, forkLogs []string, err error) {
 	left, err := h.Leftovers(now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := []string{}
+	temps, forkLogs = []string{}, []string{}
 	for _, l := range left {
-		if l.Kind != "temp" {
+		switch {
+		case l.Kind == "temp":
+			temps = append(temps, l.Path)
+		case forkLeftover(l, now):
+			forkLogs = append(forkLogs, l.Path)
+		default:
 			continue
 		}
 		if !dryRun {
 			if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("prune: %w", err)
+				return nil, nil, fmt.Errorf("prune: %w", err)
 			}
 		}
-		out = append(out, l.Path)
 	}
-	return out, nil
+	return temps, forkLogs, nil
+}
+
+// forkLeftover reports whether l is the log of a fork killed between
+// writing its log and its record: a log with no record whose last event is
+// the fork's own marker (a fork writes that marker last and nothing more
+// before its record), untouched for StaleTempAge, so a fork still under
+// way is never taken for one.
+func forkLeftover(l state.Leftover, now time.Time) bool {
+	if l.Kind != "log" {
+		return false
+	}
+	st, err := os.Lstat(l.Path)
+	if err != nil || !st.Mode().IsRegular() || now.Sub(st.ModTime()) < state.StaleTempAge {
+		return false
+	}
+	last, _, err := state.LastEvent(l.Path)
+	return err == nil && last.Type == state.EventMarker && last.Kind == string(history.MarkerSessionForked)
 }
 
 // pruneSession deletes a finished session's files and the demo agent's file
 // for it, holding the owner and record locks so that no kandev process can
 // take the session over meanwhile. It returns why a session was kept instead.
-func pruneSession(h *state.Home, id string, now time.Time) (kept string, err error) {
+func pruneSession(h *state.Home, id, holder string, withWorktree bool, now time.Time) (kept string, err error) {
 	owner, err := h.AcquireOwner(id)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return "a live kandev process owns it", nil
@@ -137,11 +236,13 @@ func pruneSession(h *state.Home, id string, now time.Time) (kept string, err err
 	if !state.IsTerminal(s.State) {
 		return "it is " + s.State + " again", nil
 	}
-	if why := leaseBlocker(h, id, now); why != "" {
+	if why := leaseBlocker(h, id, holder, now); why != "" {
 		return why, nil
 	}
-	if why, err := removeOwnedWorktree(s.Worktree, false); why != "" || err != nil {
-		return why, err
+	if withWorktree {
+		if why, err := removeOwnedWorktree(s.Worktree, false); why != "" || err != nil {
+			return why, err
+		}
 	}
 	if p := demoAgentFile(h, s.ResumeToken); p != "" {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -155,12 +256,15 @@ func pruneSession(h *state.Home, id string, now time.Time) (kept string, err err
 }
 
 // pruneBlocker says why a session would be kept, without taking its locks.
-func pruneBlocker(h *state.Home, s *state.Session, now time.Time) string {
+func pruneBlocker(h *state.Home, s *state.Session, holder string, withWorktree bool, now time.Time) string {
 	if alive, _ := h.OwnerAlive(s.ID); alive {
 		return "a live kandev process owns it"
 	}
-	if why := leaseBlocker(h, s.ID, now); why != "" {
+	if why := leaseBlocker(h, s.ID, holder, now); why != "" {
 		return why
+	}
+	if !withWorktree {
+		return ""
 	}
 	why, err := removeOwnedWorktree(s.Worktree, true)
 	if err != nil {
@@ -184,9 +288,8 @@ func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err erro
 	if err != nil {
 		return "its worktree " + wt.Path + " could not be checked: " + err.Error(), nil
 	}
-	if changes != "" {
-		n := strings.Count(changes, "\n") + 1
-		return fmt.Sprintf("its worktree %s has uncommitted changes (%d file(s)); commit or discard them, then prune again", wt.Path, n), nil
+	if len(changes) > 0 {
+		return worktreeKept(wt.Path, changes), nil
 	}
 	if dryRun {
 		return "", nil
@@ -197,13 +300,32 @@ func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err erro
 	return "", nil
 }
 
-// leaseBlocker says whether another holder's attach lease on the session is still live.
-func leaseBlocker(h *state.Home, id string, now time.Time) string {
+// worktreeKept says why a worktree with files only it holds is kept,
+// naming the first few of them (lines of git status --porcelain --ignored).
+func worktreeKept(path string, lines []string) string {
+	var names []string
+	for _, l := range lines {
+		if len(names) == 3 {
+			names = append(names, "...")
+			break
+		}
+		if len(l) > 3 {
+			names = append(names, l[3:])
+		}
+	}
+	return fmt.Sprintf("its worktree %s has %d uncommitted, untracked or ignored file(s) (%s); commit, move or delete them, then prune again",
+		path, len(lines), strings.Join(names, ", "))
+}
+
+// leaseBlocker says whether another holder's attach lease on the session is
+// still live. The caller's own lease (holder: its shell, or $KANDEV_HOLDER)
+// binds nobody else and goes with the session.
+func leaseBlocker(h *state.Home, id, holder string, now time.Time) string {
 	l, err := h.ReadLease(id)
 	if err != nil {
 		return "its lease " + h.LeasePath(id) + " is unreadable: " + err.Error()
 	}
-	if l.Live(now) {
+	if l.Live(now) && l.AttachedTo != holder {
 		return "attached to " + l.AttachedTo + " until " + l.AttachExpiresAt.Format(time.RFC3339) + " (kandev detach " + id + " releases it)"
 	}
 	return ""
@@ -270,7 +392,9 @@ type pruneResult struct {
 	pruned    []string
 	kept      map[string]string // id -> why it was kept
 	worktrees map[string]string // id -> its removed worktree, described
+	shared    map[string]string // id -> its worktree that stays for another session
 	tempFiles []string
+	forkLogs  []string
 	dryRun    bool
 }
 
@@ -282,10 +406,16 @@ func (r pruneResult) writeText(w io.Writer, all []*state.Session) {
 	for _, p := range r.tempFiles {
 		fmt.Fprintf(w, "%s leftover temp file %s\n", verb, p)
 	}
+	for _, p := range r.forkLogs {
+		fmt.Fprintf(w, "%s leftover log of a fork killed before its record was written %s\n", verb, p)
+	}
 	for _, id := range r.pruned {
 		fmt.Fprintf(w, "%s %s\n", verb, id)
 		if wt, ok := r.worktrees[id]; ok {
 			fmt.Fprintf(w, "  and its worktree %s\n", wt)
+		}
+		if wt, ok := r.shared[id]; ok {
+			fmt.Fprintf(w, "  its worktree %s\n", wt)
 		}
 	}
 	for _, s := range all {

@@ -224,6 +224,9 @@ func TestReadBundle_RefusesBrokenBundles(t *testing.T) {
 		{"blank line", head + "\n\n" + ev(1) + "\n", "line 2: not a JSON event"},
 		{"torn last line", head + "\n" + ev(1) + "\n" + `{"seq":2`, "line 3: not a JSON event"},
 		{"other session", head + "\n" + strings.Replace(ev(1), "aaaa", "bbbb", 1) + "\n", "line 2: event of session"},
+		{"a record nested too deep", `{"kandev_bundle":1,"session":{"id":"20260102-030405-aaaa","capabilities":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "}}\n", "line 1: the session record: its values are nested too deep"},
+		{"a fractional seq", head + "\n" + strings.Replace(ev(1), `"seq":1`, `"seq":1.5`, 1) + "\n", "line 2: not a JSON event"},
+		{"a negative seq", head + "\n" + strings.Replace(ev(1), `"seq":1`, `"seq":-1`, 1) + "\n", "line 2: seq -1 where 1 was due"},
 	}
 	for _, tc := range cases {
 		_, log, n, err := readBundle(strings.NewReader(tc.bundle), "")
@@ -245,6 +248,12 @@ func TestImportedRecord_IsIdleAndOwnsNoProcess(t *testing.T) {
 	if got.ID != "new" || got.TaskID != "new" || got.State != state.StateWaitingForInput || got.AgentPID != 0 || got.OwnerPID != 0 ||
 		got.CurrentTurn != "" || got.ResumeToken != "" || got.InboxOffset != 0 || got.PermissionPending || strings.Contains(got.Title, "abcd1234") {
 		t.Fatalf("%+v", got)
+	}
+	s.Worktree = &state.Worktree{Path: "/src/app-wt", Branch: "wt", Owned: true}
+	for _, keepID := range []bool{false, true} {
+		if got := importedRecord(s, "new", keepID); got.Worktree == nil || got.Worktree.Owned || got.Worktree.Path != "/src/app-wt" || !s.Worktree.Owned {
+			t.Fatalf("keepID %v: an imported worktree must never be owned (prune would delete it), and the input is not changed: %+v", keepID, got.Worktree)
+		}
 	}
 	if kept := importedRecord(s, "old", true); kept.ResumeToken != "tok" || kept.ID != "old" {
 		t.Fatalf("--keep-id: %+v", kept)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -66,7 +65,7 @@ func (c *RecapCmd) Run(env *Env) error {
 func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpochs bool, now time.Time) (history.Recap, state.ReadReport, error) {
 	var before history.Digest
 	if !allEpochs {
-		before = loadDigest(h.DigestPath(s.ID))
+		before = loadDigest(h, s.ID)
 	}
 	fence := history.NewFence()
 	floor, floorSeen := before.Through, false
@@ -134,8 +133,8 @@ func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpoc
 
 // loadDigest reads the cached digest; a missing, unreadable or foreign one
 // is the zero digest (read the whole log).
-func loadDigest(path string) history.Digest {
-	b, err := os.ReadFile(path)
+func loadDigest(h *state.Home, id string) history.Digest {
+	b, err := h.ReadDigest(id) // never through a link
 	if err != nil {
 		return history.Digest{}
 	}

@@ -88,38 +88,50 @@ func warnSkipped(env *Env, h *state.Home, id string, rep state.ReadReport) {
 func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (TranscriptPage, state.ReadReport, error) {
 	w := history.NewTailWindow(before, limit+1, true)
 	fence := newLineFence(allEpochs)
-	feed := func(line []byte) bool {
+	var bad state.CorruptTracker // lines the page would have shown, were they readable
+	feed := func(off int64, line []byte) bool {
 		var e state.Event
-		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+		if json.Unmarshal(line, &e) != nil || !state.ValidSeq(e.Seq) {
+			bad.Line(off, line)
 			return true
 		}
+		bad.Event(e.Seq)
 		history.RedactEvent(&e)
 		return w.Add(e)
 	}
-	var newer [][]byte // raw lines at or after before, newest first, since the last turn_started
+	type rawLine struct {
+		off  int64
+		line []byte
+	}
+	var newer []rawLine // raw lines at or after before, newest first, since the last turn_started
 	skipping := before > 0
-	rep, err := state.ScanBackward(path, func(line []byte) bool {
+	rep, err := state.ScanBackwardAt(path, func(off int64, line []byte) bool {
 		if !fence.keep(line) {
 			return true
 		}
 		if skipping {
-			if seq, ok := lineSeq(line); ok && seq >= before {
+			seq, ok := lineSeq(line)
+			if !ok {
+				return true // not readable: where it lies is not known, so a newer page reports it
+			}
+			if seq >= before {
 				if isTurnStart(line) {
 					newer = newer[:0]
 				} else {
-					newer = append(newer, bytes.Clone(line))
+					newer = append(newer, rawLine{off, bytes.Clone(line)})
 				}
 				return true
 			}
 			for _, l := range newer {
-				if !feed(l) {
+				if !feed(l.off, l.line) {
 					return false
 				}
 			}
 			skipping, newer = false, nil // every line from here on is older than the page's end
 		}
-		return feed(line)
+		return feed(off, line)
 	})
+	bad.AddTo(&rep)
 	if err != nil && !isNotFound(err) {
 		return TranscriptPage{}, rep, err
 	}
@@ -140,14 +152,14 @@ func lineSeq(line []byte) (int64, bool) {
 		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
 			n = n*10 + int64(rest[i]-'0')
 		}
-		if i > 0 && i < len(rest) && rest[i] == ',' {
+		if i > 0 && i <= 16 && i < len(rest) && rest[i] == ',' && state.ValidSeq(n) {
 			return n, true
 		}
 	}
 	var e struct {
 		Seq int64 `json:"seq"`
 	}
-	if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+	if json.Unmarshal(line, &e) != nil || !state.ValidSeq(e.Seq) {
 		return 0, false
 	}
 	return e.Seq, true

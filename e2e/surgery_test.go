@@ -220,7 +220,7 @@ func TestStartWorktree_RunsInItsOwnWorktreeAndPruneRemovesItOnlyWhenClean(t *tes
 	w.mustRun("done", clean)
 	w.mustRun("done", dirty)
 	out := w.mustRun("prune").stdout
-	if !strings.Contains(out, "pruned "+clean) || !strings.Contains(out, "kept "+dirty) || !strings.Contains(out, "uncommitted changes") {
+	if !strings.Contains(out, "pruned "+clean) || !strings.Contains(out, "kept "+dirty) || !strings.Contains(out, "uncommitted, untracked or ignored file(s) (wip.txt)") {
 		t.Fatalf("prune output:\n%s", out)
 	}
 	if _, err := os.Stat(s.Worktree.Path); !os.IsNotExist(err) {

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 
@@ -91,12 +92,23 @@ func CheckBoundary(bounds []int64, seq int64) (ok bool, before, after int64) {
 
 // FileChanges are the tool calls of events (one epoch, in seq order) after
 // seq that change files (kinds edit, delete, move), one per call: what a
-// rewind to seq does not take back.
+// rewind to seq does not take back. A call whose permission was denied
+// (its last permission_resolved says allowed: false) never ran, and is not
+// one.
 func FileChanges(events []state.Event, after int64) []state.Event {
 	var out []state.Event
+	denied := map[string]bool{}
+	for _, e := range events {
+		if e.Type == state.EventPermissionResolved && e.ToolCallID != "" {
+			var answer struct {
+				Allowed bool `json:"allowed"`
+			}
+			denied[toolKey(e)] = json.Unmarshal(e.Data, &answer) == nil && !answer.Allowed
+		}
+	}
 	seen := map[string]bool{}
 	for _, e := range events {
-		if e.Seq <= after || e.Type != state.EventToolCall {
+		if e.Seq <= after || e.Type != state.EventToolCall || denied[toolKey(e)] {
 			continue
 		}
 		switch e.ToolKind {

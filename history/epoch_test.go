@@ -121,3 +121,30 @@ func TestForkHistory_KeepsTheConversationUpToTheCut(t *testing.T) {
 		t.Fatalf("fork history = %v, want %v (no state events, nothing after the cut)", seqs(got), want)
 	}
 }
+
+func TestFileChanges_ADeniedWriteNeverRanAndIsNotListed(t *testing.T) {
+	call := func(seq int64, id string) state.Event {
+		return state.Event{Seq: seq, Type: state.EventToolCall, TurnID: "t1", ToolCallID: id, ToolKind: "edit"}
+	}
+	answer := func(seq int64, id, data string) state.Event {
+		return state.Event{Seq: seq, Type: state.EventPermissionResolved, TurnID: "t1", ToolCallID: id, Data: []byte(data)}
+	}
+	cases := []struct {
+		name string
+		evs  []state.Event
+		want []int64
+	}{
+		{"allowed", []state.Event{call(1, "a"), answer(2, "a", `{"allowed":true}`)}, []int64{1}},
+		{"denied", []state.Event{call(1, "a"), answer(2, "a", `{"allowed":false,"outcome":"selected"}`)}, nil},
+		{"denied, then allowed when asked again", []state.Event{call(1, "a"), answer(2, "a", `{"allowed":false}`), answer(3, "a", `{"allowed":true}`)}, []int64{1}},
+		{"no permission asked", []state.Event{call(1, "a")}, []int64{1}},
+		{"an unreadable answer counts as a change", []state.Event{call(1, "a"), answer(2, "a", `not json`)}, []int64{1}},
+		{"only the denied call drops", []state.Event{call(1, "a"), answer(2, "a", `{"allowed":false}`), call(3, "b")}, []int64{3}},
+	}
+	for _, c := range cases {
+		got := FileChanges(c.evs, 0)
+		if c.want == nil && len(got) != 0 || c.want != nil && !slices.Equal(seqs(got), c.want) {
+			t.Errorf("%s: FileChanges = %v, want %v", c.name, seqs(got), c.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -81,9 +83,11 @@ const (
 	DefaultMaxAttempts    = 3
 	DefaultWindowSeconds  = 300
 	DefaultMaxReplayBytes = 131072
-	DefaultTTLSeconds     = 900
-	MaxTTLSeconds         = 86400
-	DefaultDeferTimeout   = 3600
+	// MinReplayBytes is the least max_replay_bytes a config may set.
+	MinReplayBytes      = 1024
+	DefaultTTLSeconds   = 900
+	MaxTTLSeconds       = 86400
+	DefaultDeferTimeout = 3600
 	// MaxLingerSeconds bounds a linger (a day, like a lease).
 	MaxLingerSeconds = 86400
 )
@@ -119,7 +123,7 @@ func LoadConfig(path string, explicit bool) (*Config, error) {
 	if keys := unknownKeys(md.Undecoded()); len(keys) > 0 {
 		return nil, &ConfigError{path, fmt.Sprintf("unknown key%s %s (check the spelling, or remove it)", map[bool]string{true: "s"}[len(keys) > 1], strings.Join(keys, ", "))}
 	}
-	if err := c.validate(); err != nil {
+	if err := c.validate(md.IsDefined); err != nil {
 		return nil, &ConfigError{path, err.Error()}
 	}
 	return c, nil
@@ -141,8 +145,36 @@ func unknownKeys(keys []toml.Key) []string {
 	return out
 }
 
-// validate checks values against their limits.
-func (c *Config) validate() error {
+// validate checks values against their limits. defined says whether the
+// file sets a key: a value written out that kandev would silently replace
+// by its default (max_attempts = 0, max_replay_bytes = 0) is refused, so
+// the file never says something kandev does not do.
+func (c *Config) validate(defined func(key ...string) bool) error {
+	atLeast := []struct {
+		key   []string
+		value int
+		min   int
+		hint  string
+	}{
+		{[]string{"session", "restart", "max_attempts"}, c.Session.Restart.MaxAttempts, 1, " (to turn automatic continuation off, set auto_continue = false)"},
+		{[]string{"session", "restart", "window_seconds"}, c.Session.Restart.WindowSeconds, 1, ""},
+		{[]string{"session", "derive", "max_replay_bytes"}, c.Session.Derive.MaxReplayBytes, MinReplayBytes, " (the resume context needs room for the request and its frame)"},
+		{[]string{"permissions", "defer_timeout_seconds"}, c.Permissions.DeferTimeoutSeconds, 1, ""},
+		{[]string{"agent", "handshake_timeout_seconds"}, c.Agent.HandshakeTimeoutSeconds, 1, ""},
+		{[]string{"agent", "idle_timeout_seconds"}, c.Agent.IdleTimeoutSeconds, 1, ""},
+		{[]string{"agent", "cancel_grace_seconds"}, c.Agent.CancelGraceSeconds, 1, ""},
+	}
+	for _, k := range atLeast {
+		if defined(k.key...) && k.value < k.min {
+			n := len(k.key) - 1
+			return fmt.Errorf("[%s] %s = %d must be at least %d%s; leave it out for the default", strings.Join(k.key[:n], "."), k.key[n], k.value, k.min, k.hint)
+		}
+	}
+	for _, name := range sortedKeys(c.Agents) {
+		if a := c.Agents[name]; defined("agents", name, "command") && (len(a.Command) == 0 || strings.TrimSpace(a.Command[0]) == "") {
+			return fmt.Errorf("[agents.%s] command = %s names no program: give the program and its arguments, e.g. command = [\"my-agent\", \"--acp\"]", name, tomlList(a.Command))
+		}
+	}
 	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
 		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
 	}
@@ -152,12 +184,32 @@ func (c *Config) validate() error {
 	if l := c.Session.LingerSeconds; l < 0 || l > MaxLingerSeconds {
 		return fmt.Errorf("[session] linger_seconds = %d is outside 0..%d", l, MaxLingerSeconds)
 	}
-	for name, a := range c.Agents {
-		if a.LingerSeconds != nil && (*a.LingerSeconds < 0 || *a.LingerSeconds > MaxLingerSeconds) {
+	for _, name := range sortedKeys(c.Agents) {
+		if a := c.Agents[name]; a.LingerSeconds != nil && (*a.LingerSeconds < 0 || *a.LingerSeconds > MaxLingerSeconds) {
 			return fmt.Errorf("[agents.%s] linger_seconds = %d is outside 0..%d", name, *a.LingerSeconds, MaxLingerSeconds)
 		}
 	}
 	return nil
+}
+
+// sortedKeys are the agent names in order, so the first problem reported is
+// the same on every run.
+func sortedKeys(m map[string]AgentProfile) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// tomlList writes a list of strings as TOML would.
+func tomlList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // AutoContinue is [session.restart] auto_continue, true by default.

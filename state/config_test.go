@@ -29,6 +29,17 @@ func TestLoadConfig_RefusesWhatItCannotUse(t *testing.T) {
 		{"negative agent linger", "[agents.x]\ncommand = [\"x\"]\nlinger_seconds = -1\n", true, false, "[agents.x] linger_seconds = -1"},
 		{"max_cost is a key of [session]", "[session]\nmax_cost = 2.5\n", true, false, ""},
 		{"negative max_cost", "[session]\nmax_cost = -1\n", true, false, "max_cost = -1 is negative"},
+		{"an agent with an empty command", "[agents.x]\ncommand = []\n", true, false, "[agents.x] command = [] names no program"},
+		{"an agent whose program is blank", "[agents.x]\ncommand = [\"\", \"--acp\"]\n", true, false, `[agents.x] command = ["", "--acp"] names no program`},
+		{"an override without command keeps the built-in one", "[agents.claude]\nlinger_seconds = 5\n", true, false, ""},
+		{"negative max_attempts", "[session.restart]\nmax_attempts = -1\n", true, false, "[session.restart] max_attempts = -1 must be at least 1 (to turn automatic continuation off, set auto_continue = false)"},
+		{"zero max_attempts", "[session.restart]\nmax_attempts = 0\n", true, false, "[session.restart] max_attempts = 0 must be at least 1"},
+		{"zero window", "[session.restart]\nwindow_seconds = 0\n", true, false, "[session.restart] window_seconds = 0 must be at least 1"},
+		{"zero max_replay_bytes", "[session.derive]\nmax_replay_bytes = 0\n", true, false, "[session.derive] max_replay_bytes = 0 must be at least 1024"},
+		{"tiny max_replay_bytes", "[session.derive]\nmax_replay_bytes = 100\n", true, false, "max_replay_bytes = 100 must be at least 1024"},
+		{"smallest max_replay_bytes", "[session.derive]\nmax_replay_bytes = 1024\n", true, false, ""},
+		{"zero defer timeout", "[permissions]\ndefer_timeout_seconds = 0\n", true, false, "[permissions] defer_timeout_seconds = 0 must be at least 1"},
+		{"negative handshake timeout", "[agent]\nhandshake_timeout_seconds = -5\n", true, false, "[agent] handshake_timeout_seconds = -5 must be at least 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,6 +36,12 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 		{"inbox append", h.InboxPath("s1"), func() error { return h.Enqueue("s1", &Input{Kind: InputPrompt, Text: "x"}) }},
 		{"inbox read", h.InboxPath("s1"), func() error { _, err := h.ReadInbox("s1", 0); return err }},
 		{"lease read", h.LeasePath("s1"), func() error { _, err := h.ReadLease("s1"); return err }},
+		{"owner lock taken", h.LockPath("s1"), func() error { _, err := h.AcquireOwner("s1"); return err }},
+		{"owner lock probed", h.LockPath("s1"), func() error { _, err := h.OwnerAlive("s1"); return err }},
+		{"record lock taken", h.RecordLockPath("s1"), func() error { _, err := h.LockRecord("s1"); return err }},
+		{"owner.out opened", h.OwnerOutPath("s1"), func() error { _, err := h.OpenOwnerOut("s1"); return err }},
+		{"prompt handoff read", h.PromptHandoffPath("s1"), func() error { _, _, err := h.ReadPromptHandoff("s1"); return err }},
+		{"recap digest read", h.DigestPath("s1"), func() error { _, err := h.ReadDigest("s1"); return err }},
 	}
 	for _, a := range attempts {
 		t.Run(a.name, func(t *testing.T) {
@@ -47,6 +53,42 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(outside); string(b) != original {
 				t.Fatalf("the file outside the home changed: %q", b)
+			}
+		})
+	}
+}
+
+// A dangling link is the dangerous one: following it would create its
+// target, outside the home, with every probe of the session (even status).
+func TestSessionFiles_DanglingLinksAreNeitherFollowedNorCreated(t *testing.T) {
+	cases := []struct {
+		file string
+		do   func(h *Home) error
+	}{
+		{"s1.owner.lock", func(h *Home) error { _, err := h.OwnerAlive("s1"); return err }},
+		{"s1.record.lock", func(h *Home) error { _, err := h.UpdateSession("s1", func(*Session) error { return nil }); return err }},
+		{"s1.owner.out", func(h *Home) error { _, err := h.OpenOwnerOut("s1"); return err }},
+		{"s1.prompt", func(h *Home) error { _, _, err := h.ReadPromptHandoff("s1"); return err }},
+		{"s1.inbox.jsonl", func(h *Home) error { return h.Enqueue("s1", &Input{Kind: InputPrompt, Text: "x"}) }},
+		{"s1.jsonl", func(h *Home) error { _, _, err := h.OpenLog("s1", OpenLogOptions{}); return err }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			h, err := OpenHome(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(h.sessionsDir(), tc.file)
+			target := filepath.Join(t.TempDir(), tc.file)
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+			err = tc.do(h)
+			if !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("got %v, want a one-line refusal naming %s", err, path)
+			}
+			if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("its target outside the home was created")
 			}
 		})
 	}

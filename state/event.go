@@ -100,6 +100,16 @@ type Event struct {
 	Raw json.RawMessage `json:"-"`
 }
 
+// MaxSeq is the highest seq an event may carry: 2^53-1, the largest whole
+// number every JSON reader holds exactly. A log line with a seq outside 1 to
+// MaxSeq (negative, fractional, or so large that the next would overflow)
+// is not a readable event: readers skip and report it, and the events
+// appended after it are numbered on from the last readable one.
+const MaxSeq = 1<<53 - 1
+
+// ValidSeq reports whether seq is one an event may carry (1 to MaxSeq).
+func ValidSeq(seq int64) bool { return seq >= 1 && seq <= MaxSeq }
+
 // KnownEventType reports whether this kandev knows events of type t. An
 // event of another type is kept and shown as unknown, never an error; a new
 // type must be added here.

@@ -88,6 +88,9 @@ func (h *Home) checkFormat() error {
 // decodeRecord parses a session record, keeping the keys this kandev does
 // not know in Unknown so that a rewrite by this kandev preserves them.
 func decodeRecord(b []byte, s *Session) error {
+	if err := CheckNesting(b); err != nil {
+		return err
+	}
 	if decodeRecordFast(b, s) != nil {
 		*s = Session{}
 		if err := decodeRecordJSON(b, s); err != nil {
@@ -161,15 +164,55 @@ func legacyPauseKind(reason string) string {
 	return PauseAgentChanged // an operator must look; re-checked like any pause
 }
 
+// MaxRecordDepth is how deeply a record's values may nest. kandev's own
+// fields nest four levels; a value nested thousands deep (an unknown field
+// of a hostile or broken record) would cost the indented rewrite of the
+// record space quadratic in its depth, and beyond 10,000 levels no JSON
+// encoder takes it at all.
+const MaxRecordDepth = 64
+
+// ErrTooDeep marks a record whose values nest deeper than MaxRecordDepth.
+var ErrTooDeep = errors.New("nested too deep")
+
+// CheckNesting refuses a JSON document whose arrays and objects nest deeper
+// than MaxRecordDepth, reading it once without decoding it.
+func CheckNesting(b []byte) error {
+	if bytes.Count(b, []byte{'{'})+bytes.Count(b, []byte{'['}) <= MaxRecordDepth {
+		return nil // the common case, decided at memory speed
+	}
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > MaxRecordDepth {
+				return fmt.Errorf("its values are %w (more than %d levels, at byte %d)", ErrTooDeep, MaxRecordDepth, i)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
 // encodeRecord is the record as written: indented JSON, the fields this
-// kandev knows first, then the unknown ones it read, in key order.
-func encodeRecord(s *Session) []byte {
+// kandev knows first, then the unknown ones it read, in key order. It fails
+// only for a record no file could have given (see CheckNesting).
+func encodeRecord(s *Session) ([]byte, error) {
 	if len(s.Unknown) == 0 {
-		return mustJSON(s)
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encode session record %s: %w", s.ID, err)
+		}
+		return append(b, '\n'), nil
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
-		panic(err) // records are plain data; this cannot fail
+		return nil, fmt.Errorf("encode session record %s: %w", s.ID, err)
 	}
 	keys := make([]string, 0, len(s.Unknown))
 	for k := range s.Unknown {
@@ -187,8 +230,8 @@ func encodeRecord(s *Session) []byte {
 	flat.WriteByte('}')
 	var out bytes.Buffer
 	if err := json.Indent(&out, flat.Bytes(), "", "  "); err != nil {
-		panic(err) // the unknown values were valid JSON when read
+		return nil, fmt.Errorf("encode session record %s: %w", s.ID, err)
 	}
 	out.WriteByte('\n')
-	return out.Bytes()
+	return out.Bytes(), nil
 }

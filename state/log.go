@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,24 +140,85 @@ func (l *EventLog) Close() error {
 
 // ReadReport says what a reader skipped.
 type ReadReport struct {
+	Path         string  // the log that was read, for the message
 	TornBytes    int64   // bytes of an unterminated last line that were skipped
 	CorruptLines []int64 // byte offsets of lines in the middle that did not parse
+	// CorruptAfter is, for each of CorruptLines, the seq of the nearest
+	// readable event before it in the file (0: none, or a backward read
+	// stopped before reaching one): what a warning names it by.
+	CorruptAfter []int64
 	// UnknownEvents counts events of a type this kandev does not know: they
 	// are read (with Raw set), not skipped.
 	UnknownEvents int
 }
 
 // Problems returns a one-line description of what was skipped, or "".
+// Corrupt lines are named by where they are (the seq before the first, its
+// byte offset) and point at kandev doctor, which lists them all.
 func (r ReadReport) Problems() string {
+	corrupt := ""
+	if n := len(r.CorruptLines); n > 0 {
+		where := fmt.Sprintf("at byte %d", r.CorruptLines[0])
+		if len(r.CorruptAfter) > 0 && r.CorruptAfter[0] > 0 {
+			where = fmt.Sprintf("after seq %d, %s", r.CorruptAfter[0], where)
+		}
+		first := ""
+		if n > 1 {
+			first = "the first "
+		}
+		corrupt = fmt.Sprintf("%d corrupt line(s)%s that are not readable events (%s%s); kandev doctor lists them", n, r.of(), first, where)
+	}
 	switch {
-	case r.TornBytes > 0 && len(r.CorruptLines) > 0:
-		return fmt.Sprintf("skipped a torn last line (%d bytes) and %d corrupt line(s)", r.TornBytes, len(r.CorruptLines))
+	case r.TornBytes > 0 && corrupt != "":
+		return fmt.Sprintf("skipped a torn last line%s (%d bytes; kandev repair truncates it) and %s", r.of(), r.TornBytes, strings.Replace(corrupt, r.of(), "", 1))
 	case r.TornBytes > 0:
-		return fmt.Sprintf("skipped a torn last line (%d bytes); run kandev repair to truncate it", r.TornBytes)
-	case len(r.CorruptLines) > 0:
-		return fmt.Sprintf("skipped %d corrupt line(s)", len(r.CorruptLines))
+		return fmt.Sprintf("skipped a torn last line%s (%d bytes); run kandev repair to truncate it", r.of(), r.TornBytes)
+	case corrupt != "":
+		return "skipped " + corrupt
 	}
 	return ""
+}
+
+// of names the log in a message: " of PATH", or "" when it is not known.
+func (r ReadReport) of() string {
+	if r.Path == "" {
+		return ""
+	}
+	return " of " + r.Path
+}
+
+// CorruptTracker collects the corrupt lines a backward reader passes, for
+// its ReadReport: Line for each line that is not a readable event, Event
+// for each one that is, then AddTo.
+type CorruptTracker struct {
+	offs, after []int64 // newest first
+	pending     int     // lines still waiting for the event before them
+}
+
+// Line notes a line at byte offset off that is not a readable event (blank
+// lines are not corrupt).
+func (c *CorruptTracker) Line(off int64, line []byte) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	c.offs, c.after = append(c.offs, off), append(c.after, 0)
+	c.pending++
+}
+
+// Event notes a readable event: the one before the lines noted since.
+func (c *CorruptTracker) Event(seq int64) {
+	for i := len(c.after) - c.pending; i < len(c.after); i++ {
+		c.after[i] = seq
+	}
+	c.pending = 0
+}
+
+// AddTo records the lines in rep, in file order.
+func (c *CorruptTracker) AddTo(rep *ReadReport) {
+	for i := len(c.offs) - 1; i >= 0; i-- {
+		rep.CorruptLines = append(rep.CorruptLines, c.offs[i])
+		rep.CorruptAfter = append(rep.CorruptAfter, c.after[i])
+	}
 }
 
 // ScanLog calls fn for every event of the log at path in seq order, skipping
@@ -164,8 +226,8 @@ func (r ReadReport) Problems() string {
 // events of unknown types. A missing log is ErrNotFound. fn returning false
 // stops the scan.
 func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
-	var rep ReadReport
-	var off int64
+	rep := ReadReport{Path: path}
+	var off, last int64
 	torn, err := ScanLines(path, func(line []byte) bool {
 		start := off
 		off += int64(len(line))
@@ -173,9 +235,11 @@ func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
 		if !ok {
 			if len(bytes.TrimSpace(line)) > 0 {
 				rep.CorruptLines = append(rep.CorruptLines, start)
+				rep.CorruptAfter = append(rep.CorruptAfter, last)
 			}
 			return true
 		}
+		last = e.Seq
 		if e.Raw != nil {
 			rep.UnknownEvents++
 		}
@@ -186,9 +250,12 @@ func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
 }
 
 // DecodeEvent parses one log line; ok is false for a line that is not an
-// event. An event of a type this kandev does not know keeps the line in Raw.
+// event, and for one whose seq is not a whole number from 1 to MaxSeq (a
+// line with seq -1 or 2^63-1 would break the numbering of the events
+// appended after it). An event of a type this kandev does not know keeps
+// the line in Raw.
 func DecodeEvent(line []byte) (e Event, ok bool) {
-	if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+	if json.Unmarshal(line, &e) != nil || !ValidSeq(e.Seq) {
 		return Event{}, false
 	}
 	if !KnownEventType(e.Type) {
@@ -278,7 +345,12 @@ const (
 // An unterminated last line is skipped and reported. fn returning false
 // stops the scan; line is only valid during the call.
 func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
-	var rep ReadReport
+	return ScanBackwardAt(path, func(_ int64, line []byte) bool { return fn(line) })
+}
+
+// ScanBackwardAt is ScanBackward that also passes the byte offset of each line.
+func ScanBackwardAt(path string, fn func(off int64, line []byte) bool) (ReadReport, error) {
+	rep := ReadReport{Path: path}
 	f, err := openSessionFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -306,7 +378,7 @@ func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		if len(bytes.TrimSpace(line)) > 0 && !fn(line) {
+		if len(bytes.TrimSpace(line)) > 0 && !fn(prev+1, line) {
 			return rep, nil
 		}
 		end = prev
@@ -365,16 +437,20 @@ func (r *backReader) bytes(from, to int64) ([]byte, error) {
 // (all when keep is nil), oldest first, without scanning the whole file.
 func ReadLast(path string, n int, keep func(*Event) bool) ([]Event, ReadReport, error) {
 	var out []Event
-	rep, err := ScanBackward(path, func(line []byte) bool {
+	var bad CorruptTracker
+	rep, err := ScanBackwardAt(path, func(off int64, line []byte) bool {
 		var e Event
-		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+		if json.Unmarshal(line, &e) != nil || !ValidSeq(e.Seq) {
+			bad.Line(off, line)
 			return true
 		}
+		bad.Event(e.Seq)
 		if keep == nil || keep(&e) {
 			out = append(out, e)
 		}
 		return len(out) < n
 	})
+	bad.AddTo(&rep)
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}

@@ -2,8 +2,6 @@ package state
 
 import (
 	"bytes"
-
-	"github.com/tidwall/gjson"
 )
 
 // LogHealth is what one full read of an event log found wrong. Readers
@@ -35,15 +33,16 @@ func InspectLog(path string) (LogHealth, error) {
 	torn, err := ScanLines(path, func(line []byte) bool {
 		start := off
 		off += int64(len(line))
-		seq := gjson.GetBytes(line, "seq")
-		if !gjson.ValidBytes(line) || seq.Type != gjson.Number || seq.Int() <= 0 {
+		s, ok := lineSeq(line)
+		if !ok {
 			if len(bytes.TrimSpace(line)) > 0 {
 				h.CorruptLines = append(h.CorruptLines, start)
+				h.CorruptAfter = append(h.CorruptAfter, last)
 			}
 			return true
 		}
 		h.Events++
-		switch s := seq.Int(); {
+		switch {
 		case s <= last:
 			h.SeqFaults = append(h.SeqFaults, SeqFault{Offset: start, Seq: s, After: last})
 		case s > last+1:
@@ -56,4 +55,11 @@ func InspectLog(path string) (LogHealth, error) {
 	})
 	h.TornBytes = torn
 	return h, err
+}
+
+// lineSeq is the seq of a log line that is a readable event, decided as
+// every reader decides it (DecodeEvent): "seq": 11.5, -1 or 2^63-1 is not.
+func lineSeq(line []byte) (int64, bool) {
+	e, ok := DecodeEvent(line)
+	return e.Seq, ok
 }

@@ -20,11 +20,11 @@ type Owner struct {
 // ErrOwnerBusy if another live process is. A failed try is repeated briefly,
 // because a concurrent ProbeOwner holds the lock for an instant.
 func (h *Home) AcquireOwner(id string) (*Owner, error) {
-	fl := flock.New(h.LockPath(id), flock.SetPermissions(filePerm))
+	fl := newLock(h.LockPath(id))
 	for i := 0; ; i++ {
 		ok, err := fl.TryLock()
 		if err != nil {
-			return nil, fmt.Errorf("owner lock of session %s: %w", id, err)
+			return nil, fmt.Errorf("owner lock of session %s: %w", id, lockFileError(fl.Path(), err))
 		}
 		if ok {
 			return &Owner{ID: id, fl: fl}, nil
@@ -46,16 +46,22 @@ func (o *Owner) Release() error {
 
 // OwnerAlive reports whether some process holds session id's owner lock.
 func (h *Home) OwnerAlive(id string) (bool, error) {
-	fl := flock.New(h.LockPath(id), flock.SetPermissions(filePerm))
+	fl := newLock(h.LockPath(id))
 	ok, err := fl.TryLock()
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("owner lock of session %s: %w", id, lockFileError(fl.Path(), err))
 	}
 	if ok {
 		_ = fl.Unlock()
 		return false, nil
 	}
 	return true, nil
+}
+
+// newLock is the flock of a session's lock file at path, opened with
+// lockOpenFlags: a symbolic link there is refused, never followed.
+func newLock(path string) *flock.Flock {
+	return flock.New(path, flock.SetPermissions(filePerm), flock.SetFlag(lockOpenFlags))
 }
 
 // IsOwnerBusy reports whether err says another process owns the session.

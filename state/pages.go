@@ -13,14 +13,19 @@ func (h *Home) DigestPath(id string) string { return filepath.Join(h.sessionsDir
 // ScanEventsBackward calls fn with each readable event of the log at path and
 // its line as stored, newest first, reading from the end (ScanBackward): the
 // cost depends on how far fn reads, not on the log's length. Lines that do
-// not parse are skipped. fn returning false stops the scan; line is only
+// not parse are skipped and reported. fn returning false stops the scan; line is only
 // valid during the call.
 func ScanEventsBackward(path string, fn func(e Event, line []byte) bool) (ReadReport, error) {
-	return ScanBackward(path, func(line []byte) bool {
+	var bad CorruptTracker
+	rep, err := ScanBackwardAt(path, func(off int64, line []byte) bool {
 		var e Event
-		if json.Unmarshal(line, &e) != nil || e.Seq == 0 {
+		if json.Unmarshal(line, &e) != nil || !ValidSeq(e.Seq) {
+			bad.Line(off, line)
 			return true
 		}
+		bad.Event(e.Seq)
 		return fn(e, line)
 	})
+	bad.AddTo(&rep)
+	return rep, err
 }

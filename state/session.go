@@ -16,8 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gofrs/flock"
 )
 
 // Session states (SPEC section 1).
@@ -169,7 +167,14 @@ func (h *Home) CreateSession(s *Session) error {
 	}
 	s.Format = Format
 	s.TaskState = TaskStateFor(s.State)
-	return WriteFileAtomic(h.RecordPath(s.ID), encodeRecord(s))
+	if err := CheckNesting(s.Capabilities); err != nil { // the one raw value a caller sets
+		return fmt.Errorf("session %s: capabilities: %w", s.ID, err)
+	}
+	b, err := encodeRecord(s)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(h.RecordPath(s.ID), b)
 }
 
 // recordBufs are read buffers for records (and leases), reused across the
@@ -206,7 +211,7 @@ func (h *Home) recordFrom(id string, b []byte, err error) (*Session, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("session record %s is corrupt: %w", h.RecordPath(id), err)
+		return nil, fmt.Errorf("session record %s is corrupt: %w; run kandev doctor", h.RecordPath(id), err)
 	}
 	if s.Format > Format {
 		return nil, &NewerFormatError{What: "session " + id, Format: s.Format}
@@ -232,12 +237,18 @@ func (h *Home) UpdateSession(id string, fn func(*Session) error) (*Session, erro
 		return nil, err
 	}
 	s.Format = Format // an older record is upgraded when it is next written
-	before := encodeRecord(s)
+	before, err := encodeRecord(s)
+	if err != nil {
+		return nil, err
+	}
 	if err := fn(s); err != nil {
 		return nil, err
 	}
 	s.TaskState = TaskStateFor(s.State)
-	after := encodeRecord(s)
+	after, err := encodeRecord(s)
+	if err != nil {
+		return nil, err
+	}
 	if bytes.Equal(before, after) {
 		return s, nil
 	}
@@ -250,9 +261,9 @@ func (h *Home) UpdateSession(id string, fn func(*Session) error) (*Session, erro
 // LockRecord takes the lock that serialises read-modify-write of a session's
 // record, lease and inbox. It blocks; the returned func releases it.
 func (h *Home) LockRecord(id string) (func(), error) {
-	fl := flock.New(h.RecordLockPath(id), flock.SetPermissions(filePerm))
+	fl := newLock(h.RecordLockPath(id))
 	if err := fl.Lock(); err != nil {
-		return nil, fmt.Errorf("lock session %s: %w", id, err)
+		return nil, fmt.Errorf("lock session %s: %w", id, lockFileError(fl.Path(), err))
 	}
 	return func() { _ = fl.Unlock() }, nil
 }
@@ -335,14 +346,6 @@ func (h *Home) DeleteSessionFiles(id string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		panic(err) // records are plain data; this cannot fail
-	}
-	return append(b, '\n')
 }
 
 // WriteFileAtomic replaces path with data so that a crash at any instant

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -111,10 +113,22 @@ func OffsetAfterSeq(path string, seq int64) (int64, error) {
 	var off int64
 	_, err := ScanLines(path, func(line []byte) bool {
 		off += int64(len(line))
-		return gjson.GetBytes(line, "seq").Int() < seq
+		n, ok := quickSeq(line)
+		return !ok || n < seq // a line that is no readable event is passed over, as readers do
 	})
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}
 	return off, err
+}
+
+// quickSeq is the seq of a log line when it is written as a whole number
+// from 1 to MaxSeq, read without decoding the line.
+func quickSeq(line []byte) (int64, bool) {
+	v := gjson.GetBytes(line, "seq")
+	if v.Type != gjson.Number || v.Raw == "" || len(v.Raw) > 16 || strings.Trim(v.Raw, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v.Raw, 10, 64)
+	return n, err == nil && ValidSeq(n)
 }

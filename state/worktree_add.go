@@ -65,19 +65,22 @@ func AddWorktree(dir, branch, path string) (Worktree, string, error) {
 	return wt, rel, nil
 }
 
-// WorktreeChanges lists the uncommitted changes of the work tree at path
-// (git status --porcelain: modified, staged and untracked files); "" when
-// it is clean.
-func WorktreeChanges(path string) (string, error) {
-	out, err := gitCommand(path, "status", "--porcelain")
+// WorktreeChanges lists every file of the work tree at path that only this
+// work tree holds: modified, staged and untracked files, and ignored ones
+// too (an .env, a build output), since removing the work tree deletes them.
+// Each is a line of git status --porcelain --ignored ("?? notes.txt",
+// "!! .env", "!! build/"); none when the work tree is clean.
+func WorktreeChanges(path string) ([]string, error) {
+	out, err := gitOutput(path, "status", "--porcelain", "--ignored")
 	if err != nil {
-		return "", fmt.Errorf("git status in %s: %s", path, out)
+		return nil, fmt.Errorf("git status in %s: %s", path, strings.TrimSpace(out))
 	}
-	return strings.TrimSpace(out), nil
+	return strings.FieldsFunc(out, func(r rune) bool { return r == '\n' }), nil
 }
 
 // RemoveWorktree removes the linked worktree at path; its branch stays,
-// with every commit made on it. git refuses a worktree with changes.
+// with every commit made on it. git refuses a worktree with changes, but
+// not one with ignored files: check WorktreeChanges first.
 func RemoveWorktree(path string) error {
 	if out, err := gitCommand(path, "worktree", "remove", path); err != nil {
 		return fmt.Errorf("git worktree remove %s: %s", path, out)
@@ -85,8 +88,16 @@ func RemoveWorktree(path string) error {
 	return nil
 }
 
-// gitCommand runs the git command in dir and returns its combined output.
+// gitCommand runs the git command in dir and returns its combined output,
+// trimmed for a message.
 func gitCommand(dir string, args ...string) (string, error) {
+	out, err := gitOutput(dir, args...)
+	return strings.TrimSpace(out), err
+}
+
+// gitOutput runs the git command in dir and returns its combined output as
+// written (porcelain lines start with a space that matters).
+func gitOutput(dir string, args ...string) (string, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return "git was not found on PATH; install git", fmt.Errorf("%w: git not found", ErrNoGit)
 	}
@@ -94,7 +105,7 @@ func gitCommand(dir string, args ...string) (string, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
-	return strings.TrimSpace(out.String()), err
+	return out.String(), err
 }
 
 // resolved is dir with symlinks resolved (as DetectWorktree reports paths).

@@ -338,3 +338,38 @@ func TestWorkspaceName_ResolvesRelativeDirectory(t *testing.T) {
 		t.Errorf(`WorkspaceName(".") outside a repo = %q, want "plain"`, got)
 	}
 }
+
+// Removing a worktree deletes every file only it holds, so each of them
+// counts as a change: an ignored .env as much as an uncommitted edit.
+func TestWorktreeChanges_CountsEveryFileGitDoesNotTrackIgnoredOnesIncluded(t *testing.T) {
+	repo := newRepo(t, tempDir(t), "app", false)
+	os.WriteFile(filepath.Join(repo, ".gitignore"), []byte(".env\nbuild/\n"), 0o644)
+	runGit(t, repo, "add", ".gitignore")
+	runGit(t, repo, "commit", "-q", "-m", "ignore")
+	cases := []struct {
+		name  string
+		write string // a file to create, "" for none
+		want  string // "" = clean
+	}{
+		{"clean", "", ""},
+		{"ignored file", ".env", "!! .env"},
+		{"ignored directory", "build/out.bin", "!! build/"},
+		{"untracked file", "notes.txt", "?? notes.txt"},
+		{"modified tracked file", ".gitignore", " M .gitignore"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.write != "" {
+				mkdirAll(t, filepath.Dir(filepath.Join(repo, tc.write)))
+				os.WriteFile(filepath.Join(repo, tc.write), []byte("SECRET=1\n"), 0o600)
+			}
+			changes, err := WorktreeChanges(repo)
+			got := strings.Join(changes, "|")
+			if err != nil || got != tc.want {
+				t.Fatalf("WorktreeChanges = %q, %v; want %q", got, err, tc.want)
+			}
+			runGit(t, repo, "checkout", "-q", "--", ".")
+			runGit(t, repo, "clean", "-q", "-fdx")
+		})
+	}
+}
