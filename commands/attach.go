@@ -11,7 +11,7 @@ import (
 
 // AttachCmd is kandev attach.
 type AttachCmd struct {
-	ID    string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 	Turns int    `default:"2" help:"How many of the last turns to show first." placeholder:"N"`
 	LingerFlag
 }
@@ -28,7 +28,7 @@ func (c *AttachCmd) Run(env *Env) error {
 	if !isTerminal(env.Stdin) {
 		return usagef("attach needs a terminal on stdin; send prompts with kandev prompt and follow with kandev events --follow")
 	}
-	h, id, err := env.sessionID(c.ID)
+	h, id, err := c.pick(env, needOpen)
 	if err != nil {
 		return err
 	}

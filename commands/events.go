@@ -27,7 +27,7 @@ func (c *EventsCmd) Run(env *Env) error {
 	if c.Since < 0 {
 		return usagef("--since must be 0 or more")
 	}
-	id, err := c.resolve(env, nil)
+	id, err := c.resolve(env, needAny)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (c *EventsCmd) Run(env *Env) error {
 	}
 	env.Out.Object(map[string]any{"events": lines}, func(w io.Writer) {
 		for _, e := range evs {
-			fmt.Fprintf(w, "%6d  %s  %-20s %s\n", e.Seq, e.Timestamp, e.Type, eventSummary(e))
+			fmt.Fprintf(w, "%6d  %s  %-20s %s\n", e.Seq, textTimestamp(e.Timestamp), e.Type, eventSummary(e))
 		}
 	})
 	return nil
@@ -125,7 +125,7 @@ func (c *EventsCmd) follow(env *Env, h *state.Home, id string, types map[string]
 		if env.Out.JSON {
 			env.Out.Event(e)
 		} else {
-			fmt.Fprintf(env.Out.Out, "%6d  %s  %-20s %s\n", e.Seq, e.Timestamp, e.Type, eventSummary(e))
+			fmt.Fprintf(env.Out.Out, "%6d  %s  %-20s %s\n", e.Seq, textTimestamp(e.Timestamp), e.Type, eventSummary(e))
 		}
 		return true
 	}

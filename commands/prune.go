@@ -204,7 +204,7 @@ func leaseBlocker(h *state.Home, id string, now time.Time) string {
 		return "its lease " + h.LeasePath(id) + " is unreadable: " + err.Error()
 	}
 	if l.Live(now) {
-		return "attached to " + l.AttachedTo + " until " + l.AttachExpiresAt.Format(time.RFC3339) + " (kandev detach " + id + " releases it)"
+		return "attached to " + l.AttachedTo + " until " + textTime(l.AttachExpiresAt) + " (kandev detach " + id + " releases it)"
 	}
 	return ""
 }

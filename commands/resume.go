@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
@@ -34,7 +33,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	id, err := c.resolve(env, func(s *state.Session) bool { return !state.IsTerminal(s.State) })
+	id, err := c.resolve(env, needResumable)
 	if err != nil {
 		return err
 	}
@@ -86,7 +85,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 			if res.FallbackReason != "" {
 				fmt.Fprintf(env.Out.Out, " after %s", res.FallbackReason)
 			}
-			fmt.Fprintf(env.Out.Out, "; %s, attached to %s until %s\n", res.Session.State, lease.AttachedTo, lease.AttachExpiresAt.Local().Format(time.Kitchen))
+			fmt.Fprintf(env.Out.Out, "; %s, attached to %s until %s\n", res.Session.State, lease.AttachedTo, textTime(lease.AttachExpiresAt))
 		}
 	}
 	return err
