@@ -12,7 +12,7 @@ import (
 // AttachCmd is kandev attach.
 type AttachCmd struct {
 	SessionRef
-	Turns int    `default:"2" help:"How many of the last turns to show first." placeholder:"N"`
+	Turns int `default:"2" help:"How many of the last turns to show first." placeholder:"N"`
 	LingerFlag
 }
 

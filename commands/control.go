@@ -110,7 +110,7 @@ func (c *DetachCmd) Run(env *Env) error {
 // RepairCmd is kandev repair.
 type RepairCmd struct {
 	SessionRef
-	DryRun bool   `help:"Say what would be repaired; change nothing."`
+	DryRun bool `help:"Say what would be repaired; change nothing."`
 }
 
 // Help shows an example.

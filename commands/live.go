@@ -99,7 +99,7 @@ func (c *ServeCmd) Run(env *Env) error {
 // CloseCmd is kandev close.
 type CloseCmd struct {
 	SessionRef
-	Now bool   `help:"Cancel a running turn instead of letting it finish."`
+	Now bool `help:"Cancel a running turn instead of letting it finish."`
 }
 
 // Help shows an example.
@@ -155,7 +155,7 @@ func waitOwnerGone(env *Env, h *state.Home, id string) error {
 // ApproveCmd is kandev approve.
 type ApproveCmd struct {
 	SessionRef
-	Always bool   `help:"Pick the agent's \"always allow\" option when it offers one."`
+	Always bool `help:"Pick the agent's \"always allow\" option when it offers one."`
 }
 
 // Help shows an example.

@@ -15,7 +15,7 @@ import (
 // RewindCmd is kandev rewind.
 type RewindCmd struct {
 	SessionRef
-	To int64  `required:"" help:"The turn boundary to go back to: the seq of a turn_ended, or 0." placeholder:"SEQ"`
+	To int64 `required:"" help:"The turn boundary to go back to: the seq of a turn_ended, or 0." placeholder:"SEQ"`
 }
 
 // Help shows an example.
