@@ -25,19 +25,22 @@ func (c *EventsCmd) Help() string {
 // Run prints the session's raw events.
 func (c *EventsCmd) Run(env *Env) error {
 	if c.Since < 0 {
-		return usagef("--since must be 0 or more")
+		return usagef("--since must be 0 or more (got %d)", c.Since)
+	}
+	types := map[string]bool{}
+	for _, t := range strings.Split(c.Type, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			if !state.KnownEventType(t) {
+				return usagef("--type %q: not an event type; the types are %s", t, strings.Join(eventTypes, ", "))
+			}
+			types[t] = true
+		}
 	}
 	id, err := c.resolve(env, needAny)
 	if err != nil {
 		return err
 	}
 	h, _ := env.Home()
-	types := map[string]bool{}
-	for _, t := range strings.Split(c.Type, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			types[t] = true
-		}
-	}
 	if c.Follow {
 		return c.follow(env, h, id, types)
 	}
@@ -70,6 +73,14 @@ func (c *EventsCmd) Run(env *Env) error {
 		}
 	})
 	return nil
+}
+
+// eventTypes are the event types --type takes, in the order a turn writes them.
+var eventTypes = []string{
+	state.EventTurnStarted, state.EventUserMessage, state.EventAgentMessage, state.EventAgentThought,
+	state.EventToolCall, state.EventToolResult, state.EventPlan, state.EventPermissionRequest,
+	state.EventPermissionResolved, state.EventTurnEnded, state.EventState, state.EventAgentStarted,
+	state.EventAgentExited, state.EventMarker, state.EventUsage, state.EventRewind, state.EventAgentUpdate,
 }
 
 // eventSummary is one line describing an event.
