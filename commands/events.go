@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kandev/kandev/history"
@@ -30,8 +31,8 @@ func (c *EventsCmd) Run(env *Env) error {
 	types := map[string]bool{}
 	for _, t := range strings.Split(c.Type, ",") {
 		if t = strings.TrimSpace(t); t != "" {
-			if !state.KnownEventType(t) {
-				return usagef("--type %q: not an event type; the types are %s", t, strings.Join(eventTypes, ", "))
+			if c.Follow && !state.KnownEventType(t) {
+				return unknownTypeError(t)
 			}
 			types[t] = true
 		}
@@ -54,6 +55,13 @@ func (c *EventsCmd) Run(env *Env) error {
 	if err != nil && !isNotFound(err) {
 		return err
 	}
+	// A type this kandev does not know is taken only when the log has
+	// events of it (a newer kandev wrote them): else it is a typo.
+	for t := range types {
+		if !state.KnownEventType(t) && !slices.ContainsFunc(evs, func(e state.Event) bool { return e.Type == t }) {
+			return unknownTypeError(t)
+		}
+	}
 	if p := rep.Problems(); p != "" {
 		fmt.Fprintln(env.Out.Err, "kandev: warning: "+p)
 	}
@@ -73,6 +81,10 @@ func (c *EventsCmd) Run(env *Env) error {
 		}
 	})
 	return nil
+}
+
+func unknownTypeError(t string) error {
+	return usagef("--type %q: not an event type; the types are %s", t, strings.Join(eventTypes, ", "))
 }
 
 // eventTypes are the event types --type takes, in the order a turn writes them.

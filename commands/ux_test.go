@@ -31,7 +31,7 @@ func TestCLI_EveryMistakeSaysWhatIsWrongAndWhereHelpIs(t *testing.T) {
 		{"a stray argument points at the command's help", []string{"list", "extra"}, 2, []string{"extra", "kandev list --help"}},
 		{"a negative --limit is a range error", []string{"list", "--limit", "-1"}, 2, []string{"--limit must be 0 or more", "got -1"}},
 		{"a negative --since is a range error", []string{"events", "--latest", "--since", "-5"}, 2, []string{"--since must be 0 or more"}},
-		{"an unknown event type lists the types", []string{"events", "--latest", "--type", "bogus"}, 2, []string{`--type "bogus"`, "turn_started", "tool_call"}},
+		{"an unknown event type to follow lists the types", []string{"events", "--latest", "--follow", "--type", "bogus"}, 2, []string{`--type "bogus"`, "turn_started", "tool_call"}},
 		{"--turns below 0", []string{"attach", "--latest", "--turns", "-1"}, 2, []string{"--turns must be 0 or more"}},
 		{"--latest in an empty home is not found", []string{"status", "--latest"}, 4, []string{"no sessions yet"}},
 		{"--latest and an id", []string{"status", "abc", "--latest"}, 2, []string{"not both"}},
@@ -72,6 +72,10 @@ func TestCLI_ListWithAFilterThatMatchesNothingSaysSoInsteadOfSuggestingAStart(t 
 	code, out, _ = runIn(t, home, "list", "--workspace", "other")
 	if code != 0 || !strings.Contains(out, `no session in workspace "other"`) {
 		t.Fatalf("exit %d: %s", code, out)
+	}
+	code, _, errs = runIn(t, home, "events", "20261201-090000-aaaaaaaa", "--type", "turn_ended,bogus")
+	if code != ExitUsage || !strings.Contains(errs, `--type "bogus": not an event type`) || !strings.Contains(errs, "tool_result") {
+		t.Fatalf("events --type bogus: exit %d: %s", code, errs)
 	}
 }
 
