@@ -156,10 +156,10 @@ var errNoneEligible = errors.New("no session the command can act on")
 // found (with how many other workspaces hold); sessions in scope of which
 // none meets the need, or two equally recent, are usage errors.
 func selectLatest(cands []latestCandidate, n need, scope workspaceScope) (*state.Session, error) {
-	var in []latestCandidate
+	var in []*latestCandidate
 	others := 0
-	for _, c := range cands {
-		if scope.contains(c.S) {
+	for i := range cands {
+		if c := &cands[i]; scope.contains(c.S) {
 			in = append(in, c)
 		} else {
 			others++
