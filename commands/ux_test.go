@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kandev/kandev/state"
 )
 
 // runIn runs kandev in-process against home and returns its exit code,
@@ -110,5 +112,17 @@ func TestConfig_AWrongNameSaysTheFileTheKeyAndTheValidValues(t *testing.T) {
 	os.WriteFile(filepath.Join(home, "config.toml"), []byte("default_agent = \"mine\"\n[agents.mine]\ncommand = [\"x\"]\n"), 0o600)
 	if code, _, errs := runIn(t, home, "list"); code != 0 {
 		t.Fatalf("a custom default agent was refused: %s", errs)
+	}
+}
+
+func TestStart_DefaultAgentNoticeEscapesAConfiguredAgentName(t *testing.T) {
+	var stderr bytes.Buffer
+	env := &Env{G: &Globals{}, Out: &Output{Out: &bytes.Buffer{}, Err: &stderr}}
+	cfg := &state.Config{Agents: map[string]state.AgentProfile{"evil\x1b[31m": {Command: []string{"sh"}}}}
+	if got := (&StartCmd{}).agent(env, cfg); got != "demo" {
+		t.Fatalf("agent %q, want demo", got)
+	}
+	if !strings.Contains(stderr.String(), `evil\x1b[31m`) || strings.Contains(stderr.String(), "\x1b") {
+		t.Fatalf("notice %q: the name must show escaped", stderr.String())
 	}
 }
