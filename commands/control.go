@@ -90,7 +90,7 @@ func (c *DetachCmd) Help() string {
 
 // Run releases the holder's lease.
 func (c *DetachCmd) Run(env *Env) error {
-	h, id, err := c.pick(env, needLease)
+	h, id, err := c.pickAs(env, needLease, c.Holder, false)
 	if err != nil {
 		return err
 	}

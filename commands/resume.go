@@ -33,7 +33,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	id, err := c.resolve(env, needResumable)
+	_, id, err := c.pickAs(env, needResumable, c.Holder, c.NoContinue)
 	if err != nil {
 		return err
 	}

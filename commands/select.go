@@ -216,6 +216,13 @@ func (r SessionRef) scope() (workspaceScope, error) {
 // pick resolves the reference to a session id: an id or prefix as given,
 // or the --latest choice for n, announced on stderr in text mode.
 func (r SessionRef) pick(env *Env, n need) (*state.Home, string, error) {
+	return r.pickAs(env, n, "", false)
+}
+
+// pickAs is pick for a command run for holder (its --holder; "" the
+// default), whose leases decide what it can act on, and, for resume, with
+// its --no-continue (which lifts some pauses).
+func (r SessionRef) pickAs(env *Env, n need, holder string, noContinue bool) (*state.Home, string, error) {
 	h, err := env.Home()
 	if err != nil {
 		return nil, "", err
@@ -250,7 +257,7 @@ func (r SessionRef) pick(env *Env, n need) (*state.Home, string, error) {
 		cands[i].S = s
 	}
 	if level, deep := n.probeLevel(); deep {
-		p, err := newProbe(env, "", false)
+		p, err := newProbe(env, holder, noContinue)
 		if err != nil {
 			return nil, "", err
 		}

@@ -131,3 +131,34 @@ func TestLatest_EmptyHomeIsNotFound(t *testing.T) {
 		t.Fatalf("want exit 4 with a not_found error object:\n%s", r)
 	}
 }
+
+// resume --latest and detach --latest weigh leases for the holder they run
+// for: another holder's live lease is not resumable for me, and is the one
+// that holder detaches from.
+func TestLatest_WeighsLeasesForTheHolderItRunsFor(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	older, _ := w.start("remember OLD")
+	newer, _ := w.start("remember NEW")
+	w.mustRun("resume", newer, "--holder", "editor:x")
+	pick := func(args ...string) string {
+		t.Helper()
+		r := w.mustRun(args...)
+		for _, id := range []string{older, newer} {
+			if strings.Contains(r.stderr, "kandev: session "+id) {
+				return id
+			}
+		}
+		t.Fatalf("kandev %v named no session:\n%s", args, r)
+		return ""
+	}
+	if got := pick("resume", "--latest"); got != older {
+		t.Fatalf("resume --latest took %s, held by editor:x; want %s", got, older)
+	}
+	if got := pick("resume", "--latest", "--holder", "editor:x"); got != newer {
+		t.Fatalf("resume --latest --holder editor:x took %s, want its own %s", got, newer)
+	}
+	if got := pick("detach", "--latest", "--holder", "editor:x"); got != newer {
+		t.Fatalf("detach --latest --holder editor:x took %s, want %s", got, newer)
+	}
+}
