@@ -37,6 +37,9 @@ func TestStatus_NextForAWarmSessionIsAPromptThatSucceeds(t *testing.T) {
 	if !strings.Contains(r.stdout, "WARM") {
 		t.Fatalf("the suggested prompt: %s", r)
 	}
+	if r := w.mustRun("resume", id); !strings.Contains(r.stdout, `next: kandev prompt `+id+` "..."`) {
+		t.Fatalf("resume of a warm session: %s", r)
+	}
 	text := w.mustRun("status", id).stdout
 	if strings.Contains(text, "needs resume") || !strings.Contains(text, "straight to it") {
 		t.Fatalf("status text:\n%s", text)
