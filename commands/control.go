@@ -165,13 +165,11 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	ws := c.Workspace
-	if ws == "" && !c.All {
-		dir, err := absDir(".")
-		if err != nil {
-			return err
-		}
-		ws = state.WorkspaceName(dir)
+	// The same workspaces as --latest: by default the git top level of the
+	// current directory (a same-named clone elsewhere is another one).
+	scope, err := SessionRef{Workspace: c.Workspace, AllWorkspaces: c.All && c.Workspace == ""}.scope()
+	if err != nil {
+		return err
 	}
 	all, err := h.ListSessions()
 	if err != nil {
@@ -196,7 +194,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 			}
 			break
 		}
-		if ws != "" && s.Workspace != ws {
+		if !scope.contains(s) {
 			continue
 		}
 		if a := p.assess(s, probeFull); !a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning {

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
 )
 
 // namedRepo is a git repository with one commit at DIR/name.
@@ -160,5 +163,26 @@ func TestLatest_WeighsLeasesForTheHolderItRunsFor(t *testing.T) {
 	}
 	if got := pick("detach", "--latest", "--holder", "editor:x"); got != newer {
 		t.Fatalf("detach --latest --holder editor:x took %s, want %s", got, newer)
+	}
+}
+
+// recover without --all stays in the current workspace as --latest does: a
+// same-named clone elsewhere is another workspace.
+func TestRecover_DefaultsToTheWorkspaceOfTheDirectoryNotItsName(t *testing.T) {
+	w := newWorld(t)
+	mine, twin := namedRepo(t, "api"), namedRepo(t, "api")
+	var ids []string
+	for _, dir := range []string{mine, twin} {
+		id, _ := w.in(dir).start()
+		w.in(dir).killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+		ids = append(ids, id)
+	}
+	var out struct{ Recovered []struct{ ID, Outcome string } }
+	decodeJSON(t, w.in(mine).mustRun("--json", "recover").stdout, &out)
+	if len(out.Recovered) != 1 || out.Recovered[0].ID != ids[0] {
+		t.Fatalf("recover from %s: %+v, want only %s", mine, out.Recovered, ids[0])
+	}
+	if continuations(w.events(ids[1])) != 0 {
+		t.Fatal("the twin clone's session was continued")
 	}
 }
