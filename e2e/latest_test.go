@@ -177,7 +177,9 @@ func TestRecover_DefaultsToTheWorkspaceOfTheDirectoryNotItsName(t *testing.T) {
 		w.in(dir).killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
 		ids = append(ids, id)
 	}
-	var out struct{ Recovered []struct{ ID, Outcome string } }
+	var out struct {
+		Recovered []struct{ ID, Outcome string }
+	}
 	decodeJSON(t, w.in(mine).mustRun("--json", "recover").stdout, &out)
 	if len(out.Recovered) != 1 || out.Recovered[0].ID != ids[0] {
 		t.Fatalf("recover from %s: %+v, want only %s", mine, out.Recovered, ids[0])
