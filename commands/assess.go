@@ -116,7 +116,7 @@ func (p *probe) settle(s *state.Session, a state.Assessment) (*state.Session, st
 // statusOf is the status object of an assessment.
 func statusOf(h *state.Home, s *state.Session, a state.Assessment, o *probe) Status {
 	st := Status{NeedsResume: a.NeedsResume, IsResumable: a.IsResumable, Reason: a.Reason, Badge: a.Badge,
-		Attachable: a.Attachable, Interrupted: a.Interrupted, Pause: a.Pause(), Next: a.Next}
+		Attachable: a.Attachable, Interrupted: a.Interrupted, Pause: a.Pause(), Next: a.Next, why: a.Why}
 	if p := a.Pause(); p != nil {
 		st.Paused = p.Reason
 	}

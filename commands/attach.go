@@ -11,8 +11,8 @@ import (
 
 // AttachCmd is kandev attach.
 type AttachCmd struct {
-	ID    string `arg:"" help:"Session id or unique prefix."`
-	Turns int    `default:"2" help:"How many of the last turns to show first." placeholder:"N"`
+	SessionRef
+	Turns int `default:"2" help:"How many of the last turns to show first (0: none)." placeholder:"N"`
 	LingerFlag
 }
 
@@ -25,10 +25,13 @@ func (c *AttachCmd) Help() string {
 // queued as a prompt for the session's owner (a detached one is started
 // when none runs). Ctrl-C or end of input detaches; nothing is cancelled.
 func (c *AttachCmd) Run(env *Env) error {
+	if c.Turns < 0 {
+		return usagef("--turns must be 0 or more (got %d)", c.Turns)
+	}
 	if !isTerminal(env.Stdin) {
 		return usagef("attach needs a terminal on stdin; send prompts with kandev prompt and follow with kandev events --follow")
 	}
-	h, id, err := env.sessionID(c.ID)
+	h, id, err := c.pick(env, needOpen)
 	if err != nil {
 		return err
 	}
@@ -94,11 +97,7 @@ func (c *AttachCmd) showLastTurns(env *Env, h *state.Home, id string) (int64, er
 	if err != nil && !isNotFound(err) {
 		return 0, err
 	}
-	first := 0
-	if c.Turns >= 0 && len(starts) > c.Turns {
-		first = starts[len(starts)-c.Turns]
-	}
-	for _, e := range evs[first:] {
+	for _, e := range evs[firstOfLastTurns(starts, len(evs), c.Turns):] {
 		env.Out.Event(e)
 	}
 	var last int64
@@ -106,4 +105,17 @@ func (c *AttachCmd) showLastTurns(env *Env, h *state.Home, id string) (int64, er
 		last = evs[len(evs)-1].Seq
 	}
 	return state.OffsetAfterSeq(h.LogPath(id), last)
+}
+
+// firstOfLastTurns is the index of the first event of the last n turns,
+// given the indexes where turns start among total events: 0 when there are
+// no more than n turns, total (nothing) when n is 0.
+func firstOfLastTurns(starts []int, total, n int) int {
+	switch {
+	case n <= 0:
+		return total
+	case len(starts) > n:
+		return starts[len(starts)-n]
+	}
+	return 0
 }

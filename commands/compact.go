@@ -10,7 +10,7 @@ import (
 
 // CompactCmd is kandev compact.
 type CompactCmd struct {
-	ID string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 }
 
 // Help shows an example.
@@ -22,7 +22,7 @@ func (c *CompactCmd) Help() string {
 
 // Run runs the maintenance turn as the session's owner.
 func (c *CompactCmd) Run(env *Env) error {
-	h, id, err := env.sessionID(c.ID)
+	h, id, err := c.pick(env, needIdle)
 	if err != nil {
 		return err
 	}

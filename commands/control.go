@@ -12,18 +12,24 @@ import (
 
 // CancelCmd is kandev cancel.
 type CancelCmd struct {
-	ID string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 }
 
 // Help shows an example.
 func (c *CancelCmd) Help() string { return "Example:\n  kandev cancel 20261130-0915" }
 
 // Run asks the session's owner, in whatever process it runs, to cancel the running turn.
-func (c *CancelCmd) Run(env *Env) error { return control(env, c.ID, state.InputCancel) }
+func (c *CancelCmd) Run(env *Env) error {
+	h, id, err := c.pick(env, needTurn)
+	if err != nil {
+		return err
+	}
+	return control(env, h, id, state.InputCancel)
+}
 
 // StopCmd is kandev stop.
 type StopCmd struct {
-	ID string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 }
 
 // Help shows an example.
@@ -31,16 +37,18 @@ func (c *StopCmd) Help() string { return "Example:\n  kandev stop 20261130-0915"
 
 // Run stops the session explicitly: the running turn is cancelled with
 // stop_reason user_canceled and never continued automatically.
-func (c *StopCmd) Run(env *Env) error { return control(env, c.ID, state.InputStop) }
+func (c *StopCmd) Run(env *Env) error {
+	h, id, err := c.pick(env, needOpen)
+	if err != nil {
+		return err
+	}
+	return control(env, h, id, state.InputStop)
+}
 
 // control delivers a cancel or stop through the inbox to a live owner; with
 // no owner a stop is recorded directly (repairing an interrupted turn as
 // user_canceled) and a cancel has nothing to do.
-func control(env *Env, ref, kind string) error {
-	h, id, err := env.sessionID(ref)
-	if err != nil {
-		return err
-	}
+func control(env *Env, h *state.Home, id, kind string) error {
 	if alive, _ := h.OwnerAlive(id); alive {
 		if err := h.Enqueue(id, &state.Input{Kind: kind}); err != nil {
 			return err
@@ -58,7 +66,7 @@ func control(env *Env, ref, kind string) error {
 	}
 	rep, err := acp.Repair(h, id, state.StopUserCanceled, false)
 	if errors.Is(err, state.ErrOwnerBusy) {
-		return control(env, ref, kind) // an owner appeared meanwhile
+		return control(env, h, id, kind) // an owner appeared meanwhile
 	}
 	if err != nil {
 		return err
@@ -71,7 +79,7 @@ func control(env *Env, ref, kind string) error {
 
 // DetachCmd is kandev detach.
 type DetachCmd struct {
-	ID     string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 	Holder string `help:"Holder whose lease to release (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
 }
 
@@ -82,7 +90,7 @@ func (c *DetachCmd) Help() string {
 
 // Run releases the holder's lease.
 func (c *DetachCmd) Run(env *Env) error {
-	h, id, err := env.sessionID(c.ID)
+	h, id, err := c.pickAs(env, needLease, c.Holder, false)
 	if err != nil {
 		return err
 	}
@@ -101,8 +109,8 @@ func (c *DetachCmd) Run(env *Env) error {
 
 // RepairCmd is kandev repair.
 type RepairCmd struct {
-	ID     string `arg:"" help:"Session id or unique prefix."`
-	DryRun bool   `help:"Say what would be repaired; change nothing."`
+	SessionRef
+	DryRun bool `help:"Say what would be repaired; change nothing."`
 }
 
 // Help shows an example.
@@ -110,7 +118,7 @@ func (c *RepairCmd) Help() string { return "Example:\n  kandev repair 20261130-0
 
 // Run reconciles the session after a crash without relaunching its agent.
 func (c *RepairCmd) Run(env *Env) error {
-	h, id, err := env.sessionID(c.ID)
+	h, id, err := c.pick(env, needOpen)
 	if err != nil {
 		return err
 	}
@@ -157,13 +165,11 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	ws := c.Workspace
-	if ws == "" && !c.All {
-		dir, err := absDir(".")
-		if err != nil {
-			return err
-		}
-		ws = state.WorkspaceName(dir)
+	// The same workspaces as --latest: by default the git top level of the
+	// current directory (a same-named clone elsewhere is another one).
+	scope, err := SessionRef{Workspace: c.Workspace, AllWorkspaces: c.All && c.Workspace == ""}.scope()
+	if err != nil {
+		return err
 	}
 	all, err := h.ListSessions()
 	if err != nil {
@@ -188,7 +194,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 			}
 			break
 		}
-		if ws != "" && s.Workspace != ws {
+		if !scope.contains(s) {
 			continue
 		}
 		if a := p.assess(s, probeFull); !a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning {

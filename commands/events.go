@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kandev/kandev/history"
@@ -25,19 +26,22 @@ func (c *EventsCmd) Help() string {
 // Run prints the session's raw events.
 func (c *EventsCmd) Run(env *Env) error {
 	if c.Since < 0 {
-		return usagef("--since must be 0 or more")
+		return usagef("--since must be 0 or more (got %d)", c.Since)
 	}
-	id, err := c.resolve(env, nil)
+	types := map[string]bool{}
+	for _, t := range strings.Split(c.Type, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			if c.Follow && !state.KnownEventType(t) {
+				return unknownTypeError(t)
+			}
+			types[t] = true
+		}
+	}
+	id, err := c.resolve(env, needAny)
 	if err != nil {
 		return err
 	}
 	h, _ := env.Home()
-	types := map[string]bool{}
-	for _, t := range strings.Split(c.Type, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			types[t] = true
-		}
-	}
 	if c.Follow {
 		return c.follow(env, h, id, types)
 	}
@@ -50,6 +54,13 @@ func (c *EventsCmd) Run(env *Env) error {
 	})
 	if err != nil && !isNotFound(err) {
 		return err
+	}
+	// A type this kandev does not know is taken only when the log has
+	// events of it (a newer kandev wrote them): else it is a typo.
+	for t := range types {
+		if !state.KnownEventType(t) && !slices.ContainsFunc(evs, func(e state.Event) bool { return e.Type == t }) {
+			return unknownTypeError(t)
+		}
 	}
 	if p := rep.Problems(); p != "" {
 		fmt.Fprintln(env.Out.Err, "kandev: warning: "+p)
@@ -66,10 +77,22 @@ func (c *EventsCmd) Run(env *Env) error {
 	}
 	env.Out.Object(map[string]any{"events": lines}, func(w io.Writer) {
 		for _, e := range evs {
-			fmt.Fprintf(w, "%6d  %s  %-20s %s\n", e.Seq, e.Timestamp, e.Type, eventSummary(e))
+			fmt.Fprintf(w, "%6d  %s  %-20s %s\n", e.Seq, textTimestamp(e.Timestamp), e.Type, eventSummary(e))
 		}
 	})
 	return nil
+}
+
+func unknownTypeError(t string) error {
+	return usagef("--type %q: not an event type; the types are %s", t, strings.Join(eventTypes, ", "))
+}
+
+// eventTypes are the event types --type takes, in the order a turn writes them.
+var eventTypes = []string{
+	state.EventTurnStarted, state.EventUserMessage, state.EventAgentMessage, state.EventAgentThought,
+	state.EventToolCall, state.EventToolResult, state.EventPlan, state.EventPermissionRequest,
+	state.EventPermissionResolved, state.EventTurnEnded, state.EventState, state.EventAgentStarted,
+	state.EventAgentExited, state.EventMarker, state.EventUsage, state.EventRewind, state.EventAgentUpdate,
 }
 
 // eventSummary is one line describing an event.
@@ -127,7 +150,7 @@ func (c *EventsCmd) follow(env *Env, h *state.Home, id string, types map[string]
 		if env.Out.JSON {
 			env.Out.Event(e)
 		} else {
-			fmt.Fprintf(env.Out.Out, "%6d  %s  %-20s %s\n", e.Seq, e.Timestamp, e.Type, eventSummary(e))
+			fmt.Fprintf(env.Out.Out, "%6d  %s  %-20s %s\n", e.Seq, textTimestamp(e.Timestamp), e.Type, eventSummary(e))
 		}
 		return true
 	}

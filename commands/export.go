@@ -38,7 +38,7 @@ func (c *ExportCmd) Help() string {
 
 // Run writes the bundle to stdout.
 func (c *ExportCmd) Run(env *Env) error {
-	h, s, err := c.load(env, nil)
+	h, s, err := c.load(env, needAny)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func TestFork_ASignalBeforeTheChildExistsCreatesNothing(t *testing.T) {
 			cancel(cause)
 			var out, errb bytes.Buffer
 			env := &Env{G: &Globals{Home: h.Dir}, Out: &Output{Out: &out, Err: &errb}, Ctx: ctx, Now: time.Now}
-			err := (&ForkCmd{ID: id, At: -1}).Run(env)
+			err := (&ForkCmd{SessionRef: SessionRef{ID: id}, At: -1}).Run(env)
 			want := ExitTerminated
 			if cause == acp.ErrInterrupted {
 				want = ExitInterrupted
@@ -66,7 +66,7 @@ func TestFork_AForkThatCreatedItsChildIsCommitted(t *testing.T) {
 	h, id := forkableParent(t)
 	var out, errb bytes.Buffer
 	env := &Env{G: &Globals{Home: h.Dir}, Out: &Output{Out: &out, Err: &errb}, Ctx: context.Background(), Now: time.Now}
-	if err := (&ForkCmd{ID: id, At: -1}).Run(env); err != nil || !env.committed {
+	if err := (&ForkCmd{SessionRef: SessionRef{ID: id}, At: -1}).Run(env); err != nil || !env.committed {
 		t.Fatalf("err = %v, committed %v", err, env.committed)
 	}
 }

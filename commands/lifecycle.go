@@ -11,30 +11,30 @@ import (
 
 // DoneCmd is kandev done.
 type DoneCmd struct {
-	ID string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 }
 
 // Help shows an example.
 func (c *DoneCmd) Help() string { return "Example:\n  kandev done 20261130-0915" }
 
 // Run marks the session COMPLETED and releases the caller's lease.
-func (c *DoneCmd) Run(env *Env) error { return finish(env, c.ID, state.StateCompleted) }
+func (c *DoneCmd) Run(env *Env) error { return finish(env, c.SessionRef, state.StateCompleted) }
 
 // ArchiveCmd is kandev archive.
 type ArchiveCmd struct {
-	ID string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 }
 
 // Help shows an example.
 func (c *ArchiveCmd) Help() string { return "Example:\n  kandev archive 20261130-0915" }
 
 // Run marks the session CANCELLED.
-func (c *ArchiveCmd) Run(env *Env) error { return finish(env, c.ID, state.StateCancelled) }
+func (c *ArchiveCmd) Run(env *Env) error { return finish(env, c.SessionRef, state.StateCancelled) }
 
 // finish moves a session to a terminal state. A session with a live owner
 // is refused: its owner would overwrite the state when its turn ends.
-func finish(env *Env, ref, to string) error {
-	h, id, err := env.sessionID(ref)
+func finish(env *Env, ref SessionRef, to string) error {
+	h, id, err := ref.pick(env, needOpen)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ type listed struct {
 // Run lists sessions, newest activity first.
 func (c *ListCmd) Run(env *Env) error {
 	if c.Limit < 0 {
-		return usagef("--limit must be 0 or more")
+		return usagef("--limit must be 0 or more (0: all; got %d)", c.Limit)
 	}
 	want := strings.ToUpper(c.State)
 	if want != "" && !validState(want) {
@@ -106,16 +107,43 @@ func (c *ListCmd) Run(env *Env) error {
 	if n := len(skipped.Unreadable); n > 0 {
 		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
 	}
-	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) { writeListText(w, out, now) })
+	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) {
+		if len(out) == 0 {
+			fmt.Fprintln(w, c.noneMessage(len(all) > 0 || anyRecord(h)))
+			return
+		}
+		writeListText(w, out, now)
+	})
 	return nil
+}
+
+// noneMessage says why the listing is empty: no session at all (start
+// one), or none that passed the filters (which ones).
+func (c *ListCmd) noneMessage(some bool) string {
+	var filters []string
+	if c.State != "" {
+		filters = append(filters, "in state "+strings.ToUpper(c.State))
+	}
+	if c.Workspace != "" {
+		filters = append(filters, fmt.Sprintf("in workspace %q", c.Workspace))
+	}
+	if c.Resumable {
+		filters = append(filters, "that resume can act on now")
+	}
+	if len(filters) == 0 || !some {
+		return "no sessions (start one with: kandev start \"...\")"
+	}
+	return "no session " + strings.Join(filters, " and ") + " (kandev list shows them all)"
+}
+
+// anyRecord reports whether the home holds any session record.
+func anyRecord(h *state.Home) bool {
+	m, _ := filepath.Glob(filepath.Join(filepath.Dir(h.RecordPath("x")), "*.json"))
+	return len(m) > 0
 }
 
 // writeListText is the table of sessions; stored text is printed one line per cell.
 func writeListText(w io.Writer, out []listed, now time.Time) {
-	if len(out) == 0 {
-		fmt.Fprintln(w, "no sessions (start one with: kandev start \"...\")")
-		return
-	}
 	t := table{rows: make([][]string, 0, len(out)+1)}
 	t.add("ID", "BADGE", "AGENT", "WORKSPACE", "ACTIVITY", "TITLE")
 	for _, s := range out {

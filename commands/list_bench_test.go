@@ -45,5 +45,5 @@ func BenchmarkListResumable_1000Sessions(b *testing.B)  { benchList(b, 1_000, "l
 func BenchmarkListResumable_10000Sessions(b *testing.B) { benchList(b, 10_000, "list", "--resumable") }
 func BenchmarkListJSON_10000Sessions(b *testing.B)      { benchList(b, 10_000, "--json", "list") }
 func BenchmarkStatusLatest_10000Sessions(b *testing.B) {
-	benchList(b, 10_000, "status", "--latest")
+	benchList(b, 10_000, "status", "--latest", "--all-workspaces")
 }

@@ -100,8 +100,8 @@ func (c *ServeCmd) Run(env *Env) error {
 
 // CloseCmd is kandev close.
 type CloseCmd struct {
-	ID  string `arg:"" help:"Session id or unique prefix."`
-	Now bool   `help:"Cancel a running turn instead of letting it finish."`
+	SessionRef
+	Now bool `help:"Cancel a running turn instead of letting it finish."`
 }
 
 // Help shows an example.
@@ -109,7 +109,14 @@ func (c *CloseCmd) Help() string { return "Example:\n  kandev close 20261130-091
 
 // Run ends the session's live owner and waits until it has exited.
 func (c *CloseCmd) Run(env *Env) error {
-	h, id, err := env.sessionID(c.ID)
+	h, id, err := c.pick(env, needLive)
+	if errors.Is(err, errNoneEligible) {
+		// Nothing lingers here: as with an id, there is nothing to close.
+		env.Out.Object(map[string]any{"session_id": "", "closed": false}, func(w io.Writer) {
+			fmt.Fprintln(w, "nothing to close: no kandev process is running a session here")
+		})
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -149,8 +156,8 @@ func waitOwnerGone(env *Env, h *state.Home, id string) error {
 
 // ApproveCmd is kandev approve.
 type ApproveCmd struct {
-	ID     string `arg:"" help:"Session id or unique prefix."`
-	Always bool   `help:"Pick the agent's \"always allow\" option when it offers one."`
+	SessionRef
+	Always bool `help:"Pick the agent's \"always allow\" option when it offers one."`
 }
 
 // Help shows an example.
@@ -158,12 +165,12 @@ func (c *ApproveCmd) Help() string { return "Example:\n  kandev approve 20261130
 
 // Run answers the pending deferred permission request with allow.
 func (c *ApproveCmd) Run(env *Env) error {
-	return answer(env, c.ID, &state.Input{Kind: state.InputApprove, Always: c.Always})
+	return answer(env, c.SessionRef, &state.Input{Kind: state.InputApprove, Always: c.Always})
 }
 
 // DenyCmd is kandev deny.
 type DenyCmd struct {
-	ID string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 }
 
 // Help shows an example.
@@ -171,12 +178,12 @@ func (c *DenyCmd) Help() string { return "Example:\n  kandev deny 20261130-0915"
 
 // Run answers the pending deferred permission request with reject.
 func (c *DenyCmd) Run(env *Env) error {
-	return answer(env, c.ID, &state.Input{Kind: state.InputDeny})
+	return answer(env, c.SessionRef, &state.Input{Kind: state.InputDeny})
 }
 
 // answer queues an approve or deny for the owner that holds a parked request.
-func answer(env *Env, ref string, in *state.Input) error {
-	h, id, err := env.sessionID(ref)
+func answer(env *Env, ref SessionRef, in *state.Input) error {
+	h, id, err := ref.pick(env, needPermission)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (c *PromptCmd) Run(env *Env) error {
 		c.Text = append([]string{c.ID}, c.Text...)
 		c.ID = ""
 	}
-	id, err := c.resolve(env, func(s *state.Session) bool { return !state.IsTerminal(s.State) })
+	id, err := c.resolve(env, needOpen)
 	if err != nil {
 		return c.hintLatest(err)
 	}

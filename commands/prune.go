@@ -326,7 +326,7 @@ func leaseBlocker(h *state.Home, id, holder string, now time.Time) string {
 		return "its lease " + h.LeasePath(id) + " is unreadable: " + err.Error()
 	}
 	if l.Live(now) && l.AttachedTo != holder {
-		return "attached to " + l.AttachedTo + " until " + l.AttachExpiresAt.Format(time.RFC3339) + " (kandev detach " + id + " releases it)"
+		return "attached to " + l.AttachedTo + " until " + textTime(l.AttachExpiresAt) + " (kandev detach " + id + " releases it)"
 	}
 	return ""
 }

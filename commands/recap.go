@@ -34,7 +34,7 @@ func (c *RecapCmd) Run(env *Env) error {
 	if c.Limit < 1 || c.Limit > history.MaxRecapLimit {
 		return usagef("--limit must be between 1 and %d (got %d)", history.MaxRecapLimit, c.Limit)
 	}
-	h, s, err := c.load(env, nil)
+	h, s, err := c.load(env, needAny)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
@@ -34,7 +33,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	id, err := c.resolve(env, func(s *state.Session) bool { return !state.IsTerminal(s.State) })
+	_, id, err := c.pickAs(env, needResumable, c.Holder, c.NoContinue)
 	if err != nil {
 		return err
 	}
@@ -65,7 +64,8 @@ func (c *ResumeCmd) Run(env *Env) error {
 			return &acp.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
 		}
 		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
-			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; follow it with kandev events %s --follow\n", id, s.OwnerPID, id)
+			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
+			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; next: %s\n", id, s.OwnerPID, a.Next)
 		})
 		return nil
 	}
@@ -86,7 +86,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 			if res.FallbackReason != "" {
 				fmt.Fprintf(env.Out.Out, " after %s", res.FallbackReason)
 			}
-			fmt.Fprintf(env.Out.Out, "; %s, attached to %s until %s\n", res.Session.State, lease.AttachedTo, lease.AttachExpiresAt.Local().Format(time.Kitchen))
+			fmt.Fprintf(env.Out.Out, "; %s, attached to %s until %s\n", res.Session.State, lease.AttachedTo, textTime(lease.AttachExpiresAt))
 		}
 	}
 	return err

@@ -127,6 +127,9 @@ func (e *Env) Config() (*state.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkConfigNames(c, path); err != nil {
+		return nil, err
+	}
 	e.config = c
 	return c, nil
 }
@@ -152,6 +155,10 @@ func (e *Env) PermissionMode() (string, error) {
 
 // Run executes kandev with args and returns the exit code.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if i := firstWord(args); i >= 0 && args[i] == "help" {
+		// kandev help resume: the help of resume, as git and gh give it.
+		args = append(append(append([]string{}, args[:i]...), args[i+1:]...), "--help")
+	}
 	if len(args) == 0 {
 		writeOverview(stdout)
 		return ExitOK
@@ -165,6 +172,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		kong.Vars{"version": "kandev " + acp.Version},
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
+		// "--limit -1" is the value -1 (refused by the command's range
+		// check, saying the range), not a short flag.
+		kong.WithHyphenPrefixedParameters(true),
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "kandev:", err)
@@ -212,10 +222,7 @@ func parse(p *kong.Kong, args []string, out *Output, exitCode *int) (kctx *kong.
 	}()
 	ctx, err := p.Parse(args)
 	if err != nil {
-		msg := err.Error()
-		if ctx != nil && commandPath(ctx) != "" {
-			msg += " (run kandev " + commandPath(ctx) + " --help)"
-		}
+		msg := parseErrorMessage(p, args, err.Error())
 		// The flags did not parse, so --json is read from the words themselves.
 		out.JSON = jsonRequested(args)
 		out.Error(usagef("%s", msg))
@@ -238,12 +245,42 @@ func jsonRequested(args []string) bool {
 	return false
 }
 
-func commandPath(ctx *kong.Context) string {
-	cmd := ctx.Command()
-	if i := strings.IndexByte(cmd, ' '); i >= 0 {
-		cmd = cmd[:i]
+// parseErrorMessage is kong's complaint with the way to the help: the
+// command's own when the command word is known, else the list of commands.
+func parseErrorMessage(p *kong.Kong, args []string, msg string) string {
+	cmd, first := "", ""
+	if i := firstWord(args); i >= 0 {
+		first = args[i]
+		for _, n := range p.Model.Children {
+			if n.Name == first && !n.Hidden {
+				cmd = first
+			}
+		}
 	}
-	return cmd
+	if cmd != "" {
+		return msg + " (run kandev " + cmd + " --help)"
+	}
+	if rest, ok := strings.CutPrefix(msg, "unexpected argument "+first); ok && first != "" {
+		msg = fmt.Sprintf("unknown command %q%s", first, rest)
+	}
+	return msg + " (kandev --help lists the commands)"
+}
+
+// firstWord is the index in args of the first word that is neither a flag
+// nor the value of a global flag (the command word), -1 when none.
+func firstWord(args []string) int {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return -1
+		case a == "--home" || a == "--config" || a == "--permissions":
+			i++ // its value
+		case strings.HasPrefix(a, "-"):
+		default:
+			return i
+		}
+	}
+	return -1
 }
 
 // readPrompt joins PROMPT words, or reads stdin for "-".

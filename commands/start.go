@@ -58,9 +58,9 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	// The id is the first line of text output; --json has it in every event
-	// and --quiet prints only the final assistant text.
-	if !env.Out.JSON && !env.Out.Quiet {
+	// The id is the first line of text output and all that --quiet prints
+	// (id=$(kandev -q start ...)); --json has it in every event.
+	if !env.Out.JSON {
 		fmt.Fprintln(env.Out.Out, s.ID)
 	}
 	job := acp.Job{
@@ -83,11 +83,25 @@ func (c *StartCmd) Run(env *Env) error {
 	} else {
 		res, err = acp.RunOwner(env.Ctx, job)
 	}
+	if env.Out.Quiet {
+		env.Out.dropFinalText()
+	}
 	env.Out.Finish()
 	if res != nil && res.Session != nil && env.Out.JSON {
 		env.Out.Object(res.Session, nil)
 	}
+	if err == nil && prompt == "" {
+		env.Out.Info("session %s waits for input; send the task with: kandev prompt %s \"...\"", s.ID, s.ID)
+	}
 	return err
+}
+
+// dropFinalText forgets the assistant text quiet mode would print at
+// Finish: kandev -q start prints only the session id.
+func (o *Output) dropFinalText() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.finalText.Reset()
 }
 
 // progressLine shows start-up steps on a terminal's stderr only.
@@ -107,7 +121,7 @@ func (c *StartCmd) agent(env *Env, cfg *state.Config) string {
 	agent, chosen := acp.DefaultAgent(cfg)
 	if !chosen {
 		if msg := acp.DemoDefaultNotice(acp.RealAgents(acp.Profiles(cfg), acp.Profile.Installed)); msg != "" {
-			env.Out.Info("%s", msg)
+			env.Out.Info("%s", printableLine(msg)) // agent names come from the config
 		}
 	}
 	return agent

@@ -3,7 +3,6 @@ package commands
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -39,11 +38,13 @@ type Status struct {
 	Next string `json:"next"`
 	// Survivors are processes carrying the session's tag although its owner is dead.
 	Survivors []state.Proc `json:"survivors,omitempty"`
+	// why says in words what the session needs (text output).
+	why string
 }
 
 // Run prints the verdict and the session.
 func (c *StatusCmd) Run(env *Env) error {
-	h, s, err := c.load(env, nil)
+	h, s, err := c.load(env, needAny)
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func (c *StatusCmd) Run(env *Env) error {
 			fmt.Fprintf(w, ", last turn: %s", s.StopReason)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "verdict   %s (needs resume: %v, resumable: %v)\n", st.Reason, st.NeedsResume, st.IsResumable)
+		fmt.Fprintf(w, "verdict   %s: %s\n", st.Reason, st.why)
 		if s.Worktree != nil {
 			fmt.Fprintf(w, "worktree  %s on %s", s.Worktree.Path, s.Worktree.Branch)
 			if !s.Worktree.Valid {
@@ -83,10 +84,10 @@ func (c *StatusCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "paused    %s\n", st.Pause.Reason)
 		}
 		if st.AttachedTo != "" {
-			fmt.Fprintf(w, "attached  %s until %s\n", st.AttachedTo, st.AttachExpiresAt)
+			fmt.Fprintf(w, "attached  %s until %s\n", st.AttachedTo, textTimestamp(st.AttachExpiresAt))
 		}
 		if st.WarmUntil != "" {
-			fmt.Fprintf(w, "warm      agent kept running until %s (kandev close %s ends it now)\n", st.WarmUntil, s.ID)
+			fmt.Fprintf(w, "warm      agent kept running until %s (kandev close %s ends it now)\n", textTimestamp(st.WarmUntil), s.ID)
 		}
 		if st.PendingInputs > 0 {
 			fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)
@@ -97,7 +98,7 @@ func (c *StatusCmd) Run(env *Env) error {
 		for _, p := range st.Survivors {
 			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
 		}
-		fmt.Fprintf(w, "activity  %s\n", s.LastActivityAt.Local().Format(time.RFC3339))
+		fmt.Fprintf(w, "activity  %s\n", textTime(s.LastActivityAt))
 		fmt.Fprintf(w, "next      %s\n", st.Next)
 	})
 	return nil

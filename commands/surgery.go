@@ -15,8 +15,8 @@ import (
 
 // RewindCmd is kandev rewind.
 type RewindCmd struct {
-	ID string `arg:"" help:"Session id or unique prefix."`
-	To int64  `required:"" help:"The turn boundary to go back to: the seq of a turn_ended, or 0." placeholder:"SEQ"`
+	SessionRef
+	To int64 `required:"" help:"The turn boundary to go back to: the seq of a turn_ended, or 0." placeholder:"SEQ"`
 }
 
 // Help shows an example.
@@ -32,12 +32,12 @@ func (c *RewindCmd) Run(env *Env) error {
 	if c.To < 0 {
 		return usagef("--to must be a seq (0 or more)")
 	}
-	return rewind(env, c.ID, c.To)
+	return rewind(env, c.SessionRef, c.To)
 }
 
 // ClearCmd is kandev clear.
 type ClearCmd struct {
-	ID string `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 }
 
 // Help shows an example.
@@ -47,11 +47,11 @@ func (c *ClearCmd) Help() string {
 }
 
 // Run rewinds to the empty conversation.
-func (c *ClearCmd) Run(env *Env) error { return rewind(env, c.ID, 0) }
+func (c *ClearCmd) Run(env *Env) error { return rewind(env, c.SessionRef, 0) }
 
 // rewind runs a rewind or a clear and says what it did and did not undo.
-func rewind(env *Env, ref string, to int64) error {
-	h, id, err := env.sessionID(ref)
+func rewind(env *Env, ref SessionRef, to int64) error {
+	h, id, err := ref.pick(env, needIdle)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func placeInWorktree(s *state.Session, branch string) error {
 
 // ForkCmd is kandev fork.
 type ForkCmd struct {
-	ID       string       `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 	At       int64        `default:"-1" help:"The turn boundary to fork at: the seq of a turn_ended, or 0 (default: the end)." placeholder:"SEQ"`
 	Title    string       `help:"Title of the new session (default: fork of <title>)." placeholder:"T"`
 	Worktree WorktreeFlag `help:"Work in a new linked git worktree (--worktree=BRANCH names its branch)."`
@@ -151,7 +151,7 @@ func (c *ForkCmd) Run(env *Env) error {
 	if c.At < -1 {
 		return usagef("--at must be a seq (0 or more)")
 	}
-	h, id, err := env.sessionID(c.ID)
+	h, id, err := c.pick(env, needAny)
 	if err != nil {
 		return err
 	}

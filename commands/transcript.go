@@ -40,7 +40,7 @@ func (c *TranscriptCmd) Run(env *Env) error {
 	if c.Before < 0 {
 		return usagef("--before must be a seq (1 or more), or 0 for the newest page")
 	}
-	id, err := c.resolve(env, nil)
+	id, err := c.resolve(env, needAny)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func (c *UsageCmd) Run(env *Env) error {
 	if c.All {
 		defer readingEverySession()()
 	} else {
-		id, err := c.resolve(env, nil)
+		id, err := c.resolve(env, needAny)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 
 // WaitCmd is kandev wait.
 type WaitCmd struct {
-	ID      string        `arg:"" help:"Session id or unique prefix."`
+	SessionRef
 	Until   string        `required:"" help:"Badges to wait for, comma-separated (idle, running, waiting-for-permission, needs-resume, paused, stopped, done, failed, cancelled)." placeholder:"BADGE[,..]"`
 	Timeout time.Duration `help:"Give up after this long (exit 124); default: wait as long as it takes." placeholder:"DUR"`
 }
@@ -42,7 +42,7 @@ func (c *WaitCmd) Run(env *Env) error {
 	if c.Timeout < 0 {
 		return usagef("--timeout must be 0 or more")
 	}
-	h, id, err := env.sessionID(c.ID)
+	h, id, err := c.pick(env, needAny)
 	if err != nil {
 		return err
 	}

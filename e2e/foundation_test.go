@@ -429,7 +429,9 @@ func TestDemo_TellsTheWholeStoryAndExitsZero(t *testing.T) {
 
 func TestQuiet_PrintsOnlyTheFinalAssistantText(t *testing.T) {
 	w := newWorld(t)
-	r := w.mustRun("-q", "start", "/say first part\n/read missing.txt\n/say final words")
+	// start -q prints only the new session's id; prompt -q only the answer.
+	id := strings.TrimSpace(w.mustRun("-q", "start").stdout)
+	r := w.mustRun("-q", "prompt", id, "/say first part\n/read missing.txt\n/say final words")
 	if strings.Contains(r.stdout, "[tool]") || !strings.Contains(r.stdout, "final words") || strings.Count(strings.TrimSpace(r.stdout), "\n") > 3 {
 		t.Fatalf("quiet output:\n%s", r.stdout)
 	}

@@ -17,8 +17,10 @@ type Assessment struct {
 	// Continuation is what happens to an interrupted turn; its Pause is the
 	// pause in force after this look (recorded, or found now).
 	Continuation ContinuationDecision
-	// Next is one command that succeeds for the session as it is.
+	// Next is one command that succeeds for the session as it is, and the
+	// useful one; Why says in words what the session needs.
 	Next string
+	Why  string
 	// Worktree is the session's worktree as assessed (nil when none).
 	Worktree *Worktree
 }
@@ -51,36 +53,59 @@ func Assess(s *Session, o Observation) Assessment {
 	// Interrupted: cut off and not yet repaired (Decide), or repaired and
 	// still owed its continuation.
 	v.Interrupted = v.Interrupted || d.Turn != ""
+	if !o.OwnerAlive && eff.Pause != nil {
+		v.IsResumable = false // resume refuses a paused session (exit 5): a prompt lifts it
+	}
 	a := Assessment{Verdict: v, Badge: Badge(&eff, o.OwnerAlive), Continuation: d, Worktree: eff.Worktree}
 	a.LeaseHeld = o.Lease.Live(o.Now) && o.Lease.AttachedTo != o.Holder
 	a.Attachable = v.IsResumable && !IsTerminal(eff.State) && !a.LeaseHeld
 	a.Resumable = a.Attachable && (o.OwnerAlive || eff.Pause == nil)
-	a.Next = nextCommand(&eff, a, o)
+	a.Next, a.Why = nextCommand(&eff, a, o)
 	return a
 }
 
-// nextCommand is one command that succeeds for the session as assessed:
-// "..." stands for the user's message.
-func nextCommand(s *Session, a Assessment, o Observation) string {
+// UntilTurnEnds is the --until of a kandev wait that returns when a running
+// turn is over, however it ends.
+const UntilTurnEnds = BadgeIdle + "," + BadgeWaitingForPermission + "," + BadgeNeedsResume + "," + BadgePaused + "," + BadgeStopped + "," + BadgeFailed
+
+// nextCommand is one command that succeeds for the session as assessed
+// and is the one a person wants next ("..." stands for the user's
+// message), and why. A warm owner takes a prompt at once; following its
+// events would block until its linger ends.
+func nextCommand(s *Session, a Assessment, o Observation) (next, why string) {
 	id := s.ID
 	wt := s.Worktree
+	force := ""
+	if a.LeaseHeld {
+		force = " --force"
+	}
 	switch {
 	case IsTerminal(s.State):
-		return "kandev start --parent " + id + ` "..."`
+		return "kandev start --parent " + id + ` "..."`, "finished: a new session can carry on from its history"
+	case o.OwnerAlive && a.Badge == BadgeWaitingForPermission:
+		return "kandev approve " + id, "the turn waits for a permission answer (kandev deny " + id + " refuses it)"
+	case o.OwnerAlive && a.Badge == BadgeRunning:
+		return "kandev wait " + id + " --until " + UntilTurnEnds, "a kandev process is running a turn"
 	case o.OwnerAlive:
-		return "kandev events " + id + " --follow"
+		return "kandev prompt " + id + ` "..."` + force, "a kandev process keeps the agent running: a prompt goes straight to it"
 	case wt != nil && !wt.Valid && wt.OffBranch:
-		return "git -C " + shellWord(wt.Path) + " checkout " + shellWord(wt.Branch)
+		return "git -C " + shellWord(wt.Path) + " checkout " + shellWord(wt.Branch), wt.Problem
 	case wt != nil && !wt.Valid:
-		return "kandev start --parent " + id + ` "..."`
+		return "kandev start --parent " + id + ` "..."`, wt.Problem
 	case a.LeaseHeld:
-		return "kandev prompt " + id + ` "..." --force`
+		return "kandev prompt " + id + ` "..." --force`, "another holder (" + o.Lease.AttachedTo + ") is attached"
 	case a.Pause() != nil:
-		return "kandev prompt " + id + ` "..."`
-	case a.Interrupted || a.Reason == ReasonStaleExecution:
-		return "kandev resume " + id
+		return "kandev prompt " + id + ` "..."`, "automatic continuation is paused (" + a.Pause().Reason + "): a prompt carries on"
+	case a.Reason == ReasonStaleExecution:
+		return "kandev resume " + id, "its agent outlived its owner: resume stops it and carries on"
+	case a.Interrupted && s.InitialPrompt != "":
+		return "kandev resume " + id, "the first prompt never reached the agent: resume sends it"
+	case a.Interrupted:
+		return "kandev resume " + id, "a turn was cut off: resume continues it once"
+	case s.Stopped:
+		return "kandev prompt " + id + ` "..."`, "stopped: nothing runs until a prompt"
 	}
-	return "kandev prompt " + id + ` "..."`
+	return "kandev prompt " + id + ` "..."`, "nothing to resume: the next prompt restores the agent"
 }
 
 // shellWord quotes s for a shell when it needs it.

@@ -36,9 +36,13 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 		want want
 	}{
 		{"owner alive mid-turn", []func(*Session){unrepaired}, func(o *Observation) { o.OwnerAlive = true },
-			want{reason: ReasonAgentRunning, badge: BadgeRunning, resumable: true, next: "kandev events s1 --follow"}},
+			want{reason: ReasonAgentRunning, badge: BadgeRunning, resumable: true, next: "kandev wait s1 --until " + UntilTurnEnds}},
+		{"warm owner, idle: a prompt goes straight to it", nil, func(o *Observation) { o.OwnerAlive = true },
+			want{reason: ReasonAgentRunning, badge: BadgeIdle, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"owner alive, another holder's lease", nil, func(o *Observation) { o.OwnerAlive, o.Lease = true, others },
-			want{reason: ReasonAgentRunning, badge: BadgeIdle, next: "kandev events s1 --follow"}},
+			want{reason: ReasonAgentRunning, badge: BadgeIdle, next: `kandev prompt s1 "..." --force`}},
+		{"owner alive, permission parked", []func(*Session){unrepaired, func(s *Session) { s.PermissionPending = true }}, func(o *Observation) { o.OwnerAlive = true },
+			want{reason: ReasonAgentRunning, badge: BadgeWaitingForPermission, resumable: true, next: "kandev approve s1"}},
 		{"stale agent of a dead owner", []func(*Session){unrepaired}, func(o *Observation) { o.AgentAlive = true },
 			want{reason: ReasonStaleExecution, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, next: "kandev resume s1"}},
 		{"terminal, even with a turn waiting", []func(*Session){awaiting, func(s *Session) { s.State = StateCompleted }}, nil,
@@ -139,5 +143,37 @@ func TestAssess_PauseNamesItsTurnAndHumanReason(t *testing.T) {
 	p := a.Pause()
 	if p == nil || p.Turn != "t7" || !strings.Contains(p.Reason, "approve-all") || !strings.Contains(p.Reason, "ask") {
 		t.Fatalf("pause %+v", p)
+	}
+}
+
+// What status says a session needs agrees with what the commands then do:
+// a paused session is not resumable (resume exits 5), an idle one needs
+// nothing but a prompt, and a warm one is not followed until its linger ends.
+func TestAssess_StatusSaysWhatTheCommandsDo(t *testing.T) {
+	cases := []struct {
+		name        string
+		mod         func(*Session)
+		ownerAlive  bool
+		isResumable bool
+		next, why   string
+	}{
+		{"paused: not resumable, a prompt carries on", func(s *Session) { s.Interrupted = &Interruption{Turn: "t2"}; s.Stopped = true },
+			false, false, `kandev prompt s1 "..."`, "paused"},
+		{"idle with no agent: nothing to resume", nil, false, true, `kandev prompt s1 "..."`, "nothing to resume"},
+		{"idle with a warm agent: prompt it", nil, true, true, `kandev prompt s1 "..."`, "straight to it"},
+		{"cut off: resume", func(s *Session) { s.Interrupted = &Interruption{Turn: "t2"} }, false, true, "kandev resume s1", "cut off"},
+		{"stopped: a prompt restarts it", func(s *Session) { s.Stopped = true }, false, true, `kandev prompt s1 "..."`, "stopped"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Session{ID: "s1", State: StateWaitingForInput, ResumeToken: "tok", AgentLaunched: true, TurnPermissionMode: "ask", Turns: 2}
+			if tc.mod != nil {
+				tc.mod(&s)
+			}
+			a := Assess(&s, Observation{OwnerAlive: tc.ownerAlive, Policy: ContinuationPolicy{AutoContinue: true, MaxAttempts: 3, Window: time.Minute, PermissionMode: "ask"}})
+			if a.IsResumable != tc.isResumable || a.Resumable && !a.IsResumable || a.Next != tc.next || !strings.Contains(a.Why, tc.why) {
+				t.Fatalf("is_resumable %v (resume acts: %v), next %q, why %q", a.IsResumable, a.Resumable, a.Next, a.Why)
+			}
+		})
 	}
 }
