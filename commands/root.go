@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/internal/version"
 	"github.com/kandev/kandev/state"
 )
 
@@ -26,7 +27,7 @@ type Globals struct {
 	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all, defer (default: config, else ask)." placeholder:"MODE"`
 	NoColor     bool             `help:"No colors (also NO_COLOR)." env:"NO_COLOR"`
 	Quiet       bool             `short:"q" help:"Print only the final assistant text."`
-	Version     kong.VersionFlag `help:"Print the version."`
+	Version     kong.VersionFlag `help:"Print the version, the commit it was built from and when."`
 }
 
 // CLI is the whole command line.
@@ -159,7 +160,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	parser, err := kong.New(&cli,
 		kong.Name("kandev"),
 		kong.Description("Run ACP coding agents in durable, resumable sessions."),
-		kong.Vars{"version": "kandev " + acp.Version},
+		kong.Vars{"version": version.Get().String()},
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
 	)
