@@ -9,6 +9,17 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// Colours are ANSI escapes: a Windows console shows them once asked to
+// (ENABLE_VIRTUAL_TERMINAL_PROCESSING, on every Windows Go supports).
+func init() {
+	for _, f := range []*os.File{os.Stdout, os.Stderr} {
+		var mode uint32
+		if h := windows.Handle(f.Fd()); windows.GetConsoleMode(h, &mode) == nil {
+			_ = windows.SetConsoleMode(h, mode|windows.ENABLE_VIRTUAL_TERMINAL_PROCESSING)
+		}
+	}
+}
+
 // openTTY opens the console for a question and its answer (CONIN$ and
 // CONOUT$, Windows' /dev/tty), or returns nil when there is none.
 func openTTY() io.ReadWriter {
