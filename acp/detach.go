@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/kandev/kandev/state"
@@ -45,7 +44,7 @@ func startDetached(ctx context.Context, job Job) error {
 	cmd := exec.Command(exe, job.Detach...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, out, out
 	cmd.Dir = h.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detachedProcAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start a detached owner for %s: %w", id, err)
 	}

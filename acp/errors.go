@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/internal/version"
 )
 
 // Version is kandev's version, sent as clientInfo.
-var Version = "0.1.0"
+var Version = version.Get().Version
 
 // Errors RunOwner returns, mapped to exit codes by commands.
 var (

@@ -23,7 +23,7 @@ type DemoCmd struct {
 }
 
 // Help shows an example.
-func (c *DemoCmd) Help() string { return "Example:\n  go run . demo" }
+func (c *DemoCmd) Help() string { return "Example:\n  kandev demo" }
 
 // demoRun is one run of the story: a temporary home and working directory
 // in which this same executable is run as a user would run it.

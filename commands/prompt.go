@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -158,9 +157,9 @@ func runOwnerResult(env *Env, id string, job acp.Job) (*acp.Result, error) {
 // Without a terminal on stdin nobody can answer: every request is denied,
 // and the first denial says how to approve without asking.
 func askOnTerminal(env *Env) func(sdk.RequestPermissionRequest) bool {
-	var tty *os.File
+	var tty io.ReadWriter
 	if isTerminal(env.Stdin) {
-		tty, _ = os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		tty = openTTY()
 	}
 	if tty == nil {
 		var once sync.Once

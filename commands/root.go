@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/internal/version"
 	"github.com/kandev/kandev/state"
 )
 
@@ -26,7 +27,7 @@ type Globals struct {
 	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all, defer (default: config, else ask)." placeholder:"MODE"`
 	NoColor     bool             `help:"No colors (also NO_COLOR)." env:"NO_COLOR"`
 	Quiet       bool             `short:"q" help:"Print only the final assistant text."`
-	Version     kong.VersionFlag `help:"Print the version."`
+	Version     kong.VersionFlag `help:"Print the version, the commit it was built from and when."`
 }
 
 // CLI is the whole command line.
@@ -72,6 +73,7 @@ type CLI struct {
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
 	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
 	Serve      ServeCmd      `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
+	Man        ManCmd        `cmd:"" name:"__man" hidden:"" help:"Print the kandev(1) man page in roff (for the release archives)."`
 }
 
 // Env is what commands receive instead of reaching for globals.
@@ -169,7 +171,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	parser, err := kong.New(&cli,
 		kong.Name("kandev"),
 		kong.Description("Run ACP coding agents in durable, resumable sessions."),
-		kong.Vars{"version": "kandev " + acp.Version},
+		kong.Vars{"version": version.Get().String()},
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
 		// "--limit -1" is the value -1 (refused by the command's range

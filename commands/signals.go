@@ -13,11 +13,12 @@ import (
 )
 
 // signals turns what the process receives into what it means:
-//   - SIGINT: the user cancels the running turn; the context ends with
-//     acp.ErrInterrupted (exit 130, never continued).
-//   - SIGTERM: the process is being shut down, not a user decision; the
-//     context ends with acp.ErrShutdown (exit 143), the turn is left for one
-//     automatic continuation.
+//   - SIGINT (Ctrl-C, on Windows too): the user cancels the running turn;
+//     the context ends with acp.ErrInterrupted (exit 130, never continued).
+//   - SIGTERM (on Windows: Ctrl-Break, or the console closing): the process
+//     is being shut down, not a user decision; the context ends with
+//     acp.ErrShutdown (exit 143), the turn is left for one automatic
+//     continuation.
 //   - a second SIGINT or SIGTERM: abort is closed; the owner kills the agent
 //     at once instead of waiting for it.
 //   - SIGHUP: the terminal went away; writes to it are discarded from then
@@ -33,6 +34,7 @@ func watchSignals(hangup func()) *signals {
 	s := &signals{ctx: ctx, abort: make(chan struct{})}
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	stopBreak := notifyCtrlBreak(ch) // Windows: Ctrl-Break is SIGTERM
 	done := make(chan struct{})
 	go func() {
 		var aborted sync.Once
@@ -54,6 +56,7 @@ func watchSignals(hangup func()) *signals {
 	}()
 	s.stop = func() {
 		signal.Stop(ch)
+		stopBreak()
 		close(done)
 		cancel(nil)
 	}

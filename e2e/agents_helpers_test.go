@@ -11,9 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/kandev/kandev/state"
 )
@@ -25,14 +26,11 @@ func npmInstall(dir string, installed func() bool, pkgs ...string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "cannot create the cache folder: " + err.Error()
 	}
-	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
+	lock := flock.New(dir + ".lock")
+	if err := lock.Lock(); err != nil {
 		return "cannot lock the cache folder: " + err.Error()
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "cannot lock the cache folder: " + err.Error()
-	}
+	defer lock.Unlock()
 	if installed() {
 		return ""
 	}

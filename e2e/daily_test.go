@@ -225,7 +225,7 @@ func dailyKillOwnerMidTurn(w *world, id, prompt string) {
 	}
 	w.t.Cleanup(func() {
 		if s, err := dailyRecord(w.home, id); err == nil && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart) {
-			syscall.Kill(s.AgentPID, syscall.SIGKILL)
+			kill(s.AgentPID, syscall.SIGKILL)
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)

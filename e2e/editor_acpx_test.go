@@ -207,7 +207,7 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 		if pid == 0 {
 			t.Fatal("no kandev acp owns the running turn")
 		}
-		syscall.Kill(pid, syscall.SIGKILL)
+		_ = kill(pid, syscall.SIGKILL)
 		if out, code := wait(); code == 0 {
 			t.Fatalf("acpx reported success for a turn whose agent was killed:\n%s", out)
 		}

@@ -131,7 +131,7 @@ func TestLinger_KilledWarmOwnerTakesItsAgentAndTheNextPromptRestores(t *testing.
 	if s.OwnerPID == 0 {
 		t.Fatal("no owner pid recorded")
 	}
-	if err := syscall.Kill(s.OwnerPID, syscall.SIGKILL); err != nil {
+	if err := kill(s.OwnerPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	w.waitOwnerGone(id, 10*time.Second)

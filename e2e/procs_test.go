@@ -17,7 +17,7 @@ import (
 // id that a failing test would otherwise leave behind.
 func killSurvivors(home, id string) {
 	for _, p := range state.TaggedProcesses(home)[id] {
-		syscall.Kill(p.PID, syscall.SIGKILL)
+		kill(p.PID, syscall.SIGKILL)
 	}
 }
 

@@ -159,7 +159,7 @@ func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
 	// A stopped agent cannot answer session/cancel: only the second signal ends the wait.
 	stopAgent := func() {
 		agent = w.session(id)
-		syscall.Kill(-agent.AgentPID, syscall.SIGSTOP) // the agent's process group, its supervisor included
+		stopGroup(agent.AgentPID) // the agent's process group, its supervisor included
 	}
 	r := w.signalMidTurn(id, stopAgent, []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM}, "prompt", id, sleepingTurn)
 	if r.code != 143 {

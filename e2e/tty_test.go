@@ -134,7 +134,7 @@ func TestCrash_KilledWhileAPermissionIsPendingPausesTheContinuation(t *testing.T
 		t.Fatalf("badge while asking: %q", st.Status.Badge)
 	}
 	pid := w.session(id).OwnerPID
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the owner to die", func() bool { return !w.ownerAlive(id) })

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	outside := filepath.Join(t.TempDir(), "victim")
+	skipWithoutSymlinks(t, filepath.Join(h.Dir, "probe"))
 	const original = "{\"seq\":1,\"type\":\"state\"}\n"
 	link := func(path string) {
 		t.Helper()
@@ -110,13 +112,17 @@ func TestLoadSession_RecordWhoseIDDisagreesWithItsFileNameIsAnError(t *testing.T
 }
 
 func TestDefaultHomeDir_WithoutHOMEIsAnError(t *testing.T) {
-	t.Setenv("HOME", "")
+	home := "HOME" // the variable os.UserHomeDir reads
+	if runtime.GOOS == "windows" {
+		home = "USERPROFILE"
+	}
+	t.Setenv(home, "")
 	dir, err := DefaultHomeDir()
 	if err == nil || !strings.Contains(err.Error(), "KANDEV_HOME") {
 		t.Fatalf("got %q, %v", dir, err)
 	}
-	t.Setenv("HOME", "/home/someone")
-	if dir, err := DefaultHomeDir(); err != nil || dir != "/home/someone/.kandev" {
+	t.Setenv(home, filepath.FromSlash("/home/someone"))
+	if dir, err := DefaultHomeDir(); err != nil || dir != filepath.FromSlash("/home/someone/.kandev") {
 		t.Fatalf("got %q, %v", dir, err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/tidwall/gjson"
-	"golang.org/x/sys/unix"
 )
 
 // ListReport says which records a listing left out: those a newer kandev
@@ -170,9 +169,6 @@ func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, boo
 	}
 	return out, leases, nil
 }
-
-// atCWD opens a path as given (openat's AT_FDCWD).
-const atCWD = unix.AT_FDCWD
 
 // refusable says whether a record of session id whose state a listing
 // refuses can be passed over without decoding it whole: it is valid JSON

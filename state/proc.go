@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -25,7 +24,7 @@ func ProcessAlive(pid int, start string) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
+	if !processExists(pid) {
 		return false
 	}
 	return start == "" || ProcessStart(pid) == start

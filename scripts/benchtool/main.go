@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command benchtool is scripts/bench.sh's helper: it writes synthetic
 // homes (many session records, very long event logs), times whole
 // processes (median wall time and peak RSS), times the demo agent's own

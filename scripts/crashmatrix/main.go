@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command crashmatrix is the randomized crash matrix: it interrupts a built
 // kandev binary at random points of random demo-agent turns with SIGKILL,
 // SIGTERM (once, or twice), SIGHUP or SIGINT, resumes the session, and checks

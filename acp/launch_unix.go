@@ -1,0 +1,140 @@
+//go:build unix
+
+package acp
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// Launch starts the agent under its supervisor.
+func Launch(spec LaunchSpec) (*Process, error) {
+	if len(spec.Command) == 0 {
+		return nil, fmt.Errorf("%w: the profile has an empty command", ErrAgentNotInstalled)
+	}
+	path, err := exec.LookPath(spec.Command[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s was not found on PATH; install it: %s", ErrAgentNotInstalled, spec.Command[0], spec.Hint)
+	}
+	args := append([]string{path}, spec.Command[1:]...)
+	watchR, watchW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start agent %s: %w", strings.Join(spec.Command, " "), err)
+	}
+	defer watchR.Close() // the supervisor holds its own copy
+	cmd := exec.Command(selfExe(), args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, state.SessionTagEnv+"="+spec.SessionID, superviseEnv+"=1")
+	for k, v := range spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.ExtraFiles = []*os.File{watchR} // fd 3 in the supervisor
+	// Own process group, so a terminal's Ctrl-C reaches kandev only and
+	// kandev decides how the agent stops.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		watchW.Close()
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		watchW.Close()
+		return nil, err
+	}
+	p := &Process{cmd: cmd, watch: watchW, Stdin: stdin, Stdout: stdout, stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{}), Args: args}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		watchW.Close()
+		return nil, fmt.Errorf("start agent %s: %w", strings.Join(spec.Command, " "), err)
+	}
+	p.PID = cmd.Process.Pid
+	p.Start = state.ProcessStart(p.PID)
+	p.began = time.Now()
+	go func() {
+		p.err = cmd.Wait()
+		p.ended = time.Now()
+		p.watch.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Stop ends the agent: close its stdin, then after grace SIGTERM to its
+// group, then Kill. Some agents (codex-acp) do not exit on EOF. When the
+// agent exits, its supervisor ends whatever the agent left running.
+func (p *Process) Stop(grace time.Duration) {
+	_ = p.Stdin.Close()
+	if p.exitsWithin(grace) {
+		return
+	}
+	_ = syscall.Kill(-p.PID, syscall.SIGTERM) // the supervisor ignores it; the agent's group gets it
+	if p.exitsWithin(2 * time.Second) {
+		return
+	}
+	p.Kill()
+}
+
+// Kill ends the agent and everything it started at once: closing the watch
+// pipe tells the supervisor to kill them all; should it not manage within
+// half a second (stopped, or stuck), kandev kills the process group and the
+// tree itself.
+func (p *Process) Kill() {
+	_ = p.watch.Close()
+	if p.exitsWithin(500 * time.Millisecond) {
+		return
+	}
+	kids := state.Descendants(p.PID)
+	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+	<-p.done
+	killGroups(kids)
+}
+
+// KillStale stops an agent process left behind by a dead owner, after
+// checking that pid is still the process that was recorded.
+func KillStale(pid int, start string) bool {
+	if !state.ProcessAlive(pid, start) || start == "" {
+		return false
+	}
+	kids := state.Descendants(pid)
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	killGroups(kids)
+	for i := 0; i < 100 && state.ProcessAlive(pid, start); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// KillSessionLeftovers ends processes that an agent of session id started
+// and that outlived it: every agent is launched with the session tag in its
+// environment, which its children inherit. The supervisor normally leaves
+// none; this covers one that was itself killed with SIGKILL.
+func KillSessionLeftovers(home, id string) int {
+	procs := state.TaggedProcesses(home)[id]
+	for _, pr := range procs {
+		_ = syscall.Kill(pr.PID, syscall.SIGKILL)
+	}
+	return len(procs)
+}
+
+// killGroups SIGKILLs each pid's process group (unless it is ours) and the pid itself.
+func killGroups(pids []int) {
+	own := syscall.Getpgrp()
+	for _, pid := range pids {
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 && pgid != own {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// detachedProcAttr starts a detached owner in a process session of its own,
+// away from the caller's terminal.
+func detachedProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

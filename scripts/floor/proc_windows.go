@@ -1,0 +1,7 @@
+package main
+
+import "os/exec"
+
+// dieWithParent: Windows has no parent-death signal. The agent's stdin is a
+// pipe from this tool, so it reads EOF and exits when the tool dies.
+func dieWithParent(*exec.Cmd) {}

@@ -1,0 +1,88 @@
+//go:build unix
+
+package state
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// openSessionFile opens a file of the sessions directory without following
+// a symbolic link in its last component: a link is refused with ErrSymlink.
+// It opens by descriptor and wraps it with os.NewFile: os.OpenFile also
+// tries to register every file with the network poller, four more system
+// calls per open that fail or undo each other for a regular file.
+func openSessionFile(path string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Open(path, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	})
+	if err == nil {
+		return os.NewFile(uintptr(fd), path), nil
+	}
+	if err == unix.ELOOP {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("session file %s %w: kandev refuses to follow it; remove the link", path, ErrSymlink)
+		}
+	}
+	return nil, &os.PathError{Op: "open", Path: path, Err: err}
+}
+
+// readRecordFile is readSessionFile for the small files replaced whole
+// (records, leases) that a listing reads by the thousand: plain system
+// calls into one buffer (no poller registration, no growing reads), and no
+// read to confirm the end once a read comes back short: a record is only
+// ever replaced by rename, never written in place, so the file a name
+// points at does not grow. Any error is left to readSessionFile, which
+// names it. name is opened in the directory open as dir, dirPath (atCWD
+// and "": name is a path). The file is appended to buf, whose room is used
+// first.
+func readRecordFile(dir int, dirPath, name string, buf []byte) ([]byte, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err == unix.ENOENT { // no lease, a record removed meanwhile: common, and cheap to say
+		return nil, &os.PathError{Op: "open", Path: filepath.Join(dirPath, name), Err: err}
+	}
+	if err != nil {
+		return readSessionFile(filepath.Join(dirPath, name))
+	}
+	defer unix.Close(fd)
+	if cap(buf)-len(buf) < 512 {
+		buf = slices.Grow(buf, 4096)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		room := cap(buf) - len(buf)
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return readSessionFile(filepath.Join(dirPath, name))
+		}
+		buf = buf[:len(buf)+n]
+		if n < room {
+			return buf, nil
+		}
+	}
+}
+
+// retryEINTR calls fn again while it is interrupted by a signal.
+func retryEINTR(fn func() (int, error)) (int, error) {
+	for {
+		n, err := fn()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
+
+// atCWD opens a path as given (openat's AT_FDCWD).
+const atCWD = unix.AT_FDCWD
