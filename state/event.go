@@ -99,7 +99,7 @@ func KnownEventType(t string) bool {
 	switch t {
 	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
 		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
-		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage:
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage, EventSetupChanged:
 		return true
 	}
 	return false
