@@ -230,54 +230,15 @@ func orNil(s *state.Setup) *state.Setup {
 }
 
 // Equal reports whether two setups are the same (nil is the empty setup).
-func Equal(a, b *state.Setup) bool {
-	var x, y state.Setup
-	if a != nil {
-		x = *a
-	}
-	if b != nil {
-		y = *b
-	}
-	return x.Model == y.Model && x.Mode == y.Mode && maps.Equal(x.Options, y.Options) && slices.Equal(x.MCPServers, y.MCPServers)
-}
+func Equal(a, b *state.Setup) bool { return state.SetupsEqual(a, b) }
 
 // Describe is a setup in one line: "model M, mode X, options k=v, MCP a, b",
 // or "the agent's defaults".
-func Describe(s *state.Setup) string {
-	if s == nil {
-		return "the agent's defaults"
-	}
-	var parts []string
-	if s.Model != "" {
-		parts = append(parts, "model "+s.Model)
-	}
-	if s.Mode != "" {
-		parts = append(parts, "mode "+s.Mode)
-	}
-	if len(s.Options) > 0 {
-		var kv []string
-		for _, k := range slices.Sorted(maps.Keys(s.Options)) {
-			kv = append(kv, k+"="+s.Options[k])
-		}
-		parts = append(parts, "options "+strings.Join(kv, " "))
-	}
-	if len(s.MCPServers) > 0 {
-		parts = append(parts, "MCP "+strings.Join(s.MCPServers, ", "))
-	}
-	if len(parts) == 0 {
-		return "the agent's defaults"
-	}
-	return strings.Join(parts, ", ")
-}
+func Describe(s *state.Setup) string { return state.DescribeSetup(s) }
 
 // TurnSetupDiffers says why an interrupted turn's continuation must wait
 // for an operator: the turn ran under turn, a restore would use now. ""
 // when they are the same, or when the turn's setup was never recorded (nil:
 // a record of an older format, nothing to compare; a turn that ran under
 // the agent's defaults records an empty setup).
-func TurnSetupDiffers(turn, now *state.Setup) string {
-	if turn == nil || Equal(turn, now) {
-		return ""
-	}
-	return fmt.Sprintf("the turn ran under %s, the session's setup now is %s", Describe(turn), Describe(now))
-}
+func TurnSetupDiffers(turn, now *state.Setup) string { return state.SetupDiffers(turn, now) }
