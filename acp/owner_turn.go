@@ -117,7 +117,7 @@ func (o *owner) onEvents(evs []*state.Event) {
 	if acceptedNow && fn != nil {
 		fn()
 	}
-	o.appendUpdates(evs) // usage.go: usage events also update the record's totals
+	o.appendUpdates(evs)  // usage.go: usage events also update the record's totals
 	o.noteAgentSetup(evs) // owner_setup.go: mode and option changes the agent reports
 }
 
