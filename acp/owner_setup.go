@@ -151,9 +151,6 @@ func (o *owner) noteAgentSetup(evs []*state.Event) {
 	}
 }
 
-// ErrBadSetup is setup.ErrBadSetup: a usage error.
-var ErrBadSetup = setup.ErrBadSetup
-
 // SetResult is what kandev set did.
 type SetResult struct {
 	Setup  *state.Setup `json:"setup"`
@@ -165,7 +162,7 @@ type SetResult struct {
 // the next launch applies it.
 func SetSetup(h *state.Home, id string, c setup.Change) (*SetResult, error) {
 	if c.Empty() {
-		return nil, fmt.Errorf("%w: nothing to set: give --model, --mode or --set KEY=VALUE", ErrBadSetup)
+		return nil, &setup.Error{Msg: "nothing to set: give --model, --mode or --set KEY=VALUE"}
 	}
 	lock, err := h.AcquireOwner(id)
 	if errors.Is(err, state.ErrOwnerBusy) {

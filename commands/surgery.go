@@ -131,10 +131,11 @@ func placeInWorktree(s *state.Session, branch string) error {
 
 // ForkCmd is kandev fork.
 type ForkCmd struct {
-	ID       string       `arg:"" help:"Session id or unique prefix."`
-	At       int64        `default:"-1" help:"The turn boundary to fork at: the seq of a turn_ended, or 0 (default: the end)." placeholder:"SEQ"`
-	Title    string       `help:"Title of the new session (default: fork of <title>)." placeholder:"T"`
-	Worktree WorktreeFlag `help:"Work in a new linked git worktree (--worktree=BRANCH names its branch)."`
+	ID         string       `arg:"" help:"Session id or unique prefix."`
+	At         int64        `default:"-1" help:"The turn boundary to fork at: the seq of a turn_ended, or 0 (default: the end)." placeholder:"SEQ"`
+	Title      string       `help:"Title of the new session (default: fork of <title>)." placeholder:"T"`
+	Worktree   WorktreeFlag `help:"Work in a new linked git worktree (--worktree=BRANCH names its branch)."`
+	SetupFlags              // setup.go: the parent's setup, with these over it
 }
 
 // Help shows an example.
@@ -158,12 +159,23 @@ func (c *ForkCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	su, servers, err := c.SetupFlags.forked(parent)
+	if err != nil {
+		return err
+	}
 	spec := acp.ForkSpec{Parent: id, At: c.At, Title: c.Title, Now: env.Now().UTC()}
-	if c.Worktree.Set {
-		spec.Place = func(s *state.Session) error { return placeInWorktree(s, c.Worktree.Branch) }
+	spec.Place = func(s *state.Session) error {
+		s.Setup, s.MCPConfig = su, servers
+		if c.Worktree.Set {
+			return placeInWorktree(s, c.Worktree.Branch)
+		}
+		return nil
 	}
 	child, atEnd, err := acp.Fork(h, spec)
 	if err := asUsage(err); err != nil {
+		return err
+	}
+	if err := logInitialSetup(h, child); err != nil {
 		return err
 	}
 	method, fallback, err := forkAgentSession(env, h, parent, child, atEnd)

@@ -27,9 +27,13 @@ import (
 // unknown [mcp.NAME], a literal secret. Commands map it to a usage error.
 var ErrBadSetup = errors.New("bad setup")
 
-func bad(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadSetup, fmt.Sprintf(format, a...))
-}
+// Error is a setup kandev refuses, saying what to fix.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string        { return e.Msg }
+func (e *Error) Is(target error) bool { return target == ErrBadSetup }
+
+func bad(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
 
 // Change is what a command asks to change: set on start or fork, or by
 // kandev set. Empty fields change nothing.

@@ -4,8 +4,9 @@
 // line) to the file named by -file or, when -file is empty, by the
 // environment variable MCPNOTES_FILE, and answers "appended: TEXT". When
 // the environment variable MCPNOTES_TOKEN is set, the answer also says
-// whether it equals -want-token (so a test can see a ${VAR} reference was
-// expanded for the agent without the secret being written anywhere).
+// whether it equals the content of -want-token-file (so a test can see a
+// ${VAR} reference was expanded for the agent without the secret being
+// written anywhere kandev keeps).
 //
 // Build it with `go build -o BIN ../testdata/mcpnotes` (`go ./...` skips testdata).
 package main
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,7 +28,7 @@ type appendArgs struct {
 
 func main() {
 	file := flag.String("file", "", "the file to append to (default: $MCPNOTES_FILE)")
-	wantToken := flag.String("want-token", "", "the token MCPNOTES_TOKEN should hold")
+	wantFile := flag.String("want-token-file", "", "a file holding the token MCPNOTES_TOKEN should hold")
 	flag.Parse()
 	path := *file
 	if path == "" {
@@ -45,7 +47,8 @@ func main() {
 			}
 			text := "appended: " + in.Text
 			if tok, ok := os.LookupEnv("MCPNOTES_TOKEN"); ok {
-				text += fmt.Sprintf(" (token matches: %v)", tok == *wantToken)
+				want, _ := os.ReadFile(*wantFile)
+				text += fmt.Sprintf(" (token matches: %v)", tok != "" && tok == strings.TrimSpace(string(want)))
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
