@@ -124,7 +124,7 @@ func Check(s state.MCPServer, from string) error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		if looksSecret(k+": "+s.Headers[k]) || looksSecret(s.Headers[k]) {
-			return bad("%s: header %s holds what looks like a secret; write a reference instead, e.g. \"%s\": \"Bearer ${TOKEN}\", and set TOKEN in the environment kandev runs in", where, k, k)
+			return bad("%s: header %s holds what looks like a secret; write a reference instead (as its value: Bearer ${TOKEN}), and set TOKEN in the environment kandev runs in", where, k)
 		}
 	}
 	if looksSecret(s.URL) || looksSecret(strings.Join(s.Args, " ")) || looksSecret(s.Command) {
