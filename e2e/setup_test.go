@@ -113,7 +113,9 @@ func TestSetup_ModelModeOptionsAndMCPServersSurviveResumeLoadAndReplay(t *testin
 			}
 			var list struct {
 				Sessions []struct {
-					Setup struct{ MCPServers []string `json:"mcp_servers"` }
+					Setup struct {
+						MCPServers []string `json:"mcp_servers"`
+					}
 				}
 			}
 			decodeJSON(t, w.mustRun("--json", "list").stdout, &list)
