@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
@@ -25,12 +26,17 @@ const (
 // SetupChangedEvent is the setup_changed event of a session whose setup is
 // now s: only names, never an MCP server's definition.
 func SetupChangedEvent(source string, s *state.Setup, applied, missing []string) *state.Event {
+	return setupChanged(source, s, applied, missing, "")
+}
+
+// setupChanged is SetupChangedEvent for the kandev set input inputID ("" for none).
+func setupChanged(source string, s *state.Setup, applied, missing []string, inputID string) *state.Event {
 	data, _ := json.Marshal(struct {
 		Setup   *state.Setup `json:"setup"`
 		Applied []string     `json:"applied,omitempty"`
 		Missing []string     `json:"not_offered,omitempty"`
 	}{s, applied, missing})
-	return &state.Event{Type: state.EventSetupChanged, Source: source, Summary: setup.Describe(s), Data: data}
+	return &state.Event{Type: state.EventSetupChanged, Source: source, Summary: setup.Describe(s), Data: data, InputID: inputID}
 }
 
 // mcpServers are the session's MCP servers as the agent is given them,
@@ -105,7 +111,7 @@ func (o *owner) serveSet(ctx context.Context, in state.Input) {
 		missing = append(off, refused...)
 		o.notOffered(missing)
 	}
-	o.append(true, SetupChangedEvent(SetupFromSet, o.s.Setup, applied, missing))
+	o.append(true, setupChanged(SetupFromSet, o.s.Setup, applied, missing, in.ID))
 	o.consume(in)
 }
 
@@ -117,7 +123,7 @@ func (o *owner) recordSet(in state.Input) {
 		return
 	}
 	o.update(func(s *state.Session) { s.Setup = setup.Apply(s.Setup, c) })
-	o.append(true, SetupChangedEvent(SetupFromSet, o.s.Setup, nil, nil))
+	o.append(true, setupChanged(SetupFromSet, o.s.Setup, nil, nil, in.ID))
 }
 
 // noteAgentSetup records the changes the agent reports itself in a batch
@@ -153,28 +159,31 @@ func (o *owner) noteAgentSetup(evs []*state.Event) {
 
 // SetResult is what kandev set did.
 type SetResult struct {
-	Setup  *state.Setup `json:"setup"`
-	Queued bool         `json:"queued"` // a live owner applies it; false: recorded for the next launch
+	Setup *state.Setup `json:"setup"`
+	// Queued: a live owner got it through its inbox; Applied says whether it
+	// has already served it (within SetSetup's wait), and then what it
+	// applied to its agent and what the agent does not take.
+	Queued     bool     `json:"queued"`
+	Applied    bool     `json:"applied"`
+	Steps      []string `json:"steps,omitempty"`
+	NotOffered []string `json:"not_offered,omitempty"`
 }
 
+// setWait bounds how long kandev set waits for a live owner to serve the
+// change: an idle (warm) owner does at once, a busy one after its turn.
+const setWait = 3 * time.Second
+
 // SetSetup changes a session's setup: a live owner gets it through the
-// inbox and applies it at once; otherwise it is recorded (and logged) and
-// the next launch applies it.
-func SetSetup(h *state.Home, id string, c setup.Change) (*SetResult, error) {
+// inbox and applies it at once (SetSetup waits a little to report what
+// it applied); otherwise it is recorded (and logged) and the next launch
+// applies it.
+func SetSetup(ctx context.Context, h *state.Home, id string, c setup.Change) (*SetResult, error) {
 	if c.Empty() {
 		return nil, &setup.Error{Msg: "nothing to set: give --model, --mode or --set KEY=VALUE"}
 	}
 	lock, err := h.AcquireOwner(id)
 	if errors.Is(err, state.ErrOwnerBusy) {
-		b, _ := json.Marshal(c)
-		if err := h.Enqueue(id, &state.Input{Kind: state.InputSet, Text: string(b)}); err != nil {
-			return nil, err
-		}
-		s, err := h.LoadSession(id)
-		if err != nil {
-			return nil, err
-		}
-		return &SetResult{Setup: setup.Apply(s.Setup, c), Queued: true}, nil
+		return queueSet(ctx, h, id, c)
 	}
 	if err != nil {
 		return nil, err
@@ -193,4 +202,58 @@ func SetSetup(h *state.Home, id string, c setup.Change) (*SetResult, error) {
 		return nil, err
 	}
 	return &SetResult{Setup: s.Setup}, nil
+}
+
+// queueSet gives the change to the live owner and waits up to setWait for
+// its setup_changed event.
+func queueSet(ctx context.Context, h *state.Home, id string, c setup.Change) (*SetResult, error) {
+	b, _ := json.Marshal(c)
+	in := &state.Input{Kind: state.InputSet, Text: string(b)}
+	changes := state.WatchFiles(h.LogPath(id))
+	defer changes.Close()
+	if err := h.Enqueue(id, in); err != nil {
+		return nil, err
+	}
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return nil, err
+	}
+	res := &SetResult{Setup: setup.Apply(s.Setup, c), Queued: true}
+	deadline := time.Now().Add(setWait)
+	for {
+		if e, ok := setupServed(h.LogPath(id), in.ID); ok {
+			var d struct {
+				Setup   *state.Setup `json:"setup"`
+				Applied []string     `json:"applied"`
+				Missing []string     `json:"not_offered"`
+			}
+			_ = json.Unmarshal(e.Data, &d)
+			res.Setup, res.Applied, res.Steps, res.NotOffered = d.Setup, true, d.Applied, d.Missing
+			return res, nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 || ctx.Err() != nil {
+			return res, nil
+		}
+		_ = changes.Wait(ctx, min(left, 200*time.Millisecond))
+	}
+}
+
+// setupServed finds the setup_changed event of input inputID, reading the
+// log from its end back to the input's own turn at most.
+func setupServed(path, inputID string) (state.Event, bool) {
+	var found state.Event
+	ok := false
+	_, _ = state.ScanBackward(path, func(line []byte) bool {
+		var e state.Event
+		if json.Unmarshal(line, &e) != nil {
+			return true
+		}
+		if e.Type == state.EventSetupChanged && e.InputID == inputID {
+			found, ok = e, true
+			return false
+		}
+		return e.Type != state.EventAgentStarted // older than any owner that could have served it
+	})
+	return found, ok
 }

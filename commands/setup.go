@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/setup"
@@ -120,16 +121,25 @@ func (c *SetCmd) Run(env *Env) error {
 	if state.IsTerminal(s.State) {
 		return acp.NotResumableState(s.ID, s.State)
 	}
-	res, err := acp.SetSetup(h, s.ID, ch)
+	res, err := acp.SetSetup(env.Ctx, h, s.ID, ch)
 	if err != nil {
 		return setupUsage(err)
 	}
-	env.Out.Object(map[string]any{"session_id": s.ID, "setup": res.Setup, "queued": res.Queued}, func(w io.Writer) {
-		fmt.Fprintf(w, "setup   %s\n", setup.Describe(res.Setup))
-		if res.Queued {
-			fmt.Fprintf(w, "queued for the live owner of %s: applied before its next turn\n", s.ID)
-		} else {
+	env.Out.Object(map[string]any{"session_id": s.ID, "setup": res.Setup, "queued": res.Queued, "applied": res.Applied,
+		"steps": res.Steps, "not_offered": res.NotOffered}, func(w io.Writer) {
+		fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(res.Setup)))
+		switch {
+		case res.Applied && len(res.Steps) > 0:
+			fmt.Fprintf(w, "applied by the live owner of %s: %s\n", s.ID, strings.Join(res.Steps, ", "))
+		case res.Applied:
+			fmt.Fprintf(w, "the agent of %s already runs with it\n", s.ID)
+		case res.Queued:
+			fmt.Fprintf(w, "queued for the live owner of %s (busy with a turn): applied before its next turn\n", s.ID)
+		default:
 			fmt.Fprintf(w, "recorded: applied when the agent of %s next starts\n", s.ID)
+		}
+		for _, n := range res.NotOffered {
+			fmt.Fprintf(w, "warning: the agent does not take %s\n", printableLine(n))
 		}
 	})
 	return nil

@@ -142,12 +142,13 @@ func TestSet_WarmOwnerAppliesItOnTheNextTurn(t *testing.T) {
 		t.Fatal("no warm owner after start --linger 30s")
 	}
 	var set struct {
-		Queued bool
-		Setup  struct{ Model, Mode string }
+		Queued, Applied bool
+		Steps           []string
+		Setup           struct{ Model, Mode string }
 	}
 	decodeJSON(t, w.mustRun("--json", "set", id, "--mode", "code", "--model", "demo-large", "--set", "effort=high").stdout, &set)
-	if !set.Queued || set.Setup.Mode != "code" {
-		t.Fatalf("set on a warm owner: %+v", set)
+	if !set.Queued || !set.Applied || set.Setup.Mode != "code" || strings.Join(set.Steps, ", ") != "mode code, model demo-large, option effort=high" {
+		t.Fatalf("set on a warm owner is not applied at once: %+v", set)
 	}
 	if r := w.mustRun("prompt", id, "/setup"); !strings.Contains(r.stdout, setupLine) {
 		t.Fatalf("the next turn does not run under the new setup: %s", r)
@@ -253,4 +254,23 @@ func TestSetup_InterruptedTurnUnderAnotherSetupPausesItsContinuation(t *testing.
 	if n := continuations(w.events(id)); n != 0 {
 		t.Fatalf("%d continuations sent under the changed setup", n)
 	}
+}
+
+func TestFork_KeepsTheParentsSetupUnderItsFlags(t *testing.T) {
+	w := newMCPWorld(t)
+	id, r := w.start("--mode", "code", "--set", "effort=high", "--mcp", w.mcpFile, "remember FIG")
+	mustOK(t, r)
+	var fork struct{ Session struct{ ID string } }
+	decodeJSON(t, w.mustRun("--json", "fork", id, "--model", "demo-large").stdout, &fork)
+	child := fork.Session.ID
+	if r := w.mustRun("prompt", child, "recall"); !strings.Contains(r.stdout, "FIG") || !strings.Contains(r.stdout, setupLine) {
+		t.Fatalf("the fork's agent does not run under the parent's setup and its flags: %s", r)
+	}
+	if r := w.mustRun("prompt", child, "/tools"); !strings.Contains(r.stdout, "notes/append") {
+		t.Fatalf("the fork's agent lost the parent's MCP servers: %s", r)
+	}
+	if r := w.mustRun("prompt", id, "/setup"); !strings.Contains(r.stdout, "model: demo-small") {
+		t.Fatalf("the fork's --model changed the parent: %s", r)
+	}
+	assertNoSecretUnder(t, w.home, setupSecret)
 }
