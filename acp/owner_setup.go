@@ -257,3 +257,23 @@ func setupServed(path, inputID string) (state.Event, bool) {
 	})
 	return found, ok
 }
+
+// LogNewSetup logs a new session's setup (set on start or fork, or the
+// config's defaults) before its agent ever starts: under the owner lock,
+// so it never races an owner. Nothing is logged for no setup.
+func LogNewSetup(h *state.Home, s *state.Session) error {
+	if s.Setup == nil {
+		return nil
+	}
+	lock, err := h.AcquireOwner(s.ID)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	log, _, err := h.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	return log.AppendSync(SetupChangedEvent(SetupFromStart, s.Setup, nil, nil))
+}

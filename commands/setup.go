@@ -82,12 +82,7 @@ func setupUsage(err error) error {
 }
 
 // logInitialSetup logs a new session's setup, before its agent starts.
-func logInitialSetup(h *state.Home, s *state.Session) error {
-	if s.Setup == nil {
-		return nil
-	}
-	return appendOffline(h, s.ID, acp.SetupChangedEvent(acp.SetupFromStart, s.Setup, nil, nil))
-}
+func logInitialSetup(h *state.Home, s *state.Session) error { return acp.LogNewSetup(h, s) }
 
 // SetCmd is kandev set.
 type SetCmd struct {
