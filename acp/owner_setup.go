@@ -152,7 +152,14 @@ func (o *owner) noteAgentSetup(evs []*state.Event) {
 		if !changed {
 			continue
 		}
-		o.update(func(s *state.Session) { s.Setup = next })
+		o.update(func(s *state.Session) {
+			s.Setup = next
+			if s.CurrentTurn != "" {
+				// The agent changed itself mid-turn: the turn goes on under it, so a
+				// cut-off of it is no reason to pause.
+				s.TurnSetup = state.TurnSetupOf(next)
+			}
+		})
 		o.append(true, SetupChangedEvent(SetupFromAgent, next, nil, nil))
 	}
 }

@@ -236,6 +236,25 @@ func TestSetup_WhatTheAgentDoesNotOfferIsAWarningMarker(t *testing.T) {
 	}
 }
 
+func TestSetup_AgentSwitchingItselfMidTurnIsNoReasonToPause(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	id, r := w.start("remember FIG")
+	mustOK(t, r)
+	// Killed once the agent's switch is logged (the record has it by then), mid-turn.
+	w.killAt(isType(state.EventSetupChanged), 20*time.Second, "prompt", id, "/mode code\n/say working\n/sleep 60000")
+	if s := w.session(id); s.Setup == nil || s.Setup.Mode != "code" {
+		t.Fatalf("the agent's own switch is not the setup: %+v", s.Setup)
+	}
+	w.mustRun("resume", id)
+	if n := continuations(w.events(id)); n != 1 {
+		t.Fatalf("%d continuations, want 1", n)
+	}
+	if r := w.mustRun("prompt", id, "/setup"); !strings.Contains(r.stdout, "mode: code") {
+		t.Fatalf("after the resume: %s", r)
+	}
+}
+
 func TestSetup_InterruptedTurnUnderAnotherSetupPausesItsContinuation(t *testing.T) {
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
