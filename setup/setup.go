@@ -58,6 +58,9 @@ func ParseOptions(kvs []string) (map[string]string, error) {
 		if !ok || k == "" || v == "" {
 			return nil, bad("--set %q: write KEY=VALUE (e.g. --set effort=high)", kv)
 		}
+		if err := checkOption(k, v, "--set"); err != nil {
+			return nil, err
+		}
 		out[k] = v
 	}
 	return out, nil
@@ -146,6 +149,15 @@ func looksSecret(s string) bool {
 	return history.Redact(s) != s
 }
 
+// checkOption refuses a config option whose value looks like a secret:
+// options are recorded with the session as they are.
+func checkOption(k, v, from string) error {
+	if looksSecret(k+"="+v) || looksSecret(v) {
+		return bad("%s: option %s holds what looks like a secret; options are recorded with the session, so give the agent secrets through its environment ([agents.NAME] env) instead", from, k)
+	}
+	return nil
+}
+
 // Flags are a start's or fork's setup flags.
 type Flags struct {
 	Change
@@ -180,6 +192,11 @@ func Initial(cfg *state.Config, agent string, f Flags) (*state.Setup, []state.MC
 	for _, srv := range f.MCP {
 		servers = slices.DeleteFunc(servers, func(s state.MCPServer) bool { return s.Name == srv.Name })
 		servers = append(servers, srv)
+	}
+	for _, k := range slices.Sorted(maps.Keys(def.Options)) {
+		if err := checkOption(k, def.Options[k], "[agents."+agent+"] options"); err != nil {
+			return nil, nil, err
+		}
 	}
 	s := Apply(&state.Setup{Model: def.Model, Mode: def.Mode, Options: maps.Clone(def.Options)}, f.Change)
 	s = WithServers(s, servers)

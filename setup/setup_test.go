@@ -56,7 +56,7 @@ func TestParseOptions(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, map[string]string{"effort": "high", "verbose": "true"}) {
 		t.Fatalf("got %v, %v", got, err)
 	}
-	for _, bad := range []string{"effort", "=x", "effort="} {
+	for _, bad := range []string{"effort", "=x", "effort=", "api_key=hunter2hunter2", "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"} {
 		if _, err := ParseOptions([]string{bad}); !errors.Is(err, ErrBadSetup) {
 			t.Fatalf("%q: err = %v", bad, err)
 		}
