@@ -14,10 +14,10 @@ import (
 
 // SetupFlags are the agent's setup on start and fork.
 type SetupFlags struct {
-	Model string   `help:"The agent's model (default: [agents.NAME] model, else the agent's own)." placeholder:"M"`
-	Mode  string   `help:"The agent's session mode, e.g. ask or code (default: [agents.NAME] mode)." placeholder:"MODE"`
-	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable), e.g. --set effort=high." placeholder:"KEY=VALUE"`
-	MCP   []string `name:"mcp" help:"MCP servers for the agent: a JSON file in the mcpServers shape of .mcp.json (repeatable)." placeholder:"FILE" type:"path"`
+	Model string   `help:"The agent's model (default: [agents.NAME] model; a fork keeps its parent's)." placeholder:"M"`
+	Mode  string   `help:"The agent's session mode, e.g. ask or code (default: [agents.NAME] mode; a fork keeps its parent's)." placeholder:"MODE"`
+	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable), e.g. --set effort=high." placeholder:"KEY=VALUE" sep:"none"`
+	MCP   []string `name:"mcp" help:"MCP servers for the agent: a JSON file in the mcpServers shape of .mcp.json (repeatable)." placeholder:"FILE" type:"path" sep:"none"`
 }
 
 // flags reads the setup flags (and the --mcp files): a usage error when
@@ -89,7 +89,7 @@ type SetCmd struct {
 	SessionRef
 	Model string   `help:"The agent's model." placeholder:"M"`
 	Mode  string   `help:"The agent's session mode (e.g. ask, code)." placeholder:"MODE"`
-	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable)." placeholder:"KEY=VALUE"`
+	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable)." placeholder:"KEY=VALUE" sep:"none"`
 }
 
 // Help shows an example.
