@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -32,6 +33,9 @@ type ConnOptions struct {
 	OnEvents func([]*state.Event)
 	// Permission answers session/request_permission.
 	Permission func(ctx context.Context, req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	// MCPServers are passed with every session/new, load and resume
+	// (expanded: they may hold secrets; nil passes none).
+	MCPServers []sdk.McpServer
 }
 
 // Conn is a live ACP connection to one agent process.
@@ -55,6 +59,8 @@ type Conn struct {
 	replayedUser []string
 	lastReplayed bool // the previous replayed update was a user chunk
 	recDone      chan struct{}
+	offeredMu    sync.Mutex
+	offered      setup.Offered // the setup the agent answered its last session/new, load or resume with
 }
 
 // Connect wires an ACP client connection to a launched agent process.
@@ -249,13 +255,15 @@ func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
 
 // NewSession asks for a fresh agent session in cwd.
 func (c *Conn) NewSession(ctx context.Context) (string, error) {
-	resp, err := c.sdk.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.opts.Cwd, McpServers: []sdk.McpServer{}})
+	resp, err := c.sdk.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
+	c.setOffered(func(o *setup.Offered) { *o = setup.OfferedBy(resp.Modes, resp.Models, resp.ConfigOptions) })
 	return string(resp.SessionId), c.wrap(err)
 }
 
 // ResumeSession restores token without replay.
 func (c *Conn) ResumeSession(ctx context.Context, token string) error {
-	_, err := c.sdk.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: []sdk.McpServer{}})
+	resp, err := c.sdk.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
+	c.setOffered(func(o *setup.Offered) { *o = setup.OfferedBy(resp.Modes, resp.Models, resp.ConfigOptions) })
 	return c.wrap(err)
 }
 
@@ -264,7 +272,8 @@ func (c *Conn) ResumeSession(ctx context.Context, token string) error {
 func (c *Conn) LoadSession(ctx context.Context, token string) error {
 	c.setReplaying(true)
 	defer c.setReplaying(false)
-	_, err := c.sdk.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: []sdk.McpServer{}})
+	resp, err := c.sdk.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
+	c.setOffered(func(o *setup.Offered) { *o = setup.OfferedBy(resp.Modes, resp.Models, resp.ConfigOptions) })
 	// Wait for the replay to be drained before the caller records anything new.
 	c.Barrier(nil)
 	return c.wrap(err)

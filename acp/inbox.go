@@ -20,6 +20,9 @@ func (o *owner) reconcileInbox(ins []state.Input) {
 		if ins[0].Kind == state.InputStop {
 			o.update(func(s *state.Session) { s.Stopped = true })
 		}
+		if ins[0].Kind == state.InputSet {
+			o.recordSet(ins[0]) // owner_setup.go: the restore applies it
+		}
 		o.consume(ins[0])
 		ins = ins[1:]
 	}
@@ -95,6 +98,8 @@ func (o *owner) serveInbox(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
+			case state.InputSet:
+				o.serveSet(ctx, in) // owner_setup.go
 			case state.InputClose:
 				// Inputs queued behind a close wait for their senders, who take over.
 				o.consume(in)

@@ -46,8 +46,9 @@ func (o *owner) start(ctx context.Context) error {
 		}
 		break
 	}
+	applied := o.applySetup(ctx) // owner_setup.go: the recorded setup, applied again where the agent differs
 	pid, _ := o.proc.Identity()
-	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.CommandLine(), "replayed_updates": o.conn.Replayed()})
+	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.CommandLine(), "replayed_updates": o.conn.Replayed(), "setup_applied": applied})
 	o.append(true, &state.Event{Type: state.EventAgentStarted, PID: pid, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
 	if o.s.State == state.StateStarting {
 		o.setState(state.StateWaitingForInput)
@@ -99,7 +100,7 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 			s.State = state.StateStarting
 		}
 	})
-	o.conn = Connect(proc, ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission})
+	o.conn = Connect(proc, ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers()})
 	hctx, cancel := context.WithTimeout(ctx, o.handshakeTimeout())
 	defer cancel()
 	o.progress("initializing agent")

@@ -76,6 +76,7 @@ func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 		s.CurrentTurn = turnID
 		s.StopReason = ""
 		s.ErrorMessage = ""
+		s.TurnSetup = state.TurnSetupOf(s.Setup) // a continuation under another setup pauses
 		s.State = state.StateRunning
 		s.LastActivityAt = o.now()
 	})
@@ -118,7 +119,8 @@ func (o *owner) onEvents(evs []*state.Event) {
 	if acceptedNow && fn != nil {
 		fn()
 	}
-	o.appendUpdates(evs) // usage.go: usage events also update the record's totals
+	o.appendUpdates(evs)  // usage.go: usage events also update the record's totals
+	o.noteAgentSetup(evs) // owner_setup.go: mode and option changes the agent reports
 }
 
 // prompt sends the turn and waits for its end, the agent's death, the idle

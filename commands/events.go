@@ -119,6 +119,8 @@ func eventSummary(e state.Event) string {
 		s = e.Kind + " (" + e.Severity + "): " + e.Summary
 	case state.EventUsage:
 		s = usageSummary(e)
+	case state.EventSetupChanged:
+		s = e.Source + ": " + e.Summary
 	case state.EventPermissionRequest, state.EventPermissionResolved:
 		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
 	default:

@@ -165,6 +165,9 @@ func (o *Output) Event(e state.Event) {
 		if e.StopReason != state.StopEndTurn {
 			fmt.Fprintf(o.Err, "%s\n", o.dimErr("(turn ended: "+e.StopReason+")"))
 		}
+	case state.EventSetupChanged:
+		o.breakLine()
+		fmt.Fprintln(o.Err, o.dimErr("setup: "+printableLine(e.Summary)+" (from "+e.Source+")"))
 	case state.EventAgentStarted:
 		o.breakLine()
 		msg := "agent started (pid " + fmt.Sprint(e.PID) + ", restore: " + e.Restore

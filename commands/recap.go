@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -167,6 +168,9 @@ func writeRecapText(w io.Writer, r history.Recap, next string) {
 		fmt.Fprintf(w, ", last turn: %s", s.StopReason)
 	}
 	fmt.Fprintf(w, "; agent %s, workspace %s\n", s.Agent, s.Workspace)
+	if s.Setup != nil {
+		fmt.Fprintf(w, "setup     %s\n", printableLine(setup.Describe(s.Setup)))
+	}
 	if s.ErrorMessage != "" {
 		fmt.Fprintf(w, "error     %s\n", firstLine(s.ErrorMessage))
 	}

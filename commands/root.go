@@ -55,6 +55,7 @@ type CLI struct {
 	Done      DoneCmd      `cmd:"" help:"Mark a session COMPLETED."`
 	Archive   ArchiveCmd   `cmd:"" help:"Mark a session CANCELLED."`
 	Fork      ForkCmd      `cmd:"" help:"A new session with the conversation up to a turn; the parent is untouched."`
+	Set       SetCmd       `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)."`
 	Rewind    RewindCmd    `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)."`
 	Clear     ClearCmd     `cmd:"" help:"Start the agent over with no history; the log keeps everything."`
 	Compact   CompactCmd   `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn."`

@@ -17,6 +17,7 @@ type StartCmd struct {
 	Worktree  WorktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
 	Prompt    []string     `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
 	LingerFlag
+	SetupFlags // setup.go: --model, --mode, --set, --mcp
 }
 
 // Help shows an example.
@@ -54,8 +55,15 @@ func (c *StartCmd) Run(env *Env) error {
 	if _, err := c.LingerFlag.duration(cfg, agent); err != nil {
 		return err // before the session exists
 	}
-	s, err := c.create(env, h, cwd, agent, prompt)
+	su, servers, err := c.SetupFlags.initial(cfg, agent)
 	if err != nil {
+		return err // before the session exists
+	}
+	s, err := c.create(env, h, cwd, agent, prompt, func(s *state.Session) { s.Setup, s.MCPConfig = su, servers })
+	if err != nil {
+		return err
+	}
+	if err := logInitialSetup(h, s); err != nil {
 		return err
 	}
 	// The id is the first line of text output and all that --quiet prints
@@ -129,8 +137,9 @@ func (c *StartCmd) agent(env *Env, cfg *state.Config) string {
 
 // create records the new session: its worktree (detected, or made for
 // --worktree), its workspace and title, and its parent.
-func (c *StartCmd) create(env *Env, h *state.Home, cwd, agent, prompt string) (*state.Session, error) {
+func (c *StartCmd) create(env *Env, h *state.Home, cwd, agent, prompt string, withSetup func(*state.Session)) (*state.Session, error) {
 	s := acp.NewSessionRecord(env.Now(), cwd, agent, c.Title, c.Workspace, prompt)
+	withSetup(s)
 	if c.Worktree.Set {
 		if err := placeInWorktree(s, c.Worktree.Branch); err != nil {
 			return nil, err

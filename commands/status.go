@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -66,6 +67,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
 		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
 		fmt.Fprintf(w, "agent     %s   workspace %s\n", s.Agent, s.Workspace)
+		if s.Setup != nil {
+			fmt.Fprintf(w, "setup     %s\n", printableLine(setup.Describe(s.Setup)))
+		}
 		fmt.Fprintf(w, "cwd       %s\n", s.Cwd)
 		fmt.Fprintf(w, "state     %s (task %s)", s.State, s.TaskState)
 		if s.StopReason != "" {

@@ -133,9 +133,10 @@ func placeInWorktree(s *state.Session, branch string) error {
 // ForkCmd is kandev fork.
 type ForkCmd struct {
 	SessionRef
-	At       int64        `default:"-1" help:"The turn boundary to fork at: the seq of a turn_ended, or 0 (default: the end)." placeholder:"SEQ"`
-	Title    string       `help:"Title of the new session (default: fork of <title>)." placeholder:"T"`
-	Worktree WorktreeFlag `help:"Work in a new linked git worktree (--worktree=BRANCH names its branch)."`
+	At         int64        `default:"-1" help:"The turn boundary to fork at: the seq of a turn_ended, or 0 (default: the end)." placeholder:"SEQ"`
+	Title      string       `help:"Title of the new session (default: fork of <title>)." placeholder:"T"`
+	Worktree   WorktreeFlag `help:"Work in a new linked git worktree (--worktree=BRANCH names its branch)."`
+	SetupFlags              // setup.go: the parent's setup, with these over it
 }
 
 // Help shows an example.
@@ -159,9 +160,17 @@ func (c *ForkCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	su, servers, err := c.SetupFlags.forked(parent)
+	if err != nil {
+		return err
+	}
 	spec := acp.ForkSpec{Parent: id, At: c.At, Title: c.Title, Now: env.Now().UTC()}
-	if c.Worktree.Set {
-		spec.Place = func(s *state.Session) error { return placeInWorktree(s, c.Worktree.Branch) }
+	spec.Place = func(s *state.Session) error {
+		s.Setup, s.MCPConfig = su, servers
+		if c.Worktree.Set {
+			return placeInWorktree(s, c.Worktree.Branch)
+		}
+		return nil
 	}
 	// A fork is all or nothing for a signal: one that came first creates
 	// nothing (exit 143 or 130); once the child exists the fork is finished
@@ -174,6 +183,9 @@ func (c *ForkCmd) Run(env *Env) error {
 		return err
 	}
 	env.committed = true
+	if err := logInitialSetup(h, child); err != nil {
+		return err
+	}
 	method, fallback, err := forkAgentSession(env, h, parent, child, atEnd)
 	if err != nil {
 		return err

@@ -52,7 +52,8 @@ var goldenLeaseExpiry = time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
 // or, with -golden-home-kandev and -golden-home-format, that of an older
 // release built from its commit.
 //
-// Its sessions are named by title: idle, interrupted (owner killed with a
+// Its sessions are named by title: idle (with a mode and an option set, from
+// format 4), interrupted (owner killed with a
 // read tool call open), paused (interrupted, then its agent command changed),
 // done, leased (a live lease and a queued input; its owner was killed too).
 func TestGoldenHome_Generate(t *testing.T) {
@@ -69,7 +70,7 @@ func TestGoldenHome_Generate(t *testing.T) {
 	w.config(strings.Replace(goldenConfig, `, "--no-load"]`, `]`, 1))
 	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("golden notes\n"), 0o644)
 
-	_, r := w.start("--title", "idle", "--permissions", "approve-all",
+	_, r := w.start("--title", "idle", "--permissions", "approve-all", "--mode", "code", "--set", "effort=high",
 		"remember PINEAPPLE\n/say hello golden home\n/think about formats\n/read notes.txt\n/write out.txt written by the agent\nplain words")
 	mustOK(t, r)
 
@@ -243,6 +244,11 @@ func checkGoldenHome(t *testing.T, w *world, format int) {
 	}
 	checkGoldenDoctor(t, w, format, len(want))
 	checkGoldenResumes(t, w, byTitle)
+	if format >= 4 { // the agent's setup is recorded since format 4
+		if r := w.mustRun("prompt", byTitle["idle"].ID, "/setup"); !strings.Contains(r.stdout, "mode: code, model: demo-small, options: effort=high") {
+			t.Fatalf("idle: the restored agent lost its setup: %s", r)
+		}
+	}
 }
 
 // checkGoldenReads runs every read-only command on one session.

@@ -30,6 +30,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -163,7 +164,14 @@ func (srv *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (s
 		return sdk.NewSessionResponse{}, err
 	}
 	s := acp.NewSessionRecord(time.Now(), cwd, agent, "", "", "")
+	// The config's [agents.NAME] setup; the editor's own mcpServers are not taken yet.
+	if s.Setup, s.MCPConfig, err = setup.Initial(srv.opts.Config, agent, setup.Flags{}); err != nil {
+		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
 	if err := srv.opts.Home.CreateSession(s); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	if err := acp.LogNewSetup(srv.opts.Home, s); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	sess := srv.open(s.ID)

@@ -26,6 +26,9 @@ const (
 	MarkerSessionRewound      MarkerKind = "session_rewound"
 	MarkerSessionForked       MarkerKind = "session_forked"
 	MarkerPermissionTimeout   MarkerKind = "permission_timeout"
+	// MarkerSetupNotOffered: the restored agent no longer offers a model,
+	// mode or option of the session's setup.
+	MarkerSetupNotOffered MarkerKind = "setup_not_offered"
 )
 
 // Marker severities.
@@ -60,6 +63,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSessionRewound:      SeverityInfo,
 	MarkerSessionForked:       SeverityInfo,
 	MarkerPermissionTimeout:   SeverityWarning,
+	MarkerSetupNotOffered:     SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

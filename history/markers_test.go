@@ -16,7 +16,7 @@ func TestMarkerKind_HasFixedSeverity(t *testing.T) {
 		"tool_outcome_unknown": "warning", "continuation_paused": "warning", "continuation_resumed": "info",
 		"session_repaired": "info", "agent_failure": "error", "context_pending": "info",
 		"permission_timeout": "warning",
-		"session_rewound":    "info", "session_forked": "info",
+		"session_rewound":    "info", "session_forked": "info", "setup_not_offered": "warning",
 	}
 	if len(markerSeverity) != len(want) {
 		t.Errorf("%d kinds, want %d", len(markerSeverity), len(want))

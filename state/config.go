@@ -18,6 +18,8 @@ type Config struct {
 	Session      SessionConfig           `toml:"session"`
 	Agent        AgentTimeouts           `toml:"agent"`
 	Agents       map[string]AgentProfile `toml:"agents"`
+	// MCP are the [mcp.NAME] servers an agent's setup can name (setup.go).
+	MCP map[string]MCPServer `toml:"mcp"`
 }
 
 // PermissionsConfig is [permissions].
@@ -76,6 +78,7 @@ type AgentProfile struct {
 	ResumeFlag       []string          `toml:"resume_flag" json:"resume_flag,omitempty"`
 	InstallHint      string            `toml:"install_hint" json:"install_hint,omitempty"`
 	LingerSeconds    *int              `toml:"linger_seconds" json:"linger_seconds,omitempty"`
+	AgentSetupConfig                   // model, mode, options, mcp (setup.go)
 }
 
 // Defaults of SPEC section 7.

@@ -29,7 +29,10 @@ import (
 //	   format 2 kandev would read a rewound or cleared log whole and hand
 //	   the agent what was taken back, or prune nothing it made: not harmless,
 //	   so it must refuse these files rather than ignore the new fields
-const Format = 3
+//	4: the agent's setup (records: setup, mcp_config, turn_setup; events:
+//	   setup_changed). A format 3 kandev would restore the agent without its
+//	   MCP servers, model and mode and say nothing: it must refuse instead
+const Format = 4
 
 // ErrNewerFormat marks a home or a session written by a newer kandev: this
 // one refuses it rather than half-read or rewrite it.

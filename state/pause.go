@@ -112,6 +112,8 @@ func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time
 		pause(PauseAgentChanged, "the agent profile or its command changed since the turn started")
 	case s.TurnPermissionMode != "" && p.PermissionMode != "" && s.TurnPermissionMode != p.PermissionMode:
 		pause(PausePermissionModeChanged, fmt.Sprintf("the turn ran under permission mode %s, the mode now is %s", s.TurnPermissionMode, p.PermissionMode))
+	case SetupDiffers(s.TurnSetup, s.Setup) != "":
+		pause(PauseSetupChanged, "the agent's setup changed: "+SetupDiffers(s.TurnSetup, s.Setup))
 	case s.Stopped:
 		pause(PauseStopped, "the session was stopped explicitly (kandev stop)")
 	case capped:
@@ -153,6 +155,8 @@ func clearedBecause(s *Session, wt *Worktree, p ContinuationPolicy, d Continuati
 		return "the continuation budget has room again (the window has passed)"
 	case PauseCost:
 		return "the session's spending is under [session] max_cost again"
+	case PauseSetupChanged:
+		return "the agent's setup is the one the turn ran under again"
 	}
 	return "its cause is gone"
 }

@@ -144,6 +144,13 @@ type Session struct {
 	// how its cost was counted (AccountUsage).
 	Usage      *UsageTotals `json:"usage,omitempty"`
 	UsageCount *UsageCount  `json:"usage_count,omitempty"`
+	// Setup is the agent's setup (model, mode, options, MCP server names),
+	// MCPConfig the servers themselves (with ${VAR} references, never
+	// secrets), and TurnSetup the setup the latest turn ran under: a
+	// different one pauses its continuation (package setup).
+	Setup     *Setup      `json:"setup,omitempty"`
+	MCPConfig []MCPServer `json:"mcp_config,omitempty"`
+	TurnSetup *Setup      `json:"turn_setup,omitempty"`
 
 	// Unknown holds the record's keys that a newer kandev wrote, kept as
 	// they are so that a rewrite by this kandev preserves them.

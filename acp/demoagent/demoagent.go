@@ -17,6 +17,12 @@
 //	/crash            "crashing now", then os.Exit(3) without answering
 //	/compact          the conversation becomes the words it was asked to
 //	                  remember; "Compacted the conversation: ..."
+//	/setup            "mode: M, model: M, options: effort=E" (recall adds the
+//	                  same line when any of them is not the default)
+//	/mode MODE        switches its own mode and says so (current_mode_update)
+//	/tools            lists the tools of the MCP servers it was given
+//	/mcp TOOL ARGS    a tool call that calls TOOL (or SERVER/TOOL) of those
+//	                  servers with ARGS (a JSON object, else {"text": ARGS})
 //	anything else     "echo: <line>"
 //
 // Messages from successive lines are separated by a "\n" chunk. Every turn
@@ -35,6 +41,12 @@
 //     (none with NoCommands) before it answers.
 //   - session/fork copies a session under a new id (unless NoFork, or
 //     neither resume nor load is served: the fork could not be restored).
+//   - It offers modes ask and code, models demo-small and demo-large and one
+//     config option, effort (low, high), in its session/new, load and resume
+//     answers; session/set_mode, session/set_model and
+//     session/set_config_option change them and they are saved with the
+//     session, so load and resume bring them back. The MCP servers of each
+//     new, load or resume are kept in memory only (never in its files).
 //   - Unknown sessions answer -32002 "Resource not found: session <id>".
 //   - session/cancel stops a turn between lines and chunks and during
 //     /sleep; the turn then answers stopReason "cancelled".
@@ -49,6 +61,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -239,10 +252,12 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	a.mu.Lock()
 	a.sessions[s.file.ID] = s
 	a.mu.Unlock()
+	s.mcp = p.McpServers
 	if err := a.advertise(ctx, s.file.ID); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.file.ID)}, nil
+	modes, models, opts := setupState(&s.file)
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.file.ID), Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 
 // LoadSession implements acp.AgentLoader: it replays the conversation, then answers.
@@ -265,12 +280,14 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	// conversation half-way through the replay.
 	s.turn.Lock()
 	defer s.turn.Unlock()
+	s.mcp = p.McpServers
 	for _, e := range s.file.Entries {
 		if err := a.replay(ctx, s.file.ID, e); err != nil {
 			return acp.LoadSessionResponse{}, err
 		}
 	}
-	return acp.LoadSessionResponse{}, nil
+	modes, models, opts := setupState(&s.file)
+	return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 
 // ResumeSession implements acp.Agent: it restores the session without replay.
@@ -278,10 +295,15 @@ func (a *agent) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (ac
 	if a.opts.NoResume {
 		return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
 	}
-	if _, err := a.open(string(p.SessionId), p.Cwd); err != nil {
+	s, err := a.open(string(p.SessionId), p.Cwd)
+	if err != nil {
 		return acp.ResumeSessionResponse{}, err
 	}
-	return acp.ResumeSessionResponse{}, nil
+	s.turn.Lock()
+	defer s.turn.Unlock()
+	s.mcp = p.McpServers
+	modes, models, opts := setupState(&s.file)
+	return acp.ResumeSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 
 // open returns the session from memory, or else from its file.
@@ -328,16 +350,6 @@ func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.List
 	return acp.ListSessionsResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionList)
 }
 
-// SetSessionConfigOption implements acp.Agent; not supported.
-func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
-	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
-}
-
-// SetSessionMode implements acp.Agent; not supported.
-func (a *agent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
-	return acp.SetSessionModeResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetMode)
-}
-
 // forks reports whether session/fork is advertised and served: a fork is
 // only useful to a client that can restore it.
 func (a *agent) forks() bool { return !a.opts.NoFork && (!a.opts.NoResume || !a.opts.NoLoad) }
@@ -355,6 +367,7 @@ func (a *agent) UnstableForkSession(_ context.Context, p acp.UnstableForkSession
 	src.turn.Lock()
 	file := src.file
 	file.Entries = append([]entry{}, src.file.Entries...)
+	file.Options = maps.Clone(src.file.Options)
 	src.turn.Unlock()
 	var b [8]byte
 	_, _ = rand.Read(b[:])

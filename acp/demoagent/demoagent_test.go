@@ -449,9 +449,9 @@ func TestRefusals(t *testing.T) {
 		wantCode(t, "load", load(p, id), -32002, msg)
 		wantCode(t, "resume", resume(p, id), -32002, msg)
 	})
-	t.Run("unsupported methods", func(t *testing.T) {
+	t.Run("unknown mode", func(t *testing.T) {
 		_, err := seed.SetSessionMode(ctx(t), acp.SetSessionModeRequest{SessionId: id, ModeId: "x"})
-		wantCode(t, "session/set_mode", err, -32601, "")
+		wantCode(t, "session/set_mode", err, -32602, "")
 	})
 }
 

@@ -26,6 +26,9 @@ const (
 type session struct {
 	turn sync.Mutex // one prompt or replay at a time, so file has a single writer
 	file sessionFile
+	// mcp are the MCP servers the client gave with the latest session/new,
+	// load or resume; never saved (their env and headers may hold secrets).
+	mcp []acp.McpServer
 }
 
 // sessionFile is the content of <Dir>/<id>.json.
@@ -34,6 +37,11 @@ type sessionFile struct {
 	Cwd      string  `json:"cwd"`
 	LastCall int     `json:"lastToolCall"` // tool call ids are "call-<n>"; n never repeats in a session
 	Entries  []entry `json:"entries"`
+	// Mode, Model and Options are the setup chosen (setup.go); "" and nil
+	// are the defaults.
+	Mode    string            `json:"mode,omitempty"`
+	Model   string            `json:"model,omitempty"`
+	Options map[string]string `json:"options,omitempty"`
 }
 
 // entry is one session/update the agent sent (or one whole user prompt), in

@@ -159,6 +159,22 @@ func (t *turn) directive(line string, before []string) error {
 		if arg == "" {
 			return t.compact()
 		}
+	case "/setup":
+		if arg == "" {
+			return t.message(roleAgent, setupLine(&t.s.file))
+		}
+	case "/mode":
+		if arg != "" {
+			return t.switchMode(arg)
+		}
+	case "/tools":
+		if arg == "" {
+			return t.tools()
+		}
+	case "/mcp":
+		if tool, args, _ := strings.Cut(arg, " "); tool != "" {
+			return t.mcpCall(tool, strings.TrimSpace(args))
+		}
 	}
 	return t.message(roleAgent, "echo: "+line)
 }
@@ -216,10 +232,14 @@ var rememberRe = sync.OnceValue(func() *regexp.Regexp {
 
 func (t *turn) recall(before []string) error {
 	words := t.remembered(before)
-	if len(words) == 0 {
-		return t.message(roleAgent, "I remember nothing.")
+	msg := "I remember nothing."
+	if len(words) > 0 {
+		msg = "You asked me to remember: " + strings.Join(words, ", ") + "."
 	}
-	return t.message(roleAgent, "You asked me to remember: "+strings.Join(words, ", ")+".")
+	if !atDefaults(&t.s.file) {
+		msg += "\n" + setupLine(&t.s.file)
+	}
+	return t.message(roleAgent, msg)
 }
 
 // remembered is every WORD of "remember WORD" in the user's text of the

@@ -1,0 +1,297 @@
+package demoagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The demo agent's setup: two modes, two models and one config option
+// ("effort"). A session's choices are saved with it, so session/load and
+// session/resume bring them back; a session/new starts at the defaults.
+var (
+	demoModes  = []string{"ask", "code"}
+	demoModels = []string{"demo-small", "demo-large"}
+	effortVals = []string{"low", "high"}
+)
+
+const (
+	defaultMode   = "ask"
+	defaultModel  = "demo-small"
+	optionEffort  = "effort"
+	defaultEffort = "low"
+)
+
+// setupOf is the session's mode, model and options with defaults filled in.
+func setupOf(f *sessionFile) (mode, model string, opts map[string]string) {
+	mode, model = f.Mode, f.Model
+	if mode == "" {
+		mode = defaultMode
+	}
+	if model == "" {
+		model = defaultModel
+	}
+	opts = map[string]string{optionEffort: defaultEffort}
+	maps.Copy(opts, f.Options)
+	return mode, model, opts
+}
+
+// setupLine is "mode: M, model: M, options: k=v", the line recall and
+// /setup answer with.
+func setupLine(f *sessionFile) string {
+	mode, model, opts := setupOf(f)
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		kv = append(kv, k+"="+opts[k])
+	}
+	return fmt.Sprintf("mode: %s, model: %s, options: %s", mode, model, strings.Join(kv, " "))
+}
+
+// atDefaults reports whether nothing of the session's setup was changed.
+func atDefaults(f *sessionFile) bool {
+	mode, model, opts := setupOf(f)
+	return mode == defaultMode && model == defaultModel && opts[optionEffort] == defaultEffort && len(opts) == 1
+}
+
+// setupState is what session/new, load and resume answer about the setup.
+func setupState(f *sessionFile) (*acp.SessionModeState, *acp.SessionModelState, []acp.SessionConfigOption) {
+	mode, model, opts := setupOf(f)
+	modes := &acp.SessionModeState{CurrentModeId: acp.SessionModeId(mode)}
+	for _, m := range demoModes {
+		modes.AvailableModes = append(modes.AvailableModes, acp.SessionMode{Id: acp.SessionModeId(m), Name: m})
+	}
+	models := &acp.SessionModelState{CurrentModelId: acp.ModelId(model)}
+	for _, m := range demoModels {
+		models.AvailableModels = append(models.AvailableModels, acp.ModelInfo{ModelId: acp.ModelId(m), Name: m})
+	}
+	return modes, models, []acp.SessionConfigOption{effortOption(opts[optionEffort])}
+}
+
+func effortOption(current string) acp.SessionConfigOption {
+	var vals acp.SessionConfigSelectOptionsUngrouped
+	for _, v := range effortVals {
+		vals = append(vals, acp.SessionConfigSelectOption{Name: v, Value: acp.SessionConfigValueId(v)})
+	}
+	o := acp.NewSessionConfigOptionSelect(acp.SessionConfigValueId(current), acp.SessionConfigSelectOptions{Ungrouped: &vals})
+	o.Select.Id, o.Select.Name = optionEffort, "Reasoning effort"
+	return o
+}
+
+func invalidParams(msg string) error { return acp.NewInvalidParams(map[string]any{"error": msg}) }
+
+// changeSetup applies fn to a session's file under its turn lock and saves it.
+func (a *agent) changeSetup(id string, fn func(f *sessionFile) error) error {
+	s := a.lookup(id)
+	if s == nil {
+		return errNoSession(id)
+	}
+	s.turn.Lock()
+	defer s.turn.Unlock()
+	if err := fn(&s.file); err != nil {
+		return err
+	}
+	if err := save(a.opts.Dir, &s.file); err != nil {
+		return internalError(err)
+	}
+	return nil
+}
+
+// SetSessionMode implements acp.Agent: ask or code.
+func (a *agent) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	return acp.SetSessionModeResponse{}, a.changeSetup(string(p.SessionId), func(f *sessionFile) error {
+		if !slices.Contains(demoModes, string(p.ModeId)) {
+			return invalidParams(fmt.Sprintf("unknown mode %q (modes: %s)", p.ModeId, strings.Join(demoModes, ", ")))
+		}
+		f.Mode = string(p.ModeId)
+		return nil
+	})
+}
+
+// UnstableSetSessionModel implements session/set_model.
+func (a *agent) UnstableSetSessionModel(_ context.Context, p acp.UnstableSetSessionModelRequest) (acp.UnstableSetSessionModelResponse, error) {
+	return acp.UnstableSetSessionModelResponse{}, a.changeSetup(string(p.SessionId), func(f *sessionFile) error {
+		if !slices.Contains(demoModels, string(p.ModelId)) {
+			return invalidParams(fmt.Sprintf("unknown model %q (models: %s)", p.ModelId, strings.Join(demoModels, ", ")))
+		}
+		f.Model = string(p.ModelId)
+		return nil
+	})
+}
+
+// SetSessionConfigOption implements acp.Agent: effort = low or high.
+func (a *agent) SetSessionConfigOption(_ context.Context, p acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	if p.ValueId == nil {
+		return acp.SetSessionConfigOptionResponse{}, invalidParams("the demo agent's options take a value id")
+	}
+	var current string
+	err := a.changeSetup(string(p.ValueId.SessionId), func(f *sessionFile) error {
+		v := string(p.ValueId.Value)
+		if p.ValueId.ConfigId != optionEffort || !slices.Contains(effortVals, v) {
+			return invalidParams(fmt.Sprintf("unknown option %s=%s (the demo agent has effort = %s)", p.ValueId.ConfigId, v, strings.Join(effortVals, " or ")))
+		}
+		if f.Options == nil {
+			f.Options = map[string]string{}
+		}
+		f.Options[optionEffort] = v
+		current = v
+		return nil
+	})
+	if err != nil {
+		return acp.SetSessionConfigOptionResponse{}, err
+	}
+	return acp.SetSessionConfigOptionResponse{ConfigOptions: []acp.SessionConfigOption{effortOption(current)}}, nil
+}
+
+// switchMode is the /mode directive: the agent changes its own mode and
+// tells the client (current_mode_update), as agents do when a user asks
+// them in the conversation.
+func (t *turn) switchMode(mode string) error {
+	if !slices.Contains(demoModes, mode) {
+		return t.message(roleAgent, fmt.Sprintf("I have no mode %s (modes: %s).", mode, strings.Join(demoModes, ", ")))
+	}
+	t.s.file.Mode = mode
+	if err := t.a.send(t.ctx, t.s.file.ID, acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(mode)}}); err != nil {
+		return err
+	}
+	return t.message(roleAgent, "Switched to mode "+mode+".")
+}
+
+// mcpCallTimeout bounds one MCP server's start, listing and call.
+const mcpCallTimeout = 20 * time.Second
+
+// withMCP connects to each stdio MCP server the client gave this session,
+// in order, and runs fn on it; servers of other transports are named in
+// skipped (the demo agent speaks MCP over stdio only).
+func (t *turn) withMCP(fn func(name string, cs *mcp.ClientSession) (bool, error)) (skipped []string, err error) {
+	for _, srv := range t.s.mcp {
+		if srv.Stdio == nil {
+			switch {
+			case srv.Http != nil:
+				skipped = append(skipped, srv.Http.Name+" (http)")
+			case srv.Sse != nil:
+				skipped = append(skipped, srv.Sse.Name+" (sse)")
+			}
+			continue
+		}
+		done, err := t.callMCP(srv.Stdio, fn)
+		if err != nil {
+			return skipped, fmt.Errorf("MCP server %s: %w", srv.Stdio.Name, err)
+		}
+		if done {
+			return skipped, nil
+		}
+	}
+	return skipped, nil
+}
+
+func (t *turn) callMCP(srv *acp.McpServerStdio, fn func(string, *mcp.ClientSession) (bool, error)) (bool, error) {
+	ctx, cancel := context.WithTimeout(t.ctx, mcpCallTimeout)
+	defer cancel()
+	cmd := exec.Command(srv.Command, srv.Args...)
+	cmd.Env = os.Environ()
+	for _, e := range srv.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	cmd.Dir = t.s.file.Cwd
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "kandev-demo-agent", Version: "0.1.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	if err != nil {
+		return false, err
+	}
+	defer cs.Close()
+	return fn(srv.Name, cs)
+}
+
+// tools is the /tools directive: every tool of every MCP server given.
+func (t *turn) tools() error {
+	if len(t.s.mcp) == 0 {
+		return t.message(roleAgent, "I was given no MCP servers.")
+	}
+	var names []string
+	skipped, err := t.withMCP(func(server string, cs *mcp.ClientSession) (bool, error) {
+		res, err := cs.ListTools(t.ctx, nil)
+		if err != nil {
+			return false, err
+		}
+		for _, tool := range res.Tools {
+			names = append(names, server+"/"+tool.Name)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return t.message(roleAgent, "I could not list the MCP tools: "+err.Error())
+	}
+	msg := "MCP tools: " + strings.Join(names, ", ")
+	if len(names) == 0 {
+		msg = "MCP tools: none"
+	}
+	if len(skipped) > 0 {
+		msg += " (not connected, I speak MCP over stdio only: " + strings.Join(skipped, ", ") + ")"
+	}
+	return t.message(roleAgent, msg)
+}
+
+// mcpCall is the /mcp TOOL ARGS directive: a tool call that calls TOOL
+// (or SERVER/TOOL) of the first server that has it, with ARGS as its JSON
+// object arguments, or {"text": ARGS} when ARGS is not a JSON object.
+func (t *turn) mcpCall(tool, args string) error {
+	server := ""
+	if s, name, ok := strings.Cut(tool, "/"); ok {
+		server, tool = s, name
+	}
+	var arguments map[string]any
+	if json.Unmarshal([]byte(args), &arguments) != nil {
+		arguments = map[string]any{"text": args}
+	}
+	t.s.file.LastCall++
+	id := fmt.Sprintf("call-%d", t.s.file.LastCall)
+	raw := map[string]string{"tool": tool, "arguments": args}
+	if err := t.emit(t.ctx, entry{Role: roleToolCall, ToolCallID: id, Title: "mcp " + tool, Kind: string(acp.ToolKindOther), Status: string(acp.ToolCallStatusInProgress), RawInput: raw}); err != nil {
+		return err
+	}
+	result, status := "", acp.ToolCallStatusCompleted
+	found := false
+	_, err := t.withMCP(func(name string, cs *mcp.ClientSession) (bool, error) {
+		if server != "" && name != server {
+			return false, nil
+		}
+		list, err := cs.ListTools(t.ctx, nil)
+		if err != nil {
+			return false, err
+		}
+		if !slices.ContainsFunc(list.Tools, func(x *mcp.Tool) bool { return x.Name == tool }) {
+			return false, nil
+		}
+		found = true
+		res, err := cs.CallTool(t.ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+		if err != nil {
+			return true, err
+		}
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				result += tc.Text
+			}
+		}
+		if res.IsError {
+			status = acp.ToolCallStatusFailed
+		}
+		return true, nil
+	})
+	switch {
+	case err != nil:
+		result, status = err.Error(), acp.ToolCallStatusFailed
+	case !found:
+		result, status = "no MCP server I was given has a tool "+tool, acp.ToolCallStatusFailed
+	}
+	return t.emit(t.ctx, entry{Role: roleToolResult, ToolCallID: id, Status: string(status), Text: result})
+}

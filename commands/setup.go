@@ -1,0 +1,141 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/setup"
+	"github.com/kandev/kandev/state"
+)
+
+// SetupFlags are the agent's setup on start and fork.
+type SetupFlags struct {
+	Model string   `help:"The agent's model (default: [agents.NAME] model; a fork keeps its parent's)." placeholder:"M"`
+	Mode  string   `help:"The agent's session mode, e.g. ask or code (default: [agents.NAME] mode; a fork keeps its parent's)." placeholder:"MODE"`
+	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable), e.g. --set effort=high." placeholder:"KEY=VALUE" sep:"none"`
+	MCP   []string `name:"mcp" help:"MCP servers for the agent: a JSON file in the mcpServers shape of .mcp.json (repeatable)." placeholder:"FILE" type:"path" sep:"none"`
+}
+
+// flags reads the setup flags (and the --mcp files): a usage error when
+// one is malformed or holds a literal secret.
+func (f SetupFlags) flags() (setup.Flags, error) {
+	opts, err := setup.ParseOptions(f.Set)
+	if err != nil {
+		return setup.Flags{}, setupUsage(err)
+	}
+	out := setup.Flags{Change: setup.Change{Model: f.Model, Mode: f.Mode, Options: opts}}
+	for _, path := range f.MCP {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return setup.Flags{}, usagef("--mcp %s: %v", path, errors.Unwrap(err))
+		}
+		servers, err := setup.ParseMCPFile(path, b)
+		if err != nil {
+			return setup.Flags{}, setupUsage(err)
+		}
+		out.MCP = append(out.MCP, servers...)
+	}
+	return out, nil
+}
+
+// initial is the setup a new session of agent starts with: the config's
+// defaults with the flags over them.
+func (f SetupFlags) initial(cfg *state.Config, agent string) (*state.Setup, []state.MCPServer, error) {
+	fl, err := f.flags()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, servers, err := setup.Initial(cfg, agent, fl)
+	return s, servers, setupUsage(err)
+}
+
+// forked is a fork's setup: the parent's, with the flags over it.
+func (f SetupFlags) forked(parent *state.Session) (*state.Setup, []state.MCPServer, error) {
+	fl, err := f.flags()
+	if err != nil {
+		return nil, nil, err
+	}
+	servers := append([]state.MCPServer(nil), parent.MCPConfig...)
+	for _, srv := range fl.MCP {
+		for i := range servers {
+			if servers[i].Name == srv.Name {
+				servers = append(servers[:i], servers[i+1:]...)
+				break
+			}
+		}
+		servers = append(servers, srv)
+	}
+	return setup.WithServers(setup.Apply(parent.Setup, fl.Change), servers), servers, nil
+}
+
+// setupUsage makes a refused setup a usage error (exit 2).
+func setupUsage(err error) error {
+	var se *setup.Error
+	if errors.As(err, &se) {
+		return usagef("%s", se.Msg)
+	}
+	return err
+}
+
+// logInitialSetup logs a new session's setup, before its agent starts.
+func logInitialSetup(h *state.Home, s *state.Session) error { return acp.LogNewSetup(h, s) }
+
+// SetCmd is kandev set.
+type SetCmd struct {
+	SessionRef
+	Model string   `help:"The agent's model." placeholder:"M"`
+	Mode  string   `help:"The agent's session mode (e.g. ask, code)." placeholder:"MODE"`
+	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable)." placeholder:"KEY=VALUE" sep:"none"`
+}
+
+// Help shows an example.
+func (c *SetCmd) Help() string {
+	return "A live owner applies it to its agent at once (before its next turn); otherwise it is\n" +
+		"recorded and applied when the agent next starts. Every restore applies it again.\n\n" +
+		"Example:\n  kandev set --latest --mode code --set effort=high\n  kandev set 20261130-0915 --model demo-large"
+}
+
+// Run changes the session's setup.
+func (c *SetCmd) Run(env *Env) error {
+	opts, err := setup.ParseOptions(c.Set)
+	if err != nil {
+		return setupUsage(err)
+	}
+	ch := setup.Change{Model: c.Model, Mode: c.Mode, Options: opts}
+	if ch.Empty() {
+		return usagef("nothing to set: give --model, --mode or --set KEY=VALUE")
+	}
+	h, s, err := c.load(env, needOpen)
+	if err != nil {
+		return err
+	}
+	if state.IsTerminal(s.State) {
+		return acp.NotResumableState(s.ID, s.State)
+	}
+	res, err := acp.SetSetup(env.Ctx, h, s.ID, ch)
+	if err != nil {
+		return setupUsage(err)
+	}
+	env.Out.Object(map[string]any{"session_id": s.ID, "setup": res.Setup, "queued": res.Queued, "applied": res.Applied,
+		"steps": res.Steps, "not_offered": res.NotOffered}, func(w io.Writer) {
+		fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(res.Setup)))
+		switch {
+		case res.Applied && len(res.Steps) > 0:
+			fmt.Fprintf(w, "applied by the live owner of %s: %s\n", s.ID, strings.Join(res.Steps, ", "))
+		case res.Applied:
+			fmt.Fprintf(w, "the agent of %s already runs with it\n", s.ID)
+		case res.Queued:
+			fmt.Fprintf(w, "queued for the live owner of %s (busy with a turn): applied before its next turn\n", s.ID)
+		default:
+			fmt.Fprintf(w, "recorded: applied when the agent of %s next starts\n", s.ID)
+		}
+		for _, n := range res.NotOffered {
+			fmt.Fprintf(w, "warning: the agent does not take %s\n", printableLine(n))
+		}
+	})
+	return nil
+}

@@ -1,0 +1,228 @@
+package setup
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/state"
+)
+
+// refPattern is a ${VAR} reference.
+var refPattern = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// Lookup finds an environment variable (os.LookupEnv).
+type Lookup func(string) (string, bool)
+
+// Expand is the servers as the agent is given them (ACP mcpServers), every
+// ${VAR} in env, header values and urls replaced from lookup. Missing names
+// the variables that were not set (they expand to ""), once each, in order.
+// The result holds secrets: it goes to the agent, never to the record or log.
+func Expand(servers []state.MCPServer, lookup Lookup) (out []sdk.McpServer, missing []string) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	seen := map[string]bool{}
+	expand := func(s string) string {
+		return refPattern.ReplaceAllStringFunc(s, func(ref string) string {
+			name := refPattern.FindStringSubmatch(ref)[1]
+			v, ok := lookup(name)
+			if !ok && !seen[name] {
+				seen[name] = true
+				missing = append(missing, name)
+			}
+			return v
+		})
+	}
+	out = []sdk.McpServer{}
+	for _, s := range servers {
+		switch s.Type {
+		case "http", "sse":
+			var hs []sdk.HttpHeader
+			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+				hs = append(hs, sdk.HttpHeader{Name: k, Value: expand(s.Headers[k])})
+			}
+			if hs == nil {
+				hs = []sdk.HttpHeader{}
+			}
+			if s.Type == "http" {
+				out = append(out, sdk.McpServer{Http: &sdk.McpServerHttpInline{Name: s.Name, Type: "http", Url: expand(s.URL), Headers: hs}})
+			} else {
+				out = append(out, sdk.McpServer{Sse: &sdk.McpServerSseInline{Name: s.Name, Type: "sse", Url: expand(s.URL), Headers: hs}})
+			}
+		default:
+			env := []sdk.EnvVariable{}
+			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+				env = append(env, sdk.EnvVariable{Name: k, Value: expand(s.Env[k])})
+			}
+			args := s.Args
+			if args == nil {
+				args = []string{}
+			}
+			out = append(out, sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: s.Name, Command: s.Command, Args: args, Env: env}})
+		}
+	}
+	return out, missing
+}
+
+// Offered is what a restored agent answered about its setup (the modes,
+// models and configOptions of session/new, load or resume). A nil list
+// means the agent offers none of that kind.
+type Offered struct {
+	Modes   []string
+	Mode    string
+	Models  []string
+	Model   string
+	Options map[string]Option
+}
+
+// Option is one config option the agent offers.
+type Option struct {
+	Current string
+	Values  []string // the select's values; nil for a boolean
+	Boolean bool
+}
+
+// OfferedBy reads an agent's answer.
+func OfferedBy(modes *sdk.SessionModeState, models *sdk.SessionModelState, opts []sdk.SessionConfigOption) Offered {
+	var o Offered
+	if modes != nil {
+		o.Modes = []string{}
+		for _, m := range modes.AvailableModes {
+			o.Modes = append(o.Modes, string(m.Id))
+		}
+		o.Mode = string(modes.CurrentModeId)
+	}
+	if models != nil {
+		o.Models = []string{}
+		for _, m := range models.AvailableModels {
+			o.Models = append(o.Models, string(m.ModelId))
+		}
+		o.Model = string(models.CurrentModelId)
+	}
+	if opts != nil {
+		o.Options = OptionsOf(opts)
+	}
+	return o
+}
+
+// OptionsOf reads config options (as answered or in a config_option_update).
+func OptionsOf(opts []sdk.SessionConfigOption) map[string]Option {
+	out := map[string]Option{}
+	for _, c := range opts {
+		switch {
+		case c.Select != nil:
+			o := Option{Current: string(c.Select.CurrentValue), Values: []string{}}
+			if u := c.Select.Options.Ungrouped; u != nil {
+				for _, v := range *u {
+					o.Values = append(o.Values, string(v.Value))
+				}
+			}
+			if g := c.Select.Options.Grouped; g != nil {
+				for _, grp := range *g {
+					for _, v := range grp.Options {
+						o.Values = append(o.Values, string(v.Value))
+					}
+				}
+			}
+			out[string(c.Select.Id)] = o
+		case c.Boolean != nil:
+			out[string(c.Boolean.Id)] = Option{Current: fmt.Sprint(c.Boolean.CurrentValue), Boolean: true}
+		}
+	}
+	return out
+}
+
+// Step is one thing to apply to the agent: its mode, its model, or one
+// config option (Key; Boolean when the option is a boolean toggle).
+type Step struct {
+	Kind    string // "mode", "model", "option"
+	Key     string
+	Value   string
+	Boolean bool
+}
+
+// Step kinds.
+const (
+	StepMode   = "mode"
+	StepModel  = "model"
+	StepOption = "option"
+)
+
+// Reconcile compares the recorded setup with what the agent answered: the
+// steps that make the agent match it, and what the agent does not offer
+// (one line each, naming it: a warning marker, never silence). Options go in
+// key order; mode, then model, then options.
+func Reconcile(want *state.Setup, off Offered) (steps []Step, missing []string) {
+	if want == nil {
+		return nil, nil
+	}
+	if want.Mode != "" {
+		switch {
+		case off.Modes == nil:
+			missing = append(missing, fmt.Sprintf("mode %s (the agent offers no modes)", want.Mode))
+		case !slices.Contains(off.Modes, want.Mode):
+			missing = append(missing, fmt.Sprintf("mode %s (it offers %s)", want.Mode, list(off.Modes)))
+		case off.Mode != want.Mode:
+			steps = append(steps, Step{Kind: StepMode, Value: want.Mode})
+		}
+	}
+	if want.Model != "" {
+		switch {
+		case off.Models == nil:
+			missing = append(missing, fmt.Sprintf("model %s (the agent offers no model choice)", want.Model))
+		case !slices.Contains(off.Models, want.Model):
+			missing = append(missing, fmt.Sprintf("model %s (it offers %s)", want.Model, list(off.Models)))
+		case off.Model != want.Model:
+			steps = append(steps, Step{Kind: StepModel, Value: want.Model})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(want.Options)) {
+		v := want.Options[k]
+		o, ok := off.Options[k]
+		switch {
+		case !ok:
+			missing = append(missing, fmt.Sprintf("option %s (it offers %s)", k, list(slices.Sorted(maps.Keys(off.Options)))))
+		case o.Boolean && v != "true" && v != "false":
+			missing = append(missing, fmt.Sprintf("option %s=%s (it is a true/false option)", k, v))
+		case !o.Boolean && !slices.Contains(o.Values, v):
+			missing = append(missing, fmt.Sprintf("option %s=%s (it offers %s)", k, v, list(o.Values)))
+		case o.Current != v:
+			steps = append(steps, Step{Kind: StepOption, Key: k, Value: v, Boolean: o.Boolean})
+		}
+	}
+	return steps, missing
+}
+
+func list(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// Reported is the recorded setup after the agent reported a change itself
+// (current_mode_update, config_option_update): the mode it switched to, the
+// options the record already names at their new values. Options the record
+// does not name stay the agent's own defaults; changed says whether the
+// record changes.
+func Reported(rec *state.Setup, mode string, opts map[string]Option) (next *state.Setup, changed bool) {
+	c := Change{Mode: mode}
+	if rec != nil {
+		for k, v := range rec.Options {
+			if o, ok := opts[k]; ok && o.Current != v {
+				if c.Options == nil {
+					c.Options = map[string]string{}
+				}
+				c.Options[k] = o.Current
+			}
+		}
+	}
+	next = Apply(rec, c)
+	return next, !Equal(rec, next)
+}
