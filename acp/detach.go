@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -26,6 +28,10 @@ var errOwnerGone = errors.New("detached owner exited")
 // so `kandev prompt ... | cat` ends when the turn does. It returns once that
 // process holds the owner lock, or has exited (another owner won the race,
 // or it failed: see owner.out and the record).
+//
+// The owner gets the prompt it serves first through its stdin, never a
+// file under the home: job.InitialPrompt as typed (the record keeps it
+// redacted), and job.OwnInput names the queued input it was started for.
 func startDetached(ctx context.Context, job Job) error {
 	h, id := job.Home, job.SessionID
 	exe, err := os.Executable()
@@ -37,18 +43,33 @@ func startDetached(ctx context.Context, job Job) error {
 		return fmt.Errorf("open %s: %w", h.OwnerOutPath(id), err)
 	}
 	defer out.Close()
-	null, err := os.Open(os.DevNull)
+	args := job.Detach
+	if job.OwnInput != "" {
+		args = append(slices.Clip(args), "--input", job.OwnInput)
+	}
+	if job.InitialPrompt != "" {
+		args = append(slices.Clip(args), "--prompt-stdin")
+	}
+	stdin, feed, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	defer null.Close()
-	cmd := exec.Command(exe, job.Detach...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, out, out
+	defer stdin.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, out
 	cmd.Dir = h.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
+		feed.Close()
 		return fmt.Errorf("start a detached owner for %s: %w", id, err)
 	}
+	go func() {
+		// A pipe holds 64 KiB; the owner reads the rest as it starts. An
+		// owner that exits first (lost the race) makes the write fail: the
+		// record keeps the prompt, redacted, for the owner that won.
+		_, _ = io.WriteString(feed, job.InitialPrompt)
+		feed.Close()
+	}()
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	// The lock is taken within milliseconds; a flock makes no file event to wait on.
@@ -123,11 +144,12 @@ func waitingError(id string) error {
 func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	h, id := job.Home, job.SessionID
 	from := h.LogSize(id)
-	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt}
+	in := promptInput(job)
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err
 	}
 	d := &Delivery{Queued: true, InputID: in.ID}
+	job.OwnInput = in.ID // an owner started here serves it as its caller's prompt
 	if !follow {
 		if alive, _ := h.OwnerAlive(id); !alive {
 			return d, startDetached(ctx, job)
@@ -144,9 +166,10 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		if errors.Is(err, state.ErrOwnerBusy) {
 			return deliverFollow(ctx, job, d, t, h.LogSize(id))
 		}
+		handOver(ctx, job)
 		d.Result = res
 		if err == nil && t.ended {
-			err = stopError(t.stop)
+			err = t.err(id)
 		}
 		return d, err
 	case err != nil && ctx.Err() != nil:
@@ -155,10 +178,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		return d, err
 	}
 	d.Result = &Result{Session: settledSession(ctx, h, id, t), StopReason: t.stop}
-	if t.parked {
-		return d, waitingError(id)
-	}
-	return d, stopError(t.stop)
+	return d, t.err(id)
 }
 
 // StartDetached runs a new session's first steps in a detached owner and
@@ -206,7 +226,7 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 	if t.parked {
 		return &Result{Session: s}, waitingError(job.SessionID)
 	}
-	return &Result{Session: s, StopReason: t.stop}, stopError(t.stop)
+	return &Result{Session: s, StopReason: t.stop}, t.err(job.SessionID)
 }
 
 // ResumeDetached restores the session in a detached owner and follows it

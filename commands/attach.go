@@ -39,7 +39,7 @@ func (c *AttachCmd) Run(env *Env) error {
 	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
 		return err
 	}
-	job.Detach = serveArgs(env, &job)
+	job.Detach = serveArgs(env, &job, job.Linger)
 	from, err := c.showLastTurns(env, h, id)
 	if err != nil {
 		return err
