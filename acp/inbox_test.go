@@ -1,0 +1,177 @@
+package acp
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+func TestInputMode_ATurnRunsUnderItsSendersMode(t *testing.T) {
+	cases := []struct {
+		name, sender, owner, want string
+	}{
+		{"the sender's deny-all wins over the owner's approve-all", PermDenyAll, PermApproveAll, PermDenyAll},
+		{"the sender's defer wins over the owner's ask", PermDefer, PermAsk, PermDefer},
+		{"the sender's approve-all wins over the owner's deny-all", PermApproveAll, PermDenyAll, PermApproveAll},
+		{"an input written before inputs carried a mode runs under the owner's", "", PermApproveReads, PermApproveReads},
+		{"a mode this kandev does not know runs under the owner's", "yolo", PermDenyAll, PermDenyAll},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := InputMode(state.Input{Permissions: tc.sender}, tc.owner); got != tc.want {
+				t.Fatalf("InputMode = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestInputLinger_AQueuedLingerReplacesADetachedOwnersLinger(t *testing.T) {
+	secs := func(n int64) *int64 { return &n }
+	cases := []struct {
+		name     string
+		given    *int64
+		current  time.Duration
+		detached bool
+		want     time.Duration
+	}{
+		{"no --linger keeps the owner's", nil, 5 * time.Minute, true, 5 * time.Minute},
+		{"a longer --linger extends it", secs(600), 5 * time.Minute, true, 10 * time.Minute},
+		{"a shorter --linger shortens it", secs(2), 5 * time.Minute, true, 2 * time.Second},
+		{"--linger 0 makes the owner exit once the inbox is empty", secs(0), 5 * time.Minute, true, 0},
+		{"a foreground owner keeps its own (the sender was refused)", secs(60), 0, false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := InputLinger(state.Input{LingerSeconds: tc.given}, tc.current, tc.detached); got != tc.want {
+				t.Fatalf("InputLinger = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLingerRefusal_OnlyAForegroundOwnerRefusesAnExplicitLinger(t *testing.T) {
+	cases := []struct {
+		name          string
+		detached, set bool
+		refused       bool
+	}{
+		{"no --linger is never refused", false, false, false},
+		{"a detached owner takes --linger", true, true, false},
+		{"a foreground owner cannot linger for its sender", false, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := LingerRefusal(&state.Session{ID: "s1", OwnerDetached: tc.detached, OwnerPID: 42}, tc.set)
+			if (msg != "") != tc.refused {
+				t.Fatalf("refusal %q, want refused=%v", msg, tc.refused)
+			}
+			if tc.refused && (!strings.Contains(msg, "s1") || !strings.Contains(msg, "without --linger")) {
+				t.Fatalf("the refusal does not say what to do: %q", msg)
+			}
+		})
+	}
+}
+
+func TestPromptInput_CarriesTheSendersModeAndOnlyAGivenLinger(t *testing.T) {
+	d := 90 * time.Second
+	in := promptInput(Job{Prompt: "hi", Permissions: PermDefer, Queued: QueuedChoices{Linger: &d}})
+	if in.Kind != state.InputPrompt || in.Text != "hi" || in.Permissions != PermDefer || in.LingerSeconds == nil || *in.LingerSeconds != 90 {
+		t.Fatalf("input %+v", in)
+	}
+	if in := promptInput(Job{Prompt: "hi", Permissions: PermAsk}); in.LingerSeconds != nil {
+		t.Fatalf("a linger nobody gave is carried: %+v", in)
+	}
+}
+
+func TestPickParked_AnAnswerNamesItsRequestOrTheOldest(t *testing.T) {
+	a := state.ParkedRequest{ID: "rq-a", ToolName: "write A"}
+	b := state.ParkedRequest{ID: "rq-b", ToolName: "write B"}
+	cases := []struct {
+		name   string
+		parked []state.ParkedRequest
+		want   string
+		got    string // "" when refused
+	}{
+		{"nothing parked is refused", nil, "", ""},
+		{"nothing parked is refused even when named", nil, "rq-a", ""},
+		{"no name answers the oldest", []state.ParkedRequest{a, b}, "", "rq-a"},
+		{"a name answers that one", []state.ParkedRequest{a, b}, "rq-b", "rq-b"},
+		{"a request already answered is refused, not applied to the next", []state.ParkedRequest{b}, "rq-a", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := PickParked("s1", tc.parked, tc.want)
+			if tc.got == "" {
+				if !errors.Is(err, state.ErrNotFound) {
+					t.Fatalf("want not found, got %+v %v", p, err)
+				}
+				return
+			}
+			if err != nil || p.ID != tc.got {
+				t.Fatalf("picked %+v %v, want %s", p, err, tc.got)
+			}
+		})
+	}
+}
+
+func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
+	cases := []struct {
+		name       string
+		stop       string
+		terminated bool
+		parked     bool
+		want       error // nil: success; errPlain: an error of no kind
+	}{
+		{"end_turn succeeds", state.StopEndTurn, false, false, nil},
+		{"a cancel from any process is an interruption", state.StopCancelled, false, false, ErrInterrupted},
+		{"a stop is an interruption", state.StopUserCanceled, false, false, ErrInterrupted},
+		{"a SIGTERM of the owner is a termination", state.StopShutdown, true, false, ErrShutdown},
+		{"an agent death is an agent failure", state.StopProcessExit, false, false, ErrAgentFailed},
+		{"a parked request waits", "", false, true, ErrWaitingForPermission},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tu := &inputTurn{stop: tc.stop, terminated: tc.terminated, parked: tc.parked}
+			err := tu.err("s1")
+			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// A shutdown without the SIGTERM marker (the owner was killed) is no termination.
+	if err := (&inputTurn{stop: state.StopShutdown}).err("s1"); err == nil || errors.Is(err, ErrShutdown) {
+		t.Fatalf("killed owner: %v", err)
+	}
+}
+
+func TestInputTurn_SeesTheSIGTERMMarkerOfItsTurn(t *testing.T) {
+	tu := &inputTurn{inputID: "in-1"}
+	for _, e := range []state.Event{
+		{Type: state.EventTurnStarted, TurnID: "t1", InputID: "in-0"},
+		{Type: state.EventMarker, TurnID: "t1", Kind: string(history.MarkerPromptInterrupted)},
+		{Type: state.EventTurnStarted, TurnID: "t2", InputID: "in-1"},
+		{Type: state.EventMarker, TurnID: "t2", Kind: string(history.MarkerPromptInterrupted)},
+		{Type: state.EventTurnEnded, TurnID: "t2", StopReason: state.StopShutdown},
+	} {
+		tu.see0(e)
+	}
+	if !tu.ended || !tu.terminated || !errors.Is(tu.err("s1"), ErrShutdown) {
+		t.Fatalf("followed turn %+v", tu)
+	}
+	other := &inputTurn{inputID: "in-1"}
+	other.see0(state.Event{Type: state.EventMarker, TurnID: "t1", Kind: string(history.MarkerPromptInterrupted)})
+	if other.terminated {
+		t.Fatal("a marker of another turn counted")
+	}
+}
+
+func TestOwnQueued_OnlyTheCallersOwnPromptCounts(t *testing.T) {
+	ins := []state.Input{{ID: "in-c", Kind: state.InputCancel}, {ID: "in-p", Kind: state.InputPrompt}}
+	if !ownQueued(ins, "in-p") || ownQueued(ins, "in-c") || ownQueued(ins, "") || ownQueued(nil, "in-p") {
+		t.Fatal("ownQueued")
+	}
+}
