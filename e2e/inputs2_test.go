@@ -179,3 +179,58 @@ func TestSecrets_AStartWhoseDetachedOwnerIsKilledLeavesNoPromptBehind(t *testing
 		t.Fatal("a prompt handoff file was left behind")
 	}
 }
+
+// exitOf waits for cmd and returns its exit code.
+func exitOf(t *testing.T, cmd interface{ Wait() error }, within time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(interface{ ExitCode() int }); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(within):
+		t.Fatalf("the command did not end within %s", within)
+	}
+	return -1
+}
+
+func TestExit_APromptCancelledFromAnotherProcessExits130(t *testing.T) {
+	for _, linger := range []string{"0", "60s"} {
+		t.Run("linger "+linger, func(t *testing.T) {
+			w := newWorld(t)
+			id, _ := w.start("--linger", linger)
+			w.closeOnCleanup(id)
+			cmd, _ := w.background("prompt", id, "/say working\n/sleep 60000")
+			w.mustRun("wait", id, "--until", "running", "--timeout", "20s")
+			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.events(id), state.EventAgentMessage)) > 0 })
+			w.mustRun("cancel", id)
+			if code := exitOf(t, cmd, 20*time.Second); code != 130 {
+				t.Fatalf("a prompt whose turn was cancelled exited %d, want 130", code)
+			}
+		})
+	}
+}
+
+func TestExit_AFollowerOfADetachedOwnerExitsAsItsOwnerWasStopped(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		want int
+	}{{syscall.SIGTERM, 143}, {syscall.SIGINT, 130}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			w := newWorld(t)
+			id := w.startWarm("60s")
+			cmd, _ := w.background("prompt", id, "/say working\n/sleep 60000")
+			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.events(id), state.EventAgentMessage)) > 0 })
+			syscall.Kill(w.session(id).OwnerPID, tc.sig)
+			if code := exitOf(t, cmd, 20*time.Second); code != tc.want {
+				t.Fatalf("the follower exited %d after its owner got %s, want %d", code, tc.sig, tc.want)
+			}
+		})
+	}
+}
