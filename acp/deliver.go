@@ -151,6 +151,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 		from = h.LogSize(job.SessionID)
 	}
 	d.Result = &Result{Session: settledSession(ctx, h, job.SessionID, t), StopReason: t.stop}
+	t.causeFrom(d.Result.Session)
 	return d, t.err(job.SessionID)
 }
 
@@ -162,7 +163,17 @@ func (t *inputTurn) err(id string) error {
 		return waitingError(id)
 	}
 	switch t.stop {
-	case state.StopProcessExit, state.StopError:
+	case state.StopError:
+		if !t.agentFault {
+			// Nothing blames the agent: the owner failed to write (a full disk).
+			cause := t.cause
+			if cause == "" {
+				cause = "it could not write the session"
+			}
+			return fmt.Errorf("%w: the owner of session %s ended the turn: %s", ErrStorage, id, cause)
+		}
+		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", ErrAgentFailed, t.stop)
+	case state.StopProcessExit:
 		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", ErrAgentFailed, t.stop)
 	case state.StopCancelled, state.StopUserCanceled:
 		return fmt.Errorf("%w: the turn was cancelled (%s); kandev prompt %s \"...\" sends the next message", ErrInterrupted, t.stop, id)
@@ -187,6 +198,11 @@ type inputTurn struct {
 	parked  bool
 	// terminated: its owner was stopped by SIGTERM during the turn.
 	terminated bool
+	// agentFault: a marker of the turn blames the agent (its death, its
+	// error, its silence); a turn ended "error" without one failed a write.
+	agentFault bool
+	// cause is the record's error_message once the turn ended.
+	cause string
 	stop       string
 	emit       func(state.Event)
 }
@@ -217,7 +233,15 @@ func (t *inputTurn) see0(e state.Event) {
 		t.ended, t.parked = true, true
 	case e.Type == state.EventMarker && e.Kind == string(history.MarkerPromptInterrupted):
 		t.terminated = true
+	case e.Type == state.EventMarker && agentFaultMarkers[history.MarkerKind(e.Kind)]:
+		t.agentFault = true
 	}
+}
+
+// agentFaultMarkers are the markers an owner writes when the agent failed a turn.
+var agentFaultMarkers = map[history.MarkerKind]bool{
+	history.MarkerAgentFailure: true, history.MarkerProviderFailure: true,
+	history.MarkerAuthRequired: true, history.MarkerPromptTimeout: true,
 }
 
 // picks reports whether turn_started e begins the turn t follows.
@@ -229,4 +253,11 @@ func (t *inputTurn) picks(e state.Event) bool {
 		return e.Source == state.SourceUser
 	}
 	return e.InputID == t.inputID
+}
+
+// causeFrom keeps the error the owner recorded for the ended turn.
+func (t *inputTurn) causeFrom(s *state.Session) {
+	if s != nil && t.ended {
+		t.cause = s.ErrorMessage
+	}
 }

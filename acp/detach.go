@@ -178,6 +178,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		return d, err
 	}
 	d.Result = &Result{Session: settledSession(ctx, h, id, t), StopReason: t.stop}
+	t.causeFrom(d.Result.Session)
 	return d, t.err(id)
 }
 
@@ -226,6 +227,7 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 	if t.parked {
 		return &Result{Session: s}, waitingError(job.SessionID)
 	}
+	t.causeFrom(s)
 	return &Result{Session: s, StopReason: t.stop}, t.err(job.SessionID)
 }
 

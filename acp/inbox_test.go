@@ -131,6 +131,7 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 		{"a stop is an interruption", state.StopUserCanceled, false, false, ErrInterrupted},
 		{"a SIGTERM of the owner is a termination", state.StopShutdown, true, false, ErrShutdown},
 		{"an agent death is an agent failure", state.StopProcessExit, false, false, ErrAgentFailed},
+		{"an error nothing blames on the agent is the owner's failed write", state.StopError, false, false, ErrStorage},
 		{"a parked request waits", "", false, true, ErrWaitingForPermission},
 	}
 	for _, tc := range cases {
@@ -141,6 +142,18 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 		})
+	}
+	// An error the agent's failure marker explains is the agent's.
+	blamed := &inputTurn{inputID: "in-1"}
+	for _, e := range []state.Event{
+		{Type: state.EventTurnStarted, TurnID: "t1", InputID: "in-1"},
+		{Type: state.EventMarker, TurnID: "t1", Kind: string(history.MarkerProviderFailure)},
+		{Type: state.EventTurnEnded, TurnID: "t1", StopReason: state.StopError},
+	} {
+		blamed.see0(e)
+	}
+	if err := blamed.err("s1"); !errors.Is(err, ErrAgentFailed) {
+		t.Fatalf("a provider failure: %v", err)
 	}
 	// A shutdown without the SIGTERM marker (the owner was killed) is no termination.
 	if err := (&inputTurn{stop: state.StopShutdown}).err("s1"); err == nil || errors.Is(err, ErrShutdown) {

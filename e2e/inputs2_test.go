@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -232,5 +233,27 @@ func TestExit_AFollowerOfADetachedOwnerExitsAsItsOwnerWasStopped(t *testing.T) {
 				t.Fatalf("the follower exited %d after its owner got %s, want %d", code, tc.sig, tc.want)
 			}
 		})
+	}
+}
+
+func TestStorage_AFullDiskUnderAWarmOwnerIsReportedAsTheDiskNotTheAgent(t *testing.T) {
+	w := tmpfsWorld(t, "4m")
+	id := w.startWarm("60s", "hello")
+	filler := filepath.Join(w.home, "filler")
+	f, _ := os.Create(filler)
+	for block := make([]byte, 4096); ; {
+		if _, err := f.Write(block); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	st, _ := f.Stat()
+	f.Truncate(st.Size() - 64*1024) // room for the prompt, not for its answer
+	f.Close()
+	r := w.run("prompt", id, "/bulk 20000")
+	if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") && !strings.Contains(r.stderr, "could not write") {
+		t.Fatalf("a full disk during a warm owner's turn: %s", r)
 	}
 }
