@@ -203,8 +203,8 @@ type inputTurn struct {
 	agentFault bool
 	// cause is the record's error_message once the turn ended.
 	cause string
-	stop       string
-	emit       func(state.Event)
+	stop  string
+	emit  func(state.Event)
 }
 
 func (t *inputTurn) see(e state.Event) bool {
