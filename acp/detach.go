@@ -250,8 +250,10 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		return !parked
 	}
 	settled := func() bool {
+		// warm_until alone may be a killed owner's leftover: its owner must live.
 		s, err := h.LoadSession(id)
-		return err == nil && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
+		alive, _ := h.OwnerAlive(id)
+		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
 	_, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
 	if errors.Is(err, errOwnerGone) {

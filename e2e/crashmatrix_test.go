@@ -10,7 +10,9 @@ import (
 // TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules
 // runs the randomized crash matrix (scripts/crashmatrix) briefly, with fixed
 // seeds: a few demo-agent turns per signal (SIGKILL, SIGTERM, SIGTERM twice,
-// SIGHUP, SIGINT) and a few SIGKILLs inside import, prune, repair and stop.
+// SIGHUP, SIGINT), a few SIGKILLs inside import, prune, repair and stop, and
+// a few of live owners: inside kandev approve, of a detached owner holding a
+// parked permission request, and of a warm owner around its linger's expiry.
 // The matrix exits 1 when any run broke a rule; its report names the run.
 func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t *testing.T) {
 	if testing.Short() {
@@ -33,6 +35,7 @@ func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t 
 		{"SIGHUP", []string{"-trials", "turn", "-signals", "SIGHUP", "-n", "3", "-seed", "14"}},
 		{"SIGINT", []string{"-trials", "turn", "-signals", "SIGINT", "-n", "3", "-seed", "15"}},
 		{"operations", []string{"-trials", "import,prune,repair,stop", "-n", "8", "-seed", "16"}},
+		{"live owners", []string{"-trials", "approve,parked,expiry", "-n", "6", "-seed", "17"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

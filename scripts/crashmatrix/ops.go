@@ -38,6 +38,8 @@ func (x *runEnv) runOp() time.Duration {
 		op = &importTrial{runEnv: x}
 	case kindPrune:
 		op = &pruneTrial{runEnv: x}
+	case kindApprove:
+		op = &approveTrial{runEnv: x}
 	default:
 		op = &interruptTrial{runEnv: x}
 	}
