@@ -56,7 +56,7 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 		}
 	}
 	from := h.LogSize(job.SessionID)
-	in := promptInput(job)
+	in := PromptInput(job)
 	if err := h.Enqueue(job.SessionID, in); err != nil {
 		return nil, err
 	}

@@ -144,7 +144,7 @@ func waitingError(id string) error {
 func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	h, id := job.Home, job.SessionID
 	from := h.LogSize(id)
-	in := promptInput(job)
+	in := PromptInput(job)
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err
 	}

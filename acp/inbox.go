@@ -20,9 +20,9 @@ type QueuedChoices struct {
 	Linger *time.Duration
 }
 
-// promptInput is the inbox entry of job's prompt: the text and the
+// PromptInput is the inbox entry of job's prompt: the text and the
 // sender's choices that its turn runs under.
-func promptInput(job Job) *state.Input {
+func PromptInput(job Job) *state.Input {
 	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions}
 	if d := job.Queued.Linger; d != nil {
 		secs := int64(*d / time.Second)

@@ -78,11 +78,11 @@ func TestLingerRefusal_OnlyAForegroundOwnerRefusesAnExplicitLinger(t *testing.T)
 
 func TestPromptInput_CarriesTheSendersModeAndOnlyAGivenLinger(t *testing.T) {
 	d := 90 * time.Second
-	in := promptInput(Job{Prompt: "hi", Permissions: PermDefer, Queued: QueuedChoices{Linger: &d}})
+	in := PromptInput(Job{Prompt: "hi", Permissions: PermDefer, Queued: QueuedChoices{Linger: &d}})
 	if in.Kind != state.InputPrompt || in.Text != "hi" || in.Permissions != PermDefer || in.LingerSeconds == nil || *in.LingerSeconds != 90 {
 		t.Fatalf("input %+v", in)
 	}
-	if in := promptInput(Job{Prompt: "hi", Permissions: PermAsk}); in.LingerSeconds != nil {
+	if in := PromptInput(Job{Prompt: "hi", Permissions: PermAsk}); in.LingerSeconds != nil {
 		t.Fatalf("a linger nobody gave is carried: %+v", in)
 	}
 }
