@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -61,7 +62,7 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 		return nil, err
 	}
 	d := &Delivery{Queued: true, InputID: in.ID}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit}
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn}
 	if alive, _ := h.OwnerAlive(job.SessionID); !alive {
 		// Queued behind inputs nobody serves: serve them, in order, here.
 		d.Queued = false
@@ -203,6 +204,10 @@ type inputTurn struct {
 	agentFault bool
 	// cause is the record's error_message once the turn ended.
 	cause string
+	// warn says, once, that an ask-mode request of the turn was denied by
+	// an owner with no terminal to ask on (nil: say nothing).
+	warn   func(string)
+	warned bool
 	stop  string
 	emit  func(state.Event)
 }
@@ -235,6 +240,9 @@ func (t *inputTurn) see0(e state.Event) {
 		t.terminated = true
 	case e.Type == state.EventMarker && agentFaultMarkers[history.MarkerKind(e.Kind)]:
 		t.agentFault = true
+	case e.Type == state.EventPermissionResolved && t.warn != nil && !t.warned && deniedUnasked(e):
+		t.warned = true
+		t.warn(fmt.Sprintf("denied %s: the session's owner runs in another process, which cannot ask you under --permissions ask; to answer from this shell use --permissions defer (then kandev approve), or approve-all / approve-reads", e.ToolName))
 	}
 }
 
@@ -260,4 +268,13 @@ func (t *inputTurn) causeFrom(s *state.Session) {
 	if s != nil && t.ended {
 		t.cause = s.ErrorMessage
 	}
+}
+
+// deniedUnasked reports a permission_resolved that denied a request of an
+// ask-mode turn without asking anyone: its owner has no terminal.
+func deniedUnasked(e state.Event) bool {
+	var d struct {
+		Unasked bool `json:"unasked"`
+	}
+	return json.Unmarshal(e.Data, &d) == nil && d.Unasked
 }

@@ -156,7 +156,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		}
 		return d, nil
 	}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit}
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn}
 	_, err := followOwned(ctx, job, from, t.see)
 	switch {
 	case errors.Is(err, errOwnerGone):

@@ -123,8 +123,9 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		o.append(true, evs...)
 	})
 	mode := turnMode
+	unasked := false // ask mode with nobody to ask (a detached owner)
 	if mode == PermAsk {
-		mode = PermDenyAll
+		mode, unasked = PermDenyAll, o.job.Ask == nil
 		if o.job.Ask != nil && o.job.Ask(req) {
 			mode = PermApproveAll
 		}
@@ -144,6 +145,9 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	answer := map[string]any{"outcome": outcome, "option_id": optionID, "allowed": allowed, "mode": turnMode}
 	if rid != "" {
 		answer["answered_by"] = answeredBy
+	}
+	if unasked {
+		answer["unasked"] = true
 	}
 	data, _ := json.Marshal(answer)
 	o.conn.Barrier(func() {

@@ -250,3 +250,18 @@ func TestLinger_AWarmOwnerWhoseAgentDiedExitsAndTheNextPromptRestores(t *testing
 		t.Fatalf("%d agent starts, want 2 (the restore)", n)
 	}
 }
+
+func TestQueued_AnAskPromptToADetachedOwnerSaysItsRequestWasDeniedUnasked(t *testing.T) {
+	w := newWorld(t)
+	id := w.startWarm("60s", "--permissions", "approve-all")
+	r := w.run("--permissions", "ask", "prompt", id, "/write asked.txt X")
+	if r.code != 0 || !strings.Contains(r.stderr, "cannot ask you") || !strings.Contains(r.stderr, "--permissions defer") {
+		t.Fatalf("an ask prompt served by a detached owner: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(w.cwd, "asked.txt")); err == nil {
+		t.Fatal("the write of an ask prompt nobody was asked about happened")
+	}
+	if res := w.resolutions(id); len(res) != 1 || res[0]["unasked"] != true || res[0]["mode"] != "ask" {
+		t.Fatalf("resolution: %+v", res)
+	}
+}
