@@ -208,8 +208,8 @@ type inputTurn struct {
 	// an owner with no terminal to ask on (nil: say nothing).
 	warn   func(string)
 	warned bool
-	stop  string
-	emit  func(state.Event)
+	stop   string
+	emit   func(state.Event)
 }
 
 func (t *inputTurn) see(e state.Event) bool {
