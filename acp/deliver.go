@@ -218,6 +218,11 @@ func (t *inputTurn) see(e state.Event) bool {
 }
 
 func (t *inputTurn) see0(e state.Event) {
+	if t.user && t.turnID != "" && e.Type == state.EventTurnStarted && t.picks(e) {
+		// The user's prompt is the last user turn the owner runs (a
+		// re-sent interrupted message may come first): follow the newest.
+		*t = inputTurn{user: true, emit: t.emit, warn: t.warn}
+	}
 	if t.turnID == "" {
 		if e.Type == state.EventTurnStarted && t.picks(e) {
 			t.turnID = e.TurnID

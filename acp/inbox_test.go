@@ -188,3 +188,20 @@ func TestOwnQueued_OnlyTheCallersOwnPromptCounts(t *testing.T) {
 		t.Fatal("ownQueued")
 	}
 }
+
+func TestInputTurn_TheUsersPromptIsTheLastUserTurn(t *testing.T) {
+	tu := &inputTurn{user: true}
+	for _, e := range []state.Event{
+		{Type: state.EventTurnStarted, TurnID: "t1", Source: state.SourceUser}, // a re-sent interrupted message
+		{Type: state.EventTurnEnded, TurnID: "t1", StopReason: state.StopCancelled},
+		{Type: state.EventTurnStarted, TurnID: "t2", Source: state.SourceUser},
+		{Type: state.EventTurnEnded, TurnID: "t2", StopReason: state.StopEndTurn},
+		{Type: state.EventTurnStarted, TurnID: "t3", Source: state.SourceQueued},
+		{Type: state.EventTurnEnded, TurnID: "t3", StopReason: state.StopCancelled},
+	} {
+		tu.see0(e)
+	}
+	if tu.turnID != "t2" || tu.stop != state.StopEndTurn || tu.err("s1") != nil {
+		t.Fatalf("followed %+v", tu)
+	}
+}
