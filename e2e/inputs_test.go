@@ -265,3 +265,43 @@ func TestQueued_AnAskPromptToADetachedOwnerSaysItsRequestWasDeniedUnasked(t *tes
 		t.Fatalf("resolution: %+v", res)
 	}
 }
+
+func TestApprove_AnAnswerRacingTheDeferTimeoutNeverApprovesTheNextRequest(t *testing.T) {
+	w := newWorld(t)
+	w.config("[permissions]\ndefer_timeout_seconds = 1\n")
+	id := w.startWarm("60s", "--permissions", "defer")
+	for round := 0; round < 8; round++ {
+		if r := w.run("--permissions", "defer", "prompt", id, "/write A.txt a\n/write B.txt b"); r.code != 7 {
+			t.Fatalf("round %d: parked: %s", round, r)
+		}
+		// Land the answer around A's timeout: B is asked the moment A is denied.
+		time.Sleep(time.Duration(700+60*round) * time.Millisecond)
+		w.run("approve", id)
+		w.mustRun("wait", id, "--until", "idle", "--timeout", "20s")
+	}
+	// Every approval was given by an answer that named that very request.
+	named := map[string]string{} // answer input id -> the request it named
+	b, _ := os.ReadFile(filepath.Join(w.home, "sessions", id+".inbox.jsonl"))
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var in state.Input
+		json.Unmarshal([]byte(line), &in)
+		if in.Kind == state.InputApprove {
+			named[in.ID] = in.RequestID
+		}
+	}
+	approved := 0
+	for _, r := range w.resolutions(id) {
+		if r["allowed"] != true {
+			continue
+		}
+		approved++
+		by, _ := r["answered_by"].(string)
+		if named[by] != r["request_id"] {
+			t.Fatalf("request %v was approved by %q, an answer for %q", r["request_id"], by, named[by])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.cwd, "B.txt")); err == nil {
+		t.Fatal("B was written: an answer meant for A reached it")
+	}
+	t.Logf("%d of 8 approves landed before the timeout", approved)
+}
