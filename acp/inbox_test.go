@@ -88,8 +88,16 @@ func TestPromptInput_CarriesTheSendersModeAndOnlyAGivenLinger(t *testing.T) {
 }
 
 func TestPickParked_AnAnswerNamesItsRequestOrTheOldest(t *testing.T) {
-	a := state.ParkedRequest{ID: "rq-a", ToolName: "write A"}
-	b := state.ParkedRequest{ID: "rq-b", ToolName: "write B"}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { x := now.Add(d); return &x }
+	a := state.ParkedRequest{ID: "rq-a", ToolName: "write A", RequestedAt: now.Add(-time.Minute)}
+	b := state.ParkedRequest{ID: "rq-b", ToolName: "write B", RequestedAt: now.Add(-30 * time.Second)}
+	// c was asked 10 ms after rq-a was resolved, 200 ms ago.
+	c := state.ParkedRequest{ID: "rq-c", ToolName: "write C", RequestedAt: now.Add(-200 * time.Millisecond), After: "rq-a", AfterAt: at(-210 * time.Millisecond)}
+	// d was asked 10 ms after rq-a was resolved, but has waited 5 s.
+	d := state.ParkedRequest{ID: "rq-d", RequestedAt: now.Add(-5 * time.Second), After: "rq-a", AfterAt: at(-5010 * time.Millisecond)}
+	// e was asked 3 s after the one before was resolved.
+	e := state.ParkedRequest{ID: "rq-e", RequestedAt: now.Add(-100 * time.Millisecond), After: "rq-a", AfterAt: at(-3 * time.Second)}
 	cases := []struct {
 		name   string
 		parked []state.ParkedRequest
@@ -101,10 +109,14 @@ func TestPickParked_AnAnswerNamesItsRequestOrTheOldest(t *testing.T) {
 		{"no name answers the oldest", []state.ParkedRequest{a, b}, "", "rq-a"},
 		{"a name answers that one", []state.ParkedRequest{a, b}, "rq-b", "rq-b"},
 		{"a request already answered is refused, not applied to the next", []state.ParkedRequest{b}, "rq-a", ""},
+		{"no name is refused for a request asked just after another was answered", []state.ParkedRequest{c}, "", ""},
+		{"a name answers a request asked just after another was answered", []state.ParkedRequest{c}, "rq-c", "rq-c"},
+		{"no name answers such a request once it has waited a while", []state.ParkedRequest{d}, "", "rq-d"},
+		{"no name answers a request asked well after the one before", []state.ParkedRequest{e}, "", "rq-e"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := PickParked("s1", tc.parked, tc.want)
+			p, err := PickParked("s1", tc.parked, tc.want, now)
 			if tc.got == "" {
 				if !errors.Is(err, state.ErrNotFound) {
 					t.Fatalf("want not found, got %+v %v", p, err)

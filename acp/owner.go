@@ -153,6 +153,11 @@ type owner struct {
 	// turnMode is the permission mode of the running turn when it serves a
 	// queued input that carries its sender's ("" is the job's); under mu.
 	turnMode string
+	// lastResolved is the parked request resolved last, when, and in which
+	// turn; under mu.
+	lastResolved     string
+	lastResolvedAt   time.Time
+	lastResolvedTurn string
 
 	errMu    sync.Mutex
 	writeErr error // the first failed log or record write

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -105,10 +106,18 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	// The record says "pending" before the log shows the question, and stops
 	// saying it only after the answer is logged: a crash in between is
 	// always seen as a pending permission.
+	parked := state.ParkedRequest{ID: rid, TurnID: o.currentTurn(), ToolName: name, ToolCallID: id, RequestedAt: o.now()}
+	o.mu.Lock()
+	if o.lastResolved != "" && o.lastResolvedTurn == parked.TurnID {
+		// Only within a turn: a new turn needed a new prompt, sent on purpose.
+		at := o.lastResolvedAt
+		parked.After, parked.AfterAt = o.lastResolved, &at
+	}
+	o.mu.Unlock()
 	o.update(func(s *state.Session) {
 		s.PermissionPending = true
 		if rid != "" {
-			s.ParkedRequests = append(s.ParkedRequests, state.ParkedRequest{ID: rid, TurnID: o.currentTurn(), ToolName: name, ToolCallID: id, RequestedAt: o.now()})
+			s.ParkedRequests = append(s.ParkedRequests, parked)
 		}
 	})
 	o.conn.Barrier(func() {
@@ -153,6 +162,12 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	o.conn.Barrier(func() {
 		o.append(true, &state.Event{Type: state.EventPermissionResolved, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data, RequestID: rid})
 	})
+	if rid != "" {
+		turn := o.currentTurn()
+		o.mu.Lock()
+		o.lastResolved, o.lastResolvedAt, o.lastResolvedTurn = rid, o.now(), turn
+		o.mu.Unlock()
+	}
 	o.update(func(s *state.Session) {
 		s.ParkedRequests = slices.DeleteFunc(s.ParkedRequests, func(p state.ParkedRequest) bool { return p.ID == rid })
 		s.PermissionPending = len(s.ParkedRequests) > 0
@@ -167,23 +182,36 @@ const (
 	AnsweredByCancel  = "cancel"
 )
 
+// answerAmbiguity is how long a request asked just after another one was
+// resolved can be answered only by name: an answer sent for the one before
+// (racing its timeout, or another answer) must not land on it.
+const answerAmbiguity = time.Second
+
 // PickParked chooses the parked request an approve or deny answers: the
 // one named (want), else the oldest. None parked, or the named one not
 // among them (answered already, or never asked), is ErrNotFound: an answer
-// never applies to a request it was not meant for.
-func PickParked(sessionID string, parked []state.ParkedRequest, want string) (state.ParkedRequest, error) {
+// never applies to a request it was not meant for. So is an unnamed answer
+// while the oldest request was asked less than answerAmbiguity after
+// another was resolved, and has waited less than that: the answer may have
+// been meant for the one before.
+func PickParked(sessionID string, parked []state.ParkedRequest, want string, now time.Time) (state.ParkedRequest, error) {
 	if len(parked) == 0 {
 		return state.ParkedRequest{}, fmt.Errorf("%w: session %s has no permission request waiting (see kandev status %s)", state.ErrNotFound, sessionID, sessionID)
 	}
-	if want == "" {
-		return parked[0], nil
-	}
-	for _, p := range parked {
-		if p.ID == want {
-			return p, nil
+	if want != "" {
+		for _, p := range parked {
+			if p.ID == want {
+				return p, nil
+			}
 		}
+		return state.ParkedRequest{}, fmt.Errorf("%w: session %s has no permission request %s waiting (answered already?); kandev status %s lists the waiting ones", state.ErrNotFound, sessionID, want, sessionID)
 	}
-	return state.ParkedRequest{}, fmt.Errorf("%w: session %s has no permission request %s waiting (answered already?); kandev status %s lists the waiting ones", state.ErrNotFound, sessionID, want, sessionID)
+	p := parked[0]
+	if p.AfterAt != nil && p.RequestedAt.Sub(*p.AfterAt) < answerAmbiguity && now.Sub(p.RequestedAt) < answerAmbiguity {
+		return state.ParkedRequest{}, fmt.Errorf("%w: request %s of session %s was answered a moment ago, and request %s (%s) was asked just after it; if you mean that one, name it: kandev approve %s --request %s (or deny)",
+			state.ErrNotFound, p.After, sessionID, p.ID, p.ToolName, sessionID, p.ID)
+	}
+	return p, nil
 }
 
 // noteCall records that the log holds tool call id and reports whether it

@@ -224,7 +224,7 @@ func answer(env *Env, ref, want string, in *state.Input) error {
 	if alive, _ := h.OwnerAlive(id); alive {
 		parked = s.ParkedRequests
 	}
-	req, err := acp.PickParked(id, parked, want)
+	req, err := acp.PickParked(id, parked, want, env.Now())
 	if err != nil {
 		return err
 	}

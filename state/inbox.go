@@ -58,6 +58,11 @@ type ParkedRequest struct {
 	ToolName    string    `json:"tool_name,omitempty"`
 	ToolCallID  string    `json:"tool_call_id,omitempty"`
 	RequestedAt time.Time `json:"requested_at"`
+	// After and AfterAt name the request the owner resolved last before
+	// this one was asked, and when: an answer sent for that one may land
+	// on this one.
+	After   string     `json:"after_request,omitempty"`
+	AfterAt *time.Time `json:"after_resolved_at,omitempty"`
 }
 
 // NewRequestID returns a fresh permission request id.
