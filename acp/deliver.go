@@ -83,8 +83,8 @@ func inboxPending(h *state.Home, id string) bool {
 // refuseQueuedLinger refuses a prompt with an explicit --linger for a live
 // owner that cannot linger for it (LingerRefusal).
 func refuseQueuedLinger(job Job) error {
-	if job.Queued.Linger == nil {
-		return nil
+	if job.Queued.Linger == nil || *job.Queued.Linger == 0 {
+		return nil // --linger 0 asks nothing a foreground owner does not do
 	}
 	if alive, _ := job.Home.OwnerAlive(job.SessionID); !alive {
 		return nil
