@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -215,5 +216,39 @@ func TestInputTurn_TheUsersPromptIsTheLastUserTurn(t *testing.T) {
 	}
 	if tu.turnID != "t2" || tu.stop != state.StopEndTurn || tu.err("s1") != nil {
 		t.Fatalf("followed %+v", tu)
+	}
+}
+
+func TestAwaitResolution_FindsAnAnswerLoggedBeforeItLooked(t *testing.T) {
+	h, err := state.OpenHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := state.NewID(time.Now())
+	if err := h.CreateSession(&state.Session{ID: id, State: state.StateWaitingForInput}); err != nil {
+		t.Fatal(err)
+	}
+	log, _, err := h.OpenLog(id, state.OpenLogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	// The record still lists rq-1 when approve looks, but the answer is
+	// already in the log: approve must see it, not wait for it.
+	if err := log.AppendSync(
+		&state.Event{Type: state.EventPermissionRequest, RequestID: "rq-0", Deferred: true},
+		&state.Event{Type: state.EventPermissionResolved, RequestID: "rq-0", Data: []byte(`{"allowed":false,"answered_by":"timeout"}`)},
+		&state.Event{Type: state.EventPermissionRequest, RequestID: "rq-1", Deferred: true},
+		&state.Event{Type: state.EventPermissionResolved, RequestID: "rq-1", Data: []byte(`{"allowed":true,"answered_by":"in-1"}`)},
+	); err != nil {
+		t.Fatal(err)
+	}
+	res, err := AwaitResolution(context.Background(), h, id, h.LogSize(id), "rq-1")
+	if err != nil || res.AnsweredBy != "in-1" || !res.Allowed {
+		t.Fatalf("resolution %+v %v", res, err)
+	}
+	// A request the log never answered, with no owner alive: not found.
+	if _, err := AwaitResolution(context.Background(), h, id, h.LogSize(id), "rq-2"); !errors.Is(err, state.ErrNotFound) {
+		t.Fatalf("unanswered request with no owner: %v", err)
 	}
 }

@@ -121,6 +121,9 @@ func (o *owner) answerQueued(rid string) (mode, by string) {
 	return "", ""
 }
 
+// answerWait bounds how long kandev approve and deny wait for the owner.
+const answerWait = 30 * time.Second
+
 // Resolution is how a parked permission request was answered.
 type Resolution struct {
 	RequestID  string
@@ -133,7 +136,7 @@ type Resolution struct {
 // request was never answered.
 func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, rid string) (*Resolution, error) {
 	var res *Resolution
-	_, err := state.Follow(ctx, h.LogPath(id), from, func(e state.Event) bool {
+	see := func(e state.Event) bool {
 		if e.Type != state.EventPermissionResolved || e.RequestID != rid {
 			return true
 		}
@@ -144,12 +147,35 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 		_ = json.Unmarshal(e.Data, &d)
 		res = &Resolution{RequestID: rid, Allowed: d.Allowed, AnsweredBy: d.AnsweredBy}
 		return false
-	}, func() bool {
-		alive, _ := h.OwnerAlive(id)
-		return !alive
+	}
+	// The answer may be logged before from while the record still lists the
+	// request (it stops listing it just after): look back as far as the
+	// request itself first.
+	_, _ = state.ScanBackward(h.LogPath(id), func(line []byte) bool {
+		e, ok := state.DecodeEvent(line)
+		if !ok {
+			return true
+		}
+		if e.Type == state.EventPermissionRequest && e.RequestID == rid {
+			return false
+		}
+		return see(e)
 	})
 	if res != nil {
 		return res, nil
+	}
+	// The owner takes an answer within moments; one that has not after
+	// answerWait is reported, never taken for done.
+	deadline := time.Now().Add(answerWait)
+	_, err := state.Follow(ctx, h.LogPath(id), from, see, func() bool {
+		alive, _ := h.OwnerAlive(id)
+		return !alive || time.Now().After(deadline)
+	})
+	if res != nil {
+		return res, nil
+	}
+	if alive, _ := h.OwnerAlive(id); alive && err == nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("the owner of session %s has not taken the answer to request %s within %s; see kandev status %s", id, rid, answerWait, id)
 	}
 	if ctx.Err() != nil {
 		err = fmt.Errorf("%w: stopped waiting for the owner of %s to take the answer", ErrInterrupted, id)
