@@ -200,7 +200,7 @@ func (x *runEnv) runLive() {
 			return
 		}
 		r.sessionID = id
-		time.Sleep(time.Duration(100+rng.IntN(1300)) * time.Millisecond) // the owner exits about 1 s after the turn ended
+		time.Sleep(time.Duration(200+rng.IntN(700)) * time.Millisecond) // the owner exits about 1 s after the turn ended
 		r.land = landExited
 		if x.killOwner(id) {
 			r.kill.killed, r.land = true, landAfterEnd
