@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -237,23 +238,30 @@ func TestExit_AFollowerOfADetachedOwnerExitsAsItsOwnerWasStopped(t *testing.T) {
 }
 
 func TestStorage_AFullDiskUnderAWarmOwnerIsReportedAsTheDiskNotTheAgent(t *testing.T) {
-	w := tmpfsWorld(t, "4m")
-	id := w.startWarm("60s", "hello")
-	filler := filepath.Join(w.home, "filler")
-	f, _ := os.Create(filler)
-	for block := make([]byte, 4096); ; {
-		if _, err := f.Write(block); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
+	for _, room := range []int64{64 << 10, 256 << 10} {
+		for _, args := range [][]string{{"prompt"}, {"prompt", "--linger", "60s"}} {
+			t.Run(fmt.Sprintf("%s room %dK", strings.Join(args, " "), room>>10), func(t *testing.T) {
+				w := tmpfsWorld(t, "4m")
+				id := w.startWarm("60s", "hello")
+				filler := filepath.Join(w.home, "filler")
+				f, _ := os.Create(filler)
+				for block := make([]byte, 4096); ; {
+					if _, err := f.Write(block); err != nil {
+						if !errors.Is(err, syscall.ENOSPC) {
+							t.Fatal(err)
+						}
+						break
+					}
+				}
+				st, _ := f.Stat()
+				f.Truncate(st.Size() - room) // room for the prompt, not for its answer
+				f.Close()
+				r := w.run(append(args, id, "/bulk 40000")...)
+				t.Logf("%s", r.stderr)
+				if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") && !strings.Contains(r.stderr, "could not write") {
+					t.Fatalf("a full disk during a warm owner's turn: %s", r)
+				}
+			})
 		}
-	}
-	st, _ := f.Stat()
-	f.Truncate(st.Size() - 64*1024) // room for the prompt, not for its answer
-	f.Close()
-	r := w.run("prompt", id, "/bulk 20000")
-	if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") && !strings.Contains(r.stderr, "could not write") {
-		t.Fatalf("a full disk during a warm owner's turn: %s", r)
 	}
 }
