@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/kandev/kandev/state"
@@ -25,6 +27,10 @@ var errOwnerGone = errors.New("detached owner exited")
 // so `kandev prompt ... | cat` ends when the turn does. It returns once that
 // process holds the owner lock, or has exited (another owner won the race,
 // or it failed: see owner.out and the record).
+//
+// The owner gets the prompt it serves first through its stdin, never a
+// file under the home: job.InitialPrompt as typed (the record keeps it
+// redacted), and job.OwnInput names the queued input it was started for.
 func startDetached(ctx context.Context, job Job) error {
 	h, id := job.Home, job.SessionID
 	exe, err := os.Executable()
@@ -36,18 +42,33 @@ func startDetached(ctx context.Context, job Job) error {
 		return err
 	}
 	defer out.Close()
-	null, err := os.Open(os.DevNull)
+	args := job.Detach
+	if job.OwnInput != "" {
+		args = append(slices.Clip(args), "--input", job.OwnInput)
+	}
+	if job.InitialPrompt != "" {
+		args = append(slices.Clip(args), "--prompt-stdin")
+	}
+	stdin, feed, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	defer null.Close()
-	cmd := exec.Command(exe, job.Detach...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, out, out
+	defer stdin.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, out
 	cmd.Dir = h.Dir
 	cmd.SysProcAttr = detachedProcAttr()
 	if err := cmd.Start(); err != nil {
+		feed.Close()
 		return fmt.Errorf("start a detached owner for %s: %w", id, err)
 	}
+	go func() {
+		// A pipe holds 64 KiB; the owner reads the rest as it starts. An
+		// owner that exits first (lost the race) makes the write fail: the
+		// record keeps the prompt, redacted, for the owner that won.
+		_, _ = io.WriteString(feed, job.InitialPrompt)
+		feed.Close()
+	}()
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	// The lock is taken within milliseconds; a flock makes no file event to wait on.
@@ -122,18 +143,19 @@ func waitingError(id string) error {
 func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	h, id := job.Home, job.SessionID
 	from := h.LogSize(id)
-	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt}
+	in := PromptInput(job)
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err
 	}
 	d := &Delivery{Queued: true, InputID: in.ID}
+	job.OwnInput = in.ID // an owner started here serves it as its caller's prompt
 	if !follow {
 		if alive, _ := h.OwnerAlive(id); !alive {
 			return d, startDetached(ctx, job)
 		}
 		return d, nil
 	}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit}
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn}
 	_, err := followOwned(ctx, job, from, t.see)
 	switch {
 	case errors.Is(err, errOwnerGone):
@@ -143,9 +165,10 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		if errors.Is(err, state.ErrOwnerBusy) {
 			return deliverFollow(ctx, job, d, t, h.LogSize(id))
 		}
+		handOver(ctx, job)
 		d.Result = res
 		if err == nil && t.ended {
-			err = stopError(t.stop)
+			err = t.err(id)
 		}
 		return d, err
 	case err != nil && ctx.Err() != nil:
@@ -154,10 +177,8 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		return d, err
 	}
 	d.Result = &Result{Session: settledSession(ctx, h, id, t), StopReason: t.stop}
-	if t.parked {
-		return d, waitingError(id)
-	}
-	return d, stopError(t.stop)
+	t.causeFrom(d.Result.Session)
+	return d, t.err(id)
 }
 
 // StartDetached runs a new session's first steps in a detached owner and
@@ -205,7 +226,8 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 	if t.parked {
 		return &Result{Session: s}, waitingError(job.SessionID)
 	}
-	return &Result{Session: s, StopReason: t.stop}, stopError(t.stop)
+	t.causeFrom(s)
+	return &Result{Session: s, StopReason: t.stop}, t.err(job.SessionID)
 }
 
 // ResumeDetached restores the session in a detached owner and follows it
@@ -227,8 +249,10 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		return !parked
 	}
 	settled := func() bool {
+		// warm_until alone may be a killed owner's leftover: its owner must live.
 		s, err := h.LoadSession(id)
-		return err == nil && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
+		alive, _ := h.OwnerAlive(id)
+		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
 	_, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
 	if errors.Is(err, errOwnerGone) {

@@ -5,9 +5,63 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
+
+// QueuedChoices are the choices of a command whose prompt may be queued for
+// a live owner, beyond its permission mode (which every queued prompt
+// carries): the owner applies them when it serves that prompt.
+type QueuedChoices struct {
+	// Linger is the sender's --linger when it gave one (nil: the owner
+	// keeps its own).
+	Linger *time.Duration
+}
+
+// PromptInput is the inbox entry of job's prompt: the text and the
+// sender's choices that its turn runs under.
+func PromptInput(job Job) *state.Input {
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions}
+	if d := job.Queued.Linger; d != nil {
+		secs := int64(*d / time.Second)
+		in.LingerSeconds = &secs
+	}
+	return in
+}
+
+// InputMode is the permission mode the turn serving in runs under: the
+// mode its sender ran with, else (an input written before inputs carried
+// it) the owner's.
+func InputMode(in state.Input, ownerMode string) string {
+	if ValidPermissionMode(in.Permissions) {
+		return in.Permissions
+	}
+	return ownerMode
+}
+
+// InputLinger is how long the owner lingers once it has served in, given
+// its current linger: a sender's --linger replaces it (0 included: the
+// owner exits once the inbox is empty). Only a detached owner lingers for
+// its senders; a foreground one keeps its own (senders are refused
+// beforehand, LingerRefusal).
+func InputLinger(in state.Input, current time.Duration, detached bool) time.Duration {
+	if in.LingerSeconds == nil || !detached {
+		return current
+	}
+	return time.Duration(*in.LingerSeconds) * time.Second
+}
+
+// LingerRefusal is why a prompt with an explicit --linger cannot be queued
+// for the live owner of s: one that runs in the foreground of another
+// command cannot linger for it ("" when it can be queued).
+func LingerRefusal(s *state.Session, lingerGiven bool) string {
+	if !lingerGiven || s.OwnerDetached {
+		return ""
+	}
+	return fmt.Sprintf("session %s is run by a kandev command in the foreground (pid %d), which cannot linger for you: send the prompt without --linger, or once that command has ended", s.ID, s.OwnerPID)
+}
 
 // reconcileInbox skips a queued input whose turn already started before the
 // previous owner died: inputs are served in order, so only the oldest
@@ -16,6 +70,8 @@ import (
 // Control requests left at the head of the inbox targeted the previous
 // owner's turn: they are consumed here (a stop still marks the session stopped).
 func (o *owner) reconcileInbox(ins []state.Input) {
+	// A new owner: what the previous one parked, and its warmth, died with it.
+	o.update(func(s *state.Session) { s.ParkedRequests, s.OwnerDetached, s.WarmUntil = nil, o.job.Detached, nil })
 	for len(ins) > 0 && ins[0].Kind != state.InputPrompt {
 		if ins[0].Kind == state.InputStop {
 			o.update(func(s *state.Session) { s.Stopped = true })
@@ -57,7 +113,8 @@ func stopQueued(ins []state.Input) bool {
 	return false
 }
 
-// consume marks inbox input in as served.
+// consume marks inbox input in as served; a prompt's text is then
+// scrubbed from the inbox (the log has it, redacted).
 func (o *owner) consume(in state.Input) {
 	o.update(func(s *state.Session) {
 		if in.Offset > s.InboxOffset {
@@ -65,6 +122,73 @@ func (o *owner) consume(in state.Input) {
 			s.InboxServed++
 		}
 	})
+	if err := o.job.Home.ScrubInput(o.s.ID, in); err != nil {
+		o.failWrite("the inbox of session "+o.s.ID, err)
+	}
+}
+
+// ownQueued reports whether the prompt this process queued itself is
+// among the inputs still to serve: the caller's own prompt, which lifts a
+// pause as a prompt given here does.
+func ownQueued(ins []state.Input, own string) bool {
+	for _, in := range ins {
+		if own != "" && in.ID == own && in.Kind == state.InputPrompt {
+			return true
+		}
+	}
+	return false
+}
+
+// serveInput runs the turn of queued prompt in under its sender's
+// choices: its permission mode (recorded, for a continuation of it) and,
+// once served, its --linger.
+func (o *owner) serveInput(ctx context.Context, in state.Input) error {
+	mode := InputMode(in, o.job.Permissions)
+	o.mu.Lock()
+	o.turnMode = mode
+	o.mu.Unlock()
+	if o.session().TurnPermissionMode != mode {
+		o.update(func(s *state.Session) { s.TurnPermissionMode = mode })
+	}
+	defer func() {
+		o.mu.Lock()
+		o.turnMode = ""
+		o.mu.Unlock()
+	}()
+	o.takeOverPause() // the operator's prompt, as one given here
+	err := o.turnFor(ctx, state.SourceQueued, in.Text, &in)
+	o.job.Linger = InputLinger(in, o.job.Linger, o.job.Detached)
+	return err
+}
+
+// turnPermissions is the permission mode of the running turn.
+func (o *owner) turnPermissions() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.turnMode != "" {
+		return o.turnMode
+	}
+	return o.job.Permissions
+}
+
+// agentAlive reports whether the owner's agent process still runs.
+func (o *owner) agentAlive() bool {
+	if o.proc == nil {
+		return false
+	}
+	select {
+	case <-o.proc.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// agentGone records that the agent died while the owner had no turn for
+// it: the owner exits instead of serving prompts to a dead agent, and the
+// next prompt restores it.
+func (o *owner) agentGone() {
+	o.marker(history.MarkerAgentFailure, fmt.Sprintf("The agent process exited while the session was idle (%s); the owner exits and the next prompt restores the agent.", o.proc.ExitDescription()), o.proc.Stderr())
 }
 
 // serveInbox runs the queued prompts in arrival order until the inbox is
@@ -85,15 +209,22 @@ func (o *owner) serveInbox(ctx context.Context) error {
 				if o.s.Stopped {
 					o.update(func(s *state.Session) { s.Stopped = false })
 				}
+				if !o.agentAlive() {
+					// Never a prompt to a dead agent: the owner exits, and the
+					// next one (a follower, or kandev __serve) restores it.
+					o.agentGone()
+					return nil
+				}
 				others := in.ID != o.job.OwnInput
 				o.muted.Store(others)
-				err := o.turnFor(ctx, state.SourceQueued, in.Text, &in)
+				err := o.serveInput(ctx, in)
 				o.muted.Store(false)
 				if others && errors.Is(err, ErrAgentFailed) {
-					// Not this command's failure: its sender sees it. The rest of
-					// the inbox waits for its followers, which take over.
+					// Not this command's failure: its sender sees it. The next
+					// input is served as usual: to this agent while it lives,
+					// else by the next owner (handOver).
 					o.warn(fmt.Sprintf("a prompt queued by another kandev process (%s) failed: %v (its sender reports it too)", in.ID, err))
-					return nil
+					continue
 				}
 				if err != nil {
 					return err

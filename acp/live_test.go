@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,8 +76,16 @@ func TestOwner_DeferParksARequestUntilItIsAnswered(t *testing.T) {
 			job := r.job(id, "")
 			job.Permissions = PermDefer
 			done := r.runInBackground(job)
-			r.waitRecord(id, "a pending permission", func(s *state.Session) bool { return s.PermissionPending })
-			r.enqueue(id, state.Input{Kind: tc.answer})
+			r.waitRecord(id, "a parked request", func(s *state.Session) bool { return len(s.ParkedRequests) == 1 })
+			rid := r.session(id).ParkedRequests[0].ID
+			// An answer that names no request, or another one, applies to nothing.
+			r.enqueue(id, state.Input{Kind: state.InputApprove})
+			r.enqueue(id, state.Input{Kind: state.InputApprove, RequestID: "rq-other"})
+			time.Sleep(300 * time.Millisecond)
+			if s := r.session(id); len(s.ParkedRequests) != 1 {
+				t.Fatalf("an answer for no request or another one was applied: %+v", s.ParkedRequests)
+			}
+			r.enqueue(id, state.Input{Kind: tc.answer, RequestID: rid})
 			if err := <-done; err != nil {
 				t.Fatalf("owner: %v", err)
 			}
@@ -85,9 +94,15 @@ func TestOwner_DeferParksARequestUntilItIsAnswered(t *testing.T) {
 				t.Fatalf("after %s the file written is %v", tc.answer, written)
 			}
 			for _, e := range r.events(id) {
-				if e.Type == state.EventPermissionRequest && !e.Deferred {
-					t.Fatalf("the parked request is not marked deferred: %+v", e)
+				if e.Type == state.EventPermissionRequest && (!e.Deferred || e.RequestID != rid) {
+					t.Fatalf("the parked request is not marked deferred with its id %s: %+v", rid, e)
 				}
+				if e.Type == state.EventPermissionResolved && (e.RequestID != rid || !strings.Contains(string(e.Data), `"answered_by":"in-`)) {
+					t.Fatalf("the resolution does not name its request and answer: %+v %s", e, e.Data)
+				}
+			}
+			if s := r.session(id); len(s.ParkedRequests) != 0 || s.PermissionPending {
+				t.Fatalf("the record still lists a parked request: %+v", s.ParkedRequests)
 			}
 		})
 	}

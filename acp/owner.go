@@ -60,6 +60,14 @@ type Job struct {
 	// Detach, when set, are the arguments of a kandev process that runs the
 	// owner detached (Deliver starts it); nil runs the owner in this process.
 	Detach []string
+	// Queued are the sender's choices a prompt queued for a live owner
+	// carries (inbox.go).
+	Queued QueuedChoices
+	// Detached: this process is the detached owner (kandev __serve).
+	Detached bool
+	// Serve are the arguments of a detached owner that serves inputs left in
+	// the inbox when this process stops owning the session (nil: none).
+	Serve []string
 }
 
 // Result is what the owner did.
@@ -146,6 +154,14 @@ type owner struct {
 	// answered are the approve and deny inputs taken by deferred permission
 	// requests, which run on the connection's goroutines; under mu.
 	answered map[string]bool
+	// turnMode is the permission mode of the running turn when it serves a
+	// queued input that carries its sender's ("" is the job's); under mu.
+	turnMode string
+	// lastResolved is the parked request resolved last, when, and in which
+	// turn; under mu.
+	lastResolved     string
+	lastResolvedAt   time.Time
+	lastResolvedTurn string
 
 	errMu    sync.Mutex
 	writeErr error // the first failed log or record write
@@ -209,6 +225,7 @@ func (o *owner) prepare() (Plan, error) {
 		Session: o.s, Facts: facts, Profile: o.job.Profile, Now: o.now(),
 		Policy: ContinuationPolicy(o.job.Config, o.job.Profile.Command, o.job.Permissions, o.job.NoContinue),
 		Prompt: o.job.Prompt, InitialPrompt: o.job.InitialPrompt, Maintenance: o.job.Maintenance,
+		OwnQueued: ownQueued(inbox, o.job.OwnInput),
 	})
 	plan := o.plan
 	if plan.SettleLaggingRecord {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -82,8 +84,9 @@ func ErrBadPermissionMode(m string) error {
 	return fmt.Errorf("unknown permission mode %q: use ask, approve-reads, approve-all, deny-all or defer", m)
 }
 
-// permission answers session/request_permission by the configured mode and
-// logs the request and the answer.
+// permission answers session/request_permission by the mode of the
+// running turn and logs the request and the answer. A parked request has
+// an id (request_id) that its answer must name.
 func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
 	name := ""
 	if req.ToolCall.Title != nil {
@@ -95,10 +98,28 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	}
 	opts, _ := json.Marshal(req.Options)
 	id := string(req.ToolCall.ToolCallId)
+	turnMode := o.turnPermissions()
+	rid := ""
+	if Parks(turnMode, kind) {
+		rid = state.NewRequestID()
+	}
 	// The record says "pending" before the log shows the question, and stops
 	// saying it only after the answer is logged: a crash in between is
 	// always seen as a pending permission.
-	o.update(func(s *state.Session) { s.PermissionPending = true })
+	parked := state.ParkedRequest{ID: rid, TurnID: o.currentTurn(), ToolName: name, ToolCallID: id, RequestedAt: o.now()}
+	o.mu.Lock()
+	if o.lastResolved != "" && o.lastResolvedTurn == parked.TurnID {
+		// Only within a turn: a new turn needed a new prompt, sent on purpose.
+		at := o.lastResolvedAt
+		parked.After, parked.AfterAt = o.lastResolved, &at
+	}
+	o.mu.Unlock()
+	o.update(func(s *state.Session) {
+		s.PermissionPending = true
+		if rid != "" {
+			s.ParkedRequests = append(s.ParkedRequests, parked)
+		}
+	})
 	o.conn.Barrier(func() {
 		var evs []*state.Event
 		if id != "" && !o.noteCall(id) {
@@ -107,18 +128,20 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 			evs = append(evs, &state.Event{Type: state.EventToolCall, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name,
 				ToolKind: string(kind), ToolStatus: "pending", Input: rawJSON(req.ToolCall.RawInput)})
 		}
-		evs = append(evs, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: Parks(o.job.Permissions, kind)})
+		evs = append(evs, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: rid != "", RequestID: rid})
 		o.append(true, evs...)
 	})
-	mode := o.job.Permissions
+	mode := turnMode
+	unasked := false // ask mode with nobody to ask (a detached owner)
 	if mode == PermAsk {
-		mode = PermDenyAll
+		mode, unasked = PermDenyAll, o.job.Ask == nil
 		if o.job.Ask != nil && o.job.Ask(req) {
 			mode = PermApproveAll
 		}
 	}
-	if Parks(mode, kind) {
-		mode = o.awaitAnswer(ctx)
+	answeredBy := ""
+	if rid != "" {
+		mode, answeredBy = o.awaitAnswer(ctx, rid)
 	}
 	optionID, allowed := DecidePermission(mode, kind, req.Options)
 	if ctx.Err() != nil || o.cancelled.Load() {
@@ -128,12 +151,67 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	if optionID != "" {
 		outcome = "selected"
 	}
-	data, _ := json.Marshal(map[string]any{"outcome": outcome, "option_id": optionID, "allowed": allowed, "mode": o.job.Permissions})
+	answer := map[string]any{"outcome": outcome, "option_id": optionID, "allowed": allowed, "mode": turnMode}
+	if rid != "" {
+		answer["answered_by"] = answeredBy
+	}
+	if unasked {
+		answer["unasked"] = true
+	}
+	data, _ := json.Marshal(answer)
 	o.conn.Barrier(func() {
-		o.append(true, &state.Event{Type: state.EventPermissionResolved, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data})
+		o.append(true, &state.Event{Type: state.EventPermissionResolved, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data, RequestID: rid})
 	})
-	o.update(func(s *state.Session) { s.PermissionPending = false })
+	if rid != "" {
+		turn := o.currentTurn()
+		o.mu.Lock()
+		o.lastResolved, o.lastResolvedAt, o.lastResolvedTurn = rid, o.now(), turn
+		o.mu.Unlock()
+	}
+	o.update(func(s *state.Session) {
+		s.ParkedRequests = slices.DeleteFunc(s.ParkedRequests, func(p state.ParkedRequest) bool { return p.ID == rid })
+		s.PermissionPending = len(s.ParkedRequests) > 0
+	})
 	return PermissionAnswer(optionID)
+}
+
+// Answers of a parked request that no kandev approve or deny gave
+// (permission_resolved's answered_by).
+const (
+	AnsweredByTimeout = "timeout"
+	AnsweredByCancel  = "cancel"
+)
+
+// answerAmbiguity is how long a request asked just after another one was
+// resolved can be answered only by name: an answer sent for the one before
+// (racing its timeout, or another answer) must not land on it.
+const answerAmbiguity = time.Second
+
+// PickParked chooses the parked request an approve or deny answers: the
+// one named (want), else the oldest. None parked, or the named one not
+// among them (answered already, or never asked), is ErrNotFound: an answer
+// never applies to a request it was not meant for. So is an unnamed answer
+// while the oldest request was asked less than answerAmbiguity after
+// another was resolved, and has waited less than that: the answer may have
+// been meant for the one before.
+func PickParked(sessionID string, parked []state.ParkedRequest, want string, now time.Time) (state.ParkedRequest, error) {
+	if len(parked) == 0 {
+		return state.ParkedRequest{}, fmt.Errorf("%w: session %s has no permission request waiting (see kandev status %s)", state.ErrNotFound, sessionID, sessionID)
+	}
+	if want != "" {
+		for _, p := range parked {
+			if p.ID == want {
+				return p, nil
+			}
+		}
+		return state.ParkedRequest{}, fmt.Errorf("%w: session %s has no permission request %s waiting (answered already?); kandev status %s lists the waiting ones", state.ErrNotFound, sessionID, want, sessionID)
+	}
+	p := parked[0]
+	if p.AfterAt != nil && p.RequestedAt.Sub(*p.AfterAt) < answerAmbiguity && now.Sub(p.RequestedAt) < answerAmbiguity {
+		return state.ParkedRequest{}, fmt.Errorf("%w: request %s of session %s was answered a moment ago, and request %s (%s) was asked just after it; if you mean that one, name it: kandev approve %s --request %s (or deny)",
+			state.ErrNotFound, p.After, sessionID, p.ID, p.ToolName, sessionID, p.ID)
+	}
+	return p, nil
 }
 
 // noteCall records that the log holds tool call id and reports whether it

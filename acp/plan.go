@@ -38,6 +38,10 @@ type PlanInput struct {
 	// Prompt is the user's prompt ("" for none); InitialPrompt is the
 	// initial prompt as typed ("" sends the record's copy).
 	Prompt, InitialPrompt string
+	// OwnQueued: the prompt of the command running this owner waits in the
+	// inbox (a queued prompt it took over, or the one a detached owner was
+	// started for); like Prompt, it lifts a pause.
+	OwnQueued bool
 	// Maintenance is the agent command a maintenance turn sends ("" for none).
 	Maintenance string
 	Now         time.Time
@@ -123,7 +127,7 @@ func PlanOwner(in PlanInput) Plan {
 	rec := expectedRecord(s, in.Facts)
 	d := state.DecideContinuation(rec, in.Facts.Worktree, in.Policy, in.Now)
 	p.Continuation = d
-	p.Refusal = refusal(s.ID, in.Facts.Worktree, d, in.Prompt)
+	p.Refusal = refusal(s.ID, in.Facts.Worktree, d, in.Prompt != "" || in.OwnQueued)
 	if d.Continue {
 		info := TurnInfo{}
 		if in.Facts.AwaitingTurn == d.Turn {
@@ -213,11 +217,11 @@ func releaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
 
 // refusal is why the owner must not run: a broken worktree, or a pause
 // that only an operator's prompt lifts.
-func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompt string) *NotResumableError {
+func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompted bool) *NotResumableError {
 	switch {
 	case wt != nil && !wt.Valid:
 		return &NotResumableError{SessionID: id, Reason: wt.Problem, Advice: pauseAdvice(id, wt, state.PauseWorktree)}
-	case d.Pause != nil && prompt == "":
+	case d.Pause != nil && !prompted:
 		return &NotResumableError{SessionID: id, Reason: "automatic continuation of session " + id + " is paused: " + d.Pause.Reason,
 			Advice: pauseAdvice(id, wt, d.Pause.Kind)}
 	}

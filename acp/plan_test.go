@@ -16,6 +16,7 @@ type planCase struct {
 	facts   OwnerFacts
 	profile Profile // Command and NativeResume default to the demo agent's
 	prompt  string
+	queued  bool // the caller's own prompt waits in the inbox
 	noCont  bool
 	caps    *Capabilities // nil: resume and load advertised
 
@@ -138,6 +139,9 @@ func TestPlanOwner_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 		{name: "a prompt goes ahead despite a pause, and the turn is not continued", session: running(), prompt: "carry on",
 			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, PermissionOpen: true}},
 			want:  planWant{repair: true, pause: state.PausePermissionPending, step: RestoreResume}},
+		{name: "the caller's own queued prompt (a detached owner's) lifts a pause as a prompt does", session: running(), queued: true,
+			facts: OwnerFacts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, PermissionOpen: true}},
+			want:  planWant{repair: true, pause: state.PausePermissionPending, step: RestoreResume}},
 		{name: "pauses when the agent command changed", session: running(), facts: acceptedT2, profile: Profile{Command: []string{"other"}, NativeResume: true},
 			want: planWant{repair: true, pause: state.PauseAgentChanged, refused: true, step: RestoreResume}},
 		{name: "pauses when a stop is queued in the inbox", session: running(), facts: OwnerFacts{Repair: repairT2, StopQueued: true},
@@ -167,7 +171,7 @@ func TestPlanOwner_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 				caps = *tc.caps
 			}
 			cfg := &state.Config{}
-			p := PlanOwner(PlanInput{Session: &s, Facts: tc.facts, Profile: prof, Prompt: tc.prompt, Now: planNow,
+			p := PlanOwner(PlanInput{Session: &s, Facts: tc.facts, Profile: prof, Prompt: tc.prompt, OwnQueued: tc.queued, Now: planNow,
 				Policy: ContinuationPolicy(cfg, prof.Command, PermApproveAll, tc.noCont)})
 			got := planWant{repair: p.Repair, follow: p.FollowUp, resend: p.Resend, refused: p.Refusal != nil,
 				initial: p.Initial, step: p.FirstStep(caps, false), request: p.Request, notResent: p.NotResent, forget: p.ForgetInitial}

@@ -122,6 +122,7 @@ func statusOf(h *state.Home, s *state.Session, a state.Assessment, o *probe) Sta
 	}
 	if a.Reason == state.ReasonAgentRunning {
 		st.OwnerPID = s.OwnerPID
+		st.PermissionRequests = s.ParkedRequests
 		if s.WarmUntil != nil {
 			st.WarmUntil = s.WarmUntil.Format(time.RFC3339)
 		}

@@ -42,7 +42,7 @@ func (c *AttachCmd) Run(env *Env) error {
 	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
 		return err
 	}
-	job.Detach = serveArgs(env, &job)
+	job.Detach = serveArgs(env, &job, job.Linger)
 	from, err := c.showLastTurns(env, h, id)
 	if err != nil {
 		return err
@@ -72,7 +72,10 @@ func (c *AttachCmd) Run(env *Env) error {
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
-			if err := h.Enqueue(id, &state.Input{Kind: state.InputPrompt, Text: line, Holder: state.DefaultHolder()}); err != nil {
+			job.Prompt = line
+			in := acp.PromptInput(job) // under this command's permission mode and --linger
+			in.Holder = state.DefaultHolder()
+			if err := h.Enqueue(id, in); err != nil {
 				return err
 			}
 			if err := acp.EnsureOwner(env.Ctx, job); err != nil {

@@ -11,6 +11,7 @@ import (
 // CompactCmd is kandev compact.
 type CompactCmd struct {
 	SessionRef
+	LeaseFlags
 }
 
 // Help shows an example.
@@ -32,6 +33,9 @@ func (c *CompactCmd) Run(env *Env) error {
 	}
 	if state.IsTerminal(s.State) {
 		return acp.NotResumableState(id, s.State)
+	}
+	if err := c.LeaseFlags.check(env, h, id); err != nil {
+		return err
 	}
 	if alive, _ := h.OwnerAlive(id); alive {
 		return fmt.Errorf("%w: session %s is running in another kandev process; compact it when it is idle", state.ErrOwnerBusy, id)

@@ -37,27 +37,35 @@ func (l LingerFlag) duration(cfg *state.Config, agent string) (time.Duration, er
 }
 
 // goLive makes job run in a detached owner when it lingers or defers
-// permissions: the owner must outlive this command.
+// permissions: the owner must outlive this command. An explicit --linger
+// also rides on a prompt queued for a live owner, which then lingers that
+// long after serving it.
 func goLive(env *Env, job *acp.Job, l LingerFlag, agent string) error {
 	d, err := l.duration(job.Config, agent)
 	if err != nil {
 		return err
 	}
 	job.Linger = d
+	if l.Linger != "" {
+		job.Queued.Linger = &d
+	}
+	// Inputs left behind when this command stops owning the session are
+	// served by a detached owner that exits once they are.
+	job.Serve = serveArgs(env, job, 0)
 	if d <= 0 && job.Permissions != acp.PermDefer {
 		return nil
 	}
-	job.Detach = serveArgs(env, job)
+	job.Detach = serveArgs(env, job, d)
 	return nil
 }
 
-// serveArgs is the command line of a detached owner for job.
-func serveArgs(env *Env, job *acp.Job) []string {
+// serveArgs is the command line of a detached owner for job that lingers linger.
+func serveArgs(env *Env, job *acp.Job, linger time.Duration) []string {
 	args := []string{"--home", job.Home.Dir, "--permissions", job.Permissions}
 	if env.G.Config != "" {
 		args = append(args, "--config", env.G.Config)
 	}
-	args = append(args, "__serve", job.SessionID, "--linger", job.Linger.String())
+	args = append(args, "__serve", job.SessionID, "--linger", linger.String())
 	if job.NoContinue {
 		args = append(args, "--no-continue")
 	}
@@ -71,31 +79,50 @@ type ServeCmd struct {
 	ID         string        `arg:""`
 	Linger     time.Duration `default:"0s"`
 	NoContinue bool
+	// Input is the queued prompt it was started for (its caller's).
+	Input string
+	// PromptStdin: stdin carries the initial prompt as typed.
+	PromptStdin bool
 }
 
-// Run owns the session until it has nothing to serve and its linger ran out.
+// serveRounds bounds how often a detached owner starts over for inputs
+// left queued when its agent died: each round serves at least one.
+const serveRounds = 8
+
+// Run owns the session until it has nothing to serve and its linger ran
+// out. When its agent dies with inputs still queued (nobody may follow
+// them), it restores the agent and serves them.
 func (c *ServeCmd) Run(env *Env) error {
 	h, err := env.Home()
 	if err != nil {
 		return err
 	}
-	job := acp.Job{Linger: c.Linger, NoContinue: c.NoContinue, Emit: func(state.Event) {}}
-	handoff := h.PromptHandoffPath(c.ID)
-	if prompt, ok, err := h.ReadPromptHandoff(c.ID); err != nil {
-		return err
-	} else if ok {
-		job.InitialPrompt = prompt
+	job := acp.Job{Linger: c.Linger, NoContinue: c.NoContinue, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
+	if c.PromptStdin {
+		b, err := io.ReadAll(env.Stdin)
+		if err != nil {
+			return err
+		}
+		job.InitialPrompt = string(b)
 	}
+	// An older kandev handed the prompt over in this file: it must not stay.
+	os.Remove(h.PromptHandoffPath(c.ID))
 	job, err = ownerJob(env, c.ID, job)
 	if err != nil {
 		return err
 	}
 	job.Ask, job.Progress, job.Warn = nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
-	_, err = acp.RunOwner(env.Ctx, job)
-	if !errors.Is(err, state.ErrOwnerBusy) {
-		os.Remove(handoff)
+	for round := 0; ; round++ {
+		before, _ := h.LoadSession(c.ID)
+		_, err = acp.RunOwner(env.Ctx, job)
+		after, lerr := h.LoadSession(c.ID)
+		if env.Ctx.Err() != nil || lerr != nil || before == nil || round == serveRounds ||
+			errors.Is(err, state.ErrOwnerBusy) || errors.Is(err, acp.ErrNotResumable) || errors.Is(err, acp.ErrStorage) ||
+			h.PendingInputs(after) == 0 || after.InboxOffset == before.InboxOffset {
+			return err
+		}
+		job.Prompt, job.InitialPrompt, job.OwnInput = "", "", ""
 	}
-	return err
 }
 
 // CloseCmd is kandev close.
@@ -157,48 +184,81 @@ func waitOwnerGone(env *Env, h *state.Home, id string) error {
 // ApproveCmd is kandev approve.
 type ApproveCmd struct {
 	SessionRef
-	Always bool `help:"Pick the agent's \"always allow\" option when it offers one."`
+	Always  bool   `help:"Pick the agent's \"always allow\" option when it offers one."`
+	Request string `help:"The parked request to answer (its request_id; default: the oldest)." placeholder:"RID"`
 }
 
 // Help shows an example.
-func (c *ApproveCmd) Help() string { return "Example:\n  kandev approve 20261130-0915" }
+func (c *ApproveCmd) Help() string {
+	return "Example:\n  kandev approve 20261130-0915\n  kandev approve 20261130-0915 --request rq-3f2a9c1d"
+}
 
-// Run answers the pending deferred permission request with allow.
+// Run answers the parked permission request with allow.
 func (c *ApproveCmd) Run(env *Env) error {
-	return answer(env, c.SessionRef, &state.Input{Kind: state.InputApprove, Always: c.Always})
+	return answer(env, c.SessionRef, c.Request, &state.Input{Kind: state.InputApprove, Always: c.Always})
 }
 
 // DenyCmd is kandev deny.
 type DenyCmd struct {
 	SessionRef
+	Request string `help:"The parked request to answer (its request_id; default: the oldest)." placeholder:"RID"`
 }
 
 // Help shows an example.
 func (c *DenyCmd) Help() string { return "Example:\n  kandev deny 20261130-0915" }
 
-// Run answers the pending deferred permission request with reject.
+// Run answers the parked permission request with reject.
 func (c *DenyCmd) Run(env *Env) error {
-	return answer(env, c.SessionRef, &state.Input{Kind: state.InputDeny})
+	return answer(env, c.SessionRef, c.Request, &state.Input{Kind: state.InputDeny})
 }
 
-// answer queues an approve or deny for the owner that holds a parked request.
-func answer(env *Env, ref SessionRef, in *state.Input) error {
+// answer queues an approve or deny naming one parked request (want, else
+// the oldest) and waits until the owner has resolved that request: the
+// command succeeds only when its own answer decided it. An answer that
+// finds nothing parked, or that lost to another answer or to the defer
+// timeout, is refused (exit 4) and applies to nothing.
+func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 	h, id, err := ref.pick(env, needPermission)
 	if err != nil {
 		return err
 	}
+	from := h.LogSize(id) // before the record: a resolution after this is seen
 	s, err := h.LoadSession(id)
 	if err != nil {
 		return err
 	}
-	if alive, _ := h.OwnerAlive(id); !alive || !s.PermissionPending {
-		return fmt.Errorf("%w: session %s has no permission request waiting (see kandev status %s)", state.ErrNotFound, id, id)
+	var parked []state.ParkedRequest
+	if alive, _ := h.OwnerAlive(id); alive {
+		parked = s.ParkedRequests
 	}
+	req, err := acp.PickParked(id, parked, want, env.Now())
+	if err != nil {
+		return err
+	}
+	in.RequestID = req.ID
 	if err := h.Enqueue(id, in); err != nil {
 		return err
 	}
-	env.Out.Object(map[string]any{"session_id": id, "answer": in.Kind, "always": in.Always}, func(w io.Writer) {
-		fmt.Fprintf(w, "%s sent: the turn of %s continues in its owner (follow it with kandev attach %s)\n", in.Kind, id, id)
+	res, err := acp.AwaitResolution(env.Ctx, h, id, from, req.ID)
+	if err != nil {
+		return err
+	}
+	if res.AnsweredBy != in.ID {
+		how := "by another answer"
+		switch res.AnsweredBy {
+		case acp.AnsweredByTimeout:
+			how = "by the defer timeout (denied)"
+		case acp.AnsweredByCancel:
+			how = "by the turn's cancel (denied)"
+		}
+		return fmt.Errorf("%w: request %s of session %s was already answered %s; yours was not applied (kandev status %s lists what waits)", state.ErrNotFound, req.ID, id, how, id)
+	}
+	env.Out.Object(map[string]any{"session_id": id, "answer": in.Kind, "always": in.Always, "request_id": req.ID, "allowed": res.Allowed}, func(w io.Writer) {
+		verb := "approved"
+		if in.Kind == state.InputDeny {
+			verb = "denied"
+		}
+		fmt.Fprintf(w, "%s %s (%s): the turn of %s continues in its owner (follow it with kandev attach %s)\n", verb, req.ID, printableLine(req.ToolName), id, id)
 	})
 	return nil
 }

@@ -54,6 +54,10 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	a := p.assess(s, probeFull)
+	if alive, _ := h.OwnerAlive(id); alive && (c.Linger != "" || c.NoContinue) {
+		// The live owner restored the agent and decided its continuation: neither applies now.
+		return fmt.Errorf("%w: session %s already runs in another kandev process (pid %d), which restored it: --linger and --no-continue apply only when resume restores the agent (a prompt with --linger changes a warm owner's linger; kandev close %s ends it)", state.ErrOwnerBusy, id, s.OwnerPID, id)
+	}
 	lease, err := h.Attach(id, holder, ttl, env.Now())
 	if err != nil {
 		return err

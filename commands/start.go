@@ -81,12 +81,8 @@ func (c *StartCmd) Run(env *Env) error {
 	}
 	var res *acp.Result
 	if job.Detach != nil {
-		if prompt != "" {
-			// The detached owner sends the prompt as typed; the record keeps it redacted.
-			if err := state.WriteFileAtomic(h.PromptHandoffPath(s.ID), []byte(prompt)); err != nil {
-				return err
-			}
-		}
+		// The detached owner gets the prompt as typed over its stdin; the
+		// record keeps it redacted.
 		res, err = acp.StartDetached(env.Ctx, job, prompt != "")
 	} else {
 		res, err = acp.RunOwner(env.Ctx, job)

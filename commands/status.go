@@ -29,8 +29,11 @@ type Status struct {
 	OwnerPID        int    `json:"owner_pid"`
 	PendingInputs   int    `json:"pending_inputs"`
 	// WarmUntil is when a lingering owner stops its idle agent.
-	WarmUntil   string `json:"warm_until,omitempty"`
-	Interrupted bool   `json:"interrupted"`
+	WarmUntil string `json:"warm_until,omitempty"`
+	// PermissionRequests are the parked requests kandev approve and deny
+	// answer, oldest first (each with its request_id).
+	PermissionRequests []state.ParkedRequest `json:"permission_requests,omitempty"`
+	Interrupted        bool                  `json:"interrupted"`
 	// Paused is the pause's reason; Pause says its kind and turn.
 	Paused string       `json:"paused,omitempty"`
 	Pause  *state.Pause `json:"pause,omitempty"`
@@ -92,6 +95,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		}
 		if st.WarmUntil != "" {
 			fmt.Fprintf(w, "warm      agent kept running until %s (kandev close %s ends it now)\n", textTimestamp(st.WarmUntil), s.ID)
+		}
+		for _, r := range st.PermissionRequests {
+			fmt.Fprintf(w, "waiting   permission %s: %s (kandev approve %s --request %s, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
 		}
 		if st.PendingInputs > 0 {
 			fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)

@@ -13,10 +13,30 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
+// LeaseFlags are --holder and --force of the commands that change a
+// session's conversation, which another holder's live lease refuses.
+type LeaseFlags struct {
+	Holder string `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
+	Force  bool   `help:"Go ahead even while another holder's lease is live."`
+}
+
+// check refuses (exit 3) when another holder's lease on id is live, unless --force.
+func (l LeaseFlags) check(env *Env, h *state.Home, id string) error {
+	if l.Force {
+		return nil
+	}
+	holder := l.Holder
+	if holder == "" {
+		holder = state.DefaultHolder()
+	}
+	return h.CheckLeaseFor(state.LeaseOpChange, id, holder, env.Now())
+}
+
 // RewindCmd is kandev rewind.
 type RewindCmd struct {
 	SessionRef
 	To int64 `required:"" help:"The turn boundary to go back to: the seq of a turn_ended, or 0." placeholder:"SEQ"`
+	LeaseFlags
 }
 
 // Help shows an example.
@@ -32,12 +52,13 @@ func (c *RewindCmd) Run(env *Env) error {
 	if c.To < 0 {
 		return usagef("--to must be a seq (0 or more)")
 	}
-	return rewind(env, c.SessionRef, c.To)
+	return rewind(env, c.SessionRef, c.To, c.LeaseFlags)
 }
 
 // ClearCmd is kandev clear.
 type ClearCmd struct {
 	SessionRef
+	LeaseFlags
 }
 
 // Help shows an example.
@@ -47,12 +68,15 @@ func (c *ClearCmd) Help() string {
 }
 
 // Run rewinds to the empty conversation.
-func (c *ClearCmd) Run(env *Env) error { return rewind(env, c.SessionRef, 0) }
+func (c *ClearCmd) Run(env *Env) error { return rewind(env, c.SessionRef, 0, c.LeaseFlags) }
 
 // rewind runs a rewind or a clear and says what it did and did not undo.
-func rewind(env *Env, ref SessionRef, to int64) error {
+func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
 	h, id, err := ref.pick(env, needIdle)
 	if err != nil {
+		return err
+	}
+	if err := lease.check(env, h, id); err != nil {
 		return err
 	}
 	rep, err := acp.Rewind(h, id, to)

@@ -11,7 +11,9 @@ import (
 // runs the randomized crash matrix (scripts/crashmatrix) briefly, with fixed
 // seeds: a few demo-agent turns per signal (SIGKILL, SIGTERM, SIGTERM twice,
 // SIGHUP, SIGINT), a few SIGKILLs inside import, prune, repair and stop, and
-// a few inside kandev acp's session/load of an interrupted session.
+// a few inside kandev acp's session/load of an interrupted session,
+// and a few of live owners: inside kandev approve, of a detached owner holding a
+// parked permission request, and of a warm owner around its linger's expiry.
 // The matrix exits 1 when any run broke a rule; its report names the run.
 func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t *testing.T) {
 	if testing.Short() {
@@ -35,6 +37,7 @@ func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t 
 		{"SIGINT", []string{"-trials", "turn", "-signals", "SIGINT", "-n", "3", "-seed", "15"}},
 		{"operations", []string{"-trials", "import,prune,repair,stop", "-n", "8", "-seed", "16"}},
 		{"kandev acp load", []string{"-trials", "acp-load", "-n", "4", "-seed", "17"}},
+		{"live owners", []string{"-trials", "approve,parked,expiry", "-n", "6", "-seed", "17"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -272,9 +272,6 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 		s.send(shown.of(e))
 	}
 	d, err := acp.Deliver(s.srv.opts.Ctx, job, true)
-	if err != nil {
-		return sdk.PromptResponse{}, err
-	}
 	stop := ""
 	if d != nil && d.Result != nil {
 		// Followed through the inbox, only the input's own turn is seen; run
@@ -283,6 +280,11 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 		if !d.Queued && mine.stop != "" {
 			stop = mine.stop
 		}
+	}
+	// A cancelled turn is an interruption for a command (exit 130), and an
+	// answer with stopReason cancelled for the editor.
+	if err != nil && !(errors.Is(err, acp.ErrInterrupted) && (stop == state.StopCancelled || stop == state.StopUserCanceled)) {
+		return sdk.PromptResponse{}, err
 	}
 	if r, ok := acpStop(stop); ok {
 		return sdk.PromptResponse{StopReason: r}, nil

@@ -94,6 +94,9 @@ type Event struct {
 	// Deferred marks a permission_requested that waits for kandev approve
 	// or kandev deny (permission mode defer).
 	Deferred bool `json:"deferred,omitempty"`
+	// RequestID names a parked permission request (permission_requested,
+	// and the permission_resolved that answers it).
+	RequestID string `json:"request_id,omitempty"`
 
 	// Raw is the line as stored, kept by ScanLog for an event of a type this
 	// kandev does not know (a newer kandev wrote it), so it can be shown as is.

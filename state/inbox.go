@@ -2,6 +2,7 @@ package state
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -30,15 +31,49 @@ const FromEditor = "editor"
 // Input is one entry of a session's inbox: a prompt or a control request
 // that another kandev process queued for the owner.
 type Input struct {
-	ID       string    `json:"id"`
-	Kind     string    `json:"kind"`
-	Text     string    `json:"text,omitempty"`
-	Holder   string    `json:"holder,omitempty"`
-	Now      bool      `json:"now,omitempty"`    // close: cancel the running turn first
-	Always   bool      `json:"always,omitempty"` // approve: pick the "always" option when offered
-	From     string    `json:"from,omitempty"`   // FromEditor, or "" for a kandev command
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text,omitempty"`
+	Holder string `json:"holder,omitempty"`
+	Now    bool   `json:"now,omitempty"`    // close: cancel the running turn first
+	Always bool   `json:"always,omitempty"` // approve: pick the "always" option when offered
+	// Permissions is the permission mode of a prompt's sender: its turn's
+	// requests are answered under it, not under the owner's.
+	Permissions string `json:"permissions,omitempty"`
+	// LingerSeconds is a prompt sender's --linger, when it gave one: the
+	// owner lingers that long after the turn.
+	LingerSeconds *int64 `json:"linger_seconds,omitempty"`
+	// RequestID names the parked permission request an approve or deny
+	// answers; an answer applies to that request only.
+	RequestID string `json:"request_id,omitempty"`
+	// Scrubbed marks a served prompt whose text was removed from the inbox.
+	Scrubbed bool      `json:"scrubbed,omitempty"`
+	From     string    `json:"from,omitempty"` // FromEditor, or "" for a kandev command
 	QueuedAt time.Time `json:"queued_at"`
 	Offset   int64     `json:"-"` // byte offset just past this entry
+	Start    int64     `json:"-"` // byte offset of this entry
+}
+
+// ParkedRequest is a permission request that waits for kandev approve or
+// kandev deny (permission mode defer), as the record lists it.
+type ParkedRequest struct {
+	ID          string    `json:"request_id"`
+	TurnID      string    `json:"turn_id,omitempty"`
+	ToolName    string    `json:"tool_name,omitempty"`
+	ToolCallID  string    `json:"tool_call_id,omitempty"`
+	RequestedAt time.Time `json:"requested_at"`
+	// After and AfterAt name the request the owner resolved last before
+	// this one was asked, and when: an answer sent for that one may land
+	// on this one.
+	After   string     `json:"after_request,omitempty"`
+	AfterAt *time.Time `json:"after_resolved_at,omitempty"`
+}
+
+// NewRequestID returns a fresh permission request id.
+func NewRequestID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "rq-" + hex.EncodeToString(b[:])
 }
 
 // NewInputID returns a fresh inbox input id.
@@ -103,7 +138,7 @@ func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
 			off += int64(len(line))
 			var in Input
 			if json.Unmarshal(line, &in) == nil && in.ID != "" {
-				in.Offset = off
+				in.Start, in.Offset = off-int64(len(line)), off
 				out = append(out, in)
 			}
 		}
@@ -123,4 +158,51 @@ func (h *Home) PendingInputs(s *Session) int {
 		}
 	}
 	return n
+}
+
+// ScrubInput removes the text of a served prompt from the inbox: its line is
+// overwritten in place by one of the same length without the text (padded
+// with spaces), so the offsets of every other entry stay valid. The prompt
+// is in the log (redacted) once served; the inbox must not keep it as typed.
+func (h *Home) ScrubInput(id string, in Input) error {
+	if in.Kind != InputPrompt || in.Scrubbed || in.Text == "" || in.Offset <= in.Start {
+		return nil
+	}
+	unlock, err := h.LockRecord(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := h.InboxPath(id)
+	f, err := openSessionFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("open inbox of %s: %w", id, err)
+	}
+	defer f.Close()
+	n := in.Offset - in.Start
+	old := make([]byte, n)
+	if _, err := f.ReadAt(old, in.Start); err != nil {
+		return fmt.Errorf("read %s: %w", path, bareCause(err))
+	}
+	var cur Input
+	if json.Unmarshal(old, &cur) != nil || cur.ID != in.ID {
+		return nil // not the line it was: nothing of ours to scrub
+	}
+	if cur.Scrubbed {
+		return nil
+	}
+	cur.Text, cur.Scrubbed = "", true
+	b, _ := json.Marshal(cur)
+	if int64(len(b))+1 > n {
+		return nil // cannot happen: the text was longer than the mark
+	}
+	line := append(b, bytes.Repeat([]byte{' '}, int(n)-len(b)-1)...)
+	line = append(line, '\n')
+	if _, err := f.WriteAt(line, in.Start); err != nil {
+		return fmt.Errorf("scrub %s: %w", path, bareCause(err))
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, bareCause(err))
+	}
+	return nil
 }

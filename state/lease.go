@@ -27,6 +27,8 @@ const (
 	LeaseOpPrompt = "prompt" // CheckLease: prompt takes --force
 	LeaseOpResume = "resume" // Attach: resume has no --force
 	LeaseOpDetach = "detach" // Detach: only the holder can release
+	// LeaseOpChange: rewind, clear and compact, which take --force as prompt does.
+	LeaseOpChange = "change"
 )
 
 // LeaseHeldError names the holder and the expiry, and what the command that
@@ -44,6 +46,8 @@ func (e *LeaseHeldError) Error() string {
 	switch e.Op {
 	case LeaseOpPrompt:
 		return msg + "; wait for it to expire, release it with " + release + ", or pass --force to send anyway"
+	case LeaseOpChange:
+		return msg + "; wait for it to expire, release it with " + release + ", or pass --force to change it anyway"
 	case LeaseOpDetach:
 		return msg + ", not to you; release it with " + release
 	}
@@ -142,14 +146,21 @@ func (h *Home) Detach(id, holder string, now time.Time) error {
 	return os.Remove(h.LeasePath(id))
 }
 
-// CheckLease returns a *LeaseHeldError if another holder's lease is live.
+// CheckLease returns a *LeaseHeldError if another holder's lease is live
+// (for a prompt).
 func (h *Home) CheckLease(id, holder string, now time.Time) error {
+	return h.CheckLeaseFor(LeaseOpPrompt, id, holder, now)
+}
+
+// CheckLeaseFor returns a *LeaseHeldError for op if another holder's lease
+// is live: every command that drives the session's conversation checks it.
+func (h *Home) CheckLeaseFor(op, id, holder string, now time.Time) error {
 	cur, err := h.ReadLease(id)
 	if err != nil {
 		return err
 	}
 	if cur.Live(now) && cur.AttachedTo != holder {
-		return &LeaseHeldError{Lease: *cur, Op: LeaseOpPrompt}
+		return &LeaseHeldError{Lease: *cur, Op: op}
 	}
 	return nil
 }

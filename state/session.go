@@ -119,6 +119,12 @@ type Session struct {
 	Turns       int    `json:"turns,omitempty"`
 	// PermissionPending is set while a permission request waits for an answer.
 	PermissionPending bool `json:"permission_pending,omitempty"`
+	// ParkedRequests are the deferred permission requests waiting for
+	// kandev approve or deny, oldest first (meaningful while the owner lives).
+	ParkedRequests []ParkedRequest `json:"parked_requests,omitempty"`
+	// OwnerDetached is set while the owner is a detached process (one that
+	// lingers or defers permissions), which a queued --linger can change.
+	OwnerDetached bool `json:"owner_detached,omitempty"`
 	// Pause says why automatic continuation of the interrupted turn waits
 	// for an operator (nil when it does not).
 	Pause *Pause `json:"pause,omitempty"`

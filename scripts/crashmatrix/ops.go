@@ -42,6 +42,8 @@ func (x *runEnv) runOp() time.Duration {
 		op = &pruneTrial{runEnv: x}
 	case kindACPLoad:
 		op = &acpLoadTrial{interruptTrial{runEnv: x}}
+	case kindApprove:
+		op = &approveTrial{runEnv: x}
 	default:
 		op = &interruptTrial{runEnv: x}
 	}

@@ -129,7 +129,7 @@ func opTable(rs []*runResult) {
 	crossTable("Operation trials: where the SIGKILL landed (from the home it left):", "operation", rs,
 		func(r *runResult) string { return r.p.kind },
 		func(r *runResult) string { return orNone(r.land, "(setup failed)") },
-		[]string{kindImport, kindPrune, kindRepair, kindStop, kindACPLoad}, opLandOrder)
+		[]string{kindImport, kindPrune, kindRepair, kindStop, kindACPLoad, kindApprove, kindParked, kindExpiry}, append(opLandOrder, landPermission, landAfterEnd))
 }
 
 func mapStrings(in []string, f func(string) string) []string {

@@ -106,9 +106,12 @@ func execute(o *options, p *plan) *runResult {
 		r.failf("setup: %v", err)
 		return r
 	}
-	if p.kind == kindTurn {
+	switch {
+	case p.kind == kindTurn:
 		x.runTurn()
-	} else {
+	case liveKinds[p.kind]:
+		x.runLive()
+	default:
 		r.opDur = x.runOp()
 	}
 	r.elapsed = time.Since(t0)
