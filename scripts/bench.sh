@@ -46,7 +46,10 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 rm -rf "$WORK"
 mkdir -p "$BIN" "$RES"
-(cd "$ROOT" && go build -o "$BIN/kandev" . && go build -o "$BIN/floor" ./scripts/floor && go build -o "$BIN/benchtool" ./scripts/benchtool && go build -o "$BIN/hello" ./scripts/hello)
+# Built as the release is (.goreleaser.yaml): static, no cgo (with cgo,
+# os/user links libc and every start pays the dynamic loader), not stripped.
+export CGO_ENABLED=0
+(cd "$ROOT" && go build -trimpath -o "$BIN/kandev" . && go build -trimpath -o "$BIN/floor" ./scripts/floor && go build -o "$BIN/benchtool" ./scripts/benchtool && go build -trimpath -o "$BIN/hello" ./scripts/hello)
 K=$BIN/kandev
 T=$BIN/benchtool
 AGENT="$K demo-agent"
