@@ -115,8 +115,7 @@ mkdir -p "$PEER/wd" "$PEER/acpx-home"
 	IDLE="sh $PEER/acpx-idle.sh"
 	# Start-up: the least a Go program takes, kandev answering from its
 	# flags alone, and the agent launch through kandev's supervisor.
-	measure go_hello -dir "$PEER/wd" -- "$BIN/hello"
-	measure kandev_version -dir "$PEER/wd" -- "$K" --version
+	measure kandev_version -peer go_hello -dir "$PEER/wd" -- "$K" --version ::: "$BIN/hello"
 	"$T" supervise -out "$RES" -runs "$RUNS" -name supervise -kandev "$K" -- /bin/true || true
 	measure kandev_list -dir "$PEER/wd" -- "$K" list
 	measure acpx_list -dir "$PEER/wd" -prepare "$IDLE" -- "${A[@]}" --agent "$AGENT" sessions list
@@ -125,9 +124,8 @@ mkdir -p "$PEER/wd" "$PEER/acpx-home"
 	measure acpx_status -dir "$PEER/wd" -prepare "$IDLE" -- "${A[@]}" --agent "$AGENT" status
 	# --linger 0: the floor starts and restores the agent every time, so
 	# kandev does too (a warm owner is scripts/bench-warm.sh's figure).
-	measure kandev_prompt -dir "$PEER/wd" -- "$K" prompt --latest --linger 0 "/say hello"
+	measure kandev_prompt -peer floor_prompt -dir "$PEER/wd" -- "$K" prompt --latest --linger 0 "/say hello" ::: "$BIN/floor" -session "$TOKEN" "/say hello" -- $AGENT
 	measure acpx_prompt -dir "$PEER/wd" -prepare "$IDLE" -- "${A[@]}" --approve-all --ttl 0.01 --agent "$AGENT" prompt "/say hello"
-	measure floor_prompt -dir "$PEER/wd" -- "$BIN/floor" -session "$TOKEN" "/say hello" -- $AGENT
 	"$K" prompt --latest recall | grep -q apple || die "kandev's restored agent lost the conversation"
 )
 
@@ -140,8 +138,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 		mkdir -p "$SHM/wd" && cd "$SHM/wd"
 		"$K" start --linger 0 --title "bench tmpfs session" "remember apple" >/dev/null 2>&1
 		TOKEN=$("$K" status --latest --json | node -e 'console.log(JSON.parse(require("fs").readFileSync(0,"utf8")).session.resume_token)')
-		measure kandev_prompt_tmpfs -dir "$SHM/wd" -- "$K" prompt --latest --linger 0 "/say hello"
-		measure floor_prompt_tmpfs -dir "$SHM/wd" -- "$BIN/floor" -session "$TOKEN" "/say hello" -- $AGENT
+		measure kandev_prompt_tmpfs -peer floor_prompt_tmpfs -dir "$SHM/wd" -- "$K" prompt --latest --linger 0 "/say hello" ::: "$BIN/floor" -session "$TOKEN" "/say hello" -- $AGENT
 	)
 	rm -rf "$SHM"
 else
