@@ -167,6 +167,12 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		writeOverview(stdout)
 		return ExitOK
 	}
+	if len(args) == 1 && args[0] == "--version" {
+		// What kong's version flag prints, without building a model to parse
+		// one flag (about a tenth of kandev --version).
+		fmt.Fprintln(stdout, version.Get().String())
+		return ExitOK
+	}
 	cli, globals := commandLine(args)
 	out := &Output{Out: stdout, Err: stderr}
 	exitCode := -1
