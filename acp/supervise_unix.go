@@ -68,9 +68,11 @@ func supervise(args []string) int {
 		return 2
 	}
 	becomeSubreaper()
-	agent, err := os.StartProcess(args[0], args, &os.ProcAttr{
+	// syscall.ForkExec, not os.StartProcess: the supervisor needs only the
+	// pid, and os would first probe pidfd support with a child of its own.
+	pid, err := syscall.ForkExec(args[0], args, &syscall.ProcAttr{
 		Env:   append(os.Environ(), launch),
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Files: []uintptr{0, 1, 2},
 		Sys:   agentSysProcAttr(),
 	})
 	if err != nil {
@@ -85,7 +87,7 @@ func supervise(args []string) int {
 		close(ownerGone)
 	}()
 	exited := make(chan syscall.WaitStatus, 1)
-	go func() { exited <- reapUntil(agent.Pid) }()
+	go func() { exited <- reapUntil(pid) }()
 	var status syscall.WaitStatus
 	select {
 	case status = <-exited:

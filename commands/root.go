@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -166,10 +168,16 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		writeOverview(stdout)
 		return ExitOK
 	}
-	var cli CLI
+	if len(args) == 1 && args[0] == "--version" {
+		// What kong's version flag prints, without building a model to parse
+		// one flag (about a tenth of kandev --version).
+		fmt.Fprintln(stdout, version.Get().String())
+		return ExitOK
+	}
+	cli, globals := commandLine(args)
 	out := &Output{Out: stdout, Err: stderr}
 	exitCode := -1
-	parser, err := kong.New(&cli,
+	parser, err := kong.New(cli,
 		kong.Name("kandev"),
 		kong.Description("Run ACP coding agents in durable, resumable sessions."),
 		kong.Vars{"version": version.Get().String()},
@@ -187,8 +195,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	out.JSON, out.Quiet = cli.JSON, cli.Quiet
-	color := !cli.NoColor && os.Getenv("NO_COLOR") == "" && !cli.JSON
+	out.JSON, out.Quiet = globals.JSON, globals.Quiet
+	color := !globals.NoColor && os.Getenv("NO_COLOR") == "" && !globals.JSON
 	out.Color, out.ErrColor = color && isTerminal(stdout), color && isTerminal(stderr)
 	// A closed pipe on stdout (kandev start | head -1) must not kill an owner mid-turn.
 	signal.Ignore(syscall.SIGPIPE)
@@ -196,7 +204,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out.Out, out.Err = tout, terr
 	sigs := watchSignals(func() { tout.gone.Store(true); terr.gone.Store(true) })
 	defer sigs.stop()
-	env := &Env{G: &cli.Globals, Stdin: stdin, Out: out, Ctx: sigs.ctx, Abort: sigs.abort, Now: time.Now}
+	env := &Env{G: globals, Stdin: stdin, Out: out, Ctx: sigs.ctx, Abort: sigs.abort, Now: time.Now}
 	err = kctx.Run(env)
 	if err == nil && sigs.terminated() && !env.committed {
 		err = fmt.Errorf("%w by SIGTERM", acp.ErrShutdown)
@@ -209,6 +217,62 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 type exitSignal struct{}
+
+// commandLine is what kong parses args against: for a command word, a CLI
+// holding only that command, since kong reads the tags of every command it
+// is given on every run (for all of them, about half of the start-up of
+// `kandev status`); the whole CLI when there is no command word (help, a
+// usage error listing the commands) or when the command reads the whole
+// model (completion candidates, the man page). It returns the value to give
+// kong and the global flags inside it.
+func commandLine(args []string) (cli any, globals *Globals) {
+	word := ""
+	if i := firstWord(args); i >= 0 {
+		word = args[i]
+	} else if slices.Contains(args, "--version") {
+		word = "--version"
+	}
+	field, ok := commandField(word)
+	if !ok {
+		whole := &CLI{}
+		return whole, &whole.Globals
+	}
+	fields := []reflect.StructField{{Name: "Globals", Type: reflect.TypeFor[Globals](), Tag: `embed:""`}}
+	if field.Name != "" {
+		fields = append(fields, field)
+	}
+	v := reflect.New(reflect.StructOf(fields)).Elem()
+	return v.Addr().Interface(), v.Field(0).Addr().Interface().(*Globals)
+}
+
+// commandField is the field of CLI for the command named word, as kong
+// names it (its name tag, else its field name in lower case); for
+// "--version" the empty field (the global flags alone answer it). ok is
+// false for a word that is no command, and for the commands that read the
+// whole model.
+func commandField(word string) (f reflect.StructField, ok bool) {
+	switch word {
+	case "--version":
+		return reflect.StructField{}, true
+	case "", "__complete", "__man":
+		return f, false
+	}
+	t := reflect.TypeFor[CLI]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if _, isCmd := f.Tag.Lookup("cmd"); !isCmd {
+			continue
+		}
+		name, named := f.Tag.Lookup("name")
+		if !named {
+			name = strings.ToLower(f.Name)
+		}
+		if name == word {
+			return f, true
+		}
+	}
+	return f, false
+}
 
 // parse runs kong's parser, turning its exits (help, version, usage errors) into codes.
 func parse(p *kong.Kong, args []string, out *Output, exitCode *int) (kctx *kong.Context, code int, done bool) {

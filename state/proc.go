@@ -52,7 +52,7 @@ func AliveAfter(pid int, start string, d time.Duration) bool {
 // users are not visible.
 func TaggedProcesses(dir string) map[string][]Proc {
 	out := map[string][]Proc{}
-	eachProcessEnv(func(pid int, env []string, command func() string) {
+	eachProcessEnv(SessionTagEnv+"=", func(pid int, env []string, command func() string) {
 		id, home := "", ""
 		for _, kv := range env {
 			if v, ok := strings.CutPrefix(kv, SessionTagEnv+"="); ok && id == "" {
@@ -76,7 +76,7 @@ func TaggedProcesses(dir string) map[string][]Proc {
 // environment holds the entry kv ("NAME=value").
 func ProcessesWithEnv(kv string) []int {
 	var out []int
-	eachProcessEnv(func(pid int, env []string, _ func() string) {
+	eachProcessEnv(kv, func(pid int, env []string, _ func() string) {
 		if slices.Contains(env, kv) {
 			out = append(out, pid)
 		}

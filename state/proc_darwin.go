@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"os"
 	"strconv"
 	"strings"
@@ -34,8 +35,9 @@ func ProcessStart(pid int) string {
 }
 
 // eachProcessEnv calls fn with every live process of this user but this
-// one, its environment and a way to read its command line.
-func eachProcessEnv(fn func(pid int, env []string, command func() string)) {
+// one whose environment holds needle, its environment and a way to read its
+// command line.
+func eachProcessEnv(needle string, fn func(pid int, env []string, command func() string)) {
 	all, _ := unix.SysctlKinfoProcSlice("kern.proc.all")
 	self := os.Getpid()
 	for _, k := range all {
@@ -44,7 +46,7 @@ func eachProcessEnv(fn func(pid int, env []string, command func() string)) {
 			continue
 		}
 		raw, err := unix.SysctlRaw("kern.procargs2", pid)
-		if err != nil { // another user's process, or gone
+		if err != nil || !bytes.Contains(raw, []byte(needle)) { // another user's process, or gone, or not one looked for
 			continue
 		}
 		argv, env := parseProcArgs(raw)

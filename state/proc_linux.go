@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Linux reads process facts from /proc: no dependency, no subprocess, and
@@ -52,18 +53,50 @@ func pids() []int {
 }
 
 // eachProcessEnv calls fn with every live process of this user but this
-// one, its environment and a way to read its command line.
-func eachProcessEnv(fn func(pid int, env []string, command func() string)) {
+// one whose environment holds needle, its environment and a way to read
+// its command line. The environment of every process is read (status does
+// it on every run), so it is read into one buffer, and only a process whose
+// environment holds needle costs more.
+func eachProcessEnv(needle string, fn func(pid int, env []string, command func() string)) {
 	self := os.Getpid()
+	buf := make([]byte, 0, 64<<10)
 	for _, pid := range pids() {
 		if pid == self {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil || ProcessStart(pid) == "" {
+		b, err := readProcFile("/proc/"+strconv.Itoa(pid)+"/environ", buf[:0])
+		buf = b[:0]
+		if err != nil || !bytes.Contains(b, []byte(needle)) || ProcessStart(pid) == "" {
 			continue
 		}
 		fn(pid, strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00"), func() string { return commandLine(pid) })
+	}
+}
+
+// readProcFile appends the contents of a /proc file to buf: open, read
+// until EOF, close (os.ReadFile also stats the file, which for /proc says
+// nothing: its size is 0).
+func readProcFile(path string, buf []byte) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return buf, err
+	}
+	defer syscall.Close(fd)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
 	}
 }
 

@@ -55,7 +55,7 @@ func processExists(pid int) bool {
 }
 
 // eachProcessEnv finds no process on Windows (see above).
-func eachProcessEnv(func(pid int, env []string, command func() string)) {}
+func eachProcessEnv(string, func(pid int, env []string, command func() string)) {}
 
 // childrenByParent maps each parent pid to its children. Windows does not
 // reparent orphans, and pids are reused: a child that started before its

@@ -7,13 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/osfs"
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
+
+// gitDirName is the name of a work tree's repository directory (or file).
+const gitDirName = ".git"
 
 // Worktree is where a session's agent works when its cwd is inside a git
 // repository (SPEC 3.5).
@@ -37,15 +35,11 @@ type Worktree struct {
 // directory inside .git does not count); err reports an unreadable dir or
 // repository.
 func DetectWorktree(dir string) (w Worktree, ok bool, err error) {
-	top, refs, ok, err := openWorkTree(dir)
+	top, head, ok, err := openWorkTree(dir)
 	if err != nil || !ok {
 		return Worktree{}, false, err
 	}
-	branch, err := headBranch(refs)
-	if err != nil {
-		return Worktree{}, false, fmt.Errorf("reading HEAD of git repository at %s: %w", top, err)
-	}
-	return Worktree{Path: top, Branch: branch, Valid: true}, true, nil
+	return Worktree{Path: top, Branch: headBranch(head), Valid: true}, true, nil
 }
 
 // CheckWorktree verifies a recorded worktree before a relaunch: its path must
@@ -110,15 +104,15 @@ func WorkspaceName(dir string) string {
 }
 
 // openWorkTree locates the work tree enclosing dir. It returns the
-// symlink-resolved top level and the storage holding the work tree's HEAD; ok
-// is false when dir is not inside a work tree.
-func openWorkTree(dir string) (top string, refs storer.ReferenceStorer, ok bool, err error) {
+// symlink-resolved top level and the work tree's HEAD; ok is false when dir
+// is not inside a work tree.
+func openWorkTree(dir string) (top string, head *plumbing.Reference, ok bool, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", nil, false, err
 	}
-	// Resolve symlinks first so the top level go-git reports (an ancestor of
-	// the path it is given) is resolved too.
+	// Resolve symlinks first so the top level found (an ancestor of the
+	// path given) is resolved too.
 	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return "", nil, false, err
@@ -131,60 +125,48 @@ func openWorkTree(dir string) (top string, refs storer.ReferenceStorer, ok bool,
 		return "", nil, false, fmt.Errorf("%s is not a directory", dir)
 	}
 
-	repo, err := git.PlainOpenWithOptions(resolved, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
-	switch {
-	case errors.Is(err, git.ErrRepositoryNotExists):
-		return "", nil, false, nil
-	case errors.Is(err, git.ErrUnknownExtension), errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion):
-		// go-git refuses to open repositories using any config extension
-		// (partial clones, extensions.worktreeConfig, ...), yet git works
-		// in them and locating the work tree and HEAD needs none of them.
-		top, refs, ok, err = locateWorkTree(resolved)
-	case err != nil:
-		return "", nil, false, fmt.Errorf("opening git repository for %s: %w", dir, err)
-	default:
-		var wt *git.Worktree
-		wt, err = repo.Worktree()
-		if errors.Is(err, git.ErrIsBareRepository) {
-			return "", nil, false, nil
-		}
-		if err != nil {
-			return "", nil, false, fmt.Errorf("opening git work tree for %s: %w", dir, err)
-		}
-		top, refs, ok = filepath.Clean(wt.Filesystem.Root()), repo.Storer, true
-	}
+	top, head, ok, err = locateWorkTree(resolved)
 	if err != nil || !ok {
 		return "", nil, false, err
 	}
 	// Like git, treat the repository directory itself as outside the work tree.
 	if rel, err := filepath.Rel(top, resolved); err == nil {
-		if first, _, _ := strings.Cut(rel, string(filepath.Separator)); first == git.GitDirName {
+		if first, _, _ := strings.Cut(rel, string(filepath.Separator)); first == gitDirName {
 			return "", nil, false, nil
 		}
 	}
-	return top, refs, true, nil
+	return top, head, true, nil
 }
 
 // locateWorkTree finds the work tree enclosing dir (absolute and
-// symlink-resolved) the way go-git's DetectDotGit does, without reading the
-// repository config: the nearest ancestor holding a .git directory or a .git
-// file pointing at the repository ("gitdir: ..."). Only the storage holding
-// HEAD is opened; for a linked worktree that is its own git directory.
-func locateWorkTree(dir string) (top string, refs storer.ReferenceStorer, ok bool, err error) {
+// symlink-resolved) the way git does: the nearest ancestor holding a .git
+// directory or a .git file pointing at the repository ("gitdir: ..."), and
+// none when that repository has no HEAD. It returns that HEAD, which for a
+// linked worktree is in its own git directory. Neither the repository config nor any other ref is
+// read: git works in repositories whose config go-git refuses (extensions),
+// and locating the work tree needs neither.
+//
+// Only go-git's plumbing package is used: its root package links the
+// transports (net/http, x/crypto/ssh, OpenPGP) and their package
+// initialisation into every kandev command (see docs/testing.md, start-up).
+func locateWorkTree(dir string) (top string, head *plumbing.Reference, ok bool, err error) {
 	for top = dir; ; {
-		fi, err := os.Stat(filepath.Join(top, git.GitDirName))
+		fi, err := os.Stat(filepath.Join(top, gitDirName))
 		if err == nil {
-			gitDir := filepath.Join(top, git.GitDirName)
+			gitDir := filepath.Join(top, gitDirName)
 			if !fi.IsDir() {
 				if gitDir, err = readGitFile(top); err != nil {
 					return "", nil, false, err
 				}
 			}
-			refs := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
-			if _, err := refs.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
+			head, err := readHead(gitDir)
+			if errors.Is(err, os.ErrNotExist) {
 				return "", nil, false, nil
 			}
-			return top, refs, true, nil
+			if err != nil {
+				return "", nil, false, fmt.Errorf("reading HEAD of git repository at %s: %w", top, err)
+			}
+			return top, head, true, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			return "", nil, false, err
@@ -197,16 +179,26 @@ func locateWorkTree(dir string) (top string, refs storer.ReferenceStorer, ok boo
 	}
 }
 
+// readHead reads the HEAD of the git directory gitDir as git writes it: a
+// symbolic ref ("ref: refs/heads/main") or a commit hash (detached).
+func readHead(gitDir string) (*plumbing.Reference, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, plumbing.HEAD.String()))
+	if err != nil {
+		return nil, err
+	}
+	return plumbing.NewReferenceFromStrings(plumbing.HEAD.String(), strings.TrimSpace(string(b))), nil
+}
+
 // readGitFile returns the git directory named by the .git file in top.
 func readGitFile(top string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(top, git.GitDirName))
+	b, err := os.ReadFile(filepath.Join(top, gitDirName))
 	if err != nil {
 		return "", err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	gitDir, found := strings.CutPrefix(line, "gitdir: ")
 	if !found {
-		return "", fmt.Errorf("%s has no gitdir: line", filepath.Join(top, git.GitDirName))
+		return "", fmt.Errorf("%s has no gitdir: line", filepath.Join(top, gitDirName))
 	}
 	gitDir = strings.TrimSpace(gitDir)
 	if !filepath.IsAbs(gitDir) {
@@ -215,18 +207,14 @@ func readGitFile(top string) (string, error) {
 	return gitDir, nil
 }
 
-// headBranch returns the short name of the branch HEAD points to, or "" when
-// HEAD is detached. It reads HEAD without resolving it, so an unborn branch
-// (no commits yet) is still reported.
-func headBranch(refs storer.ReferenceStorer) (string, error) {
-	head, err := refs.Reference(plumbing.HEAD)
-	if err != nil {
-		return "", err
-	}
+// headBranch returns the short name of the branch head points to, or ""
+// when HEAD is detached. HEAD is not resolved, so an unborn branch (no
+// commits yet) is still reported.
+func headBranch(head *plumbing.Reference) string {
 	if head.Type() != plumbing.SymbolicReference || !head.Target().IsBranch() {
-		return "", nil
+		return ""
 	}
-	return strings.TrimPrefix(head.Target().String(), "refs/heads/"), nil
+	return head.Target().Short()
 }
 
 // oneLine flattens err's message so it fits on a single line.

@@ -8,7 +8,8 @@
 //
 //	benchtool sessions -home H -n N -cwd D [-events N] [-word W]
 //	benchtool log      -home H -id ID -events N [-cwd D]
-//	benchtool measure  -out DIR -name NAME [-runs 5] [-warmup 1] [-prepare SH] [-dir D] -- CMD...
+//	benchtool measure  -out DIR -name NAME [-runs 5] [-warmup 1] [-prepare SH] [-dir D] [-peer NAME] -- CMD... [::: PEERCMD...]
+//	benchtool supervise -out DIR -kandev BIN [-runs 5] [-name supervise] -- AGENT...
 //	benchtool emit     -out DIR -name NAME [-runs 5] -cwd D (-load TOKEN | -prompt TEXT) -- AGENT...
 //	benchtool gobench  -out DIR < go-test-bench-output
 //	benchtool table    DIR
@@ -37,6 +38,8 @@ func main() {
 		err = cmdMeasure(args)
 	case "emit":
 		err = cmdEmit(args)
+	case "supervise":
+		err = cmdSupervise(args)
 	case "gobench":
 		err = cmdGoBench(args)
 	case "table":
@@ -51,7 +54,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool sessions|log|measure|emit|gobench|table ... (see the package comment)")
+	fmt.Fprintln(os.Stderr, "usage: benchtool sessions|log|measure|supervise|emit|gobench|table ... (see the package comment)")
 	os.Exit(2)
 }
 

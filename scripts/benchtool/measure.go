@@ -70,11 +70,16 @@ func load(dir, name string) (*Measurement, error) {
 }
 
 // cmdMeasure times a command: warm-up runs, then timed runs, each after the
-// prepare command; then one untimed run with memory sampling.
+// prepare command; then one untimed run with memory sampling. With -peer,
+// the words after ":::" are a second command measured in the same loop,
+// run for run in turn with the first, so that a ratio of the two compares
+// runs that saw the same machine (other work on a shared machine moves
+// figures taken one after the other by more than the ratio's target).
 func cmdMeasure(args []string) error {
 	fs := flag.NewFlagSet("measure", flag.ExitOnError)
 	out := fs.String("out", "", "results directory")
 	name := fs.String("name", "", "measurement name")
+	peerName := fs.String("peer", "", "measurement name of the command after :::, run in turn with the first")
 	runs := fs.Int("runs", 5, "timed runs")
 	warmup := fs.Int("warmup", 1, "untimed runs first")
 	prepare := fs.String("prepare", "", "shell command run before every run (untimed)")
@@ -82,36 +87,60 @@ func cmdMeasure(args []string) error {
 	note := fs.String("note", "", "note for the table")
 	flags, cmdline := splitDashDash(args)
 	fs.Parse(flags)
-	if *out == "" || *name == "" || len(cmdline) == 0 {
-		return errors.New("measure: -out, -name and a command after -- are required")
-	}
-	m := &Measurement{Name: *name, Command: strings.Join(cmdline, " "), Note: *note}
-	fmt.Fprintf(os.Stderr, "  measuring %-28s %s\n", *name, history.Clip(m.Command, 100))
-	for i := 0; i < *warmup+*runs+1; i++ {
-		if *prepare != "" {
-			if b, err := exec.Command("sh", "-c", *prepare).CombinedOutput(); err != nil {
-				m.Error = fmt.Sprintf("prepare failed: %v: %s", err, history.Clip(string(b), 300))
-				break
-			}
-		}
-		sample := i == *warmup+*runs
-		r := runOnce(cmdline, *dir, sample)
-		if r.err != nil {
-			m.Error = r.err.Error()
+	var peerline []string
+	for i, a := range cmdline {
+		if a == ":::" {
+			cmdline, peerline = cmdline[:i], cmdline[i+1:]
 			break
 		}
-		switch {
-		case sample:
-			m.RSSKiB = r.rss
-		case i >= *warmup:
-			m.RunsMS = append(m.RunsMS, r.wall.Seconds()*1000)
+	}
+	if *out == "" || *name == "" || len(cmdline) == 0 || (*peerName == "") != (len(peerline) == 0) {
+		return errors.New("measure: -out, -name and a command after -- are required; -peer goes with a second command after :::")
+	}
+	ms := []*Measurement{{Name: *name, Command: strings.Join(cmdline, " "), Note: *note}}
+	lines := [][]string{cmdline}
+	if *peerName != "" {
+		ms = append(ms, &Measurement{Name: *peerName, Command: strings.Join(peerline, " ")})
+		lines = append(lines, peerline)
+	}
+	for _, m := range ms {
+		fmt.Fprintf(os.Stderr, "  measuring %-28s %s\n", m.Name, history.Clip(m.Command, 100))
+	}
+	for i := 0; i < *warmup+*runs+1; i++ {
+		for j, m := range ms {
+			if m.Error != "" {
+				continue
+			}
+			if *prepare != "" {
+				if b, err := exec.Command("sh", "-c", *prepare).CombinedOutput(); err != nil {
+					m.Error = fmt.Sprintf("prepare failed: %v: %s", err, history.Clip(string(b), 300))
+					continue
+				}
+			}
+			sample := i == *warmup+*runs
+			r := runOnce(lines[j], *dir, sample)
+			if r.err != nil {
+				m.Error = r.err.Error()
+				continue
+			}
+			switch {
+			case sample:
+				m.RSSKiB = r.rss
+			case i >= *warmup:
+				m.RunsMS = append(m.RunsMS, r.wall.Seconds()*1000)
+			}
 		}
 	}
-	m.finish()
-	if m.Error != "" {
-		fmt.Fprintf(os.Stderr, "  %s: %s\n", *name, m.Error)
+	for _, m := range ms {
+		m.finish()
+		if m.Error != "" {
+			fmt.Fprintf(os.Stderr, "  %s: %s\n", m.Name, m.Error)
+		}
+		if err := save(*out, m); err != nil {
+			return err
+		}
 	}
-	return save(*out, m)
+	return nil
 }
 
 type runResult struct {
