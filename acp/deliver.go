@@ -104,11 +104,15 @@ func stopError(stop string) error {
 type inputTurn struct {
 	inputID string
 	initial bool
-	turnID  string
-	ended   bool
-	parked  bool
-	stop    string
-	emit    func(state.Event)
+	// continues: when the turn is cut off (shutdown), its follow-up (the one
+	// continuation, or the message sent again) is followed as its answer.
+	continues bool
+	awaiting  bool // the turn was cut off; its follow-up has not started yet
+	turnID    string
+	ended     bool
+	parked    bool
+	stop      string
+	emit      func(state.Event)
 }
 
 func (t *inputTurn) see(e state.Event) bool {
@@ -118,11 +122,10 @@ func (t *inputTurn) see(e state.Event) bool {
 
 func (t *inputTurn) see0(e state.Event) {
 	if t.turnID == "" {
-		if e.Type == state.EventTurnStarted && (e.InputID == t.inputID && !t.initial || t.initial && e.Source == state.SourceInitial) {
-			t.turnID = e.TurnID
-		} else {
+		if !t.starts(e) {
 			return
 		}
+		t.turnID, t.awaiting = e.TurnID, false
 	}
 	if e.TurnID != t.turnID || t.ended {
 		return
@@ -131,9 +134,25 @@ func (t *inputTurn) see0(e state.Event) {
 		t.emit(e)
 	}
 	switch {
+	case e.Type == state.EventTurnEnded && t.continues && e.StopReason == state.StopShutdown:
+		t.turnID, t.awaiting = "", true
 	case e.Type == state.EventTurnEnded:
 		t.ended, t.stop = true, e.StopReason
 	case e.Type == state.EventPermissionRequest && e.Deferred:
 		t.ended, t.parked = true, true
 	}
+}
+
+// starts reports whether e begins the followed turn: the one that serves
+// the input (or the initial turn), or, once that was cut off, its
+// follow-up: the continuation, or the message sent again (a queued turn
+// that serves no inbox input).
+func (t *inputTurn) starts(e state.Event) bool {
+	if e.Type != state.EventTurnStarted {
+		return false
+	}
+	if t.awaiting {
+		return e.Source == state.SourceContinuation || e.Source == state.SourceQueued && e.InputID == ""
+	}
+	return e.InputID == t.inputID && !t.initial || t.initial && e.Source == state.SourceInitial
 }

@@ -21,9 +21,9 @@ func (o *owner) turn(ctx context.Context, source, text string) error {
 // counts as served once its turn_started is on disk.
 func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Input) error {
 	turnID := fmt.Sprintf("t%d", o.s.Turns+1)
-	inputID := ""
+	inputID, key := "", ""
 	if in != nil {
-		inputID = in.ID
+		inputID, key = in.ID, in.Key
 	}
 	sent := text
 	carriesContext := shouldInjectResumeContext(o.s.PendingContext, source, o.s.ParentID)
@@ -32,7 +32,7 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	}
 	o.beginTurn(turnID, source, carriesContext)
 	o.append(true,
-		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, SendRecorded: true},
+		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, Key: key, SendRecorded: true},
 		&state.Event{Type: state.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
 		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateRunning},
 	)

@@ -37,6 +37,7 @@ type Input struct {
 	Now      bool      `json:"now,omitempty"`    // close: cancel the running turn first
 	Always   bool      `json:"always,omitempty"` // approve: pick the "always" option when offered
 	From     string    `json:"from,omitempty"`   // FromEditor, or "" for a kandev command
+	Key      string    `json:"key,omitempty"`    // prompt: the sender's idempotency key (EnqueueOnce)
 	QueuedAt time.Time `json:"queued_at"`
 	Offset   int64     `json:"-"` // byte offset just past this entry
 }
@@ -63,6 +64,11 @@ func (h *Home) Enqueue(id string, in *Input) error {
 		return err
 	}
 	defer unlock()
+	return h.enqueueLocked(id, in)
+}
+
+// enqueueLocked appends in to the inbox; the caller holds the record lock.
+func (h *Home) enqueueLocked(id string, in *Input) error {
 	path := h.InboxPath(id)
 	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
