@@ -94,6 +94,8 @@ func stopError(stop string) error {
 		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", ErrAgentFailed, stop)
 	case state.StopShutdown:
 		return fmt.Errorf("the owner died during the turn; run kandev resume to continue it")
+	case state.StopRateLimited:
+		return fmt.Errorf("%w: the turn ended with rate_limited (kandev status shows when the limit resets)", ErrRateLimited)
 	}
 	return nil
 }

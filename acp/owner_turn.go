@@ -74,6 +74,7 @@ func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 	o.update(func(s *state.Session) {
 		s.Turns++
 		s.CurrentTurn = turnID
+		s.Limit = nil // a turn runs: the limit, if any, is behind us
 		s.StopReason = ""
 		s.ErrorMessage = ""
 		s.State = state.StateRunning
@@ -253,6 +254,9 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 		o.marker(history.MarkerAgentFailure, err.Error(), o.proc.Stderr())
 		return state.StopError, fmt.Errorf("%w: %w", ErrAgentFailed, err)
 	}
+	if lim, ok := RecognizeLimit(err, o.now()); ok {
+		return o.limitReached(lim)
+	}
 	if Classify(err) == ClassAuth {
 		o.marker(history.MarkerAuthRequired, "The agent needs authentication: "+describeErr(err), "")
 	} else {
@@ -278,6 +282,9 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 		s.State = state.StateWaitingForInput
 		s.PermissionPending = false
 		s.LastActivityAt = o.now()
+		if stop != state.StopRateLimited {
+			s.LimitResumes = 0 // the resume_after_limit budget counts limits in a row
+		}
 		if err != nil && !errors.Is(err, ErrInterrupted) {
 			s.ErrorMessage = history.Redact(err.Error())
 		}

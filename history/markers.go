@@ -26,6 +26,9 @@ const (
 	MarkerSessionRewound      MarkerKind = "session_rewound"
 	MarkerSessionForked       MarkerKind = "session_forked"
 	MarkerPermissionTimeout   MarkerKind = "permission_timeout"
+	// MarkerUsageLimit: the agent refused a turn over its usage or rate
+	// limit; Data holds {"reset_at"} when it said when the limit resets.
+	MarkerUsageLimit MarkerKind = "usage_limit"
 )
 
 // Marker severities.
@@ -60,6 +63,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSessionRewound:      SeverityInfo,
 	MarkerSessionForked:       SeverityInfo,
 	MarkerPermissionTimeout:   SeverityWarning,
+	MarkerUsageLimit:          SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside
