@@ -100,7 +100,7 @@ var (
 	// "retryDelay": "31s", "retry after 30 seconds".
 	reSeconds = regexp.MustCompile(`(?i)(?:resets_in_seconds|retry[-_ ]?after|retrydelay)[\\"': ]+(\d+(?:\.\d+)?)\s*(?:s\b|sec|seconds?)?`)
 	// "try again in 2 hours 5 minutes", "resets in 3h 10m", "in 45 seconds".
-	reIn = regexp.MustCompile(`(?i)(?:try again|resets?|retry)\s+in\s+((?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,and]*)+)`)
+	reIn     = regexp.MustCompile(`(?i)(?:try again|resets?|retry)\s+in\s+((?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,and]*)+)`)
 	reInPart = regexp.MustCompile(`(?i)(\d+)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
 	// Gemini CLI: "Your quota will reset after 2h3m43s."
 	reAfter = regexp.MustCompile(`(?i)reset after\s+((?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)\b`)
