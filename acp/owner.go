@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/state"
 )
 
@@ -60,6 +61,10 @@ type Job struct {
 	// Detach, when set, are the arguments of a kandev process that runs the
 	// owner detached (Deliver starts it); nil runs the owner in this process.
 	Detach []string
+	// Detached: this process is such a detached owner; no one watches its output.
+	Detached bool
+	// Notify tells a person the session needs them ([notify]); nil for none.
+	Notify func(notify.Note)
 }
 
 // Result is what the owner did.
@@ -391,6 +396,7 @@ func (o *owner) write(durable bool, evs ...*state.Event) ([]*state.Event, bool) 
 		o.failWrite("the log of session "+o.job.SessionID, err)
 		return nil, false
 	}
+	o.notifyFor(evs)
 	return evs, true
 }
 

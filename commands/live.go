@@ -79,7 +79,7 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job := acp.Job{Linger: c.Linger, NoContinue: c.NoContinue, Emit: func(state.Event) {}}
+	job := acp.Job{Linger: c.Linger, NoContinue: c.NoContinue, Emit: func(state.Event) {}, Detached: true}
 	handoff := h.PromptHandoffPath(c.ID)
 	if prompt, ok, err := h.ReadPromptHandoff(c.ID); err != nil {
 		return err

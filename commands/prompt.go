@@ -141,6 +141,8 @@ func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
 	}
 	job.Ask, job.Progress = askOnTerminal(env), progressLine(env)
 	job.Abort, job.Warn = env.Abort, env.Out.Warn
+	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
+	withNotify(&job, cfg)
 	return job, nil
 }
 

@@ -72,6 +72,7 @@ type CLI struct {
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
 	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
 	Serve      ServeCmd      `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
+	NotifyRun  NotifyRunCmd  `cmd:"" name:"__notify" hidden:"" help:"Run the [notify] command with a timeout (started by an owner)."`
 }
 
 // Env is what commands receive instead of reaching for globals.
