@@ -61,6 +61,9 @@ type Job struct {
 	// Detach, when set, are the arguments of a kandev process that runs the
 	// owner detached (Deliver starts it); nil runs the owner in this process.
 	Detach []string
+	// AfterLimit: continue the session when the usage limit that stopped
+	// it has reset (kandev recover).
+	AfterLimit bool
 	// Detached: this process is such a detached owner; no one watches its output.
 	Detached bool
 	// Notify tells a person the session needs them ([notify]); nil for none.
@@ -181,6 +184,9 @@ func (o *owner) run(ctx context.Context) error {
 		}
 	}
 	if err := o.followUp(ctx); err != nil {
+		return err
+	}
+	if err := o.continueAfterLimit(ctx); err != nil {
 		return err
 	}
 	if plan.Maintenance != "" {

@@ -142,6 +142,7 @@ func (c *RepairCmd) Run(env *Env) error {
 
 // RecoverCmd is kandev recover.
 type RecoverCmd struct {
+	ID        string `arg:"" optional:"" help:"Only this session (id or unique prefix)."`
 	All       bool   `help:"Every workspace (default: the current directory's workspace)."`
 	Workspace string `help:"Only this workspace." placeholder:"W"`
 }
@@ -157,8 +158,14 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	only := ""
+	if c.ID != "" {
+		if _, only, err = env.sessionID(c.ID); err != nil {
+			return err
+		}
+	}
 	ws := c.Workspace
-	if ws == "" && !c.All {
+	if ws == "" && !c.All && only == "" {
 		dir, err := absDir(".")
 		if err != nil {
 			return err
@@ -188,13 +195,15 @@ func (c *RecoverCmd) Run(env *Env) error {
 			}
 			break
 		}
-		if ws != "" && s.Workspace != ws {
+		if ws != "" && s.Workspace != ws || only != "" && s.ID != only {
 			continue
 		}
-		if a := p.assess(s, probeFull); !a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning {
+		a := p.assess(s, probeFull)
+		afterLimit := limitDue(s, a, env.Now())
+		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
-		job := acp.Job{}
+		job := acp.Job{AfterLimit: afterLimit}
 		if env.Out.JSON {
 			job.Emit = func(state.Event) {} // one JSON object for the whole command
 		}

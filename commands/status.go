@@ -88,6 +88,7 @@ func (c *StatusCmd) Run(env *Env) error {
 		if st.WarmUntil != "" {
 			fmt.Fprintf(w, "warm      agent kept running until %s (kandev close %s ends it now)\n", st.WarmUntil, s.ID)
 		}
+		limitLines(w, s)
 		if st.PendingInputs > 0 {
 			fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)
 		}

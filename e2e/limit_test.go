@@ -2,6 +2,8 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +75,122 @@ func TestLimit_AFollowerOfAQueuedPromptAlsoExits8(t *testing.T) {
 	}
 	if st := w.status(id); st.Status.Badge != state.BadgeWaitingForLimit {
 		t.Fatalf("badge %q with a warm owner, want waiting-for-limit", st.Status.Badge)
+	}
+}
+
+// limitContinuations are the turns that continued after a usage limit.
+func limitContinuations(evs []state.Event) []state.Event {
+	var out []state.Event
+	for _, e := range evs {
+		if e.Type == state.EventUserMessage && strings.HasPrefix(e.Content, "The usage limit that stopped your previous turn has reset.") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestLimit_RecoverContinuesASessionWhoseResetTimeHasPassed(t *testing.T) {
+	w, id := keyWorld(t)
+	if r := w.run("prompt", id, "--linger", "0", "/limit 1"); r.code != 8 {
+		t.Fatal(r)
+	}
+	// Before the reset: nothing to do.
+	if r := w.mustRun("recover", id); len(limitContinuations(w.events(id))) != 0 {
+		t.Fatalf("recover continued before the reset time: %s", r)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	r := w.mustRun("recover")
+	evs := w.events(id)
+	conts := limitContinuations(evs)
+	if len(conts) != 1 || !strings.Contains(conts[0].Content, "> /limit 1") {
+		t.Fatalf("want one continuation quoting the cut-off request: %d\n%s", len(conts), r)
+	}
+	if stop := turnEnd(evs, conts[0].TurnID); stop != state.StopEndTurn {
+		t.Fatalf("the continuation ended %q", stop)
+	}
+	if s := w.session(id); s.Limit != nil || s.LimitResumes != 0 {
+		t.Fatalf("after a turn that ended well the limit is still recorded: %+v resumes %d", s.Limit, s.LimitResumes)
+	}
+	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+		t.Fatalf("badge %q", st.Status.Badge)
+	}
+	// Nothing left to continue: a second recover does nothing.
+	w.mustRun("recover", id)
+	if n := len(limitContinuations(w.events(id))); n != 1 {
+		t.Fatalf("%d continuations after a second recover", n)
+	}
+}
+
+// requireAtd skips, visibly, unless at and a running atd are here; as root
+// it starts atd when installed but not running (a container has no init).
+func requireAtd(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("at"); err != nil {
+		t.Skip("SKIP: at is not installed (.ci/run installs Debian's at)")
+	}
+	if exec.Command("pgrep", "-x", "atd").Run() != nil {
+		if os.Geteuid() != 0 || exec.Command("atd").Run() != nil {
+			t.Skip("SKIP: atd is not running and cannot be started here")
+		}
+	}
+}
+
+type limitStatusJSON struct {
+	Session struct {
+		Limit *state.UsageLimit `json:"usage_limit"`
+	}
+}
+
+func TestLimit_ResumeAfterLimitSchedulesRecoverWithTheOSSchedulerAndCloseCancelsIt(t *testing.T) {
+	requireAtd(t)
+	w, id := keyWorld(t)
+	w.config("[session]\nresume_after_limit = true\n")
+	r := w.run("prompt", id, "--linger", "0", "/limit 3")
+	if r.code != 8 || !strings.Contains(r.stderr, "is scheduled for") {
+		t.Fatalf("want exit 8 and the schedule named: %s", r)
+	}
+	var st limitStatusJSON
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if st.Session.Limit == nil || st.Session.Limit.Scheduled == nil || st.Session.Limit.Scheduled.Handle == "" {
+		t.Fatalf("status shows no schedule: %+v", st.Session.Limit)
+	}
+	sc := st.Session.Limit.Scheduled
+	if text := w.mustRun("status", id).stdout; !strings.Contains(text, "scheduled kandev recover "+id) {
+		t.Fatalf("status text does not show the schedule:\n%s", text)
+	}
+	if _, m := limitMarker(t, w.events(id)); m.IsZero() {
+		t.Fatal("marker without reset time")
+	}
+	if sc.Via == "at" {
+		if out, _ := exec.Command("atq").Output(); !strings.Contains(string(out), sc.Handle+"\t") {
+			t.Fatalf("atq does not list job %s:\n%s", sc.Handle, out)
+		}
+	}
+	// The OS runs kandev recover at the reset (at: on the next minute).
+	waitFor(t, 90*time.Second, "the scheduled recover to continue the session", func() bool {
+		evs := w.events(id)
+		c := limitContinuations(evs)
+		return len(c) == 1 && turnEnd(evs, c[0].TurnID) == state.StopEndTurn
+	})
+	waitFor(t, 10*time.Second, "the record to settle", func() bool { return w.session(id).Limit == nil })
+
+	// Another limit, scheduled, then kandev close cancels it.
+	if r := w.run("prompt", id, "--linger", "0", "/limit 600"); r.code != 8 {
+		t.Fatal(r)
+	}
+	sc2 := w.session(id).Limit.Scheduled
+	if sc2 == nil {
+		t.Fatal("the second limit was not scheduled")
+	}
+	if out := w.mustRun("close", id).stdout; !strings.Contains(out, "cancelled the kandev recover") {
+		t.Fatalf("close did not say it cancelled the schedule: %q", out)
+	}
+	if w.session(id).Limit.Scheduled != nil {
+		t.Fatal("the record still shows the cancelled schedule")
+	}
+	if sc2.Via == "at" {
+		if out, _ := exec.Command("atq").Output(); strings.Contains(string(out), sc2.Handle+"\t") {
+			t.Fatalf("atq still lists the cancelled job %s:\n%s", sc2.Handle, out)
+		}
 	}
 }

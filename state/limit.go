@@ -18,6 +18,8 @@ type UsageLimit struct {
 	ResetAt *time.Time `json:"reset_at,omitempty"`
 	// Said is the agent's own words about it (redacted, one line).
 	Said string `json:"said,omitempty"`
+	// Turn is the turn the limit ended.
+	Turn string `json:"turn_id,omitempty"`
 	// Scheduled is the kandev recover the operating system was asked to run
 	// at the reset time (nil when none).
 	Scheduled *ScheduledRecover `json:"scheduled,omitempty"`
