@@ -104,6 +104,9 @@ var (
 	reInPart = regexp.MustCompile(`(?i)(\d+)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
 	// Gemini CLI: "Your quota will reset after 2h3m43s."
 	reAfter = regexp.MustCompile(`(?i)reset after\s+((?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)\b`)
+	// codex: "try again at 4:12 PM." (today, local) or "try again at Dec 2nd,
+	// 2026 4:12 PM." (another day).
+	reTryAt = regexp.MustCompile(`(?i)try again at (?:([A-Z][a-z]{2}) (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) )?(\d{1,2}):(\d\d) ?([AP]M)`)
 	// Claude Code: "resets 3pm (Europe/Berlin)", "resets 1:30am (Asia/Dhaka)".
 	reClock = regexp.MustCompile(`(?i)resets\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\)`)
 )
@@ -153,6 +156,9 @@ func resetTime(text string, now time.Time) (time.Time, bool) {
 	if m := reClock.FindStringSubmatch(text); m != nil {
 		return clockReset(m, now)
 	}
+	if m := reTryAt.FindStringSubmatch(text); m != nil {
+		return tryAgainAt(m, now)
+	}
 	return time.Time{}, false
 }
 
@@ -183,6 +189,34 @@ func clockReset(m []string, now time.Time) (time.Time, bool) {
 	local := now.In(loc)
 	t := time.Date(local.Year(), local.Month(), local.Day(), h, mins, 0, 0, loc)
 	if !t.After(now) {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t.UTC(), true
+}
+
+// tryAgainAt is codex's "try again at" time, in this machine's zone (codex
+// runs here and formats it in local time).
+func tryAgainAt(m []string, now time.Time) (time.Time, bool) {
+	h, _ := strconv.Atoi(m[4])
+	mins, _ := strconv.Atoi(m[5])
+	if h < 1 || h > 12 || mins > 59 {
+		return time.Time{}, false
+	}
+	h %= 12
+	if strings.EqualFold(m[6], "PM") {
+		h += 12
+	}
+	local := now.Local()
+	y, mon, d := local.Date()
+	if m[1] != "" {
+		t, err := time.Parse("Jan 2 2006", m[1]+" "+m[2]+" "+m[3])
+		if err != nil {
+			return time.Time{}, false
+		}
+		y, mon, d = t.Date()
+	}
+	t := time.Date(y, mon, d, h, mins, 0, 0, time.Local)
+	if m[1] == "" && !t.After(now) {
 		t = t.AddDate(0, 0, 1)
 	}
 	return t.UTC(), true
