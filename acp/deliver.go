@@ -154,7 +154,12 @@ func (t *inputTurn) starts(e state.Event) bool {
 		return false
 	}
 	if t.awaiting {
-		return e.Source == state.SourceContinuation || e.Source == state.SourceQueued && e.InputID == ""
+		// A first prompt sent again is a user turn (PlanOwner's resend).
+		resent := state.SourceQueued
+		if t.initial {
+			resent = state.SourceUser
+		}
+		return e.Source == state.SourceContinuation || e.Source == resent && e.InputID == ""
 	}
 	return e.InputID == t.inputID && !t.initial || t.initial && e.Source == state.SourceInitial
 }

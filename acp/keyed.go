@@ -135,3 +135,16 @@ func notFollowedUp(h *state.Home, id string, t *inputTurn) error {
 	}
 	return fmt.Errorf("the owner of session %s exited before the prompt (%s) was served; run the command again", id, t.inputID)
 }
+
+// FollowInitial is DeliverOnce for a session's first prompt (kandev start
+// --key run again): the initial turn is printed again when it ended,
+// followed while it runs, and run here, once, when its owner died before
+// sending it; a cut-off one is answered by its follow-up.
+func FollowInitial(ctx context.Context, job Job) (*Result, error) {
+	t := &inputTurn{initial: true, continues: true, emit: job.Emit}
+	d, err := followKeyed(ctx, job, &Delivery{}, t)
+	if d == nil {
+		return nil, err
+	}
+	return d.Result, err
+}

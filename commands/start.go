@@ -16,6 +16,7 @@ type StartCmd struct {
 	Parent    string       `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
 	Worktree  WorktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
 	Prompt    []string     `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
+	Key       string       `help:"Idempotency key: at most one session is started per KEY in this home; a retry follows or prints its first turn again." placeholder:"KEY"`
 	LingerFlag
 }
 
@@ -54,7 +55,7 @@ func (c *StartCmd) Run(env *Env) error {
 	if _, err := c.LingerFlag.duration(cfg, agent); err != nil {
 		return err // before the session exists
 	}
-	s, err := c.create(env, h, cwd, agent, prompt)
+	s, existing, err := c.createOnce(env, h, cwd, agent, prompt)
 	if err != nil {
 		return err
 	}
@@ -68,11 +69,15 @@ func (c *StartCmd) Run(env *Env) error {
 		Emit: env.Out.Event, Ask: askOnTerminal(env), Progress: progressLine(env),
 		Abort: env.Abort, Warn: env.Out.Warn,
 	}
+	job.Emit = longTurnNotice(env, cfg, s.ID, job.Emit)
+	withNotify(&job, cfg)
 	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
 		return err
 	}
 	var res *acp.Result
-	if job.Detach != nil {
+	if existing {
+		res, err = c.again(env, job, s)
+	} else if job.Detach != nil {
 		if prompt != "" {
 			// The detached owner sends the prompt as typed; the record keeps it redacted.
 			if err := state.WriteFileAtomic(h.PromptHandoffPath(s.ID), []byte(prompt)); err != nil {
@@ -116,7 +121,15 @@ func (c *StartCmd) agent(env *Env, cfg *state.Config) string {
 // create records the new session: its worktree (detected, or made for
 // --worktree), its workspace and title, and its parent.
 func (c *StartCmd) create(env *Env, h *state.Home, cwd, agent, prompt string) (*state.Session, error) {
+	return c.createWith(env, h, cwd, agent, prompt, nil)
+}
+
+// createWith is create with a last change to the record before it is written.
+func (c *StartCmd) createWith(env *Env, h *state.Home, cwd, agent, prompt string, set func(*state.Session)) (*state.Session, error) {
 	s := acp.NewSessionRecord(env.Now(), cwd, agent, c.Title, c.Workspace, prompt)
+	if set != nil {
+		set(s)
+	}
 	if c.Worktree.Set {
 		if err := placeInWorktree(s, c.Worktree.Branch); err != nil {
 			return nil, err

@@ -163,3 +163,43 @@ func (w *world) launchInput(stdin string, extraEnv []string, args ...string) *ba
 	w.t.Cleanup(func() { b.cmd.Process.Kill(); b.cmd.Wait() })
 	return b
 }
+
+func TestKey_StartWithAKeyCreatesOneSessionAcrossRacersAndRetries(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	const msg = "/sleep 300\n/say STARTED-ONCE\n"
+	results := make([]result, 5)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i] = w.runInput(msg, "start", "--key", "s1", "--linger", "0", "-")
+		}(i)
+	}
+	wg.Wait()
+	id := w.onlySession()
+	for i, r := range results {
+		if r.code != 0 || !strings.HasPrefix(r.stdout, id+"\n") || !strings.Contains(r.stdout, "STARTED-ONCE") {
+			t.Fatalf("racer %d: %s", i, r)
+		}
+	}
+	if n := w.received(strings.TrimSuffix(msg, "\n")); n != 1 {
+		t.Fatalf("the agent received the first prompt %d times", n)
+	}
+	// Killed while the agent has the first prompt: the retry continues it, once.
+	b := w.launchInput("/sleep 1500\n/say SECOND", nil, "start", "--key", "s2", "--linger", "0", "-")
+	waitFor(t, 30*time.Second, "the agent to have the prompt", func() bool { return w.received("/sleep 1500\n/say SECOND") == 1 })
+	b.stop(t, syscall.SIGKILL)
+	r := w.runInput("/sleep 1500\n/say SECOND", "start", "--key", "s2", "--linger", "0", "-")
+	h, _ := state.OpenHome(w.home)
+	all, _ := h.ListSessions()
+	if r.code != 0 || len(all) != 2 {
+		t.Fatalf("retry after SIGKILL: %d sessions: %s", len(all), r)
+	}
+	id2 := strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
+	evs := w.events(id2)
+	if n := len(userMessages(evs, state.SourceInitial)); n != 1 || continuations(evs) != 1 || w.received("/sleep 1500\n/say SECOND") != 1 {
+		t.Fatalf("want one first turn, continued once: %d initial, %d continuations", n, continuations(evs))
+	}
+}

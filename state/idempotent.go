@@ -1,6 +1,10 @@
 package state
 
-import "time"
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
 
 // EnqueueOnce queues prompt in unless a prompt with the same Key was ever
 // queued for session id: then *in becomes that earlier input and existing
@@ -35,4 +39,30 @@ func (h *Home) EnqueueOnce(id string, in *Input) (existing bool, err error) {
 		}
 	}
 	return false, h.enqueueLocked(id, in)
+}
+
+// StartKeysLockPath is the lock that orders kandev start --key across processes.
+func (h *Home) StartKeysLockPath() string { return filepath.Join(h.Dir, "start-keys.lock") }
+
+// ReserveStartKey finds the session started with key (kandev start --key),
+// or, when there is none, calls create, which must create the session with
+// StartKey set, all under one home-wide lock: of any number of starts with
+// one key, exactly one creates a session; every other gets it.
+func (h *Home) ReserveStartKey(key string, create func() (*Session, error)) (s *Session, existing bool, err error) {
+	fl := newLock(h.StartKeysLockPath())
+	if err := fl.Lock(); err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", fl.Path(), lockFileError(fl.Path(), err))
+	}
+	defer func() { _ = fl.Unlock() }()
+	all, err := h.ListSessions()
+	if err != nil {
+		return nil, false, err
+	}
+	for _, s := range all {
+		if s.StartKey == key {
+			return s, true, nil
+		}
+	}
+	s, err = create()
+	return s, false, err
 }

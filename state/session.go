@@ -136,6 +136,8 @@ type Session struct {
 	RestartAttempts []time.Time `json:"restart_attempts,omitempty"`
 	// ContinuedTurn is the interrupted turn a continuation was sent for.
 	ContinuedTurn string `json:"continued_turn,omitempty"`
+	// StartKey is the idempotency key of the kandev start --key that created it.
+	StartKey string `json:"start_key,omitempty"`
 	// Limit is the usage limit that ended the last turn (nil once a turn ran since).
 	Limit *UsageLimit `json:"usage_limit,omitempty"`
 	// LimitResumes counts the automatic continuations after a usage limit
