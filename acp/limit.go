@@ -30,7 +30,8 @@ type UsageLimitAnswer struct {
 //     limit · resets 3pm (Europe/Berlin)", or the API's 429 rate_limit_error;
 //   - codex-acp: -32603 with data {message, codex_error_info:
 //     "usage_limit_exceeded"} ("... try again in 2 hours 5 minutes");
-//   - Gemini CLI: the API's 429 RESOURCE_EXHAUSTED with a RetryInfo delay;
+//   - Gemini CLI 0.61: error code 429 "You have exhausted your daily quota on
+//     this model."; the API's 429 RESOURCE_EXHAUSTED with a RetryInfo delay;
 //   - Copilot and OpenCode: the provider's 429 "rate limit" text, with a
 //     retry-after when given.
 //
@@ -41,6 +42,10 @@ func RecognizeLimit(err error, now time.Time) (UsageLimitAnswer, bool) {
 	var info string
 	if errors.As(err, &re) {
 		text = re.Message
+		if re.Code == 429 {
+			// The Gemini CLI answers a quota with the HTTP status as the code.
+			info = "rate_limit_exceeded"
+		}
 		switch d := re.Data.(type) {
 		case string:
 			text += " " + d
@@ -49,7 +54,9 @@ func RecognizeLimit(err error, now time.Time) (UsageLimitAnswer, bool) {
 			b, _ := json.Marshal(d)
 			text += " " + string(b)
 			if m, ok := d.(map[string]any); ok {
-				info, _ = m["codex_error_info"].(string)
+				if ci, ok := m["codex_error_info"].(string); ok {
+					info = ci
+				}
 				if msg, ok := m["message"].(string); ok {
 					text = re.Message + " " + msg + " " + string(b)
 				}
@@ -62,7 +69,7 @@ func RecognizeLimit(err error, now time.Time) (UsageLimitAnswer, bool) {
 }
 
 // limitWords are phrases only a usage or rate limit answer contains.
-var limitWords = regexp.MustCompile(`(?i)usage limit|hit your limit|rate[ _-]?limit|resource[ _]exhausted|resource has been exhausted|exhausted your capacity|quota exceeded|exceeded your current quota|too many requests|\b429\b|usage_limit_exceeded|usagelimitexceeded|rate_limit_exceeded|ratelimitexceeded`)
+var limitWords = regexp.MustCompile(`(?i)usage limit|hit your limit|rate[ _-]?limit|resource[ _]exhausted|resource has been exhausted|exhausted your (?:capacity|daily quota|quota)|quota exceeded|exceeded your current quota|too many requests|\b429\b|usage_limit_exceeded|usagelimitexceeded|rate_limit_exceeded|ratelimitexceeded`)
 
 // RecognizeLimitText is RecognizeLimit over the answer's text (message and
 // data) and codex's structured error kind (codexInfo, "" when none).

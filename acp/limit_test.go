@@ -45,6 +45,8 @@ func TestRecognizeLimit_TheRealAgentsAnswers(t *testing.T) {
 			&sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"message": "The usage limit has been reached", "codex_error_info": "usage_limit_exceeded"}}, true, nil},
 		{"codex-acp: another codex error is no limit",
 			&sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"message": "stream disconnected before completion", "codex_error_info": "response_stream_disconnected"}}, false, nil},
+		{"gemini-cli 0.61: code 429, daily quota (as the real one said)",
+			&sdk.RequestError{Code: 429, Message: "You have exhausted your daily quota on this model."}, true, nil},
 		{"gemini-cli: 429 RESOURCE_EXHAUSTED with RetryInfo",
 			&sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"details": `[API Error: {"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"31s"}]}}]`}}, true, at(31 * time.Second)},
 		{"gemini-cli: resource has been exhausted, no time",

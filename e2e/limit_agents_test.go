@@ -57,3 +57,15 @@ func TestLimit_CodexUsageLimitAnswerEndsTheTurnRateLimitedWithItsReset(t *testin
 	assertRateLimited(t, r.world, id, res, time.Now().Add(2*time.Hour))
 	r.assertNoAgentSurvives("the rate-limited prompt exited")
 }
+
+func TestLimit_GeminiQuotaAnswerEndsTheTurnRateLimited(t *testing.T) {
+	t.Parallel()
+	r := newGeminiRig(t, "-limit-word", limitWord, "-limit-reset", "45s")
+	id, res := r.start("--agent", geminiAgent, "--linger", "0", "remember PAPAYA")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	res = r.run("prompt", id, "--linger", "0", limitWord+" please go on")
+	assertRateLimited(t, r.world, id, res, time.Time{})
+	r.assertNoAgentSurvives("the rate-limited prompt exited")
+}
