@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"strings"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
@@ -13,6 +14,9 @@ func deliverPrompt(ctx context.Context, job acp.Job, key string, follow bool) (*
 	if key == "" {
 		return acp.Deliver(ctx, job, follow)
 	}
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
 	return acp.DeliverOnce(ctx, job, key, follow)
 }
 
@@ -22,6 +26,9 @@ func (c *StartCmd) createOnce(env *Env, h *state.Home, cwd, agent, prompt string
 	if c.Key == "" {
 		s, err := c.create(env, h, cwd, agent, prompt)
 		return s, false, err
+	}
+	if err := checkKey(c.Key); err != nil {
+		return nil, false, err
 	}
 	return h.ReserveStartKey(c.Key, func() (*state.Session, error) {
 		s, err := c.createWith(env, h, cwd, agent, prompt, func(s *state.Session) { s.StartKey = c.Key })
@@ -36,4 +43,21 @@ func (c *StartCmd) again(env *Env, job acp.Job, s *state.Session) (*acp.Result, 
 	}
 	job.Detach, job.Linger = nil, 0
 	return acp.FollowInitial(env.Ctx, job)
+}
+
+// MaxKeyBytes bounds an idempotency key.
+const MaxKeyBytes = 256
+
+// checkKey refuses a key that is too long or holds control characters or
+// only spaces: it is a name, shown in logs and compared byte for byte.
+func checkKey(key string) error {
+	if len(key) > MaxKeyBytes || strings.TrimSpace(key) == "" {
+		return usagef("--key must be 1 to %d bytes and not only spaces", MaxKeyBytes)
+	}
+	for _, r := range key {
+		if r < 0x20 || r == 0x7f {
+			return usagef("--key must not contain control characters")
+		}
+	}
+	return nil
 }
