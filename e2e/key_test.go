@@ -203,3 +203,29 @@ func TestKey_StartWithAKeyCreatesOneSessionAcrossRacersAndRetries(t *testing.T) 
 		t.Fatalf("want one first turn, continued once: %d initial, %d continuations", n, continuations(evs))
 	}
 }
+
+func TestKey_AKeyedPromptToAWarmOwnerIsServedOnceAndRetriesPrintIt(t *testing.T) {
+	w := newWorld(t)
+	id := w.startWarm("60s")
+	for i := 0; i < 3; i++ {
+		r := w.run("prompt", id, "--key", "warm", "/say WARM-ANSWER")
+		if r.code != 0 || !strings.Contains(r.stdout, "WARM-ANSWER") {
+			t.Fatalf("try %d: %s", i, r)
+		}
+	}
+	if !w.ownerAlive(id) {
+		t.Fatal("the warm owner is gone")
+	}
+	if n := len(keyedTurns(w.events(id), "warm")); n != 1 || w.received("/say WARM-ANSWER") != 1 {
+		t.Fatalf("%d keyed turns, agent received it %d times; want 1 and 1", n, w.received("/say WARM-ANSWER"))
+	}
+	// Without a live owner a detached one is started for it (the default linger).
+	w.mustRun("close", id)
+	r := w.run("prompt", id, "--key", "cold", "--linger", "30s", "/say COLD-ANSWER")
+	if r.code != 0 || !strings.Contains(r.stdout, "COLD-ANSWER") {
+		t.Fatalf("keyed prompt that starts a detached owner: %s", r)
+	}
+	if r := w.run("prompt", id, "--key", "cold", "--linger", "30s", "/say COLD-ANSWER"); r.code != 0 || !strings.Contains(r.stdout, "COLD-ANSWER") || w.received("/say COLD-ANSWER") != 1 {
+		t.Fatalf("retry: %s (received %d)", r, w.received("/say COLD-ANSWER"))
+	}
+}
