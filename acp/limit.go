@@ -68,6 +68,19 @@ func RecognizeLimit(err error, now time.Time) (UsageLimitAnswer, bool) {
 	return RecognizeLimitText(text, info, now)
 }
 
+// RecognizeLimitAnswer reads a turn's answer as a usage limit when the agent
+// reported the limit as its message instead of an error, as Copilot does
+// ("Error: Failed to get response from the AI model; retried 5 times ...
+// Last error: 429 Rate limit reached ..."): only an answer that is such an
+// error line, never one that merely talks about limits.
+func RecognizeLimitAnswer(answer string, now time.Time) (UsageLimitAnswer, bool) {
+	a := strings.TrimSpace(answer)
+	if !strings.HasPrefix(a, "Error:") || strings.Contains(a, "\n\n") {
+		return UsageLimitAnswer{}, false
+	}
+	return RecognizeLimitText(a, "", now)
+}
+
 // limitWords are phrases only a usage or rate limit answer contains.
 var limitWords = regexp.MustCompile(`(?i)usage limit|hit your limit|rate[ _-]?limit|resource[ _]exhausted|resource has been exhausted|exhausted your (?:capacity|daily quota|quota)|quota exceeded|exceeded your current quota|too many requests|\b429\b|usage_limit_exceeded|usagelimitexceeded|rate_limit_exceeded|ratelimitexceeded`)
 

@@ -129,3 +129,38 @@ func LimitContinuationPrompt(request, sessionID string, maxBytes int) string {
 	}
 	return head + "\n\nThe request the limit cut off was:\n\n> " + strings.ReplaceAll(request, "\n", "\n> ")
 }
+
+// maxAnswerHead is how much of a turn's answer answerLimit looks at.
+const maxAnswerHead = 1024
+
+// noteAnswer keeps the start of the current turn's agent message text.
+func (o *owner) noteAnswer(turn string, evs []*state.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.answerTurn != turn {
+		o.answerTurn, o.answerHead = turn, ""
+	}
+	for _, e := range evs {
+		if e.Type == state.EventAgentMessage && len(o.answerHead) < maxAnswerHead {
+			o.answerHead += e.Content
+		}
+	}
+}
+
+// limitInAnswer ends a turn the agent ended normally as rate limited when its
+// whole answer is a usage limit error (RecognizeLimitAnswer).
+func (o *owner) limitInAnswer(turnID, stop string) (string, error) {
+	if stop != state.StopEndTurn {
+		return stop, nil
+	}
+	o.mu.Lock()
+	head := ""
+	if o.answerTurn == turnID {
+		head = o.answerHead
+	}
+	o.mu.Unlock()
+	if a, ok := RecognizeLimitAnswer(head, o.now()); ok {
+		return o.limitReached(a)
+	}
+	return stop, nil
+}

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,29 @@ func TestRecognizeLimit_TheRealAgentsAnswers(t *testing.T) {
 				t.Fatal("no words kept")
 			}
 		})
+	}
+}
+
+func TestRecognizeLimitAnswer_OnlyAnErrorLineThatIsALimit(t *testing.T) {
+	now := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+	cases := []struct {
+		answer string
+		limit  bool
+	}{
+		// Copilot 1.0.102 against a 429 (as the real one said).
+		{"Error: Failed to get response from the AI model; retried 5 times (total retry wait time: 5.56 seconds) Last error: 429 Rate limit reached for requests. Please try again in 1s.\n", true},
+		{"Error: Failed to get response from the AI model; retried 5 times Last error: 500 Internal Server Error", false},
+		{"The API returns 429 when the rate limit is reached; add a retry.", false},
+		{"Error: rate limit reached\n\nHere is how to fix your code: ...", false},
+		{"", false},
+	}
+	for _, c := range cases {
+		a, ok := RecognizeLimitAnswer(c.answer, now)
+		if ok != c.limit {
+			t.Errorf("%q: limit %v, want %v", c.answer, ok, c.limit)
+		}
+		if strings.Contains(c.answer, "try again in 1s") && (a.ResetAt == nil || !a.ResetAt.Equal(now.Add(time.Second))) {
+			t.Errorf("%q: reset %v", c.answer, a.ResetAt)
+		}
 	}
 }

@@ -154,6 +154,9 @@ type owner struct {
 	// answered are the approve and deny inputs taken by deferred permission
 	// requests, which run on the connection's goroutines; under mu.
 	answered map[string]bool
+	// answerTurn and answerHead are the start of the current turn's answer,
+	// for an agent that reports a usage limit as a message (answerLimit); under mu.
+	answerTurn, answerHead string
 
 	errMu    sync.Mutex
 	writeErr error // the first failed log or record write

@@ -47,6 +47,7 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	stop, err := o.prompt(ctx, sent)
 	if err == nil {
 		o.accept()
+		stop, err = o.limitInAnswer(turnID, stop)
 	}
 	o.res.StopReason = stop
 	o.endTurn(turnID, stop, err)
@@ -97,6 +98,7 @@ func (o *owner) accept() {
 // onEvents runs on the connection's recorder goroutine.
 func (o *owner) onEvents(evs []*state.Event) {
 	turn := o.currentTurn()
+	o.noteAnswer(turn, evs)
 	answered := false
 	for _, e := range evs {
 		e.TurnID = turn

@@ -69,3 +69,26 @@ func TestLimit_GeminiQuotaAnswerEndsTheTurnRateLimited(t *testing.T) {
 	assertRateLimited(t, r.world, id, res, time.Time{})
 	r.assertNoAgentSurvives("the rate-limited prompt exited")
 }
+
+// The OpenAI-compatible chat answer (429 rate_limit_exceeded with
+// retry-after and x-ratelimit reset headers) as Copilot and OpenCode pass it on.
+func chatAgentRateLimited(t *testing.T, r *chatAgent) {
+	t.Helper()
+	id, res := r.start("--agent", r.name, "--linger", "0", "first fast turn about apples")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	res = r.run("prompt", id, "--linger", "0", limitWord+" please go on")
+	assertRateLimited(t, r.world, id, res, time.Time{})
+	r.assertNoAgentSurvives(id, "the rate-limited prompt exited")
+}
+
+func TestLimit_OpenCodesRateLimitAnswerEndsTheTurnRateLimited(t *testing.T) {
+	t.Parallel()
+	chatAgentRateLimited(t, newOpenCodeRig(t, "-limit-word", limitWord, "-limit-reset", "1s").chatAgent)
+}
+
+func TestLimit_CopilotsRateLimitAnswerEndsTheTurnRateLimited(t *testing.T) {
+	t.Parallel()
+	chatAgentRateLimited(t, newCopilotRig(t, "-limit-word", limitWord, "-limit-reset", "1s").chatAgent)
+}
