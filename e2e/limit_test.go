@@ -194,3 +194,16 @@ func TestLimit_ResumeAfterLimitSchedulesRecoverWithTheOSSchedulerAndCloseCancels
 		}
 	}
 }
+
+func TestLimit_WaitUntilWaitingForLimit(t *testing.T) {
+	w, id := keyWorld(t)
+	b := w.launch(nil, "prompt", id, "--linger", "0", "/sleep 300\n/limit 60")
+	r := w.run("wait", id, "--until", "waiting-for-limit", "--timeout", "30s")
+	if r.code != 0 || !strings.Contains(r.stdout, "waiting-for-limit") {
+		t.Fatalf("wait --until waiting-for-limit: %s", r)
+	}
+	b.cmd.Wait()
+	if code := b.cmd.ProcessState.ExitCode(); code != 8 {
+		t.Fatalf("the prompt exited %d, want 8", code)
+	}
+}
