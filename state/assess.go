@@ -79,6 +79,8 @@ func nextCommand(s *Session, a Assessment, o Observation) string {
 		return "kandev prompt " + id + ` "..."`
 	case a.Interrupted || a.Reason == ReasonStaleExecution:
 		return "kandev resume " + id
+	case LimitLifted(s.Limit, o.Now):
+		return "kandev recover " + id // the usage limit has reset: continue where it stopped
 	}
 	return "kandev prompt " + id + ` "..."`
 }
