@@ -15,9 +15,12 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// submitSchedule hands a job to the OS scheduler; a variable so that
-// in-process tests need no scheduler.
-var submitSchedule = schedule.Submit
+// submitSchedule and cancelSchedule talk to the OS scheduler; variables so
+// that in-process tests need none.
+var (
+	submitSchedule = schedule.Submit
+	cancelSchedule = schedule.Cancel
+)
 
 // limitReached ends the running turn on the agent's usage limit: the limit
 // on the record (badge waiting-for-limit), a kandev recover handed to the
@@ -103,10 +106,15 @@ func (o *owner) continueAfterLimit(ctx context.Context) error {
 	if lim.Turn != "" {
 		request = DescribeTurn(turnEvents(o.job.Home.LogPath(o.s.ID), lim.Turn), lim.Turn).UserText
 	}
+	if sc := lim.Scheduled; sc != nil {
+		// This is that run, or a recover that came first: a job left
+		// behind would continue a later limit outside the budget.
+		_ = cancelSchedule(*sc)
+	}
 	o.update(func(s *state.Session) {
 		s.LimitResumes++
 		if s.Limit != nil {
-			s.Limit.Scheduled = nil // it ran: this is it
+			s.Limit.Scheduled = nil
 		}
 	})
 	return o.turn(ctx, state.SourceContinuation, LimitContinuationPrompt(request, o.s.ID, o.job.Config.MaxReplayBytes()))
