@@ -106,17 +106,7 @@ func (o *owner) continueAfterLimit(ctx context.Context) error {
 	if lim.Turn != "" {
 		request = DescribeTurn(turnEvents(o.job.Home.LogPath(o.s.ID), lim.Turn), lim.Turn).UserText
 	}
-	if sc := lim.Scheduled; sc != nil {
-		// This is that run, or a recover that came first: a job left
-		// behind would continue a later limit outside the budget.
-		_ = cancelSchedule(*sc)
-	}
-	o.update(func(s *state.Session) {
-		s.LimitResumes++
-		if s.Limit != nil {
-			s.Limit.Scheduled = nil
-		}
-	})
+	o.update(func(s *state.Session) { s.LimitResumes++ })
 	return o.turn(ctx, state.SourceContinuation, LimitContinuationPrompt(request, o.s.ID, o.job.Config.MaxReplayBytes()))
 }
 
@@ -171,4 +161,18 @@ func (o *owner) limitInAnswer(turnID, stop string) (string, error) {
 		return o.limitReached(a)
 	}
 	return stop, nil
+}
+
+// dropLimit forgets the usage limit when a turn starts: it is behind us,
+// and the recover scheduled for it, if any, is cancelled (best effort) so
+// that it cannot continue a later limit.
+func (o *owner) dropLimit() {
+	lim := o.s.Limit
+	if lim == nil {
+		return
+	}
+	if lim.Scheduled != nil {
+		_ = cancelSchedule(*lim.Scheduled)
+	}
+	o.update(func(s *state.Session) { s.Limit = nil })
 }

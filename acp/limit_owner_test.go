@@ -61,6 +61,11 @@ func TestOwner_ResumeAfterLimitIsScheduledAtMostMaxAttemptsTimesInARow(t *testin
 	if len(f.submitted) != 1 || !strings.Contains(err.Error(), "No kandev recover was scheduled: 2 automatic resumes") {
 		t.Fatalf("scheduled past the budget: %v (%d submitted)", err, len(f.submitted))
 	}
+	// The next turn that runs drops the limit and cancels its schedule.
+	r.mustRun(r.job(id, "/say on"))
+	if s, _ := r.home.LoadSession(id); s.Limit != nil || len(f.cancelled) != 1 || f.cancelled[0].Handle != j.Name {
+		t.Fatalf("after a turn: limit %+v, cancelled %+v", s.Limit, f.cancelled)
+	}
 	r.cfg.Session.ResumeAfterLimit = false
 	if err := limited(0); len(f.submitted) != 1 || strings.Contains(err.Error(), "scheduled") {
 		t.Fatalf("scheduled with resume_after_limit off: %v", err)

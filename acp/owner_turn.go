@@ -72,10 +72,10 @@ func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 		}
 	}
 	o.mu.Unlock()
+	o.dropLimit()
 	o.update(func(s *state.Session) {
 		s.Turns++
 		s.CurrentTurn = turnID
-		s.Limit = nil // a turn runs: the limit, if any, is behind us
 		s.StopReason = ""
 		s.ErrorMessage = ""
 		s.State = state.StateRunning
