@@ -183,6 +183,8 @@ func (t *inputTurn) err(id string) error {
 			return fmt.Errorf("%w: the owner of session %s was terminated (SIGTERM) during the turn; kandev resume %s continues it", ErrShutdown, id, id)
 		}
 		return fmt.Errorf("the owner died during the turn; run kandev resume to continue it")
+	case state.StopRateLimited:
+		return fmt.Errorf("%w: the turn ended with rate_limited (kandev status shows when the limit resets)", ErrRateLimited)
 	}
 	return nil
 }
@@ -194,9 +196,13 @@ type inputTurn struct {
 	inputID string
 	initial bool
 	user    bool // the first turn from the user's own prompt (source user)
-	turnID  string
-	ended   bool
-	parked  bool
+	// continues: when the turn is cut off (shutdown), its follow-up (the one
+	// continuation, or the message sent again) is followed as its answer.
+	continues bool
+	awaiting  bool // the turn was cut off; its follow-up has not started yet
+	turnID    string
+	ended     bool
+	parked    bool
 	// terminated: its owner was stopped by SIGTERM during the turn.
 	terminated bool
 	// agentFault: a marker of the turn blames the agent (its death, its
@@ -221,14 +227,15 @@ func (t *inputTurn) see0(e state.Event) {
 	if t.user && t.turnID != "" && e.Type == state.EventTurnStarted && t.picks(e) {
 		// The user's prompt is the last user turn the owner runs (a
 		// re-sent interrupted message may come first): follow the newest.
-		*t = inputTurn{user: true, emit: t.emit, warn: t.warn}
+		*t = inputTurn{user: true, continues: t.continues, emit: t.emit, warn: t.warn}
 	}
 	if t.turnID == "" {
-		if e.Type == state.EventTurnStarted && t.picks(e) {
-			t.turnID = e.TurnID
+		if t.starts(e) {
+			t.turnID, t.awaiting = e.TurnID, false
 		} else {
 			return
 		}
+		t.turnID, t.awaiting = e.TurnID, false
 	}
 	if e.TurnID != t.turnID || t.ended {
 		return
@@ -237,6 +244,8 @@ func (t *inputTurn) see0(e state.Event) {
 		t.emit(e)
 	}
 	switch {
+	case e.Type == state.EventTurnEnded && t.continues && e.StopReason == state.StopShutdown:
+		t.turnID, t.awaiting = "", true
 	case e.Type == state.EventTurnEnded:
 		t.ended, t.stop = true, e.StopReason
 	case e.Type == state.EventPermissionRequest && e.Deferred:
@@ -282,4 +291,23 @@ func deniedUnasked(e state.Event) bool {
 		Unasked bool `json:"unasked"`
 	}
 	return json.Unmarshal(e.Data, &d) == nil && d.Unasked
+}
+
+// starts reports whether e begins the followed turn: the one that serves
+// the input (or the initial turn), or, once that was cut off, its
+// follow-up: the continuation, or the message sent again (a queued turn
+// that serves no inbox input).
+func (t *inputTurn) starts(e state.Event) bool {
+	if e.Type != state.EventTurnStarted {
+		return false
+	}
+	if t.awaiting {
+		// A first prompt sent again is a user turn (PlanOwner's resend).
+		resent := state.SourceQueued
+		if t.initial {
+			resent = state.SourceUser
+		}
+		return e.Source == state.SourceContinuation || e.Source == resent && e.InputID == ""
+	}
+	return t.picks(e)
 }

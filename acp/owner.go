@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/state"
 )
 
@@ -68,6 +69,11 @@ type Job struct {
 	// Serve are the arguments of a detached owner that serves inputs left in
 	// the inbox when this process stops owning the session (nil: none).
 	Serve []string
+	// AfterLimit: continue the session when the usage limit that stopped
+	// it has reset (kandev recover).
+	AfterLimit bool
+	// Notify tells a person the session needs them ([notify]); nil for none.
+	Notify func(notify.Note)
 }
 
 // Result is what the owner did.
@@ -162,6 +168,9 @@ type owner struct {
 	lastResolved     string
 	lastResolvedAt   time.Time
 	lastResolvedTurn string
+	// answerTurn and answerHead are the start of the current turn's answer,
+	// for an agent that reports a usage limit as a message (answerLimit); under mu.
+	answerTurn, answerHead string
 
 	errMu    sync.Mutex
 	writeErr error // the first failed log or record write
@@ -192,6 +201,9 @@ func (o *owner) run(ctx context.Context) error {
 		}
 	}
 	if err := o.followUp(ctx); err != nil {
+		return err
+	}
+	if err := o.continueAfterLimit(ctx); err != nil {
 		return err
 	}
 	if plan.Maintenance != "" {
@@ -408,6 +420,7 @@ func (o *owner) write(durable bool, evs ...*state.Event) ([]*state.Event, bool) 
 		o.failWrite("the log of session "+o.job.SessionID, err)
 		return nil, false
 	}
+	o.notifyFor(evs)
 	return evs, true
 }
 

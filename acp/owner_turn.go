@@ -21,9 +21,9 @@ func (o *owner) turn(ctx context.Context, source, text string) error {
 // counts as served once its turn_started is on disk.
 func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Input) error {
 	turnID := fmt.Sprintf("t%d", o.s.Turns+1)
-	inputID := ""
+	inputID, key := "", ""
 	if in != nil {
-		inputID = in.ID
+		inputID, key = in.ID, in.Key
 	}
 	sent := text
 	carriesContext := shouldInjectResumeContext(o.s.PendingContext, source, o.s.ParentID)
@@ -32,7 +32,7 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	}
 	o.beginTurn(turnID, source, carriesContext)
 	o.append(true,
-		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, SendRecorded: true},
+		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, Key: key, SendRecorded: true},
 		&state.Event{Type: state.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
 		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateRunning},
 	)
@@ -47,6 +47,7 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	stop, err := o.prompt(ctx, sent)
 	if err == nil {
 		o.accept()
+		stop, err = o.limitInAnswer(turnID, stop)
 	}
 	o.res.StopReason = stop
 	o.endTurn(turnID, stop, err)
@@ -71,6 +72,7 @@ func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 		}
 	}
 	o.mu.Unlock()
+	o.dropLimit()
 	o.update(func(s *state.Session) {
 		s.Turns++
 		s.CurrentTurn = turnID
@@ -97,6 +99,7 @@ func (o *owner) accept() {
 // onEvents runs on the connection's recorder goroutine.
 func (o *owner) onEvents(evs []*state.Event) {
 	turn := o.currentTurn()
+	o.noteAnswer(turn, evs)
 	answered := false
 	for _, e := range evs {
 		e.TurnID = turn
@@ -255,6 +258,9 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 		o.marker(history.MarkerAgentFailure, err.Error(), o.proc.Stderr())
 		return state.StopError, fmt.Errorf("%w: %w", ErrAgentFailed, err)
 	}
+	if lim, ok := RecognizeLimit(err, o.now()); ok {
+		return o.limitReached(lim)
+	}
 	if Classify(err) == ClassAuth {
 		o.marker(history.MarkerAuthRequired, "The agent needs authentication: "+describeErr(err), "")
 	} else {
@@ -280,6 +286,9 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 		s.State = state.StateWaitingForInput
 		s.PermissionPending = false
 		s.LastActivityAt = o.now()
+		if stop != state.StopRateLimited {
+			s.LimitResumes = 0 // the resume_after_limit budget counts limits in a row
+		}
 		if err != nil && !errors.Is(err, ErrInterrupted) {
 			s.ErrorMessage = history.Redact(err.Error())
 		}

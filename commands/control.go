@@ -150,6 +150,7 @@ func (c *RepairCmd) Run(env *Env) error {
 
 // RecoverCmd is kandev recover.
 type RecoverCmd struct {
+	ID        string `arg:"" optional:"" help:"Only this session (id or unique prefix)."`
 	All       bool   `help:"Every workspace (default: the current directory's workspace)."`
 	Workspace string `help:"Only this workspace." placeholder:"W"`
 }
@@ -165,9 +166,16 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	only := ""
+	if c.ID != "" {
+		if _, only, err = (SessionRef{ID: c.ID}).pick(env, needAny); err != nil {
+			return err
+		}
+	}
 	// The same workspaces as --latest: by default the git top level of the
-	// current directory (a same-named clone elsewhere is another one).
-	scope, err := SessionRef{Workspace: c.Workspace, AllWorkspaces: c.All && c.Workspace == ""}.scope()
+	// current directory (a same-named clone elsewhere is another one); a
+	// session named by its id is found in any.
+	scope, err := SessionRef{Workspace: c.Workspace, AllWorkspaces: (c.All || only != "") && c.Workspace == ""}.scope()
 	if err != nil {
 		return err
 	}
@@ -194,13 +202,15 @@ func (c *RecoverCmd) Run(env *Env) error {
 			}
 			break
 		}
-		if !scope.contains(s) {
+		if !scope.contains(s) || only != "" && s.ID != only {
 			continue
 		}
-		if a := p.assess(s, probeFull); !a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning {
+		a := p.assess(s, probeFull)
+		afterLimit := limitDue(s, a, env.Now())
+		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
-		job := acp.Job{}
+		job := acp.Job{AfterLimit: afterLimit}
 		if env.Out.JSON {
 			job.Emit = func(state.Event) {} // one JSON object for the whole command
 		}

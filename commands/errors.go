@@ -22,6 +22,8 @@ const (
 	ExitAgent        = 6
 	// ExitWaitingForPermission: the turn waits for kandev approve or deny.
 	ExitWaitingForPermission = 7
+	// ExitRateLimited: the agent's usage limit was reached.
+	ExitRateLimited = 8
 	// ExitTimeout: kandev wait gave up (the timeout(1) convention).
 	ExitTimeout     = 124
 	ExitInterrupted = 130
@@ -93,6 +95,8 @@ func ExitCode(err error) int {
 		return ExitInterrupted
 	case errors.Is(err, acp.ErrWaitingForPermission):
 		return ExitWaitingForPermission
+	case errors.Is(err, acp.ErrRateLimited):
+		return ExitRateLimited
 	case errors.Is(err, ErrTimeout):
 		return ExitTimeout
 	case errors.Is(err, state.ErrNewerFormat):
@@ -125,6 +129,8 @@ func errorCode(err error) string {
 		return "terminated"
 	case ExitWaitingForPermission:
 		return "waiting_for_permission"
+	case ExitRateLimited:
+		return "rate_limited"
 	case ExitTimeout:
 		return "timeout"
 	}

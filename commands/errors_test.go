@@ -19,6 +19,7 @@ func TestExitCode_SignalsAndStorageErrors(t *testing.T) {
 		{fmt.Errorf("%w: turn t1 was stopped by SIGTERM", acp.ErrShutdown), ExitTerminated, "terminated"},
 		{acp.ErrInterrupted, ExitInterrupted, "interrupted"},
 		{fmt.Errorf("%w: kandev approve s | kandev deny s", acp.ErrWaitingForPermission), ExitWaitingForPermission, "waiting_for_permission"},
+		{fmt.Errorf("%w: agent demo reached its usage limit", acp.ErrRateLimited), ExitRateLimited, "rate_limited"},
 		{fmt.Errorf("%w: session s is still idle after 1s", ErrTimeout), ExitTimeout, "timeout"},
 		{storage, ExitError, "storage"},
 		{fmt.Errorf("while serving: %w", storage), ExitError, "storage"},

@@ -157,7 +157,14 @@ func (c *CloseCmd) Run(env *Env) error {
 		}
 		closed = true
 	}
-	env.Out.Object(map[string]any{"session_id": id, "closed": closed}, func(w io.Writer) {
+	unscheduled, err := cancelLimitSchedule(h, id)
+	if err != nil {
+		env.Out.Warn(err.Error())
+	}
+	env.Out.Object(map[string]any{"session_id": id, "closed": closed, "unscheduled": unscheduled}, func(w io.Writer) {
+		if unscheduled {
+			fmt.Fprintf(w, "cancelled the kandev recover scheduled for the usage limit's reset\n")
+		}
 		if !closed {
 			fmt.Fprintf(w, "nothing to close: no kandev process is running session %s\n", id)
 			return

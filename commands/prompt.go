@@ -21,6 +21,7 @@ type PromptCmd struct {
 	NoFollow bool     `help:"Only queue the message when another process owns the session."`
 	Holder   string   `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
 	Force    bool     `help:"Send even while another holder's lease is live."`
+	Key      string   `help:"Idempotency key: the message is sent at most once per session and KEY; a retry follows or prints that turn again." placeholder:"KEY"`
 	LingerFlag
 }
 
@@ -67,7 +68,7 @@ func (c *PromptCmd) Run(env *Env) error {
 	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
 		return err
 	}
-	d, err := acp.Deliver(env.Ctx, job, !c.NoFollow)
+	d, err := deliverPrompt(env.Ctx, job, c.Key, !c.NoFollow)
 	env.Out.Finish()
 	if d != nil && d.Queued && c.NoFollow {
 		env.Out.Object(map[string]any{"queued": map[string]string{"session_id": id, "input_id": d.InputID}}, func(w io.Writer) {
@@ -139,6 +140,8 @@ func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
 	}
 	job.Ask, job.Progress = askOnTerminal(env), progressLine(env)
 	job.Abort, job.Warn = env.Abort, env.Out.Warn
+	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
+	withNotify(&job, cfg)
 	return job, nil
 }
 

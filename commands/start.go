@@ -16,6 +16,7 @@ type StartCmd struct {
 	Parent    string       `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
 	Worktree  WorktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
 	Prompt    []string     `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
+	Key       string       `help:"Idempotency key: at most one session is started per KEY in this home; a retry follows or prints its first turn again." placeholder:"KEY"`
 	LingerFlag
 	SetupFlags // setup.go: --model, --mode, --set, --mcp
 }
@@ -59,12 +60,14 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err // before the session exists
 	}
-	s, err := c.create(env, h, cwd, agent, prompt, func(s *state.Session) { s.Setup, s.MCPConfig = su, servers })
+	s, existing, err := c.createOnce(env, h, cwd, agent, prompt, func(s *state.Session) { s.Setup, s.MCPConfig = su, servers })
 	if err != nil {
 		return err
 	}
-	if err := logInitialSetup(h, s); err != nil {
-		return err
+	if !existing {
+		if err := logInitialSetup(h, s); err != nil {
+			return err
+		}
 	}
 	// The id is the first line of text output and all that --quiet prints
 	// (id=$(kandev -q start ...)); --json has it in every event.
@@ -76,11 +79,15 @@ func (c *StartCmd) Run(env *Env) error {
 		Emit: env.Out.Event, Ask: askOnTerminal(env), Progress: progressLine(env),
 		Abort: env.Abort, Warn: env.Out.Warn,
 	}
+	job.Emit = longTurnNotice(env, cfg, s.ID, job.Emit)
+	withNotify(&job, cfg)
 	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
 		return err
 	}
 	var res *acp.Result
-	if job.Detach != nil {
+	if existing {
+		res, err = c.again(env, job, s)
+	} else if job.Detach != nil {
 		// The detached owner gets the prompt as typed over its stdin; the
 		// record keeps it redacted.
 		res, err = acp.StartDetached(env.Ctx, job, prompt != "")

@@ -99,6 +99,7 @@ func (c *StatusCmd) Run(env *Env) error {
 		for _, r := range st.PermissionRequests {
 			fmt.Fprintf(w, "waiting   permission %s: %s (kandev approve %s --request %s, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
 		}
+		limitLines(w, s)
 		if st.PendingInputs > 0 {
 			fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)
 		}

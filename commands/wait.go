@@ -26,6 +26,7 @@ var knownBadges = map[string]bool{
 	state.BadgeDone: true, state.BadgeFailed: true, state.BadgeCancelled: true, state.BadgePaused: true,
 	state.BadgeNeedsResume: true, state.BadgeWaitingForPermission: true, state.BadgeRunning: true,
 	state.BadgeStopped: true, state.BadgeIdle: true, state.BadgeUnknown: true,
+	state.BadgeWaitingForLimit: true,
 }
 
 // Run blocks until the session's badge is one of --until, waking when its

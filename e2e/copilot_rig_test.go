@@ -92,11 +92,11 @@ type copilotRig struct {
 	copilotHome string // COPILOT_HOME: tags every process of this rig
 }
 
-func newCopilotRig(t *testing.T) *copilotRig {
+func newCopilotRig(t *testing.T, fakeArgs ...string) *copilotRig {
 	t.Helper()
 	bin := copilotInstall(t)
-	fake := startFakeChat(t, "-delay", "500ms", "-delay-word", "slowly", "-tool-word", copilotToolWord,
-		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, copilotToolCmd))
+	fake := startFakeChat(t, append([]string{"-delay", "500ms", "-delay-word", "slowly", "-tool-word", copilotToolWord,
+		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, copilotToolCmd)}, fakeArgs...)...)
 	w := newWorld(t)
 	root := t.TempDir()
 	home := filepath.Join(root, "copilot")

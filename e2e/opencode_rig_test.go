@@ -77,11 +77,11 @@ type openCodeRig struct {
 	dataDir string // XDG_DATA_HOME: tags every process of this rig
 }
 
-func newOpenCodeRig(t *testing.T) *openCodeRig {
+func newOpenCodeRig(t *testing.T, fakeArgs ...string) *openCodeRig {
 	t.Helper()
 	bin := openCodeInstall(t)
-	fake := startFakeChat(t, "-delay", "500ms", "-delay-word", "slowly", "-tool-word", openCodeToolWord,
-		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, openCodeToolCmd))
+	fake := startFakeChat(t, append([]string{"-delay", "500ms", "-delay-word", "slowly", "-tool-word", openCodeToolWord,
+		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, openCodeToolCmd)}, fakeArgs...)...)
 	w := newWorld(t)
 	root := t.TempDir()
 	data := filepath.Join(root, "data")

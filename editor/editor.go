@@ -263,6 +263,9 @@ func (srv *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.Promp
 	if text == "" {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "empty prompt: kandev sends text and embedded resources to the agent"})
 	}
+	if key := metaKey(req.Meta); key != "" {
+		return sess.promptOnce(text, key)
+	}
 	return sess.prompt(text)
 }
 

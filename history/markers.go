@@ -29,6 +29,9 @@ const (
 	// MarkerSetupNotOffered: the restored agent no longer offers a model,
 	// mode or option of the session's setup.
 	MarkerSetupNotOffered MarkerKind = "setup_not_offered"
+	// MarkerUsageLimit: the agent refused a turn over its usage or rate
+	// limit; Data holds {"reset_at"} when it said when the limit resets.
+	MarkerUsageLimit MarkerKind = "usage_limit"
 )
 
 // Marker severities.
@@ -64,6 +67,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSessionForked:       SeverityInfo,
 	MarkerPermissionTimeout:   SeverityWarning,
 	MarkerSetupNotOffered:     SeverityWarning,
+	MarkerUsageLimit:          SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

@@ -15,8 +15,8 @@ func TestMarkerKind_HasFixedSeverity(t *testing.T) {
 		"provider_failure": "error", "auth_required": "error", "resume_failed": "warning",
 		"tool_outcome_unknown": "warning", "continuation_paused": "warning", "continuation_resumed": "info",
 		"session_repaired": "info", "agent_failure": "error", "context_pending": "info",
-		"permission_timeout": "warning",
-		"session_rewound":    "info", "session_forked": "info", "setup_not_offered": "warning",
+		"permission_timeout": "warning", "usage_limit": "warning",
+		"session_rewound": "info", "session_forked": "info", "setup_not_offered": "warning",
 	}
 	if len(markerSeverity) != len(want) {
 		t.Errorf("%d kinds, want %d", len(markerSeverity), len(want))

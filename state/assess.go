@@ -102,6 +102,8 @@ func nextCommand(s *Session, a Assessment, o Observation) (next, why string) {
 		return "kandev resume " + id, "the first prompt never reached the agent: resume sends it"
 	case a.Interrupted:
 		return "kandev resume " + id, "a turn was cut off: resume continues it once"
+	case LimitLifted(s.Limit, o.Now):
+		return "kandev recover " + id, "the usage limit has reset: recover continues where it stopped"
 	case s.Stopped:
 		return "kandev prompt " + id + ` "..."`, "stopped: nothing runs until a prompt"
 	}

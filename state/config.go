@@ -19,7 +19,19 @@ type Config struct {
 	Agent        AgentTimeouts           `toml:"agent"`
 	Agents       map[string]AgentProfile `toml:"agents"`
 	// MCP are the [mcp.NAME] servers an agent's setup can name (setup.go).
-	MCP map[string]MCPServer `toml:"mcp"`
+	MCP    map[string]MCPServer `toml:"mcp"`
+	Notify NotifyConfig         `toml:"notify"`
+}
+
+// NotifyConfig is [notify]: how kandev tells a person a session needs them.
+type NotifyConfig struct {
+	// Command runs (detached, JSON on stdin) when a session needs a person.
+	Command []string `toml:"command"`
+	// AfterSeconds: a turn longer than this in a terminal ends with a
+	// terminal notification (default 30; negative: never).
+	AfterSeconds int `toml:"after_seconds"`
+	// TimeoutSeconds bounds the command (default 10).
+	TimeoutSeconds int `toml:"timeout_seconds"`
 }
 
 // PermissionsConfig is [permissions].
@@ -40,6 +52,9 @@ type SessionConfig struct {
 	// LingerSeconds keeps an owner and its idle agent alive after its last
 	// turn, so the next prompt is served warm (default 0: exit at once).
 	LingerSeconds int `toml:"linger_seconds"`
+	// ResumeAfterLimit asks the operating system to run kandev recover at
+	// the reset time of a usage limit that ended a turn.
+	ResumeAfterLimit bool `toml:"resume_after_limit"`
 }
 
 // RestartConfig is [session.restart]: the automatic continuation budget.

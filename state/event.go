@@ -64,6 +64,7 @@ type Event struct {
 
 	Source  string `json:"source,omitempty"`   // turn_started
 	InputID string `json:"input_id,omitempty"` // turn_started: the inbox input this turn serves
+	Key     string `json:"key,omitempty"`      // turn_started: that input's idempotency key (prompt --key)
 	// SendRecorded (turn_started): this turn's owner appends prompt_sent when
 	// it writes the prompt; a turn_started without it comes from an older
 	// kandev, whose log cannot prove a prompt was never sent.

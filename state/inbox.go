@@ -49,6 +49,7 @@ type Input struct {
 	// Scrubbed marks a served prompt whose text was removed from the inbox.
 	Scrubbed bool      `json:"scrubbed,omitempty"`
 	From     string    `json:"from,omitempty"` // FromEditor, or "" for a kandev command
+	Key      string    `json:"key,omitempty"`  // prompt: the sender's idempotency key (EnqueueOnce)
 	QueuedAt time.Time `json:"queued_at"`
 	Offset   int64     `json:"-"` // byte offset just past this entry
 	Start    int64     `json:"-"` // byte offset of this entry
@@ -98,6 +99,11 @@ func (h *Home) Enqueue(id string, in *Input) error {
 		return err
 	}
 	defer unlock()
+	return h.enqueueLocked(id, in)
+}
+
+// enqueueLocked appends in to the inbox; the caller holds the record lock.
+func (h *Home) enqueueLocked(id string, in *Input) error {
 	path := h.InboxPath(id)
 	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {

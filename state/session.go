@@ -142,6 +142,13 @@ type Session struct {
 	RestartAttempts []time.Time `json:"restart_attempts,omitempty"`
 	// ContinuedTurn is the interrupted turn a continuation was sent for.
 	ContinuedTurn string `json:"continued_turn,omitempty"`
+	// StartKey is the idempotency key of the kandev start --key that created it.
+	StartKey string `json:"start_key,omitempty"`
+	// Limit is the usage limit that ended the last turn (nil once a turn ran since).
+	Limit *UsageLimit `json:"usage_limit,omitempty"`
+	// LimitResumes counts the automatic continuations after a usage limit
+	// since a turn last ended otherwise (the resume_after_limit budget).
+	LimitResumes int `json:"limit_resumes,omitempty"`
 	// InboxOffset is the byte offset in the inbox up to which inputs were served.
 	InboxOffset int64 `json:"inbox_offset,omitempty"`
 	// InboxServed counts the inbox entries consumed (the queue generation).

@@ -101,6 +101,8 @@ func Badge(s *Session, ownerAlive bool) string {
 		return BadgeWaitingForPermission
 	case ownerAlive && (s.State == StateRunning || s.State == StateStarting):
 		return BadgeRunning
+	case s.Limit != nil:
+		return BadgeWaitingForLimit
 	case s.Stopped:
 		return BadgeStopped
 	case s.State == StateWaitingForInput || s.State == StateCreated:

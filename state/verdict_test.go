@@ -57,6 +57,12 @@ func TestBadge_Precedence(t *testing.T) {
 		{Session{State: StateStarting}, false, BadgeNeedsResume},
 		{Session{State: StateRunning, PermissionPending: true}, true, BadgeWaitingForPermission},
 		{Session{State: StateRunning}, true, BadgeRunning},
+		{Session{State: StateWaitingForInput, Limit: &UsageLimit{}}, false, BadgeWaitingForLimit},
+		{Session{State: StateWaitingForInput, Limit: &UsageLimit{}}, true, BadgeWaitingForLimit}, // a warm owner idles until the reset
+		{Session{State: StateWaitingForInput, Limit: &UsageLimit{}, Stopped: true}, false, BadgeWaitingForLimit},
+		{Session{State: StateRunning, Limit: &UsageLimit{}}, true, BadgeRunning},
+		{Session{State: StateWaitingForInput, Limit: &UsageLimit{}, Pause: &Pause{Kind: PauseBudget}}, false, BadgePaused},
+		{Session{State: StateCompleted, Limit: &UsageLimit{}}, false, BadgeDone},
 		{Session{State: StateWaitingForInput, Stopped: true}, false, BadgeStopped},
 		{Session{State: StateWaitingForInput}, false, BadgeIdle},
 		{Session{State: StateWaitingForInput}, true, BadgeIdle},

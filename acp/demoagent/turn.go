@@ -55,9 +55,12 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (resp acp.Promp
 		// The turn ends with an answer: report what the conversation costs now.
 		_ = a.send(a.alive, s.file.ID, usage(&s.file))
 	}
+	var limit limitReached
 	switch {
 	case ctx.Err() != nil:
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	case errors.As(runErr, &limit):
+		return acp.PromptResponse{}, limit.answer()
 	case runErr != nil:
 		return acp.PromptResponse{}, internalError(runErr)
 	}
@@ -174,6 +177,10 @@ func (t *turn) directive(line string, before []string) error {
 	case "/mcp":
 		if tool, args, _ := strings.Cut(arg, " "); tool != "" {
 			return t.mcpCall(tool, strings.TrimSpace(args))
+		}
+	case "/limit":
+		if secs, err := strconv.Atoi(arg); err == nil && secs >= 0 {
+			return limitReached{resetAt: time.Now().Add(time.Duration(secs) * time.Second)}
 		}
 	}
 	return t.message(roleAgent, "echo: "+line)
@@ -350,4 +357,19 @@ func chunksOf(s string, n int) []string {
 		s = s[k:]
 	}
 	return out
+}
+
+// limitReached is /limit SECONDS: the turn is refused as Claude Code's ACP
+// adapter refuses one over the subscription's usage limit. The adapter
+// throws RequestError.internalError(undefined, result) with the Claude
+// SDK's result text, "Claude AI usage limit reached|<unix seconds of the
+// reset>", which the ACP SDK sends as -32603 "Internal error: <text>".
+type limitReached struct{ resetAt time.Time }
+
+func (l limitReached) Error() string {
+	return fmt.Sprintf("Claude AI usage limit reached|%d", l.resetAt.Unix())
+}
+
+func (l limitReached) answer() error {
+	return &acp.RequestError{Code: -32603, Message: "Internal error: " + l.Error()}
 }

@@ -16,11 +16,24 @@ import (
 // session/prompt write: a process stopped here never sent the prompt.
 const BeforePromptSent = "before-prompt-sent"
 
+// The points of a keyed prompt's delivery (kandev prompt --key): before its
+// input is queued, after it is queued and before any owner runs it, and
+// after its turn ended and before the command printed its end.
+const (
+	BeforeKeyQueued = "before-key-queued"
+	AfterKeyQueued  = "after-key-queued"
+	AfterKeyedTurn  = "after-keyed-turn"
+)
+
 // Wait blocks until ctx ends when KANDEV_FAILPOINT is name; otherwise it
-// returns at once.
+// returns at once. When KANDEV_FAILPOINT_FILE names a file, Wait creates it
+// on arrival, so a test knows the process is there.
 func Wait(ctx context.Context, name string) {
 	if os.Getenv("KANDEV_FAILPOINT") != name {
 		return
+	}
+	if p := os.Getenv("KANDEV_FAILPOINT_FILE"); p != "" {
+		_ = os.WriteFile(p, []byte(name), 0o600)
 	}
 	<-ctx.Done()
 }

@@ -76,6 +76,7 @@ func (f *toolFlag) Set(v string) error {
 
 type server struct {
 	pace     fakeserver.Pacing
+	limit    fakeserver.Limit
 	toolWord string
 	tools    toolFlag
 
@@ -93,6 +94,7 @@ func main() {
 		s       server
 	)
 	s.pace.Flags("chunks")
+	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a tool call when the latest user text contains this word")
 	flag.Var(&s.tools, "tool", "NAME=JSON-ARGUMENTS of the tool call, used when the request offers NAME (repeatable)")
 	flag.Parse()
@@ -152,6 +154,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !req.Stream {
 		whole(w, rep, n, req.Model)
+		return
+	}
+	if s.limit.Hit(req.latestUserText()) {
+		s.limit.OpenAIRateLimit(w)
 		return
 	}
 	delay := s.pace.For(req.latestUserText())

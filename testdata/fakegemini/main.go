@@ -34,6 +34,7 @@ import (
 
 type server struct {
 	pace     fakeserver.Pacing
+	limit    fakeserver.Limit
 	toolWord string
 	toolCmd  string
 
@@ -47,6 +48,7 @@ func main() {
 		s       server
 	)
 	s.pace.Flags("chunks")
+	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
 	flag.Parse()
@@ -73,6 +75,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := req.latestUserText()
+	if s.limit.Hit(user) {
+		s.limit.Gemini(w)
+		return
+	}
 	var parts []map[string]any
 	switch out, ok := req.pendingToolResponse(); {
 	case ok:

@@ -15,7 +15,9 @@
 // Every request is appended to -log as one JSON line {n, method, path, body}
 // before it is answered (n is 0 for anything but a Messages request). -delay pauses between events (only for turns whose
 // latest user text contains -delay-word, when that is set). The server exits
-// by itself after -idle without requests.
+// by itself after -idle without requests. -limit-word answers the API's 429
+// rate_limit_error instead, with the unified rate-limit headers (reset
+// -limit-reset from now).
 package main
 
 import (
@@ -32,6 +34,7 @@ import (
 
 type server struct {
 	pace     fakeserver.Pacing
+	limit    fakeserver.Limit
 	toolWord string
 	toolCmd  string
 
@@ -45,6 +48,7 @@ func main() {
 		s       server
 	)
 	s.pace.Flags("events")
+	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a Bash tool call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the command of that tool call")
 	flag.Parse()
@@ -67,6 +71,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := req.latestUserText()
+	if s.limit.Hit(user) {
+		s.limit.Anthropic(w)
+		return
+	}
 	var blocks []block
 	switch out, ok := req.pendingToolResult(); {
 	case ok:

@@ -31,6 +31,7 @@ import (
 )
 
 type server struct {
+	limit    fakeserver.Limit
 	pace     fakeserver.Pacing
 	toolWord string
 	toolCmd  string
@@ -46,6 +47,7 @@ func main() {
 		s       server
 	)
 	s.pace.Flags("events")
+	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
 	flag.Parse()
@@ -67,6 +69,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := req.latestUserText()
+	if s.limit.Hit(user) {
+		s.limit.OpenAIUsageLimit(w)
+		return
+	}
 	delay := s.pace.For(user)
 	st := newStream(w, delay, n)
 	switch out, ok := req.pendingToolOutput(); {

@@ -1,0 +1,83 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/notify"
+	"github.com/kandev/kandev/state"
+)
+
+// NotifyRunCmd runs the [notify] command for one notification, detached
+// from the owner that started it; users never run it.
+type NotifyRunCmd struct {
+	Timeout time.Duration `default:"10s"`
+	Command []string      `arg:"" passthrough:""`
+}
+
+// Run runs the hook with the note on stdin; its failure is nobody's error.
+func (c *NotifyRunCmd) Run(env *Env) error {
+	cmd := c.Command
+	if len(cmd) > 0 && cmd[0] == "--" {
+		cmd = cmd[1:]
+	}
+	_ = notify.Run(os.Stdin, cmd, c.Timeout)
+	return nil
+}
+
+// withNotify sets the job's notifications from the [notify] config.
+func withNotify(job *acp.Job, cfg *state.Config) {
+	if len(cfg.Notify.Command) == 0 {
+		return
+	}
+	hook := notify.Hook{Command: cfg.Notify.Command, Timeout: time.Duration(cfg.Notify.TimeoutSeconds) * time.Second}
+	warn := job.Warn
+	job.Notify = func(n notify.Note) {
+		if err := hook.Send(n); err != nil && warn != nil {
+			warn("could not run the [notify] command: " + err.Error())
+		}
+	}
+}
+
+// DefaultNotifyAfter is [notify] after_seconds when unset.
+const DefaultNotifyAfter = 30 * time.Second
+
+// longTurnNotice wraps emit so that a turn that ran longer than [notify]
+// after_seconds ends with an OSC 9 terminal notification on stderr, when
+// stderr is a terminal.
+func longTurnNotice(env *Env, cfg *state.Config, id string, emit func(state.Event)) func(state.Event) {
+	after := DefaultNotifyAfter
+	if s := cfg.Notify.AfterSeconds; s != 0 {
+		after = time.Duration(s) * time.Second
+	}
+	if emit == nil || after < 0 || !isTerminal(env.Out.Err) {
+		return emit
+	}
+	var mu sync.Mutex
+	started := map[string]time.Time{}
+	return func(e state.Event) {
+		emit(e)
+		mu.Lock()
+		defer mu.Unlock()
+		switch e.Type {
+		case state.EventTurnStarted:
+			started[e.TurnID] = e.Time()
+		case state.EventTurnEnded:
+			if t0, ok := started[e.TurnID]; ok && e.Time().Sub(t0) > after {
+				env.Out.mu.Lock()
+				writeOSC9(env.Out.Err, fmt.Sprintf("kandev: session %s: turn %s ended (%s)", id, e.TurnID, e.StopReason))
+				env.Out.mu.Unlock()
+			}
+		}
+	}
+}
+
+// writeOSC9 writes an OSC 9 notification (ESC ] 9 ; text BEL), which
+// terminals such as iTerm2, kitty, WezTerm and Windows Terminal show.
+func writeOSC9(w io.Writer, text string) {
+	fmt.Fprintf(w, "\x1b]9;%s\x07", printableLine(text))
+}

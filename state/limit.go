@@ -1,0 +1,50 @@
+package state
+
+import "time"
+
+// StopRateLimited ends a turn the agent refused because its usage or rate
+// limit was reached.
+const StopRateLimited = "rate_limited"
+
+// BadgeWaitingForLimit: the last turn hit the agent's usage limit and
+// nothing has run since.
+const BadgeWaitingForLimit = "waiting-for-limit"
+
+// UsageLimit is the agent's usage limit that ended the session's last turn,
+// kept on the record until the next turn starts.
+type UsageLimit struct {
+	ReachedAt time.Time `json:"reached_at"`
+	// ResetAt is when the agent said the limit resets (nil: it did not say).
+	ResetAt *time.Time `json:"reset_at,omitempty"`
+	// Said is the agent's own words about it (redacted, one line).
+	Said string `json:"said,omitempty"`
+	// Turn is the turn the limit ended.
+	Turn string `json:"turn_id,omitempty"`
+	// Scheduled is the kandev recover the operating system was asked to run
+	// at the reset time (nil when none).
+	Scheduled *ScheduledRecover `json:"scheduled,omitempty"`
+}
+
+// ScheduledRecover is one kandev recover handed to the operating system's
+// scheduler: enough to show it and to cancel it.
+type ScheduledRecover struct {
+	At time.Time `json:"at"`
+	// Via is the scheduler: "systemd-run", "launchd" or "at".
+	Via string `json:"via"`
+	// Handle names the job for that scheduler: a systemd unit, a launchd
+	// label, an at job number.
+	Handle string `json:"handle"`
+}
+
+// LimitLifted reports whether the limit's reset time has passed.
+func LimitLifted(l *UsageLimit, now time.Time) bool {
+	return l != nil && l.ResetAt != nil && !now.Before(*l.ResetAt)
+}
+
+// ResumeAfterLimit decides whether kandev continues a session by itself
+// once its usage limit resets: when asked to (resume_after_limit), when the
+// agent said when, and while fewer than maxInRow such continuations ran in
+// a row (attempts) without a turn that ended otherwise.
+func ResumeAfterLimit(enabled bool, l *UsageLimit, attempts, maxInRow int) bool {
+	return enabled && l != nil && l.ResetAt != nil && attempts < maxInRow
+}
