@@ -54,7 +54,7 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 		{"a usage limit that has reset", []func(*Session){func(s *Session) { r := now.Add(-time.Second); s.Limit = &UsageLimit{ResetAt: &r} }}, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgeWaitingForLimit, resumable: true, next: "kandev recover s1"}},
 		{"a usage limit with a warm owner", []func(*Session){func(s *Session) { s.Limit = &UsageLimit{} }}, func(o *Observation) { o.OwnerAlive = true },
-			want{reason: ReasonAgentRunning, badge: BadgeWaitingForLimit, resumable: true, next: "kandev events s1 --follow"}},
+			want{reason: ReasonAgentRunning, badge: BadgeWaitingForLimit, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"repaired turn waiting for its continuation", []func(*Session){awaiting}, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, next: "kandev resume s1"}},
 		{"turn already continued once", []func(*Session){awaiting, func(s *Session) { s.ContinuedTurn = "t2" }}, nil,
