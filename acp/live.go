@@ -23,12 +23,18 @@ func (o *owner) linger(ctx context.Context) error {
 	for {
 		until := o.now().Add(o.job.Linger)
 		o.update(func(s *state.Session) { s.WarmUntil = &until })
+		if err := o.claim.Idle(ctx); err != nil {
+			return nil // the claim was lost: this owner stops; the next one claims again
+		}
 		for !o.inboxWaiting() {
 			left := until.Sub(o.now())
 			if left <= 0 || ctx.Err() != nil {
 				return nil
 			}
 			_ = changes.Wait(ctx, left)
+		}
+		if err := o.claim.Busy(ctx); err != nil {
+			return nil // another machine runs it: the inputs wait for a new owner
 		}
 		if err := o.serveInbox(ctx); err != nil || o.closing {
 			return err

@@ -16,6 +16,7 @@ type Config struct {
 	Session      SessionConfig           `toml:"session"`
 	Agent        AgentTimeouts           `toml:"agent"`
 	Agents       map[string]AgentProfile `toml:"agents"`
+	Sync         SyncConfig              `toml:"sync"`
 }
 
 // PermissionsConfig is [permissions].
@@ -146,6 +147,9 @@ func (c *Config) validate() error {
 	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
 		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
 	}
+	if ttl := c.Sync.ClaimTTLSeconds; ttl > MaxTTLSeconds {
+		return fmt.Errorf("[sync] claim_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
+	}
 	if c.Session.MaxCost < 0 {
 		return fmt.Errorf("[session] max_cost = %v is negative (leave it out for no cap)", c.Session.MaxCost)
 	}
@@ -209,3 +213,18 @@ func orDefault(v, d int) int {
 	}
 	return v
 }
+
+// SyncConfig is [sync]: sessions that move between machines through a git
+// remote (package remote).
+type SyncConfig struct {
+	// Remote is the remote of the session's repository to use (default origin).
+	Remote string `toml:"remote"`
+	// Auto pushes a session after every turn and after a SIGTERM.
+	Auto bool `toml:"auto"`
+	// ClaimTTLSeconds is how long a machine's claim on a session lasts
+	// unless renewed (default 900).
+	ClaimTTLSeconds int `toml:"claim_ttl_seconds"`
+}
+
+// ClaimTTLSeconds is [sync] claim_ttl_seconds, 900 by default.
+func (c *Config) ClaimTTLSeconds() int { return orDefault(c.Sync.ClaimTTLSeconds, DefaultTTLSeconds) }

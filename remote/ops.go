@@ -1,0 +1,424 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/kandev/kandev/state"
+)
+
+// Result is what a push or pull of one session did.
+type Result struct {
+	ID     string `json:"id"`
+	Remote string `json:"remote"`
+	// Action: "pushed", "pulled", "up to date", "ahead" (pull: this machine
+	// has more; push it), "behind" (push: the remote has more; pull it),
+	// "would pull" / "would push" (--dry-run), "new" (--dry-run: only on
+	// the remote).
+	Action string `json:"action"`
+	Commit string `json:"commit,omitempty"`
+	// Events is how many log lines the push sent or the pull added.
+	Events int64  `json:"events"`
+	Claim  *Claim `json:"claim,omitempty"`
+	// Worktree is where a pulled session's worktree maps ("" not mapped).
+	Worktree string `json:"worktree,omitempty"`
+	// LocalOnly: a pulled session that exists only on the remote (dry run).
+	RemoteOnly bool `json:"remote_only,omitempty"`
+}
+
+// Env is what the operations need from the command: the home, the config
+// and the options.
+type Env struct {
+	Home   *state.Home
+	Config *state.Config
+	Opt    Options
+}
+
+func (e Env) fill() (Env, *store, error) {
+	if e.Opt.Machine == "" {
+		m, err := MachineID(e.Home)
+		if err != nil {
+			return e, nil, err
+		}
+		e.Opt.Machine = m
+	}
+	if e.Opt.TTL <= 0 {
+		ttl := state.DefaultTTLSeconds
+		if e.Config != nil {
+			ttl = e.Config.ClaimTTLSeconds()
+		}
+		e.Opt.TTL = time.Duration(ttl) * time.Second
+	}
+	if e.Opt.Dir == "" {
+		e.Opt.Dir, _ = os.Getwd()
+	}
+	s, err := openStore(e.Home)
+	return e, s, err
+}
+
+// Push sends session id's new events and record to its remote, fast-forward
+// only, in one atomic update with its claim: refused (exit 3) when another
+// machine holds a live claim, when this machine's claim was taken over, or
+// when the remote has events this machine lacks.
+func Push(ctx context.Context, e Env, id string) (*Result, error) {
+	e, s, err := e.fill()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rec, err := e.Home.LoadSession(id)
+	if err != nil {
+		return nil, err
+	}
+	sy, err := s.readSynced(id)
+	if err != nil {
+		return nil, err
+	}
+	url, err := resolveURL(e.Config, rec, sy, e.Opt.Dir, e.Opt.Remote)
+	if err != nil {
+		return nil, err
+	}
+	l := newLink(s, id, url, sy, e.Opt)
+	var res *Result
+	err = retryStale(func() error {
+		res, err = l.push(ctx, rec, false)
+		return err
+	})
+	return res, err
+}
+
+// retryStale repeats an operation a concurrent update made stale; it reads
+// the remote again each time.
+func retryStale(fn func() error) error {
+	var err error
+	for i := 0; i < 3; i++ {
+		if err = fn(); !errors.Is(err, errStale) {
+			return err
+		}
+		time.Sleep(time.Duration(5+i*20) * time.Millisecond)
+	}
+	return err
+}
+
+// push is one attempt. holding: the caller is the owner running a turn,
+// whose claim must still be the remote's (else it is fenced).
+func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Result, error) {
+	v, err := l.look(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{ID: l.id, Remote: l.url}
+	sd, err := l.compare(v)
+	if err != nil {
+		return nil, err
+	}
+	switch sd.step {
+	case Diverged:
+		return nil, &DivergedError{ID: l.id, URL: l.url}
+	case TakeRemote:
+		res.Action = "behind"
+		return res, nil
+	case UpToDate:
+		res.Action = "up to date"
+		if !v.sess.IsZero() && v.sess.String() != l.sy.Commit {
+			l.agreed(v.sess, sd.remoteBytes, sd.remoteLines) // a push cut off after the remote took it
+			return res, l.save()
+		}
+		return res, nil
+	}
+	cu, err := l.pushClaim(v, holding)
+	if err != nil {
+		return nil, err
+	}
+	su, meta, err := l.sessionUpdate(v, sd, rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.w.push(ctx, []refUpdate{su, cu.up}); err != nil {
+		if holding && errors.Is(err, errStale) {
+			return nil, l.fenced(ctx)
+		}
+		return nil, err
+	}
+	l.agreed(su.New, meta.LogBytes, meta.LogLines)
+	l.setClaim(cu)
+	res.Action, res.Commit, res.Events = "pushed", su.New.String(), meta.LogLines-sd.remoteLines
+	res.Claim = &cu.claim
+	return res, l.save()
+}
+
+// pushClaim is the claim a push carries: the holder's renewed; otherwise a
+// released claim of the next generation, which takes over an expired one
+// (fencing its holder) and leaves the session free.
+func (l *link) pushClaim(v view, holding bool) (claimUpdate, error) {
+	held, heldHash := l.held()
+	now := l.opt.now()
+	verdict := DecideClaim(ClaimInput{Current: v.claim, CurrentHash: hashString(v.owner), HeldHash: heldHash, Held: held, Machine: l.opt.Machine, Now: now})
+	switch {
+	case verdict == ClaimKeep:
+		c := *held
+		c.ExpiresAt = now.Add(l.opt.TTL)
+		return l.claimUpdate(v, c)
+	case verdict == ClaimFenced || holding:
+		return claimUpdate{}, l.fencedBy(v.claim)
+	case verdict == ClaimRefused:
+		return claimUpdate{}, &ClaimHeldError{ID: l.id, Machine: v.claim.Machine, ExpiresAt: v.claim.ExpiresAt}
+	}
+	c := NextClaim(v.claim, l.opt.Machine, os.Getpid(), now, 0)
+	c.Released = true
+	return l.claimUpdate(v, c)
+}
+
+func hashString(h plumbing.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
+
+func (l *link) setClaim(cu claimUpdate) {
+	l.sy.ClaimHash = cu.up.New.String()
+	l.sy.RemoteClaim = &cu.claim
+	l.sy.Claim = nil
+	if !cu.claim.Released {
+		c := cu.claim
+		l.sy.Claim = &c
+	}
+}
+
+func (l *link) fencedBy(c *Claim) error {
+	e := &FencedError{ID: l.id}
+	if c != nil {
+		e.Machine, e.Generation = c.Machine, c.Generation
+	}
+	return e
+}
+
+// fenced reads who took the claim over, for the error.
+func (l *link) fenced(ctx context.Context) error {
+	v, err := l.look(ctx, nil)
+	if err != nil {
+		return l.fencedBy(nil)
+	}
+	return l.fencedBy(v.claim)
+}
+
+// Pull brings session id from the remote: fast-forward only, refused when
+// both sides appended (nothing is changed then), or while a kandev process
+// on this machine owns the session.
+func Pull(ctx context.Context, e Env, id string, dryRun, replace bool) (*Result, error) {
+	e, s, err := e.fill()
+	if err != nil {
+		return nil, err
+	}
+	url, sy, err := pullURL(e, s, id)
+	if err != nil {
+		return nil, err
+	}
+	l := newLink(s, id, url, sy, e.Opt)
+	refs, err := l.w.refs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if refs[sessionRef(id)].IsZero() {
+		return nil, fmt.Errorf("session %s is not on %s: %w", id, url, state.ErrNotFound)
+	}
+	return l.pull(ctx, refs, dryRun, replace)
+}
+
+// pullURL is where a pull of id comes from: --remote, else the remote the
+// session synced with, else the remote of the clone the command runs in.
+func pullURL(e Env, s *store, id string) (string, *Synced, error) {
+	sy, err := s.readSynced(id)
+	if err != nil {
+		return "", nil, err
+	}
+	var rec *state.Session
+	if r, err := e.Home.LoadSession(id); err == nil {
+		rec = r
+	}
+	url, err := resolveURL(e.Config, rec, sy, e.Opt.Dir, e.Opt.Remote)
+	return url, sy, err
+}
+
+func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbing.Hash, dryRun, replace bool) (*Result, error) {
+	unlock, err := l.s.lock(ctx, l.id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if !dryRun {
+		own, err := l.s.home.AcquireOwner(l.id)
+		if err != nil {
+			return nil, err // a live owner here: its turn first
+		}
+		defer own.Release()
+	}
+	v, err := l.look(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	sd, err := l.compare(v)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{ID: l.id, Remote: l.url, Claim: v.claim, RemoteOnly: !sd.LocalExists}
+	if replace && sd.step == Diverged {
+		if err := l.replaceable(); err != nil {
+			return nil, err
+		}
+		// The local copy is kept by a fork: take the remote's whole.
+		if !dryRun {
+			if err := os.Remove(l.s.home.LogPath(l.id)); err != nil {
+				return nil, err
+			}
+		}
+		l.sy = &Synced{URL: l.url}
+		if sd, err = l.compare(v); err != nil {
+			return nil, err
+		}
+	}
+	switch sd.step {
+	case Diverged:
+		return nil, &DivergedError{ID: l.id, URL: l.url}
+	case SendLocal:
+		res.Action = "ahead"
+		return res, nil
+	case UpToDate:
+		res.Action = "up to date"
+		if dryRun || v.sess.String() == l.sy.Commit {
+			return res, nil
+		}
+	case TakeRemote:
+		res.Events = sd.remoteLines - l.sy.LogLines
+		if dryRun {
+			res.Action = "would pull"
+			if !sd.LocalExists {
+				res.Action = "new"
+			}
+			return res, nil
+		}
+		res.Action = "pulled"
+	}
+	rec, err := l.takeRemote(v, sd)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Worktree != nil && rec.Worktree.Valid {
+		res.Worktree = rec.Worktree.Path
+	}
+	l.dropFencedClaim(v)
+	res.Commit = v.sess.String()
+	return res, l.save()
+}
+
+// dropFencedClaim forgets a claim this machine held that the remote no
+// longer has: the pulled state is the newer one.
+func (l *link) dropFencedClaim(v view) {
+	if l.sy.ClaimHash != hashString(v.owner) {
+		l.sy.Claim = nil
+		l.sy.ClaimHash = hashString(v.owner)
+	}
+	l.sy.RemoteClaim = v.claim
+}
+
+// replaceable allows pull --replace of a diverged session only when a
+// local fork keeps every event of the local copy.
+func (l *link) replaceable() error {
+	last, _, err := state.LastEvent(l.s.home.LogPath(l.id))
+	if err != nil {
+		return err
+	}
+	all, err := l.s.home.ListSessions()
+	if err != nil {
+		return err
+	}
+	for _, s := range all {
+		if s.ParentID == l.id && s.ForkedAt >= last.Seq {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: session %s: --replace would drop this machine's events after the last pull; keep them first with kandev fork %s", ErrDiverged, l.id, l.id)
+}
+
+// PullAll pulls every session on the remote of the clone the command runs
+// in (or --remote); with dryRun it only says what it would do, listing
+// the sessions that exist only there.
+func PullAll(ctx context.Context, e Env, dryRun bool) ([]*Result, error) {
+	e, s, err := e.fill()
+	if err != nil {
+		return nil, err
+	}
+	url, err := resolveURL(e.Config, nil, nil, e.Opt.Dir, e.Opt.Remote)
+	if err != nil {
+		return nil, err
+	}
+	w := s.wire(url)
+	refs, err := w.refs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	want := map[plumbing.ReferenceName]plumbing.Hash{}
+	var haves []plumbing.Hash
+	for name, h := range refs {
+		id, ok := strings.CutPrefix(name.String(), refsPrefix+"sessions/")
+		if !ok || state.ValidateID(id) != nil {
+			continue
+		}
+		sy, _ := s.readSynced(id)
+		if sy != nil && sy.URL == url && sy.Commit == h.String() {
+			continue // nothing new
+		}
+		ids = append(ids, id)
+		want[name] = h
+		if o := refs[ownerRef(id)]; !o.IsZero() {
+			want[ownerRef(id)] = o
+		}
+		if sy != nil && sy.Commit != "" {
+			haves = append(haves, plumbing.NewHash(sy.Commit))
+		}
+	}
+	sort.Strings(ids)
+	// One fetch for all of them: one round trip, one pack.
+	if err := w.fetch(ctx, want, haves); err != nil {
+		return nil, err
+	}
+	var out []*Result
+	var errs []error
+	for _, id := range ids {
+		sy, _ := s.readSynced(id)
+		l := newLink(s, id, url, sy, e.Opt)
+		l.w = w
+		res, err := l.pull(ctx, refs, dryRun, false)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, res)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Sessions lists the sessions of a home that have synced, for push --all.
+func Sessions(h *state.Home) []string {
+	ents, _ := os.ReadDir(h.Dir + "/sync/sessions")
+	var ids []string
+	for _, e := range ents {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
