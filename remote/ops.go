@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
 
@@ -151,6 +152,7 @@ func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Res
 		}
 		return nil, err
 	}
+	failpoint.Wait(ctx, failpoint.AfterPushAccepted)
 	l.agreed(su.New, meta.LogBytes, meta.LogLines)
 	l.setClaim(cu)
 	res.Action, res.Commit, res.Events = "pushed", su.New.String(), meta.LogLines-sd.remoteLines
@@ -311,7 +313,7 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 		}
 		res.Action = "pulled"
 	}
-	rec, err := l.takeRemote(v, sd)
+	rec, err := l.takeRemote(ctx, v, sd)
 	if err != nil {
 		return nil, err
 	}

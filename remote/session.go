@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
 
@@ -291,7 +292,7 @@ func (l *link) save() error {
 // local clone), then the sync file. Each step is durable before the next,
 // so a pull cut off anywhere completes the next time (Compare sees the
 // local log as a prefix of the remote one).
-func (l *link) takeRemote(v view, sd sides) (*state.Session, error) {
+func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session, error) {
 	snap, err := l.s.readSnapshot(v.sess)
 	if err != nil {
 		return nil, err
@@ -309,6 +310,7 @@ func (l *link) takeRemote(v view, sd sides) (*state.Session, error) {
 		if err := appendDurably(path, add); err != nil {
 			return nil, err
 		}
+		failpoint.Wait(ctx, failpoint.AfterPullAppended)
 	}
 	var rec state.Session
 	if err := json.Unmarshal(snap.Record, &rec); err != nil {

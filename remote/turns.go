@@ -141,7 +141,7 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 		if !first {
 			return errors.Join(ErrMovedOn, l.releaseLocked(ctx, nil))
 		}
-		if _, err := l.takeRemote(v, sd); err != nil {
+		if _, err := l.takeRemote(ctx, v, sd); err != nil {
 			return errors.Join(err, l.releaseLocked(ctx, nil))
 		}
 	}
