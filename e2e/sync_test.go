@@ -1,0 +1,141 @@
+package e2e_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce
+// is the laptop → workstation story over each transport: A pushes after
+// every turn and after a SIGTERM; B pulls and resumes; the cut turn is
+// continued once, B's agent knows what A's was told, and A's own resume
+// later adds no turn. Neither clone's branches, index or work tree change.
+func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t *testing.T) {
+	for _, transport := range []string{"path", "daemon", "http", "ssh"} {
+		t.Run(transport, func(t *testing.T) {
+			r := newSyncRig(t, transport)
+			a, b := r.a, r.b
+			beforeA, beforeB := r.untouched(a), r.untouched(b)
+			a.config("[sync]\nauto = true\n")
+			id, res := a.start("remember apple")
+			if res.code != 0 {
+				t.Fatal(res)
+			}
+			if r.remoteRefs()["refs/kandev/sessions/"+id] == "" {
+				t.Fatalf("auto push did not push %s: %v", id, r.remoteRefs())
+			}
+			sig := a.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, "prompt", id, sleepingTurn)
+			if sig.code != 143 {
+				t.Fatalf("SIGTERM: exit %d\n%s", sig.code, sig.result)
+			}
+			if pulled := b.mustRun("pull", id); !strings.Contains(pulled.stdout, "pulled") || !strings.Contains(pulled.stdout, b.cwd) {
+				t.Fatalf("pull did not map the worktree to B's clone:\n%s", pulled)
+			}
+			if s := b.session(id); s.Worktree == nil || s.Worktree.Path != b.cwd {
+				t.Fatalf("B's worktree: %+v", s.Worktree)
+			}
+			b.mustRun("resume", id)
+			evsB := b.events(id)
+			if n := continuations(evsB); n != 1 {
+				t.Fatalf("B continued the cut turn %d times, want 1", n)
+			}
+			if out := b.mustRun("prompt", id, "recall").stdout; !strings.Contains(out, "apple") {
+				t.Fatalf("B's agent does not know what A's was told:\n%s", out)
+			}
+			turnsB := len(ofType(b.events(id), state.EventTurnStarted))
+			a.mustRun("resume", id)
+			evsA := a.events(id)
+			if n := continuations(evsA); n != 1 {
+				t.Fatalf("A's resume continued again: %d continuations", n)
+			}
+			if n := len(ofType(evsA, state.EventTurnStarted)); n != turnsB {
+				t.Fatalf("A's resume ran turns: %d, B had %d", n, turnsB)
+			}
+			if !strings.Contains(agentText(evsA, lastTurn(evsA)), "apple") {
+				t.Fatalf("A did not take B's turns: last turn %s", lastTurn(evsA))
+			}
+			assertNoSeqGap(t, evsA)
+			if st := a.status(id); st.Status.Badge != state.BadgeIdle {
+				t.Fatalf("A's status after taking B's turns: %+v", st.Status)
+			}
+			if after := r.untouched(a); after != beforeA {
+				t.Fatalf("A's clone changed:\n%s\nwas\n%s", after, beforeA)
+			}
+			if after := r.untouched(b); after != beforeB {
+				t.Fatalf("B's clone changed:\n%s\nwas\n%s", after, beforeB)
+			}
+		})
+	}
+}
+
+// TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth: A's
+// owner is SIGKILLed mid-turn holding a short claim; B cannot run the
+// session until the claim expires, then takes it over; A is fenced (its
+// push refused), its pull refused as diverged with nothing changed, and a
+// fork plus pull --replace keeps both copies.
+func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T) {
+	r := newSyncRig(t, "path")
+	a, b := r.a, r.b
+	a.config("[sync]\nclaim_ttl_seconds = 2\n")
+	b.config("[sync]\nclaim_ttl_seconds = 2\n")
+	id, res := a.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	a.mustRun("push", id)
+	b.mustRun("pull", id)
+	killed := a.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGKILL}, "prompt", id, sleepingTurn)
+	if killed.code != -1 && killed.code != 137 {
+		t.Logf("killed owner exit %d", killed.code)
+	}
+	held := b.run("prompt", id, "remember pear")
+	if held.code != 3 || !strings.Contains(held.stderr, "machine A") {
+		t.Fatalf("B ran a session A's live claim holds: %s", held)
+	}
+	waitFor(t, 10*time.Second, "A's claim to expire", func() bool {
+		return b.run("prompt", id, "remember pear").code == 0
+	})
+	if out := b.mustRun("prompt", id, "recall").stdout; !strings.Contains(out, "pear") {
+		t.Fatalf("B's turn: %s", out)
+	}
+	logA, _ := os.ReadFile(filepath.Join(a.home, "sessions", id+".jsonl"))
+	push := a.run("push", id)
+	if push.code != 3 || !strings.Contains(push.stderr, "diverged") && !strings.Contains(push.stderr, "taken over") {
+		t.Fatalf("A pushed over B's turns: %s", push)
+	}
+	pull := a.run("pull", id)
+	if pull.code != 3 || !strings.Contains(pull.stderr, "diverged") || !strings.Contains(pull.stderr, "kandev fork") {
+		t.Fatalf("A's pull of a diverged session: %s", pull)
+	}
+	if resume := a.run("resume", id); resume.code != 3 {
+		t.Fatalf("A resumed a diverged session: %s", resume)
+	}
+	if now, _ := os.ReadFile(filepath.Join(a.home, "sessions", id+".jsonl")); string(now) != string(logA) {
+		t.Fatal("a refused push, pull or resume changed A's log")
+	}
+	if rep := a.run("pull", id, "--replace"); rep.code != 3 || !strings.Contains(rep.stderr, "fork") {
+		t.Fatalf("pull --replace without a fork: %s", rep)
+	}
+	fork := a.mustRun("--json", "fork", id, "--title", "A's copy")
+	a.mustRun("pull", id, "--replace")
+	evs := a.events(id)
+	if !strings.Contains(agentText(evs, lastTurn(evs)), "pear") {
+		t.Fatal("A's copy of the session is not B's after pull --replace")
+	}
+	var forked struct {
+		Session state.Session `json:"session"`
+	}
+	decodeJSON(t, fork.stdout, &forked)
+	if forked.Session.ID == "" {
+		t.Fatalf("fork output: %s", fork.stdout)
+	}
+	if got := a.events(forked.Session.ID); len(got) == 0 {
+		t.Fatal("the fork holds nothing")
+	}
+}
