@@ -347,7 +347,8 @@ func (l *link) replaceable() error {
 		return err
 	}
 	for _, s := range all {
-		if s.ParentID == l.id && s.ForkedAt >= last.Seq {
+		// A fork made after the last local event holds the whole conversation.
+		if s.ParentID == l.id && !s.CreatedAt.Before(last.Time()) {
 			return nil
 		}
 	}
