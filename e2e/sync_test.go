@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -137,5 +138,114 @@ func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T
 	}
 	if got := a.events(forked.Session.ID); len(got) == 0 {
 		t.Fatal("the fork holds nothing")
+	}
+}
+
+// TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops: A's owner is
+// frozen (SIGSTOP) mid-turn past its claim's TTL; B takes the claim and
+// runs a turn; when A wakes, its renewal is refused, it stops (exit 3,
+// naming B) and its later push is refused too.
+func TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops(t *testing.T) {
+	r := newSyncRig(t, "daemon")
+	a, b := r.a, r.b
+	a.config("[sync]\nclaim_ttl_seconds = 1\n")
+	b.config("[sync]\nclaim_ttl_seconds = 1\n")
+	id, res := a.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	a.mustRun("push", id)
+	b.mustRun("pull", id)
+	cmd := exec.Command(kandevBin, "prompt", id, "/say working\n/sleep 8000\n/say after")
+	cmd.Dir, cmd.Env = a.cwd, a.env
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "A's turn to stream", func() bool {
+		evs := a.events(id)
+		return agentText(evs, lastTurn(evs)) != "" && lastTurn(evs) != "t1"
+	})
+	cmd.Process.Signal(syscall.SIGSTOP)
+	waitFor(t, 20*time.Second, "B to take A's expired claim", func() bool {
+		return b.run("prompt", id, "remember pear").code == 0
+	})
+	cmd.Process.Signal(syscall.SIGCONT)
+	err := cmd.Wait()
+	ee, _ := err.(*exec.ExitError)
+	if ee == nil || ee.ExitCode() != 3 || !strings.Contains(errb.String(), "machine B") {
+		t.Fatalf("A went on after its claim was taken over: %v\n%s", err, errb.String())
+	}
+	if evs := a.events(id); strings.Contains(agentText(evs, lastTurn(evs)), "after") {
+		t.Fatal("A's turn ran to its end after the takeover")
+	}
+	if push := a.run("push", id); push.code != 3 {
+		t.Fatalf("the fenced machine's push: %s", push)
+	}
+	if out := b.mustRun("prompt", id, "recall").stdout; !strings.Contains(out, "pear") {
+		t.Fatalf("B's copy: %s", out)
+	}
+}
+
+// TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime: 50 times, A and
+// B prompt the same session at once. A claim is a compare-and-swap, so
+// whenever both run, one waited for the other (it took the other's turn
+// first); a loser exits 3 naming the winner; no log ever diverges.
+func TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime(t *testing.T) {
+	r := newSyncRig(t, "daemon")
+	a, b := r.a, r.b
+	id, res := a.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	a.mustRun("push", id)
+	b.mustRun("pull", id)
+	rounds := 50
+	if testing.Short() {
+		rounds = 10
+	}
+	ran := 0
+	for i := 0; i < rounds; i++ {
+		results := make(chan result, 2)
+		for _, w := range []*world{a, b} {
+			go func(w *world) { results <- w.run("prompt", id, "/sleep 150") }(w)
+		}
+		for j := 0; j < 2; j++ {
+			res := <-results
+			switch {
+			case res.code == 0:
+				ran++
+			case res.code == 3 && strings.Contains(res.stderr, "claimed by machine"):
+			default:
+				t.Fatalf("round %d: %s", i, res)
+			}
+		}
+	}
+	b.mustRun("pull", id)
+	a.mustRun("pull", id)
+	evsA, evsB := a.events(id), b.events(id)
+	if len(evsA) != len(evsB) {
+		t.Fatalf("the machines disagree: A %d events, B %d", len(evsA), len(evsB))
+	}
+	assertNoSeqGap(t, evsA)
+	if n := len(ofType(evsA, state.EventTurnStarted)) - 1; n != ran {
+		t.Fatalf("%d prompts succeeded but the log has %d turns", ran, n)
+	}
+	if ran < rounds {
+		t.Fatalf("only %d of %d rounds ran a turn", ran, rounds)
+	}
+	// Turns never overlap: each turn ends before the next one starts.
+	open := ""
+	for _, e := range evsA {
+		switch e.Type {
+		case state.EventTurnStarted:
+			if open != "" {
+				t.Fatalf("turn %s started while %s ran", e.TurnID, open)
+			}
+			open = e.TurnID
+		case state.EventTurnEnded:
+			open = ""
+		}
 	}
 }

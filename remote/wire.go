@@ -119,6 +119,16 @@ func (w *goGitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]p
 	if err != nil {
 		return remoteErr(w.url, err)
 	}
+	// A ref that moved since it was listed is fetched again after a new look.
+	advertised := map[plumbing.Hash]bool{}
+	for _, h := range ar.References {
+		advertised[h] = true
+	}
+	for _, h := range wants {
+		if !advertised[h] {
+			return fmt.Errorf("fetch from %s: %w", w.url, errStale)
+		}
+	}
 	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
 	if ar.Capabilities.Supports(capability.NoProgress) {
 		_ = req.Capabilities.Set(capability.NoProgress)
@@ -131,6 +141,9 @@ func (w *goGitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]p
 	}
 	resp, err := sess.UploadPack(ctx, req)
 	if err != nil {
+		if strings.Contains(err.Error(), "not our ref") {
+			return fmt.Errorf("fetch from %s: %w", w.url, errStale)
+		}
 		return remoteErr(w.url, err)
 	}
 	defer resp.Close()
@@ -189,16 +202,25 @@ func (w *goGitWire) push(ctx context.Context, ups []refUpdate) error {
 		return fmt.Errorf("pack for %s: %w", w.url, err)
 	}
 	req.Packfile = io.NopCloser(&pack)
-	rs, err := sess.ReceivePack(ctx, req)
-	if err != nil {
-		return remoteErr(w.url, err)
-	}
-	if rs != nil {
-		if err := rs.Error(); err != nil {
+	if _, err := sess.ReceivePack(ctx, req); err != nil {
+		if refusedAsStale(err.Error()) {
 			return fmt.Errorf("push to %s: %w (%v)", w.url, errStale, err)
 		}
+		return remoteErr(w.url, err)
 	}
 	return nil
+}
+
+// refusedAsStale reads a receive-pack refusal: a ref that no longer has the
+// expected value (git says it several ways), or the other updates of an
+// atomic push that one such refusal cancelled.
+func refusedAsStale(msg string) bool {
+	for _, s := range []string{"failed to update ref", "cannot lock ref", "failed to lock", "atomic transaction failed", "atomic push failed", "stale info", "but expected", "already exists", "reference already exists"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func remoteErr(url string, err error) error {
@@ -257,8 +279,13 @@ func (w *gitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]plu
 	for name := range want {
 		args = append(args, "+"+name.String()+":refs/kandev-fetched/"+strings.TrimPrefix(name.String(), refsPrefix))
 	}
-	_, err := w.run(ctx, args...)
-	return err
+	if _, err := w.run(ctx, args...); err != nil {
+		if strings.Contains(err.Error(), "not our ref") || strings.Contains(err.Error(), "couldn't find remote ref") {
+			return fmt.Errorf("fetch from %s: %w", w.url, errStale)
+		}
+		return err
+	}
+	return nil
 }
 
 func (w *gitWire) push(ctx context.Context, ups []refUpdate) error {
@@ -275,7 +302,7 @@ func (w *gitWire) push(ctx context.Context, ups []refUpdate) error {
 	}
 	out, err := w.run(ctx, args...)
 	if err != nil {
-		if bytes.Contains(out, []byte("stale info")) || bytes.Contains(out, []byte("[rejected]")) || bytes.Contains(out, []byte("atomic push failed")) {
+		if bytes.Contains(out, []byte("[rejected]")) || refusedAsStale(string(out)+err.Error()) {
 			return fmt.Errorf("push to %s: %w", w.url, errStale)
 		}
 		return err
