@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -247,5 +248,111 @@ func TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime(t *testing.T) {
 		case state.EventTurnEnded:
 			open = ""
 		}
+	}
+}
+
+// killAt runs kandev with KANDEV_FAILPOINT=point and SIGKILLs it once
+// reached() says it got there.
+func killAt(t *testing.T, w *world, point string, reached func() bool, args ...string) {
+	t.Helper()
+	cmd := exec.Command(kandevBin, args...)
+	cmd.Dir, cmd.Env = w.cwd, append(append([]string{}, w.env...), "KANDEV_FAILPOINT="+point)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "kandev "+strings.Join(args, " ")+" to reach "+point, reached)
+	cmd.Process.Kill()
+	cmd.Wait()
+}
+
+// TestSync_SIGKILLDuringPushOrPullLeavesBothSidesConsistent cuts a push
+// after the remote took it (before this machine recorded it) and a pull
+// after it appended to the log (before the record and the sync file): the
+// next push or pull completes, and both machines hold the same session.
+func TestSync_SIGKILLDuringPushOrPullLeavesBothSidesConsistent(t *testing.T) {
+	r := newSyncRig(t, "path")
+	a, b := r.a, r.b
+	id, res := a.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	ref := "refs/kandev/sessions/" + id
+	killAt(t, a, "after-push-accepted", func() bool { return r.remoteRefs()[ref] != "" }, "push", id)
+	if out := a.mustRun("push", id).stdout; !strings.Contains(out, "up to date") {
+		t.Fatalf("the push after a cut one: %s", out)
+	}
+	b.mustRun("pull", id)
+	a.mustRun("prompt", id, "remember pear") // its claim's release pushes the turn
+	logA, _ := os.ReadFile(filepath.Join(a.home, "sessions", id+".jsonl"))
+	logB := filepath.Join(b.home, "sessions", id+".jsonl")
+	before, _ := os.ReadFile(logB)
+	killAt(t, b, "after-pull-appended", func() bool {
+		now, _ := os.ReadFile(logB)
+		return len(now) > len(before)
+	}, "pull", id)
+	if out := b.mustRun("pull", id).stdout; !strings.Contains(out, id) {
+		t.Fatalf("the pull after a cut one: %s", out)
+	}
+	if got, _ := os.ReadFile(logB); string(got) != string(logA) {
+		t.Fatalf("B's log after the completed pull differs from A's (%d vs %d bytes)", len(got), len(logA))
+	}
+	if out := b.mustRun("prompt", id, "recall").stdout; !strings.Contains(out, "apple") || !strings.Contains(out, "pear") {
+		t.Fatalf("B's agent after the cut pull: %s", out)
+	}
+	a.mustRun("pull", id)
+	assertNoSeqGap(t, a.events(id))
+}
+
+// TestSync_PushRefusesASessionWithAnUnredactedSecret: only redacted data
+// leaves the machine; a log line that still holds a secret (written by
+// hand here) stops the push with one line, and nothing reaches the remote.
+func TestSync_PushRefusesASessionWithAnUnredactedSecret(t *testing.T) {
+	r := newSyncRig(t, "path")
+	id, res := r.a.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	f, err := os.OpenFile(filepath.Join(r.a.home, "sessions", id+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := len(r.a.events(id)) + 1
+	fmt.Fprintf(f, `{"seq":%d,"timestamp":"2026-12-01T10:00:00Z","type":"agent_message","session_id":"%s","role":"assistant","content":"the key is AKIAIOSFODNN7EXAMPLE and ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}`+"\n", seq, id)
+	f.Close()
+	push := r.a.run("push", id)
+	if push.code != 1 || !strings.Contains(push.stderr, "secret") || strings.Count(strings.TrimSpace(push.stderr), "\n") != 0 {
+		t.Fatalf("push of an unredacted session: %s", push)
+	}
+	if refs := r.remoteRefs(); len(refs) != 0 {
+		t.Fatalf("something reached the remote: %v", refs)
+	}
+}
+
+// TestSync_PulledSessionWithoutALocalClonePauses: pulled outside any clone
+// of the project, the worktree recorded on the other machine is not here,
+// and the session pauses (exit 5) as any session whose worktree is gone.
+func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
+	r := newSyncRig(t, "path")
+	id, res := r.a.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	r.a.mustRun("push", id)
+	// Machines share this file system: A's clone must not be found by its path.
+	if err := os.Rename(r.a.cwd, r.a.cwd+"-elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := newWorld(t)
+	elsewhere.env = append(elsewhere.env, "KANDEV_MACHINE=C", "CI=1")
+	dry := elsewhere.mustRun("pull", "--all", "--dry-run", "--remote", r.bare)
+	if !strings.Contains(dry.stdout, id) || !strings.Contains(dry.stdout, "remote only") {
+		t.Fatalf("pull --all --dry-run does not list the remote-only session: %s", dry)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere.home, "sessions", id+".json")); err == nil {
+		t.Fatal("a dry run pulled")
+	}
+	elsewhere.mustRun("pull", "--all", "--remote", r.bare)
+	if resume := elsewhere.run("resume", id); resume.code != 5 || !strings.Contains(resume.stderr, "worktree") {
+		t.Fatalf("resume of a session whose worktree is on another machine: %s", resume)
 	}
 }
