@@ -7,6 +7,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -255,23 +257,30 @@ func pullURL(e Env, s *store, id string) (string, *Synced, error) {
 }
 
 func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbing.Hash, dryRun, replace bool) (*Result, error) {
-	unlock, err := l.s.lock(ctx, l.id)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if !dryRun {
-		own, err := l.s.home.AcquireOwner(l.id)
+	// A session this machine has never seen has no owner and no other sync
+	// here (nothing can name it before its record exists, which is written
+	// after its log): the locks, two file creations each, are for the others.
+	if !l.s.isNew(l.id) {
+		unlock, err := l.s.lock(ctx, l.id)
 		if err != nil {
-			return nil, err // a live owner here: its turn first
+			return nil, err
 		}
-		defer own.Release()
+		defer unlock()
+		if !dryRun {
+			own, err := l.s.home.AcquireOwner(l.id)
+			if err != nil {
+				return nil, err // a live owner here: its turn first
+			}
+			defer own.Release()
+		}
 	}
+	l.s.objMu.Lock()
 	v, err := l.look(ctx, refs)
-	if err != nil {
-		return nil, err
+	var sd sides
+	if err == nil {
+		sd, err = l.compare(v)
 	}
-	sd, err := l.compare(v)
+	l.s.objMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -398,18 +407,27 @@ func PullAll(ctx context.Context, e Env, dryRun bool) ([]*Result, error) {
 	if err := w.fetch(ctx, want, haves); err != nil {
 		return nil, err
 	}
+	// Each pull is a few fsyncs of small files: several at once overlap them.
+	results := make([]*Result, len(ids))
+	errs := make([]error, len(ids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(8, len(ids)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
+				sy, _ := s.readSynced(ids[i])
+				l := newLink(s, ids[i], url, sy, e.Opt)
+				l.w = w
+				results[i], errs[i] = l.pull(ctx, refs, dryRun, false)
+			}
+		})
+	}
+	wg.Wait()
 	var out []*Result
-	var errs []error
-	for _, id := range ids {
-		sy, _ := s.readSynced(id)
-		l := newLink(s, id, url, sy, e.Opt)
-		l.w = w
-		res, err := l.pull(ctx, refs, dryRun, false)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	for _, r := range results {
+		if r != nil {
+			out = append(out, r)
 		}
-		out = append(out, res)
 	}
 	return out, errors.Join(errs...)
 }
@@ -424,4 +442,14 @@ func Sessions(h *state.Home) []string {
 		}
 	}
 	return ids
+}
+
+// isNew: this machine has no file of session id.
+func (s *store) isNew(id string) bool {
+	for _, p := range []string{s.home.RecordPath(id), s.home.LogPath(id), s.syncPath(id)} {
+		if _, err := os.Lstat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }

@@ -293,7 +293,9 @@ func (l *link) save() error {
 // so a pull cut off anywhere completes the next time (Compare sees the
 // local log as a prefix of the remote one).
 func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session, error) {
+	l.s.objMu.Lock()
 	snap, err := l.s.readSnapshot(v.sess)
+	l.s.objMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +325,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		return nil, &state.NewerFormatError{What: "session " + l.id + " on " + l.url, Format: rec.Format}
 	}
 	clone, mapped := Clone{}, false
-	if c, ok := cloneAt(l.opt.Dir); ok {
+	if c, ok := l.s.cloneAt(l.opt.Dir); ok {
 		clone, mapped = MapWorktree(snap.Meta.Origin.URL, snap.Meta.Origin.Branch, []Clone{c})
 	}
 	rec = LocalRecord(rec, snap.Meta.Origin, clone, mapped)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -26,6 +27,34 @@ type store struct {
 	home *state.Home
 	dir  string // $KANDEV_HOME/sync
 	objs *filesystem.Storage
+	// objMu serialises object reads of concurrent pulls (go-git's storage
+	// is not safe for concurrent use).
+	objMu sync.Mutex
+
+	clonesMu sync.Mutex
+	clones   map[string]*Clone // cloneAt by directory (nil: not in a clone)
+}
+
+// cloneAt is the clone enclosing dir, looked up once per store.
+func (s *store) cloneAt(dir string) (Clone, bool) {
+	s.clonesMu.Lock()
+	defer s.clonesMu.Unlock()
+	if c, ok := s.clones[dir]; ok {
+		if c == nil {
+			return Clone{}, false
+		}
+		return *c, true
+	}
+	if s.clones == nil {
+		s.clones = map[string]*Clone{}
+	}
+	c, ok := cloneAt(dir)
+	if !ok {
+		s.clones[dir] = nil
+		return Clone{}, false
+	}
+	s.clones[dir] = &c
+	return c, true
 }
 
 func (s *store) gitDir() string { return filepath.Join(s.dir, "objects.git") }
@@ -49,7 +78,7 @@ func openStore(h *state.Home) (*store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o700); err != nil {
 		return nil, err
 	}
-	s.objs = filesystem.NewStorageWithOptions(privateFS{osfs.New(gd)}, cache.NewObjectLRUDefault(), filesystem.Options{})
+	s.objs = filesystem.NewStorageWithOptions(privateFS{osfs.New(gd)}, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, MaxOpenDescriptors: 64})
 	return s, nil
 }
 

@@ -29,6 +29,9 @@ type refUpdate struct {
 	Objects []plumbing.Hash
 }
 
+// packSent, when set (by benchmarks), learns the size of each pack pushed.
+var packSent func(bytes int)
+
 // errStale is a compare-and-swap the remote refused: a ref had changed.
 var errStale = errors.New("the remote ref changed meanwhile")
 
@@ -200,6 +203,9 @@ func (w *goGitWire) push(ctx context.Context, ups []refUpdate) error {
 	var pack bytes.Buffer
 	if _, err := packfile.NewEncoder(&pack, w.s.objs, false).Encode(objs, 10); err != nil {
 		return fmt.Errorf("pack for %s: %w", w.url, err)
+	}
+	if packSent != nil {
+		packSent(pack.Len())
 	}
 	req.Packfile = io.NopCloser(&pack)
 	if _, err := sess.ReceivePack(ctx, req); err != nil {
