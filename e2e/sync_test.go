@@ -351,7 +351,13 @@ func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(elsewhere.home, "sessions", id+".json")); err == nil {
 		t.Fatal("a dry run pulled")
 	}
+	if list := elsewhere.mustRun("list").stdout; !strings.Contains(list, id) || !strings.Contains(list, "remote") {
+		t.Fatalf("list does not mark the remote-only session:\n%s", list)
+	}
 	elsewhere.mustRun("pull", "--all", "--remote", r.bare)
+	if list := elsewhere.mustRun("list").stdout; strings.Contains(list, "remote") {
+		t.Fatalf("a pulled session is still listed as remote-only:\n%s", list)
+	}
 	if resume := elsewhere.run("resume", id); resume.code != 5 || !strings.Contains(resume.stderr, "worktree") {
 		t.Fatalf("resume of a session whose worktree is on another machine: %s", resume)
 	}

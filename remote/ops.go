@@ -2,9 +2,11 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
@@ -32,8 +35,21 @@ type Result struct {
 	Claim  *Claim `json:"claim,omitempty"`
 	// Worktree is where a pulled session's worktree maps ("" not mapped).
 	Worktree string `json:"worktree,omitempty"`
-	// LocalOnly: a pulled session that exists only on the remote (dry run).
+	// RemoteOnly: the session exists only on the remote (before this pull).
 	RemoteOnly bool `json:"remote_only,omitempty"`
+	// Session is the remote's record of a remote-only session (--dry-run).
+	Session *RemoteSession `json:"session,omitempty"`
+}
+
+// RemoteSession is what list shows of a session that exists only on a remote.
+type RemoteSession struct {
+	ID             string    `json:"id"`
+	Title          string    `json:"title"`
+	Agent          string    `json:"agent"`
+	Workspace      string    `json:"workspace"`
+	State          string    `json:"state"`
+	LastActivityAt time.Time `json:"last_activity_at"`
+	Remote         string    `json:"remote"`
 }
 
 // Env is what the operations need from the command: the home, the config
@@ -317,6 +333,7 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 			res.Action = "would pull"
 			if !sd.LocalExists {
 				res.Action = "new"
+				res.Session = l.remoteSession(v)
 			}
 			return res, nil
 		}
@@ -424,12 +441,57 @@ func PullAll(ctx context.Context, e Env, dryRun bool) ([]*Result, error) {
 	}
 	wg.Wait()
 	var out []*Result
+	var only []RemoteSession
 	for _, r := range results {
 		if r != nil {
 			out = append(out, r)
+			if r.Session != nil {
+				only = append(only, *r.Session)
+			}
+		}
+	}
+	if dryRun {
+		// What list shows as existing only there, until the next look.
+		b, _ := json.MarshalIndent(only, "", "  ")
+		if err := state.WriteFileAtomic(filepath.Join(s.dir, "remote-only.json"), append(b, '\n')); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+func (l *link) remoteSession(v view) *RemoteSession {
+	l.s.objMu.Lock()
+	snap, err := l.s.readSnapshot(v.sess)
+	l.s.objMu.Unlock()
+	if err != nil {
+		return nil
+	}
+	var rec state.Session
+	if json.Unmarshal(snap.Record, &rec) != nil {
+		return nil
+	}
+	rec = history.RedactSession(rec)
+	return &RemoteSession{ID: l.id, Title: rec.Title, Agent: rec.Agent, Workspace: rec.Workspace, State: rec.State, LastActivityAt: rec.LastActivityAt, Remote: l.url}
+}
+
+// RemoteOnly lists the sessions the last pull --all --dry-run found only
+// on the remote and that this machine still does not have (no network).
+func RemoteOnly(h *state.Home) []RemoteSession {
+	b, err := os.ReadFile(filepath.Join(h.Dir, "sync", "remote-only.json"))
+	if err != nil {
+		return nil
+	}
+	var all, out []RemoteSession
+	if json.Unmarshal(b, &all) != nil {
+		return nil
+	}
+	for _, r := range all {
+		if _, err := os.Stat(h.RecordPath(r.ID)); errors.Is(err, os.ErrNotExist) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Sessions lists the sessions of a home that have synced, for push --all.

@@ -222,3 +222,13 @@ func MachineID(h *state.Home) (string, error) {
 	}
 	return id, nil
 }
+
+// Line is the sync state for status: the remote, what was last agreed,
+// and the claim as last seen.
+func (sy *Synced) Line() string {
+	held := ""
+	if sy.Claim != nil {
+		held = " (held by this machine)"
+	}
+	return fmt.Sprintf("%s: %d events synced at %s; claim: %s%s", sy.URL, sy.LogLines, sy.SyncedAt.Local().Format(time.RFC3339), describe(sy.RemoteClaim), held)
+}
