@@ -362,3 +362,35 @@ func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
 		t.Fatalf("resume of a session whose worktree is on another machine: %s", resume)
 	}
 }
+
+// TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob is the CI recipe:
+// job 1 (auto push) is stopped by SIGTERM at its timeout; job 2, a fresh
+// home in a fresh checkout, pulls everything and recovers the cut turn once.
+func TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob(t *testing.T) {
+	r := newSyncRig(t, "daemon")
+	job1, job2 := r.a, r.b
+	job1.config("[sync]\nauto = true\n")
+	job2.config("[sync]\nauto = true\n")
+	id, res := job1.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	if sig := job1.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, "prompt", id, sleepingTurn); sig.code != 143 {
+		t.Fatalf("SIGTERM: %s", sig.result)
+	}
+	job2.mustRun("pull", "--all")
+	job2.mustRun("recover", "--all")
+	if n := continuations(job2.events(id)); n != 1 {
+		t.Fatalf("job 2 continued the cut turn %d times", n)
+	}
+	job2.mustRun("recover", "--all")
+	if n := continuations(job2.events(id)); n != 1 {
+		t.Fatalf("a second recover continued again: %d", n)
+	}
+	// Job 2 pushed what it did: a third job finds nothing left to continue.
+	job3 := r.machine("C", filepath.Dir(r.bare))
+	job3.mustRun("pull", "--all")
+	if evs := job3.events(id); continuations(evs) != 1 || len(evs) != len(job2.events(id)) {
+		t.Fatalf("job 3 sees %d events (%d continuations), job 2 has %d", len(evs), continuations(evs), len(job2.events(id)))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,11 +41,8 @@ var ErrMovedOn = errors.New("the session ran on another machine meanwhile")
 // caller holds the session's owner lock. onLost runs (once) if another
 // machine takes the claim over while a turn runs.
 func ClaimTurns(ctx context.Context, h *state.Home, cfg *state.Config, id string, onLost func()) (*Turns, error) {
-	s, err := openStore(h)
-	if err != nil {
-		return nil, err
-	}
-	sy, err := s.readSynced(id)
+	// Read before the store is opened: a home that never syncs never gets one.
+	sy, err := readSyncedFile(filepath.Join(h.Dir, "sync", "sessions", id+".json"))
 	if err != nil {
 		return nil, err
 	}
