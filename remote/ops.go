@@ -494,18 +494,6 @@ func RemoteOnly(h *state.Home) []RemoteSession {
 	return out
 }
 
-// Sessions lists the sessions of a home that have synced, for push --all.
-func Sessions(h *state.Home) []string {
-	ents, _ := os.ReadDir(h.Dir + "/sync/sessions")
-	var ids []string
-	for _, e := range ents {
-		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 // isNew: this machine has no file of session id.
 func (s *store) isNew(id string) bool {
 	for _, p := range []string{s.home.RecordPath(id), s.home.LogPath(id), s.syncPath(id)} {

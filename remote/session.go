@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -389,5 +388,3 @@ func describe(c *Claim) string {
 	}
 	return fmt.Sprintf("%s (pid %d) until %s", c.Machine, c.PID, c.ExpiresAt.Format(time.RFC3339))
 }
-
-var _ = strings.TrimSpace
