@@ -2,10 +2,12 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
 
@@ -34,7 +36,10 @@ func (o *owner) linger(ctx context.Context) error {
 			_ = changes.Wait(ctx, left)
 		}
 		if err := o.claim.Busy(ctx); err != nil {
-			return nil // another machine runs it: the inputs wait for a new owner
+			if errors.Is(err, remote.ErrMovedOn) {
+				o.reopenLog() // the log grew under this owner: its next seq moved on
+			}
+			return nil // another machine ran it: the inputs wait for a new owner
 		}
 		if err := o.serveInbox(ctx); err != nil || o.closing {
 			return err
@@ -100,4 +105,18 @@ func (o *owner) answerQueued() string {
 		return PermApproveAll
 	}
 	return ""
+}
+
+// reopenLog opens the log again after a pull appended to it, so what this
+// owner appends next follows the pulled events.
+func (o *owner) reopenLog() {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	log, _, err := o.job.Home.OpenLog(o.job.SessionID, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		o.failWrite("the log of session "+o.job.SessionID, err)
+		return
+	}
+	o.log.Close()
+	o.log = log
 }

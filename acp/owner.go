@@ -91,6 +91,7 @@ func RunOwner(ctx context.Context, job Job) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() { err = releaseClaim(context.WithoutCancel(ctx), claim, job, err) }()
 	s, err := job.Home.LoadSession(job.SessionID)
 	if err != nil {
 		return nil, err
@@ -99,13 +100,12 @@ func RunOwner(ctx context.Context, job Job) (_ *Result, err error) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
 	o := &owner{job: job, s: s, res: &Result{}, claim: claim}
-	defer func() { err = o.releaseClaim(context.WithoutCancel(ctx), err) }()
 	log, torn, err := job.Home.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
 	}
 	o.log = log
-	defer log.Close()
+	defer func() { o.log.Close() }() // the one open at the end (reopenLog may replace it)
 	if err := finishRewind(job.Home, log, o.s); err != nil {
 		return nil, err
 	}
@@ -441,13 +441,13 @@ func (o *owner) repairInterrupted(tr TurnRepair) {
 // releaseClaim gives up the claim on a travelling session, pushing what
 // this owner appended. A takeover is the command's error (exit 3); a
 // failed release is only a warning: the claim expires by itself.
-func (o *owner) releaseClaim(ctx context.Context, err error) error {
-	rerr := o.claim.Release(ctx)
-	if fenced := o.claim.Fenced(); fenced != nil {
+func releaseClaim(ctx context.Context, claim *remote.Turns, job Job, err error) error {
+	rerr := claim.Release(ctx)
+	if fenced := claim.Fenced(); fenced != nil {
 		return fenced
 	}
-	if rerr != nil {
-		o.warn("session " + o.job.SessionID + ": " + rerr.Error())
+	if rerr != nil && job.Warn != nil {
+		job.Warn("session " + job.SessionID + ": " + rerr.Error())
 	}
 	return err
 }

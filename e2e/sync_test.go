@@ -394,3 +394,33 @@ func TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob(t *testing.T) {
 		t.Fatalf("job 3 sees %d events (%d continuations), job 2 has %d", len(evs), continuations(evs), len(job2.events(id)))
 	}
 }
+
+// TestSync_AWarmOwnerDoesNotBlockAnotherMachine: A's owner lingers with its
+// agent warm, holding no claim while idle, so B runs the session meanwhile;
+// A's next prompt then runs on B's events (it took them first).
+func TestSync_AWarmOwnerDoesNotBlockAnotherMachine(t *testing.T) {
+	r := newSyncRig(t, "path")
+	a, b := r.a, r.b
+	id, res := a.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	a.mustRun("push", id)
+	b.mustRun("pull", id)
+	a.mustRun("prompt", "--linger", "20s", id, "remember pear")
+	waitFor(t, 10*time.Second, "A's owner to linger", func() bool { return a.ownerAlive(id) })
+	waitFor(t, 10*time.Second, "A's idle owner to give its claim up", func() bool {
+		return strings.Contains(r.gitOut(r.bare, "log", "-1", "--format=%B", "refs/kandev/owners/"+id), `"released":true`)
+	})
+	if !a.ownerAlive(id) {
+		t.Fatal("A's owner did not linger")
+	}
+	if out := b.mustRun("prompt", id, "remember plum").stdout; !strings.Contains(out, "plum") {
+		t.Fatalf("B's turn: %s", out)
+	}
+	out := a.mustRun("prompt", id, "recall").stdout
+	if !strings.Contains(out, "pear") || !strings.Contains(out, "plum") {
+		t.Fatalf("A's next turn does not know B's: %s", out)
+	}
+	a.run("close", id)
+}

@@ -32,7 +32,8 @@ type Turns struct {
 }
 
 // ErrMovedOn: while a warm owner was idle, another machine ran the
-// session; this owner's agent no longer holds its conversation.
+// session; its log and record now have those turns (the claim is held),
+// but this owner's agent does not: the owner must end.
 var ErrMovedOn = errors.New("the session ran on another machine meanwhile")
 
 // ClaimTurns claims session id for the owner that is about to run it, if
@@ -85,13 +86,13 @@ func (t *Turns) Busy(ctx context.Context) error {
 	}
 	first := t.stop == nil
 	err := retryStale(func() error { return t.claim(ctx, first) })
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrMovedOn) {
 		return err
 	}
 	t.holding = true
 	t.stop, t.done = make(chan struct{}), make(chan struct{})
 	go t.renew(t.stop, t.done)
-	return nil
+	return err
 }
 
 func (t *Turns) claim(ctx context.Context, first bool) error {
@@ -136,11 +137,14 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 	case Diverged:
 		return errors.Join(&DivergedError{ID: l.id, URL: l.url}, l.releaseLocked(ctx, nil))
 	case TakeRemote:
-		if !first {
-			return errors.Join(ErrMovedOn, l.releaseLocked(ctx, nil))
-		}
 		if _, err := l.takeRemote(ctx, v, sd); err != nil {
 			return errors.Join(err, l.releaseLocked(ctx, nil))
+		}
+		if !first {
+			// The warm agent does not know the other machine's turns: the
+			// owner ends (still holding the claim, so what it logs on the
+			// way out is pushed) and the next one restores from the log.
+			return errors.Join(ErrMovedOn, l.save())
 		}
 	}
 	return l.save()
