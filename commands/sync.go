@@ -49,11 +49,19 @@ func (c *PushCmd) Run(env *Env) error {
 		}
 		ids = []string{id}
 	}
+	if !c.All {
+		res, err := remote.Push(env.Ctx, e, ids[0])
+		if err != nil {
+			return err
+		}
+		printSync(env, []*remote.Result{res}, nil)
+		return nil
+	}
 	var results []*remote.Result
 	var errs []error
 	for _, id := range ids {
 		res, err := remote.Push(env.Ctx, e, id)
-		if c.All && errors.Is(err, remote.ErrNoRemote) {
+		if errors.Is(err, remote.ErrNoRemote) {
 			continue // not in a repository with that remote: nothing to push it to
 		}
 		if err != nil {
@@ -62,8 +70,7 @@ func (c *PushCmd) Run(env *Env) error {
 		}
 		results = append(results, res)
 	}
-	printSync(env, results)
-	return errors.Join(errs...)
+	return printSync(env, results, errs)
 }
 
 // PullCmd is kandev pull.
@@ -90,9 +97,11 @@ func (c *PullCmd) Run(env *Env) error {
 	case c.All && c.ID != "":
 		return usagef("give a session id or --all, not both")
 	case c.All:
-		results, err := remote.PullAll(env.Ctx, e, c.DryRun)
-		printSync(env, results)
-		return err
+		results, errs, err := remote.PullAll(env.Ctx, e, c.DryRun)
+		if err != nil {
+			return err
+		}
+		return printSync(env, results, errs)
 	case c.ID == "":
 		return usagef("name a session (kandev pull --all --dry-run lists the remote's), or --all")
 	}
@@ -109,7 +118,7 @@ func (c *PullCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	printSync(env, []*remote.Result{res})
+	printSync(env, []*remote.Result{res}, nil)
 	return nil
 }
 
@@ -133,11 +142,25 @@ func syncEnv(env *Env, flag string) (remote.Env, error) {
 	return remote.Env{Home: h, Config: cfg, Opt: remote.Options{Remote: flag, Dir: dir, Now: now}}, nil
 }
 
-func printSync(env *Env, results []*remote.Result) {
+// printSync prints what push or pull did to each session. With --all,
+// the sessions that failed are listed in the same answer (errors) and the
+// command exits 1 after saying how many.
+func printSync(env *Env, results []*remote.Result, errs []error) error {
 	if results == nil {
 		results = []*remote.Result{}
 	}
-	env.Out.Object(map[string]any{"sessions": results}, func(w io.Writer) {
+	out := map[string]any{"sessions": results}
+	var msgs []string
+	for _, err := range errs {
+		msgs = append(msgs, err.Error())
+	}
+	if len(msgs) > 0 {
+		out["errors"] = msgs
+	}
+	env.Out.Object(out, func(w io.Writer) {
+		if len(results) == 0 && len(msgs) == 0 {
+			fmt.Fprintln(w, "no session to push or pull (a session travels through the remote of the git repository it runs in; --remote names another)")
+		}
 		for _, r := range results {
 			line := fmt.Sprintf("%s %s", r.ID, r.Action)
 			switch r.Action {
@@ -157,4 +180,11 @@ func printSync(env *Env, results []*remote.Result) {
 			fmt.Fprintln(w, line+" "+r.Remote)
 		}
 	})
+	if len(msgs) > 0 {
+		for _, m := range msgs {
+			env.Out.Warn(m)
+		}
+		return reportedf("%d session(s) failed (see above)", len(msgs))
+	}
+	return nil
 }

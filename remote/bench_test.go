@@ -151,9 +151,9 @@ func BenchmarkPull_All1000Sessions(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		res, err := PullAll(context.Background(), Env{Home: h, Opt: Options{Remote: url, Machine: "B", Dir: h.Dir}}, false)
-		if err != nil || len(res) != 1000 {
-			b.Fatal(len(res), err)
+		res, failed, err := PullAll(context.Background(), Env{Home: h, Opt: Options{Remote: url, Machine: "B", Dir: h.Dir}}, false)
+		if err != nil || len(failed) > 0 || len(res) != 1000 {
+			b.Fatal(len(res), failed, err)
 		}
 	}
 }

@@ -384,19 +384,19 @@ func (l *link) replaceable() error {
 // PullAll pulls every session on the remote of the clone the command runs
 // in (or --remote); with dryRun it only says what it would do, listing
 // the sessions that exist only there.
-func PullAll(ctx context.Context, e Env, dryRun bool) ([]*Result, error) {
+func PullAll(ctx context.Context, e Env, dryRun bool) (_ []*Result, failed []error, _ error) {
 	e, s, err := e.fill()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	url, err := resolveURL(e.Config, nil, nil, e.Opt.Dir, e.Opt.Remote)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w := s.wire(url)
 	refs, err := w.refs(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var ids []string
 	want := map[plumbing.ReferenceName]plumbing.Hash{}
@@ -422,7 +422,7 @@ func PullAll(ctx context.Context, e Env, dryRun bool) ([]*Result, error) {
 	sort.Strings(ids)
 	// One fetch for all of them: one round trip, one pack.
 	if err := w.fetch(ctx, want, haves); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Each pull is a few fsyncs of small files: several at once overlap them.
 	results := make([]*Result, len(ids))
@@ -442,6 +442,11 @@ func PullAll(ctx context.Context, e Env, dryRun bool) ([]*Result, error) {
 	wg.Wait()
 	var out []*Result
 	var only []RemoteSession
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
 	for _, r := range results {
 		if r != nil {
 			out = append(out, r)
@@ -454,10 +459,10 @@ func PullAll(ctx context.Context, e Env, dryRun bool) ([]*Result, error) {
 		// What list shows as existing only there, until the next look.
 		b, _ := json.MarshalIndent(only, "", "  ")
 		if err := state.WriteFileAtomic(filepath.Join(s.dir, "remote-only.json"), append(b, '\n')); err != nil {
-			errs = append(errs, err)
+			return out, failed, err
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, failed, nil
 }
 
 func (l *link) remoteSession(v view) *RemoteSession {
