@@ -131,6 +131,23 @@ func startGitDaemon(t *testing.T, root string) string {
 	return "git://127.0.0.1:" + strconv.Itoa(port) + "/project.git"
 }
 
+// urlToken is the secret in the http remote's URL.
+const urlToken = "s3cr3t-url-token"
+
+// holdsToken reports a file under dir that contains urlToken.
+func holdsToken(dir string) string {
+	found := ""
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), urlToken) {
+				found = p
+			}
+		}
+		return nil
+	})
+	return found
+}
+
 // startGitHTTP serves root through git http-backend behind net/http.
 func startGitHTTP(t *testing.T, root string) string {
 	execPath, err := exec.Command("git", "--exec-path").Output()
@@ -149,5 +166,6 @@ func startGitHTTP(t *testing.T, root string) string {
 	srv := &http.Server{Handler: h}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	return "http://" + l.Addr().String() + "/git/project.git"
+	// A token in the URL, as CI checkouts have: it must never be stored.
+	return "http://kandev:" + urlToken + "@" + l.Addr().String() + "/git/project.git"
 }

@@ -66,6 +66,14 @@ func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t
 			if st := a.status(id); st.Status.Badge != state.BadgeIdle {
 				t.Fatalf("A's status after taking B's turns: %+v", st.Status)
 			}
+			for _, dir := range []string{a.home, b.home} {
+				if f := holdsToken(dir); f != "" {
+					t.Fatalf("the remote URL's token was written to %s", f)
+				}
+			}
+			if out := r.gitOut(r.bare, "log", "-p", "--format=%B", "refs/kandev/sessions/"+id); strings.Contains(out, urlToken) {
+				t.Fatal("the remote URL's token was pushed")
+			}
 			if after := r.untouched(a); after != beforeA {
 				t.Fatalf("A's clone changed:\n%s\nwas\n%s", after, beforeA)
 			}

@@ -137,14 +137,14 @@ func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Res
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{ID: l.id, Remote: l.url}
+	res := &Result{ID: l.id, Remote: l.shown}
 	sd, err := l.compare(v)
 	if err != nil {
 		return nil, err
 	}
 	switch sd.step {
 	case Diverged:
-		return nil, &DivergedError{ID: l.id, URL: l.url}
+		return nil, &DivergedError{ID: l.id, URL: l.shown}
 	case TakeRemote:
 		res.Action = "behind"
 		return res, nil
@@ -252,7 +252,7 @@ func Pull(ctx context.Context, e Env, id string, dryRun, replace bool) (*Result,
 		return nil, err
 	}
 	if refs[sessionRef(id)].IsZero() {
-		return nil, fmt.Errorf("session %s is not on %s: %w", id, url, state.ErrNotFound)
+		return nil, fmt.Errorf("session %s is not on %s: %w", id, WithoutSecret(url), state.ErrNotFound)
 	}
 	return l.pull(ctx, refs, dryRun, replace)
 }
@@ -300,7 +300,7 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{ID: l.id, Remote: l.url, Claim: v.claim, RemoteOnly: !sd.LocalExists}
+	res := &Result{ID: l.id, Remote: l.shown, Claim: v.claim, RemoteOnly: !sd.LocalExists}
 	if replace && sd.step == Diverged {
 		if err := l.replaceable(); err != nil {
 			return nil, err
@@ -311,14 +311,14 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 				return nil, err
 			}
 		}
-		l.sy = &Synced{URL: l.url}
+		l.sy = &Synced{URL: l.shown}
 		if sd, err = l.compare(v); err != nil {
 			return nil, err
 		}
 	}
 	switch sd.step {
 	case Diverged:
-		return nil, &DivergedError{ID: l.id, URL: l.url}
+		return nil, &DivergedError{ID: l.id, URL: l.shown}
 	case SendLocal:
 		res.Action = "ahead"
 		return res, nil
@@ -407,7 +407,7 @@ func PullAll(ctx context.Context, e Env, dryRun bool) (_ []*Result, failed []err
 			continue
 		}
 		sy, _ := s.readSynced(id)
-		if sy != nil && sy.URL == url && sy.Commit == h.String() {
+		if sy != nil && sy.URL == WithoutSecret(url) && sy.Commit == h.String() {
 			continue // nothing new
 		}
 		ids = append(ids, id)
@@ -477,7 +477,7 @@ func (l *link) remoteSession(v view) *RemoteSession {
 		return nil
 	}
 	rec = history.RedactSession(rec)
-	return &RemoteSession{ID: l.id, Title: rec.Title, Agent: rec.Agent, Workspace: rec.Workspace, State: rec.State, LastActivityAt: rec.LastActivityAt, Remote: l.url}
+	return &RemoteSession{ID: l.id, Title: rec.Title, Agent: rec.Agent, Workspace: rec.Workspace, State: rec.State, LastActivityAt: rec.LastActivityAt, Remote: l.shown}
 }
 
 // RemoteOnly lists the sessions the last pull --all --dry-run found only

@@ -154,3 +154,20 @@ func MapWorktree(originURL, branch string, clones []Clone) (Clone, bool) {
 	}
 	return Clone{}, false
 }
+
+// WithoutSecret is u without the password or token of its user part
+// (https://user:TOKEN@host/...), which kandev never stores or prints.
+func WithoutSecret(u string) string {
+	if !strings.Contains(u, "://") {
+		return u
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	if _, has := p.User.Password(); !has {
+		return u
+	}
+	p.User = url.User(p.User.Username())
+	return p.String()
+}

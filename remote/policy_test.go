@@ -185,3 +185,18 @@ func TestStore_EverythingItWritesIsPrivate(t *testing.T) {
 		return nil
 	})
 }
+
+func TestWithoutSecret_DropsTheTokenOfAURLAndNothingElse(t *testing.T) {
+	cases := map[string]string{
+		"https://x-access-token:ghs_abc123@github.com/org/p.git": "https://x-access-token@github.com/org/p.git",
+		"https://me@example.com/p.git":                           "https://me@example.com/p.git",
+		"ssh://git@example.com:2222/p.git":                       "ssh://git@example.com:2222/p.git",
+		"git@github.com:org/p.git":                               "git@github.com:org/p.git",
+		"/srv/git/p.git":                                         "/srv/git/p.git",
+	}
+	for in, want := range cases {
+		if got := WithoutSecret(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}

@@ -53,19 +53,19 @@ type link struct {
 	s   *store
 	id  string
 	url string
-	w   wire
+	// shown is url without a password or token: what is printed and stored.
+	shown string
+	w     wire
 	sy  *Synced // nil: never synced
 	opt Options
 }
 
 func newLink(s *store, id, url string, sy *Synced, opt Options) *link {
-	if sy == nil {
-		sy = &Synced{URL: url}
+	shown := WithoutSecret(url)
+	if sy == nil || sy.URL != shown { // another remote: nothing agreed with it yet
+		sy = &Synced{URL: shown}
 	}
-	if sy.URL != url { // another remote: nothing agreed with it yet
-		sy = &Synced{URL: url}
-	}
-	return &link{s: s, id: id, url: url, w: s.wire(url), sy: sy, opt: opt}
+	return &link{s: s, id: id, url: url, shown: shown, w: s.wire(url), sy: sy, opt: opt}
 }
 
 // view is the remote's side of a session at one instant.
@@ -97,12 +97,12 @@ func (l *link) look(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 	}
 	for _, h := range want {
 		if !l.s.has(h) {
-			return view{}, fmt.Errorf("session %s: %w (fetching from %s)", l.id, errStale, l.url)
+			return view{}, fmt.Errorf("session %s: %w (fetching from %s)", l.id, errStale, l.shown)
 		}
 	}
 	if !v.owner.IsZero() {
 		if v.claim, err = l.s.readClaim(v.owner); err != nil {
-			return view{}, fmt.Errorf("claim of session %s on %s: %w", l.id, l.url, err)
+			return view{}, fmt.Errorf("claim of session %s on %s: %w", l.id, l.shown, err)
 		}
 	}
 	return v, nil
@@ -267,7 +267,7 @@ func (l *link) sessionUpdate(v view, sd sides, rec *state.Session) (refUpdate, M
 		return refUpdate{}, Meta{}, err
 	}
 	lines := sd.remoteLines + int64(bytes.Count(appended, []byte{'\n'}))
-	meta := Meta{Format: snapshotFormat, ID: l.id, LogBytes: sd.localBytes, LogLines: lines, Machine: l.opt.Machine, Origin: originOf(nil, rec, l.url)}
+	meta := Meta{Format: snapshotFormat, ID: l.id, LogBytes: sd.localBytes, LogLines: lines, Machine: l.opt.Machine, Origin: originOf(nil, rec, l.shown)}
 	b, err := l.s.buildSession(v.sess, meta, record, appended, sd.remoteLines+1, l.opt.now())
 	if err != nil {
 		return refUpdate{}, Meta{}, err
@@ -281,7 +281,7 @@ func (l *link) agreed(commit plumbing.Hash, bytes, lines int64) {
 }
 
 func (l *link) save() error {
-	l.sy.URL = l.url
+	l.sy.URL = l.shown
 	l.sy.SyncedAt = l.opt.now()
 	return l.s.writeSynced(l.id, l.sy)
 }
@@ -321,7 +321,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		return nil, fmt.Errorf("the record in the remote's session %s names id %q", l.id, rec.ID)
 	}
 	if rec.Format > state.Format {
-		return nil, &state.NewerFormatError{What: "session " + l.id + " on " + l.url, Format: rec.Format}
+		return nil, &state.NewerFormatError{What: "session " + l.id + " on " + l.shown, Format: rec.Format}
 	}
 	clone, mapped := Clone{}, false
 	if c, ok := l.s.cloneAt(l.opt.Dir); ok {

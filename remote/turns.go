@@ -102,7 +102,7 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 		return err
 	}
 	defer unlock()
-	if sy, err := l.s.readSynced(l.id); err == nil && sy != nil && sy.URL == l.url {
+	if sy, err := l.s.readSynced(l.id); err == nil && sy != nil && sy.URL == l.shown {
 		l.sy = sy
 	}
 	v, err := l.look(ctx, nil)
@@ -135,7 +135,7 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 	}
 	switch sd.step {
 	case Diverged:
-		return errors.Join(&DivergedError{ID: l.id, URL: l.url}, l.releaseLocked(ctx, nil))
+		return errors.Join(&DivergedError{ID: l.id, URL: l.shown}, l.releaseLocked(ctx, nil))
 	case TakeRemote:
 		if _, err := l.takeRemote(ctx, v, sd); err != nil {
 			return errors.Join(err, l.releaseLocked(ctx, nil))
@@ -311,7 +311,7 @@ func (t *Turns) giveUp(ctx context.Context) error {
 // when rec is given and this machine is ahead. Unredacted data is not
 // pushed; the claim is released all the same.
 func (l *link) releaseLocked(ctx context.Context, rec *state.Session) error {
-	if sy, err := l.s.readSynced(l.id); err == nil && sy != nil && sy.URL == l.url {
+	if sy, err := l.s.readSynced(l.id); err == nil && sy != nil && sy.URL == l.shown {
 		l.sy = sy
 	}
 	held, heldHash := l.held()

@@ -70,20 +70,22 @@ func sessionRepoDir(s *state.Session) string {
 // the session's repository), else the remote it last synced with, else
 // the default remote of its repository.
 func resolveURL(cfg *state.Config, s *state.Session, sy *Synced, dir, flag string) (string, error) {
-	switch {
-	case flag != "" && looksLikeURL(flag):
+	if flag != "" && looksLikeURL(flag) {
 		return absURL(dir, flag), nil
-	case flag == "" && sy != nil && sy.URL != "":
-		return sy.URL, nil
 	}
 	name := flag
 	if name == "" {
 		name = remoteName(cfg)
 	}
+	// The repository's remote first: its URL may carry credentials that
+	// kandev never stores (the sync file keeps the URL without them).
 	if s != nil {
-		if _, u, err := repoRemote(sessionRepoDir(s), name); err == nil {
+		if _, u, err := repoRemote(sessionRepoDir(s), name); err == nil && (flag != "" || sy == nil || sy.URL == "" || WithoutSecret(u) == sy.URL) {
 			return u, nil
 		}
+	}
+	if flag == "" && sy != nil && sy.URL != "" {
+		return sy.URL, nil
 	}
 	_, u, err := repoRemote(dir, name)
 	return u, err
@@ -91,11 +93,11 @@ func resolveURL(cfg *state.Config, s *state.Session, sy *Synced, dir, flag strin
 
 // originOf is what a session's commit records of its repository.
 func originOf(cfg *state.Config, s *state.Session, url string) Origin {
-	o := Origin{URL: url}
+	o := Origin{URL: WithoutSecret(url)}
 	if s.Worktree != nil && s.Worktree.Path != "" {
 		o.Branch = s.Worktree.Branch
 		if _, u, err := repoRemote(s.Worktree.Path, remoteName(cfg)); err == nil {
-			o.URL = u
+			o.URL = WithoutSecret(u)
 		}
 		if rel, err := filepath.Rel(s.Worktree.Path, s.Cwd); err == nil && !strings.HasPrefix(rel, "..") {
 			o.Rel = filepath.ToSlash(rel)

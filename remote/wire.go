@@ -64,11 +64,11 @@ type goGitWire struct {
 func (w *goGitWire) endpoint() (*transport.Endpoint, transport.Transport, error) {
 	ep, err := transport.NewEndpoint(w.url)
 	if err != nil {
-		return nil, nil, fmt.Errorf("remote %s: %w", w.url, err)
+		return nil, nil, fmt.Errorf("remote %s: %w", WithoutSecret(w.url), err)
 	}
 	c, err := client.NewClient(ep)
 	if err != nil {
-		return nil, nil, fmt.Errorf("remote %s: %w", w.url, err)
+		return nil, nil, fmt.Errorf("remote %s: %w", WithoutSecret(w.url), err)
 	}
 	return ep, c, nil
 }
@@ -129,7 +129,7 @@ func (w *goGitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]p
 	}
 	for _, h := range wants {
 		if !advertised[h] {
-			return fmt.Errorf("fetch from %s: %w", w.url, errStale)
+			return fmt.Errorf("fetch from %s: %w", WithoutSecret(w.url), errStale)
 		}
 	}
 	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
@@ -145,7 +145,7 @@ func (w *goGitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]p
 	resp, err := sess.UploadPack(ctx, req)
 	if err != nil {
 		if strings.Contains(err.Error(), "not our ref") {
-			return fmt.Errorf("fetch from %s: %w", w.url, errStale)
+			return fmt.Errorf("fetch from %s: %w", WithoutSecret(w.url), errStale)
 		}
 		return remoteErr(w.url, err)
 	}
@@ -158,7 +158,7 @@ func (w *goGitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]p
 		r = sideband.NewDemuxer(sideband.Sideband, resp)
 	}
 	if err := packfile.UpdateObjectStorage(w.s.objs, r); err != nil {
-		return fmt.Errorf("fetch from %s: %w", w.url, err)
+		return fmt.Errorf("fetch from %s: %w", WithoutSecret(w.url), err)
 	}
 	return nil
 }
@@ -178,10 +178,10 @@ func (w *goGitWire) push(ctx context.Context, ups []refUpdate) error {
 		return remoteErr(w.url, err)
 	}
 	if ar == nil {
-		return fmt.Errorf("remote %s: no reference advertisement", w.url)
+		return fmt.Errorf("remote %s: no reference advertisement", WithoutSecret(w.url))
 	}
 	if len(ups) > 1 && !ar.Capabilities.Supports(capability.Atomic) {
-		return fmt.Errorf("remote %s does not support atomic pushes (git 2.4 or newer needed)", w.url)
+		return fmt.Errorf("remote %s does not support atomic pushes (git 2.4 or newer needed)", WithoutSecret(w.url))
 	}
 	// Refuse before sending objects when a ref already differs; the
 	// server checks again under its ref lock, which is what makes it atomic.
@@ -202,7 +202,7 @@ func (w *goGitWire) push(ctx context.Context, ups []refUpdate) error {
 	}
 	var pack bytes.Buffer
 	if _, err := packfile.NewEncoder(&pack, w.s.objs, false).Encode(objs, 10); err != nil {
-		return fmt.Errorf("pack for %s: %w", w.url, err)
+		return fmt.Errorf("pack for %s: %w", WithoutSecret(w.url), err)
 	}
 	if packSent != nil {
 		packSent(pack.Len())
@@ -210,7 +210,7 @@ func (w *goGitWire) push(ctx context.Context, ups []refUpdate) error {
 	req.Packfile = io.NopCloser(&pack)
 	if _, err := sess.ReceivePack(ctx, req); err != nil {
 		if refusedAsStale(err.Error()) {
-			return fmt.Errorf("push to %s: %w (%v)", w.url, errStale, err)
+			return fmt.Errorf("push to %s: %w (%v)", WithoutSecret(w.url), errStale, err)
 		}
 		return remoteErr(w.url, err)
 	}
@@ -230,7 +230,7 @@ func refusedAsStale(msg string) bool {
 }
 
 func remoteErr(url string, err error) error {
-	return fmt.Errorf("remote %s: %w", url, err)
+	return fmt.Errorf("remote %s: %w", WithoutSecret(url), err)
 }
 
 // gitWire runs git itself, for the remotes go-git cannot reach the way
@@ -256,7 +256,7 @@ func (w *gitWire) run(ctx context.Context, args ...string) ([]byte, error) {
 		if errors.Is(err, exec.ErrNotFound) {
 			msg = "git is not installed (it is needed for " + scheme(w.url) + " remotes)"
 		}
-		return out, fmt.Errorf("git %s %s: %s", args[0], w.url, msg)
+		return out, fmt.Errorf("git %s %s: %s", args[0], WithoutSecret(w.url), msg)
 	}
 	return out, nil
 }
@@ -287,7 +287,7 @@ func (w *gitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]plu
 	}
 	if _, err := w.run(ctx, args...); err != nil {
 		if strings.Contains(err.Error(), "not our ref") || strings.Contains(err.Error(), "couldn't find remote ref") {
-			return fmt.Errorf("fetch from %s: %w", w.url, errStale)
+			return fmt.Errorf("fetch from %s: %w", WithoutSecret(w.url), errStale)
 		}
 		return err
 	}
@@ -309,7 +309,7 @@ func (w *gitWire) push(ctx context.Context, ups []refUpdate) error {
 	out, err := w.run(ctx, args...)
 	if err != nil {
 		if bytes.Contains(out, []byte("[rejected]")) || refusedAsStale(string(out)+err.Error()) {
-			return fmt.Errorf("push to %s: %w", w.url, errStale)
+			return fmt.Errorf("push to %s: %w", WithoutSecret(w.url), errStale)
 		}
 		return err
 	}
