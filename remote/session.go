@@ -56,8 +56,8 @@ type link struct {
 	// shown is url without a password or token: what is printed and stored.
 	shown string
 	w     wire
-	sy  *Synced // nil: never synced
-	opt Options
+	sy    *Synced // nil: never synced
+	opt   Options
 }
 
 func newLink(s *store, id, url string, sy *Synced, opt Options) *link {

@@ -24,11 +24,14 @@ type Turns struct {
 	auto   bool
 	onLost func() // the claim was taken over: the owner stops
 
-	mu      sync.Mutex
+	mu      sync.Mutex // Busy, TurnEnded, Idle, Release
 	holding bool
-	stop    chan struct{}
-	done    chan struct{}
-	fenced  atomic.Pointer[FencedError]
+	// opMu orders the renewer's use of the link with the others' (the
+	// renewer never takes mu: giveUp waits for it while holding mu).
+	opMu   sync.Mutex
+	stop   chan struct{}
+	done   chan struct{}
+	fenced atomic.Pointer[FencedError]
 }
 
 // ErrMovedOn: while a warm owner was idle, another machine ran the
@@ -85,7 +88,9 @@ func (t *Turns) Busy(ctx context.Context) error {
 		return nil
 	}
 	first := t.stop == nil
+	t.opMu.Lock()
 	err := retryStale(func() error { return t.claim(ctx, first) })
+	t.opMu.Unlock()
 	if err != nil && !errors.Is(err, ErrMovedOn) {
 		return err
 	}
@@ -174,6 +179,8 @@ func (t *Turns) renew(stop, done chan struct{}) {
 }
 
 func (t *Turns) renewOnce(ctx context.Context) error {
+	t.opMu.Lock()
+	defer t.opMu.Unlock()
 	l := t.l
 	unlock, err := l.s.lock(ctx, l.id)
 	if err != nil {
@@ -234,6 +241,7 @@ func (t *Turns) TurnEnded(ctx context.Context) error {
 		return t.Fenced()
 	}
 	l := t.l
+	t.opMu.Lock()
 	err := retryStale(func() error {
 		unlock, err := l.s.lock(ctx, l.id)
 		if err != nil {
@@ -247,6 +255,7 @@ func (t *Turns) TurnEnded(ctx context.Context) error {
 		_, err = l.push(ctx, rec, true)
 		return err
 	})
+	t.opMu.Unlock()
 	if errors.Is(err, ErrFenced) {
 		t.lost(err)
 	}
@@ -289,6 +298,7 @@ func (t *Turns) giveUp(ctx context.Context) error {
 		return nil
 	}
 	l := t.l
+	t.opMu.Lock()
 	err := retryStale(func() error {
 		unlock, err := l.s.lock(ctx, l.id)
 		if err != nil {
@@ -301,6 +311,7 @@ func (t *Turns) giveUp(ctx context.Context) error {
 		}
 		return l.releaseLocked(ctx, rec)
 	})
+	t.opMu.Unlock()
 	if errors.Is(err, ErrFenced) {
 		t.lost(err)
 	}
