@@ -131,6 +131,10 @@ type sides struct {
 
 func (l *link) compare(v view) (sides, error) {
 	var sd sides
+	if _, err := os.Lstat(l.s.home.LogPath(l.id)); errors.Is(err, os.ErrNotExist) && l.sy.Commit != "" {
+		// Deleted here since it last synced (kandev prune): nothing is agreed.
+		l.sy = &Synced{URL: l.shown}
+	}
 	from := l.sy.LogBytes
 	extra, exists, err := readLogFrom(l.s.home.LogPath(l.id), from)
 	if err != nil {

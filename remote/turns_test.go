@@ -61,3 +61,32 @@ func TestTurns_OneMachineAtATimeAndTheNextTakesTheNewEvents(t *testing.T) {
 		t.Fatalf("B's claim did not bring A's new events: %d vs %d bytes", len(lb), len(la))
 	}
 }
+
+// A session deleted here after it synced (kandev prune) is pulled whole
+// again, not from where it last agreed.
+func TestPull_ASessionDeletedSinceItSyncedComesBackWhole(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: git is not installed")
+	}
+	bare := filepath.Join(t.TempDir(), "p.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	id := "20261201-100000-pruned01"
+	h := homeWithSession(t, id, 10)
+	e := Env{Home: h, Opt: Options{Remote: bare, Dir: h.Dir, Machine: "A"}}
+	ctx := context.Background()
+	if _, err := Push(ctx, e, id); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(h.LogPath(id))
+	if err := h.DeleteSessionFiles(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pull(ctx, e, id, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(h.LogPath(id)); string(got) != string(want) {
+		t.Fatalf("pulled %d bytes, want the whole %d", len(got), len(want))
+	}
+}
