@@ -45,7 +45,6 @@ func startSSHD(t *testing.T, root string) (string, []string) {
 		os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation directory
 	}
 	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
-	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Skip("SKIP: sshd cannot start: ", err)
 	}

@@ -225,7 +225,7 @@ func TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime(t *testing.T) {
 			switch {
 			case res.code == 0:
 				ran++
-			case res.code == 3 && strings.Contains(res.stderr, "claimed by machine"):
+			case res.code == 3 && strings.Contains(res.stderr, "claimed by"):
 			default:
 				t.Fatalf("round %d: %s", i, res)
 			}

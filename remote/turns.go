@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -33,6 +34,9 @@ type Turns struct {
 	done   chan struct{}
 	fenced atomic.Pointer[FencedError]
 }
+
+// errNeedObjects: a decision needs objects the store does not hold yet.
+var errNeedObjects = errors.New("objects to fetch first")
 
 // ErrMovedOn: while a warm owner was idle, another machine ran the
 // session; its log and record now have those turns (the claim is held),
@@ -91,6 +95,9 @@ func (t *Turns) Busy(ctx context.Context) error {
 	t.opMu.Lock()
 	err := retryStale(func() error { return t.claim(ctx, first) })
 	t.opMu.Unlock()
+	if errors.Is(err, errStale) {
+		err = fmt.Errorf("%w: session %s is being claimed by another machine at this moment; try again", ErrClaimHeld, t.l.id)
+	}
 	if err != nil && !errors.Is(err, ErrMovedOn) {
 		return err
 	}
@@ -110,30 +117,55 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 	if sy, err := l.s.readSynced(l.id); err == nil && sy != nil && sy.URL == l.shown {
 		l.sy = sy
 	}
-	v, err := l.look(ctx, nil)
+	// One connection: the refs the push session opens with decide the claim.
+	var v view
+	var cu claimUpdate
+	decide := func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) {
+		v = view{sess: refs[sessionRef(l.id)], owner: refs[ownerRef(l.id)]}
+		if !v.owner.IsZero() {
+			if !l.s.has(v.owner) {
+				return nil, errNeedObjects // another machine's claim: read it first
+			}
+			var err error
+			if v.claim, err = l.s.readClaim(v.owner); err != nil {
+				return nil, err
+			}
+		}
+		now := l.opt.now()
+		held, heldHash := l.held()
+		verdict := DecideClaim(ClaimInput{Current: v.claim, CurrentHash: hashString(v.owner), HeldHash: heldHash, Held: held, Machine: l.opt.Machine, Now: now})
+		if verdict == ClaimRefused {
+			return nil, &ClaimHeldError{ID: l.id, Machine: v.claim.Machine, ExpiresAt: v.claim.ExpiresAt}
+		}
+		c := NextClaim(v.claim, l.opt.Machine, os.Getpid(), now, l.opt.TTL)
+		if verdict == ClaimKeep {
+			c = *held
+			c.PID, c.ExpiresAt = os.Getpid(), now.Add(l.opt.TTL)
+		}
+		var err error
+		cu, err = l.claimUpdate(v, c)
+		return []refUpdate{cu.up}, err
+	}
+	for i := 0; ; i++ {
+		err = l.w.pushDecided(ctx, decide)
+		if !errors.Is(err, errNeedObjects) || i == 2 {
+			break
+		}
+		if _, err := l.look(ctx, nil); err != nil { // fetches them
+			return err
+		}
+	}
 	if err != nil {
-		return err
-	}
-	now := l.opt.now()
-	held, heldHash := l.held()
-	verdict := DecideClaim(ClaimInput{Current: v.claim, CurrentHash: hashString(v.owner), HeldHash: heldHash, Held: held, Machine: l.opt.Machine, Now: now})
-	if verdict == ClaimRefused {
-		return &ClaimHeldError{ID: l.id, Machine: v.claim.Machine, ExpiresAt: v.claim.ExpiresAt}
-	}
-	c := NextClaim(v.claim, l.opt.Machine, os.Getpid(), now, l.opt.TTL)
-	if verdict == ClaimKeep {
-		c = *held
-		c.PID, c.ExpiresAt = os.Getpid(), now.Add(l.opt.TTL)
-	}
-	cu, err := l.claimUpdate(v, c)
-	if err != nil {
-		return err
-	}
-	if err := l.w.push(ctx, []refUpdate{cu.up}); err != nil {
 		return err
 	}
 	l.setClaim(cu)
 	v.owner, v.claim = cu.up.New, &cu.claim
+	if !v.sess.IsZero() && !l.s.has(v.sess) {
+		// Held now, so the session ref cannot move: fetch what it names.
+		if err := l.w.fetch(ctx, map[plumbing.ReferenceName]plumbing.Hash{sessionRef(l.id): v.sess}, l.haves()); err != nil {
+			return errors.Join(err, l.releaseLocked(ctx, nil))
+		}
+	}
 	sd, err := l.compare(v)
 	if err != nil {
 		return errors.Join(err, l.releaseLocked(ctx, nil))
@@ -329,47 +361,57 @@ func (l *link) releaseLocked(ctx context.Context, rec *state.Session) error {
 	if held == nil {
 		return nil
 	}
-	v, err := l.look(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if hashString(v.owner) != heldHash {
-		return l.fencedBy(v.claim)
-	}
-	c := *held
-	c.Released, c.ExpiresAt = true, l.opt.now()
-	cu, err := l.claimUpdate(v, c)
-	if err != nil {
-		return err
-	}
-	ups := []refUpdate{cu.up}
+	var cu claimUpdate
 	var meta Meta
 	var unredacted error
-	if rec != nil {
+	var sent plumbing.Hash
+	// One connection, as for the claim: the refs decide what is pushed.
+	err := l.w.pushDecided(ctx, func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) {
+		v := view{sess: refs[sessionRef(l.id)], owner: refs[ownerRef(l.id)]}
+		if hashString(v.owner) != heldHash {
+			return nil, errStale // taken over: fenced
+		}
+		if !v.sess.IsZero() && !l.s.has(v.sess) {
+			return nil, errNeedObjects
+		}
+		c := *held
+		c.Released, c.ExpiresAt = true, l.opt.now()
+		var err error
+		if cu, err = l.claimUpdate(v, c); err != nil {
+			return nil, err
+		}
+		ups := []refUpdate{cu.up}
+		if rec == nil {
+			return ups, nil
+		}
 		sd, err := l.compare(v)
-		if err != nil {
+		if err != nil || sd.step != SendLocal {
+			return ups, err
+		}
+		su, m, err := l.sessionUpdate(v, sd, rec)
+		switch {
+		case errors.Is(err, ErrUnredacted):
+			unredacted = err
+		case err != nil:
+			return nil, err
+		default:
+			ups, meta, sent = append(ups, su), m, su.New
+		}
+		return ups, nil
+	})
+	switch {
+	case errors.Is(err, errNeedObjects):
+		if _, err := l.look(ctx, nil); err != nil {
 			return err
 		}
-		if sd.step == SendLocal {
-			su, m, err := l.sessionUpdate(v, sd, rec)
-			switch {
-			case errors.Is(err, ErrUnredacted):
-				unredacted = err
-			case err != nil:
-				return err
-			default:
-				ups, meta = append(ups, su), m
-			}
-		}
-	}
-	if err := l.w.push(ctx, ups); err != nil {
-		if errors.Is(err, errStale) {
-			return l.fenced(ctx)
-		}
+		return errStale // and again
+	case errors.Is(err, errStale):
+		return l.fenced(ctx)
+	case err != nil:
 		return err
 	}
-	if len(ups) == 2 {
-		l.agreed(ups[1].New, meta.LogBytes, meta.LogLines)
+	if !sent.IsZero() {
+		l.agreed(sent, meta.LogBytes, meta.LogLines)
 	}
 	l.setClaim(cu)
 	return errors.Join(unredacted, l.save())

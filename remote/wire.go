@@ -44,6 +44,10 @@ type wire interface {
 	// the store; haves are commits the store already holds.
 	fetch(ctx context.Context, want map[plumbing.ReferenceName]plumbing.Hash, haves []plumbing.Hash) error
 	push(ctx context.Context, ups []refUpdate) error
+	// pushDecided pushes what decide returns from the refs the remote has
+	// at that moment (an empty list: nothing); over go-git both happen in
+	// one connection, which is what keeps a claim to one round trip.
+	pushDecided(ctx context.Context, decide func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error)) error
 }
 
 func (s *store) wire(url string) wire {
@@ -164,6 +168,10 @@ func (w *goGitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]p
 }
 
 func (w *goGitWire) push(ctx context.Context, ups []refUpdate) error {
+	return w.pushDecided(ctx, func(map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) { return ups, nil })
+}
+
+func (w *goGitWire) pushDecided(ctx context.Context, decide func(map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error)) error {
 	ep, c, err := w.endpoint()
 	if err != nil {
 		return err
@@ -179,6 +187,16 @@ func (w *goGitWire) push(ctx context.Context, ups []refUpdate) error {
 	}
 	if ar == nil {
 		return fmt.Errorf("remote %s: no reference advertisement", WithoutSecret(w.url))
+	}
+	refs := map[plumbing.ReferenceName]plumbing.Hash{}
+	for name, h := range ar.References {
+		if strings.HasPrefix(name, refsPrefix) {
+			refs[plumbing.ReferenceName(name)] = h
+		}
+	}
+	ups, err := decide(refs)
+	if err != nil || len(ups) == 0 {
+		return err
 	}
 	if len(ups) > 1 && !ar.Capabilities.Supports(capability.Atomic) {
 		return fmt.Errorf("remote %s does not support atomic pushes (git 2.4 or newer needed)", WithoutSecret(w.url))
@@ -292,6 +310,18 @@ func (w *gitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]plu
 		return err
 	}
 	return nil
+}
+
+func (w *gitWire) pushDecided(ctx context.Context, decide func(map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error)) error {
+	refs, err := w.refs(ctx)
+	if err != nil {
+		return err
+	}
+	ups, err := decide(refs)
+	if err != nil || len(ups) == 0 {
+		return err
+	}
+	return w.push(ctx, ups)
 }
 
 func (w *gitWire) push(ctx context.Context, ups []refUpdate) error {
