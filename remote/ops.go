@@ -133,18 +133,59 @@ func retryStale(fn func() error) error {
 // push is one attempt. holding: the caller is the owner running a turn,
 // whose claim must still be the remote's (else it is fenced).
 func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Result, error) {
-	v, err := l.look(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
 	res := &Result{ID: l.id, Remote: l.shown}
-	sd, err := l.compare(v)
+	var v view
+	var sd sides
+	var cu claimUpdate
+	var su refUpdate
+	var meta Meta
+	// One connection when the store holds what the remote's refs name: the
+	// push session's own advertisement is the look.
+	decide := func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) {
+		v = view{sess: refs[sessionRef(l.id)], owner: refs[ownerRef(l.id)]}
+		if (!v.owner.IsZero() && !l.s.has(v.owner)) || (!v.sess.IsZero() && !l.s.has(v.sess)) {
+			return nil, errNeedObjects
+		}
+		var err error
+		if !v.owner.IsZero() {
+			if v.claim, err = l.s.readClaim(v.owner); err != nil {
+				return nil, err
+			}
+		}
+		if sd, err = l.compare(v); err != nil {
+			return nil, err
+		}
+		switch sd.step {
+		case Diverged:
+			return nil, &DivergedError{ID: l.id, URL: l.shown}
+		case TakeRemote, UpToDate:
+			return nil, nil
+		}
+		if cu, err = l.pushClaim(v, holding); err != nil {
+			return nil, err
+		}
+		if su, meta, err = l.sessionUpdate(v, sd, rec); err != nil {
+			return nil, err
+		}
+		return []refUpdate{su, cu.up}, nil
+	}
+	var err error
+	for i := 0; ; i++ {
+		err = l.w.pushDecided(ctx, decide)
+		if !errors.Is(err, errNeedObjects) || i == 2 {
+			break
+		}
+		if _, err := l.look(ctx, nil); err != nil { // fetches them
+			return nil, err
+		}
+	}
 	if err != nil {
+		if holding && errors.Is(err, errStale) {
+			return nil, l.fenced(ctx)
+		}
 		return nil, err
 	}
 	switch sd.step {
-	case Diverged:
-		return nil, &DivergedError{ID: l.id, URL: l.shown}
 	case TakeRemote:
 		res.Action = "behind"
 		return res, nil
@@ -155,20 +196,6 @@ func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Res
 			return res, l.save()
 		}
 		return res, nil
-	}
-	cu, err := l.pushClaim(v, holding)
-	if err != nil {
-		return nil, err
-	}
-	su, meta, err := l.sessionUpdate(v, sd, rec)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.w.push(ctx, []refUpdate{su, cu.up}); err != nil {
-		if holding && errors.Is(err, errStale) {
-			return nil, l.fenced(ctx)
-		}
-		return nil, err
 	}
 	failpoint.Wait(ctx, failpoint.AfterPushAccepted)
 	l.agreed(su.New, meta.LogBytes, meta.LogLines)
