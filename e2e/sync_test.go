@@ -432,3 +432,25 @@ func TestSync_AWarmOwnerDoesNotBlockAnotherMachine(t *testing.T) {
 	}
 	a.run("close", id)
 }
+
+// TestSync_PulledElsewhereMapsToTheCloneOtherSessionsUse: pulled from a
+// directory that is no clone, a session still maps to this machine's clone
+// of its repository when another session here works in it.
+func TestSync_PulledElsewhereMapsToTheCloneOtherSessionsUse(t *testing.T) {
+	r := newSyncRig(t, "path")
+	a, b := r.a, r.b
+	id, res := a.start("remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	a.mustRun("push", id)
+	if _, res := b.start("a session of B's own"); res.code != 0 {
+		t.Fatal(res)
+	}
+	clone := b.cwd
+	b.cwd = t.TempDir()
+	b.mustRun("pull", id, "--remote", r.bare)
+	if s := b.session(id); s.Worktree == nil || s.Worktree.Path != clone {
+		t.Fatalf("pulled outside a clone, the worktree is %+v, want %s", s.Worktree, clone)
+	}
+}

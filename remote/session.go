@@ -327,9 +327,14 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 	if rec.Format > state.Format {
 		return nil, &state.NewerFormatError{What: "session " + l.id + " on " + l.shown, Format: rec.Format}
 	}
-	clone, mapped := Clone{}, false
+	var here []Clone
 	if c, ok := l.s.cloneAt(l.opt.Dir); ok {
-		clone, mapped = MapWorktree(snap.Meta.Origin.URL, snap.Meta.Origin.Branch, []Clone{c})
+		here = []Clone{c}
+	}
+	clone, mapped := MapWorktree(snap.Meta.Origin.URL, snap.Meta.Origin.Branch, here)
+	if !mapped && rec.Worktree != nil {
+		// Not the clone the pull runs in: one that other sessions here use.
+		clone, mapped = MapWorktree(snap.Meta.Origin.URL, snap.Meta.Origin.Branch, l.s.knownClones())
 	}
 	rec = LocalRecord(rec, snap.Meta.Origin, clone, mapped)
 	if _, err := os.Stat(l.s.home.RecordPath(l.id)); err == nil {

@@ -33,6 +33,31 @@ type store struct {
 
 	clonesMu sync.Mutex
 	clones   map[string]*Clone // cloneAt by directory (nil: not in a clone)
+
+	knownOnce sync.Once
+	known     []Clone
+}
+
+// knownClones are the clones the sessions of this home work in, looked up
+// once per store (only when a pulled session's clone is not the current one).
+func (s *store) knownClones() []Clone {
+	s.knownOnce.Do(func() {
+		all, err := s.home.ListSessions()
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, rec := range all {
+			if rec.Worktree == nil || rec.Worktree.Path == "" || seen[rec.Worktree.Path] {
+				continue
+			}
+			seen[rec.Worktree.Path] = true
+			if c, ok := s.cloneAt(rec.Worktree.Path); ok {
+				s.known = append(s.known, c)
+			}
+		}
+	})
+	return s.known
 }
 
 // cloneAt is the clone enclosing dir, looked up once per store.
