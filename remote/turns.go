@@ -76,6 +76,11 @@ func ClaimTurns(ctx context.Context, h *state.Home, cfg *state.Config, id string
 	e.Opt.Dir = sessionRepoDir(rec)
 	t := &Turns{l: newLink(s, id, url, sy, e.Opt), auto: auto, onLost: onLost}
 	if err := t.Busy(ctx); err != nil {
+		if sy == nil && !errors.Is(err, ErrClaimHeld) && !errors.Is(err, ErrDiverged) {
+			// Never on the remote (auto, first turn, remote unreachable): no
+			// other machine can be running it; it travels from a later turn.
+			return nil, nil
+		}
 		return nil, err
 	}
 	return t, nil
