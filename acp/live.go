@@ -3,10 +3,12 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
 
@@ -40,6 +42,9 @@ func (o *owner) linger(ctx context.Context) error {
 		}
 		until := o.now().Add(o.job.Linger)
 		o.update(func(s *state.Session) { s.WarmUntil = &until })
+		if err := o.claim.Idle(ctx); err != nil {
+			return nil // the claim was lost: this owner stops; the next one claims again
+		}
 		for !o.inboxWaiting() {
 			if !o.agentAlive() {
 				o.agentGone()
@@ -50,6 +55,12 @@ func (o *owner) linger(ctx context.Context) error {
 				return nil
 			}
 			_ = changes.Wait(wake, left)
+		}
+		if err := o.claim.Busy(ctx); err != nil {
+			if errors.Is(err, remote.ErrMovedOn) {
+				o.reopenLog() // the log grew under this owner: its next seq moved on
+			}
+			return nil // another machine ran it: the inputs wait for a new owner
 		}
 		if err := o.serveInbox(ctx); err != nil || o.closing || !o.agentAlive() {
 			return err
@@ -184,4 +195,18 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 		err = fmt.Errorf("%w: the owner of session %s exited before it answered request %s", state.ErrNotFound, id, rid)
 	}
 	return nil, err
+}
+
+// reopenLog opens the log again after a pull appended to it, so what this
+// owner appends next follows the pulled events.
+func (o *owner) reopenLog() {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	log, _, err := o.job.Home.OpenLog(o.job.SessionID, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		o.failWrite("the log of session "+o.job.SessionID, err)
+		return
+	}
+	o.log.Close()
+	o.log = log
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/notify"
+	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
 
@@ -90,12 +91,21 @@ type Result struct {
 // continuation and the user's prompt, then stop the agent and release the
 // lock. ctx ending means the user interrupted (Ctrl-C): the turn is
 // cancelled with session/cancel, then the agent is killed after a bound.
-func RunOwner(ctx context.Context, job Job) (*Result, error) {
+func RunOwner(ctx context.Context, job Job) (_ *Result, err error) {
 	lock, err := job.Home.AcquireOwner(job.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
+	// A session that travels between machines is claimed before anything
+	// is appended to it (package remote); a takeover stops this owner.
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	claim, err := remote.ClaimTurns(ctx, job.Home, job.Config, job.SessionID, func() { lost(remote.ErrFenced) })
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = releaseClaim(context.WithoutCancel(ctx), claim, job, err) }()
 	s, err := job.Home.LoadSession(job.SessionID)
 	if err != nil {
 		return nil, err
@@ -103,13 +113,13 @@ func RunOwner(ctx context.Context, job Job) (*Result, error) {
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
-	o := &owner{job: job, s: s, res: &Result{}}
+	o := &owner{job: job, s: s, res: &Result{}, claim: claim}
 	log, torn, err := job.Home.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
 	}
 	o.log = log
-	defer log.Close()
+	defer func() { o.log.Close() }() // the one open at the end (reopenLog may replace it)
 	if err := finishRewind(job.Home, log, o.s); err != nil {
 		return nil, err
 	}
@@ -137,6 +147,8 @@ type owner struct {
 	res  *Result
 	proc Transport
 	conn *Conn
+	// claim is this machine's claim on a session that travels (nil: none).
+	claim *remote.Turns
 
 	recMu    sync.Mutex // orders update and session
 	mu       sync.Mutex
@@ -454,4 +466,18 @@ func (o *owner) repairInterrupted(tr TurnRepair) {
 	o.mu.Lock()
 	o.turnID = ""
 	o.mu.Unlock()
+}
+
+// releaseClaim gives up the claim on a travelling session, pushing what
+// this owner appended. A takeover is the command's error (exit 3); a
+// failed release is only a warning: the claim expires by itself.
+func releaseClaim(ctx context.Context, claim *remote.Turns, job Job, err error) error {
+	rerr := claim.Release(ctx)
+	if fenced := claim.Fenced(); fenced != nil {
+		return fenced
+	}
+	if rerr != nil && job.Warn != nil {
+		job.Warn("session " + job.SessionID + ": " + rerr.Error())
+	}
+	return err
 }

@@ -51,6 +51,9 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	}
 	o.res.StopReason = stop
 	o.endTurn(turnID, stop, err)
+	if serr := o.claim.TurnEnded(context.WithoutCancel(ctx)); serr != nil {
+		o.warn("session " + o.s.ID + " was not pushed: " + serr.Error())
+	}
 	return err
 }
 

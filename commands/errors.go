@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
 
@@ -83,7 +84,8 @@ func ExitCode(err error) int {
 		return ExitError
 	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig):
 		return ExitUsage
-	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy):
+	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy),
+		errors.Is(err, remote.ErrClaimHeld), errors.Is(err, remote.ErrFenced), errors.Is(err, remote.ErrDiverged):
 		return ExitConflict
 	case errors.Is(err, state.ErrNotFound), errors.Is(err, acp.ErrUnknownAgent):
 		return ExitNotFound

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
 
@@ -104,6 +105,7 @@ func (c *ListCmd) Run(env *Env) error {
 		}
 	}
 	out = append(out, c.unreadable(skipped.Unreadable, len(out))...)
+	out = append(out, c.remoteOnly(h, len(out))...)
 	if n := len(skipped.Unreadable); n > 0 {
 		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
 	}
@@ -217,4 +219,22 @@ func readingEverySession() (undo func()) {
 	}
 	before := debug.SetGCPercent(800)
 	return func() { debug.SetGCPercent(before) }
+}
+
+// remoteOnly lists, with badge "remote", the sessions the last
+// kandev pull --all --dry-run found only on the remote (kandev pull ID
+// brings one here), while --limit leaves room.
+func (c *ListCmd) remoteOnly(h *state.Home, have int) []listed {
+	if c.Resumable || c.State != "" {
+		return nil
+	}
+	var out []listed
+	for _, r := range remote.RemoteOnly(h) {
+		if (c.Workspace != "" && r.Workspace != c.Workspace) || (c.Limit > 0 && have+len(out) >= c.Limit) {
+			continue
+		}
+		s := &state.Session{ID: r.ID, Title: r.Title, Agent: r.Agent, Workspace: r.Workspace, State: r.State, LastActivityAt: r.LastActivityAt}
+		out = append(out, listed{Session: s, Badge: "remote"})
+	}
+	return out
 }

@@ -70,6 +70,8 @@ type CLI struct {
 	Export     ExportCmd     `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout."`
 	Usage      UsageCmd      `cmd:"" help:"Tokens and cost agents reported, per session, agent or day."`
 	Import     ImportCmd     `cmd:"" help:"Create a session from a bundle written by kandev export."`
+	Push       PushCmd       `cmd:"" help:"Send sessions to a git remote (refs/kandev/sessions/<id>), to continue elsewhere."`
+	Pull       PullCmd       `cmd:"" help:"Bring sessions from a git remote, fast-forward only."`
 
 	Doctor     DoctorCmd     `cmd:"" help:"Check the home, the agents and git; print the fix for each problem."`
 	Prune      PruneCmd      `cmd:"" help:"Delete the files of finished sessions."`

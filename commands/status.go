@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -66,7 +67,12 @@ func (c *StatusCmd) Run(env *Env) error {
 	if alive, _ := h.OwnerAlive(s.ID); !alive {
 		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
 	}
-	env.Out.Object(map[string]any{"session": s, "status": st}, func(w io.Writer) {
+	out := map[string]any{"session": s, "status": st}
+	synced := remote.SessionStatus(h, s.ID)
+	if synced != nil {
+		out["sync"] = synced
+	}
+	env.Out.Object(out, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
 		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
 		fmt.Fprintf(w, "agent     %s   workspace %s\n", s.Agent, s.Workspace)
@@ -108,6 +114,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		}
 		for _, p := range st.Survivors {
 			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
+		}
+		if synced != nil {
+			fmt.Fprintf(w, "remote    %s\n", synced.Line())
 		}
 		fmt.Fprintf(w, "activity  %s\n", textTime(s.LastActivityAt))
 		fmt.Fprintf(w, "next      %s\n", st.Next)

@@ -21,6 +21,7 @@ type Config struct {
 	// MCP are the [mcp.NAME] servers an agent's setup can name (setup.go).
 	MCP    map[string]MCPServer `toml:"mcp"`
 	Notify NotifyConfig         `toml:"notify"`
+	Sync   SyncConfig           `toml:"sync"`
 }
 
 // NotifyConfig is [notify]: how kandev tells a person a session needs them.
@@ -196,6 +197,9 @@ func (c *Config) validate(defined func(key ...string) bool) error {
 	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
 		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
 	}
+	if ttl := c.Sync.ClaimTTLSeconds; ttl > MaxTTLSeconds {
+		return fmt.Errorf("[sync] claim_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
+	}
 	if c.Session.MaxCost < 0 {
 		return fmt.Errorf("[session] max_cost = %v is negative (leave it out for no cap)", c.Session.MaxCost)
 	}
@@ -279,3 +283,18 @@ func orDefault(v, d int) int {
 	}
 	return v
 }
+
+// SyncConfig is [sync]: sessions that move between machines through a git
+// remote (package remote).
+type SyncConfig struct {
+	// Remote is the remote of the session's repository to use (default origin).
+	Remote string `toml:"remote"`
+	// Auto pushes a session after every turn and after a SIGTERM.
+	Auto bool `toml:"auto"`
+	// ClaimTTLSeconds is how long a machine's claim on a session lasts
+	// unless renewed (default 900).
+	ClaimTTLSeconds int `toml:"claim_ttl_seconds"`
+}
+
+// ClaimTTLSeconds is [sync] claim_ttl_seconds, 900 by default.
+func (c *Config) ClaimTTLSeconds() int { return orDefault(c.Sync.ClaimTTLSeconds, DefaultTTLSeconds) }

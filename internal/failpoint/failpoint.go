@@ -37,3 +37,11 @@ func Wait(ctx context.Context, name string) {
 	}
 	<-ctx.Done()
 }
+
+// AfterPushAccepted is a push's point after the remote took the update and
+// before this machine records it: the two sides disagree on what was synced.
+const AfterPushAccepted = "after-push-accepted"
+
+// AfterPullAppended is a pull's point after the pulled lines are appended
+// to the local log and before the record and the sync file are written.
+const AfterPullAppended = "after-pull-appended"

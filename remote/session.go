@@ -1,0 +1,399 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/state"
+)
+
+func sessionRef(id string) plumbing.ReferenceName {
+	return plumbing.ReferenceName(refsPrefix + "sessions/" + id)
+}
+
+func ownerRef(id string) plumbing.ReferenceName {
+	return plumbing.ReferenceName(refsPrefix + "owners/" + id)
+}
+
+// Options are what every push, pull and claim needs besides the session.
+type Options struct {
+	// Remote is --remote: a remote of the session's repository, or a URL or
+	// path ("" : the one it synced with, else [sync] remote, else origin).
+	Remote string
+	// Dir is where the command runs: the local clone for a pull.
+	Dir     string
+	Machine string
+	Now     func() time.Time
+	// TTL is how long a claim lasts unless renewed.
+	TTL time.Duration
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// link is one session and the remote it travels through.
+type link struct {
+	s   *store
+	id  string
+	url string
+	// shown is url without a password or token: what is printed and stored.
+	shown string
+	w     wire
+	sy    *Synced // nil: never synced
+	opt   Options
+}
+
+func newLink(s *store, id, url string, sy *Synced, opt Options) *link {
+	shown := WithoutSecret(url)
+	if sy == nil || sy.URL != shown { // another remote: nothing agreed with it yet
+		sy = &Synced{URL: shown}
+	}
+	return &link{s: s, id: id, url: url, shown: shown, w: s.wire(url), sy: sy, opt: opt}
+}
+
+// view is the remote's side of a session at one instant.
+type view struct {
+	sess, owner plumbing.Hash
+	claim       *Claim
+}
+
+// look reads the remote's refs of the session and fetches what the store
+// lacks of them. An advertisement lists every ref at one instant, so the
+// session and its claim are seen together.
+func (l *link) look(ctx context.Context, refs map[plumbing.ReferenceName]plumbing.Hash) (view, error) {
+	var err error
+	if refs == nil {
+		if refs, err = l.w.refs(ctx); err != nil {
+			return view{}, err
+		}
+	}
+	v := view{sess: refs[sessionRef(l.id)], owner: refs[ownerRef(l.id)]}
+	want := map[plumbing.ReferenceName]plumbing.Hash{}
+	if !v.owner.IsZero() && !l.s.has(v.owner) {
+		want[ownerRef(l.id)] = v.owner
+	}
+	if !v.sess.IsZero() && !l.s.has(v.sess) {
+		want[sessionRef(l.id)] = v.sess
+	}
+	if err := l.w.fetch(ctx, want, l.haves()); err != nil {
+		return view{}, err
+	}
+	for _, h := range want {
+		if !l.s.has(h) {
+			return view{}, fmt.Errorf("session %s: %w (fetching from %s)", l.id, errStale, l.shown)
+		}
+	}
+	if !v.owner.IsZero() {
+		if v.claim, err = l.s.readClaim(v.owner); err != nil {
+			return view{}, fmt.Errorf("claim of session %s on %s: %w", l.id, l.shown, err)
+		}
+	}
+	return v, nil
+}
+
+func (l *link) haves() []plumbing.Hash {
+	if l.sy.Commit == "" {
+		return nil
+	}
+	return []plumbing.Hash{plumbing.NewHash(l.sy.Commit)}
+}
+
+func (s *store) has(h plumbing.Hash) bool {
+	_, err := s.objs.EncodedObject(plumbing.AnyObject, h)
+	return err == nil
+}
+
+// sides compares the local log with the remote's at v.
+type sides struct {
+	Sides
+	step        Step
+	localBytes  int64
+	remoteBytes int64
+	remoteLines int64
+}
+
+func (l *link) compare(v view) (sides, error) {
+	var sd sides
+	if _, err := os.Lstat(l.s.home.LogPath(l.id)); errors.Is(err, os.ErrNotExist) && l.sy.Commit != "" {
+		// Deleted here since it last synced (kandev prune): nothing is agreed.
+		l.sy = &Synced{URL: l.shown}
+	}
+	from := l.sy.LogBytes
+	extra, exists, err := readLogFrom(l.s.home.LogPath(l.id), from)
+	if err != nil {
+		return sd, err
+	}
+	sd.LocalExists, sd.LocalExtra = exists, extra
+	sd.localBytes = from + int64(len(extra))
+	sd.RemoteExists = !v.sess.IsZero()
+	sd.Descends = true
+	switch {
+	case !sd.RemoteExists:
+	case v.sess.String() == l.sy.Commit:
+		sd.remoteBytes, sd.remoteLines = l.sy.LogBytes, l.sy.LogLines
+	default:
+		if sd.Descends, err = l.s.descends(v.sess, plumbing.NewHash(l.sy.Commit)); err != nil {
+			return sd, err
+		}
+		snap, err := l.s.readSnapshot(v.sess)
+		if err != nil {
+			return sd, err
+		}
+		sd.remoteBytes, sd.remoteLines = snap.Meta.LogBytes, snap.Meta.LogLines
+		if sd.Descends {
+			if sd.RemoteExtra, err = l.s.logFrom(v.sess, from); err != nil {
+				return sd, err
+			}
+		}
+	}
+	sd.step = Compare(sd.Sides)
+	return sd, nil
+}
+
+// readLogFrom returns the log's complete lines from byte offset from; a
+// torn last line (a crash mid-append) is not part of it.
+func readLogFrom(path string, from int64) ([]byte, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, true, err
+	}
+	if fi.Size() < from {
+		return nil, true, fmt.Errorf("the log %s is shorter (%d bytes) than what was synced (%d): it was cut by hand; kandev fork or export it", path, fi.Size(), from)
+	}
+	b := make([]byte, fi.Size()-from)
+	if _, err := f.ReadAt(b, from); err != nil && !errors.Is(err, io.EOF) {
+		return nil, true, err
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[:i+1]
+	} else {
+		b = nil
+	}
+	return b, true, nil
+}
+
+// checkLogRedacted refuses log lines the redactor would still change (the
+// same detectors that run before a line is written): a line written by
+// hand, or by an older kandev whose detectors missed it.
+func checkLogRedacted(id string, data []byte, firstLine int64) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1<<30)
+	for n := firstLine; sc.Scan(); n++ {
+		e, ok := state.DecodeEvent(sc.Bytes())
+		if !ok {
+			continue
+		}
+		r := e
+		history.RedactEvent(&r)
+		if !reflect.DeepEqual(r, e) {
+			return unredacted(id, fmt.Sprintf("log line %d (seq %d, %s)", n, e.Seq, e.Type))
+		}
+	}
+	return nil
+}
+
+// checkRecordRedacted refuses a record whose display text the redactor
+// would change (history.RedactSession).
+func checkRecordRedacted(id string, record []byte) error {
+	var s state.Session
+	if err := json.Unmarshal(record, &s); err != nil {
+		return fmt.Errorf("the record of session %s: %w", id, err)
+	}
+	if !reflect.DeepEqual(history.RedactSession(s), s) {
+		return unredacted(id, "record")
+	}
+	return nil
+}
+
+func unredacted(id, what string) error {
+	return fmt.Errorf("%w: session %s: its %s holds what looks like a secret; it is not pushed (only redacted data leaves this machine)", ErrUnredacted, id, what)
+}
+
+// claimUpdate is the owners ref update a push carries.
+type claimUpdate struct {
+	up    refUpdate
+	claim Claim
+}
+
+func (l *link) claimUpdate(v view, c Claim) (claimUpdate, error) {
+	b, err := l.s.buildClaim(c, l.opt.now())
+	if err != nil {
+		return claimUpdate{}, err
+	}
+	return claimUpdate{up: refUpdate{Name: ownerRef(l.id), Old: v.owner, New: b.commit, Objects: b.objects}, claim: c}, nil
+}
+
+// holding is the claim this machine holds, if the remote still has it.
+func (l *link) held() (*Claim, string) {
+	if l.sy.Claim == nil {
+		return nil, ""
+	}
+	return l.sy.Claim, l.sy.ClaimHash
+}
+
+// sessionUpdate builds the commit that sends the local log's new lines and
+// the record, on top of the remote's commit v.sess.
+func (l *link) sessionUpdate(v view, sd sides, rec *state.Session) (refUpdate, Meta, error) {
+	appended := sd.LocalExtra[len(sd.RemoteExtra):]
+	if err := checkLogRedacted(l.id, appended, sd.remoteLines+1); err != nil {
+		return refUpdate{}, Meta{}, err
+	}
+	record, err := os.ReadFile(l.s.home.RecordPath(l.id))
+	if err != nil {
+		return refUpdate{}, Meta{}, err
+	}
+	if err := checkRecordRedacted(l.id, record); err != nil {
+		return refUpdate{}, Meta{}, err
+	}
+	lines := sd.remoteLines + int64(bytes.Count(appended, []byte{'\n'}))
+	meta := Meta{Format: snapshotFormat, ID: l.id, LogBytes: sd.localBytes, LogLines: lines, Machine: l.opt.Machine, Origin: originOf(nil, rec, l.shown)}
+	b, err := l.s.buildSession(v.sess, meta, record, appended, sd.remoteLines+1, l.opt.now())
+	if err != nil {
+		return refUpdate{}, Meta{}, err
+	}
+	return refUpdate{Name: sessionRef(l.id), Old: v.sess, New: b.commit, Objects: b.objects}, meta, nil
+}
+
+// agreed records that both sides hold commit (with meta's log).
+func (l *link) agreed(commit plumbing.Hash, bytes, lines int64) {
+	l.sy.Commit, l.sy.LogBytes, l.sy.LogLines = commit.String(), bytes, lines
+}
+
+func (l *link) save() error {
+	l.sy.URL = l.shown
+	l.sy.SyncedAt = l.opt.now()
+	return l.s.writeSynced(l.id, l.sy)
+}
+
+// takeRemote makes the local copy the remote's v.sess: appends the lines
+// the local log lacks, then writes the record (its worktree mapped to the
+// local clone), then the sync file. Each step is durable before the next,
+// so a pull cut off anywhere completes the next time (Compare sees the
+// local log as a prefix of the remote one).
+func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session, error) {
+	l.s.objMu.Lock()
+	snap, err := l.s.readSnapshot(v.sess)
+	l.s.objMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if snap.Meta.ID != l.id {
+		return nil, fmt.Errorf("the remote's session %s holds session %q", l.id, snap.Meta.ID)
+	}
+	path := l.s.home.LogPath(l.id)
+	if sd.LocalExists {
+		if _, err := state.TruncateTornTail(path); err != nil {
+			return nil, err
+		}
+	}
+	if add := sd.RemoteExtra[len(sd.LocalExtra):]; len(add) > 0 {
+		if err := appendDurably(path, add); err != nil {
+			return nil, err
+		}
+		failpoint.Wait(ctx, failpoint.AfterPullAppended)
+	}
+	var rec state.Session
+	if err := json.Unmarshal(snap.Record, &rec); err != nil {
+		return nil, fmt.Errorf("the record in the remote's session %s: %w", l.id, err)
+	}
+	if rec.ID != l.id {
+		return nil, fmt.Errorf("the record in the remote's session %s names id %q", l.id, rec.ID)
+	}
+	if rec.Format > state.Format {
+		return nil, &state.NewerFormatError{What: "session " + l.id + " on " + l.shown, Format: rec.Format}
+	}
+	var here []Clone
+	if c, ok := l.s.cloneAt(l.opt.Dir); ok {
+		here = []Clone{c}
+	}
+	clone, mapped := MapWorktree(snap.Meta.Origin.URL, snap.Meta.Origin.Branch, here)
+	if !mapped && rec.Worktree != nil {
+		// Not the clone the pull runs in: one that other sessions here use.
+		clone, mapped = MapWorktree(snap.Meta.Origin.URL, snap.Meta.Origin.Branch, l.s.knownClones())
+	}
+	rec = LocalRecord(rec, snap.Meta.Origin, clone, mapped)
+	if _, err := os.Stat(l.s.home.RecordPath(l.id)); err == nil {
+		if _, err := l.s.home.UpdateSession(l.id, func(s *state.Session) error {
+			unknown := s.Unknown
+			*s = rec
+			s.Unknown = unknown
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	} else if err := l.s.home.CreateSession(&rec); err != nil {
+		return nil, err
+	}
+	l.agreed(v.sess, snap.Meta.LogBytes, snap.Meta.LogLines)
+	return &rec, nil
+}
+
+// LocalRecord is a pulled record as this machine keeps it: what named a
+// process of the other machine is cleared, and a worktree recorded there
+// maps to the local clone of the same repository when there is one.
+func LocalRecord(rec state.Session, origin Origin, clone Clone, mapped bool) state.Session {
+	rec.OwnerPID, rec.AgentPID, rec.AgentStart, rec.WarmUntil = 0, 0, "", nil
+	if mapped && rec.Worktree != nil {
+		w := *rec.Worktree
+		w.Path, w.Owned, w.Valid, w.Problem = clone.Path, false, true, ""
+		rec.Worktree = &w
+		rec.Cwd = clone.Path
+		if origin.Rel != "" && origin.Rel != "." {
+			rec.Cwd = filepath.Join(clone.Path, filepath.FromSlash(origin.Rel))
+		}
+		rec.Workspace = filepath.Base(clone.Path)
+	}
+	return rec
+}
+
+func appendDurably(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// describe is a claim for status lines.
+func describe(c *Claim) string {
+	if c == nil {
+		return "none"
+	}
+	if c.Released {
+		return "released by " + c.Machine
+	}
+	return fmt.Sprintf("%s (pid %d) until %s", c.Machine, c.PID, c.ExpiresAt.Format(time.RFC3339))
+}

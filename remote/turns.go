@@ -1,0 +1,423 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/kandev/kandev/state"
+)
+
+// Turns is an owner's claim on a synced session: taken before its turns
+// run (Busy), renewed while they run, given up when it is idle or done
+// (Idle, Release), each time together with a push of what the turns
+// appended, so the next machine to claim it continues from there. A nil
+// *Turns (a session that never synced, with [sync] auto off) does nothing.
+type Turns struct {
+	l      *link
+	auto   bool
+	onLost func() // the claim was taken over: the owner stops
+
+	mu      sync.Mutex // Busy, TurnEnded, Idle, Release
+	holding bool
+	// opMu orders the renewer's use of the link with the others' (the
+	// renewer never takes mu: giveUp waits for it while holding mu).
+	opMu   sync.Mutex
+	stop   chan struct{}
+	done   chan struct{}
+	fenced atomic.Pointer[FencedError]
+}
+
+// errNeedObjects: a decision needs objects the store does not hold yet.
+var errNeedObjects = errors.New("objects to fetch first")
+
+// ErrMovedOn: while a warm owner was idle, another machine ran the
+// session; its log and record now have those turns (the claim is held),
+// but this owner's agent does not: the owner must end.
+var ErrMovedOn = errors.New("the session ran on another machine meanwhile")
+
+// ClaimTurns claims session id for the owner that is about to run it, if
+// the session has synced (been pushed or pulled) or [sync] auto is on; a
+// session the remote has more of is first brought up to date here. The
+// caller holds the session's owner lock. onLost runs (once) if another
+// machine takes the claim over while a turn runs.
+func ClaimTurns(ctx context.Context, h *state.Home, cfg *state.Config, id string, onLost func()) (*Turns, error) {
+	// Read before the store is opened: a home that never syncs never gets one.
+	sy, err := readSyncedFile(filepath.Join(h.Dir, "sync", "sessions", id+".json"))
+	if err != nil {
+		return nil, err
+	}
+	auto := cfg != nil && cfg.Sync.Auto
+	if sy == nil && !auto {
+		return nil, nil
+	}
+	e, s, err := Env{Home: h, Config: cfg}.fill()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := h.LoadSession(id)
+	if err != nil {
+		return nil, err
+	}
+	url, err := resolveURL(cfg, rec, sy, sessionRepoDir(rec), "")
+	if err != nil {
+		if sy == nil {
+			return nil, nil // auto, but nowhere to push: a session outside any clone
+		}
+		return nil, err
+	}
+	e.Opt.Dir = sessionRepoDir(rec)
+	t := &Turns{l: newLink(s, id, url, sy, e.Opt), auto: auto, onLost: onLost}
+	if err := t.Busy(ctx); err != nil {
+		if sy == nil && !errors.Is(err, ErrClaimHeld) && !errors.Is(err, ErrDiverged) {
+			// Never on the remote (auto, first turn, remote unreachable): no
+			// other machine can be running it; it travels from a later turn.
+			return nil, nil
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+// Busy takes the claim before a turn (again, after Idle).
+func (t *Turns) Busy(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.holding {
+		return nil
+	}
+	first := t.stop == nil
+	t.opMu.Lock()
+	err := retryStale(func() error { return t.claim(ctx, first) })
+	t.opMu.Unlock()
+	if errors.Is(err, errStale) {
+		err = fmt.Errorf("%w: session %s is being claimed by another machine at this moment; try again", ErrClaimHeld, t.l.id)
+	}
+	if err != nil && !errors.Is(err, ErrMovedOn) {
+		return err
+	}
+	t.holding = true
+	t.stop, t.done = make(chan struct{}), make(chan struct{})
+	go t.renew(t.stop, t.done)
+	return err
+}
+
+func (t *Turns) claim(ctx context.Context, first bool) error {
+	l := t.l
+	unlock, err := l.s.lock(ctx, l.id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if sy, err := l.s.readSynced(l.id); err == nil && sy != nil && sy.URL == l.shown {
+		l.sy = sy
+	}
+	// One connection: the refs the push session opens with decide the claim.
+	var v view
+	var cu claimUpdate
+	decide := func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) {
+		v = view{sess: refs[sessionRef(l.id)], owner: refs[ownerRef(l.id)]}
+		if !v.owner.IsZero() {
+			if !l.s.has(v.owner) {
+				return nil, errNeedObjects // another machine's claim: read it first
+			}
+			var err error
+			if v.claim, err = l.s.readClaim(v.owner); err != nil {
+				return nil, err
+			}
+		}
+		now := l.opt.now()
+		held, heldHash := l.held()
+		verdict := DecideClaim(ClaimInput{Current: v.claim, CurrentHash: hashString(v.owner), HeldHash: heldHash, Held: held, Machine: l.opt.Machine, Now: now})
+		if verdict == ClaimRefused {
+			return nil, &ClaimHeldError{ID: l.id, Machine: v.claim.Machine, ExpiresAt: v.claim.ExpiresAt}
+		}
+		c := NextClaim(v.claim, l.opt.Machine, os.Getpid(), now, l.opt.TTL)
+		if verdict == ClaimKeep {
+			c = *held
+			c.PID, c.ExpiresAt = os.Getpid(), now.Add(l.opt.TTL)
+		}
+		var err error
+		cu, err = l.claimUpdate(v, c)
+		return []refUpdate{cu.up}, err
+	}
+	for i := 0; ; i++ {
+		err = l.w.pushDecided(ctx, decide)
+		if !errors.Is(err, errNeedObjects) || i == 2 {
+			break
+		}
+		if _, err := l.look(ctx, nil); err != nil { // fetches them
+			return err
+		}
+	}
+	if err != nil {
+		return err
+	}
+	l.setClaim(cu)
+	v.owner, v.claim = cu.up.New, &cu.claim
+	if !v.sess.IsZero() && !l.s.has(v.sess) {
+		// Held now, so the session ref cannot move: fetch what it names.
+		if err := l.w.fetch(ctx, map[plumbing.ReferenceName]plumbing.Hash{sessionRef(l.id): v.sess}, l.haves()); err != nil {
+			return errors.Join(err, l.releaseLocked(ctx, nil))
+		}
+	}
+	sd, err := l.compare(v)
+	if err != nil {
+		return errors.Join(err, l.releaseLocked(ctx, nil))
+	}
+	switch sd.step {
+	case Diverged:
+		return errors.Join(&DivergedError{ID: l.id, URL: l.shown}, l.releaseLocked(ctx, nil))
+	case TakeRemote:
+		if _, err := l.takeRemote(ctx, v, sd); err != nil {
+			return errors.Join(err, l.releaseLocked(ctx, nil))
+		}
+		if !first {
+			// The warm agent does not know the other machine's turns: the
+			// owner ends (still holding the claim, so what it logs on the
+			// way out is pushed) and the next one restores from the log.
+			return errors.Join(ErrMovedOn, l.save())
+		}
+	}
+	return l.save()
+}
+
+// renew keeps the claim alive while turns run; a renewal the remote
+// refuses means another machine took the claim over.
+func (t *Turns) renew(stop, done chan struct{}) {
+	defer close(done)
+	every := max(t.l.opt.TTL/3, 100*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		err := t.renewOnce(ctx)
+		cancel()
+		if errors.Is(err, ErrFenced) {
+			t.lost(err)
+			return
+		}
+	}
+}
+
+func (t *Turns) renewOnce(ctx context.Context) error {
+	t.opMu.Lock()
+	defer t.opMu.Unlock()
+	l := t.l
+	unlock, err := l.s.lock(ctx, l.id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if sy, err := l.s.readSynced(l.id); err == nil && sy != nil {
+		l.sy = sy
+	}
+	held, heldHash := l.held()
+	if held == nil {
+		return l.fenced(ctx)
+	}
+	c := *held
+	c.ExpiresAt = l.opt.now().Add(l.opt.TTL)
+	v := view{owner: plumbing.NewHash(heldHash)}
+	cu, err := l.claimUpdate(v, c)
+	if err != nil {
+		return err
+	}
+	if err := l.w.push(ctx, []refUpdate{cu.up}); err != nil {
+		if errors.Is(err, errStale) {
+			return l.fenced(ctx)
+		}
+		return err
+	}
+	l.setClaim(cu)
+	return l.save()
+}
+
+func (t *Turns) lost(err error) {
+	var fe *FencedError
+	if errors.As(err, &fe) && t.fenced.CompareAndSwap(nil, fe) && t.onLost != nil {
+		t.onLost()
+	}
+}
+
+// Fenced is the takeover that stopped this owner, nil if none.
+func (t *Turns) Fenced() error {
+	if t == nil {
+		return nil
+	}
+	if fe := t.fenced.Load(); fe != nil {
+		return fe
+	}
+	return nil
+}
+
+// TurnEnded pushes what the turn appended when [sync] auto is on; the
+// claim is renewed in the same update.
+func (t *Turns) TurnEnded(ctx context.Context) error {
+	if t == nil || !t.auto {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.holding || t.Fenced() != nil {
+		return t.Fenced()
+	}
+	l := t.l
+	t.opMu.Lock()
+	err := retryStale(func() error {
+		unlock, err := l.s.lock(ctx, l.id)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		rec, err := l.s.home.LoadSession(l.id)
+		if err != nil {
+			return err
+		}
+		_, err = l.push(ctx, rec, true)
+		return err
+	})
+	t.opMu.Unlock()
+	if errors.Is(err, ErrFenced) {
+		t.lost(err)
+	}
+	return err
+}
+
+// Idle gives the claim up while a warm owner waits, pushing what its turns
+// appended, so another machine may run the session meanwhile.
+func (t *Turns) Idle(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.giveUp(ctx)
+}
+
+// Release gives the claim up for good when the owner exits; the error is
+// the takeover that fenced it, if any.
+func (t *Turns) Release(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.giveUp(ctx); err != nil {
+		return err
+	}
+	return t.Fenced()
+}
+
+func (t *Turns) giveUp(ctx context.Context) error {
+	if !t.holding {
+		return nil
+	}
+	close(t.stop)
+	<-t.done
+	t.holding = false
+	if t.Fenced() != nil {
+		return nil
+	}
+	l := t.l
+	t.opMu.Lock()
+	err := retryStale(func() error {
+		unlock, err := l.s.lock(ctx, l.id)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		rec, err := l.s.home.LoadSession(l.id)
+		if err != nil {
+			return err
+		}
+		return l.releaseLocked(ctx, rec)
+	})
+	t.opMu.Unlock()
+	if errors.Is(err, ErrFenced) {
+		t.lost(err)
+	}
+	return err
+}
+
+// releaseLocked writes the released claim, with the session's new events
+// when rec is given and this machine is ahead. Unredacted data is not
+// pushed; the claim is released all the same.
+func (l *link) releaseLocked(ctx context.Context, rec *state.Session) error {
+	if sy, err := l.s.readSynced(l.id); err == nil && sy != nil && sy.URL == l.shown {
+		l.sy = sy
+	}
+	held, heldHash := l.held()
+	if held == nil {
+		return nil
+	}
+	var cu claimUpdate
+	var meta Meta
+	var unredacted error
+	var sent plumbing.Hash
+	// One connection, as for the claim: the refs decide what is pushed.
+	err := l.w.pushDecided(ctx, func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) {
+		v := view{sess: refs[sessionRef(l.id)], owner: refs[ownerRef(l.id)]}
+		if hashString(v.owner) != heldHash {
+			return nil, errStale // taken over: fenced
+		}
+		if !v.sess.IsZero() && !l.s.has(v.sess) {
+			return nil, errNeedObjects
+		}
+		c := *held
+		c.Released, c.ExpiresAt = true, l.opt.now()
+		var err error
+		if cu, err = l.claimUpdate(v, c); err != nil {
+			return nil, err
+		}
+		ups := []refUpdate{cu.up}
+		if rec == nil {
+			return ups, nil
+		}
+		sd, err := l.compare(v)
+		if err != nil || sd.step != SendLocal {
+			return ups, err
+		}
+		su, m, err := l.sessionUpdate(v, sd, rec)
+		switch {
+		case errors.Is(err, ErrUnredacted):
+			unredacted = err
+		case err != nil:
+			return nil, err
+		default:
+			ups, meta, sent = append(ups, su), m, su.New
+		}
+		return ups, nil
+	})
+	switch {
+	case errors.Is(err, errNeedObjects):
+		if _, err := l.look(ctx, nil); err != nil {
+			return err
+		}
+		return errStale // and again
+	case errors.Is(err, errStale):
+		return l.fenced(ctx)
+	case err != nil:
+		return err
+	}
+	if !sent.IsZero() {
+		l.agreed(sent, meta.LogBytes, meta.LogLines)
+	}
+	l.setClaim(cu)
+	return errors.Join(unredacted, l.save())
+}

@@ -1,0 +1,92 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// Two homes against one bare repository by path, in one process: the claim
+// excludes the second while the first holds it (renewing it meanwhile),
+// and once released the second takes it with the first one's new events.
+func TestTurns_OneMachineAtATimeAndTheNextTakesTheNewEvents(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: git is not installed")
+	}
+	bare := filepath.Join(t.TempDir(), "p.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	os.Unsetenv("KANDEV_MACHINE")
+	id := "20261201-100000-turns001"
+	cfg := &state.Config{Sync: state.SyncConfig{ClaimTTLSeconds: 1}}
+	a := homeWithSession(t, id, 10)
+	ctx := context.Background()
+	if _, err := Push(ctx, Env{Home: a, Config: cfg, Opt: Options{Remote: bare, Dir: a.Dir}}, id); err != nil {
+		t.Fatal(err)
+	}
+	b, err := state.OpenHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pull(ctx, Env{Home: b, Config: cfg, Opt: Options{Remote: bare, Dir: b.Dir}}, id, false, false); err != nil {
+		t.Fatal(err)
+	}
+	ta, err := ClaimTurns(ctx, a, cfg, id, func() { t.Error("A was fenced while renewing") })
+	if err != nil || ta == nil {
+		t.Fatal(ta, err)
+	}
+	appendTurn(t, a, id, 11, 5)
+	time.Sleep(1500 * time.Millisecond) // past the TTL: only renewals keep it
+	if _, err := ClaimTurns(ctx, b, cfg, id, nil); !errors.Is(err, ErrClaimHeld) {
+		t.Fatalf("B claimed a session A holds: %v", err)
+	}
+	if err := ta.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := ClaimTurns(ctx, b, cfg, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Release(ctx)
+	la, _ := os.ReadFile(a.LogPath(id))
+	lb, _ := os.ReadFile(b.LogPath(id))
+	if string(la) != string(lb) {
+		t.Fatalf("B's claim did not bring A's new events: %d vs %d bytes", len(lb), len(la))
+	}
+}
+
+// A session deleted here after it synced (kandev prune) is pulled whole
+// again, not from where it last agreed.
+func TestPull_ASessionDeletedSinceItSyncedComesBackWhole(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: git is not installed")
+	}
+	bare := filepath.Join(t.TempDir(), "p.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	id := "20261201-100000-pruned01"
+	h := homeWithSession(t, id, 10)
+	e := Env{Home: h, Opt: Options{Remote: bare, Dir: h.Dir, Machine: "A"}}
+	ctx := context.Background()
+	if _, err := Push(ctx, e, id); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(h.LogPath(id))
+	if err := h.DeleteSessionFiles(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pull(ctx, e, id, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(h.LogPath(id)); string(got) != string(want) {
+		t.Fatalf("pulled %d bytes, want the whole %d", len(got), len(want))
+	}
+}
