@@ -128,6 +128,8 @@ func (srv *server) Initialize(ctx context.Context, req sdk.InitializeRequest) (s
 	if name == "" {
 		name, _ = acp.DefaultAgent(srv.opts.Config)
 	}
+	// Not cut short when the editor hangs up right after asking.
+	prompts, mcp := promptCapabilities(context.WithoutCancel(ctx), srv.opts, name)
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentInfo:       &sdk.Implementation{Name: "kandev", Version: acp.Version},
@@ -139,8 +141,8 @@ func (srv *server) Initialize(ctx context.Context, req sdk.InitializeRequest) (s
 				List:   &sdk.SessionListCapabilities{},
 				Close:  &sdk.SessionCloseCapabilities{},
 			},
-			// Not cut short when the editor hangs up right after asking.
-			PromptCapabilities: promptCapabilities(context.WithoutCancel(ctx), srv.opts, name),
+			PromptCapabilities: prompts,
+			McpCapabilities:    mcp,
 		},
 	}, nil
 }
