@@ -130,3 +130,60 @@ func TestClaude_EditorSetsPlanModeAndALoadInANewEditorKeepsIt(t *testing.T) {
 		t.Fatalf("the model request after the load does not run in plan mode:\n%.3000s", last)
 	}
 }
+
+func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *testing.T) {
+	t.Parallel()
+	r := newCodexRig(t, codexOptions{})
+	mcp, notes := notesMCPFile(t, r.world)
+	id, res := r.start("--agent", "codex", "--permissions", "approve-all", "--model", "gpt-5.4", "--mcp", mcp, "please MCPNOTE first call")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "first call\n" {
+		t.Fatalf("after the first turn the MCP server's file holds %q\n%s", b, res)
+	}
+	n := len(r.requests())
+	res = r.run("prompt", id, "--permissions", "approve-all", "please MCPNOTE second call")
+	if res.code != 0 {
+		t.Fatalf("prompt: %s", res)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "first call\nsecond call\n" {
+		t.Fatalf("after the restore the MCP server's file holds %q\n%s", b, res)
+	}
+	starts := codexAgentStarts(r.events(id))
+	if len(starts) != 2 || starts[1].Restore == "new" {
+		t.Fatalf("agent_started events: %+v", starts)
+	}
+	reqs := r.requests()
+	if len(reqs) <= n {
+		t.Fatal("no model request after the restore")
+	}
+	for i, q := range reqs {
+		if q.Body.Model != "gpt-5.4" {
+			t.Fatalf("request %d (of %d, %d before the restore) asks for model %q", i+1, len(reqs), n, q.Body.Model)
+		}
+	}
+
+	// The mode: set with kandev set, in force after a load in kandev acp.
+	mustOK(t, r.run("set", id, "--mode", "read-only"))
+	ed := r.openEditor("--agent", "codex")
+	ed.initialize()
+	ctx, cancel := editorCtx()
+	defer cancel()
+	lr, err := ed.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: r.cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/load: %v\n%s", err, ed.stderr)
+	}
+	if lr.Modes == nil || lr.Modes.CurrentModeId != "read-only" {
+		t.Fatalf("after the load Codex's mode is %s", mustJSON(lr.Modes))
+	}
+	ed.mustPrompt(sdk.SessionId(id), "hello read only")
+	ed.quit()
+	starts = codexAgentStarts(r.events(id))
+	t.Logf("restore %s, agent_started data %s", starts[len(starts)-1].Restore, starts[len(starts)-1].Data)
+	reqs = r.requests()
+	if last := reqs[len(reqs)-1]; !strings.Contains(last.input(), "read-only") || last.Body.Model != "gpt-5.4" {
+		t.Fatalf("the request after the load (model %s) does not run read-only:\n%.3000s", last.Body.Model, last.input())
+	}
+	assertNoSecretUnder(t, r.home, setupSecret)
+}
