@@ -187,3 +187,65 @@ func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *test
 	}
 	assertNoSecretUnder(t, r.home, setupSecret)
 }
+
+func TestGemini_MCPServerModelAndPlanModeSurviveARestoreInANewProcess(t *testing.T) {
+	t.Parallel()
+	r := newGeminiRig(t)
+	mcp, notes := notesMCPFile(t, r.world)
+	id, res := r.start("--agent", geminiAgent, "--permissions", "approve-all", "--model", "gemini-2.5-pro", "--mcp", mcp, "please MCPNOTE first call")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "first call\n" {
+		t.Fatalf("after the first turn the MCP server's file holds %q\n%s", b, res)
+	}
+	n := len(r.requests())
+	// Gemini CLI finds a session it saved only from the next minute on
+	// (gemini_test.go): wait for it, so the restore is a session/load.
+	waitForNextMinute(eventTime(t, codexAgentStarts(r.events(id))[0]))
+	res = r.run("prompt", id, "--permissions", "approve-all", "please MCPNOTE second call")
+	if res.code != 0 {
+		t.Fatalf("prompt: %s", res)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "first call\nsecond call\n" {
+		t.Fatalf("after the restore the MCP server's file holds %q\n%s", b, res)
+	}
+	starts := codexAgentStarts(r.events(id))
+	if len(starts) != 2 || starts[1].Restore != "load" {
+		t.Fatalf("agent_started events: %+v", starts)
+	}
+	t.Logf("restore %s, agent_started data %s", starts[1].Restore, starts[1].Data)
+	// The agent loop's requests (those that declare tools) ask for the model.
+	loop := 0
+	for i, q := range r.requests() {
+		if len(q.Body.Tools) == 0 {
+			continue
+		}
+		loop++
+		if !strings.Contains(q.Path, "/models/gemini-2.5-pro:") {
+			t.Fatalf("request %d (%d before the restore) asks for %s", i+1, n, q.Path)
+		}
+	}
+	if loop < 4 {
+		t.Fatalf("%d agent-loop requests, want 2 per turn", loop)
+	}
+
+	mustOK(t, r.run("set", id, "--mode", "plan"))
+	ed := r.openEditor("--agent", geminiAgent)
+	ed.initialize()
+	ctx, cancel := editorCtx()
+	defer cancel()
+	lr, err := ed.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: r.cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/load: %v\n%s", err, ed.stderr)
+	}
+	if lr.Modes == nil || lr.Modes.CurrentModeId != "plan" || lr.Models == nil || lr.Models.CurrentModelId != "gemini-2.5-pro" {
+		t.Fatalf("after the load Gemini's mode is %s, model %s", mustJSON(lr.Modes), mustJSON(lr.Models))
+	}
+	ed.quit()
+	starts = codexAgentStarts(r.events(id))
+	// (Within a minute of the last turn Gemini's load fails again, and the
+	// restore is a new session with the resume context: the mode holds too.)
+	t.Logf("restore %s, agent_started data %s", starts[len(starts)-1].Restore, starts[len(starts)-1].Data)
+	assertNoSecretUnder(t, r.home, setupSecret)
+}

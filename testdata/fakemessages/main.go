@@ -83,8 +83,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		input, _ := json.Marshal(map[string]any{"command": s.toolCmd, "description": "Run the fake tool command"})
 		blocks = []block{{Type: "tool_use", ID: fmt.Sprintf("toolu_fake_%d", n), Name: "Bash", Input: input}}
 	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offers(s.mcpTool):
-		_, after, _ := strings.Cut(user, s.mcpWord)
-		input, _ := json.Marshal(map[string]any{"text": strings.TrimSpace(after)})
+		after := mcpText(user, s.mcpWord)
+		input, _ := json.Marshal(map[string]any{"text": after})
 		blocks = []block{{Type: "tool_use", ID: fmt.Sprintf("toolu_fake_%d", n), Name: s.mcpTool, Input: input}}
 	default:
 		blocks = []block{{Type: "text", Text: fmt.Sprintf("ack %d: %s", n, start(user))}}
@@ -272,4 +272,12 @@ func (st *stream) message(n int, model string, blocks []block) {
 	st.event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stopReason(blocks), "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": 5}})
 	st.event("message_stop", map[string]any{})
+}
+
+// mcpText is what follows the last word in text, to the end of its line:
+// a prompt that quotes earlier ones (a resume context) asks for its own.
+func mcpText(text, word string) string {
+	after := text[strings.LastIndex(text, word)+len(word):]
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(line)
 }

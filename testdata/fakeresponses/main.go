@@ -84,8 +84,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		name, args := req.shellCall(s.toolCmd)
 		st.functionCall("", name, args)
 	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offersMCP(s.mcpTool) != "":
-		_, after, _ := strings.Cut(user, s.mcpWord)
-		args, _ := json.Marshal(map[string]any{"text": strings.TrimSpace(after)})
+		after := mcpText(user, s.mcpWord)
+		args, _ := json.Marshal(map[string]any{"text": after})
 		ns, name := req.offersMCP(s.mcpTool), s.mcpTool
 		if ns != name {
 			name = strings.TrimPrefix(s.mcpTool, ns+"__")
@@ -323,4 +323,12 @@ func (st *stream) functionCall(namespace, name, args string) {
 	}
 	st.event("response.output_item.done", map[string]any{"output_index": 0, "item": done})
 	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
+}
+
+// mcpText is what follows the last word in text, to the end of its line:
+// a prompt that quotes earlier ones (a resume context) asks for its own.
+func mcpText(text, word string) string {
+	after := text[strings.LastIndex(text, word)+len(word):]
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(line)
 }
