@@ -228,3 +228,33 @@ func TestEditor_AllowAlwaysReachesTheAgentAsSuch(t *testing.T) {
 		t.Fatalf("logged %s %s", resolved[0].Content, resolved[0].Data)
 	}
 }
+
+func TestEditor_TypeScriptSDKClientSetsTheSetupAndGivesMCPServersThatSurviveAReopen(t *testing.T) {
+	w := newMCPWorld(t)
+	notes, _ := json.Marshal([]sdk.McpServer{w.notesServer(t)})
+	base := w.env
+	w.env = append(base, "KANDEV_TS_MCP="+string(notes), `KANDEV_TS_SET={"mode":"code","options":{"effort":"high"}}`)
+	first := w.runTSClient("first", "/mcp append from the TypeScript client")
+	if s := first.Setup; s.Modes == nil || strings.Join(modeIDs(s.Modes), ",") != "ask,code" || s.Models == nil || effortOf(t, s.ConfigOptions) != "low" {
+		t.Fatalf("the TypeScript client's session/new answer: %s", mustJSON(s))
+	}
+	if effortOf(t, first.SetOptions) != "high" {
+		t.Fatalf("set_config_option answered %s", mustJSON(first.SetOptions))
+	}
+	if b, _ := os.ReadFile(w.notes); string(b) != "from the TypeScript client\n" || tsCount(first.Turn, "tool_call_update", "completed") != 1 {
+		t.Fatalf("the editor's MCP server did not reach the agent: file %q, %s", b, mustJSON(first.Turn))
+	}
+
+	w.env = append(base, "KANDEV_TS_MCP="+string(notes))
+	second := w.runTSClient("reopen", first.SessionID, "/setup")
+	if s := second.Setup; s.Modes == nil || s.Modes.CurrentModeId != "code" || effortOf(t, s.ConfigOptions) != "high" {
+		t.Fatalf("the load answer in a new process: %s", mustJSON(s))
+	}
+	if got := tsText(second.Turn, "agent_message_chunk"); got != "mode: code, model: demo-small, options: effort=high" {
+		t.Fatalf("/setup after the reopen: %q", got)
+	}
+	if b, _ := os.ReadFile(w.notes); string(b) != "from the TypeScript client\n" {
+		t.Fatalf("the MCP server's file holds %q", b)
+	}
+	assertNoSecretUnder(t, w.home, setupSecret)
+}
