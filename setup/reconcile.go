@@ -169,7 +169,17 @@ func Reconcile(want *state.Setup, off Offered) (steps []Step, missing []string) 
 		return nil, nil
 	}
 	if want.Mode != "" {
+		key, byOption := categoryOption(off, "mode")
 		switch {
+		case off.Modes == nil && byOption:
+			// An agent that offers its modes as a config option only (OpenCode).
+			o := off.Options[key]
+			switch {
+			case !slices.Contains(o.Values, want.Mode):
+				missing = append(missing, fmt.Sprintf("mode %s (it offers %s)", want.Mode, list(o.Values)))
+			case o.Current != want.Mode:
+				steps = append(steps, Step{Kind: StepOption, Key: key, Value: want.Mode})
+			}
 		case off.Modes == nil:
 			missing = append(missing, fmt.Sprintf("mode %s (the agent offers no modes)", want.Mode))
 		case !slices.Contains(off.Modes, want.Mode):

@@ -185,6 +185,9 @@ func TestReconcile(t *testing.T) {
 		{"models offered as a config option only: the model is set through it",
 			&state.Setup{Model: "gpt-5.4"}, codexLike, []Step{{Kind: StepOption, Key: "model", Value: "gpt-5.4"}}, nil},
 		{"models offered as a config option only: already the current one", &state.Setup{Model: "gpt-5.4-mini"}, codexLike, nil, nil},
+		{"modes offered as a config option only: the mode is set through it",
+			&state.Setup{Mode: "plan"}, Offered{Options: map[string]Option{"mode": {Current: "build", Values: []string{"build", "plan"}, Category: "mode"}}},
+			[]Step{{Kind: StepOption, Key: "mode", Value: "plan"}}, nil},
 		{"models offered as a config option only: one it does not offer is named",
 			&state.Setup{Model: "gpt-9"}, codexLike, nil, []string{"model gpt-9 (it offers gpt-5.4, gpt-5.4-mini)"}},
 	}
