@@ -258,3 +258,33 @@ func TestEditor_TypeScriptSDKClientSetsTheSetupAndGivesMCPServersThatSurviveAReo
 	}
 	assertNoSecretUnder(t, w.home, setupSecret)
 }
+
+func TestEditor_LoadAddsItsMCPServersToAShellSession(t *testing.T) {
+	w := newMCPWorld(t)
+	id, r := w.start("--linger", "0", "remember FIG")
+	mustOK(t, r)
+	ed := w.openEditor()
+	ed.initialize()
+	ctx, cancel := editorCtx()
+	defer cancel()
+	if _, err := ed.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: w.cwd, McpServers: []sdk.McpServer{w.notesServer(t)}}); err != nil {
+		t.Fatalf("session/load: %v\n%s", err, ed.stderr)
+	}
+	ed.mustPrompt(sdk.SessionId(id), "/tools")
+	if got := chunkText(ed.take(sdk.SessionId(id)), "agent"); !strings.Contains(got, "MCP tools: notes/append") {
+		t.Fatalf("/tools after a load that gave a server: %q", got)
+	}
+	ed.quit()
+	if s := w.session(id); s.Setup == nil || strings.Join(s.Setup.MCPServers, ",") != "notes" {
+		t.Fatalf("recorded setup: %+v", s.Setup)
+	}
+	changed := ofType(w.events(id), state.EventSetupChanged)
+	if len(changed) != 1 || changed[0].Source != "editor" {
+		t.Fatalf("setup_changed events: %+v", changed)
+	}
+	// A shell resume passes the recorded server too.
+	if r := w.mustRun("prompt", id, "--linger", "0", "/mcp append from the shell"); !strings.Contains(r.stdout, "appended: from the shell (token matches: true)") {
+		t.Fatalf("the shell's prompt: %s", r)
+	}
+	assertNoSecretUnder(t, w.home, setupSecret)
+}
