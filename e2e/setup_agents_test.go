@@ -249,3 +249,39 @@ func TestGemini_MCPServerModelAndPlanModeSurviveARestoreInANewProcess(t *testing
 	t.Logf("restore %s, agent_started data %s", starts[len(starts)-1].Restore, starts[len(starts)-1].Data)
 	assertNoSecretUnder(t, r.home, setupSecret)
 }
+
+func TestOpenCode_MCPServerAndModeSurviveARestoreInANewProcess(t *testing.T) {
+	t.Parallel()
+	r := newOpenCodeRig(t)
+	mcp, notes := notesMCPFile(t, r.world)
+	id, res := r.start("--agent", "opencode", "--permissions", "approve-all", "--mode", "plan", "--mcp", mcp, "please "+openCodeToolWord+" first")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "noted\n" {
+		t.Fatalf("after the first turn the MCP server's file holds %q\n%s", b, res)
+	}
+	res = r.run("prompt", id, "--permissions", "approve-all", "please "+openCodeToolWord+" again")
+	if res.code != 0 {
+		t.Fatalf("prompt: %s", res)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "noted\nnoted\n" {
+		t.Fatalf("after the restore the MCP server's file holds %q\n%s", b, res)
+	}
+	starts := codexAgentStarts(r.events(id))
+	if len(starts) != 2 || starts[1].Restore == "new" {
+		t.Fatalf("agent_started events: %+v", starts)
+	}
+	t.Logf("restore %s, agent_started data %s", starts[1].Restore, starts[1].Data)
+	// The mode goes through OpenCode's mode option at start; the resumed
+	// session still has it (nothing applied again).
+	if !strings.Contains(string(starts[0].Data), `"setup_applied":["option mode=plan"]`) || strings.Contains(string(starts[1].Data), "mode=plan") {
+		t.Fatalf("setup applied at start %s, after the resume %s", starts[0].Data, starts[1].Data)
+	}
+	for _, m := range ofType(r.events(id), state.EventMarker) {
+		if strings.Contains(m.Summary, "does not take") {
+			t.Fatalf("a setup warning: %s", m.Summary)
+		}
+	}
+	assertNoSecretUnder(t, r.home, setupSecret)
+}
