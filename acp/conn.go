@@ -61,6 +61,7 @@ type Conn struct {
 	recDone      chan struct{}
 	offeredMu    sync.Mutex
 	offered      setup.Offered // the setup the agent answered its last session/new, load or resume with
+	answer       AgentSetup    // the same answer as the agent gave it (for an editor), kept current
 }
 
 // Connect wires an ACP client connection to a launched agent process.
@@ -256,14 +257,14 @@ func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
 // NewSession asks for a fresh agent session in cwd.
 func (c *Conn) NewSession(ctx context.Context) (string, error) {
 	resp, err := c.sdk.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
-	c.setOffered(func(o *setup.Offered) { *o = setup.OfferedBy(resp.Modes, resp.Models, resp.ConfigOptions) })
+	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
 	return string(resp.SessionId), c.wrap(err)
 }
 
 // ResumeSession restores token without replay.
 func (c *Conn) ResumeSession(ctx context.Context, token string) error {
 	resp, err := c.sdk.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
-	c.setOffered(func(o *setup.Offered) { *o = setup.OfferedBy(resp.Modes, resp.Models, resp.ConfigOptions) })
+	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
 	return c.wrap(err)
 }
 
@@ -273,7 +274,7 @@ func (c *Conn) LoadSession(ctx context.Context, token string) error {
 	c.setReplaying(true)
 	defer c.setReplaying(false)
 	resp, err := c.sdk.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
-	c.setOffered(func(o *setup.Offered) { *o = setup.OfferedBy(resp.Modes, resp.Models, resp.ConfigOptions) })
+	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
 	// Wait for the replay to be drained before the caller records anything new.
 	c.Barrier(nil)
 	return c.wrap(err)

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"slices"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -24,6 +25,79 @@ func (c *Conn) Offered() setup.Offered {
 	return c.offered
 }
 
+// AgentSetup is the agent's own account of its setup, in ACP's types: the
+// modes, models and config options it answered its last session/new, load
+// or resume with, with their current values kept up to date as kandev
+// changes them and as the agent reports changes. An editor is shown it.
+type AgentSetup struct {
+	Modes         *sdk.SessionModeState
+	Models        *sdk.SessionModelState
+	ConfigOptions []sdk.SessionConfigOption
+}
+
+// Answer is a copy of the agent's setup as it is now.
+func (c *Conn) Answer() AgentSetup {
+	c.offeredMu.Lock()
+	defer c.offeredMu.Unlock()
+	return c.answer.clone()
+}
+
+func (a AgentSetup) clone() AgentSetup {
+	out := AgentSetup{ConfigOptions: cloneOptions(a.ConfigOptions)}
+	if a.Modes != nil {
+		m := *a.Modes
+		m.AvailableModes = slices.Clone(a.Modes.AvailableModes)
+		out.Modes = &m
+	}
+	if a.Models != nil {
+		m := *a.Models
+		m.AvailableModels = slices.Clone(a.Models.AvailableModels)
+		out.Models = &m
+	}
+	return out
+}
+
+// cloneOptions copies options deep enough that setting a current value on
+// the copy leaves the original alone.
+func cloneOptions(opts []sdk.SessionConfigOption) []sdk.SessionConfigOption {
+	if opts == nil {
+		return nil
+	}
+	out := make([]sdk.SessionConfigOption, len(opts))
+	for i, o := range opts {
+		if o.Select != nil {
+			sel := *o.Select
+			o.Select = &sel
+		}
+		if o.Boolean != nil {
+			b := *o.Boolean
+			o.Boolean = &b
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// answered keeps an agent's answer to session/new, load or resume.
+func (c *Conn) answered(modes *sdk.SessionModeState, models *sdk.SessionModelState, opts []sdk.SessionConfigOption) {
+	c.offeredMu.Lock()
+	defer c.offeredMu.Unlock()
+	c.offered = setup.OfferedBy(modes, models, opts)
+	c.answer = AgentSetup{Modes: modes, Models: models, ConfigOptions: opts}.clone()
+}
+
+// setCurrentOption sets option key's current value in opts.
+func setCurrentOption(opts []sdk.SessionConfigOption, key, value string) {
+	for i := range opts {
+		switch {
+		case opts[i].Select != nil && string(opts[i].Select.Id) == key:
+			opts[i].Select.CurrentValue = sdk.SessionConfigValueId(value)
+		case opts[i].Boolean != nil && string(opts[i].Boolean.Id) == key:
+			opts[i].Boolean.CurrentValue = value == "true"
+		}
+	}
+}
+
 func (c *Conn) setOffered(fn func(*setup.Offered)) {
 	c.offeredMu.Lock()
 	defer c.offeredMu.Unlock()
@@ -40,11 +114,21 @@ func (c *Conn) ApplySetup(ctx context.Context, token string, st setup.Step) erro
 		_, err = c.sdk.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: sdk.SessionModeId(st.Value)})
 		if err == nil {
 			c.setOffered(func(o *setup.Offered) { o.Mode = st.Value })
+			c.setAnswer(func(a *AgentSetup) {
+				if a.Modes != nil {
+					a.Modes.CurrentModeId = sdk.SessionModeId(st.Value)
+				}
+			})
 		}
 	case setup.StepModel:
 		_, err = c.sdk.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: id, ModelId: sdk.UnstableModelId(st.Value)})
 		if err == nil {
 			c.setOffered(func(o *setup.Offered) { o.Model = st.Value })
+			c.setAnswer(func(a *AgentSetup) {
+				if a.Models != nil {
+					a.Models.CurrentModelId = sdk.ModelId(st.Value)
+				}
+			})
 		}
 	case setup.StepOption:
 		var req sdk.SetSessionConfigOptionRequest
@@ -66,6 +150,13 @@ func (c *Conn) ApplySetup(ctx context.Context, token string, st setup.Step) erro
 					o.Options[st.Key] = opt
 				}
 			})
+			c.setAnswer(func(a *AgentSetup) {
+				if resp.ConfigOptions != nil {
+					a.ConfigOptions = cloneOptions(resp.ConfigOptions)
+				} else {
+					setCurrentOption(a.ConfigOptions, st.Key, st.Value)
+				}
+			})
 		}
 	}
 	return c.wrap(err)
@@ -73,13 +164,23 @@ func (c *Conn) ApplySetup(ctx context.Context, token string, st setup.Step) erro
 
 // noteReported keeps what the agent reported itself, so a later step is
 // compared with the agent as it is.
-func (c *Conn) noteReported(mode string, opts map[string]setup.Option) {
+func (c *Conn) noteReported(mode string, raw []sdk.SessionConfigOption) {
 	c.offeredMu.Lock()
 	defer c.offeredMu.Unlock()
 	if mode != "" {
 		c.offered.Mode = mode
+		if c.answer.Modes != nil {
+			c.answer.Modes.CurrentModeId = sdk.SessionModeId(mode)
+		}
 	}
-	if opts != nil {
-		c.offered.Options = opts
+	if raw != nil {
+		c.offered.Options = setup.OptionsOf(raw)
+		c.answer.ConfigOptions = cloneOptions(raw)
 	}
+}
+
+func (c *Conn) setAnswer(fn func(*AgentSetup)) {
+	c.offeredMu.Lock()
+	defer c.offeredMu.Unlock()
+	fn(&c.answer)
 }

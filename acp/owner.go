@@ -32,6 +32,14 @@ type Job struct {
 	Emit func(state.Event)
 	// Ask answers a permission request in ask mode; nil means deny.
 	Ask func(req sdk.RequestPermissionRequest) bool
+	// AskOption, when set, answers in ask mode instead of Ask with the id of
+	// the option chosen ("" for none: a denial): the agent gets that very
+	// option (an editor's "allow always" stays "allow always").
+	AskOption func(req sdk.RequestPermissionRequest) string
+	// Offered, when set, is given the agent's setup (its modes, models and
+	// config options, as it answered them) once it is restored and again
+	// whenever it changes; may be nil.
+	Offered func(AgentSetup)
 	// Progress reports start-up steps ("launching agent", ...); may be nil.
 	Progress func(string)
 	// Next returns the next interactive prompt (resume -i); nil for none.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,9 +20,10 @@ import (
 
 // Sources of a setup_changed event.
 const (
-	SetupFromStart = "start" // set on start or fork
-	SetupFromSet   = "set"   // kandev set
-	SetupFromAgent = "agent" // the agent reported it (current_mode_update, config_option_update)
+	SetupFromStart  = "start"  // set on start or fork
+	SetupFromSet    = "set"    // kandev set
+	SetupFromAgent  = "agent"  // the agent reported it (current_mode_update, config_option_update)
+	SetupFromEditor = "editor" // an editor's mcpServers (kandev acp's session/load or resume)
 )
 
 // SetupChangedEvent is the setup_changed event of a session whose setup is
@@ -58,7 +61,16 @@ func (o *owner) applySetup(ctx context.Context) []string {
 	steps, missing := setup.Reconcile(o.s.Setup, o.conn.Offered())
 	applied, refused := o.applySteps(ctx, steps)
 	o.notOffered(append(missing, refused...))
+	o.offeredChanged()
 	return applied
+}
+
+// offeredChanged gives the job the agent's setup as it is now (an editor
+// shows it and answers with it).
+func (o *owner) offeredChanged() {
+	if o.job.Offered != nil && o.conn != nil {
+		o.job.Offered(o.conn.Answer())
+	}
 }
 
 // applySteps applies steps in order; refused names those the agent refused.
@@ -110,9 +122,22 @@ func (o *owner) serveSet(ctx context.Context, in state.Input) {
 		applied, refused = o.applySteps(ctx, steps)
 		missing = append(off, refused...)
 		o.notOffered(missing)
+		o.offeredChanged()
 	}
 	o.append(true, setupChanged(SetupFromSet, o.s.Setup, applied, missing, in.ID))
 	o.consume(in)
+}
+
+// setQueued reports a kandev set waiting in the inbox: an owner waiting
+// for its user's next prompt (an editor's, resume -i) serves it at once.
+func (o *owner) setQueued() bool {
+	ins, _ := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	for _, in := range ins {
+		if in.Kind == state.InputSet {
+			return true
+		}
+	}
+	return false
 }
 
 // recordSet takes a kandev set left in the inbox by a previous owner into
@@ -134,7 +159,7 @@ func (o *owner) noteAgentSetup(evs []*state.Event) {
 		if e.Type != state.EventAgentUpdate {
 			continue
 		}
-		mode, opts := "", map[string]setup.Option(nil)
+		mode, opts, raw := "", map[string]setup.Option(nil), []sdk.SessionConfigOption(nil)
 		switch gjson.GetBytes(e.Data, "sessionUpdate").String() {
 		case "current_mode_update":
 			mode = gjson.GetBytes(e.Data, "currentModeId").String()
@@ -143,11 +168,12 @@ func (o *owner) noteAgentSetup(evs []*state.Event) {
 			if json.Unmarshal(e.Data, &u) != nil {
 				continue
 			}
-			opts = setup.OptionsOf(u.ConfigOptions)
+			raw, opts = u.ConfigOptions, setup.OptionsOf(u.ConfigOptions)
 		default:
 			continue
 		}
-		o.conn.noteReported(mode, opts)
+		o.conn.noteReported(mode, raw)
+		o.offeredChanged()
 		next, changed := setup.Reported(o.session().Setup, mode, opts)
 		if !changed {
 			continue
@@ -283,4 +309,48 @@ func LogNewSetup(h *state.Home, s *state.Session) error {
 	}
 	defer log.Close()
 	return log.AppendSync(SetupChangedEvent(SetupFromStart, s.Setup, nil, nil))
+}
+
+// AddMCPServers records the MCP servers an editor gives again on a load or
+// resume (added to the session's, one of the same name replaced) and logs
+// the setup, so the launch that follows passes them. Nothing is done when
+// they change nothing; changed is false too when another process owns the
+// session (its record is that owner's to write: they apply on the launch
+// after it).
+func AddMCPServers(h *state.Home, id string, servers []state.MCPServer) (changed bool, err error) {
+	if len(servers) == 0 {
+		return false, nil
+	}
+	lock, err := h.AcquireOwner(id)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer lock.Release()
+	s, err := h.UpdateSession(id, func(s *state.Session) error {
+		merged := setup.MergeServers(s.MCPConfig, servers)
+		if slices.EqualFunc(merged, s.MCPConfig, sameServer) {
+			return nil
+		}
+		changed = true
+		s.MCPConfig = merged
+		s.Setup = setup.WithServers(s.Setup, merged)
+		return nil
+	})
+	if err != nil || !changed {
+		return false, err
+	}
+	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return true, err
+	}
+	defer log.Close()
+	return true, log.AppendSync(SetupChangedEvent(SetupFromEditor, s.Setup, nil, nil))
+}
+
+func sameServer(a, b state.MCPServer) bool {
+	return a.Name == b.Name && a.Type == b.Type && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
+		maps.Equal(a.Env, b.Env) && a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
 }

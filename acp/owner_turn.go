@@ -335,7 +335,7 @@ func (o *owner) interactive(ctx context.Context) error {
 			}
 			ready <- struct{}{}
 		case <-tick.C:
-			if o.job.Home.PendingInputs(o.s) > 0 {
+			if o.job.Home.PendingInputs(o.s) > 0 || o.setQueued() {
 				if err := o.serveInbox(ctx); err != nil {
 					return err
 				}

@@ -71,6 +71,28 @@ func DecidePermission(mode string, kind sdk.ToolKind, options []sdk.PermissionOp
 	return pick(sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways), false
 }
 
+// ChosenOption is the option a person chose by its id, when options holds
+// it: the agent is answered with that very option (allow_always stays
+// allow_always). ok is false for no choice or an id the agent never offered.
+func ChosenOption(options []sdk.PermissionOption, id string) (string, bool) {
+	for _, o := range options {
+		if id != "" && string(o.OptionId) == id {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// isAllow reports whether option id is one that allows the call.
+func isAllow(options []sdk.PermissionOption, id string) bool {
+	for _, o := range options {
+		if string(o.OptionId) == id {
+			return o.Kind == sdk.PermissionOptionKindAllowOnce || o.Kind == sdk.PermissionOptionKindAllowAlways
+		}
+	}
+	return false
+}
+
 // PermissionAnswer builds the ACP response for an option id ("" = cancelled).
 func PermissionAnswer(optionID string) sdk.RequestPermissionResponse {
 	if optionID == "" {
@@ -131,11 +153,14 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		evs = append(evs, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: rid != "", RequestID: rid})
 		o.append(true, evs...)
 	})
-	mode := turnMode
+	mode, chosen := turnMode, ""
 	unasked := false // ask mode with nobody to ask (a detached owner)
 	if mode == PermAsk {
-		mode, unasked = PermDenyAll, o.job.Ask == nil
-		if o.job.Ask != nil && o.job.Ask(req) {
+		mode, unasked = PermDenyAll, o.job.Ask == nil && o.job.AskOption == nil
+		switch {
+		case o.job.AskOption != nil:
+			chosen = o.job.AskOption(req)
+		case o.job.Ask != nil && o.job.Ask(req):
 			mode = PermApproveAll
 		}
 	}
@@ -144,6 +169,9 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		mode, answeredBy = o.awaitAnswer(ctx, rid)
 	}
 	optionID, allowed := DecidePermission(mode, kind, req.Options)
+	if id, ok := ChosenOption(req.Options, chosen); ok {
+		optionID, allowed = id, isAllow(req.Options, id)
+	}
 	if ctx.Err() != nil || o.cancelled.Load() {
 		optionID, allowed = "", false
 	}

@@ -98,6 +98,31 @@ func TestDecidePermission_Modes(t *testing.T) {
 	}
 }
 
+func TestChosenOption_TheAgentGetsTheOptionAPersonChose(t *testing.T) {
+	opts := []sdk.PermissionOption{
+		{OptionId: "allow", Kind: sdk.PermissionOptionKindAllowOnce},
+		{OptionId: "allow_always", Kind: sdk.PermissionOptionKindAllowAlways},
+		{OptionId: "reject_always", Kind: sdk.PermissionOptionKindRejectAlways},
+	}
+	cases := []struct {
+		chosen  string
+		ok      bool
+		allowed bool
+	}{
+		{"allow_always", true, true},
+		{"allow", true, true},
+		{"reject_always", true, false},
+		{"", false, false},               // no choice: the mode decides (a denial)
+		{"something-else", false, false}, // never offered: not passed on
+	}
+	for _, tc := range cases {
+		id, ok := ChosenOption(opts, tc.chosen)
+		if ok != tc.ok || (ok && (id != tc.chosen || isAllow(opts, id) != tc.allowed)) {
+			t.Errorf("%q: got %q %v (allowed %v)", tc.chosen, id, ok, isAllow(opts, id))
+		}
+	}
+}
+
 func TestRepairTurn_AppendsUnknownResultsOnceAndNothingForAnEndedTurn(t *testing.T) {
 	evs := []state.Event{
 		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1"},

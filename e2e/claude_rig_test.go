@@ -94,6 +94,8 @@ type claudeRig struct {
 	*world
 	configDir string // CLAUDE_CONFIG_DIR: Claude's sessions live here
 	reqLog    string // the fake server's request log
+	adapter   string
+	agentEnv  map[string]string // the claude agent's [agents.claude.env]
 }
 
 func newClaudeRig(t *testing.T, fakeArgs ...string) *claudeRig {
@@ -128,13 +130,24 @@ func newClaudeRig(t *testing.T, fakeArgs ...string) *claudeRig {
 	if native != "" {
 		env["CLAUDE_CODE_EXECUTABLE"] = native
 	}
+	r.adapter, r.agentEnv = adapter, env
+	r.writeConfig()
+	return r
+}
+
+// setAgentEnv sets one more variable in the claude agent's environment.
+func (r *claudeRig) setAgentEnv(k, v string) {
+	r.agentEnv[k] = v
+	r.writeConfig()
+}
+
+func (r *claudeRig) writeConfig() {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[agents.claude]\ncommand = [%q]\n[agents.claude.env]\n", adapter)
-	for k, v := range env {
+	fmt.Fprintf(&b, "[agents.claude]\ncommand = [%q]\n[agents.claude.env]\n", r.adapter)
+	for k, v := range r.agentEnv {
 		fmt.Fprintf(&b, "%s = %q\n", k, v)
 	}
-	w.config(b.String())
-	return r
+	r.config(b.String())
 }
 
 // claudeRequest is one Messages request the fake model server received.
@@ -142,6 +155,7 @@ type claudeRequest struct {
 	N    int    `json:"n"`
 	Path string `json:"path"`
 	Body struct {
+		Model    string `json:"model"`
 		Messages []struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`

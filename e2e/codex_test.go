@@ -178,6 +178,7 @@ type codexRequest struct {
 	Path      string `json:"path"`
 	SessionID string `json:"session_id"`
 	Body      struct {
+		Model string            `json:"model"`
 		Input []json.RawMessage `json:"input"`
 	} `json:"body"`
 }

@@ -97,6 +97,14 @@ type tsReport struct {
 	ExitCode   json.RawMessage // kandev acp's exit code, or the signal that ended it
 	// UpdatedSessions are the sessions the client got updates for.
 	UpdatedSessions []string
+	// Setup is the agent's setup in the new or load answer; SetOptions the
+	// options set_config_option answered with.
+	Setup struct {
+		Modes         *sdk.SessionModeState
+		Models        *sdk.SessionModelState
+		ConfigOptions []sdk.SessionConfigOption
+	}
+	SetOptions []sdk.SessionConfigOption
 }
 
 type tsUpdate struct {

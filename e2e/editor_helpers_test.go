@@ -31,6 +31,7 @@ type editorProc struct {
 	mu      sync.Mutex
 	updates map[sdk.SessionId][]sdk.SessionUpdate
 	allow   bool // how the editor answers permission requests
+	always  bool // answer with the agent's allow_always option (over allow)
 	asked   []sdk.RequestPermissionRequest
 }
 
@@ -172,7 +173,10 @@ func (e *editorProc) RequestPermission(_ context.Context, req sdk.RequestPermiss
 	defer e.mu.Unlock()
 	e.asked = append(e.asked, req)
 	want := sdk.PermissionOptionKindRejectOnce
-	if e.allow {
+	switch {
+	case e.always:
+		want = sdk.PermissionOptionKindAllowAlways
+	case e.allow:
 		want = sdk.PermissionOptionKindAllowOnce
 	}
 	for _, o := range req.Options {

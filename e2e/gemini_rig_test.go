@@ -120,6 +120,7 @@ type geminiRequest struct {
 	N    int    `json:"n"`
 	Path string `json:"path"`
 	Body struct {
+		Tools    []json.RawMessage `json:"tools"`
 		Contents []struct {
 			Role  string `json:"role"`
 			Parts []struct {

@@ -80,7 +80,10 @@ type openCodeRig struct {
 func newOpenCodeRig(t *testing.T, fakeArgs ...string) *openCodeRig {
 	t.Helper()
 	bin := openCodeInstall(t)
+	// The tool word calls the MCP test server's tool when the session has it
+	// (setup_agents_test.go), else bash.
 	fake := startFakeChat(t, append([]string{"-delay", "500ms", "-delay-word", "slowly", "-tool-word", openCodeToolWord,
+		"-tool", `notes_append={"text":"noted"}`,
 		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, openCodeToolCmd)}, fakeArgs...)...)
 	w := newWorld(t)
 	root := t.TempDir()

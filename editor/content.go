@@ -39,7 +39,8 @@ const probeTimeout = 15 * time.Second
 // as text either way); never images or audio. They come from the newest
 // session of that agent in the home (its recorded initialize answer), else
 // from launching the agent once; an agent that cannot be asked gets none.
-func promptCapabilities(ctx context.Context, opts Options, agent string) sdk.PromptCapabilities {
+// The agent's MCP capabilities come with them.
+func promptCapabilities(ctx context.Context, opts Options, agent string) (sdk.PromptCapabilities, sdk.McpCapabilities) {
 	var caps sdk.InitializeResponse
 	if raw := recordedCapabilities(opts, agent); raw != nil {
 		_ = json.Unmarshal(raw, &caps)
@@ -51,7 +52,9 @@ func promptCapabilities(ctx context.Context, opts Options, agent string) sdk.Pro
 			_ = json.Unmarshal(raw, &caps)
 		}
 	}
-	return sdk.PromptCapabilities{EmbeddedContext: caps.AgentCapabilities.PromptCapabilities.EmbeddedContext}
+	// The MCP transports the agent takes (stdio always) are the editor's to
+	// use: kandev records the servers and passes them on as they are.
+	return sdk.PromptCapabilities{EmbeddedContext: caps.AgentCapabilities.PromptCapabilities.EmbeddedContext}, caps.AgentCapabilities.McpCapabilities
 }
 
 // recordedCapabilities is the initialize answer the agent gave in its

@@ -107,6 +107,9 @@ type server struct {
 var (
 	_ sdk.Agent       = (*server)(nil)
 	_ sdk.AgentLoader = (*server)(nil)
+	_ interface {
+		UnstableSetSessionModel(context.Context, sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error)
+	} = (*server)(nil)
 )
 
 func (srv *server) client() *sdk.AgentSideConnection {
@@ -125,6 +128,8 @@ func (srv *server) Initialize(ctx context.Context, req sdk.InitializeRequest) (s
 	if name == "" {
 		name, _ = acp.DefaultAgent(srv.opts.Config)
 	}
+	// Not cut short when the editor hangs up right after asking.
+	prompts, mcp := promptCapabilities(context.WithoutCancel(ctx), srv.opts, name)
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentInfo:       &sdk.Implementation{Name: "kandev", Version: acp.Version},
@@ -136,8 +141,8 @@ func (srv *server) Initialize(ctx context.Context, req sdk.InitializeRequest) (s
 				List:   &sdk.SessionListCapabilities{},
 				Close:  &sdk.SessionCloseCapabilities{},
 			},
-			// Not cut short when the editor hangs up right after asking.
-			PromptCapabilities: promptCapabilities(context.WithoutCancel(ctx), srv.opts, name),
+			PromptCapabilities: prompts,
+			McpCapabilities:    mcp,
 		},
 	}, nil
 }
@@ -163,9 +168,13 @@ func (srv *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (s
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	servers, err := editorServers(req.McpServers, "session/new")
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	s := acp.NewSessionRecord(time.Now(), cwd, agent, "", "", "")
-	// The config's [agents.NAME] setup; the editor's own mcpServers are not taken yet.
-	if s.Setup, s.MCPConfig, err = setup.Initial(srv.opts.Config, agent, setup.Flags{}); err != nil {
+	// The config's [agents.NAME] setup, the editor's mcpServers added to it.
+	if s.Setup, s.MCPConfig, err = setup.Initial(srv.opts.Config, agent, setup.Flags{MCP: servers}); err != nil {
 		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	if err := srv.opts.Home.CreateSession(s); err != nil {
@@ -178,13 +187,17 @@ func (srv *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (s
 	if err := sess.restore(); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID)}, nil
+	a, _ := sess.agentSetup()
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
 }
 
 // LoadSession replays the stored conversation, then restores the agent.
 func (srv *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	sess, s, err := srv.find(req.SessionId)
 	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	if err := srv.takeServers(sess.id, req.McpServers, "session/load"); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
 	if err := sess.replay(context.WithoutCancel(ctx)); err != nil {
@@ -195,7 +208,8 @@ func (srv *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) 
 			return sdk.LoadSessionResponse{}, err
 		}
 	}
-	return sdk.LoadSessionResponse{}, nil
+	a, _ := sess.agentSetup()
+	return sdk.LoadSessionResponse{Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
 }
 
 // ResumeSession restores the agent without replaying the conversation.
@@ -204,12 +218,16 @@ func (srv *server) ResumeSession(ctx context.Context, req sdk.ResumeSessionReque
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
+	if err := srv.takeServers(sess.id, req.McpServers, "session/resume"); err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
 	if !state.IsTerminal(s.State) {
 		if err := sess.restore(); err != nil {
 			return sdk.ResumeSessionResponse{}, err
 		}
 	}
-	return sdk.ResumeSessionResponse{}, nil
+	a, _ := sess.agentSetup()
+	return sdk.ResumeSessionResponse{Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
 }
 
 // CloseSession cancels a running turn and releases the agent; the session
@@ -278,16 +296,6 @@ func (srv *server) Cancel(ctx context.Context, n sdk.CancelNotification) error {
 		sess.cancel()
 	}
 	return nil
-}
-
-// SetSessionMode is not offered: kandev has no modes of its own.
-func (srv *server) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetMode)
-}
-
-// SetSessionConfigOption is not offered: kandev advertises no options.
-func (srv *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
 }
 
 // find returns the session id names, opening it on this connection when it

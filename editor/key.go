@@ -37,7 +37,7 @@ func (s *session) promptOnce(text, key string) (sdk.PromptResponse, error) {
 	}
 	shown := newUpdates(false)
 	source := ""
-	job.Prompt, job.Ask, job.Progress = text, s.ask, nil
+	job.Prompt, job.Ask, job.AskOption, job.Progress = text, nil, s.askOption, nil
 	job.Emit = func(e state.Event) {
 		if e.Type == state.EventTurnStarted {
 			source = e.Source

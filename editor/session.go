@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,11 @@ type session struct {
 
 	emitMu sync.Mutex
 	shown  *updates // what the live stream has announced (under emitMu)
+	// The agent's setup as this process's owner last reported it, and the
+	// mode and options the editor was last shown (under emitMu; setup.go).
+	offered                 acp.AgentSetup
+	haveOffered             bool
+	shownMode, shownOptions string
 }
 
 // owner is this process running the session's owner (acp.RunOwner) with
@@ -113,7 +119,8 @@ func (s *session) warmOwner(first string) (o *owner, started bool) {
 		return o, true
 	}
 	job.Prompt = first
-	job.Next, job.Emit, job.Ask, job.Progress = o.next, s.emitFor(o), s.ask, nil
+	job.Next, job.Emit, job.Ask, job.AskOption, job.Progress = o.next, s.emitFor(o), nil, s.askOption, nil
+	job.Offered = s.offeredBy
 	job.Warn = func(msg string) { s.srv.logf("%s", msg) }
 	s.emitMu.Lock()
 	s.shown = newUpdates(false)
@@ -260,7 +267,7 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 	shown := newUpdates(false)
 	var mine lastUserTurn
 	source := ""
-	job.Prompt, job.Ask, job.Progress = text, s.ask, nil
+	job.Prompt, job.Ask, job.AskOption, job.Progress = text, nil, s.askOption, nil
 	job.Emit = func(e state.Event) {
 		mine.see(e)
 		if e.Type == state.EventTurnStarted {
@@ -302,7 +309,9 @@ func (s *session) emitFor(o *owner) func(state.Event) {
 			o.restoredOnce.Do(func() { close(o.restored) })
 		}
 		stop, ended := o.claim.see(e)
-		s.send(s.shown.of(e))
+		ups := s.shown.of(e)
+		ups = slices.DeleteFunc(ups, s.shownAlready)
+		s.send(ups)
 		if ended {
 			select {
 			case o.ended <- stop:
@@ -320,21 +329,17 @@ func (s *session) send(ups []sdk.SessionUpdate) {
 	}
 }
 
-// ask forwards the agent's permission request to the editor and reports
-// whether the editor allowed it. No answer (the editor went away, or it
-// cancelled the request) is a denial.
-func (s *session) ask(req sdk.RequestPermissionRequest) bool {
+// askOption forwards the agent's permission request to the editor and
+// returns the option the editor chose, as it chose it (its "allow always"
+// reaches the agent as the agent's allow_always option). No answer (the
+// editor went away, or it cancelled the request) is "": a denial.
+func (s *session) askOption(req sdk.RequestPermissionRequest) string {
 	req.SessionId = sdk.SessionId(s.id)
 	resp, err := s.srv.client().RequestPermission(s.srv.opts.Ctx, req)
 	if err != nil || resp.Outcome.Selected == nil {
-		return false
+		return ""
 	}
-	for _, opt := range req.Options {
-		if opt.OptionId == resp.Outcome.Selected.OptionId {
-			return opt.Kind == sdk.PermissionOptionKindAllowOnce || opt.Kind == sdk.PermissionOptionKindAllowAlways
-		}
-	}
-	return false
+	return string(resp.Outcome.Selected.OptionId)
 }
 
 // cancel asks the owner, in whatever process it runs, to cancel the running

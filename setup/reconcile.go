@@ -86,6 +86,9 @@ type Option struct {
 	Current string
 	Values  []string // the select's values; nil for a boolean
 	Boolean bool
+	// Category is what the option chooses, when the agent says: "mode",
+	// "model" or "thought_level" (ACP's categories).
+	Category string
 }
 
 // OfferedBy reads an agent's answer.
@@ -118,6 +121,9 @@ func OptionsOf(opts []sdk.SessionConfigOption) map[string]Option {
 		switch {
 		case c.Select != nil:
 			o := Option{Current: string(c.Select.CurrentValue), Values: []string{}}
+			if c.Select.Category != nil {
+				o.Category = string(*c.Select.Category)
+			}
 			if u := c.Select.Options.Ungrouped; u != nil {
 				for _, v := range *u {
 					o.Values = append(o.Values, string(v.Value))
@@ -163,7 +169,17 @@ func Reconcile(want *state.Setup, off Offered) (steps []Step, missing []string) 
 		return nil, nil
 	}
 	if want.Mode != "" {
+		key, byOption := categoryOption(off, "mode")
 		switch {
+		case off.Modes == nil && byOption:
+			// An agent that offers its modes as a config option only (OpenCode).
+			o := off.Options[key]
+			switch {
+			case !slices.Contains(o.Values, want.Mode):
+				missing = append(missing, fmt.Sprintf("mode %s (it offers %s)", want.Mode, list(o.Values)))
+			case o.Current != want.Mode:
+				steps = append(steps, Step{Kind: StepOption, Key: key, Value: want.Mode})
+			}
 		case off.Modes == nil:
 			missing = append(missing, fmt.Sprintf("mode %s (the agent offers no modes)", want.Mode))
 		case !slices.Contains(off.Modes, want.Mode):
@@ -173,7 +189,17 @@ func Reconcile(want *state.Setup, off Offered) (steps []Step, missing []string) 
 		}
 	}
 	if want.Model != "" {
+		key, byOption := categoryOption(off, "model")
 		switch {
+		case off.Models == nil && byOption:
+			// An agent that offers its models as a config option only (Codex).
+			o := off.Options[key]
+			switch {
+			case !slices.Contains(o.Values, want.Model):
+				missing = append(missing, fmt.Sprintf("model %s (it offers %s)", want.Model, list(o.Values)))
+			case o.Current != want.Model:
+				steps = append(steps, Step{Kind: StepOption, Key: key, Value: want.Model})
+			}
 		case off.Models == nil:
 			missing = append(missing, fmt.Sprintf("model %s (the agent offers no model choice)", want.Model))
 		case !slices.Contains(off.Models, want.Model):
@@ -197,6 +223,16 @@ func Reconcile(want *state.Setup, off Offered) (steps []Step, missing []string) 
 		}
 	}
 	return steps, missing
+}
+
+// categoryOption is the key of the agent's select option of category cat.
+func categoryOption(off Offered, cat string) (string, bool) {
+	for _, k := range slices.Sorted(maps.Keys(off.Options)) {
+		if o := off.Options[k]; o.Category == cat && !o.Boolean {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 func list(xs []string) string {

@@ -154,6 +154,10 @@ func TestExpand_ReferencesResolvedForTheAgentOnly(t *testing.T) {
 	}
 }
 
+// codexLike offers its models as a config option of category model only.
+var codexLike = Offered{Modes: []string{"read-only", "auto"}, Mode: "auto",
+	Options: map[string]Option{"model": {Current: "gpt-5.4-mini", Values: []string{"gpt-5.4", "gpt-5.4-mini"}, Category: "model"}}}
+
 func TestReconcile(t *testing.T) {
 	off := Offered{
 		Modes: []string{"ask", "code"}, Mode: "ask",
@@ -178,6 +182,14 @@ func TestReconcile(t *testing.T) {
 		{"an agent that offers nothing", &state.Setup{Mode: "code", Model: "m", Options: map[string]string{"k": "v"}}, Offered{},
 			nil, []string{"the agent offers no modes", "no model choice", "option k (it offers none)"}},
 		{"MCP servers alone need no step", &state.Setup{MCPServers: []string{"notes"}}, Offered{}, nil, nil},
+		{"models offered as a config option only: the model is set through it",
+			&state.Setup{Model: "gpt-5.4"}, codexLike, []Step{{Kind: StepOption, Key: "model", Value: "gpt-5.4"}}, nil},
+		{"models offered as a config option only: already the current one", &state.Setup{Model: "gpt-5.4-mini"}, codexLike, nil, nil},
+		{"modes offered as a config option only: the mode is set through it",
+			&state.Setup{Mode: "plan"}, Offered{Options: map[string]Option{"mode": {Current: "build", Values: []string{"build", "plan"}, Category: "mode"}}},
+			[]Step{{Kind: StepOption, Key: "mode", Value: "plan"}}, nil},
+		{"models offered as a config option only: one it does not offer is named",
+			&state.Setup{Model: "gpt-9"}, codexLike, nil, []string{"model gpt-9 (it offers gpt-5.4, gpt-5.4-mini)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,13 +214,15 @@ func TestOfferedBy_ReadsTheAgentsAnswer(t *testing.T) {
 	vals := sdk.SessionConfigSelectOptionsUngrouped{{Name: "Low", Value: "low"}, {Name: "High", Value: "high"}}
 	opt := sdk.NewSessionConfigOptionSelect("low", sdk.SessionConfigSelectOptions{Ungrouped: &vals})
 	opt.Select.Id, opt.Select.Name, opt.Select.Description = "effort", "Effort", &desc
+	cat := sdk.SessionConfigOptionCategoryThoughtLevel
+	opt.Select.Category = &cat
 	off := OfferedBy(
 		&sdk.SessionModeState{CurrentModeId: "ask", AvailableModes: []sdk.SessionMode{{Id: "ask"}, {Id: "code"}}},
 		&sdk.SessionModelState{CurrentModelId: "m1", AvailableModels: []sdk.ModelInfo{{ModelId: "m1"}, {ModelId: "m2"}}},
 		[]sdk.SessionConfigOption{opt},
 	)
 	want := Offered{Modes: []string{"ask", "code"}, Mode: "ask", Models: []string{"m1", "m2"}, Model: "m1",
-		Options: map[string]Option{"effort": {Current: "low", Values: []string{"low", "high"}}}}
+		Options: map[string]Option{"effort": {Current: "low", Values: []string{"low", "high"}, Category: "thought_level"}}}
 	if !reflect.DeepEqual(off, want) {
 		t.Fatalf("got %+v", off)
 	}

@@ -279,6 +279,7 @@ func TestDirectives(t *testing.T) {
 		req := p.client.permissions[0]
 		want := []acp.PermissionOption{
 			{OptionId: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionId: "allow_always", Name: "Always allow writes", Kind: acp.PermissionOptionKindAllowAlways},
 			{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
 		}
 		if !reflect.DeepEqual(req.Options, want) {

@@ -29,6 +29,9 @@ type session struct {
 	// mcp are the MCP servers the client gave with the latest session/new,
 	// load or resume; never saved (their env and headers may hold secrets).
 	mcp []acp.McpServer
+	// alwaysAllow: the client answered a write's permission request with
+	// allow_always; later writes are not asked about (kept in memory only).
+	alwaysAllow bool
 }
 
 // sessionFile is the content of <Dir>/<id>.json.

@@ -97,8 +97,16 @@ func (t *turn) write(path, content string) error {
 	return t.message(roleAgent, fmt.Sprintf("Wrote %d bytes to %s.", len(content), path))
 }
 
-// allowed asks the client; anything but an explicit "allow" is a refusal.
+// allowed asks the client; anything but an explicit "allow" or
+// "allow_always" is a refusal. After "allow_always" the session's writes
+// are not asked about again while this agent process runs.
 func (t *turn) allowed(id, title, abs string, input map[string]string) bool {
+	t.a.mu.Lock()
+	always := t.s.alwaysAllow
+	t.a.mu.Unlock()
+	if always {
+		return true
+	}
 	resp, err := t.a.client().RequestPermission(t.ctx, acp.RequestPermissionRequest{
 		SessionId: acp.SessionId(t.s.file.ID),
 		ToolCall: acp.ToolCallUpdate{
@@ -111,10 +119,23 @@ func (t *turn) allowed(id, title, abs string, input map[string]string) bool {
 		},
 		Options: []acp.PermissionOption{
 			{OptionId: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionId: "allow_always", Name: "Always allow writes", Kind: acp.PermissionOptionKindAllowAlways},
 			{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
 		},
 	})
-	return err == nil && resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == "allow"
+	if err != nil || resp.Outcome.Selected == nil {
+		return false
+	}
+	switch resp.Outcome.Selected.OptionId {
+	case "allow":
+		return true
+	case "allow_always":
+		t.a.mu.Lock()
+		t.s.alwaysAllow = true
+		t.a.mu.Unlock()
+		return true
+	}
+	return false
 }
 
 func (t *turn) writeFile(abs, content string) error {

@@ -11,7 +11,10 @@
 //     number of the request, streamed one word per chunk;
 //   - when the latest user text contains -tool-word, a run_shell_command
 //     function call running -tool-command; once the call's response comes
-//     back, the text "tool done N: <start of that response>".
+//     back, the text "tool done N: <start of that response>";
+//   - when the latest user text contains -mcp-word and the request declares
+//     the function -mcp-tool (an MCP server's tool as Gemini CLI names it),
+//     a call of it whose text is what follows the word.
 //
 // countTokens is answered with a small count. Every request is appended to
 // -log as one JSON line {n, method, path, body} before it is answered.
@@ -37,6 +40,8 @@ type server struct {
 	limit    fakeserver.Limit
 	toolWord string
 	toolCmd  string
+	mcpWord  string
+	mcpTool  string
 
 	log *fakeserver.RequestLog
 }
@@ -51,6 +56,8 @@ func main() {
 	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
+	flag.StringVar(&s.mcpWord, "mcp-word", "MCPNOTE", "answer with a call of -mcp-tool when the latest user text contains this word")
+	flag.StringVar(&s.mcpTool, "mcp-tool", "mcp_notes_append", "the MCP tool called, {\"text\": what follows -mcp-word}")
 	flag.Parse()
 
 	s.log = fakeserver.OpenRequestLog(*logPath)
@@ -88,6 +95,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"name": "run_shell_command",
 			"args": map[string]any{"command": s.toolCmd, "description": "run the fake tool"},
 		}}}
+	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.declares(s.mcpTool):
+		after := mcpText(user, s.mcpWord)
+		parts = []map[string]any{{"functionCall": map[string]any{"name": s.mcpTool, "args": map[string]any{"text": after}}}}
 	default:
 		parts = textParts(fmt.Sprintf("ack %d: %s", n, start(user)))
 	}
@@ -140,6 +150,23 @@ func writeJSON(w http.ResponseWriter, v any) {
 // request is the part of a GenerateContentRequest the fake reads.
 type request struct {
 	Contents []content `json:"contents"`
+	Tools    []struct {
+		FunctionDeclarations []struct {
+			Name string `json:"name"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+}
+
+// declares reports whether the request offers the function name.
+func (r request) declares(name string) bool {
+	for _, t := range r.Tools {
+		for _, f := range t.FunctionDeclarations {
+			if f.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type content struct {
@@ -190,4 +217,12 @@ func start(s string) string {
 		s = string(r[:60])
 	}
 	return s
+}
+
+// mcpText is what follows the last word in text, to the end of its line:
+// a prompt that quotes earlier ones (a resume context) asks for its own.
+func mcpText(text, word string) string {
+	after := text[strings.LastIndex(text, word)+len(word):]
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(line)
 }

@@ -10,7 +10,11 @@
 //     number of the request, streamed one word per text_delta;
 //   - when the latest user text contains -tool-word and the request offers
 //     the Bash tool, a tool_use block running -tool-command; once its
-//     tool_result comes back, the text "tool done N: <last line of it>".
+//     tool_result comes back, the text "tool done N: <last line of it>";
+//   - when the latest user text contains -mcp-word and the request offers
+//     the tool -mcp-tool (an MCP server's tool as Claude Code names it), a
+//     tool_use of it whose text is what follows the word; its result is
+//     answered as a Bash tool's is.
 //
 // Every request is appended to -log as one JSON line {n, method, path, body}
 // before it is answered (n is 0 for anything but a Messages request). -delay pauses between events (only for turns whose
@@ -37,6 +41,8 @@ type server struct {
 	limit    fakeserver.Limit
 	toolWord string
 	toolCmd  string
+	mcpWord  string
+	mcpTool  string
 
 	log *fakeserver.RequestLog
 }
@@ -51,6 +57,8 @@ func main() {
 	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a Bash tool call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the command of that tool call")
+	flag.StringVar(&s.mcpWord, "mcp-word", "MCPNOTE", "answer with a call of -mcp-tool when the latest user text contains this word")
+	flag.StringVar(&s.mcpTool, "mcp-tool", "mcp__notes__append", "the MCP tool called, {\"text\": what follows -mcp-word}")
 	flag.Parse()
 
 	s.log = fakeserver.OpenRequestLog(*logPath)
@@ -82,6 +90,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.toolWord != "" && strings.Contains(user, s.toolWord) && req.offers("Bash"):
 		input, _ := json.Marshal(map[string]any{"command": s.toolCmd, "description": "Run the fake tool command"})
 		blocks = []block{{Type: "tool_use", ID: fmt.Sprintf("toolu_fake_%d", n), Name: "Bash", Input: input}}
+	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offers(s.mcpTool):
+		after := mcpText(user, s.mcpWord)
+		input, _ := json.Marshal(map[string]any{"text": after})
+		blocks = []block{{Type: "tool_use", ID: fmt.Sprintf("toolu_fake_%d", n), Name: s.mcpTool, Input: input}}
 	default:
 		blocks = []block{{Type: "text", Text: fmt.Sprintf("ack %d: %s", n, start(user))}}
 	}
@@ -150,10 +162,15 @@ func (r request) latestUserText() string {
 // pendingToolResult is the content of a tool_result in the last message,
 // i.e. the model must now answer the tool's result.
 func (r request) pendingToolResult() (string, bool) {
-	if len(r.Messages) == 0 || r.Messages[len(r.Messages)-1].Role != "user" {
+	// Claude Code may put system messages after the conversation's last turn.
+	last := len(r.Messages) - 1
+	for last >= 0 && r.Messages[last].Role == "system" {
+		last--
+	}
+	if last < 0 || r.Messages[last].Role != "user" {
 		return "", false
 	}
-	for _, b := range r.Messages[len(r.Messages)-1].blocks() {
+	for _, b := range r.Messages[last].blocks() {
 		if b.Type != "tool_result" {
 			continue
 		}
@@ -263,4 +280,12 @@ func (st *stream) message(n int, model string, blocks []block) {
 	st.event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stopReason(blocks), "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": 5}})
 	st.event("message_stop", map[string]any{})
+}
+
+// mcpText is what follows the last word in text, to the end of its line:
+// a prompt that quotes earlier ones (a resume context) asks for its own.
+func mcpText(text, word string) string {
+	after := text[strings.LastIndex(text, word)+len(word):]
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(line)
 }

@@ -9,7 +9,11 @@
 //     number of the request, streamed one word per output_text delta;
 //   - when the latest user text contains -tool-word, a function call to the
 //     shell tool the request offers, running -tool-command; once the call's
-//     output comes back, the text "tool done N: <last line of that output>".
+//     output comes back, the text "tool done N: <last line of that output>";
+//   - when the latest user text contains -mcp-word and the request offers
+//     the MCP tool -mcp-tool (as Codex offers one: a function in the
+//     namespace tool mcp__SERVER, or one function named mcp__SERVER__TOOL),
+//     a call of it whose text is what follows the word.
 //
 // Every request is appended to -log as one JSON line {n, path, session_id,
 // body} before it is answered. -delay pauses between events (only for turns
@@ -35,6 +39,8 @@ type server struct {
 	pace     fakeserver.Pacing
 	toolWord string
 	toolCmd  string
+	mcpWord  string
+	mcpTool  string // mcp__SERVER__TOOL
 
 	log *fakeserver.RequestLog
 }
@@ -50,6 +56,8 @@ func main() {
 	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
+	flag.StringVar(&s.mcpWord, "mcp-word", "MCPNOTE", "answer with a call of -mcp-tool when the latest user text contains this word")
+	flag.StringVar(&s.mcpTool, "mcp-tool", "mcp__notes__append", "the MCP tool called, {\"text\": what follows -mcp-word}")
 	flag.Parse()
 
 	s.log = fakeserver.OpenRequestLog(*logPath)
@@ -80,7 +88,17 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.message(fmt.Sprintf("tool done %d: %s", n, start(lastLine(out))))
 	case s.toolWord != "" && strings.Contains(user, s.toolWord):
 		name, args := req.shellCall(s.toolCmd)
-		st.functionCall(name, args)
+		st.functionCall("", name, args)
+	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offersMCP(s.mcpTool) != "":
+		after := mcpText(user, s.mcpWord)
+		args, _ := json.Marshal(map[string]any{"text": after})
+		ns, name := req.offersMCP(s.mcpTool), s.mcpTool
+		if ns != name {
+			name = strings.TrimPrefix(s.mcpTool, ns+"__")
+		} else {
+			ns = ""
+		}
+		st.functionCall(ns, name, string(args))
 	default:
 		st.message(fmt.Sprintf("ack %d: %s", n, start(user)))
 	}
@@ -90,9 +108,30 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type request struct {
 	Input []item `json:"input"`
 	Tools []struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
+		Type  string `json:"type"`
+		Name  string `json:"name"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"` // of a namespace
 	} `json:"tools"`
+}
+
+// offersMCP is the namespace that offers tool (mcp__SERVER__TOOL), or the
+// tool's own name when it is offered as one function; "" when not offered.
+func (r request) offersMCP(tool string) string {
+	for _, t := range r.Tools {
+		if t.Name == tool {
+			return tool
+		}
+		if t.Type == "namespace" && strings.HasPrefix(tool, t.Name+"__") {
+			for _, sub := range t.Tools {
+				if t.Name+"__"+sub.Name == tool {
+					return t.Name
+				}
+			}
+		}
+	}
+	return ""
 }
 
 type item struct {
@@ -272,15 +311,30 @@ func (st *stream) message(text string) {
 	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
 }
 
-// functionCall streams one function call and ends the response.
-func (st *stream) functionCall(name, args string) {
+// functionCall streams one function call (of a tool in namespace, when
+// that is not "") and ends the response.
+func (st *stream) functionCall(namespace, name, args string) {
 	st.begin()
 	id, callID := "fc_"+st.id, "call_"+st.id
-	st.event("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
-		"type": "function_call", "id": id, "call_id": callID, "name": name, "arguments": "", "status": "in_progress"}})
+	added := map[string]any{"type": "function_call", "id": id, "call_id": callID, "name": name, "arguments": "", "status": "in_progress"}
+	if namespace != "" {
+		added["namespace"] = namespace
+	}
+	st.event("response.output_item.added", map[string]any{"output_index": 0, "item": added})
 	st.event("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": 0, "delta": args})
 	st.event("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": 0, "arguments": args})
 	done := map[string]any{"type": "function_call", "id": id, "call_id": callID, "name": name, "arguments": args, "status": "completed"}
+	if namespace != "" {
+		done["namespace"] = namespace
+	}
 	st.event("response.output_item.done", map[string]any{"output_index": 0, "item": done})
 	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
+}
+
+// mcpText is what follows the last word in text, to the end of its line:
+// a prompt that quotes earlier ones (a resume context) asks for its own.
+func mcpText(text, word string) string {
+	after := text[strings.LastIndex(text, word)+len(word):]
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(line)
 }

@@ -6,6 +6,9 @@
 //
 // KANDEV_TS_SDK is the SDK's dist/acp.js, KANDEV_BIN the kandev binary;
 // further arguments for `kandev acp` come in KANDEV_ACP_ARGS (JSON array).
+// KANDEV_TS_MCP (JSON array) is the mcpServers given to session/new and
+// session/load; KANDEV_TS_SET (JSON {mode, options: {id: value}}) is set
+// with session/set_mode and session/set_config_option after session/new.
 // It prints one JSON report on stdout and exits 0 when every call succeeded.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -15,6 +18,10 @@ const acp = await import(pathToFileURL(process.env.KANDEV_TS_SDK).href);
 const [mode, ...rest] = process.argv.slice(2);
 const cwd = process.cwd();
 const extra = JSON.parse(process.env.KANDEV_ACP_ARGS || "[]");
+const mcpServers = JSON.parse(process.env.KANDEV_TS_MCP || "[]");
+const toSet = JSON.parse(process.env.KANDEV_TS_SET || "{}");
+// setupOf is the agent's setup as a new or load answer shows it.
+const setupOf = (r) => ({ modes: r.modes ?? null, models: r.models ?? null, configOptions: r.configOptions ?? null });
 
 const kandev = spawn(process.env.KANDEV_BIN, ["acp", ...extra], { stdio: ["pipe", "pipe", "inherit"] });
 const exited = new Promise((resolve) => kandev.on("exit", (code, signal) => resolve(code ?? signal)));
@@ -55,7 +62,15 @@ report.agentName = init.agentInfo?.name;
 
 let sessionId;
 if (mode === "first") {
-  sessionId = (await conn.newSession({ cwd, mcpServers: [] })).sessionId;
+  const created = await conn.newSession({ cwd, mcpServers });
+  sessionId = created.sessionId;
+  report.setup = setupOf(created);
+  if (toSet.mode) {
+    await conn.setSessionMode({ sessionId, modeId: toSet.mode });
+  }
+  for (const [configId, value] of Object.entries(toSet.options ?? {})) {
+    report.setOptions = (await conn.setSessionConfigOption({ sessionId, configId, value })).configOptions;
+  }
 } else if (mode === "reopen") {
   sessionId = rest.shift();
   report.listed = [];
@@ -66,7 +81,7 @@ if (mode === "first") {
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
   const began = performance.now();
-  await conn.loadSession({ sessionId, cwd, mcpServers: [] });
+  report.setup = setupOf(await conn.loadSession({ sessionId, cwd, mcpServers }));
   report.loadMs = Math.round(performance.now() - began);
   report.replay = take();
 } else {
