@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -123,7 +124,9 @@ var goneSessionAnswers = []string{
 
 // namedSessionMissing matches answers that name the missing session:
 // `Session abc123 not found`, `session "x" does not exist`.
-var namedSessionMissing = regexp.MustCompile(`session(?: id)?:? ["']?[\w.-]+["']? (?:was )?(?:not found|does not exist)`)
+var namedSessionMissing = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`session(?: id)?:? ["']?[\w.-]+["']? (?:was )?(?:not found|does not exist)`)
+})
 
 // unknownSessionText recognises the "no such session" answers agents give
 // with generic codes.
@@ -133,7 +136,7 @@ func unknownSessionText(msg string) bool {
 			return true
 		}
 	}
-	return namedSessionMissing.MatchString(msg)
+	return namedSessionMissing().MatchString(msg)
 }
 
 // DescribeError is an ACP error on one line for markers and messages: the

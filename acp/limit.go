@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -81,8 +82,12 @@ func RecognizeLimitAnswer(answer string, now time.Time) (UsageLimitAnswer, bool)
 	return RecognizeLimitText(a, "", now)
 }
 
-// limitWords are phrases only a usage or rate limit answer contains.
-var limitWords = regexp.MustCompile(`(?i)usage limit|hit your limit|rate[ _-]?limit|resource[ _]exhausted|resource has been exhausted|exhausted your (?:capacity|daily quota|quota)|quota exceeded|exceeded your current quota|too many requests|\b429\b|usage_limit_exceeded|usagelimitexceeded|rate_limit_exceeded|ratelimitexceeded`)
+// limitWords are phrases only a usage or rate limit answer contains. It and
+// the reset patterns below are compiled on first use: package-level regexps
+// are compiled in every kandev command (see docs/testing.md, start-up).
+var limitWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)usage limit|hit your limit|rate[ _-]?limit|resource[ _]exhausted|resource has been exhausted|exhausted your (?:capacity|daily quota|quota)|quota exceeded|exceeded your current quota|too many requests|\b429\b|usage_limit_exceeded|usagelimitexceeded|rate_limit_exceeded|ratelimitexceeded`)
+})
 
 // RecognizeLimitText is RecognizeLimit over the answer's text (message and
 // data) and codex's structured error kind (codexInfo, "" when none).
@@ -90,7 +95,7 @@ func RecognizeLimitText(text, codexInfo string, now time.Time) (UsageLimitAnswer
 	switch strings.ToLower(strings.ReplaceAll(codexInfo, "_", "")) {
 	case "usagelimitexceeded", "ratelimitexceeded":
 	default:
-		if !limitWords.MatchString(text) {
+		if !limitWords().MatchString(text) {
 			return UsageLimitAnswer{}, false
 		}
 	}
@@ -109,54 +114,70 @@ func oneLine(s string) string {
 	return s
 }
 
-var (
-	// Claude Code: "Claude AI usage limit reached|1753077600".
-	reEpoch = regexp.MustCompile(`(?i)limit reached\|(\d{9,11})\b`)
-	// RFC 3339 reset times in data: "resets_at":"2026-12-01T15:00:00Z".
-	reRFC3339 = regexp.MustCompile(`(?i)reset[s_ ]*(?:at)?["': ]+(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))`)
-	// Unix seconds in data: "resets_at": 1764601200.
-	reEpochField = regexp.MustCompile(`(?i)"?reset[s_]*(?:at)?"?\s*:\s*(\d{9,11})\b`)
-	// Seconds from now: "resets_in_seconds": 300, "retry-after: 30",
-	// "retryDelay": "31s", "retry after 30 seconds".
-	reSeconds = regexp.MustCompile(`(?i)(?:resets_in_seconds|retry[-_ ]?after|retrydelay)[\\"': ]+(\d+(?:\.\d+)?)\s*(?:s\b|sec|seconds?)?`)
-	// "try again in 2 hours 5 minutes", "resets in 3h 10m", "in 45 seconds".
-	reIn     = regexp.MustCompile(`(?i)(?:try again|resets?|retry)\s+in\s+((?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,and]*)+)`)
-	reInPart = regexp.MustCompile(`(?i)(\d+)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
-	// Gemini CLI: "Your quota will reset after 2h3m43s."
-	reAfter = regexp.MustCompile(`(?i)reset after\s+((?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)\b`)
-	// codex: "try again at 4:12 PM." (today, local) or "try again at Dec 2nd,
-	// 2026 4:12 PM." (another day).
-	reTryAt = regexp.MustCompile(`(?i)try again at (?:([A-Z][a-z]{2}) (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) )?(\d{1,2}):(\d\d) ?([AP]M)`)
-	// Claude Code: "resets 3pm (Europe/Berlin)", "resets 1:30am (Asia/Dhaka)".
-	reClock = regexp.MustCompile(`(?i)resets\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\)`)
-)
+// limitPatterns are the shapes of a reset time in a limit answer.
+type limitPatterns struct {
+	epoch      *regexp.Regexp
+	rfc3339    *regexp.Regexp
+	epochField *regexp.Regexp
+	seconds    *regexp.Regexp
+	in         *regexp.Regexp
+	inPart     *regexp.Regexp
+	after      *regexp.Regexp
+	tryAt      *regexp.Regexp
+	clock      *regexp.Regexp
+}
+
+var resetPatterns = sync.OnceValue(func() *limitPatterns {
+	return &limitPatterns{
+		// Claude Code: "Claude AI usage limit reached|1753077600".
+		epoch: regexp.MustCompile(`(?i)limit reached\|(\d{9,11})\b`),
+		// RFC 3339 reset times in data: "resets_at":"2026-12-01T15:00:00Z".
+		rfc3339: regexp.MustCompile(`(?i)reset[s_ ]*(?:at)?["': ]+(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))`),
+		// Unix seconds in data: "resets_at": 1764601200.
+		epochField: regexp.MustCompile(`(?i)"?reset[s_]*(?:at)?"?\s*:\s*(\d{9,11})\b`),
+		// Seconds from now: "resets_in_seconds": 300, "retry-after: 30",
+		// "retryDelay": "31s", "retry after 30 seconds".
+		seconds: regexp.MustCompile(`(?i)(?:resets_in_seconds|retry[-_ ]?after|retrydelay)[\\"': ]+(\d+(?:\.\d+)?)\s*(?:s\b|sec|seconds?)?`),
+		// "try again in 2 hours 5 minutes", "resets in 3h 10m", "in 45 seconds".
+		in:     regexp.MustCompile(`(?i)(?:try again|resets?|retry)\s+in\s+((?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,and]*)+)`),
+		inPart: regexp.MustCompile(`(?i)(\d+)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`),
+		// Gemini CLI: "Your quota will reset after 2h3m43s."
+		after: regexp.MustCompile(`(?i)reset after\s+((?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)\b`),
+		// codex: "try again at 4:12 PM." (today, local) or "try again at Dec 2nd,
+		// 2026 4:12 PM." (another day).
+		tryAt: regexp.MustCompile(`(?i)try again at (?:([A-Z][a-z]{2}) (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) )?(\d{1,2}):(\d\d) ?([AP]M)`),
+		// Claude Code: "resets 3pm (Europe/Berlin)", "resets 1:30am (Asia/Dhaka)".
+		clock: regexp.MustCompile(`(?i)resets\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\)`),
+	}
+})
 
 // resetTime is the reset time an answer states, in any of the shapes above.
 func resetTime(text string, now time.Time) (time.Time, bool) {
-	if m := reEpoch.FindStringSubmatch(text); m != nil {
+	re := resetPatterns()
+	if m := re.epoch.FindStringSubmatch(text); m != nil {
 		return unixSeconds(m[1])
 	}
-	if m := reRFC3339.FindStringSubmatch(text); m != nil {
+	if m := re.rfc3339.FindStringSubmatch(text); m != nil {
 		if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
 			return t.UTC(), true
 		}
 	}
-	if m := reEpochField.FindStringSubmatch(text); m != nil {
+	if m := re.epochField.FindStringSubmatch(text); m != nil {
 		return unixSeconds(m[1])
 	}
-	if m := reSeconds.FindStringSubmatch(text); m != nil {
+	if m := re.seconds.FindStringSubmatch(text); m != nil {
 		if f, err := strconv.ParseFloat(m[1], 64); err == nil && f >= 0 && f < 1e8 {
 			return now.Add(time.Duration(f * float64(time.Second))).UTC(), true
 		}
 	}
-	if m := reAfter.FindStringSubmatch(text); m != nil && m[1] != "" {
+	if m := re.after.FindStringSubmatch(text); m != nil && m[1] != "" {
 		if d, err := time.ParseDuration(m[1]); err == nil && d > 0 {
 			return now.Add(d).UTC(), true
 		}
 	}
-	if m := reIn.FindStringSubmatch(text); m != nil {
+	if m := re.in.FindStringSubmatch(text); m != nil {
 		var d time.Duration
-		for _, p := range reInPart.FindAllStringSubmatch(m[1], -1) {
+		for _, p := range re.inPart.FindAllStringSubmatch(m[1], -1) {
 			n, _ := strconv.Atoi(p[1])
 			switch u := strings.ToLower(p[2]); {
 			case strings.HasPrefix(u, "d"):
@@ -173,10 +194,10 @@ func resetTime(text string, now time.Time) (time.Time, bool) {
 			return now.Add(d).UTC(), true
 		}
 	}
-	if m := reClock.FindStringSubmatch(text); m != nil {
+	if m := re.clock.FindStringSubmatch(text); m != nil {
 		return clockReset(m, now)
 	}
-	if m := reTryAt.FindStringSubmatch(text); m != nil {
+	if m := re.tryAt.FindStringSubmatch(text); m != nil {
 		return tryAgainAt(m, now)
 	}
 	return time.Time{}, false

@@ -228,7 +228,9 @@ func responseID(msg []byte) (string, bool) {
 }
 
 // tailID finds a top-level id written last: `"id":7}` at the very end.
-var tailID = regexp.MustCompile(`"id"\s*:\s*(-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*"|null)\s*}$`)
+var tailID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"id"\s*:\s*(-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*"|null)\s*}$`)
+})
 
 // id finds the request id of a line too long to keep. Clients write it
 // first (after "jsonrpc") or last; gjson matches top-level keys only, so
@@ -237,7 +239,7 @@ func (l *longLine) id() (string, bool) {
 	if id := gjson.GetBytes(l.head, "id"); id.Exists() {
 		return compactID(id.Raw)
 	}
-	if m := tailID.FindSubmatch(l.tail); m != nil {
+	if m := tailID().FindSubmatch(l.tail); m != nil {
 		return compactID(string(m[1]))
 	}
 	return "", false

@@ -1,5 +1,7 @@
 package history
 
+import "sync"
+
 // secretTriggers are lowercase substrings at least one of which occurs in any
 // text a redaction rule can change. Redact checks for them first, in one pass
 // without regular expressions, because it runs on every streamed chunk.
@@ -20,7 +22,9 @@ type triggerIndex struct {
 	byFirst [256][]string
 }
 
-var triggers = newTriggerIndex(secretTriggers)
+// triggers is built on first use (14 KB that every kandev command would
+// otherwise allocate at start-up, redacting or not).
+var triggers = sync.OnceValue(func() *triggerIndex { return newTriggerIndex(secretTriggers) })
 
 func newTriggerIndex(words []string) *triggerIndex {
 	x := &triggerIndex{}
@@ -45,7 +49,7 @@ func lowerASCII(c byte) byte {
 // mayHoldSecret reports whether s contains a secret trigger. False means no
 // redaction rule can match s.
 func mayHoldSecret[T ~string | ~[]byte](s T) bool {
-	x := triggers
+	x := triggers()
 	if len(s) < 3 {
 		return false
 	}
@@ -88,10 +92,11 @@ func triggerAt(s string, i int) int {
 	}
 	c := lowerASCII(s[i])
 	p := uint16(c)<<8 | uint16(lowerASCII(s[i+1]))
-	if triggers.pairs[p>>6]&(1<<(p&63)) == 0 {
+	x := triggers()
+	if x.pairs[p>>6]&(1<<(p&63)) == 0 {
 		return 0
 	}
-	for _, w := range triggers.byFirst[c] {
+	for _, w := range x.byFirst[c] {
 		if hasPrefixFold(s, i, w) {
 			return len(w)
 		}

@@ -3,11 +3,12 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
-	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 
 	"github.com/kandev/kandev/state"
 )
@@ -31,23 +32,57 @@ func repoRemote(dir, name string) (top, url string, err error) {
 	if err != nil || !ok {
 		return "", "", fmt.Errorf("%w: %s is not inside a git repository (give --remote URL, or run in a clone)", ErrNoRemote, dir)
 	}
-	repo, err := git.PlainOpenWithOptions(wt.Path, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	cfg, err := repoConfig(wt.Path)
 	if err == nil {
-		var rem *git.Remote
-		if rem, err = repo.Remote(name); err == nil && len(rem.Config().URLs) > 0 {
-			return wt.Path, absURL(wt.Path, rem.Config().URLs[0]), nil
+		rem, ok := cfg.Remotes[name]
+		if ok && len(rem.URLs) > 0 {
+			return wt.Path, absURL(wt.Path, rem.URLs[0]), nil
+		}
+		if !ok {
+			err = errRemoteNotFound
 		}
 	}
-	if errors.Is(err, git.ErrRemoteNotFound) {
+	if errors.Is(err, errRemoteNotFound) {
 		return "", "", fmt.Errorf("%w: the repository at %s has no remote %q (git remote add %s URL, or set [sync] remote)", ErrNoRemote, wt.Path, name, name)
 	}
-	// go-git refuses some repositories git works in (config extensions):
-	// ask git itself.
+	// go-git refuses some repositories git works in (config extensions,
+	// see repoConfig): ask git itself.
 	out, gerr := exec.Command("git", "-C", wt.Path, "remote", "get-url", name).Output()
 	if gerr != nil {
 		return "", "", fmt.Errorf("%w: the repository at %s has no usable remote %q", ErrNoRemote, wt.Path, name)
 	}
 	return wt.Path, absURL(wt.Path, strings.TrimSpace(string(out))), nil
+}
+
+var errRemoteNotFound = errors.New("remote not found")
+
+// repoConfig reads the repository config of the work tree at top (the
+// common one for a linked worktree) with go-git's config package, as
+// go-git's PlainOpen would, and like it refuses a repository format or an
+// extension it may not read right: the caller then asks git. go-git's root
+// package is not used: it links OpenPGP signing and every transport into
+// every kandev command (see docs/testing.md, start-up).
+func repoConfig(top string) (*config.Config, error) {
+	dir, err := state.CommonGitDir(top)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, "config"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cfg, err := config.ReadConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	switch v := cfg.Core.RepositoryFormatVersion; {
+	case v != "" && v != "0" && v != "1":
+		return nil, fmt.Errorf("repository format version %s", v)
+	case len(cfg.Raw.Section("extensions").Options) > 0:
+		return nil, errors.New("repository config extensions")
+	}
+	return cfg, nil
 }
 
 // absURL makes a relative local path URL absolute against the repository.
@@ -113,12 +148,10 @@ func cloneAt(dir string) (Clone, bool) {
 		return Clone{}, false
 	}
 	c := Clone{Path: wt.Path, Branch: wt.Branch}
-	if repo, err := git.PlainOpenWithOptions(wt.Path, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true}); err == nil {
-		if rems, err := repo.Remotes(); err == nil {
-			for _, r := range rems {
-				for _, u := range r.Config().URLs {
-					c.URLs = append(c.URLs, absURL(wt.Path, u))
-				}
+	if cfg, err := repoConfig(wt.Path); err == nil {
+		for _, r := range cfg.Remotes {
+			for _, u := range r.URLs {
+				c.URLs = append(c.URLs, absURL(wt.Path, u))
 			}
 		}
 	}

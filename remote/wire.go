@@ -17,7 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	"github.com/go-git/go-git/v5/plumbing/transport/file"
+	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
 )
 
 // refUpdate is one compare-and-swap of a remote ref: it happens only if the
@@ -70,11 +71,16 @@ func (w *goGitWire) endpoint() (*transport.Endpoint, transport.Transport, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote %s: %w", WithoutSecret(w.url), err)
 	}
-	c, err := client.NewClient(ep)
-	if err != nil {
-		return nil, nil, fmt.Errorf("remote %s: %w", WithoutSecret(w.url), err)
+	// Only the transports go-git is used for (viaGitCommand): go-git's
+	// transport/client would link its http and ssh clients (x/crypto/ssh)
+	// into every kandev command as well.
+	switch ep.Protocol {
+	case "file":
+		return ep, file.DefaultClient, nil
+	case "git":
+		return ep, gitproto.DefaultClient, nil
 	}
-	return ep, c, nil
+	return nil, nil, fmt.Errorf("remote %s: unsupported scheme %q", WithoutSecret(w.url), ep.Protocol)
 }
 
 func (w *goGitWire) refs(ctx context.Context) (map[plumbing.ReferenceName]plumbing.Hash, error) {

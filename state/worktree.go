@@ -179,6 +179,35 @@ func locateWorkTree(dir string) (top string, head *plumbing.Reference, ok bool, 
 	}
 }
 
+// CommonGitDir is the git directory that holds the repository's config for
+// the work tree whose top level is top: its .git directory, or for a linked
+// worktree (a .git file) the directory its gitdir's commondir names.
+func CommonGitDir(top string) (string, error) {
+	gitDir := filepath.Join(top, gitDirName)
+	fi, err := os.Stat(gitDir)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		return gitDir, nil
+	}
+	if gitDir, err = readGitFile(top); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if errors.Is(err, os.ErrNotExist) {
+		return gitDir, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	common := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitDir, common)
+	}
+	return common, nil
+}
+
 // readHead reads the HEAD of the git directory gitDir as git writes it: a
 // symbolic ref ("ref: refs/heads/main") or a commit hash (detached).
 func readHead(gitDir string) (*plumbing.Reference, error) {
