@@ -119,7 +119,7 @@ func docExamples(t *testing.T, file string) []docExample {
 }
 
 var (
-	docSessionID = regexp.MustCompile(`\b(ID|20261130-[0-9a-f]{4,6}(-[0-9a-f]{8})?)\b`)
+	docSessionID = regexp.MustCompile(`\b(ID|2026\d{4}-[0-9a-f]{4,6}(-[0-9a-f]{8})?)\b`)
 	docTurnSeq   = regexp.MustCompile(`(--to|--at) \d+`)
 )
 
@@ -138,6 +138,13 @@ func newDocWorld(t *testing.T) *docWorld {
 	os.Chmod(w.home, 0o700) // as kandev makes a home (doctor checks it)
 	repo := namedRepo(t, "project")
 	os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("the notes of the project\n"), 0o644)
+	// The project's remote, for the push and pull examples (a bare repository by path).
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	for _, args := range [][]string{{"init", "-q", "--bare", origin}, {"-C", repo, "remote", "add", "origin", origin}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
 	fakeHome := t.TempDir()
 	// Where examples write beside the kandev home (a completion script).
 	os.MkdirAll(filepath.Join(fakeHome, ".config", "fish", "completions"), 0o755)
