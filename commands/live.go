@@ -14,7 +14,7 @@ import (
 
 // LingerFlag is --linger, shared by start, prompt and resume.
 type LingerFlag struct {
-	Linger string `help:"Keep the agent warm this long after the turn (30s, 10m; plain numbers are seconds), serving later prompts without a restart (default: [agents.NAME] or [session] linger_seconds, else 0)." placeholder:"DURATION"`
+	Linger string `help:"Keep the agent warm this long after the turn (30s, 10m; plain numbers are seconds), serving later prompts without a restart (default: [agents.NAME] or [session] linger_seconds, else 5m, or 0 when $CI is set)." placeholder:"DURATION"`
 }
 
 // duration is the flag's value, else the config's for agent.
