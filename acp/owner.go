@@ -316,7 +316,7 @@ func (o *owner) shutdown() {
 	}
 	stopped := make(chan struct{})
 	go func() {
-		o.proc.Stop(500 * time.Millisecond)
+		o.proc.Stop(stopGrace(o.job.Profile))
 		close(stopped)
 	}()
 	select {
@@ -330,6 +330,16 @@ func (o *owner) shutdown() {
 	pid, _ := o.proc.Identity()
 	o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
 	o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
+}
+
+// stopGrace is how long an agent being shut down gets to exit on its own
+// once its stdin is closed: none for one that ignores EOF, which would only
+// make the owner wait the whole grace before signalling it.
+func stopGrace(p Profile) time.Duration {
+	if !p.ExitOnEOF {
+		return 0
+	}
+	return 500 * time.Millisecond
 }
 
 func (o *owner) progress(msg string) {
