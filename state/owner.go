@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -56,6 +57,52 @@ func (h *Home) OwnerAlive(id string) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// AgentAlive reports whether an agent of session id is still being stopped
+// after its owner returned: its supervisor holds the agent lock until the
+// agent's whole process tree is gone (a lock probe, like OwnerAlive).
+func (h *Home) AgentAlive(id string) bool {
+	fl := newLock(h.AgentLockPath(id))
+	ok, err := fl.TryLock()
+	if err != nil || ok {
+		if ok {
+			_ = fl.Unlock()
+		}
+		return false
+	}
+	return true
+}
+
+// AwaitAgentGone waits, at most timeout, until no agent of session id is
+// alive: an owner launches the session's agent only once the previous
+// one, still shutting down under its supervisor, is gone. It reports
+// whether it is.
+func (h *Home) AwaitAgentGone(ctx context.Context, id string, timeout time.Duration) bool {
+	if !h.AgentAlive(id) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	fl := newLock(h.AgentLockPath(id))
+	ok, _ := fl.TryLockContext(ctx, 5*time.Millisecond)
+	if ok {
+		_ = fl.Unlock()
+	}
+	return ok
+}
+
+// HoldAgentLock takes the agent lock at path for the calling process (the
+// agent's supervisor); release (deferred until the agent's tree is gone)
+// keeps it referenced, so that no finalizer closes it sooner. ok is false
+// when it is held elsewhere.
+func HoldAgentLock(path string) (release func(), ok bool) {
+	fl := newLock(path)
+	ok, err := fl.TryLock()
+	if err != nil || !ok {
+		return func() {}, false
+	}
+	return func() { _ = fl.Unlock() }, true
 }
 
 // newLock is the flock of a session's lock file at path, opened with
