@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -113,3 +114,14 @@ func newLock(path string) *flock.Flock {
 
 // IsOwnerBusy reports whether err says another process owns the session.
 func IsOwnerBusy(err error) bool { return errors.Is(err, ErrOwnerBusy) }
+
+// LockWarmPool takes the home's warm.lock, which orders owners that start
+// to linger, so that two of them never both see room for one more (the
+// pool of SPEC's max_warm). It blocks; the returned func releases it.
+func (h *Home) LockWarmPool() (func(), error) {
+	fl := newLock(filepath.Join(h.Dir, "warm.lock"))
+	if err := fl.Lock(); err != nil {
+		return nil, fmt.Errorf("lock the warm pool: %w", lockFileError(fl.Path(), err))
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
