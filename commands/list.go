@@ -26,8 +26,8 @@ func (c *ListCmd) Help() string { return "Example:\n  kandev list --resumable --
 
 type listed struct {
 	*state.Session
-	Badge   string   `json:"badge"`
-	Problem string   `json:"problem,omitempty"` // why the record could not be read (badge unknown)
+	Badge   string `json:"badge"`
+	Problem string `json:"problem,omitempty"` // why the record could not be read (badge unknown)
 	// WarmUntil is when the live owner that keeps the agent warm stops it:
 	// the record's warm_until, shown only while that owner lives (a killed
 	// owner's leftover is not).
