@@ -168,7 +168,7 @@ func TestWarm_KilledWarmOwnerLeavesNoProcess(t *testing.T) {
 	w := newWorld(t)
 	id := w.startWarm("60s", "/say hi")
 	w.waitWarm(id)
-	if err := syscall.Kill(w.session(id).OwnerPID, syscall.SIGKILL); err != nil {
+	if err := kill(w.session(id).OwnerPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	w.waitOwnerGone(id, 5*time.Second)
