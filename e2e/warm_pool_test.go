@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -202,4 +203,55 @@ func TestWarm_AnAgentThatIgnoresEOFIsStoppedAfterTheCommandReturns(t *testing.T)
 			}
 		})
 	}
+}
+
+func TestWarm_OwnersRacingIntoThePoolNeverExceedIt(t *testing.T) {
+	w := newWorld(t)
+	w.config("[session]\nmax_warm = 2\n")
+	const n = 6
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, r := w.start("--linger", "60s", fmt.Sprintf("/say racer %d", i))
+			if r.code != 0 {
+				t.Error(r)
+			}
+			ids[i] = id
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		w.run("close", "--all")
+		for _, id := range ids {
+			killSurvivors(w.home, id)
+		}
+	})
+	live := func() (out []string) {
+		for _, id := range ids {
+			if w.ownerAlive(id) {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(live()) > 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d owners linger with max_warm = 2: %v", len(live()), live())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if l := live(); len(l) > 2 || len(l) == 0 {
+		t.Fatalf("%d owners linger with max_warm = 2: %v", len(l), l)
+	}
+	r := w.mustRun("--json", "close", "--all")
+	var closed struct{ Closed []string }
+	if err := json.Unmarshal([]byte(r.stdout), &closed); err != nil || len(closed.Closed) > 2 {
+		t.Fatalf("close --all closed %v\n%s", closed.Closed, r)
+	}
+	w.waitNoTagged(0)
 }
