@@ -49,6 +49,9 @@ type LaunchSpec struct {
 	Hint    string // how to install the program, for the not-installed error
 	// SessionID tags the agent's environment so leftovers can be found later.
 	SessionID string
+	// AgentLock is the session's agent lock, which the agent's supervisor
+	// holds for as long as the agent lives ("": none).
+	AgentLock string
 }
 
 // ExitedWithin reports whether the process exited less than d after it started.

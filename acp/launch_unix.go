@@ -4,6 +4,7 @@ package acp
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -31,6 +32,9 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	cmd := exec.Command(selfExe(), args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, state.SessionTagEnv+"="+spec.SessionID, superviseEnv+"=1")
+	if spec.AgentLock != "" {
+		cmd.Env = append(cmd.Env, agentLockEnv+"="+spec.AgentLock)
+	}
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -79,6 +83,23 @@ func (p *Process) Stop(grace time.Duration) {
 		return
 	}
 	p.Kill()
+}
+
+// StopAfterReturn hands the agent's shutdown to its supervisor and returns
+// at once: its stdin is closed, and the supervisor signals it after grace
+// (Stop's steps), then ends whatever it left; the supervisor holds the
+// session's agent lock until all of it is gone.
+func (p *Process) StopAfterReturn(grace time.Duration) bool {
+	w, ok := p.watch.(io.Writer)
+	if !ok {
+		return false
+	}
+	if _, err := fmt.Fprintf(w, "%s%d\n", stopRequest, grace.Milliseconds()); err != nil {
+		return false // the supervisor is gone already
+	}
+	_ = p.watch.Close()
+	_ = p.Stdin.Close()
+	return true
 }
 
 // Kill ends the agent and everything it started at once: closing the watch

@@ -36,12 +36,16 @@ func (o *owner) linger(ctx context.Context) error {
 			}
 		}()
 	}
-	for {
+	for joined := false; ; joined = true {
 		if o.job.Linger <= 0 {
 			return nil // a served prompt's --linger 0
 		}
 		until := o.now().Add(o.job.Linger)
-		o.update(func(s *state.Session) { s.WarmUntil = &until })
+		if joined {
+			o.update(func(s *state.Session) { s.WarmUntil = &until })
+		} else {
+			o.joinWarmPool(until) // at most max_warm owners linger in a home
+		}
 		if err := o.claim.Idle(ctx); err != nil {
 			return nil // the claim was lost: this owner stops; the next one claims again
 		}

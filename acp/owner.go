@@ -138,7 +138,7 @@ func RunOwner(ctx context.Context, job Job) (_ *Result, err error) {
 	if errors.Is(err, ErrInterrupted) {
 		o.settleUserCancel()
 	}
-	o.shutdown()
+	o.shutdown(err == nil && ctx.Err() == nil)
 	o.res.Session = o.s
 	if werr := o.storageErr(); werr != nil {
 		// What was not written was not reported either; the write error is the cause.
@@ -342,13 +342,27 @@ func (o *owner) followUp(ctx context.Context) error {
 
 // shutdown stops the agent and records its exit; an abort kills its
 // process group at once.
-func (o *owner) shutdown() {
+//
+// After a clean end (every turn done, no signal) the owner does not wait:
+// the agent's supervisor stops it (handsOff) while this command returns,
+// holding the session's agent lock until the agent's tree is gone, so the
+// next owner's agent never runs beside it. Its agent_exited says so.
+func (o *owner) shutdown(clean bool) {
 	if o.proc == nil {
+		return
+	}
+	if h, ok := o.proc.(handsOff); ok && clean && h.StopAfterReturn(stopGrace(o.job.Profile)) {
+		if o.conn != nil {
+			o.conn.Barrier(nil)
+		}
+		pid, _ := o.proc.Identity()
+		o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (stdin closed, then a signal)"})
+		o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
 		return
 	}
 	stopped := make(chan struct{})
 	go func() {
-		o.proc.Stop(500 * time.Millisecond)
+		o.proc.Stop(stopGrace(o.job.Profile))
 		close(stopped)
 	}()
 	select {
@@ -362,6 +376,26 @@ func (o *owner) shutdown() {
 	pid, _ := o.proc.Identity()
 	o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
 	o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
+}
+
+// handsOff is an agent whose shutdown its supervisor can carry out after
+// the owner has returned (unix); it reports false when it cannot.
+type handsOff interface {
+	StopAfterReturn(grace time.Duration) bool
+}
+
+// agentGoneWait bounds how long an owner waits for the previous agent of
+// its session to finish stopping (grace, SIGTERM, the supervisor's kill).
+const agentGoneWait = 6 * time.Second
+
+// stopGrace is how long an agent being shut down gets to exit on its own
+// once its stdin is closed: none for one that ignores EOF, which would only
+// make the owner wait the whole grace before signalling it.
+func stopGrace(p Profile) time.Duration {
+	if !p.ExitOnEOF {
+		return 0
+	}
+	return 500 * time.Millisecond
 }
 
 func (o *owner) progress(msg string) {

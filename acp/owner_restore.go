@@ -82,7 +82,12 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 	if launch == nil {
 		launch = LaunchProcess
 	}
-	proc, err := launch(LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint, SessionID: o.s.ID})
+	// The previous owner may have returned while its agent still stops
+	// (EOF, grace, SIGTERM): never two agents of one session at once.
+	if !o.job.Home.AwaitAgentGone(ctx, o.s.ID, agentGoneWait) && o.job.Warn != nil {
+		o.job.Warn(fmt.Sprintf("the previous agent of session %s is still stopping after %s; starting a new one", o.s.ID, agentGoneWait))
+	}
+	proc, err := launch(LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint, SessionID: o.s.ID, AgentLock: o.job.Home.AgentLockPath(o.s.ID)})
 	if err != nil {
 		o.failStart(err)
 		if o.plan.FirstLaunch {

@@ -32,7 +32,14 @@ type Profile struct {
 	ResumeFlag  []string `json:"resume_flag,omitempty"`
 	InstallHint string   `json:"install_hint,omitempty"`
 	BuiltIn     bool     `json:"built_in"`
+	// ExitOnEOF false says the agent keeps running when its stdin closes:
+	// shutting it down signals it at once instead of after the grace.
+	ExitOnEOF bool `json:"exit_on_eof"`
 }
+
+// ignoresEOF are the built-in agents that do not exit when their stdin
+// closes (measured: claude-agent-acp and codex-acp wait for a signal).
+var ignoresEOF = map[string]bool{"claude": true, "codex": true}
 
 // DemoProfile is the default agent: kandev's own demo agent.
 const DemoProfile = "demo"
@@ -66,13 +73,13 @@ func builtins() map[string]Profile {
 func Profiles(cfg *state.Config) []Profile {
 	all := builtins()
 	for name, p := range all {
-		p.Name, p.BuiltIn = name, true
+		p.Name, p.BuiltIn, p.ExitOnEOF = name, true, !ignoresEOF[name]
 		all[name] = p
 	}
 	for name, c := range cfg.Agents {
 		p, ok := all[name]
 		if !ok {
-			p = Profile{Name: name, NativeResume: true, InstallHint: "check the command of [agents." + name + "] in your config"}
+			p = Profile{Name: name, NativeResume: true, ExitOnEOF: true, InstallHint: "check the command of [agents." + name + "] in your config"}
 		}
 		if len(c.Command) > 0 {
 			p.Command = c.Command
@@ -91,6 +98,9 @@ func Profiles(cfg *state.Config) []Profile {
 		}
 		if c.InstallHint != "" {
 			p.InstallHint = c.InstallHint
+		}
+		if c.ExitOnEOF != nil {
+			p.ExitOnEOF = *c.ExitOnEOF
 		}
 		all[name] = p
 	}

@@ -104,3 +104,23 @@ func TestDemoDefaultNotice_NamesTheInstalledRealAgentsAndHowToChoose(t *testing.
 		}
 	}
 }
+
+func TestProfiles_ExitOnEOF(t *testing.T) {
+	no := false
+	yes := true
+	cfg := &state.Config{Agents: map[string]state.AgentProfile{
+		"demo": {ExitOnEOF: &no}, "codex": {ExitOnEOF: &yes}, "mine": {Command: []string{"mine"}},
+	}}
+	want := map[string]bool{"claude": false, "codex": true, "demo": false, "gemini": true, "mine": true}
+	for _, p := range Profiles(cfg) {
+		if w, ok := want[p.Name]; ok && p.ExitOnEOF != w {
+			t.Errorf("%s: exit_on_eof = %v, want %v", p.Name, p.ExitOnEOF, w)
+		}
+	}
+	if g := stopGrace(Profile{ExitOnEOF: false}); g != 0 {
+		t.Errorf("an agent that ignores EOF waits %s before its signal, want none", g)
+	}
+	if g := stopGrace(Profile{ExitOnEOF: true}); g <= 0 {
+		t.Errorf("an agent that exits on EOF gets no grace")
+	}
+}

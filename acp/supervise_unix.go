@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,6 +42,17 @@ const superviseEnv = "KANDEV_AGENT_SUPERVISOR"
 // launchTagEnv tags every process of one launch (see leftovers on macOS).
 const launchTagEnv = "KANDEV_AGENT_LAUNCH"
 
+// agentLockEnv names the session's agent lock, which the supervisor holds
+// until the agent's tree is gone: an owner that returned before its agent
+// had stopped leaves the next owner waiting on it (state.AwaitAgentGone).
+const agentLockEnv = "KANDEV_AGENT_LOCK"
+
+// stopRequest is what an owner writes on the watch pipe to hand the
+// agent's shutdown to the supervisor and return at once: the agent has its
+// stdin closed, gets grace to exit on its own, then SIGTERM, then SIGKILL.
+// EOF without it still means the owner died: everything is killed at once.
+const stopRequest = "stop-after-ms "
+
 // init turns any binary that links this package (kandev, and test binaries
 // that launch agents) into a supervisor when started as one by Launch.
 func init() {
@@ -56,6 +69,11 @@ func supervise(args []string) int {
 	watch := os.NewFile(3, "owner-watch")
 	syscall.CloseOnExec(3)
 	os.Unsetenv(superviseEnv) // the agent may be kandev too (the demo agent)
+	if path := os.Getenv(agentLockEnv); path != "" {
+		os.Unsetenv(agentLockEnv)
+		release, _ := state.HoldAgentLock(path)
+		defer release()
+	}
 	tag := make([]byte, 8)
 	_, _ = rand.Read(tag)
 	launch := launchTagEnv + "=" + hex.EncodeToString(tag)
@@ -82,8 +100,12 @@ func supervise(args []string) int {
 	os.Stdin.Close()
 	os.Stdout.Close()
 	ownerGone := make(chan struct{})
+	stop := make(chan time.Duration, 1)
 	go func() {
-		_, _ = io.Copy(io.Discard, watch)
+		if grace, ok := readStopRequest(watch); ok {
+			stop <- grace // the owner has returned; its EOF is no death
+			return
+		}
 		close(ownerGone)
 	}()
 	exited := make(chan syscall.WaitStatus, 1)
@@ -91,14 +113,55 @@ func supervise(args []string) int {
 	var status syscall.WaitStatus
 	select {
 	case status = <-exited:
-		if nothingLeft() { // the common end: no process list to read
-			return exitLike(status)
-		}
+	case grace := <-stop:
+		status = stopGently(exited, grace, launch)
 	case <-ownerGone:
 		killAll(launch)
+		sweep(launch)
+		return exitLike(status)
+	}
+	if nothingLeft() { // the common end: no process list to read
+		return exitLike(status)
 	}
 	sweep(launch)
 	return exitLike(status)
+}
+
+// readStopRequest reads the watch pipe to its end and reports the owner's
+// stop request, if it wrote one before closing it.
+func readStopRequest(watch io.Reader) (time.Duration, bool) {
+	b, _ := io.ReadAll(io.LimitReader(watch, 64))
+	_, _ = io.Copy(io.Discard, watch)
+	ms, ok := strings.CutPrefix(strings.TrimSpace(string(b)), stopRequest)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(ms)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return time.Duration(n) * time.Millisecond, true
+}
+
+// stopGently ends an agent whose owner has returned: its stdin is closed
+// already; after grace its group gets SIGTERM (the supervisor catches it),
+// and two seconds later everything is killed.
+func stopGently(exited <-chan syscall.WaitStatus, grace time.Duration, launch string) syscall.WaitStatus {
+	select {
+	case ws := <-exited:
+		return ws
+	case <-time.After(grace):
+	}
+	if syscall.Getpgrp() == os.Getpid() {
+		_ = syscall.Kill(0, syscall.SIGTERM)
+	}
+	select {
+	case ws := <-exited:
+		return ws
+	case <-time.After(2 * time.Second):
+	}
+	killAll(launch)
+	return <-exited
 }
 
 // killAll ends everything at once when the owner is gone, itself included,

@@ -63,7 +63,9 @@ func (c *DemoCmd) Run(env *Env) error {
 		return err
 	}
 	// The demo agent slowed down a little, so the owner can be killed mid-turn, during a tool call.
-	cfg := fmt.Sprintf("[permissions]\nmode = \"approve-all\"\n[agents.demo]\ncommand = [%q, \"demo-agent\", \"--delay\", \"400\"]\n", exe)
+	// Nothing lingers: the story kills the command that owns the session, and
+	// no agent may outlive the demo's scratch home.
+	cfg := fmt.Sprintf("[permissions]\nmode = \"approve-all\"\n[session]\nlinger_seconds = 0\n[agents.demo]\ncommand = [%q, \"demo-agent\", \"--delay\", \"400\"]\n", exe)
 	if err := os.WriteFile(filepath.Join(d.home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		return err
 	}

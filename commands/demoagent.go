@@ -16,6 +16,7 @@ type DemoAgentCmd struct {
 	NoCommands   bool `help:"Advertise no commands (so it has no compact)."`
 	Delay        int  `help:"Sleep MS before every update it sends." placeholder:"MS"`
 	StartDelay   int  `help:"Sleep MS before answering initialize (a slow-starting agent)." placeholder:"MS"`
+	IgnoreEOF    bool `help:"Keep running when stdin closes, until a signal (an agent like Claude's or codex's adapter; set exit_on_eof = false for it)."`
 }
 
 // Help shows an example.
@@ -32,9 +33,13 @@ func (c *DemoAgentCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return demoagent.Run(env.Ctx, demoagent.Options{
+	err = demoagent.Run(env.Ctx, demoagent.Options{
 		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
 		NoFork: c.NoFork, NoCommands: c.NoCommands,
 		Delay: time.Duration(c.Delay) * time.Millisecond, StartDelay: time.Duration(c.StartDelay) * time.Millisecond,
 	}, env.Stdin, os.Stdout)
+	if c.IgnoreEOF && err == nil {
+		<-env.Ctx.Done() // stdin closed: wait for the signal, as those agents do
+	}
+	return err
 }

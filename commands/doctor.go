@@ -259,7 +259,7 @@ func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
 	if !ownerAlive { // a live owner may be mid-append: its tail is not torn
 		out = append(out, logChecks(h, id)...)
 	}
-	if len(tagged) > 0 && !ownerAlive {
+	if len(tagged) > 0 && !ownerAlive && !h.AgentAlive(id) { // its supervisor still stopping it is no survivor
 		out = append(out, survivorCheck(name, tagged))
 	}
 	st := p.observe(s)

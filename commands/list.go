@@ -27,9 +27,13 @@ func (c *ListCmd) Help() string { return "Example:\n  kandev list --resumable --
 
 type listed struct {
 	*state.Session
-	Badge   string   `json:"badge"`
-	Problem string   `json:"problem,omitempty"` // why the record could not be read (badge unknown)
-	row     []string // the text row, made on the core that probed the session
+	Badge   string `json:"badge"`
+	Problem string `json:"problem,omitempty"` // why the record could not be read (badge unknown)
+	// WarmUntil is when the live owner that keeps the agent warm stops it:
+	// the record's warm_until, shown only while that owner lives (a killed
+	// owner's leftover is not).
+	WarmUntil *time.Time `json:"warm_until,omitempty"`
+	row       []string   // the text row, made on the core that probed the session
 }
 
 // Run lists sessions, newest activity first.
@@ -91,14 +95,14 @@ func (c *ListCmd) Run(env *Env) error {
 		state.ForEach(len(part), func(i int) {
 			as[i] = p.assess(part[i], level)
 			if !env.Out.JSON {
-				rows[i] = listRow(part[i], as[i].Badge, now)
+				rows[i] = listRow(part[i], badgeCell(as[i].Badge, warmUntil(h, part[i])), now)
 			}
 		})
 		for i, s := range part {
 			if c.Resumable && !as[i].Resumable {
 				continue
 			}
-			out = append(out, listed{Session: s, Badge: as[i].Badge, row: rows[i]})
+			out = append(out, listed{Session: s, Badge: as[i].Badge, WarmUntil: warmUntil(h, s), row: rows[i]})
 			if c.Limit > 0 && len(out) >= c.Limit {
 				break
 			}
@@ -159,6 +163,26 @@ func writeListText(w io.Writer, out []listed, now time.Time) {
 		}
 	}
 	t.write(w)
+}
+
+// warmUntil is the session's warm_until while its owner lives, else nil
+// (an owner lock probed only for the few records that say warm).
+func warmUntil(h *state.Home, s *state.Session) *time.Time {
+	if s.WarmUntil == nil {
+		return nil
+	}
+	if alive, _ := h.OwnerAlive(s.ID); !alive {
+		return nil
+	}
+	return s.WarmUntil
+}
+
+// badgeCell is the badge, with until when a warm owner keeps the agent.
+func badgeCell(badge string, until *time.Time) string {
+	if until == nil {
+		return badge
+	}
+	return badge + " (warm until " + until.Local().Format("15:04:05") + ")"
 }
 
 // listRow is the text row of a session.

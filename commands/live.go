@@ -14,7 +14,7 @@ import (
 
 // LingerFlag is --linger, shared by start, prompt and resume.
 type LingerFlag struct {
-	Linger string `help:"Keep the agent warm this long after the turn (30s, 10m; plain numbers are seconds), serving later prompts without a restart (default: [agents.NAME] or [session] linger_seconds, else 0)." placeholder:"DURATION"`
+	Linger string `help:"Keep the agent warm this long after the turn (30s, 10m; plain numbers are seconds), serving later prompts without a restart (default: [agents.NAME] or [session] linger_seconds, else 5m, or 0 when $CI is set)." placeholder:"DURATION"`
 }
 
 // duration is the flag's value, else the config's for agent.
@@ -129,13 +129,19 @@ func (c *ServeCmd) Run(env *Env) error {
 type CloseCmd struct {
 	SessionRef
 	Now bool `help:"Cancel a running turn instead of letting it finish."`
+	All bool `help:"End every live owner of the home (every warm agent), not one session's."`
 }
 
 // Help shows an example.
-func (c *CloseCmd) Help() string { return "Example:\n  kandev close 20261130-0915 --now" }
+func (c *CloseCmd) Help() string {
+	return "Example:\n  kandev close 20261130-0915 --now\n  kandev close --all"
+}
 
 // Run ends the session's live owner and waits until it has exited.
 func (c *CloseCmd) Run(env *Env) error {
+	if c.All {
+		return c.closeAll(env)
+	}
 	h, id, err := c.pick(env, needLive)
 	if errors.Is(err, errNoneEligible) {
 		// Nothing lingers here: as with an id, there is nothing to close.
@@ -174,10 +180,45 @@ func (c *CloseCmd) Run(env *Env) error {
 	return nil
 }
 
-// waitOwnerGone waits for the owner lock of id to be released.
+// closeAll ends every live owner of the home at once and waits for them
+// all (and their agents) to be gone.
+func (c *CloseCmd) closeAll(env *Env) error {
+	if c.ID != "" || c.Latest {
+		return usagef("close --all ends every live owner of the home: name no session with it")
+	}
+	h, err := env.Home()
+	if err != nil {
+		return err
+	}
+	ids := acp.LiveOwners(h)
+	for _, id := range ids {
+		if err := h.Enqueue(id, &state.Input{Kind: state.InputClose, Now: c.Now}); err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		if err := waitOwnerGone(env, h, id); err != nil {
+			return err
+		}
+	}
+	env.Out.Object(map[string]any{"closed": append([]string{}, ids...)}, func(w io.Writer) {
+		if len(ids) == 0 {
+			fmt.Fprintln(w, "nothing to close: no kandev process is running a session in this home")
+			return
+		}
+		for _, id := range ids {
+			fmt.Fprintf(w, "session %s closed\n", id)
+		}
+		fmt.Fprintf(w, "%d owner(s) closed; their agents are stopped and the next prompt restores each\n", len(ids))
+	})
+	return nil
+}
+
+// waitOwnerGone waits for the owner lock of id to be released, and for its
+// agent, which its supervisor may still be stopping, to be gone.
 func waitOwnerGone(env *Env, h *state.Home, id string) error {
 	for {
-		if alive, _ := h.OwnerAlive(id); !alive {
+		if alive, _ := h.OwnerAlive(id); !alive && !h.AgentAlive(id) {
 			return nil
 		}
 		select {

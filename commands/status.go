@@ -64,7 +64,7 @@ func (c *StatusCmd) Run(env *Env) error {
 		s.Worktree = a.Worktree // as checked now
 	}
 	st := statusOf(h, s, a, p)
-	if alive, _ := h.OwnerAlive(s.ID); !alive {
+	if alive, _ := h.OwnerAlive(s.ID); !alive && !h.AgentAlive(s.ID) { // an agent its supervisor still stops is no survivor
 		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
 	}
 	out := map[string]any{"session": s, "status": st}

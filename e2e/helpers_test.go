@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	kandevBin = filepath.Join(dir, "kandev")
+	// Every kandev the tests run, however it is started, runs as under CI:
+	// nothing lingers unless a test asks (--linger, a config, or
+	// world.warmByDefault), so a local run and a CI run (CI=true) agree.
+	os.Setenv("CI", "1")
 	out, err := exec.Command("go", "build", "-o", kandevBin, "..").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building kandev: %v\n%s", err, out)
@@ -57,6 +61,18 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, home: t.TempDir(), cwd: t.TempDir()}
 	w.env = append(os.Environ(), "KANDEV_HOME="+w.home, "NO_COLOR=1")
 	return w
+}
+
+// warmByDefault runs the world's kandev outside CI: owners linger by
+// default (300 s) unless a flag or the config says otherwise.
+func (w *world) warmByDefault() {
+	env := w.env[:0:0]
+	for _, kv := range w.env {
+		if !strings.HasPrefix(kv, "CI=") {
+			env = append(env, kv)
+		}
+	}
+	w.env = env
 }
 
 // config writes $KANDEV_HOME/config.toml.

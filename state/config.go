@@ -51,8 +51,10 @@ type SessionConfig struct {
 	// MaxCost caps a session's spending, in the agent's currency (0: none).
 	MaxCost float64 `toml:"max_cost"`
 	// LingerSeconds keeps an owner and its idle agent alive after its last
-	// turn, so the next prompt is served warm (default 0: exit at once).
-	LingerSeconds int `toml:"linger_seconds"`
+	// turn, so the next prompt is served warm (nil: DefaultLinger).
+	LingerSeconds *int `toml:"linger_seconds"`
+	// MaxWarm bounds the owners that linger in one home (0: DefaultMaxWarm).
+	MaxWarm int `toml:"max_warm"`
 	// ResumeAfterLimit asks the operating system to run kandev recover at
 	// the reset time of a usage limit that ended a turn.
 	ResumeAfterLimit bool `toml:"resume_after_limit"`
@@ -94,7 +96,10 @@ type AgentProfile struct {
 	ResumeFlag       []string          `toml:"resume_flag" json:"resume_flag,omitempty"`
 	InstallHint      string            `toml:"install_hint" json:"install_hint,omitempty"`
 	LingerSeconds    *int              `toml:"linger_seconds" json:"linger_seconds,omitempty"`
-	AgentSetupConfig                   // model, mode, options, mcp (setup.go)
+	// ExitOnEOF false says the agent ignores its stdin closing: it is
+	// signalled at once when it is shut down (nil: the profile's).
+	ExitOnEOF        *bool `toml:"exit_on_eof" json:"exit_on_eof,omitempty"`
+	AgentSetupConfig       // model, mode, options, mcp (setup.go)
 }
 
 // Defaults of SPEC section 7.
@@ -109,6 +114,11 @@ const (
 	DefaultDeferTimeout = 3600
 	// MaxLingerSeconds bounds a linger (a day, like a lease).
 	MaxLingerSeconds = 86400
+	// DefaultLingerSeconds is how long an owner stays warm unless told
+	// otherwise (none under CI, DefaultLinger).
+	DefaultLingerSeconds = 300
+	// DefaultMaxWarm is how many owners may linger in one home at once.
+	DefaultMaxWarm = 4
 )
 
 // ErrConfig marks a config file kandev cannot use (see ConfigError).
@@ -203,8 +213,11 @@ func (c *Config) validate(defined func(key ...string) bool) error {
 	if c.Session.MaxCost < 0 {
 		return fmt.Errorf("[session] max_cost = %v is negative (leave it out for no cap)", c.Session.MaxCost)
 	}
-	if l := c.Session.LingerSeconds; l < 0 || l > MaxLingerSeconds {
-		return fmt.Errorf("[session] linger_seconds = %d is outside 0..%d", l, MaxLingerSeconds)
+	if l := c.Session.LingerSeconds; l != nil && (*l < 0 || *l > MaxLingerSeconds) {
+		return fmt.Errorf("[session] linger_seconds = %d is outside 0..%d", *l, MaxLingerSeconds)
+	}
+	if c.Session.MaxWarm < 0 {
+		return fmt.Errorf("[session] max_warm = %d is negative; leave it out for the default (%d)", c.Session.MaxWarm, DefaultMaxWarm)
 	}
 	for _, name := range sortedKeys(c.Agents) {
 		if a := c.Agents[name]; a.LingerSeconds != nil && (*a.LingerSeconds < 0 || *a.LingerSeconds > MaxLingerSeconds) {
@@ -260,13 +273,30 @@ func (c *Config) DeferTimeoutSeconds() int {
 }
 
 // LingerSeconds is how long an owner of agent's sessions stays warm after
-// its last turn: the agent's own setting, else [session] linger_seconds.
+// its last turn: the agent's own setting, else [session] linger_seconds,
+// else the default for the environment (DefaultLinger of $CI).
 func (c *Config) LingerSeconds(agent string) int {
 	if a, ok := c.Agents[agent]; ok && a.LingerSeconds != nil {
 		return *a.LingerSeconds
 	}
-	return c.Session.LingerSeconds
+	if c.Session.LingerSeconds != nil {
+		return *c.Session.LingerSeconds
+	}
+	return DefaultLinger(os.Getenv("CI"))
 }
+
+// DefaultLinger is the linger nothing configured: DefaultLingerSeconds for
+// a person, 0 when the environment variable CI is set and not empty (a CI
+// job leaves no agent behind).
+func DefaultLinger(ci string) int {
+	if ci != "" {
+		return 0
+	}
+	return DefaultLingerSeconds
+}
+
+// MaxWarm is [session] max_warm: how many owners may linger in one home.
+func (c *Config) MaxWarm() int { return orDefault(c.Session.MaxWarm, DefaultMaxWarm) }
 
 // HandshakeTimeoutSeconds bounds agent start-up requests.
 func (c *Config) HandshakeTimeoutSeconds() int { return orDefault(c.Agent.HandshakeTimeoutSeconds, 60) }

@@ -67,14 +67,33 @@ func TestLoadConfig_RefusesWhatItCannotUse(t *testing.T) {
 }
 
 func TestConfig_LingerOfAnAgentWinsOverTheSessionDefault(t *testing.T) {
-	zero, ten := 0, 10
-	c := &Config{Session: SessionConfig{LingerSeconds: 600}, Agents: map[string]AgentProfile{"quick": {LingerSeconds: &zero}, "slow": {LingerSeconds: &ten}, "plain": {}}}
+	zero, ten, sixHundred := 0, 10, 600
+	c := &Config{Session: SessionConfig{LingerSeconds: &sixHundred}, Agents: map[string]AgentProfile{"quick": {LingerSeconds: &zero}, "slow": {LingerSeconds: &ten}, "plain": {}}}
 	for agent, want := range map[string]int{"quick": 0, "slow": 10, "plain": 600, "demo": 600} {
 		if got := c.LingerSeconds(agent); got != want {
 			t.Errorf("LingerSeconds(%s) = %d, want %d", agent, got, want)
 		}
 	}
+	t.Setenv("CI", "")
+	if got := (&Config{}).LingerSeconds("demo"); got != DefaultLingerSeconds {
+		t.Errorf("LingerSeconds with nothing configured and no CI = %d, want %d", got, DefaultLingerSeconds)
+	}
+	t.Setenv("CI", "true")
+	if got := (&Config{}).LingerSeconds("demo"); got != 0 {
+		t.Errorf("LingerSeconds with nothing configured under CI = %d, want 0", got)
+	}
+	if got := c.LingerSeconds("plain"); got != 600 {
+		t.Errorf("a configured linger under CI = %d, want 600 (CI changes only the default)", got)
+	}
 	if got := (&Config{}).DeferTimeoutSeconds(); got != DefaultDeferTimeout {
 		t.Errorf("default defer timeout = %d", got)
+	}
+}
+
+func TestDefaultLinger(t *testing.T) {
+	for ci, want := range map[string]int{"": DefaultLingerSeconds, "1": 0, "true": 0, "false": 0} {
+		if got := DefaultLinger(ci); got != want {
+			t.Errorf("DefaultLinger(CI=%q) = %d, want %d", ci, got, want)
+		}
 	}
 }

@@ -73,6 +73,12 @@ func (h *Home) RecordPath(id string) string { return filepath.Join(h.sessionsDir
 // LockPath is the owner lock, held by the owner for its whole life.
 func (h *Home) LockPath(id string) string { return filepath.Join(h.sessionsDir(), id+".owner.lock") }
 
+// AgentLockPath is held by the supervisor of the session's agent for as long
+// as the agent's process tree lives, also after its owner has returned.
+func (h *Home) AgentLockPath(id string) string {
+	return filepath.Join(h.sessionsDir(), id+".agent.lock")
+}
+
 // RecordLockPath guards read-modify-write of the record, the lease and the inbox.
 func (h *Home) RecordLockPath(id string) string {
 	return filepath.Join(h.sessionsDir(), id+".record.lock")
@@ -107,7 +113,7 @@ func (h *Home) ConfigPath() string { return filepath.Join(h.Dir, "config.toml") 
 
 // SessionFiles lists every file that belongs to session id.
 func (h *Home) SessionFiles(id string) []string {
-	return []string{h.LogPath(id), h.RecordPath(id), h.LockPath(id), h.RecordLockPath(id), h.InboxPath(id), h.LeasePath(id), h.DigestPath(id), h.OwnerOutPath(id), h.PromptHandoffPath(id)}
+	return []string{h.LogPath(id), h.RecordPath(id), h.LockPath(id), h.RecordLockPath(id), h.InboxPath(id), h.LeasePath(id), h.DigestPath(id), h.OwnerOutPath(id), h.PromptHandoffPath(id), h.AgentLockPath(id)}
 }
 
 // ValidateID rejects ids that could escape the sessions directory.

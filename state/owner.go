@@ -1,8 +1,10 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -58,6 +60,52 @@ func (h *Home) OwnerAlive(id string) (bool, error) {
 	return true, nil
 }
 
+// AgentAlive reports whether an agent of session id is still being stopped
+// after its owner returned: its supervisor holds the agent lock until the
+// agent's whole process tree is gone (a lock probe, like OwnerAlive).
+func (h *Home) AgentAlive(id string) bool {
+	fl := newLock(h.AgentLockPath(id))
+	ok, err := fl.TryLock()
+	if err != nil || ok {
+		if ok {
+			_ = fl.Unlock()
+		}
+		return false
+	}
+	return true
+}
+
+// AwaitAgentGone waits, at most timeout, until no agent of session id is
+// alive: an owner launches the session's agent only once the previous
+// one, still shutting down under its supervisor, is gone. It reports
+// whether it is.
+func (h *Home) AwaitAgentGone(ctx context.Context, id string, timeout time.Duration) bool {
+	if !h.AgentAlive(id) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	fl := newLock(h.AgentLockPath(id))
+	ok, _ := fl.TryLockContext(ctx, 5*time.Millisecond)
+	if ok {
+		_ = fl.Unlock()
+	}
+	return ok
+}
+
+// HoldAgentLock takes the agent lock at path for the calling process (the
+// agent's supervisor); release (deferred until the agent's tree is gone)
+// keeps it referenced, so that no finalizer closes it sooner. ok is false
+// when it is held elsewhere.
+func HoldAgentLock(path string) (release func(), ok bool) {
+	fl := newLock(path)
+	ok, err := fl.TryLock()
+	if err != nil || !ok {
+		return func() {}, false
+	}
+	return func() { _ = fl.Unlock() }, true
+}
+
 // newLock is the flock of a session's lock file at path, opened with
 // lockOpenFlags: a symbolic link there is refused, never followed.
 func newLock(path string) *flock.Flock {
@@ -66,3 +114,14 @@ func newLock(path string) *flock.Flock {
 
 // IsOwnerBusy reports whether err says another process owns the session.
 func IsOwnerBusy(err error) bool { return errors.Is(err, ErrOwnerBusy) }
+
+// LockWarmPool takes the home's warm.lock, which orders owners that start
+// to linger, so that two of them never both see room for one more (the
+// pool of SPEC's max_warm). It blocks; the returned func releases it.
+func (h *Home) LockWarmPool() (func(), error) {
+	fl := newLock(filepath.Join(h.Dir, "warm.lock"))
+	if err := fl.Lock(); err != nil {
+		return nil, fmt.Errorf("lock the warm pool: %w", lockFileError(fl.Path(), err))
+	}
+	return func() { _ = fl.Unlock() }, nil
+}

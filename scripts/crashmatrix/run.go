@@ -144,11 +144,13 @@ func newRunEnv(o *options, p *plan, r *runResult, name string) (*runEnv, error) 
 		x.cwd = c
 	}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "KANDEV_") && !strings.HasPrefix(kv, "SHELL=") {
+		if !strings.HasPrefix(kv, "KANDEV_") && !strings.HasPrefix(kv, "SHELL=") && !strings.HasPrefix(kv, "CI=") {
 			x.env = append(x.env, kv)
 		}
 	}
-	x.env = append(x.env, "KANDEV_HOME="+x.home, "NO_COLOR=1", "SHELL=/bin/sh")
+	// CI=1: owners linger only where a trial says --linger (the default for
+	// a person is 300 s), so a trial kills the owner it means to.
+	x.env = append(x.env, "KANDEV_HOME="+x.home, "NO_COLOR=1", "SHELL=/bin/sh", "CI=1")
 	os.WriteFile(filepath.Join(x.home, "config.toml"), []byte(p.configTOML(o.kandev)), 0o600)
 	os.WriteFile(filepath.Join(x.cwd, "notes.txt"), []byte("notes for the crash matrix\n"), 0o644)
 	os.WriteFile(filepath.Join(x.dir, "plan.txt"), []byte(p.describe()+"\nprompt:\n"+p.prompt+"\n"), 0o644)

@@ -2,7 +2,9 @@
 // wall time of `kandev prompt` in a new process against a session whose
 // agent is kept warm, and against one whose agent must start again (cold),
 // on the demo agent made slow to start with --start-delay. It also reports
-// the time from the turn's turn_ended line in the log to the command's exit.
+// the time from the turn's turn_ended line in the log to the command's exit,
+// on the demo agent and on the demo agent with --ignore-eof (an agent that,
+// like Claude's and codex's adapters, does not exit when its stdin closes).
 //
 //	go run ./scripts/warmbench -kandev ./kandev -start-delay 1000 -runs 5
 package main
@@ -37,27 +39,36 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(home)
-	cfg := fmt.Sprintf("[agents.slow]\ncommand = [%q, \"demo-agent\", \"--start-delay\", \"%d\"]\n", abs, *delay)
+	cfg := fmt.Sprintf("[agents.slow]\ncommand = [%q, \"demo-agent\", \"--start-delay\", \"%d\"]\n", abs, *delay) +
+		fmt.Sprintf("[agents.deaf]\ncommand = [%q, \"demo-agent\", \"--start-delay\", \"%d\", \"--ignore-eof\"]\nexit_on_eof = false\n", abs, *delay)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		fail(err)
 	}
 	k := kandev{bin: abs, home: home}
 	fmt.Printf("demo agent with --start-delay %d ms, %d prompts each, medians\n\n", *delay, *runs)
-	fmt.Printf("%-6s %12s %22s\n", "mode", "prompt wall", "turn_ended -> exit")
+	fmt.Printf("%-22s %-6s %12s %22s\n", "agent", "mode", "prompt wall", "turn_ended -> exit")
+	for _, agent := range []string{"slow", "deaf"} {
+		k.bench(agent, *runs)
+	}
+}
+
+// bench times runs cold and runs warm prompts to agent and prints the medians.
+func (k kandev) bench(agent string, runs int) {
 	var cold, warm time.Duration
+	name := map[string]string{"slow": "demo", "deaf": "demo --ignore-eof"}[agent]
 	for _, linger := range []string{"0s", "10m"} {
-		id := k.mustOut("start", "--agent", "slow", "--linger", linger, "hello")
+		id := k.mustOut("start", "--agent", agent, "--linger", linger, "hello")
 		id = strings.TrimSpace(strings.SplitN(id, "\n", 2)[0])
 		var walls, tails []time.Duration
-		for range *runs {
+		for range runs {
 			t0 := time.Now()
-			k.mustOut("prompt", id, "/say measured")
+			k.mustOut("prompt", id, "--linger", linger, "/say measured")
 			end := time.Now()
 			walls = append(walls, end.Sub(t0))
-			tails = append(tails, end.Sub(lastTurnEnded(home, id)))
+			tails = append(tails, end.Sub(lastTurnEnded(k.home, id)))
 		}
 		mode := map[string]string{"0s": "cold", "10m": "warm"}[linger]
-		fmt.Printf("%-6s %12s %22s\n", mode, median(walls).Round(time.Millisecond), median(tails).Round(time.Millisecond))
+		fmt.Printf("%-22s %-6s %12s %22s\n", name, mode, median(walls).Round(time.Millisecond), median(tails).Round(time.Millisecond))
 		if mode == "cold" {
 			cold = median(walls)
 		} else {
@@ -65,7 +76,7 @@ func main() {
 			k.mustOut("close", id)
 		}
 	}
-	fmt.Printf("\nwarm / cold = %.3f\n", float64(warm)/float64(cold))
+	fmt.Printf("%-22s warm / cold = %.3f\n", name, float64(warm)/float64(cold))
 }
 
 type kandev struct{ bin, home string }
