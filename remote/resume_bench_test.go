@@ -24,7 +24,6 @@ import (
 type resumeRig struct {
 	b       *testing.B
 	bin, id string
-	root    string
 	a, bm   machine
 	saved   []string // directories restored before every run
 }
@@ -89,7 +88,7 @@ func (r *resumeRig) restore() {
 // its claim up.
 func newResumeRig(b *testing.B, bin string, auto bool) *resumeRig {
 	root := b.TempDir()
-	r := &resumeRig{b: b, root: root, bin: bin}
+	r := &resumeRig{b: b, bin: bin}
 	url := gitDaemonIn(b, root)
 	r.a = machine{"A", filepath.Join(root, "home-A"), filepath.Join(root, "clone-A")}
 	r.bm = machine{"B", filepath.Join(root, "home-B"), filepath.Join(root, "clone-B")}
