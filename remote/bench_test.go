@@ -21,11 +21,16 @@ import (
 // when git daemon cannot start) and returns its URL.
 func gitDaemon(tb testing.TB) string {
 	tb.Helper()
+	return gitDaemonIn(tb, tb.TempDir())
+}
+
+// gitDaemonIn serves root/p.git, a fresh bare repository, over git://.
+func gitDaemonIn(tb testing.TB, root string) string {
+	tb.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		tb.Skip("SKIP: git is not installed")
 	}
-	root := tb.TempDir()
-	if out, err := exec.Command("git", "init", "-q", "--bare", filepath.Join(root, "p.git")).CombinedOutput(); err != nil {
+	if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", filepath.Join(root, "p.git")).CombinedOutput(); err != nil {
 		tb.Skipf("SKIP: git init: %v %s", err, out)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
