@@ -95,7 +95,7 @@ func cmdMeasure(args []string) error {
 		}
 	}
 	if *out == "" || *name == "" || len(cmdline) == 0 || (*peerName == "") != (len(peerline) == 0) {
-		return errors.New("measure: -out, -name and a command after -- are required; -peer goes with a second command after :::")
+		return errors.New("measure: -out, -name and a command after -- are required; -peer goes with a second command after a ::: separator")
 	}
 	ms := []*Measurement{{Name: *name, Command: strings.Join(cmdline, " "), Note: *note}}
 	lines := [][]string{cmdline}
