@@ -74,6 +74,7 @@ var manExitCodes = []struct {
 	{ExitNotResumable, "Not resumable: a finished session, an invalid worktree, or continuation paused."},
 	{ExitAgent, "The agent failed: it cannot launch, or the handshake or protocol failed."},
 	{ExitWaitingForPermission, "A turn waits on a deferred permission request: kandev approve ID or kandev deny ID."},
+	{ExitRateLimited, "The agent's usage limit was reached: kandev status says when it resets."},
 	{ExitTimeout, "kandev wait --timeout expired."},
 	{ExitInterrupted, "Interrupted by the user (Ctrl-C)."},
 	{ExitTerminated, "Terminated (SIGTERM; Ctrl-Break on Windows): the turn is left for one automatic continuation."},

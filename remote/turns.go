@@ -277,22 +277,10 @@ func (t *Turns) TurnEnded(ctx context.Context) error {
 	if !t.holding || t.Fenced() != nil {
 		return t.Fenced()
 	}
-	l := t.l
-	t.opMu.Lock()
-	err := retryStale(func() error {
-		unlock, err := l.s.lock(ctx, l.id)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		rec, err := l.s.home.LoadSession(l.id)
-		if err != nil {
-			return err
-		}
-		_, err = l.push(ctx, rec, true)
+	err := t.withRecord(ctx, func(l *link, rec *state.Session) error {
+		_, err := l.push(ctx, rec, true)
 		return err
 	})
-	t.opMu.Unlock()
 	if errors.Is(err, ErrFenced) {
 		t.lost(err)
 	}
@@ -334,21 +322,7 @@ func (t *Turns) giveUp(ctx context.Context) error {
 	if t.Fenced() != nil {
 		return nil
 	}
-	l := t.l
-	t.opMu.Lock()
-	err := retryStale(func() error {
-		unlock, err := l.s.lock(ctx, l.id)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		rec, err := l.s.home.LoadSession(l.id)
-		if err != nil {
-			return err
-		}
-		return l.releaseLocked(ctx, rec)
-	})
-	t.opMu.Unlock()
+	err := t.withRecord(ctx, func(l *link, rec *state.Session) error { return l.releaseLocked(ctx, rec) })
 	if errors.Is(err, ErrFenced) {
 		t.lost(err)
 	}
@@ -420,4 +394,24 @@ func (l *link) releaseLocked(ctx context.Context, rec *state.Session) error {
 	}
 	l.setClaim(cu)
 	return errors.Join(unredacted, l.save())
+}
+
+// withRecord runs op on the session's record under the sync lock, once more
+// when the remote moved meanwhile (retryStale); the caller holds t.mu.
+func (t *Turns) withRecord(ctx context.Context, op func(*link, *state.Session) error) error {
+	l := t.l
+	t.opMu.Lock()
+	defer t.opMu.Unlock()
+	return retryStale(func() error {
+		unlock, err := l.s.lock(ctx, l.id)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		rec, err := l.s.home.LoadSession(l.id)
+		if err != nil {
+			return err
+		}
+		return op(l, rec)
+	})
 }

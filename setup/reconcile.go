@@ -168,44 +168,16 @@ func Reconcile(want *state.Setup, off Offered) (steps []Step, missing []string) 
 	if want == nil {
 		return nil, nil
 	}
-	if want.Mode != "" {
-		key, byOption := categoryOption(off, "mode")
-		switch {
-		case off.Modes == nil && byOption:
-			// An agent that offers its modes as a config option only (OpenCode).
-			o := off.Options[key]
-			switch {
-			case !slices.Contains(o.Values, want.Mode):
-				missing = append(missing, fmt.Sprintf("mode %s (it offers %s)", want.Mode, list(o.Values)))
-			case o.Current != want.Mode:
-				steps = append(steps, Step{Kind: StepOption, Key: key, Value: want.Mode})
-			}
-		case off.Modes == nil:
-			missing = append(missing, fmt.Sprintf("mode %s (the agent offers no modes)", want.Mode))
-		case !slices.Contains(off.Modes, want.Mode):
-			missing = append(missing, fmt.Sprintf("mode %s (it offers %s)", want.Mode, list(off.Modes)))
-		case off.Mode != want.Mode:
-			steps = append(steps, Step{Kind: StepMode, Value: want.Mode})
+	for _, c := range []choice{
+		{"mode", want.Mode, off.Modes, off.Mode, StepMode, "the agent offers no modes"},
+		{"model", want.Model, off.Models, off.Model, StepModel, "the agent offers no model choice"},
+	} {
+		step, miss := c.reconcile(off)
+		if step != nil {
+			steps = append(steps, *step)
 		}
-	}
-	if want.Model != "" {
-		key, byOption := categoryOption(off, "model")
-		switch {
-		case off.Models == nil && byOption:
-			// An agent that offers its models as a config option only (Codex).
-			o := off.Options[key]
-			switch {
-			case !slices.Contains(o.Values, want.Model):
-				missing = append(missing, fmt.Sprintf("model %s (it offers %s)", want.Model, list(o.Values)))
-			case o.Current != want.Model:
-				steps = append(steps, Step{Kind: StepOption, Key: key, Value: want.Model})
-			}
-		case off.Models == nil:
-			missing = append(missing, fmt.Sprintf("model %s (the agent offers no model choice)", want.Model))
-		case !slices.Contains(off.Models, want.Model):
-			missing = append(missing, fmt.Sprintf("model %s (it offers %s)", want.Model, list(off.Models)))
-		case off.Model != want.Model:
-			steps = append(steps, Step{Kind: StepModel, Value: want.Model})
+		if miss != "" {
+			missing = append(missing, miss)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(want.Options)) {
@@ -261,4 +233,38 @@ func Reported(rec *state.Setup, mode string, opts map[string]Option) (next *stat
 	}
 	next = Apply(rec, c)
 	return next, !Equal(rec, next)
+}
+
+// choice is the session's mode or model against what the agent offers.
+type choice struct {
+	category, want string
+	offered        []string // nil: the agent offers no such list
+	current        string
+	kind           string // StepMode or StepModel
+	none           string // why it is missing when nothing is offered
+}
+
+// reconcile is the step that applies c, or why it cannot be applied. An
+// agent that offers the choice only as a config option of its category
+// (OpenCode's modes, Codex's models) gets it through that option.
+func (c choice) reconcile(off Offered) (*Step, string) {
+	if c.want == "" {
+		return nil, ""
+	}
+	key, byOption := categoryOption(off, c.category)
+	offered, current, step := c.offered, c.current, Step{Kind: c.kind, Value: c.want}
+	switch {
+	case c.offered == nil && byOption:
+		o := off.Options[key]
+		offered, current, step = o.Values, o.Current, Step{Kind: StepOption, Key: key, Value: c.want}
+	case c.offered == nil:
+		return nil, fmt.Sprintf("%s %s (%s)", c.category, c.want, c.none)
+	}
+	switch {
+	case !slices.Contains(offered, c.want):
+		return nil, fmt.Sprintf("%s %s (it offers %s)", c.category, c.want, list(offered))
+	case current != c.want:
+		return &step, ""
+	}
+	return nil, ""
 }
