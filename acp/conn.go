@@ -280,6 +280,13 @@ func (c *Conn) LoadSession(ctx context.Context, token string) error {
 	return c.wrap(err)
 }
 
+// Fork asks the agent for a new session that copies token's conversation
+// (session/fork, unstable), in cwd; it returns the new session's token.
+func (c *Conn) Fork(ctx context.Context, token string) (string, error) {
+	resp, err := c.sdk.UnstableForkSession(ctx, sdk.UnstableForkSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd})
+	return string(resp.SessionId), c.wrap(err)
+}
+
 // Prompt runs one turn and returns the agent's stop reason. Every update the
 // agent sent before answering has been handed to OnEvents when it returns.
 func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {

@@ -162,9 +162,9 @@ func (c *Conn) ApplySetup(ctx context.Context, token string, st setup.Step) erro
 	return c.wrap(err)
 }
 
-// noteReported keeps what the agent reported itself, so a later step is
+// NoteReported keeps what the agent reported itself, so a later step is
 // compared with the agent as it is.
-func (c *Conn) noteReported(mode string, raw []sdk.SessionConfigOption) {
+func (c *Conn) NoteReported(mode string, raw []sdk.SessionConfigOption) {
 	c.offeredMu.Lock()
 	defer c.offeredMu.Unlock()
 	if mode != "" {

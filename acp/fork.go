@@ -171,13 +171,13 @@ func NativeFork(ctx context.Context, h *state.Home, cfg *state.Config, p Profile
 	if init.AgentCapabilities.SessionCapabilities.Fork == nil {
 		return fmt.Errorf("agent %s no longer advertises session/fork", p.Name)
 	}
-	resp, err := conn.sdk.UnstableForkSession(hctx, sdk.UnstableForkSessionRequest{SessionId: sdk.SessionId(parent.ResumeToken), Cwd: child.Cwd})
+	token, err := conn.Fork(hctx, parent.ResumeToken)
 	if err != nil {
-		return fmt.Errorf("session/fork: %s", describeErr(conn.wrap(err)))
+		return fmt.Errorf("session/fork: %s", describeErr(err))
 	}
 	caps, _ := json.Marshal(init)
 	_, err = h.UpdateSession(child.ID, func(s *state.Session) error {
-		s.ResumeToken = string(resp.SessionId)
+		s.ResumeToken = token
 		s.AgentLaunched = true
 		s.AgentCommand = p.Command
 		s.Capabilities = caps

@@ -155,7 +155,3 @@ func killGroups(pids []int) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
-
-// detachedProcAttr starts a detached owner in a process session of its own,
-// away from the caller's terminal.
-func detachedProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

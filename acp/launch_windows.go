@@ -145,13 +145,6 @@ func terminate(pid int) {
 	windows.CloseHandle(h)
 }
 
-// detachedProcAttr starts a detached owner in its own process group with a
-// console of its own that has no window: the caller's Ctrl-C does not reach
-// it, and the agents it starts open no console window either.
-func detachedProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW}
-}
-
 // jobObject is a Job Object that kills its processes when closed.
 type jobObject struct {
 	h    windows.Handle

@@ -3,7 +3,6 @@ package acp
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -261,12 +260,4 @@ func tryAgainAt(m []string, now time.Time) (time.Time, bool) {
 		t = t.AddDate(0, 0, 1)
 	}
 	return t.UTC(), true
-}
-
-// limitSummary is the marker's summary for a usage limit.
-func limitSummary(a UsageLimitAnswer) string {
-	if a.ResetAt == nil {
-		return "The agent's usage limit was reached; it did not say when it resets. Send the next prompt once it has."
-	}
-	return fmt.Sprintf("The agent's usage limit was reached; it resets at %s.", a.ResetAt.Format(time.RFC3339))
 }

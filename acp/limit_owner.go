@@ -176,3 +176,11 @@ func (o *owner) dropLimit() {
 	}
 	o.update(func(s *state.Session) { s.Limit = nil })
 }
+
+// limitSummary is the marker's summary for a usage limit.
+func limitSummary(a UsageLimitAnswer) string {
+	if a.ResetAt == nil {
+		return "The agent's usage limit was reached; it did not say when it resets. Send the next prompt once it has."
+	}
+	return fmt.Sprintf("The agent's usage limit was reached; it resets at %s.", a.ResetAt.Format(time.RFC3339))
+}

@@ -351,7 +351,7 @@ func (o *owner) shutdown(clean bool) {
 	if o.proc == nil {
 		return
 	}
-	if h, ok := o.proc.(handsOff); ok && clean && h.StopAfterReturn(stopGrace(o.job.Profile)) {
+	if h, ok := o.proc.(handsOff); ok && clean && h.StopAfterReturn(o.job.Profile.StopGrace()) {
 		if o.conn != nil {
 			o.conn.Barrier(nil)
 		}
@@ -362,7 +362,7 @@ func (o *owner) shutdown(clean bool) {
 	}
 	stopped := make(chan struct{})
 	go func() {
-		o.proc.Stop(stopGrace(o.job.Profile))
+		o.proc.Stop(o.job.Profile.StopGrace())
 		close(stopped)
 	}()
 	select {
@@ -387,16 +387,6 @@ type handsOff interface {
 // agentGoneWait bounds how long an owner waits for the previous agent of
 // its session to finish stopping (grace, SIGTERM, the supervisor's kill).
 const agentGoneWait = 6 * time.Second
-
-// stopGrace is how long an agent being shut down gets to exit on its own
-// once its stdin is closed: none for one that ignores EOF, which would only
-// make the owner wait the whole grace before signalling it.
-func stopGrace(p Profile) time.Duration {
-	if !p.ExitOnEOF {
-		return 0
-	}
-	return 500 * time.Millisecond
-}
 
 func (o *owner) progress(msg string) {
 	if o.job.Progress != nil {

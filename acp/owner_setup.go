@@ -172,7 +172,7 @@ func (o *owner) noteAgentSetup(evs []*state.Event) {
 		default:
 			continue
 		}
-		o.conn.noteReported(mode, raw)
+		o.conn.NoteReported(mode, raw)
 		o.offeredChanged()
 		next, changed := setup.Reported(o.session().Setup, mode, opts)
 		if !changed {

@@ -147,8 +147,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		if id != "" && !o.noteCall(id) {
 			// Some agents (Gemini CLI) ask before they announce the call: the
 			// log gets the call from the request, so its result has one to join.
-			evs = append(evs, &state.Event{Type: state.EventToolCall, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name,
-				ToolKind: string(kind), ToolStatus: "pending", Input: rawJSON(req.ToolCall.RawInput)})
+			evs = append(evs, RequestedToolCall(o.currentTurn(), req))
 		}
 		evs = append(evs, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: rid != "", RequestID: rid})
 		o.append(true, evs...)

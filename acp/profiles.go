@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -186,4 +187,14 @@ func (p Profile) Installed() bool {
 	}
 	_, err := exec.LookPath(cmd[0])
 	return err == nil
+}
+
+// StopGrace is how long an agent being shut down gets to exit on its own
+// once its stdin is closed: none for one that ignores EOF, which would only
+// make the owner wait the whole grace before signalling it.
+func (p Profile) StopGrace() time.Duration {
+	if !p.ExitOnEOF {
+		return 0
+	}
+	return 500 * time.Millisecond
 }

@@ -117,10 +117,10 @@ func TestProfiles_ExitOnEOF(t *testing.T) {
 			t.Errorf("%s: exit_on_eof = %v, want %v", p.Name, p.ExitOnEOF, w)
 		}
 	}
-	if g := stopGrace(Profile{ExitOnEOF: false}); g != 0 {
+	if g := (Profile{ExitOnEOF: false}).StopGrace(); g != 0 {
 		t.Errorf("an agent that ignores EOF waits %s before its signal, want none", g)
 	}
-	if g := stopGrace(Profile{ExitOnEOF: true}); g <= 0 {
+	if g := (Profile{ExitOnEOF: true}).StopGrace(); g <= 0 {
 		t.Errorf("an agent that exits on EOF gets no grace")
 	}
 }

@@ -90,6 +90,20 @@ func updateToEvent(params []byte, tools toolNames) *state.Event {
 	return &state.Event{Type: state.EventAgentUpdate, Data: json.RawMessage(raw)}
 }
 
+// RequestedToolCall is the tool call a permission request names, as it is
+// logged when the agent asks before it announced the call (Gemini CLI).
+func RequestedToolCall(turnID string, req sdk.RequestPermissionRequest) *state.Event {
+	e := &state.Event{Type: state.EventToolCall, TurnID: turnID, ToolCallID: string(req.ToolCall.ToolCallId),
+		ToolStatus: "pending", Input: rawJSON(req.ToolCall.RawInput)}
+	if req.ToolCall.Title != nil {
+		e.ToolName = *req.ToolCall.Title
+	}
+	if req.ToolCall.Kind != nil {
+		e.ToolKind = string(*req.ToolCall.Kind)
+	}
+	return e
+}
+
 func rawJSON(v any) json.RawMessage {
 	if v == nil {
 		return nil
