@@ -16,7 +16,7 @@ import (
 // Version is kandev's version, sent as clientInfo.
 var Version = version.Get().Version
 
-// Errors RunOwner returns, mapped to exit codes by commands.
+// Errors owner.Run returns, mapped to exit codes by commands.
 var (
 	ErrAgentFailed  = errors.New("agent failure")
 	ErrInterrupted  = errors.New("interrupted")

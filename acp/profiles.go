@@ -1,11 +1,3 @@
-// Package acp runs ACP agents for kandev: it launches an agent process,
-// speaks the Agent Client Protocol to it through github.com/coder/acp-go-sdk,
-// restores a session's conversation (resume, load or a fresh session with the
-// resume context), and turns what the agent sends into event-log events.
-// The owner's life has one entry point, RunOwner: a pure plan (plan.go,
-// PlanOwner) decides what to repair, pause, continue or re-send, and an
-// executor carries it out (owner.go: lifecycle and writes; owner_restore.go;
-// owner_turn.go; permissions.go).
 package acp
 
 import (

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/editor"
 	"github.com/kandev/kandev/state"
 )
@@ -51,6 +52,6 @@ func (c *ACPCmd) Run(env *Env) error {
 	}
 	return editor.Serve(editor.Options{
 		Home: h, Config: cfg, Agent: c.Agent, Holder: holder, Ctx: env.Ctx, PageSize: c.PageSize, Log: env.Out.Err,
-		Job: func(id string) (acp.Job, error) { return ownerJob(env, id, acp.Job{}) },
+		Job: func(id string) (owner.Job, error) { return ownerJob(env, id, owner.Job{}) },
 	}, env.Stdin, os.Stdout)
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -54,7 +55,7 @@ func probeWith(h *state.Home, cfg *state.Config, mode, holder string, noContinue
 
 // policy is what a continuation of s is checked against.
 func (p *probe) policy(s *state.Session) state.ContinuationPolicy {
-	return acp.ContinuationPolicy(p.cfg, p.commands[s.Agent], p.mode, p.noContinue)
+	return owner.ContinuationPolicy(p.cfg, p.commands[s.Agent], p.mode, p.noContinue)
 }
 
 // How much assess probes.
@@ -104,7 +105,7 @@ func (p *probe) settle(s *state.Session, a state.Assessment) (*state.Session, st
 	if !changed || state.IsTerminal(s.State) {
 		return s, a
 	}
-	if err := acp.SettlePause(p.h, s.ID, p.policy(s), p.now); err != nil {
+	if err := owner.SettlePause(p.h, s.ID, p.policy(s), p.now); err != nil {
 		return s, a
 	}
 	if fresh, err := p.h.LoadSession(s.ID); err == nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -35,7 +35,7 @@ func (c *AttachCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job, err := ownerJob(env, id, acp.Job{})
+	job, err := ownerJob(env, id, owner.Job{})
 	if err != nil {
 		return err
 	}
@@ -73,12 +73,12 @@ func (c *AttachCmd) Run(env *Env) error {
 				continue
 			}
 			job.Prompt = line
-			in := acp.PromptInput(job) // under this command's permission mode and --linger
+			in := owner.PromptInput(job) // under this command's permission mode and --linger
 			in.Holder = state.DefaultHolder()
 			if err := h.Enqueue(id, in); err != nil {
 				return err
 			}
-			if err := acp.EnsureOwner(env.Ctx, job); err != nil {
+			if err := owner.Ensure(env.Ctx, job); err != nil {
 				env.Out.Warn(fmt.Sprintf("could not start an owner for %s: %v", id, err))
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -40,8 +41,8 @@ func (c *CompactCmd) Run(env *Env) error {
 	if alive, _ := h.OwnerAlive(id); alive {
 		return fmt.Errorf("%w: session %s is running in another kandev process; compact it when it is idle", state.ErrOwnerBusy, id)
 	}
-	advertised := acp.AdvertisedCommands(h.LogPath(id))
-	name := acp.CompactionCommand(advertised)
+	advertised := owner.AdvertisedCommands(h.LogPath(id))
+	name := owner.CompactionCommand(advertised)
 	if name == "" {
 		has := "no commands"
 		if len(advertised) > 0 {
@@ -50,7 +51,7 @@ func (c *CompactCmd) Run(env *Env) error {
 		return &acp.NotResumableError{SessionID: id, Reason: fmt.Sprintf("agent %s has no compaction command (it advertised %s)", s.Agent, has),
 			Advice: "nothing to do; kandev clear " + id + " starts the agent over instead"}
 	}
-	res, err := runOwnerResult(env, id, acp.Job{Maintenance: "/" + name})
+	res, err := runOwnerResult(env, id, owner.Job{Maintenance: "/" + name})
 	if res != nil && res.Session != nil && env.Out.JSON {
 		env.Out.Object(res.Session, nil)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -14,8 +15,8 @@ import (
 // the file, the key and the valid values (and the nearest one), so a typo
 // is found at once instead of at the first start.
 func checkConfigNames(c *state.Config, path string) error {
-	if m := c.Permissions.Mode; m != "" && !acp.ValidPermissionMode(m) {
-		modes := []string{acp.PermAsk, acp.PermApproveReads, acp.PermApproveAll, acp.PermDenyAll, acp.PermDefer}
+	if m := c.Permissions.Mode; m != "" && !owner.ValidPermissionMode(m) {
+		modes := []string{owner.PermAsk, owner.PermApproveReads, owner.PermApproveAll, owner.PermDenyAll, owner.PermDefer}
 		return &state.ConfigError{Path: path, Problem: fmt.Sprintf("[permissions] mode = %q is not a permission mode%s; use %s",
 			m, didYouMean(m, modes), strings.Join(modes, ", "))}
 	}

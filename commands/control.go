@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -64,7 +64,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 		})
 		return nil
 	}
-	rep, err := acp.Repair(h, id, state.StopUserCanceled, false)
+	rep, err := owner.Repair(h, id, state.StopUserCanceled, false)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return control(env, h, id, kind) // an owner appeared meanwhile
 	}
@@ -122,7 +122,7 @@ func (c *RepairCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := acp.Repair(h, id, state.StopShutdown, c.DryRun)
+	rep, err := owner.Repair(h, id, state.StopShutdown, c.DryRun)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return fmt.Errorf("%w: session %s is running in another kandev process; nothing to repair while it lives", state.ErrOwnerBusy, id)
 	}
@@ -210,7 +210,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
-		job := acp.Job{AfterLimit: afterLimit}
+		job := owner.Job{AfterLimit: afterLimit}
 		if env.Out.JSON {
 			job.Emit = func(state.Event) {} // one JSON object for the whole command
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -58,7 +59,7 @@ func (c *DoctorCmd) Run(env *Env) error {
 		mode = cfg.Permissions.Mode
 	}
 	if mode == "" {
-		mode = acp.PermAsk
+		mode = owner.PermAsk
 	}
 	checks = append(checks, sessionChecks(probeWith(h, cfg, mode, "", false, env.Now()))...)
 	checks = append(checks, leftoverChecks(h, env.Now())...)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
@@ -80,7 +81,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, acp.ErrStorage):
+	case errors.Is(err, owner.ErrStorage):
 		return ExitError
 	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig):
 		return ExitUsage
@@ -95,7 +96,7 @@ func ExitCode(err error) int {
 		return ExitAgent
 	case errors.Is(err, acp.ErrInterrupted):
 		return ExitInterrupted
-	case errors.Is(err, acp.ErrWaitingForPermission):
+	case errors.Is(err, owner.ErrWaitingForPermission):
 		return ExitWaitingForPermission
 	case errors.Is(err, acp.ErrRateLimited):
 		return ExitRateLimited
@@ -136,7 +137,7 @@ func errorCode(err error) string {
 	case ExitTimeout:
 		return "timeout"
 	}
-	if errors.Is(err, acp.ErrStorage) {
+	if errors.Is(err, owner.ErrStorage) {
 		return "storage"
 	}
 	return "error"

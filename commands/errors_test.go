@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
 func TestExitCode_SignalsAndStorageErrors(t *testing.T) {
-	storage := &acp.StorageError{What: "the log of session s", SessionID: "s", Err: errors.New("no space left on device")}
+	storage := &owner.StorageError{What: "the log of session s", SessionID: "s", Err: errors.New("no space left on device")}
 	cases := []struct {
 		err  error
 		code int
@@ -18,7 +19,7 @@ func TestExitCode_SignalsAndStorageErrors(t *testing.T) {
 	}{
 		{fmt.Errorf("%w: turn t1 was stopped by SIGTERM", acp.ErrShutdown), ExitTerminated, "terminated"},
 		{acp.ErrInterrupted, ExitInterrupted, "interrupted"},
-		{fmt.Errorf("%w: kandev approve s | kandev deny s", acp.ErrWaitingForPermission), ExitWaitingForPermission, "waiting_for_permission"},
+		{fmt.Errorf("%w: kandev approve s | kandev deny s", owner.ErrWaitingForPermission), ExitWaitingForPermission, "waiting_for_permission"},
 		{fmt.Errorf("%w: agent demo reached its usage limit", acp.ErrRateLimited), ExitRateLimited, "rate_limited"},
 		{fmt.Errorf("%w: session s is still idle after 1s", ErrTimeout), ExitTimeout, "timeout"},
 		{storage, ExitError, "storage"},
@@ -45,7 +46,7 @@ func TestExitCode_EveryKindOfErrorHasItsCode(t *testing.T) {
 	}{
 		{"success", nil, ExitOK, ""},
 		{"a usage error", usagef("--ttl must be positive"), ExitUsage, "usage"},
-		{"a usage error with a cause", &UsageError{Err: acp.ErrBadPermissionMode("x")}, ExitUsage, "usage"},
+		{"a usage error with a cause", &UsageError{Err: owner.ErrBadPermissionMode("x")}, ExitUsage, "usage"},
 		{"an ambiguous id", fmt.Errorf("%w: two sessions match", state.ErrAmbiguous), ExitUsage, "usage"},
 		{"an invalid id", state.ErrInvalidID, ExitUsage, "usage"},
 		{"a bad config", &state.ConfigError{Path: "c.toml", Problem: "bad"}, ExitUsage, "usage"},
@@ -60,7 +61,7 @@ func TestExitCode_EveryKindOfErrorHasItsCode(t *testing.T) {
 		{"Ctrl-C", acp.ErrInterrupted, ExitInterrupted, "interrupted"},
 		{"SIGTERM", acp.ErrShutdown, ExitTerminated, "terminated"},
 		{"a newer format", state.ErrNewerFormat, ExitError, "newer_format"},
-		{"a storage error wins over what it interrupted", &acp.StorageError{SessionID: "s", Err: fmt.Errorf("%w: %w", acp.ErrAgentFailed, cause)}, ExitError, "storage"},
+		{"a storage error wins over what it interrupted", &owner.StorageError{SessionID: "s", Err: fmt.Errorf("%w: %w", acp.ErrAgentFailed, cause)}, ExitError, "storage"},
 		{"anything else", cause, ExitError, "error"},
 	}
 	for _, tc := range cases {

@@ -4,20 +4,20 @@ import (
 	"context"
 	"strings"
 
-	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
 // deliverPrompt sends a prompt, at most once per session and key when a
 // key is given (--key).
-func deliverPrompt(ctx context.Context, job acp.Job, key string, follow bool) (*acp.Delivery, error) {
+func deliverPrompt(ctx context.Context, job owner.Job, key string, follow bool) (*owner.Delivery, error) {
 	if key == "" {
-		return acp.Deliver(ctx, job, follow)
+		return owner.Deliver(ctx, job, follow)
 	}
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	return acp.DeliverOnce(ctx, job, key, follow)
+	return owner.DeliverOnce(ctx, job, key, follow)
 }
 
 // createOnce creates the session, or with --key finds the one an earlier
@@ -37,12 +37,12 @@ func (c *StartCmd) createOnce(env *Env, h *state.Home, cwd, agent, prompt string
 }
 
 // again follows the first turn of a session an earlier start --key created.
-func (c *StartCmd) again(env *Env, job acp.Job, s *state.Session) (*acp.Result, error) {
+func (c *StartCmd) again(env *Env, job owner.Job, s *state.Session) (*owner.Result, error) {
 	if s.InitialPrompt == "" && s.Turns == 0 {
-		return &acp.Result{Session: s}, nil // started without a prompt: nothing to follow
+		return &owner.Result{Session: s}, nil // started without a prompt: nothing to follow
 	}
 	job.Detach, job.Linger = nil, 0
-	return acp.FollowInitial(env.Ctx, job)
+	return owner.FollowInitial(env.Ctx, job)
 }
 
 // MaxKeyBytes bounds an idempotency key.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -40,7 +41,7 @@ func (l LingerFlag) duration(cfg *state.Config, agent string) (time.Duration, er
 // permissions: the owner must outlive this command. An explicit --linger
 // also rides on a prompt queued for a live owner, which then lingers that
 // long after serving it.
-func goLive(env *Env, job *acp.Job, l LingerFlag, agent string) error {
+func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
 	d, err := l.duration(job.Config, agent)
 	if err != nil {
 		return err
@@ -52,7 +53,7 @@ func goLive(env *Env, job *acp.Job, l LingerFlag, agent string) error {
 	// Inputs left behind when this command stops owning the session are
 	// served by a detached owner that exits once they are.
 	job.Serve = serveArgs(env, job, 0)
-	if d <= 0 && job.Permissions != acp.PermDefer {
+	if d <= 0 && job.Permissions != owner.PermDefer {
 		return nil
 	}
 	job.Detach = serveArgs(env, job, d)
@@ -60,7 +61,7 @@ func goLive(env *Env, job *acp.Job, l LingerFlag, agent string) error {
 }
 
 // serveArgs is the command line of a detached owner for job that lingers linger.
-func serveArgs(env *Env, job *acp.Job, linger time.Duration) []string {
+func serveArgs(env *Env, job *owner.Job, linger time.Duration) []string {
 	args := []string{"--home", job.Home.Dir, "--permissions", job.Permissions}
 	if env.G.Config != "" {
 		args = append(args, "--config", env.G.Config)
@@ -97,7 +98,7 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job := acp.Job{Linger: c.Linger, NoContinue: c.NoContinue, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
+	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
 	if c.PromptStdin {
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {
@@ -114,10 +115,10 @@ func (c *ServeCmd) Run(env *Env) error {
 	job.Ask, job.Progress, job.Warn = nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
 	for round := 0; ; round++ {
 		before, _ := h.LoadSession(c.ID)
-		_, err = acp.RunOwner(env.Ctx, job)
+		_, err = owner.Run(env.Ctx, job)
 		after, lerr := h.LoadSession(c.ID)
 		if env.Ctx.Err() != nil || lerr != nil || before == nil || round == serveRounds ||
-			errors.Is(err, state.ErrOwnerBusy) || errors.Is(err, acp.ErrNotResumable) || errors.Is(err, acp.ErrStorage) ||
+			errors.Is(err, state.ErrOwnerBusy) || errors.Is(err, acp.ErrNotResumable) || errors.Is(err, owner.ErrStorage) ||
 			h.PendingInputs(after) == 0 || after.InboxOffset == before.InboxOffset {
 			return err
 		}
@@ -190,7 +191,7 @@ func (c *CloseCmd) closeAll(env *Env) error {
 	if err != nil {
 		return err
 	}
-	ids := acp.LiveOwners(h)
+	ids := owner.LiveSessions(h)
 	for _, id := range ids {
 		if err := h.Enqueue(id, &state.Input{Kind: state.InputClose, Now: c.Now}); err != nil {
 			return err
@@ -279,7 +280,7 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 	if alive, _ := h.OwnerAlive(id); alive {
 		parked = s.ParkedRequests
 	}
-	req, err := acp.PickParked(id, parked, want, env.Now())
+	req, err := owner.PickParked(id, parked, want, env.Now())
 	if err != nil {
 		return err
 	}
@@ -287,16 +288,16 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 	if err := h.Enqueue(id, in); err != nil {
 		return err
 	}
-	res, err := acp.AwaitResolution(env.Ctx, h, id, from, req.ID)
+	res, err := owner.AwaitResolution(env.Ctx, h, id, from, req.ID)
 	if err != nil {
 		return err
 	}
 	if res.AnsweredBy != in.ID {
 		how := "by another answer"
 		switch res.AnsweredBy {
-		case acp.AnsweredByTimeout:
+		case owner.AnsweredByTimeout:
 			how = "by the defer timeout (denied)"
-		case acp.AnsweredByCancel:
+		case owner.AnsweredByCancel:
 			how = "by the turn's cancel (denied)"
 		}
 		return fmt.Errorf("%w: request %s of session %s was already answered %s; yours was not applied (kandev status %s lists what waits)", state.ErrNotFound, req.ID, id, how, id)

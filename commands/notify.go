@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/state"
 )
@@ -30,7 +30,7 @@ func (c *NotifyRunCmd) Run(env *Env) error {
 }
 
 // withNotify sets the job's notifications from the [notify] config.
-func withNotify(job *acp.Job, cfg *state.Config) {
+func withNotify(job *owner.Job, cfg *state.Config) {
 	if len(cfg.Notify.Command) == 0 {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -61,7 +62,7 @@ func (c *PromptCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	job, err := ownerJob(env, id, acp.Job{Prompt: text})
+	job, err := ownerJob(env, id, owner.Job{Prompt: text})
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (e hintError) Error() string { return e.msg }
 func (e hintError) Unwrap() error { return e.kind }
 
 // ownerJob fills the parts of an owner job every command shares.
-func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
+func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
 	h, err := env.Home()
 	if err != nil {
 		return job, err
@@ -146,12 +147,12 @@ func ownerJob(env *Env, id string, job acp.Job) (acp.Job, error) {
 }
 
 // runOwnerResult runs the owner and finishes the stream, leaving the closing object to the caller.
-func runOwnerResult(env *Env, id string, job acp.Job) (*acp.Result, error) {
+func runOwnerResult(env *Env, id string, job owner.Job) (*owner.Result, error) {
 	job, err := ownerJob(env, id, job)
 	if err != nil {
 		return nil, err
 	}
-	res, err := acp.RunOwner(env.Ctx, job)
+	res, err := owner.Run(env.Ctx, job)
 	env.Out.Finish()
 	return res, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -73,7 +74,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		})
 		return nil
 	}
-	job := acp.Job{NoContinue: c.NoContinue}
+	job := owner.Job{NoContinue: c.NoContinue}
 	if c.I {
 		if !isTerminal(env.Stdin) {
 			return usagef("-i needs a terminal on stdin; pipe prompts to kandev prompt instead")
@@ -112,7 +113,7 @@ func promptReader(env *Env) func() (string, bool) {
 
 // run runs the owner here, or detached when the session lingers or defers
 // permissions (not with -i: the terminal is this process's).
-func (c *ResumeCmd) run(env *Env, id string, job acp.Job) (*acp.Result, error) {
+func (c *ResumeCmd) run(env *Env, id string, job owner.Job) (*owner.Result, error) {
 	job, err := ownerJob(env, id, job)
 	if err != nil {
 		return nil, err
@@ -123,11 +124,11 @@ func (c *ResumeCmd) run(env *Env, id string, job acp.Job) (*acp.Result, error) {
 	if c.I {
 		job.Detach = nil
 	}
-	var res *acp.Result
+	var res *owner.Result
 	if job.Detach != nil {
-		res, err = acp.ResumeDetached(env.Ctx, job)
+		res, err = owner.ResumeDetached(env.Ctx, job)
 	} else {
-		res, err = acp.RunOwner(env.Ctx, job)
+		res, err = owner.Run(env.Ctx, job)
 	}
 	env.Out.Finish()
 	return res, err

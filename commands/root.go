@@ -17,6 +17,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/internal/version"
 	"github.com/kandev/kandev/state"
 )
@@ -153,10 +154,10 @@ func (e *Env) PermissionMode() (string, error) {
 		m = c.Permissions.Mode
 	}
 	if m == "" {
-		m = acp.PermAsk
+		m = owner.PermAsk
 	}
-	if !acp.ValidPermissionMode(m) {
-		return "", &UsageError{Err: acp.ErrBadPermissionMode(m)}
+	if !owner.ValidPermissionMode(m) {
+		return "", &UsageError{Err: owner.ErrBadPermissionMode(m)}
 	}
 	return m, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -82,7 +83,7 @@ func setupUsage(err error) error {
 }
 
 // logInitialSetup logs a new session's setup, before its agent starts.
-func logInitialSetup(h *state.Home, s *state.Session) error { return acp.LogNewSetup(h, s) }
+func logInitialSetup(h *state.Home, s *state.Session) error { return owner.LogNewSetup(h, s) }
 
 // SetCmd is kandev set.
 type SetCmd struct {
@@ -116,7 +117,7 @@ func (c *SetCmd) Run(env *Env) error {
 	if state.IsTerminal(s.State) {
 		return acp.NotResumableState(s.ID, s.State)
 	}
-	res, err := acp.SetSetup(env.Ctx, h, s.ID, ch)
+	res, err := owner.SetSetup(env.Ctx, h, s.ID, ch)
 	if err != nil {
 		return setupUsage(err)
 	}

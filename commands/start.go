@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -74,7 +75,7 @@ func (c *StartCmd) Run(env *Env) error {
 	if !env.Out.JSON {
 		fmt.Fprintln(env.Out.Out, s.ID)
 	}
-	job := acp.Job{
+	job := owner.Job{
 		Home: h, Config: cfg, SessionID: s.ID, Profile: profile, Permissions: mode, InitialPrompt: prompt,
 		Emit: env.Out.Event, Ask: askOnTerminal(env), Progress: progressLine(env),
 		Abort: env.Abort, Warn: env.Out.Warn,
@@ -84,15 +85,15 @@ func (c *StartCmd) Run(env *Env) error {
 	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
 		return err
 	}
-	var res *acp.Result
+	var res *owner.Result
 	if existing {
 		res, err = c.again(env, job, s)
 	} else if job.Detach != nil {
 		// The detached owner gets the prompt as typed over its stdin; the
 		// record keeps it redacted.
-		res, err = acp.StartDetached(env.Ctx, job, prompt != "")
+		res, err = owner.StartDetached(env.Ctx, job, prompt != "")
 	} else {
-		res, err = acp.RunOwner(env.Ctx, job)
+		res, err = owner.Run(env.Ctx, job)
 	}
 	if env.Out.Quiet {
 		env.Out.dropFinalText()
@@ -141,7 +142,7 @@ func (c *StartCmd) agent(env *Env, cfg *state.Config) string {
 // create records the new session: its worktree (detected, or made for
 // --worktree), its workspace and title, and its parent.
 func (c *StartCmd) create(env *Env, h *state.Home, cwd, agent, prompt string, withSetup func(*state.Session)) (*state.Session, error) {
-	s := acp.NewSessionRecord(env.Now(), cwd, agent, c.Title, c.Workspace, prompt)
+	s := owner.NewSessionRecord(env.Now(), cwd, agent, c.Title, c.Workspace, prompt)
 	withSetup(s)
 	if c.Worktree.Set {
 		if err := placeInWorktree(s, c.Worktree.Branch); err != nil {

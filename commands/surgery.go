@@ -10,6 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -79,7 +80,7 @@ func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
 	if err := lease.check(env, h, id); err != nil {
 		return err
 	}
-	rep, err := acp.Rewind(h, id, to)
+	rep, err := owner.Rewind(h, id, to)
 	if err := asUsage(err); err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
 
 // asUsage turns a seq that is not a turn boundary into a usage error.
 func asUsage(err error) error {
-	var be *acp.BoundaryError
+	var be *owner.BoundaryError
 	if errors.As(err, &be) {
 		return usagef("%s", be.Error())
 	}
@@ -188,7 +189,7 @@ func (c *ForkCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	spec := acp.ForkSpec{Parent: id, At: c.At, Title: c.Title, Now: env.Now().UTC()}
+	spec := owner.ForkSpec{Parent: id, At: c.At, Title: c.Title, Now: env.Now().UTC()}
 	spec.Place = func(s *state.Session) error {
 		s.Setup, s.MCPConfig = su, servers
 		if c.Worktree.Set {
@@ -202,7 +203,7 @@ func (c *ForkCmd) Run(env *Env) error {
 	if env.Ctx.Err() != nil {
 		return fmt.Errorf("%w: kandev fork %s was stopped before it created anything", context.Cause(env.Ctx), id)
 	}
-	child, atEnd, err := acp.Fork(h, spec)
+	child, atEnd, err := owner.Fork(h, spec)
 	if err := asUsage(err); err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func (c *ForkCmd) Run(env *Env) error {
 	env.Out.Object(map[string]any{"session": child, "fork": info}, func(w io.Writer) {
 		fmt.Fprintln(w, child.ID)
 		how := "the agent's own session/fork"
-		if method == acp.ForkReplay {
+		if method == owner.ForkReplay {
 			how = "a fresh agent session; the first prompt carries the conversation"
 		}
 		fmt.Fprintf(w, "forked %s at seq %d (%s)\n", id, child.ForkedAt, how)
@@ -240,7 +241,7 @@ func (c *ForkCmd) Run(env *Env) error {
 }
 
 // forkAgentSession makes the child's agent session natively when
-// acp.ChooseForkMethod says so; a failed native fork leaves the replay
+// owner.ChooseForkMethod says so; a failed native fork leaves the replay
 // path, and says why.
 func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atEnd bool) (method, fallback string, err error) {
 	cfg, err := env.Config()
@@ -249,23 +250,23 @@ func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atE
 	}
 	profile, err := acp.LookupProfile(cfg, parent.Agent)
 	if err != nil {
-		return acp.ForkReplay, "agent profile " + parent.Agent + ": " + err.Error(), nil
+		return owner.ForkReplay, "agent profile " + parent.Agent + ": " + err.Error(), nil
 	}
 	live, _ := h.OwnerAlive(parent.ID)
-	facts := acp.ForkFacts{ParentLive: live,
-		Advertised: acp.ForkAdvertised(parent.Capabilities), ParentToken: parent.ResumeToken,
+	facts := owner.ForkFacts{ParentLive: live,
+		Advertised: owner.ForkAdvertised(parent.Capabilities), ParentToken: parent.ResumeToken,
 		ParentTurn: parent.CurrentTurn, AtEnd: atEnd, NativeAllow: profile.NativeResume,
 	}
-	if acp.ChooseForkMethod(facts) == acp.ForkReplay {
-		return acp.ForkReplay, "", nil
+	if owner.ChooseForkMethod(facts) == owner.ForkReplay {
+		return owner.ForkReplay, "", nil
 	}
-	if err := acp.NativeFork(env.Ctx, h, cfg, profile, parent, child); err != nil {
+	if err := owner.NativeFork(env.Ctx, h, cfg, profile, parent, child); err != nil {
 		if env.Ctx.Err() != nil {
-			return acp.ForkReplay, "stopped by " + signalName(env.Ctx) + " (the first prompt carries the conversation instead)", nil
+			return owner.ForkReplay, "stopped by " + signalName(env.Ctx) + " (the first prompt carries the conversation instead)", nil
 		}
-		return acp.ForkReplay, err.Error(), nil
+		return owner.ForkReplay, err.Error(), nil
 	}
-	return acp.ForkNative, "", nil
+	return owner.ForkNative, "", nil
 }
 
 // signalName names the signal that ended ctx, for messages.

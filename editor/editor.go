@@ -5,7 +5,7 @@
 //   - the session id an editor sees is the kandev session id, so the shell
 //     (kandev list, status, prompt, transcript) and the editor name the same
 //     session;
-//   - every turn runs through kandev's owner (acp.RunOwner, or the inbox of
+//   - every turn runs through kandev's owner (owner.Run, or the inbox of
 //     the process that owns the session), under every rule a shell prompt
 //     runs under: the log, leases, repair and one automatic continuation;
 //   - what the editor is shown is read from the log, after it is written and
@@ -29,6 +29,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
@@ -44,7 +45,7 @@ type Options struct {
 	// Holder is the attach holder prompts are checked against.
 	Holder string
 	// Job fills an owner job for session id: profile, permission mode, abort.
-	Job func(id string) (acp.Job, error)
+	Job func(id string) (owner.Job, error)
 	// Ctx ends when kandev is interrupted or terminated; running owners see it.
 	Ctx context.Context
 	// PageSize is how many sessions one session/list page holds (default 50).
@@ -172,7 +173,7 @@ func (srv *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (s
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	s := acp.NewSessionRecord(time.Now(), cwd, agent, "", "", "")
+	s := owner.NewSessionRecord(time.Now(), cwd, agent, "", "", "")
 	// The config's [agents.NAME] setup, the editor's mcpServers added to it.
 	if s.Setup, s.MCPConfig, err = setup.Initial(srv.opts.Config, agent, setup.Flags{MCP: servers}); err != nil {
 		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
@@ -180,7 +181,7 @@ func (srv *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (s
 	if err := srv.opts.Home.CreateSession(s); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	if err := acp.LogNewSetup(srv.opts.Home, s); err != nil {
+	if err := owner.LogNewSetup(srv.opts.Home, s); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	sess := srv.open(s.ID)

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -24,7 +25,7 @@ type session struct {
 	turn sync.Mutex // one prompt at a time, as ACP requires
 
 	mu  sync.Mutex
-	own *owner // this process's warm owner; nil or done when none
+	own *localOwner // this process's warm owner; nil or done when none
 
 	emitMu sync.Mutex
 	shown  *updates // what the live stream has announced (under emitMu)
@@ -35,16 +36,16 @@ type session struct {
 	shownMode, shownOptions string
 }
 
-// owner is this process running the session's owner (acp.RunOwner) with
+// localOwner is this process running the session's owner (owner.Run) with
 // the agent kept warm between prompts: the owner asks for its next prompt
 // through Next, and the editor's prompts answer it.
-type owner struct {
+type localOwner struct {
 	prompts  chan string
 	quit     chan struct{} // closed: Next answers "no more", the owner ends
 	restored chan struct{} // closed once the agent is restored (agent_started logged)
 	ready    chan struct{} // closed at the first Next: restored, follow-ups served, idle
-	done     chan struct{} // closed when RunOwner returned
-	err      error         // RunOwner's error, once done
+	done     chan struct{} // closed when owner.Run returned
+	err      error         // owner.Run's error, once done
 	ended    chan string   // stop reason of the editor's turn
 
 	quitOnce, readyOnce, restoredOnce sync.Once
@@ -52,7 +53,7 @@ type owner struct {
 	asked                             atomic.Bool // an editor prompt was handed over and has not ended
 }
 
-func (o *owner) next() (string, bool) {
+func (o *localOwner) next() (string, bool) {
 	o.readyOnce.Do(func() { close(o.ready) })
 	select {
 	case text := <-o.prompts:
@@ -62,9 +63,9 @@ func (o *owner) next() (string, bool) {
 	}
 }
 
-func (o *owner) stop() { o.quitOnce.Do(func() { close(o.quit) }) }
+func (o *localOwner) stop() { o.quitOnce.Do(func() { close(o.quit) }) }
 
-func (o *owner) finished() bool {
+func (o *localOwner) finished() bool {
 	select {
 	case <-o.done:
 		return true
@@ -103,13 +104,13 @@ func (s *session) restore() error {
 // Prompt (as kandev prompt would: it takes over a paused continuation),
 // and that prompt is handed over from the start. started says a new owner
 // took first.
-func (s *session) warmOwner(first string) (o *owner, started bool) {
+func (s *session) warmOwner(first string) (o *localOwner, started bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.own != nil && !s.own.finished() {
 		return s.own, false
 	}
-	o = &owner{prompts: make(chan string), quit: make(chan struct{}), restored: make(chan struct{}),
+	o = &localOwner{prompts: make(chan string), quit: make(chan struct{}), restored: make(chan struct{}),
 		ready: make(chan struct{}), done: make(chan struct{}), ended: make(chan string, 1)}
 	s.own = o
 	job, err := s.srv.opts.Job(s.id)
@@ -129,7 +130,7 @@ func (s *session) warmOwner(first string) (o *owner, started bool) {
 	}
 	s.emitMu.Unlock()
 	go func() {
-		_, o.err = acp.RunOwner(s.srv.opts.Ctx, job)
+		_, o.err = owner.Run(s.srv.opts.Ctx, job)
 		close(o.done)
 	}()
 	return o, true
@@ -137,7 +138,7 @@ func (s *session) warmOwner(first string) (o *owner, started bool) {
 
 // idle waits until the owner has restored the agent, sent what it owed
 // (a continuation, a re-send, queued inputs) and waits for a prompt.
-func (o *owner) idle() error {
+func (o *localOwner) idle() error {
 	select {
 	case <-o.ready:
 		return nil
@@ -147,7 +148,7 @@ func (o *owner) idle() error {
 }
 
 // restoredOrEnded waits until the owner has restored the agent, or ended.
-func (o *owner) restoredOrEnded() error {
+func (o *localOwner) restoredOrEnded() error {
 	select {
 	case <-o.restored:
 		return nil
@@ -164,7 +165,7 @@ func (o *owner) restoredOrEnded() error {
 }
 
 // prompt runs the editor's turn in this process's owner, or, when another
-// process owns the session, through that owner's inbox (acp.Deliver, which
+// process owns the session, through that owner's inbox (owner.Deliver, which
 // also takes over if that owner dies first). Its answer is the end of the
 // turn that carries this prompt, never of a turn the owner ran for its own
 // reasons (turnClaim).
@@ -204,7 +205,7 @@ func (s *session) prompt(text string) (sdk.PromptResponse, error) {
 // own (continuation paused, or stopped with kandev stop) needs the prompt
 // to go on, as kandev prompt's does: the owner is started with it (handed),
 // and then it has no follow-up to send before it.
-func (s *session) ownerFor(text string) (o *owner, handed bool, err error) {
+func (s *session) ownerFor(text string) (o *localOwner, handed bool, err error) {
 	if rec, err := s.srv.opts.Home.LoadSession(s.id); err == nil && rec.Stopped {
 		if o, started := s.warmOwner(text); started {
 			return o, true, nil
@@ -221,7 +222,7 @@ func (s *session) ownerFor(text string) (o *owner, handed bool, err error) {
 }
 
 // handOver gives the idle owner the editor's prompt.
-func (s *session) handOver(o *owner, text string) error {
+func (s *session) handOver(o *localOwner, text string) error {
 	s.emitMu.Lock()
 	o.claim.handOver()
 	s.emitMu.Unlock()
@@ -239,7 +240,7 @@ func (s *session) handOver(o *owner, text string) error {
 // turnEnd waits for the end of the editor's turn. A turn the owner ended
 // before exiting (the session closed, the editor gone) still answers with
 // its own stop reason.
-func (o *owner) turnEnd() (sdk.PromptResponse, error) {
+func (o *localOwner) turnEnd() (sdk.PromptResponse, error) {
 	var stop string
 	select {
 	case stop = <-o.ended:
@@ -278,7 +279,7 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 		}
 		s.send(shown.of(e))
 	}
-	d, err := acp.Deliver(s.srv.opts.Ctx, job, true)
+	d, err := owner.Deliver(s.srv.opts.Ctx, job, true)
 	stop := ""
 	if d != nil && d.Result != nil {
 		// Followed through the inbox, only the input's own turn is seen; run
@@ -301,7 +302,7 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 
 // emitFor shows the owner's logged events to the editor, notes when the
 // agent is restored and when the editor's own turn ends.
-func (s *session) emitFor(o *owner) func(state.Event) {
+func (s *session) emitFor(o *localOwner) func(state.Event) {
 	return func(e state.Event) {
 		s.emitMu.Lock()
 		defer s.emitMu.Unlock()
@@ -407,7 +408,7 @@ func nameAfter(h *state.Home, id, text string) {
 	}
 	_, _ = h.UpdateSession(id, func(s *state.Session) error {
 		if s.Title == "" {
-			s.Title = acp.TitleOf(history.Redact(text))
+			s.Title = owner.TitleOf(history.Redact(text))
 		}
 		return nil
 	})

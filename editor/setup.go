@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -98,7 +99,7 @@ func (srv *server) change(ctx context.Context, id sdk.SessionId, c setup.Change,
 			return nil, err
 		}
 	}
-	if _, err := acp.SetSetup(context.WithoutCancel(ctx), srv.opts.Home, sess.id, c); err != nil {
+	if _, err := owner.SetSetup(context.WithoutCancel(ctx), srv.opts.Home, sess.id, c); err != nil {
 		if errors.Is(err, setup.ErrBadSetup) {
 			return nil, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
@@ -185,6 +186,6 @@ func (srv *server) takeServers(id string, servers []sdk.McpServer, from string) 
 	if err != nil {
 		return err
 	}
-	_, err = acp.AddMCPServers(srv.opts.Home, id, recs)
+	_, err = owner.AddMCPServers(srv.opts.Home, id, recs)
 	return err
 }

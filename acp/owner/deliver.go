@@ -1,0 +1,315 @@
+package owner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/kandev/kandev/acp"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// Delivery is what Deliver did with a prompt.
+type Delivery struct {
+	Result  *Result
+	Queued  bool   // the prompt went through the inbox of a live owner
+	InputID string // its inbox id when queued
+}
+
+// Deliver sends job.Prompt. With no live owner and nothing queued this
+// process becomes the owner (Run). Otherwise the prompt is queued in
+// the session's inbox, behind what is already there, carrying the sender's
+// choices (its permission mode, its --linger); with no live owner this
+// process then serves the inbox as its owner. When follow is set, the log
+// is followed until the turn that serves it ends: that turn's events are
+// emitted as if it ran here and its stop reason decides the error. If the
+// owner dies first, Deliver takes over as owner, so a queued input is never
+// stranded.
+func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
+	if err := costCapped(job); err != nil {
+		return nil, err
+	}
+	if err := refuseQueuedLinger(job); err != nil {
+		return nil, err
+	}
+	if job.Detach != nil {
+		return deliverDetached(ctx, job, follow)
+	}
+	h := job.Home
+	if !inboxPending(h, job.SessionID) {
+		own := &inputTurn{user: true}
+		emit := job.Emit
+		here := job
+		here.Emit = func(e state.Event) {
+			if emit != nil {
+				emit(e)
+			}
+			own.see0(e)
+		}
+		res, err := Run(ctx, here)
+		if !errors.Is(err, state.ErrOwnerBusy) {
+			handOver(ctx, job)
+			if err == nil && own.ended {
+				err = own.err(job.SessionID)
+			}
+			return &Delivery{Result: res}, err
+		}
+	}
+	from := h.LogSize(job.SessionID)
+	in := PromptInput(job)
+	if err := h.Enqueue(job.SessionID, in); err != nil {
+		return nil, err
+	}
+	d := &Delivery{Queued: true, InputID: in.ID}
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn}
+	if alive, _ := h.OwnerAlive(job.SessionID); !alive {
+		// Queued behind inputs nobody serves: serve them, in order, here.
+		d.Queued = false
+		return deliverFollow(ctx, job, d, t, from)
+	}
+	if !follow {
+		return d, nil
+	}
+	return deliverFollow(ctx, job, d, t, from)
+}
+
+// inboxPending reports queued prompts past the served offset.
+func inboxPending(h *state.Home, id string) bool {
+	s, err := h.LoadSession(id)
+	return err == nil && h.PendingInputs(s) > 0
+}
+
+// refuseQueuedLinger refuses a prompt with an explicit --linger for a live
+// owner that cannot linger for it (LingerRefusal).
+func refuseQueuedLinger(job Job) error {
+	if job.Queued.Linger == nil || *job.Queued.Linger == 0 {
+		return nil // --linger 0 asks nothing a foreground owner does not do
+	}
+	if alive, _ := job.Home.OwnerAlive(job.SessionID); !alive {
+		return nil
+	}
+	s, err := job.Home.LoadSession(job.SessionID)
+	if err != nil {
+		return err
+	}
+	if msg := LingerRefusal(s, true); msg != "" {
+		return fmt.Errorf("%w: %s", state.ErrOwnerBusy, msg)
+	}
+	return nil
+}
+
+// handOver makes sure inputs left in the inbox when this process stops
+// owning the session have an owner: when none runs, a detached one is
+// started to serve them (a --no-follow prompt has nobody else to).
+func handOver(ctx context.Context, job Job) {
+	if !inboxPending(job.Home, job.SessionID) || ctx.Err() != nil {
+		return
+	}
+	if alive, _ := job.Home.OwnerAlive(job.SessionID); alive || job.Serve == nil {
+		return
+	}
+	job.Detach, job.OwnInput = job.Serve, ""
+	if err := startDetached(ctx, job); err != nil && job.Warn != nil {
+		job.Warn(fmt.Sprintf("queued inputs of session %s wait for an owner: %v (kandev resume %s serves them)", job.SessionID, err, job.SessionID))
+	}
+}
+
+// deliverFollow follows the log from offset from until the turn t picks
+// ends, taking over as owner here whenever the owner dies first.
+func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from int64) (*Delivery, error) {
+	h := job.Home
+	var err error
+	for {
+		from, err = state.Follow(ctx, h.LogPath(job.SessionID), from, t.see, func() bool {
+			alive, _ := h.OwnerAlive(job.SessionID)
+			return !alive
+		})
+		if t.ended {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), t.inputID)
+			}
+			return d, err
+		}
+		// The owner is gone before our turn ended: take over and serve the inbox.
+		job.Prompt, job.OwnInput = "", t.inputID
+		job.Emit = t.see0
+		res, err := Run(ctx, job)
+		if errors.Is(err, state.ErrOwnerBusy) {
+			continue // someone else took over first: keep following
+		}
+		handOver(ctx, job)
+		d.Result = res
+		if t.ended || err != nil {
+			if err == nil {
+				err = t.err(job.SessionID)
+			}
+			return d, err
+		}
+		from = h.LogSize(job.SessionID)
+	}
+	d.Result = &Result{Session: settledSession(ctx, h, job.SessionID, t), StopReason: t.stop}
+	t.causeFrom(d.Result.Session)
+	return d, t.err(job.SessionID)
+}
+
+// err is what the owner of the followed turn would have returned: parked,
+// an agent failure, a cancel (exit 130, from whichever process), a SIGTERM
+// of its owner (143), or an owner that died.
+func (t *inputTurn) err(id string) error {
+	if t.parked {
+		return waitingError(id)
+	}
+	switch t.stop {
+	case state.StopError:
+		if !t.agentFault {
+			// Nothing blames the agent: the owner failed to write (a full disk).
+			cause := t.cause
+			if cause == "" {
+				cause = "it could not write the session"
+			}
+			return fmt.Errorf("%w: the owner of session %s ended the turn: %s", ErrStorage, id, cause)
+		}
+		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", acp.ErrAgentFailed, t.stop)
+	case state.StopProcessExit:
+		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", acp.ErrAgentFailed, t.stop)
+	case state.StopCancelled, state.StopUserCanceled:
+		return fmt.Errorf("%w: the turn was cancelled (%s); kandev prompt %s \"...\" sends the next message", acp.ErrInterrupted, t.stop, id)
+	case state.StopShutdown:
+		if t.terminated {
+			return fmt.Errorf("%w: the owner of session %s was terminated (SIGTERM) during the turn; kandev resume %s continues it", acp.ErrShutdown, id, id)
+		}
+		return fmt.Errorf("the owner died during the turn; run kandev resume to continue it")
+	case state.StopRateLimited:
+		return fmt.Errorf("%w: the turn ended with rate_limited (kandev status shows when the limit resets)", acp.ErrRateLimited)
+	}
+	return nil
+}
+
+// inputTurn picks the events of the turn that serves one inbox input (or
+// the initial turn). A deferred permission request in it ends the
+// following, parked: the owner keeps the turn open.
+type inputTurn struct {
+	inputID string
+	initial bool
+	user    bool // the first turn from the user's own prompt (source user)
+	// continues: when the turn is cut off (shutdown), its follow-up (the one
+	// continuation, or the message sent again) is followed as its answer.
+	continues bool
+	awaiting  bool // the turn was cut off; its follow-up has not started yet
+	turnID    string
+	ended     bool
+	parked    bool
+	// terminated: its owner was stopped by SIGTERM during the turn.
+	terminated bool
+	// agentFault: a marker of the turn blames the agent (its death, its
+	// error, its silence); a turn ended "error" without one failed a write.
+	agentFault bool
+	// cause is the record's error_message once the turn ended.
+	cause string
+	// warn says, once, that an ask-mode request of the turn was denied by
+	// an owner with no terminal to ask on (nil: say nothing).
+	warn   func(string)
+	warned bool
+	stop   string
+	emit   func(state.Event)
+}
+
+func (t *inputTurn) see(e state.Event) bool {
+	t.see0(e)
+	return !t.ended
+}
+
+func (t *inputTurn) see0(e state.Event) {
+	if t.user && t.turnID != "" && e.Type == state.EventTurnStarted && t.picks(e) {
+		// The user's prompt is the last user turn the owner runs (a
+		// re-sent interrupted message may come first): follow the newest.
+		*t = inputTurn{user: true, continues: t.continues, emit: t.emit, warn: t.warn}
+	}
+	if t.turnID == "" {
+		if t.starts(e) {
+			t.turnID, t.awaiting = e.TurnID, false
+		} else {
+			return
+		}
+		t.turnID, t.awaiting = e.TurnID, false
+	}
+	if e.TurnID != t.turnID || t.ended {
+		return
+	}
+	if t.emit != nil {
+		t.emit(e)
+	}
+	switch {
+	case e.Type == state.EventTurnEnded && t.continues && e.StopReason == state.StopShutdown:
+		t.turnID, t.awaiting = "", true
+	case e.Type == state.EventTurnEnded:
+		t.ended, t.stop = true, e.StopReason
+	case e.Type == state.EventPermissionRequest && e.Deferred:
+		t.ended, t.parked = true, true
+	case e.Type == state.EventMarker && e.Kind == string(history.MarkerPromptInterrupted):
+		t.terminated = true
+	case e.Type == state.EventMarker && agentFaultMarkers[history.MarkerKind(e.Kind)]:
+		t.agentFault = true
+	case e.Type == state.EventPermissionResolved && t.warn != nil && !t.warned && deniedUnasked(e):
+		t.warned = true
+		t.warn(fmt.Sprintf("denied %s: the session's owner runs in another process, which cannot ask you under --permissions ask; to answer from this shell use --permissions defer (then kandev approve), or approve-all / approve-reads", e.ToolName))
+	}
+}
+
+// agentFaultMarkers are the markers an owner writes when the agent failed a turn.
+var agentFaultMarkers = map[history.MarkerKind]bool{
+	history.MarkerAgentFailure: true, history.MarkerProviderFailure: true,
+	history.MarkerAuthRequired: true, history.MarkerPromptTimeout: true,
+}
+
+// picks reports whether turn_started e begins the turn t follows.
+func (t *inputTurn) picks(e state.Event) bool {
+	switch {
+	case t.initial:
+		return e.Source == state.SourceInitial
+	case t.user:
+		return e.Source == state.SourceUser
+	}
+	return e.InputID == t.inputID
+}
+
+// causeFrom keeps the error the owner recorded for the ended turn.
+func (t *inputTurn) causeFrom(s *state.Session) {
+	if s != nil && t.ended {
+		t.cause = s.ErrorMessage
+	}
+}
+
+// deniedUnasked reports a permission_resolved that denied a request of an
+// ask-mode turn without asking anyone: its owner has no terminal.
+func deniedUnasked(e state.Event) bool {
+	var d struct {
+		Unasked bool `json:"unasked"`
+	}
+	return json.Unmarshal(e.Data, &d) == nil && d.Unasked
+}
+
+// starts reports whether e begins the followed turn: the one that serves
+// the input (or the initial turn), or, once that was cut off, its
+// follow-up: the continuation, or the message sent again (a queued turn
+// that serves no inbox input).
+func (t *inputTurn) starts(e state.Event) bool {
+	if e.Type != state.EventTurnStarted {
+		return false
+	}
+	if t.awaiting {
+		// A first prompt sent again is a user turn (NewPlan's resend).
+		resent := state.SourceQueued
+		if t.initial {
+			resent = state.SourceUser
+		}
+		return e.Source == state.SourceContinuation || e.Source == resent && e.InputID == ""
+	}
+	return t.picks(e)
+}

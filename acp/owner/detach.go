@@ -1,0 +1,302 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+
+	"github.com/kandev/kandev/state"
+)
+
+// ErrWaitingForPermission ends a command whose turn is parked on a deferred
+// permission request: the detached owner keeps the turn open.
+var ErrWaitingForPermission = errors.New("waiting for permission")
+
+// errOwnerGone: the detached owner this process started exited before the
+// followed turn ended.
+var errOwnerGone = errors.New("detached owner exited")
+
+// startDetached starts a kandev process that owns job's session in its own
+// process session, with stdin on /dev/null and its output appended to the
+// session's owner.out: nothing ties it to this command's terminal or pipes,
+// so `kandev prompt ... | cat` ends when the turn does. It returns once that
+// process holds the owner lock, or has exited (another owner won the race,
+// or it failed: see owner.out and the record).
+//
+// The owner gets the prompt it serves first through its stdin, never a
+// file under the home: job.InitialPrompt as typed (the record keeps it
+// redacted), and job.OwnInput names the queued input it was started for.
+func startDetached(ctx context.Context, job Job) error {
+	h, id := job.Home, job.SessionID
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	out, err := h.OpenOwnerOut(id)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	args := job.Detach
+	if job.OwnInput != "" {
+		args = append(slices.Clip(args), "--input", job.OwnInput)
+	}
+	if job.InitialPrompt != "" {
+		args = append(slices.Clip(args), "--prompt-stdin")
+	}
+	stdin, feed, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer stdin.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, out
+	cmd.Dir = h.Dir
+	cmd.SysProcAttr = detachedProcAttr()
+	if err := cmd.Start(); err != nil {
+		feed.Close()
+		return fmt.Errorf("start a detached owner for %s: %w", id, err)
+	}
+	go func() {
+		// A pipe holds 64 KiB; the owner reads the rest as it starts. An
+		// owner that exits first (lost the race) makes the write fail: the
+		// record keeps the prompt, redacted, for the owner that won.
+		_, _ = io.WriteString(feed, job.InitialPrompt)
+		feed.Close()
+	}()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	// The lock is taken within milliseconds; a flock makes no file event to wait on.
+	for {
+		if alive, _ := h.OwnerAlive(id); alive {
+			return nil
+		}
+		select {
+		case <-exited:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// followOwned follows the session's log from offset from with see until see
+// returns false. Whenever no owner is alive, one is started detached (once);
+// if that one exits before see is done, errOwnerGone lets the caller run
+// the owner here, so the reason is reported where the user sees it.
+func followOwned(ctx context.Context, job Job, from int64, see func(state.Event) bool) (int64, error) {
+	return followOwnedUntil(ctx, job, from, see, nil)
+}
+
+// followOwnedUntil is followOwned that also ends when settled reports true
+// while nothing new is written (checked about every 200 ms).
+func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.Event) bool, settled func() bool) (int64, error) {
+	h, id := job.Home, job.SessionID
+	done := false
+	seen := func(e state.Event) bool { done = !see(e); return !done }
+	started := false
+	for {
+		if alive, _ := h.OwnerAlive(id); !alive {
+			if started {
+				// Read what the owner wrote before it died before giving up on it.
+				from, _ = state.Follow(ctx, h.LogPath(id), from, seen, func() bool { return true })
+				if done {
+					return from, nil
+				}
+				return from, errOwnerGone
+			}
+			started = true
+			if err := startDetached(ctx, job); err != nil {
+				return from, err
+			}
+		}
+		var err error
+		from, err = state.Follow(ctx, h.LogPath(id), from, seen, func() bool {
+			if settled != nil && settled() {
+				done = true
+				return true
+			}
+			alive, _ := h.OwnerAlive(id)
+			return !alive
+		})
+		if done || err != nil {
+			return from, err
+		}
+	}
+}
+
+// waitingError is the error of a command whose turn waits for a deferred
+// permission answer.
+func waitingError(id string) error {
+	return fmt.Errorf("%w: kandev approve %s | kandev deny %s", ErrWaitingForPermission, id, id)
+}
+
+// deliverDetached queues job.Prompt and follows the turn that serves it,
+// starting a detached owner when none runs. A turn parked on a deferred
+// permission request ends the command with ErrWaitingForPermission.
+func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, error) {
+	h, id := job.Home, job.SessionID
+	from := h.LogSize(id)
+	in := PromptInput(job)
+	if err := h.Enqueue(id, in); err != nil {
+		return nil, err
+	}
+	d := &Delivery{Queued: true, InputID: in.ID}
+	job.OwnInput = in.ID // an owner started here serves it as its caller's prompt
+	if !follow {
+		if alive, _ := h.OwnerAlive(id); !alive {
+			return d, startDetached(ctx, job)
+		}
+		return d, nil
+	}
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn}
+	_, err := followOwned(ctx, job, from, t.see)
+	switch {
+	case errors.Is(err, errOwnerGone):
+		// The detached owner failed: run it here, where its error is shown.
+		job.Prompt, job.OwnInput, job.Emit, job.Detach, job.Linger = "", in.ID, t.see0, nil, 0
+		res, err := Run(ctx, job)
+		if errors.Is(err, state.ErrOwnerBusy) {
+			return deliverFollow(ctx, job, d, t, h.LogSize(id))
+		}
+		handOver(ctx, job)
+		d.Result = res
+		if err == nil && t.ended {
+			err = t.err(id)
+		}
+		return d, err
+	case err != nil && ctx.Err() != nil:
+		return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), in.ID)
+	case err != nil:
+		return d, err
+	}
+	d.Result = &Result{Session: settledSession(ctx, h, id, t), StopReason: t.stop}
+	t.causeFrom(d.Result.Session)
+	return d, t.err(id)
+}
+
+// StartDetached runs a new session's first steps in a detached owner and
+// follows them here: every event from the start of the log until the
+// initial turn ends (or, without an initial prompt, until the agent has
+// started).
+func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
+	t := &inputTurn{initial: true, emit: job.Emit}
+	// What comes before the agent has started is shown only once it has: a
+	// launch that fails is reported once, by the error, as when run here.
+	var held []state.Event
+	started := false
+	see := func(e state.Event) bool {
+		if !started {
+			held = append(held, e)
+			if e.Type != state.EventAgentStarted {
+				return true
+			}
+			started = true
+			for _, h := range held[:len(held)-1] {
+				job.Emit(h)
+			}
+			if !hasPrompt {
+				job.Emit(e)
+				return false
+			}
+		}
+		if t.turnID == "" && !(e.Type == state.EventTurnStarted && e.Source == state.SourceInitial) {
+			job.Emit(e)
+		}
+		return t.see(e)
+	}
+	_, err := followOwned(ctx, job, 0, see)
+	s := settledSession(ctx, job.Home, job.SessionID, t)
+	if errors.Is(err, errOwnerGone) {
+		if s != nil && s.ErrorMessage != "" {
+			return &Result{Session: s}, fmt.Errorf("%w: %s", acp.ErrAgentFailed, s.ErrorMessage)
+		}
+		job.Detach, job.Linger = nil, 0
+		return Run(ctx, job)
+	}
+	if err != nil {
+		return &Result{Session: s}, err
+	}
+	if t.parked {
+		return &Result{Session: s}, waitingError(job.SessionID)
+	}
+	t.causeFrom(s)
+	return &Result{Session: s, StopReason: t.stop}, t.err(job.SessionID)
+}
+
+// ResumeDetached restores the session in a detached owner and follows it
+// here until that owner is warm and idle (the continuation of an
+// interrupted turn and queued inputs served), parks a permission request,
+// or exits.
+func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
+	h, id := job.Home, job.SessionID
+	res := &Result{}
+	parked := false
+	see := func(e state.Event) bool {
+		if job.Emit != nil {
+			job.Emit(e)
+		}
+		if e.Type == state.EventAgentStarted {
+			res.Restore, res.FallbackReason = acp.RestoreMethod(e.Restore), e.FallbackReason
+		}
+		parked = e.Type == state.EventPermissionRequest && e.Deferred
+		return !parked
+	}
+	settled := func() bool {
+		// warm_until alone may be a killed owner's leftover: its owner must live.
+		s, err := h.LoadSession(id)
+		alive, _ := h.OwnerAlive(id)
+		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
+	}
+	_, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
+	if errors.Is(err, errOwnerGone) {
+		if s, _ := h.LoadSession(id); s != nil && s.AgentPID == 0 && res.Restore != "" {
+			err = nil // it restored, served what was pending and exited (no linger)
+		} else {
+			job.Detach, job.Linger = nil, 0
+			return Run(ctx, job)
+		}
+	}
+	res.Session, _ = h.LoadSession(id)
+	if err == nil && parked {
+		err = waitingError(id)
+	}
+	return res, err
+}
+
+// Ensure starts a detached owner for job's session unless one runs.
+func Ensure(ctx context.Context, job Job) error {
+	if alive, _ := job.Home.OwnerAlive(job.SessionID); alive {
+		return nil
+	}
+	return startDetached(ctx, job)
+}
+
+// settledSession is the record once it has caught up with the followed
+// turn: its owner writes the record just after the turn's last lines, so a
+// follower that stops at turn_ended waits (briefly) for it.
+func settledSession(ctx context.Context, h *state.Home, id string, t *inputTurn) *state.Session {
+	changes := state.WatchFiles(h.RecordPath(id))
+	defer changes.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		s, err := h.LoadSession(id)
+		if err != nil || !t.ended || t.parked || t.turnID == "" || s.CurrentTurn != t.turnID || time.Now().After(deadline) {
+			return s
+		}
+		if alive, _ := h.OwnerAlive(id); !alive {
+			return s
+		}
+		if changes.Wait(ctx, 50*time.Millisecond) != nil {
+			return s
+		}
+	}
+}

@@ -1,0 +1,12 @@
+// Package owner is the life of a session's owner, the one process that
+// runs a session's agent: only one owner per session, because Run takes
+// the session's owner lock before it reads the record and releases it
+// when it returns. Run is the owner's one entry point: a pure plan
+// (plan.go, NewPlan) decides what to repair, pause, continue or re-send,
+// and an executor carries it out (owner.go: the lifecycle; record.go: the
+// writes; restore.go; turn.go; permissions.go). Around it: prompts handed
+// to a live owner through its inbox (deliver.go, keyed.go, inbox.go), an
+// owner that lingers (live.go, pool.go) or runs detached (detach.go), and
+// repair, rewind and fork of a session (repair.go, surgery.go, fork.go).
+// It talks to the agent through package acp.
+package owner

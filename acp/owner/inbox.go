@@ -1,0 +1,280 @@
+package owner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// QueuedChoices are the choices of a command whose prompt may be queued for
+// a live owner, beyond its permission mode (which every queued prompt
+// carries): the owner applies them when it serves that prompt.
+type QueuedChoices struct {
+	// Linger is the sender's --linger when it gave one (nil: the owner
+	// keeps its own).
+	Linger *time.Duration
+}
+
+// PromptInput is the inbox entry of job's prompt: the text and the
+// sender's choices that its turn runs under.
+func PromptInput(job Job) *state.Input {
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions}
+	if d := job.Queued.Linger; d != nil {
+		secs := int64(*d / time.Second)
+		in.LingerSeconds = &secs
+	}
+	return in
+}
+
+// InputMode is the permission mode the turn serving in runs under: the
+// mode its sender ran with, else (an input written before inputs carried
+// it) the owner's.
+func InputMode(in state.Input, ownerMode string) string {
+	if ValidPermissionMode(in.Permissions) {
+		return in.Permissions
+	}
+	return ownerMode
+}
+
+// InputLinger is how long the owner lingers once it has served in, given
+// its current linger: a sender's --linger replaces it (0 included: the
+// owner exits once the inbox is empty). Only a detached owner lingers for
+// its senders; a foreground one keeps its own (senders are refused
+// beforehand, LingerRefusal).
+func InputLinger(in state.Input, current time.Duration, detached bool) time.Duration {
+	if in.LingerSeconds == nil || !detached {
+		return current
+	}
+	return time.Duration(*in.LingerSeconds) * time.Second
+}
+
+// LingerRefusal is why a prompt with an explicit --linger cannot be queued
+// for the live owner of s: one that runs in the foreground of another
+// command cannot linger for it ("" when it can be queued).
+func LingerRefusal(s *state.Session, lingerGiven bool) string {
+	if !lingerGiven || s.OwnerDetached {
+		return ""
+	}
+	return fmt.Sprintf("session %s is run by a kandev command in the foreground (pid %d), which cannot linger for you: send the prompt without --linger, or once that command has ended", s.ID, s.OwnerPID)
+}
+
+// reconcileInbox skips a queued input whose turn already started before the
+// previous owner died: inputs are served in order, so only the oldest
+// pending one can have started, and only as the newest turn of the log.
+//
+// Control requests left at the head of the inbox targeted the previous
+// owner's turn: they are consumed here (a stop still marks the session stopped).
+func (o *owner) reconcileInbox(ins []state.Input) {
+	// A new owner: what the previous one parked, and its warmth, died with it.
+	o.update(func(s *state.Session) { s.ParkedRequests, s.OwnerDetached, s.WarmUntil = nil, o.job.Detached, nil })
+	for len(ins) > 0 && ins[0].Kind != state.InputPrompt {
+		if ins[0].Kind == state.InputStop {
+			o.update(func(s *state.Session) { s.Stopped = true })
+		}
+		if ins[0].Kind == state.InputSet {
+			o.recordSet(ins[0]) // owner_setup.go: the restore applies it
+		}
+		o.consume(ins[0])
+		ins = ins[1:]
+	}
+	if len(ins) == 0 {
+		return
+	}
+	started := ""
+	_, _ = state.ScanBackward(o.job.Home.LogPath(o.s.ID), func(line []byte) bool {
+		var e state.Event
+		if json.Unmarshal(line, &e) == nil && e.Type == state.EventTurnStarted {
+			started = e.InputID
+			return false
+		}
+		return true
+	})
+	if started == ins[0].ID {
+		o.consume(ins[0])
+	}
+}
+
+// stopQueued reports a kandev stop among the control inputs at the head of
+// the inbox (those reconcileInbox consumes).
+func stopQueued(ins []state.Input) bool {
+	for _, in := range ins {
+		if in.Kind == state.InputPrompt {
+			return false
+		}
+		if in.Kind == state.InputStop {
+			return true
+		}
+	}
+	return false
+}
+
+// consume marks inbox input in as served; a prompt's text is then
+// scrubbed from the inbox (the log has it, redacted).
+func (o *owner) consume(in state.Input) {
+	o.update(func(s *state.Session) {
+		if in.Offset > s.InboxOffset {
+			s.InboxOffset = in.Offset
+			s.InboxServed++
+		}
+	})
+	if err := o.job.Home.ScrubInput(o.s.ID, in); err != nil {
+		o.failWrite("the inbox of session "+o.s.ID, err)
+	}
+}
+
+// ownQueued reports whether the prompt this process queued itself is
+// among the inputs still to serve: the caller's own prompt, which lifts a
+// pause as a prompt given here does.
+func ownQueued(ins []state.Input, own string) bool {
+	for _, in := range ins {
+		if own != "" && in.ID == own && in.Kind == state.InputPrompt {
+			return true
+		}
+	}
+	return false
+}
+
+// serveInput runs the turn of queued prompt in under its sender's
+// choices: its permission mode (recorded, for a continuation of it) and,
+// once served, its --linger.
+func (o *owner) serveInput(ctx context.Context, in state.Input) error {
+	mode := InputMode(in, o.job.Permissions)
+	o.mu.Lock()
+	o.turnMode = mode
+	o.mu.Unlock()
+	if o.session().TurnPermissionMode != mode {
+		o.update(func(s *state.Session) { s.TurnPermissionMode = mode })
+	}
+	defer func() {
+		o.mu.Lock()
+		o.turnMode = ""
+		o.mu.Unlock()
+	}()
+	o.takeOverPause() // the operator's prompt, as one given here
+	err := o.turnFor(ctx, state.SourceQueued, in.Text, &in)
+	o.job.Linger = InputLinger(in, o.job.Linger, o.job.Detached)
+	return err
+}
+
+// turnPermissions is the permission mode of the running turn.
+func (o *owner) turnPermissions() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.turnMode != "" {
+		return o.turnMode
+	}
+	return o.job.Permissions
+}
+
+// agentAlive reports whether the owner's agent process still runs.
+func (o *owner) agentAlive() bool {
+	if o.proc == nil {
+		return false
+	}
+	select {
+	case <-o.proc.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// agentGone records that the agent died while the owner had no turn for
+// it: the owner exits instead of serving prompts to a dead agent, and the
+// next prompt restores it.
+func (o *owner) agentGone() {
+	o.marker(history.MarkerAgentFailure, fmt.Sprintf("The agent process exited while the session was idle (%s); the owner exits and the next prompt restores the agent.", o.proc.ExitDescription()), o.proc.Stderr())
+}
+
+// serveInbox runs the queued prompts in arrival order until the inbox is
+// empty, so no queued input is stranded when the owner exits.
+func (o *owner) serveInbox(ctx context.Context) error {
+	for {
+		ins, err := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+		if err != nil {
+			return err
+		}
+		if len(ins) == 0 {
+			return nil
+		}
+		for i := range ins {
+			in := ins[i]
+			switch in.Kind {
+			case state.InputPrompt:
+				if o.s.Stopped {
+					o.update(func(s *state.Session) { s.Stopped = false })
+				}
+				if !o.agentAlive() {
+					// Never a prompt to a dead agent: the owner exits, and the
+					// next one (a follower, or kandev __serve) restores it.
+					o.agentGone()
+					return nil
+				}
+				others := in.ID != o.job.OwnInput
+				o.muted.Store(others)
+				err := o.serveInput(ctx, in)
+				o.muted.Store(false)
+				if others && errors.Is(err, acp.ErrAgentFailed) {
+					// Not this command's failure: its sender sees it. The next
+					// input is served as usual: to this agent while it lives,
+					// else by the next owner (handOver).
+					o.warn(fmt.Sprintf("a prompt queued by another kandev process (%s) failed: %v (its sender reports it too)", in.ID, err))
+					continue
+				}
+				if err != nil {
+					return err
+				}
+			case state.InputSet:
+				o.serveSet(ctx, in) // owner_setup.go
+			case state.InputClose:
+				// Inputs queued behind a close wait for their senders, who take over.
+				o.consume(in)
+				o.closing = true
+				return nil
+			case state.InputStop:
+				if !o.acted[in.ID] {
+					o.update(func(s *state.Session) { s.Stopped = true })
+				}
+				o.consume(in)
+			default: // a cancel with no turn to cancel
+				o.consume(in)
+			}
+		}
+	}
+}
+
+// controlRequested reports a cancel, stop or close --now queued since the current turn
+// began that has not been acted on yet (Kind "" when none).
+func (o *owner) controlRequested() state.Input {
+	// Runs while the turn's updates may change the record: read it locked.
+	s := o.session()
+	ins, err := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
+	if err != nil {
+		return state.Input{}
+	}
+	if o.acted == nil {
+		o.acted = map[string]bool{}
+	}
+	for _, in := range ins {
+		now := in.Kind == state.InputCancel || in.Kind == state.InputStop || in.Kind == state.InputClose && in.Now
+		if now && !o.acted[in.ID] {
+			o.acted[in.ID] = true
+			return in
+		}
+	}
+	return state.Input{}
+}
+
+// warn reports a failure that is not the command's own.
+func (o *owner) warn(msg string) {
+	if o.job.Warn != nil {
+		o.job.Warn(msg)
+	}
+}

@@ -1,0 +1,116 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kandev/kandev/acp"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// ErrStorage marks a failed write of a session's log or record (a full
+// disk, a read-only home); commands map it to exit 1.
+var ErrStorage = errors.New("storage")
+
+// StorageError is a failed write: what could not be written, and why.
+type StorageError struct {
+	What      string // "the log of session ID"
+	SessionID string
+	Err       error
+}
+
+func (e *StorageError) Error() string {
+	return fmt.Sprintf("cannot write %s: %v; free space or make the home writable, then run kandev repair %s", e.What, e.Err, e.SessionID)
+}
+
+// Unwrap gives the cause (an *os.PathError, ...).
+func (e *StorageError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrStorage) true.
+func (e *StorageError) Is(target error) bool { return target == ErrStorage }
+
+// failWrite keeps the first failed write; the running turn stops at the
+// owner's next check and the command ends with it.
+func (o *owner) failWrite(what string, err error) {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	if o.writeErr == nil {
+		o.writeErr = &StorageError{What: what, SessionID: o.job.SessionID, Err: err}
+	}
+}
+
+// storageErr is the first failed write, nil when every write succeeded.
+func (o *owner) storageErr() error {
+	o.errMu.Lock()
+	defer o.errMu.Unlock()
+	return o.writeErr
+}
+
+// interruption is the error for ctx's end: ErrShutdown when the command was
+// terminated (SIGTERM), else ErrInterrupted (Ctrl-C).
+func interruption(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), acp.ErrShutdown) {
+		return acp.ErrShutdown
+	}
+	return acp.ErrInterrupted
+}
+
+// settleUserCancel leaves nothing for a resume after a Ctrl-C, which is the
+// user's decision: an initial prompt not yet sent to the agent is dropped
+// (never sent later), and a start cut off during the agent's launch waits
+// for input. A prompt that was sent is a turn cancelled like any other.
+func (o *owner) settleUserCancel() {
+	s := o.session()
+	if s.InitialPrompt == "" && s.State != state.StateStarting && s.State != state.StateCreated {
+		return
+	}
+	o.update(func(s *state.Session) {
+		s.InitialPrompt = ""
+		if s.State == state.StateStarting || s.State == state.StateCreated {
+			s.State = state.StateWaitingForInput
+		}
+	})
+	if s.InitialPrompt != "" && !o.droppedUnsent {
+		o.marker(history.MarkerPromptCancel, "The first prompt was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
+	}
+}
+
+// aborted reports whether the owner was told to stop at once.
+func (o *owner) aborted() bool {
+	select {
+	case <-o.job.Abort:
+		return true
+	default:
+		return false
+	}
+}
+
+// shutdownError is what a turn cut short by SIGTERM returns.
+func (o *owner) shutdownError(turnID string) error {
+	return fmt.Errorf("%w: turn %s of session %s was stopped by SIGTERM; kandev resume %s continues it", acp.ErrShutdown, turnID, o.s.ID, o.s.ID)
+}
+
+// leaveForContinuation closes a turn cut short by SIGTERM with the repair
+// the next owner would run (unknown-outcome tool results, turn_ended with
+// stop_reason shutdown), after a marker that says why, and leaves the turn
+// owed its one continuation by the next resume, prompt or recover. After
+// an abort nothing is written: the next owner repairs the turn.
+func (o *owner) leaveForContinuation(turnID string) {
+	defer func() {
+		o.mu.Lock()
+		o.turnID, o.onAccept, o.onSent = "", nil, nil
+		o.mu.Unlock()
+	}()
+	if o.aborted() {
+		return
+	}
+	if o.conn != nil {
+		o.conn.Barrier(nil) // everything the agent sent is in the log first
+	}
+	o.marker(history.MarkerPromptInterrupted, "kandev was terminated (SIGTERM) during turn "+turnID+"; the next kandev resume, prompt or recover continues it once.", "")
+	turn := o.s.CurrentTurn
+	o.repairInterrupted(RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, state.StopShutdown))
+}

@@ -1,0 +1,73 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kandev/kandev/acp"
+
+	"github.com/kandev/kandev/state"
+)
+
+func TestRepairTurn_ATurnClosedBySIGTERMStillAwaitsItsContinuation(t *testing.T) {
+	turn := []state.Event{
+		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1", Source: "user"},
+		{Seq: 2, Type: state.EventUserMessage, TurnID: "t1", Content: "build it"},
+		{Seq: 3, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c1"},
+		{Seq: 4, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2"},
+		{Seq: 5, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolStatus: "completed"},
+		{Seq: 6, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c2", ToolStatus: "unknown"},
+	}
+	cases := []struct {
+		stop      string
+		closed    bool
+		unknownID string
+	}{
+		{state.StopShutdown, true, "c2"},
+		{state.StopEndTurn, false, ""},
+		{state.StopCancelled, false, ""},
+		{state.StopUserCanceled, false, ""},
+	}
+	for _, tc := range cases {
+		evs := append(turn[:6:6], state.Event{Seq: 7, Type: state.EventTurnEnded, TurnID: "t1", StopReason: tc.stop})
+		tr := RepairTurn(evs, "t1", state.StopShutdown)
+		if tr.Fixes != nil || tr.ClosedByShutdown != tc.closed {
+			t.Errorf("%s: fixes %v, closed by shutdown %v; want nothing to append, closed %v", tc.stop, tr.Fixes, tr.ClosedByShutdown, tc.closed)
+		}
+		if !tc.closed {
+			continue
+		}
+		if !tr.Accepted || tr.UserText != "build it" || len(tr.UnknownCalls) != 1 || tr.UnknownCalls[0].ToolCallID != tc.unknownID {
+			t.Errorf("%s: %+v", tc.stop, tr)
+		}
+	}
+}
+
+func TestInterruption_SaysWhetherTheCommandWasTerminatedOrInterrupted(t *testing.T) {
+	cases := []struct {
+		cause error
+		want  error
+	}{
+		{acp.ErrShutdown, acp.ErrShutdown},
+		{acp.ErrInterrupted, acp.ErrInterrupted},
+		{nil, acp.ErrInterrupted},
+	}
+	for _, tc := range cases {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(tc.cause)
+		if got := interruption(ctx); got != tc.want {
+			t.Errorf("cause %v: got %v, want %v", tc.cause, got, tc.want)
+		}
+	}
+}
+
+func TestStorageError_NamesTheCauseAndIsErrStorage(t *testing.T) {
+	err := error(&StorageError{What: "the log of session s1", SessionID: "s1", Err: &os.PathError{Op: "write", Path: "/h/s1.jsonl", Err: errors.New("no space left on device")}})
+	if !errors.Is(err, ErrStorage) || strings.Count(err.Error(), "\n") != 0 ||
+		!strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "kandev repair s1") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -1,0 +1,218 @@
+package owner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/remote"
+	"github.com/kandev/kandev/state"
+)
+
+// linger keeps the agent warm after the last turn: inputs that arrive are
+// served at once, and after job.Linger without one, or on a close input, it
+// returns and the owner shuts the agent down. The record's warm_until says
+// until when, for status.
+func (o *owner) linger(ctx context.Context) error {
+	if o.job.Linger <= 0 || o.closing {
+		return nil
+	}
+	changes := state.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
+	defer changes.Close()
+	defer o.update(func(s *state.Session) { s.WarmUntil = nil })
+	// The wait also ends when the agent dies: a warm owner whose agent is
+	// gone exits at once, so the next prompt restores it.
+	wake, stop := context.WithCancel(ctx)
+	defer stop()
+	if o.proc != nil {
+		go func() {
+			select {
+			case <-o.proc.Done():
+				stop()
+			case <-wake.Done():
+			}
+		}()
+	}
+	for joined := false; ; joined = true {
+		if o.job.Linger <= 0 {
+			return nil // a served prompt's --linger 0
+		}
+		until := o.now().Add(o.job.Linger)
+		if joined {
+			o.update(func(s *state.Session) { s.WarmUntil = &until })
+		} else {
+			o.joinWarmPool(until) // at most max_warm owners linger in a home
+		}
+		if err := o.claim.Idle(ctx); err != nil {
+			return nil // the claim was lost: this owner stops; the next one claims again
+		}
+		for !o.inboxWaiting() {
+			if !o.agentAlive() {
+				o.agentGone()
+				return nil
+			}
+			left := until.Sub(o.now())
+			if left <= 0 || ctx.Err() != nil {
+				return nil
+			}
+			_ = changes.Wait(wake, left)
+		}
+		if err := o.claim.Busy(ctx); err != nil {
+			if errors.Is(err, remote.ErrMovedOn) {
+				o.reopenLog() // the log grew under this owner: its next seq moved on
+			}
+			return nil // another machine ran it: the inputs wait for a new owner
+		}
+		if err := o.serveInbox(ctx); err != nil || o.closing || !o.agentAlive() {
+			return err
+		}
+	}
+}
+
+// inboxWaiting reports whether anything is queued past the served offset.
+func (o *owner) inboxWaiting() bool {
+	s := o.session()
+	ins, _ := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
+	return len(ins) > 0
+}
+
+// awaitAnswer parks permission request rid until a kandev approve or deny
+// that names it answers through the inbox, the turn is cancelled, or the
+// defer timeout passes; it returns the mode that decides the answer and
+// what gave it (the answer's input id, AnsweredByTimeout or
+// AnsweredByCancel).
+func (o *owner) awaitAnswer(ctx context.Context, rid string) (mode, by string) {
+	changes := state.WatchFiles(o.job.Home.InboxPath(o.session().ID))
+	defer changes.Close()
+	timeout := time.Duration(o.job.Config.DeferTimeoutSeconds()) * time.Second
+	deadline := time.Now().Add(timeout)
+	for {
+		if mode, by := o.answerQueued(rid); mode != "" {
+			return mode, by
+		}
+		if ctx.Err() != nil || o.cancelled.Load() {
+			return PermDenyAll, AnsweredByCancel
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			o.marker(history.MarkerPermissionTimeout, fmt.Sprintf("Nobody answered permission request %s within %s; it was denied.", rid, timeout), "")
+			return PermDenyAll, AnsweredByTimeout
+		}
+		// Short waits: a cancel is seen by the turn's own loop, not the inbox watch.
+		_ = changes.Wait(ctx, min(left, 100*time.Millisecond))
+	}
+}
+
+// answerQueued takes the first approve or deny queued for request rid and
+// not yet taken. Answers for other requests are left alone: each answer
+// applies to the request it names, or to none.
+func (o *owner) answerQueued(rid string) (mode, by string) {
+	s := o.session()
+	ins, err := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
+	if err != nil {
+		return "", ""
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.answered == nil {
+		o.answered = map[string]bool{}
+	}
+	for _, in := range ins {
+		if o.answered[in.ID] || in.RequestID != rid || (in.Kind != state.InputApprove && in.Kind != state.InputDeny) {
+			continue
+		}
+		o.answered[in.ID] = true
+		switch {
+		case in.Kind == state.InputDeny:
+			return PermDenyAll, in.ID
+		case in.Always:
+			return permApproveAlways, in.ID
+		}
+		return PermApproveAll, in.ID
+	}
+	return "", ""
+}
+
+// answerWait bounds how long kandev approve and deny wait for the owner.
+const answerWait = 30 * time.Second
+
+// Resolution is how a parked permission request was answered.
+type Resolution struct {
+	RequestID  string
+	Allowed    bool
+	AnsweredBy string // the approve or deny input, AnsweredByTimeout or AnsweredByCancel
+}
+
+// AwaitResolution follows session id's log from offset from until request
+// rid is resolved, and says how. The owner exiting first is an error: the
+// request was never answered.
+func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, rid string) (*Resolution, error) {
+	var res *Resolution
+	see := func(e state.Event) bool {
+		if e.Type != state.EventPermissionResolved || e.RequestID != rid {
+			return true
+		}
+		var d struct {
+			Allowed    bool   `json:"allowed"`
+			AnsweredBy string `json:"answered_by"`
+		}
+		_ = json.Unmarshal(e.Data, &d)
+		res = &Resolution{RequestID: rid, Allowed: d.Allowed, AnsweredBy: d.AnsweredBy}
+		return false
+	}
+	// The answer may be logged before from while the record still lists the
+	// request (it stops listing it just after): look back as far as the
+	// request itself first.
+	_, _ = state.ScanBackward(h.LogPath(id), func(line []byte) bool {
+		e, ok := state.DecodeEvent(line)
+		if !ok {
+			return true
+		}
+		if e.Type == state.EventPermissionRequest && e.RequestID == rid {
+			return false
+		}
+		return see(e)
+	})
+	if res != nil {
+		return res, nil
+	}
+	// The owner takes an answer within moments; one that has not after
+	// answerWait is reported, never taken for done.
+	deadline := time.Now().Add(answerWait)
+	_, err := state.Follow(ctx, h.LogPath(id), from, see, func() bool {
+		alive, _ := h.OwnerAlive(id)
+		return !alive || time.Now().After(deadline)
+	})
+	if res != nil {
+		return res, nil
+	}
+	if alive, _ := h.OwnerAlive(id); alive && err == nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("the owner of session %s has not taken the answer to request %s within %s; see kandev status %s", id, rid, answerWait, id)
+	}
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%w: stopped waiting for the owner of %s to take the answer", acp.ErrInterrupted, id)
+	}
+	if err == nil {
+		err = fmt.Errorf("%w: the owner of session %s exited before it answered request %s", state.ErrNotFound, id, rid)
+	}
+	return nil, err
+}
+
+// reopenLog opens the log again after a pull appended to it, so what this
+// owner appends next follows the pulled events.
+func (o *owner) reopenLog() {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	log, _, err := o.job.Home.OpenLog(o.job.SessionID, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		o.failWrite("the log of session "+o.job.SessionID, err)
+		return
+	}
+	o.log.Close()
+	o.log = log
+}

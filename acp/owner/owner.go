@@ -1,0 +1,517 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/notify"
+	"github.com/kandev/kandev/remote"
+	"github.com/kandev/kandev/state"
+)
+
+// Job is one run of a session's owner: what to restore and what to send.
+type Job struct {
+	Home        *state.Home
+	Config      *state.Config
+	SessionID   string
+	Profile     acp.Profile
+	Permissions string
+	// Prompt is the user's message; "" restores the agent and serves what is
+	// pending (initial prompt, continuation, queued inputs) only.
+	Prompt string
+	// NoContinue turns off the automatic continuation of an interrupted turn.
+	NoContinue bool
+	// Emit receives every event once it is in the log, in seq order.
+	Emit func(state.Event)
+	// Ask answers a permission request in ask mode; nil means deny.
+	Ask func(req sdk.RequestPermissionRequest) bool
+	// AskOption, when set, answers in ask mode instead of Ask with the id of
+	// the option chosen ("" for none: a denial): the agent gets that very
+	// option (an editor's "allow always" stays "allow always").
+	AskOption func(req sdk.RequestPermissionRequest) string
+	// Offered, when set, is given the agent's setup (its modes, models and
+	// config options, as it answered them) once it is restored and again
+	// whenever it changes; may be nil.
+	Offered func(acp.AgentSetup)
+	// Progress reports start-up steps ("launching agent", ...); may be nil.
+	Progress func(string)
+	// Next returns the next interactive prompt (resume -i); nil for none.
+	Next func() (string, bool)
+	// InitialPrompt is the session's initial prompt as the user typed it
+	// (the record keeps it redacted until it is sent).
+	InitialPrompt string
+	// OwnInput is the inbox input this process queued itself: its turn is
+	// emitted; turns served for other processes' inputs are not.
+	OwnInput string
+	// Abort is closed when the owner must stop at once (a second SIGINT or
+	// SIGTERM): the agent's process group is killed without waiting.
+	Abort <-chan struct{}
+	// Warn reports a failure that is not this command's own (a queued input
+	// of another process whose turn failed); may be nil.
+	Warn func(string)
+	// Launch starts the agent; nil launches it as an OS process (LaunchProcess).
+	Launch acp.Launcher
+	// Maintenance is an agent command (e.g. "/compact") sent as a
+	// maintenance turn: it does not spend a pending resume context, and if
+	// it is cut off it is not continued automatically.
+	Maintenance string
+	// Now is the clock for record times and the continuation budget; nil is time.Now.
+	Now func() time.Time
+	// Linger keeps the owner and its idle agent alive this long after the
+	// last turn, serving inputs that arrive (0: exit at once).
+	Linger time.Duration
+	// Detach, when set, are the arguments of a kandev process that runs the
+	// owner detached (Deliver starts it); nil runs the owner in this process.
+	Detach []string
+	// Queued are the sender's choices a prompt queued for a live owner
+	// carries (inbox.go).
+	Queued QueuedChoices
+	// Detached: this process is the detached owner (kandev __serve).
+	Detached bool
+	// Serve are the arguments of a detached owner that serves inputs left in
+	// the inbox when this process stops owning the session (nil: none).
+	Serve []string
+	// AfterLimit: continue the session when the usage limit that stopped
+	// it has reset (kandev recover).
+	AfterLimit bool
+	// Notify tells a person the session needs them ([notify]); nil for none.
+	Notify func(notify.Note)
+}
+
+// Result is what the owner did.
+type Result struct {
+	Session        *state.Session
+	Restore        acp.RestoreMethod
+	FallbackReason string
+	StopReason     string // of the last turn run, "" if none
+}
+
+// Run is the owner's life in one place: take the owner lock, plan from
+// the record and the log (NewPlan), repair an interrupted turn, launch the
+// agent, restore its conversation, run the pending initial prompt, the
+// continuation and the user's prompt, then stop the agent and release the
+// lock. ctx ending means the user interrupted (Ctrl-C): the turn is
+// cancelled with session/cancel, then the agent is killed after a bound.
+func Run(ctx context.Context, job Job) (_ *Result, err error) {
+	lock, err := job.Home.AcquireOwner(job.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	// A session that travels between machines is claimed before anything
+	// is appended to it (package remote); a takeover stops this owner.
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	claim, err := remote.ClaimTurns(ctx, job.Home, job.Config, job.SessionID, func() { lost(remote.ErrFenced) })
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = releaseClaim(context.WithoutCancel(ctx), claim, job, err) }()
+	s, err := job.Home.LoadSession(job.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if state.IsTerminal(s.State) {
+		return nil, acp.NotResumableState(s.ID, s.State)
+	}
+	o := &owner{job: job, s: s, res: &Result{}, claim: claim}
+	log, torn, err := job.Home.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return nil, err
+	}
+	o.log = log
+	defer func() { o.log.Close() }() // the one open at the end (reopenLog may replace it)
+	if err := finishRewind(job.Home, log, o.s); err != nil {
+		return nil, err
+	}
+	if torn > 0 {
+		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+	}
+	err = o.run(ctx)
+	if errors.Is(err, acp.ErrInterrupted) {
+		o.settleUserCancel()
+	}
+	o.shutdown(err == nil && ctx.Err() == nil)
+	o.res.Session = o.s
+	if werr := o.storageErr(); werr != nil {
+		// What was not written was not reported either; the write error is the cause.
+		err = werr
+	}
+	return o.res, err
+}
+
+type owner struct {
+	job  Job
+	plan Plan
+	s    *state.Session
+	log  *state.EventLog
+	res  *Result
+	proc acp.Transport
+	conn *acp.Conn
+	// claim is this machine's claim on a session that travels (nil: none).
+	claim *remote.Turns
+
+	recMu    sync.Mutex // orders update and session
+	mu       sync.Mutex
+	turnID   string
+	accepted bool // the agent has answered something in the current turn
+	onAccept func()
+	onSent   func() // runs once the current turn's prompt_sent is on disk
+	// droppedUnsent: a Ctrl-C ended a turn before its prompt was sent, and
+	// a marker said so.
+	droppedUnsent bool
+	emitMu        sync.Mutex
+	redactor      history.StreamRedactor // streamed text is redacted as assembled; under emitMu
+	agentInfo     *sdk.Implementation
+	agentCaps     sdk.AgentCapabilities
+	acted         map[string]bool // control inputs already acted on
+	// loggedCalls are the tool calls this run logged; recorder goroutine only.
+	loggedCalls map[string]bool
+	cancelled   atomic.Bool // the current turn is being cancelled
+	muted       atomic.Bool // serving another process's queued input: not printed here
+	closing     bool        // a close input was served: no more inputs, no linger
+	// answered are the approve and deny inputs taken by deferred permission
+	// requests, which run on the connection's goroutines; under mu.
+	answered map[string]bool
+	// turnMode is the permission mode of the running turn when it serves a
+	// queued input that carries its sender's ("" is the job's); under mu.
+	turnMode string
+	// lastResolved is the parked request resolved last, when, and in which
+	// turn; under mu.
+	lastResolved     string
+	lastResolvedAt   time.Time
+	lastResolvedTurn string
+	// answerTurn and answerHead are the start of the current turn's answer,
+	// for an agent that reports a usage limit as a message (answerLimit); under mu.
+	answerTurn, answerHead string
+
+	errMu    sync.Mutex
+	writeErr error // the first failed log or record write
+}
+
+// now is the job's clock in UTC.
+func (o *owner) now() time.Time {
+	if o.job.Now != nil {
+		return o.job.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// run carries out the plan: prepare, launch and restore, then the initial
+// prompt, the interrupted turn's follow-up, the user's prompt, the inbox
+// and the interactive prompts, in that order; then the linger.
+func (o *owner) run(ctx context.Context) error {
+	plan, err := o.prepare()
+	if err != nil {
+		return err
+	}
+	if err := o.start(ctx); err != nil {
+		return err
+	}
+	if plan.Initial != "" {
+		if err := o.turn(ctx, state.SourceInitial, plan.Initial); err != nil {
+			return err
+		}
+	}
+	if err := o.followUp(ctx); err != nil {
+		return err
+	}
+	if err := o.continueAfterLimit(ctx); err != nil {
+		return err
+	}
+	if plan.Maintenance != "" {
+		if err := o.turn(ctx, state.SourceMaintenance, plan.Maintenance); err != nil {
+			return err
+		}
+	}
+	if plan.SendPrompt {
+		o.takeOverPause()
+		if err := o.turn(ctx, state.SourceUser, o.job.Prompt); err != nil {
+			return err
+		}
+	}
+	if err := o.serveInbox(ctx); err != nil {
+		return err
+	}
+	if err := o.interactive(ctx); err != nil {
+		return err
+	}
+	return o.linger(ctx)
+}
+
+// prepare reads the facts, plans, and does what the plan says must happen
+// before the agent is launched: set a lagging record straight, repair the
+// cut-off turn, drop stale control inputs and record the pause transitions.
+// It refuses (ErrNotResumable) a broken worktree, and a pause unless the
+// user sent a prompt.
+func (o *owner) prepare() (Plan, error) {
+	facts, inbox := o.readFacts()
+	o.plan = NewPlan(PlanInput{
+		Session: o.s, Facts: facts, Profile: o.job.Profile, Now: o.now(),
+		Policy: ContinuationPolicy(o.job.Config, o.job.Profile.Command, o.job.Permissions, o.job.NoContinue),
+		Prompt: o.job.Prompt, InitialPrompt: o.job.InitialPrompt, Maintenance: o.job.Maintenance,
+		OwnQueued: ownQueued(inbox, o.job.OwnInput),
+	})
+	plan := o.plan
+	if plan.SettleLaggingRecord {
+		// A record that lagged behind a finished turn: nothing was cut off.
+		o.update(func(s *state.Session) { s.State = state.StateWaitingForInput })
+	}
+	if plan.Repair {
+		o.repairInterrupted(facts.Repair)
+	}
+	if plan.ForgetInitial {
+		// An older kandev kept a first prompt the agent had been sent.
+		o.update(func(s *state.Session) { s.InitialPrompt = "" })
+		o.marker(history.MarkerSessionRepaired, "The first prompt was sent to the agent by an earlier run (turn "+facts.InitialTurnID+"); it is not sent again.", "")
+	}
+	o.reconcileInbox(inbox)
+	if wt := facts.Worktree; wt != nil {
+		o.update(func(s *state.Session) { w := *wt; s.Worktree = &w })
+	}
+	o.settlePause(plan.Continuation, facts.Worktree)
+	if plan.NotResent != "" {
+		m := history.NewMarker(history.MarkerPromptCancel, "The message of turn "+plan.Continuation.Turn+" never reached the agent and is not sent again: automatic continuation is off. Send it again with kandev prompt "+o.s.ID+" if it is still wanted: "+history.Clip(plan.NotResent, 200), "")
+		m.TurnID = plan.Continuation.Turn
+		o.append(true, &m)
+	}
+	if plan.Refusal != nil {
+		return plan, plan.Refusal
+	}
+	o.update(func(s *state.Session) {
+		if plan.Continuation.Drop {
+			s.Interrupted = nil // switched off: repaired, never continued
+		}
+		// Every turn this owner runs runs under this mode.
+		s.TurnPermissionMode = o.job.Permissions
+	})
+	return plan, nil
+}
+
+// readFacts reads what the plan needs from the log, the inbox and the
+// worktree; the inbox inputs are returned for reconcileInbox.
+func (o *owner) readFacts() (Facts, []state.Input) {
+	var f Facts
+	path := o.job.Home.LogPath(o.s.ID)
+	var events []state.Event
+	if turn := o.s.CurrentTurn; turn != "" {
+		events = turnEvents(path, turn)
+		f.Repair = RepairTurn(events, turn, state.StopShutdown)
+	}
+	inbox, _ := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
+	f.StopQueued = stopQueued(inbox)
+	if o.s.Worktree != nil {
+		w := state.CheckWorktree(*o.s.Worktree)
+		f.Worktree = &w
+	}
+	if turn := awaitingTurn(o.s, f); turn != "" {
+		if turn != o.s.CurrentTurn {
+			events = turnEvents(path, turn)
+		}
+		f.AwaitingTurn, f.Awaiting = turn, DescribeTurn(events, turn)
+	}
+	if o.s.InitialPrompt != "" && o.s.CurrentTurn == "" && o.s.Turns > 0 {
+		if turn := newestTurnOf(path, state.SourceInitial); turn != "" {
+			f.InitialTurnID, f.InitialTurn = turn, DescribeTurn(turnEvents(path, turn), turn)
+		}
+	}
+	return f, inbox
+}
+
+// followUp sends the plan's follow-up of the interrupted turn: its one
+// continuation, or its message again when it never reached the agent.
+func (o *owner) followUp(ctx context.Context) error {
+	p := o.plan
+	if p.FollowUp == FollowNothing {
+		return nil
+	}
+	o.recordContinuation(p.Continuation.Turn)
+	if p.FollowUp == FollowResend {
+		return o.turn(ctx, p.Resend.Source, p.Resend.Text)
+	}
+	held := RequestHeld(o.res.Restore, o.conn.ReplayedUserMessages(), p.Request)
+	return o.turn(ctx, state.SourceContinuation, p.ContinuationPrompt(held, o.s.ID, o.job.Config.MaxReplayBytes()))
+}
+
+// shutdown stops the agent and records its exit; an abort kills its
+// process group at once.
+//
+// After a clean end (every turn done, no signal) the owner does not wait:
+// the agent's supervisor stops it (handsOff) while this command returns,
+// holding the session's agent lock until the agent's tree is gone, so the
+// next owner's agent never runs beside it. Its agent_exited says so.
+func (o *owner) shutdown(clean bool) {
+	if o.proc == nil {
+		return
+	}
+	if h, ok := o.proc.(handsOff); ok && clean && h.StopAfterReturn(o.job.Profile.StopGrace()) {
+		if o.conn != nil {
+			o.conn.Barrier(nil)
+		}
+		pid, _ := o.proc.Identity()
+		o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (stdin closed, then a signal)"})
+		o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
+		return
+	}
+	stopped := make(chan struct{})
+	go func() {
+		o.proc.Stop(o.job.Profile.StopGrace())
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-o.job.Abort:
+		o.proc.Kill()
+	}
+	if o.conn != nil {
+		o.conn.Barrier(nil)
+	}
+	pid, _ := o.proc.Identity()
+	o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
+	o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
+}
+
+// handsOff is an agent whose shutdown its supervisor can carry out after
+// the owner has returned (unix); it reports false when it cannot.
+type handsOff interface {
+	StopAfterReturn(grace time.Duration) bool
+}
+
+// agentGoneWait bounds how long an owner waits for the previous agent of
+// its session to finish stopping (grace, SIGTERM, the supervisor's kill).
+const agentGoneWait = 6 * time.Second
+
+func (o *owner) progress(msg string) {
+	if o.job.Progress != nil {
+		o.job.Progress(msg)
+	}
+}
+
+func (o *owner) currentTurn() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.turnID
+}
+
+// update changes the record under its lock and keeps the cached copy. A
+// failed write is kept (storageErr) and stops the owner; the cached copy
+// still changes, so the owner's own decisions stay consistent.
+// Updates come from the turn, the connection's recorder and the SDK's
+// permission handler: recMu orders them, and a failed one changes a copy.
+func (o *owner) update(fn func(*state.Session)) {
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	s, err := o.job.Home.UpdateSession(o.job.SessionID, func(s *state.Session) error { fn(s); return nil })
+	if err != nil {
+		c := *o.s
+		fn(&c)
+		s = &c
+		o.failWrite("the record of session "+o.job.SessionID, err)
+	}
+	o.s = s
+}
+
+// session is the cached record, for goroutines other than the owner's own.
+func (o *owner) session() *state.Session {
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	return o.s
+}
+
+// append writes events to the log (fsync'd when durable) and then emits them:
+// nothing is shown before it is on disk. A failed write is kept
+// (storageErr) and nothing of it is shown.
+func (o *owner) append(durable bool, evs ...*state.Event) {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	evs, ok := o.write(durable, evs...)
+	if ok && o.job.Emit != nil && !o.muted.Load() {
+		for _, e := range evs {
+			o.job.Emit(*e)
+		}
+	}
+}
+
+// record writes events to the log without showing them: for what the
+// command reports in its own error line.
+func (o *owner) record(evs ...*state.Event) {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	o.write(true, evs...)
+}
+
+// write appends under emitMu, so the log's order is the order shown. Streamed
+// text passes the redactor first, which may hold back the tail of a chunk that
+// could still become a secret; what it returns is what was written.
+func (o *owner) write(durable bool, evs ...*state.Event) ([]*state.Event, bool) {
+	if evs = o.redactor.Events(evs); len(evs) == 0 {
+		return nil, true
+	}
+	var err error
+	if durable {
+		err = o.log.AppendSync(evs...)
+	} else {
+		err = o.log.Append(evs...)
+	}
+	if err != nil {
+		o.failWrite("the log of session "+o.job.SessionID, err)
+		return nil, false
+	}
+	o.notifyFor(evs)
+	return evs, true
+}
+
+func (o *owner) marker(kind history.MarkerKind, summary, diag string) {
+	m := history.NewMarker(kind, summary, diag)
+	m.TurnID = o.currentTurn()
+	o.append(true, &m)
+}
+
+func (o *owner) setState(st string) {
+	if o.s.State == st {
+		return
+	}
+	o.update(func(s *state.Session) { s.State = st; s.LastActivityAt = o.now() })
+	o.append(true, &state.Event{Type: state.EventState, State: st, TurnID: o.currentTurn()})
+}
+
+// repairInterrupted closes the record's current turn, whose owner died, by
+// appending what RepairTurn decided (tr) and closing it in the record
+// (closeInterruptedTurn). When the log shows the turn ended (or never
+// began), only the record lagged behind and is set straight.
+func (o *owner) repairInterrupted(tr TurnRepair) {
+	turn := o.s.CurrentTurn
+	if tr.Fixes != nil {
+		o.mu.Lock()
+		o.turnID = turn
+		o.mu.Unlock()
+		o.append(true, append(tr.Fixes, &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})...)
+	}
+	o.update(func(s *state.Session) { closeInterruptedTurn(s, turn, tr) })
+	o.mu.Lock()
+	o.turnID = ""
+	o.mu.Unlock()
+}
+
+// releaseClaim gives up the claim on a travelling session, pushing what
+// this owner appended. A takeover is the command's error (exit 3); a
+// failed release is only a warning: the claim expires by itself.
+func releaseClaim(ctx context.Context, claim *remote.Turns, job Job, err error) error {
+	rerr := claim.Release(ctx)
+	if fenced := claim.Fenced(); fenced != nil {
+		return fenced
+	}
+	if rerr != nil && job.Warn != nil {
+		job.Warn("session " + job.SessionID + ": " + rerr.Error())
+	}
+	return err
+}

@@ -1,0 +1,169 @@
+package owner
+
+import (
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+func TestDecidePermission_Modes(t *testing.T) {
+	opts := []sdk.PermissionOption{
+		{OptionId: "allow", Kind: sdk.PermissionOptionKindAllowOnce},
+		{OptionId: "always", Kind: sdk.PermissionOptionKindAllowAlways},
+		{OptionId: "reject", Kind: sdk.PermissionOptionKindRejectOnce},
+	}
+	cases := []struct {
+		mode    string
+		kind    sdk.ToolKind
+		options []sdk.PermissionOption
+		want    string
+		allowed bool
+	}{
+		{PermApproveAll, sdk.ToolKindEdit, opts, "allow", true},
+		{PermDenyAll, sdk.ToolKindRead, opts, "reject", false},
+		{PermApproveReads, sdk.ToolKindRead, opts, "allow", true},
+		{PermApproveReads, sdk.ToolKindEdit, opts, "reject", false},
+		{PermApproveReads, sdk.ToolKindExecute, opts, "reject", false},
+		{PermApproveAll, sdk.ToolKindEdit, opts[1:2], "always", true},
+		{PermDefer, sdk.ToolKindRead, opts, "allow", true},
+		{permApproveAlways, sdk.ToolKindEdit, opts, "always", true},
+		{permApproveAlways, sdk.ToolKindEdit, opts[:1], "allow", true},
+		{PermDenyAll, sdk.ToolKindEdit, opts[:2], "", false}, // no reject option: cancelled
+	}
+	for _, tc := range cases {
+		got, allowed := DecidePermission(tc.mode, tc.kind, tc.options)
+		if got != tc.want || allowed != tc.allowed {
+			t.Errorf("%s/%s: got %q %v, want %q %v", tc.mode, tc.kind, got, allowed, tc.want, tc.allowed)
+		}
+	}
+}
+
+func TestChosenOption_TheAgentGetsTheOptionAPersonChose(t *testing.T) {
+	opts := []sdk.PermissionOption{
+		{OptionId: "allow", Kind: sdk.PermissionOptionKindAllowOnce},
+		{OptionId: "allow_always", Kind: sdk.PermissionOptionKindAllowAlways},
+		{OptionId: "reject_always", Kind: sdk.PermissionOptionKindRejectAlways},
+	}
+	cases := []struct {
+		chosen  string
+		ok      bool
+		allowed bool
+	}{
+		{"allow_always", true, true},
+		{"allow", true, true},
+		{"reject_always", true, false},
+		{"", false, false},               // no choice: the mode decides (a denial)
+		{"something-else", false, false}, // never offered: not passed on
+	}
+	for _, tc := range cases {
+		id, ok := ChosenOption(opts, tc.chosen)
+		if ok != tc.ok || (ok && (id != tc.chosen || isAllow(opts, id) != tc.allowed)) {
+			t.Errorf("%q: got %q %v (allowed %v)", tc.chosen, id, ok, isAllow(opts, id))
+		}
+	}
+}
+
+func TestRepairTurn_AppendsUnknownResultsOnceAndNothingForAnEndedTurn(t *testing.T) {
+	evs := []state.Event{
+		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1"},
+		{Seq: 2, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c1", ToolName: "Read a"},
+		{Seq: 3, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b"},
+		{Seq: 4, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b", ToolStatus: "in_progress"},
+		{Seq: 5, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolStatus: "completed"},
+	}
+	tr := RepairTurn(evs, "t1", state.StopShutdown)
+	if len(tr.UnknownCalls) != 1 || tr.UnknownCalls[0].ToolCallID != "c2" || !tr.Accepted {
+		t.Fatalf("repair %+v", tr)
+	}
+	fixes := tr.Fixes
+	if len(fixes) != 3 || fixes[0].ToolStatus != "unknown" || fixes[1].StopReason != "shutdown" || fixes[2].Type != state.EventMarker {
+		t.Fatalf("fixes %+v", fixes)
+	}
+	var all []state.Event
+	all = append(all, evs...)
+	for _, f := range fixes {
+		all = append(all, *f)
+	}
+	if again := RepairTurn(all, "t1", state.StopShutdown); again.Fixes != nil {
+		t.Fatalf("second repair: %+v", again)
+	}
+}
+
+func TestRepairTurn_SeesUnacceptedTurnsOpenPermissionsAndTurnsThatNeverStarted(t *testing.T) {
+	unaccepted := []state.Event{
+		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t2", Source: "queued"},
+		{Seq: 2, Type: state.EventUserMessage, TurnID: "t2", Content: "do the thing"},
+		{Seq: 3, Type: state.EventState, TurnID: "t2", State: "RUNNING"},
+	}
+	if tr := RepairTurn(unaccepted, "t2", state.StopShutdown); tr.Accepted || tr.UserText != "do the thing" || tr.Source != "queued" || tr.Fixes == nil {
+		t.Fatalf("unaccepted: %+v", tr)
+	}
+	open := append(unaccepted[:3:3],
+		state.Event{Seq: 4, Type: state.EventToolCall, TurnID: "t2", ToolCallID: "w"},
+		state.Event{Seq: 5, Type: state.EventPermissionRequest, TurnID: "t2", ToolCallID: "w"})
+	if tr := RepairTurn(open, "t2", state.StopShutdown); !tr.PermissionOpen || !tr.Accepted {
+		t.Fatalf("open permission: %+v", tr)
+	}
+	answered := append(open[:5:5], state.Event{Seq: 6, Type: state.EventPermissionResolved, TurnID: "t2", ToolCallID: "w"})
+	if tr := RepairTurn(answered, "t2", state.StopShutdown); tr.PermissionOpen {
+		t.Fatalf("answered permission still open: %+v", tr)
+	}
+	if tr := RepairTurn(unaccepted, "t3", state.StopShutdown); tr.Fixes != nil {
+		t.Fatalf("a turn that never started was repaired: %+v", tr)
+	}
+}
+
+func TestHistoryForContext_LongLogKeepsTheFirstRequestAndSaysMoreWereOmitted(t *testing.T) {
+	h, _ := state.OpenHome(t.TempDir())
+	log, _, _ := h.OpenLog("s", state.OpenLogOptions{})
+	log.Append(&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: "the original request"})
+	for i := 0; i < 3000; i++ {
+		log.Append(&state.Event{Type: state.EventAgentMessage, TurnID: "t1", Content: strings.Repeat("a", 200)},
+			&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: strings.Repeat("u", 200)})
+	}
+	log.Close()
+	evs, partial := historyForContext(h.LogPath("s"), 32<<10, 0)
+	if !partial || evs[0].Content != "the original request" || len(evs) >= 6000 {
+		t.Fatalf("partial=%v first=%q n=%d", partial, evs[0].Content, len(evs))
+	}
+	block := history.BuildResumeContextWindow(evs, "go on", "s", 32<<10, partial)
+	if len(block) > 32<<10 || !strings.Contains(block, "[USER]: the original request") || !strings.Contains(block, "more than") {
+		t.Fatalf("block of %d bytes:\n%.400s", len(block), block)
+	}
+}
+
+// A rewind older than the window decides which user message opens the
+// current epoch: the log is read on to it when the record's epoch says the
+// log may hold one.
+func TestHistoryForContext_ARewindBeforeTheWindowDecidesTheFirstRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		to    int64 // the rewind keeps the log through this seq (0: a clear)
+		first string
+	}{
+		{"a clear drops the original request", 0, "after the rewind"},
+		{"a rewind that keeps the first turn keeps it", 2, "the original request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := state.OpenHome(t.TempDir())
+			log, _, _ := h.OpenLog("s", state.OpenLogOptions{})
+			log.Append(&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: "the original request"},
+				&state.Event{Type: state.EventTurnEnded, TurnID: "t1", StopReason: "end_turn"},
+				&state.Event{Type: state.EventUserMessage, TurnID: "t2", Content: "a request the rewind takes back"},
+				state.Rewind{Epoch: 1, ToSeq: tc.to}.Event(),
+				&state.Event{Type: state.EventUserMessage, TurnID: "t3", Content: "after the rewind"})
+			for i := 0; i < 3000; i++ {
+				log.Append(&state.Event{Type: state.EventAgentMessage, TurnID: "t3", Content: strings.Repeat("a", 200)})
+			}
+			log.Close()
+			evs, partial := historyForContext(h.LogPath("s"), 32<<10, 1)
+			if !partial || len(evs) == 0 || evs[0].Content != tc.first {
+				t.Fatalf("partial=%v, first %q, want %q", partial, evs[0].Content, tc.first)
+			}
+		})
+	}
+}

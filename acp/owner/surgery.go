@@ -1,0 +1,249 @@
+package owner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/kandev/kandev/acp"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// ResumeContextFor is the first prompt of a fresh agent session for s:
+// request wrapped in the resume context of the conversation's current
+// epoch, or request alone when that conversation is empty (after a clear,
+// or a rewind to its start). A follow-up session (start --parent) reads its
+// parent's log first; a fork has its own copy of the parent's conversation.
+func ResumeContextFor(h *state.Home, s *state.Session, request string, maxBytes int) string {
+	var evs []state.Event
+	partial := false
+	if s.ParentID != "" && s.ForkedAt == 0 {
+		parentEpoch := math.MaxInt // unknown: any number of rewinds
+		if p, err := h.LoadSession(s.ParentID); err == nil {
+			parentEpoch = p.Epoch
+		}
+		evs, partial = historyForContext(h.LogPath(s.ParentID), maxBytes, parentEpoch)
+	}
+	own, ownPartial := historyForContext(h.LogPath(s.ID), maxBytes, s.Epoch)
+	evs = append(evs, own...)
+	if !hasConversation(evs) && !partial && !ownPartial {
+		return request
+	}
+	return history.BuildResumeContextWindow(evs, request, s.ID, maxBytes, partial || ownPartial)
+}
+
+// hasConversation reports whether evs hold a message or a tool call.
+func hasConversation(evs []state.Event) bool {
+	for _, e := range evs {
+		switch e.Type {
+		case state.EventUserMessage, state.EventAgentMessage, state.EventToolCall, state.EventToolResult:
+			return true
+		}
+	}
+	return false
+}
+
+// BoundaryError is a seq that is not a turn boundary of the conversation's
+// current epoch (0, or a turn's end): Before and After are the nearest
+// boundaries (-1 when there is none on that side).
+type BoundaryError struct {
+	SessionID     string
+	Seq           int64
+	Before, After int64
+}
+
+func (e *BoundaryError) Error() string {
+	near := fmt.Sprintf("%d", e.Before)
+	if e.After >= 0 {
+		near += fmt.Sprintf(" or %d", e.After)
+	}
+	return fmt.Sprintf("seq %d is not a turn boundary of session %s; the nearest are %s (0 is the start; kandev events %s --type turn_ended lists them)", e.Seq, e.SessionID, near, e.SessionID)
+}
+
+// FileChange is a tool call that changed files: a rewind does not undo it.
+type FileChange struct {
+	Seq        int64  `json:"seq"`
+	ToolCallID string `json:"tool_call_id"`
+	Title      string `json:"title"`
+	Kind       string `json:"kind"`
+}
+
+// RewindReport is what a rewind or a clear did.
+type RewindReport struct {
+	SessionID   string       `json:"session_id"`
+	Epoch       int          `json:"epoch"`
+	ToSeq       int64        `json:"to_seq"`
+	FileChanges []FileChange `json:"file_changes"`
+}
+
+// currentEpoch reads the whole log of session id and returns its current
+// epoch. Rewinds and forks are rare, explicit commands: reading the log once
+// is their cost.
+func currentEpoch(h *state.Home, id string) ([]state.Event, error) {
+	evs, _, err := state.ReadAll(h.LogPath(id))
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return nil, err
+	}
+	return history.CurrentEpoch(evs), nil
+}
+
+// checkCut refuses a seq that is not a boundary of epoch.
+func checkCut(id string, epoch []state.Event, seq int64) error {
+	if ok, before, after := history.CheckBoundary(history.Boundaries(epoch), seq); !ok {
+		return &BoundaryError{SessionID: id, Seq: seq, Before: before, After: after}
+	}
+	return nil
+}
+
+// Rewind makes session id continue as if nothing after seq to had been
+// said (to 0: a clear). The log keeps everything and gets an epoch fence;
+// the agent gets a fresh session with the next prompt, carrying the resume
+// context of what is kept. It refuses while an owner runs (a turn, or a
+// warm agent: state.ErrOwnerBusy) and for a finished session. An
+// interrupted turn is repaired first.
+func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
+	if _, err := Repair(h, id, state.StopShutdown, false); err != nil {
+		return nil, busyForSurgery(id, err)
+	}
+	lock, err := h.AcquireOwner(id)
+	if err != nil {
+		return nil, busyForSurgery(id, err)
+	}
+	defer lock.Release()
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case state.IsTerminal(s.State):
+		return nil, fmt.Errorf("%w: session %s is %s; fork it instead: kandev fork %s --at SEQ", acp.ErrNotResumable, id, s.State, id)
+	case s.CurrentTurn != "":
+		return nil, fmt.Errorf("%w: session %s has an unfinished turn; run kandev repair %s first", state.ErrOwnerBusy, id, id)
+	}
+	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	if err := finishRewind(h, log, s); err != nil {
+		return nil, err
+	}
+	epoch, err := currentEpoch(h, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCut(id, epoch, to); err != nil {
+		return nil, err
+	}
+	rep := &RewindReport{SessionID: id, ToSeq: to, FileChanges: []FileChange{}}
+	for _, c := range history.FileChanges(epoch, to) {
+		rep.FileChanges = append(rep.FileChanges, FileChange{Seq: c.Seq, ToolCallID: c.ToolCallID, Title: c.ToolName, Kind: c.ToolKind})
+	}
+	r := state.Rewind{Epoch: s.Epoch + 1, ToSeq: to}
+	rep.Epoch = r.Epoch
+	// The record first, with the fence pending: a crash before the fence is
+	// in the log leaves it for the next command to append, once.
+	s, err = h.UpdateSession(id, func(s *state.Session) error {
+		s.BeginRewind(r)
+		// Nothing said before the fence is sent any more: neither a first
+		// prompt nor an interrupted turn's message waits behind it.
+		s.InitialPrompt = ""
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rep, finishRewind(h, log, s)
+}
+
+// busyForSurgery says what to do when an owner holds the session.
+func busyForSurgery(id string, err error) error {
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return fmt.Errorf("%w: session %s is running in another kandev process (a turn, or a warm agent); wait until it is idle (kandev close %s ends a warm agent), then run this again", state.ErrOwnerBusy, id, id)
+	}
+	return err
+}
+
+// finishRewind appends the fence of the rewind s holds as pending, unless
+// the log already ends with it (a crash came after the append, before the
+// record was cleared), and clears it. The caller owns the session and holds
+// log open. No epoch is ever fenced twice.
+func finishRewind(h *state.Home, log *state.EventLog, s *state.Session) error {
+	r := s.RewindPending
+	if r == nil {
+		return nil
+	}
+	if !fenceLogged(h.LogPath(s.ID), r.Epoch) {
+		summary := fmt.Sprintf("Rewound to seq %d (epoch %d): the agent continues as if nothing after it had been said; files on disk were not rewound.", r.ToSeq, r.Epoch)
+		if r.ToSeq == 0 {
+			summary = fmt.Sprintf("Cleared (epoch %d): the agent starts over with no history; files on disk were not rewound.", r.Epoch)
+		}
+		m := history.NewMarker(history.MarkerSessionRewound, summary, "")
+		if err := log.AppendSync(r.Event(), &m); err != nil {
+			return fmt.Errorf("rewind %s: %w", s.ID, err)
+		}
+	}
+	ns, err := h.UpdateSession(s.ID, func(s *state.Session) error { s.RewindPending = nil; return nil })
+	if err != nil {
+		return err
+	}
+	*s = *ns
+	return nil
+}
+
+// fenceLogged reports whether the log already holds the rewind of epoch,
+// reading back from the end only past what may follow it (a marker, the
+// torn-line note) to the first turn or message.
+func fenceLogged(path string, epoch int) bool {
+	found := false
+	_, _ = state.ScanEventsBackward(path, func(e state.Event, _ []byte) bool {
+		switch e.Type {
+		case state.EventRewind:
+			found = e.Epoch == epoch
+			return false
+		case state.EventTurnStarted, state.EventTurnEnded, state.EventUserMessage, state.EventAgentMessage:
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// AdvertisedCommands are the command names of the newest
+// available_commands_update in the log at path (nil when the agent never
+// advertised any), read from the end.
+func AdvertisedCommands(path string) []string {
+	var names []string
+	_, _ = state.ScanBackward(path, func(line []byte) bool {
+		if !bytes.Contains(line, []byte("available_commands_update")) {
+			return true
+		}
+		upd := gjson.GetBytes(line, "data")
+		if upd.Get("sessionUpdate").String() != "available_commands_update" {
+			return true
+		}
+		names = []string{}
+		upd.Get("availableCommands.#.name").ForEach(func(_, n gjson.Result) bool {
+			names = append(names, n.String())
+			return true
+		})
+		return false
+	})
+	return names
+}
+
+// CompactionCommand is the agent's own command for compacting its
+// conversation among the advertised names ("" when it has none).
+func CompactionCommand(advertised []string) string {
+	for _, name := range advertised {
+		if name == "compact" {
+			return name
+		}
+	}
+	return ""
+}

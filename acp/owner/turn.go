@@ -1,0 +1,371 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kandev/kandev/acp"
+
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/state"
+)
+
+// turn runs one prompt turn to its end.
+func (o *owner) turn(ctx context.Context, source, text string) error {
+	return o.turnFor(ctx, source, text, nil)
+}
+
+// turnFor runs a turn that serves inbox input in (nil for none): the input
+// counts as served once its turn_started is on disk.
+func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Input) error {
+	turnID := fmt.Sprintf("t%d", o.s.Turns+1)
+	inputID, key := "", ""
+	if in != nil {
+		inputID, key = in.ID, in.Key
+	}
+	sent := text
+	carriesContext := shouldInjectResumeContext(o.s.PendingContext, source, o.s.ParentID)
+	if carriesContext {
+		sent = o.resumeContext(text)
+	}
+	o.beginTurn(turnID, source, carriesContext)
+	o.append(true,
+		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, Key: key, SendRecorded: true},
+		&state.Event{Type: state.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
+		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateRunning},
+	)
+	if in != nil {
+		o.consume(*in)
+	}
+	if err := o.storageErr(); err != nil {
+		// The turn is not on disk as it should be: it is not sent.
+		o.endTurn(turnID, state.StopError, err)
+		return err
+	}
+	stop, err := o.prompt(ctx, sent)
+	if err == nil {
+		o.accept()
+		stop, err = o.limitInAnswer(turnID, stop)
+	}
+	o.res.StopReason = stop
+	o.endTurn(turnID, stop, err)
+	if serr := o.claim.TurnEnded(context.WithoutCancel(ctx)); serr != nil {
+		o.warn("session " + o.s.ID + " was not pushed: " + serr.Error())
+	}
+	return err
+}
+
+// beginTurn makes turnID the running turn. Once its prompt is sent, an
+// initial prompt is no longer kept (it is never sent again); once the agent
+// accepts it, the resume context it carried is no longer owed.
+func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
+	o.cancelled.Store(false)
+	o.mu.Lock()
+	o.turnID, o.accepted = turnID, false
+	o.onSent = func() {
+		if source == state.SourceInitial {
+			o.update(func(s *state.Session) { s.InitialPrompt = "" })
+		}
+	}
+	o.onAccept = func() {
+		if carriesContext {
+			o.update(func(s *state.Session) { s.PendingContext = false })
+		}
+	}
+	o.mu.Unlock()
+	o.dropLimit()
+	o.update(func(s *state.Session) {
+		s.Turns++
+		s.CurrentTurn = turnID
+		s.StopReason = ""
+		s.ErrorMessage = ""
+		s.TurnSetup = state.TurnSetupOf(s.Setup) // a continuation under another setup pauses
+		s.State = state.StateRunning
+		s.LastActivityAt = o.now()
+	})
+}
+
+// accept records, once per turn, that the agent accepted its prompt.
+func (o *owner) accept() {
+	o.mu.Lock()
+	fn := o.onAccept
+	already := o.accepted
+	o.accepted = true
+	o.mu.Unlock()
+	if !already && fn != nil {
+		fn()
+	}
+}
+
+// onEvents runs on the connection's recorder goroutine.
+func (o *owner) onEvents(evs []*state.Event) {
+	turn := o.currentTurn()
+	o.noteAnswer(turn, evs)
+	answered := false
+	for _, e := range evs {
+		e.TurnID = turn
+		if e.Type == state.EventToolCall || e.Type == state.EventToolResult {
+			o.noteCall(e.ToolCallID)
+		}
+		// The same events that make the log say "accepted" (DescribeTurn): a
+		// usage report, say, is no answer to the prompt.
+		answered = answered || agentEventTypes[e.Type]
+	}
+	// The agent answered: its acceptance of the prompt (which settles a
+	// resume context the prompt carried) is recorded before anything of the
+	// answer is written or shown. Whether the prompt is sent again after a
+	// crash is prompt_sent's business, not this.
+	o.mu.Lock()
+	acceptedNow := !o.accepted && turn != "" && answered
+	o.accepted = o.accepted || answered
+	fn := o.onAccept
+	o.mu.Unlock()
+	if acceptedNow && fn != nil {
+		fn()
+	}
+	o.appendUpdates(evs)  // usage.go: usage events also update the record's totals
+	o.noteAgentSetup(evs) // owner_setup.go: mode and option changes the agent reports
+}
+
+// prompt sends the turn and waits for its end, the agent's death, the idle
+// timeout or the user's interrupt. The send is recorded first (markSent);
+// a turn interrupted before it is never sent.
+func (o *owner) prompt(ctx context.Context, text string) (string, error) {
+	failpoint.Wait(ctx, failpoint.BeforePromptSent)
+	if ctx.Err() != nil {
+		return o.notSent(ctx)
+	}
+	if err := o.markSent(); err != nil {
+		return state.StopError, err
+	}
+	done := make(chan promptAnswer, 1)
+	token := o.s.ResumeToken
+	go func() {
+		stop, err := o.conn.Prompt(context.Background(), token, text)
+		done <- promptAnswer{stop, err}
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case a := <-done:
+			if a.err != nil {
+				return o.classifyTurnError(a.err)
+			}
+			return a.stop, nil
+		case <-ctx.Done():
+			o.cancelAndWait(done)
+			if interruption(ctx) == acp.ErrShutdown {
+				return state.StopShutdown, o.shutdownError(o.currentTurn())
+			}
+			o.marker(history.MarkerPromptCancel, "The turn was interrupted by the user (Ctrl-C).", "")
+			return state.StopCancelled, acp.ErrInterrupted
+		case <-tick.C:
+			if stop, err, ended := o.checkTurn(done); ended {
+				return stop, err
+			}
+		}
+	}
+}
+
+// markSent records, durably and before the prompt is written to the
+// agent, that it is sent: from here on the turn is never sent again, only
+// continued. Only this write by the owner counts.
+func (o *owner) markSent() error {
+	o.append(true, &state.Event{Type: state.EventPromptSent, TurnID: o.currentTurn()})
+	if err := o.storageErr(); err != nil {
+		return err // not on disk: the prompt is not sent
+	}
+	o.mu.Lock()
+	fn := o.onSent
+	o.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	return o.storageErr()
+}
+
+// notSent ends a turn interrupted before its prompt was sent: Ctrl-C drops
+// the message and says so; after SIGTERM the next owner sends it (the log
+// has no prompt_sent).
+func (o *owner) notSent(ctx context.Context) (string, error) {
+	if interruption(ctx) == acp.ErrShutdown {
+		return state.StopShutdown, o.shutdownError(o.currentTurn())
+	}
+	o.droppedUnsent = true
+	o.marker(history.MarkerPromptCancel, "The message was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
+	return state.StopCancelled, acp.ErrInterrupted
+}
+
+type promptAnswer struct {
+	stop string
+	err  error
+}
+
+// checkTurn is the periodic check of a running turn: a failed write, a
+// kandev cancel or stop, and the idle timeout end it.
+func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended bool) {
+	if err := o.storageErr(); err != nil {
+		o.cancelAndWait(done)
+		return state.StopError, err, true
+	}
+	if in := o.controlRequested(); in.Kind != "" {
+		kind := in.Kind
+		o.cancelAndWait(done)
+		if kind == state.InputClose {
+			o.marker(history.MarkerPromptCancel, "The turn was cancelled with kandev close --now.", "")
+			return state.StopCancelled, nil, true
+		}
+		if kind == state.InputStop {
+			o.update(func(s *state.Session) { s.Stopped = true })
+			o.marker(history.MarkerPromptCancel, "The turn was stopped with kandev stop; it will not be continued automatically.", "")
+			return state.StopUserCanceled, nil, true
+		}
+		o.marker(history.MarkerPromptCancel, cancelNote(in), "")
+		return state.StopCancelled, nil, true
+	}
+	idle := time.Duration(o.job.Config.IdleTimeoutSeconds()) * time.Second
+	if o.conn.IdleFor() > idle && !o.session().PermissionPending {
+		o.proc.Kill()
+		<-done
+		o.marker(history.MarkerPromptTimeout, fmt.Sprintf("The agent sent nothing for %s; kandev stopped it.", idle), "")
+		return state.StopError, fmt.Errorf("%w: agent %s sent nothing for %s and was stopped (raise [agent] idle_timeout_seconds if it needs longer)", acp.ErrAgentFailed, o.job.Profile.Name, idle), true
+	}
+	return "", nil, false
+}
+
+// cancelAndWait sends session/cancel and waits a bounded time for the
+// agent to end the turn, then kills it; an abort kills it at once.
+func (o *owner) cancelAndWait(done chan promptAnswer) {
+	o.cancelled.Store(true)
+	_ = o.conn.Cancel(o.session().ResumeToken)
+	grace := time.Duration(o.job.Config.CancelGraceSeconds()) * time.Second
+	select {
+	case <-done:
+	case <-time.After(grace):
+		o.proc.Kill()
+	case <-o.job.Abort:
+		o.proc.Kill()
+	}
+}
+
+func (o *owner) classifyTurnError(err error) (string, error) {
+	var exit *acp.AgentExitError
+	switch {
+	case errors.As(err, &exit):
+		o.marker(history.MarkerAgentFailure, "The agent process died during the turn: "+exit.Desc+".", exit.Stderr)
+		return state.StopProcessExit, fmt.Errorf("%w: %w; the session is resumable: kandev prompt %s \"...\"", acp.ErrAgentFailed, err, o.s.ID)
+	case errors.Is(err, acp.ErrProtocol):
+		o.marker(history.MarkerAgentFailure, err.Error(), o.proc.Stderr())
+		return state.StopError, fmt.Errorf("%w: %w", acp.ErrAgentFailed, err)
+	}
+	if lim, ok := acp.RecognizeLimit(err, o.now()); ok {
+		return o.limitReached(lim)
+	}
+	if acp.Classify(err) == acp.ClassAuth {
+		o.marker(history.MarkerAuthRequired, "The agent needs authentication: "+describeErr(err), "")
+	} else {
+		o.marker(history.MarkerProviderFailure, "The agent failed the turn: "+describeErr(err), "")
+	}
+	return state.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", acp.ErrAgentFailed, o.job.Profile.Name, describeErr(err))
+}
+
+// endTurn records the turn's end and leaves the session waiting for input;
+// a turn cut short by SIGTERM is left for its continuation instead.
+func (o *owner) endTurn(turnID, stop string, err error) {
+	if errors.Is(err, acp.ErrShutdown) {
+		o.leaveForContinuation(turnID)
+		return
+	}
+	// One fsync'd append and one record write for the end of a turn.
+	o.append(true,
+		&state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop},
+		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateWaitingForInput})
+	o.update(func(s *state.Session) {
+		s.CurrentTurn = ""
+		s.StopReason = stop
+		s.State = state.StateWaitingForInput
+		s.PermissionPending = false
+		s.LastActivityAt = o.now()
+		if stop != state.StopRateLimited {
+			s.LimitResumes = 0 // the resume_after_limit budget counts limits in a row
+		}
+		if err != nil && !errors.Is(err, acp.ErrInterrupted) {
+			s.ErrorMessage = history.Redact(err.Error())
+		}
+	})
+	o.mu.Lock()
+	o.turnID, o.onAccept, o.onSent = "", nil, nil
+	o.mu.Unlock()
+}
+
+// resumeContext builds the history block for the first prompt after a
+// fresh agent session replaced one that had history.
+func (o *owner) resumeContext(request string) string {
+	return ResumeContextFor(o.job.Home, o.s, request, o.job.Config.MaxReplayBytes())
+}
+
+// interactive reads prompts from the job's Next until it reports no more
+// (resume -i). While it waits for the user, inputs other processes queue are
+// served at once, so a follower never waits on someone's idle terminal.
+func (o *owner) interactive(ctx context.Context) error {
+	if o.job.Next == nil {
+		return nil
+	}
+	lines, ready := o.readLines()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case l := <-lines:
+			if !l.ok {
+				return o.serveInbox(ctx)
+			}
+			if strings.TrimSpace(l.text) != "" {
+				if err := o.turn(ctx, state.SourceUser, l.text); err != nil {
+					return err
+				}
+			}
+			if err := o.serveInbox(ctx); err != nil {
+				return err
+			}
+			ready <- struct{}{}
+		case <-tick.C:
+			if o.job.Home.PendingInputs(o.s) > 0 || o.setQueued() {
+				if err := o.serveInbox(ctx); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+type promptLine struct {
+	text string
+	ok   bool
+}
+
+// readLines calls the job's Next on its own goroutine, each time ready is
+// signalled: only when the previous line has been handled, so the prompt
+// sign never lands in the middle of a turn's output.
+func (o *owner) readLines() (<-chan promptLine, chan<- struct{}) {
+	lines := make(chan promptLine)
+	ready := make(chan struct{}, 1)
+	ready <- struct{}{}
+	go func() {
+		for range ready {
+			text, ok := o.job.Next()
+			lines <- promptLine{text, ok}
+			if !ok {
+				return
+			}
+		}
+	}()
+	return lines, ready
+}
