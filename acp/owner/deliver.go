@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kandev/kandev/acp"
-
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )

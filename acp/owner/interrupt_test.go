@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/state"
 )
 

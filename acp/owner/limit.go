@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/schedule"
 	"github.com/kandev/kandev/state"

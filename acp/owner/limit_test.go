@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/schedule"
 	"github.com/kandev/kandev/state"
 )

@@ -8,92 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kandev/kandev/acp"
-
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
-	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
-
-// Job is one run of a session's owner: what to restore and what to send.
-type Job struct {
-	Home        *state.Home
-	Config      *state.Config
-	SessionID   string
-	Profile     acp.Profile
-	Permissions string
-	// Prompt is the user's message; "" restores the agent and serves what is
-	// pending (initial prompt, continuation, queued inputs) only.
-	Prompt string
-	// NoContinue turns off the automatic continuation of an interrupted turn.
-	NoContinue bool
-	// Emit receives every event once it is in the log, in seq order.
-	Emit func(state.Event)
-	// Ask answers a permission request in ask mode; nil means deny.
-	Ask func(req sdk.RequestPermissionRequest) bool
-	// AskOption, when set, answers in ask mode instead of Ask with the id of
-	// the option chosen ("" for none: a denial): the agent gets that very
-	// option (an editor's "allow always" stays "allow always").
-	AskOption func(req sdk.RequestPermissionRequest) string
-	// Offered, when set, is given the agent's setup (its modes, models and
-	// config options, as it answered them) once it is restored and again
-	// whenever it changes; may be nil.
-	Offered func(acp.AgentSetup)
-	// Progress reports start-up steps ("launching agent", ...); may be nil.
-	Progress func(string)
-	// Next returns the next interactive prompt (resume -i); nil for none.
-	Next func() (string, bool)
-	// InitialPrompt is the session's initial prompt as the user typed it
-	// (the record keeps it redacted until it is sent).
-	InitialPrompt string
-	// OwnInput is the inbox input this process queued itself: its turn is
-	// emitted; turns served for other processes' inputs are not.
-	OwnInput string
-	// Abort is closed when the owner must stop at once (a second SIGINT or
-	// SIGTERM): the agent's process group is killed without waiting.
-	Abort <-chan struct{}
-	// Warn reports a failure that is not this command's own (a queued input
-	// of another process whose turn failed); may be nil.
-	Warn func(string)
-	// Launch starts the agent; nil launches it as an OS process (LaunchProcess).
-	Launch acp.Launcher
-	// Maintenance is an agent command (e.g. "/compact") sent as a
-	// maintenance turn: it does not spend a pending resume context, and if
-	// it is cut off it is not continued automatically.
-	Maintenance string
-	// Now is the clock for record times and the continuation budget; nil is time.Now.
-	Now func() time.Time
-	// Linger keeps the owner and its idle agent alive this long after the
-	// last turn, serving inputs that arrive (0: exit at once).
-	Linger time.Duration
-	// Detach, when set, are the arguments of a kandev process that runs the
-	// owner detached (Deliver starts it); nil runs the owner in this process.
-	Detach []string
-	// Queued are the sender's choices a prompt queued for a live owner
-	// carries (inbox.go).
-	Queued QueuedChoices
-	// Detached: this process is the detached owner (kandev __serve).
-	Detached bool
-	// Serve are the arguments of a detached owner that serves inputs left in
-	// the inbox when this process stops owning the session (nil: none).
-	Serve []string
-	// AfterLimit: continue the session when the usage limit that stopped
-	// it has reset (kandev recover).
-	AfterLimit bool
-	// Notify tells a person the session needs them ([notify]); nil for none.
-	Notify func(notify.Note)
-}
-
-// Result is what the owner did.
-type Result struct {
-	Session        *state.Session
-	Restore        acp.RestoreMethod
-	FallbackReason string
-	StopReason     string // of the last turn run, "" if none
-}
 
 // Run is the owner's life in one place: take the owner lock, plan from
 // the record and the log (NewPlan), repair an interrupted turn, launch the
@@ -400,88 +321,6 @@ func (o *owner) currentTurn() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.turnID
-}
-
-// update changes the record under its lock and keeps the cached copy. A
-// failed write is kept (storageErr) and stops the owner; the cached copy
-// still changes, so the owner's own decisions stay consistent.
-// Updates come from the turn, the connection's recorder and the SDK's
-// permission handler: recMu orders them, and a failed one changes a copy.
-func (o *owner) update(fn func(*state.Session)) {
-	o.recMu.Lock()
-	defer o.recMu.Unlock()
-	s, err := o.job.Home.UpdateSession(o.job.SessionID, func(s *state.Session) error { fn(s); return nil })
-	if err != nil {
-		c := *o.s
-		fn(&c)
-		s = &c
-		o.failWrite("the record of session "+o.job.SessionID, err)
-	}
-	o.s = s
-}
-
-// session is the cached record, for goroutines other than the owner's own.
-func (o *owner) session() *state.Session {
-	o.recMu.Lock()
-	defer o.recMu.Unlock()
-	return o.s
-}
-
-// append writes events to the log (fsync'd when durable) and then emits them:
-// nothing is shown before it is on disk. A failed write is kept
-// (storageErr) and nothing of it is shown.
-func (o *owner) append(durable bool, evs ...*state.Event) {
-	o.emitMu.Lock()
-	defer o.emitMu.Unlock()
-	evs, ok := o.write(durable, evs...)
-	if ok && o.job.Emit != nil && !o.muted.Load() {
-		for _, e := range evs {
-			o.job.Emit(*e)
-		}
-	}
-}
-
-// record writes events to the log without showing them: for what the
-// command reports in its own error line.
-func (o *owner) record(evs ...*state.Event) {
-	o.emitMu.Lock()
-	defer o.emitMu.Unlock()
-	o.write(true, evs...)
-}
-
-// write appends under emitMu, so the log's order is the order shown. Streamed
-// text passes the redactor first, which may hold back the tail of a chunk that
-// could still become a secret; what it returns is what was written.
-func (o *owner) write(durable bool, evs ...*state.Event) ([]*state.Event, bool) {
-	if evs = o.redactor.Events(evs); len(evs) == 0 {
-		return nil, true
-	}
-	var err error
-	if durable {
-		err = o.log.AppendSync(evs...)
-	} else {
-		err = o.log.Append(evs...)
-	}
-	if err != nil {
-		o.failWrite("the log of session "+o.job.SessionID, err)
-		return nil, false
-	}
-	o.notifyFor(evs)
-	return evs, true
-}
-
-func (o *owner) marker(kind history.MarkerKind, summary, diag string) {
-	m := history.NewMarker(kind, summary, diag)
-	m.TurnID = o.currentTurn()
-	o.append(true, &m)
-}
-
-func (o *owner) setState(st string) {
-	if o.s.State == st {
-		return
-	}
-	o.update(func(s *state.Session) { s.State = st; s.LastActivityAt = o.now() })
-	o.append(true, &state.Event{Type: state.EventState, State: st, TurnID: o.currentTurn()})
 }
 
 // repairInterrupted closes the record's current turn, whose owner died, by

@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/acp"
-
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )

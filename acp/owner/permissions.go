@@ -7,10 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kandev/kandev/acp"
-
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
 )
 

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )

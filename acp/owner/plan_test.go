@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/state"
 )
 

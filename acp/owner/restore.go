@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kandev/kandev/acp"
-
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )

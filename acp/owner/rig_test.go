@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/acp/demoagent"
 	"github.com/kandev/kandev/state"
 )

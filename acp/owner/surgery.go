@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kandev/kandev/acp"
-
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )

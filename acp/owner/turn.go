@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/kandev/kandev/acp"
-
 	"github.com/kandev/kandev/state"
 )
 

@@ -1,0 +1,91 @@
+package owner
+
+import (
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// The owner's writes: the record and the log change only through these,
+// and nothing is shown before it is on disk.
+
+// update changes the record under its lock and keeps the cached copy. A
+// failed write is kept (storageErr) and stops the owner; the cached copy
+// still changes, so the owner's own decisions stay consistent.
+// Updates come from the turn, the connection's recorder and the SDK's
+// permission handler: recMu orders them, and a failed one changes a copy.
+func (o *owner) update(fn func(*state.Session)) {
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	s, err := o.job.Home.UpdateSession(o.job.SessionID, func(s *state.Session) error { fn(s); return nil })
+	if err != nil {
+		c := *o.s
+		fn(&c)
+		s = &c
+		o.failWrite("the record of session "+o.job.SessionID, err)
+	}
+	o.s = s
+}
+
+// session is the cached record, for goroutines other than the owner's own.
+func (o *owner) session() *state.Session {
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	return o.s
+}
+
+// append writes events to the log (fsync'd when durable) and then emits them:
+// nothing is shown before it is on disk. A failed write is kept
+// (storageErr) and nothing of it is shown.
+func (o *owner) append(durable bool, evs ...*state.Event) {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	evs, ok := o.write(durable, evs...)
+	if ok && o.job.Emit != nil && !o.muted.Load() {
+		for _, e := range evs {
+			o.job.Emit(*e)
+		}
+	}
+}
+
+// record writes events to the log without showing them: for what the
+// command reports in its own error line.
+func (o *owner) record(evs ...*state.Event) {
+	o.emitMu.Lock()
+	defer o.emitMu.Unlock()
+	o.write(true, evs...)
+}
+
+// write appends under emitMu, so the log's order is the order shown. Streamed
+// text passes the redactor first, which may hold back the tail of a chunk that
+// could still become a secret; what it returns is what was written.
+func (o *owner) write(durable bool, evs ...*state.Event) ([]*state.Event, bool) {
+	if evs = o.redactor.Events(evs); len(evs) == 0 {
+		return nil, true
+	}
+	var err error
+	if durable {
+		err = o.log.AppendSync(evs...)
+	} else {
+		err = o.log.Append(evs...)
+	}
+	if err != nil {
+		o.failWrite("the log of session "+o.job.SessionID, err)
+		return nil, false
+	}
+	o.notifyFor(evs)
+	return evs, true
+}
+
+func (o *owner) marker(kind history.MarkerKind, summary, diag string) {
+	m := history.NewMarker(kind, summary, diag)
+	m.TurnID = o.currentTurn()
+	o.append(true, &m)
+}
+
+func (o *owner) setState(st string) {
+	if o.s.State == st {
+		return
+	}
+	o.update(func(s *state.Session) { s.State = st; s.LastActivityAt = o.now() })
+	o.append(true, &state.Event{Type: state.EventState, State: st, TurnID: o.currentTurn()})
+}
