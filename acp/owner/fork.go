@@ -167,14 +167,14 @@ func NativeFork(ctx context.Context, h *state.Home, cfg *state.Config, p acp.Pro
 	defer cancel()
 	init, err := conn.Initialize(hctx)
 	if err != nil {
-		return fmt.Errorf("initialize: %s", describeErr(err))
+		return fmt.Errorf("initialize: %s", acp.DescribeError(err))
 	}
 	if init.AgentCapabilities.SessionCapabilities.Fork == nil {
 		return fmt.Errorf("agent %s no longer advertises session/fork", p.Name)
 	}
 	token, err := conn.Fork(hctx, parent.ResumeToken)
 	if err != nil {
-		return fmt.Errorf("session/fork: %s", describeErr(err))
+		return fmt.Errorf("session/fork: %s", acp.DescribeError(err))
 	}
 	caps, _ := json.Marshal(init)
 	_, err = h.UpdateSession(child.ID, func(s *state.Session) error {

@@ -10,44 +10,6 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// ErrStorage marks a failed write of a session's log or record (a full
-// disk, a read-only home); commands map it to exit 1.
-var ErrStorage = errors.New("storage")
-
-// StorageError is a failed write: what could not be written, and why.
-type StorageError struct {
-	What      string // "the log of session ID"
-	SessionID string
-	Err       error
-}
-
-func (e *StorageError) Error() string {
-	return fmt.Sprintf("cannot write %s: %v; free space or make the home writable, then run kandev repair %s", e.What, e.Err, e.SessionID)
-}
-
-// Unwrap gives the cause (an *os.PathError, ...).
-func (e *StorageError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrStorage) true.
-func (e *StorageError) Is(target error) bool { return target == ErrStorage }
-
-// failWrite keeps the first failed write; the running turn stops at the
-// owner's next check and the command ends with it.
-func (o *owner) failWrite(what string, err error) {
-	o.errMu.Lock()
-	defer o.errMu.Unlock()
-	if o.writeErr == nil {
-		o.writeErr = &StorageError{What: what, SessionID: o.job.SessionID, Err: err}
-	}
-}
-
-// storageErr is the first failed write, nil when every write succeeded.
-func (o *owner) storageErr() error {
-	o.errMu.Lock()
-	defer o.errMu.Unlock()
-	return o.writeErr
-}
-
 // interruption is the error for ctx's end: ErrShutdown when the command was
 // terminated (SIGTERM), else ErrInterrupted (Ctrl-C).
 func interruption(ctx context.Context) error {

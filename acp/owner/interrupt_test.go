@@ -2,9 +2,6 @@ package owner
 
 import (
 	"context"
-	"errors"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/kandev/kandev/acp"
@@ -60,13 +57,5 @@ func TestInterruption_SaysWhetherTheCommandWasTerminatedOrInterrupted(t *testing
 		if got := interruption(ctx); got != tc.want {
 			t.Errorf("cause %v: got %v, want %v", tc.cause, got, tc.want)
 		}
-	}
-}
-
-func TestStorageError_NamesTheCauseAndIsErrStorage(t *testing.T) {
-	err := error(&StorageError{What: "the log of session s1", SessionID: "s1", Err: &os.PathError{Op: "write", Path: "/h/s1.jsonl", Err: errors.New("no space left on device")}})
-	if !errors.Is(err, ErrStorage) || strings.Count(err.Error(), "\n") != 0 ||
-		!strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "kandev repair s1") {
-		t.Fatalf("%v", err)
 	}
 }

@@ -1,12 +1,10 @@
 package owner
 
 import (
-	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -114,56 +112,5 @@ func TestRepairTurn_SeesUnacceptedTurnsOpenPermissionsAndTurnsThatNeverStarted(t
 	}
 	if tr := RepairTurn(unaccepted, "t3", state.StopShutdown); tr.Fixes != nil {
 		t.Fatalf("a turn that never started was repaired: %+v", tr)
-	}
-}
-
-func TestHistoryForContext_LongLogKeepsTheFirstRequestAndSaysMoreWereOmitted(t *testing.T) {
-	h, _ := state.OpenHome(t.TempDir())
-	log, _, _ := h.OpenLog("s", state.OpenLogOptions{})
-	log.Append(&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: "the original request"})
-	for i := 0; i < 3000; i++ {
-		log.Append(&state.Event{Type: state.EventAgentMessage, TurnID: "t1", Content: strings.Repeat("a", 200)},
-			&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: strings.Repeat("u", 200)})
-	}
-	log.Close()
-	evs, partial := historyForContext(h.LogPath("s"), 32<<10, 0)
-	if !partial || evs[0].Content != "the original request" || len(evs) >= 6000 {
-		t.Fatalf("partial=%v first=%q n=%d", partial, evs[0].Content, len(evs))
-	}
-	block := history.BuildResumeContextWindow(evs, "go on", "s", 32<<10, partial)
-	if len(block) > 32<<10 || !strings.Contains(block, "[USER]: the original request") || !strings.Contains(block, "more than") {
-		t.Fatalf("block of %d bytes:\n%.400s", len(block), block)
-	}
-}
-
-// A rewind older than the window decides which user message opens the
-// current epoch: the log is read on to it when the record's epoch says the
-// log may hold one.
-func TestHistoryForContext_ARewindBeforeTheWindowDecidesTheFirstRequest(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		to    int64 // the rewind keeps the log through this seq (0: a clear)
-		first string
-	}{
-		{"a clear drops the original request", 0, "after the rewind"},
-		{"a rewind that keeps the first turn keeps it", 2, "the original request"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h, _ := state.OpenHome(t.TempDir())
-			log, _, _ := h.OpenLog("s", state.OpenLogOptions{})
-			log.Append(&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: "the original request"},
-				&state.Event{Type: state.EventTurnEnded, TurnID: "t1", StopReason: "end_turn"},
-				&state.Event{Type: state.EventUserMessage, TurnID: "t2", Content: "a request the rewind takes back"},
-				state.Rewind{Epoch: 1, ToSeq: tc.to}.Event(),
-				&state.Event{Type: state.EventUserMessage, TurnID: "t3", Content: "after the rewind"})
-			for i := 0; i < 3000; i++ {
-				log.Append(&state.Event{Type: state.EventAgentMessage, TurnID: "t3", Content: strings.Repeat("a", 200)})
-			}
-			log.Close()
-			evs, partial := historyForContext(h.LogPath("s"), 32<<10, 1)
-			if !partial || len(evs) == 0 || evs[0].Content != tc.first {
-				t.Fatalf("partial=%v, first %q, want %q", partial, evs[0].Content, tc.first)
-			}
-		})
 	}
 }

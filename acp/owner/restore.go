@@ -150,7 +150,7 @@ func (o *owner) restore(ctx context.Context, init sdk.InitializeResponse, flagRe
 		}
 		token := o.s.ResumeToken
 		class := acp.ClassifyWithList(acp.Classify(err), in.Caps, func() (bool, error) { return o.conn.SessionListed(hctx, token) })
-		*fallback = append(*fallback, fmt.Sprintf("session/%s: %s", step, describeErr(err)))
+		*fallback = append(*fallback, fmt.Sprintf("session/%s: %s", step, acp.DescribeError(err)))
 		if class == acp.ClassUnknownSession {
 			o.forgetToken(err)
 		}
@@ -191,14 +191,12 @@ func (o *owner) restoreStep(ctx context.Context, step acp.RestoreMethod) error {
 // forgetToken drops a token the agent no longer knows and says so.
 func (o *owner) forgetToken(err error) {
 	o.update(func(s *state.Session) { s.ResumeToken = "" })
-	msg := "Previous agent session could not be restored (" + describeErr(err) + "); the next message starts a fresh agent session with the stored history."
+	msg := "Previous agent session could not be restored (" + acp.DescribeError(err) + "); the next message starts a fresh agent session with the stored history."
 	if o.s.Turns == 0 {
-		msg = "Previous agent session could not be restored (" + describeErr(err) + "); it had no history, so a fresh agent session takes its place."
+		msg = "Previous agent session could not be restored (" + acp.DescribeError(err) + "); it had no history, so a fresh agent session takes its place."
 	}
 	o.marker(history.MarkerResumeFailed, msg, "")
 }
-
-func describeErr(err error) string { return acp.DescribeError(err) }
 
 // failStart records a launch that never produced an agent. The marker is
 // written, not shown: the command's error line says the same once. A
@@ -229,7 +227,7 @@ func (o *owner) handshakeFailed(ctx context.Context, step string, err error) err
 	if ctx.Err() != nil {
 		return interruption(ctx)
 	}
-	msg := fmt.Sprintf("agent %s failed during %s: %s", o.job.Profile.Name, step, describeErr(err))
+	msg := fmt.Sprintf("agent %s failed during %s: %s", o.job.Profile.Name, step, acp.DescribeError(err))
 	if acp.Classify(err) == acp.ClassTimeout {
 		msg = fmt.Sprintf("agent %s did not answer %s within %ds (it may be hung)", o.job.Profile.Name, step, o.job.Config.HandshakeTimeoutSeconds())
 	}

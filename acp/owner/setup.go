@@ -13,6 +13,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
@@ -83,7 +84,7 @@ func (o *owner) applySteps(ctx context.Context, steps []setup.Step) (applied, re
 	for _, st := range steps {
 		name := stepName(st)
 		if err := o.conn.ApplySetup(hctx, o.s.ResumeToken, st); err != nil {
-			refused = append(refused, fmt.Sprintf("%s (the agent answered: %s)", name, describeErr(err)))
+			refused = append(refused, fmt.Sprintf("%s (the agent answered: %s)", name, acp.DescribeError(err)))
 			continue
 		}
 		applied = append(applied, name)

@@ -266,11 +266,11 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 		return o.limitReached(lim)
 	}
 	if acp.Classify(err) == acp.ClassAuth {
-		o.marker(history.MarkerAuthRequired, "The agent needs authentication: "+describeErr(err), "")
+		o.marker(history.MarkerAuthRequired, "The agent needs authentication: "+acp.DescribeError(err), "")
 	} else {
-		o.marker(history.MarkerProviderFailure, "The agent failed the turn: "+describeErr(err), "")
+		o.marker(history.MarkerProviderFailure, "The agent failed the turn: "+acp.DescribeError(err), "")
 	}
-	return state.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", acp.ErrAgentFailed, o.job.Profile.Name, describeErr(err))
+	return state.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", acp.ErrAgentFailed, o.job.Profile.Name, acp.DescribeError(err))
 }
 
 // endTurn records the turn's end and leaves the session waiting for input;
@@ -300,12 +300,6 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 	o.mu.Lock()
 	o.turnID, o.onAccept, o.onSent = "", nil, nil
 	o.mu.Unlock()
-}
-
-// resumeContext builds the history block for the first prompt after a
-// fresh agent session replaced one that had history.
-func (o *owner) resumeContext(request string) string {
-	return ResumeContextFor(o.job.Home, o.s, request, o.job.Config.MaxReplayBytes())
 }
 
 // interactive reads prompts from the job's Next until it reports no more
