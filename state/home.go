@@ -71,7 +71,9 @@ func (h *Home) LogPath(id string) string { return filepath.Join(h.sessionsDir(),
 func (h *Home) RecordPath(id string) string { return filepath.Join(h.sessionsDir(), id+".json") }
 
 // LockPath is the owner lock, held by the owner for its whole life.
-func (h *Home) LockPath(id string) string { return filepath.Join(h.sessionsDir(), id+".owner.lock") }
+func (h *Home) LockPath(id string) string { return filepath.Join(h.sessionsDir(), id+ownerLockSuffix) }
+
+const ownerLockSuffix = ".owner.lock"
 
 // AgentLockPath is held by the supervisor of the session's agent for as long
 // as the agent's process tree lives, also after its owner has returned.

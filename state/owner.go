@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -58,6 +60,28 @@ func (h *Home) OwnerAlive(id string) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// LiveOwners are the ids of the sessions whose owner lock some process
+// holds, in id order. It lists the sessions' lock files and probes each
+// (OwnerAlive): it reads no session record, so its cost does not grow with
+// what the records hold.
+func (h *Home) LiveOwners() ([]string, error) {
+	entries, err := os.ReadDir(h.sessionsDir())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ownerLockSuffix)
+		if !ok || ValidateID(id) != nil {
+			continue
+		}
+		if alive, _ := h.OwnerAlive(id); alive {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // AgentAlive reports whether an agent of session id is still being stopped

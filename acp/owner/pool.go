@@ -43,20 +43,22 @@ func Evictions(warm []Warm, max int) []string {
 	return out
 }
 
-// warmOwners are the home's lingering owners other than self: a record
-// with warm_until whose owner lock is held and that no close is queued for
-// (one being closed already leaves the pool).
+// warmOwners are the home's lingering owners other than self: a session
+// whose owner lock is held, whose record has warm_until, and that no close
+// is queued for (one being closed already leaves the pool). Only the
+// records of live owners are read: the pool is a few sessions of many.
 func warmOwners(h *state.Home, self string) []Warm {
-	ss, err := h.ListSessions()
+	ids, err := h.LiveOwners()
 	if err != nil {
 		return nil
 	}
 	var out []Warm
-	for _, s := range ss {
-		if s.ID == self || s.WarmUntil == nil {
+	for _, id := range ids {
+		if id == self {
 			continue
 		}
-		if alive, _ := h.OwnerAlive(s.ID); !alive {
+		s, err := h.LoadSession(id)
+		if err != nil || s.WarmUntil == nil {
 			continue
 		}
 		ins, _ := h.ReadInbox(s.ID, s.InboxOffset)
@@ -90,17 +92,22 @@ func (o *owner) joinWarmPool(until time.Time) {
 }
 
 // LiveSessions are the sessions of the home whose owner lock is held, oldest
-// activity first.
+// activity first. Only their records are read.
 func LiveSessions(h *state.Home) []string {
-	ss, err := h.ListSessions()
+	ids, err := h.LiveOwners()
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for i := len(ss) - 1; i >= 0; i-- { // ListSessions is newest first
-		if alive, _ := h.OwnerAlive(ss[i].ID); alive {
-			out = append(out, ss[i].ID)
+	var ss []*state.Session
+	for _, id := range ids {
+		if s, err := h.LoadSession(id); err == nil {
+			ss = append(ss, s)
 		}
+	}
+	state.SortByActivity(ss) // newest first
+	out := make([]string, 0, len(ss))
+	for i := len(ss) - 1; i >= 0; i-- {
+		out = append(out, ss[i].ID)
 	}
 	return out
 }
