@@ -117,6 +117,24 @@ func (r *backReader) bytes(from, to int64) ([]byte, error) {
 // (all when keep is nil), oldest first, without scanning the whole file.
 func ReadLast(path string, n int, keep func(*Event) bool) ([]Event, ReadReport, error) {
 	var out []Event
+	rep, err := ScanEventsBackward(path, func(e Event, _ []byte) bool {
+		if keep == nil || keep(&e) {
+			out = append(out, e)
+		}
+		return len(out) < n
+	})
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, rep, err
+}
+
+// ScanEventsBackward calls fn with each readable event of the log at path and
+// its line as stored, newest first, reading from the end (ScanBackward): the
+// cost depends on how far fn reads, not on the log's length. Lines that do
+// not parse are skipped and reported. fn returning false stops the scan; line is only
+// valid during the call.
+func ScanEventsBackward(path string, fn func(e Event, line []byte) bool) (ReadReport, error) {
 	var bad CorruptTracker
 	rep, err := ScanBackwardAt(path, func(off int64, line []byte) bool {
 		var e Event
@@ -125,16 +143,10 @@ func ReadLast(path string, n int, keep func(*Event) bool) ([]Event, ReadReport, 
 			return true
 		}
 		bad.Event(e.Seq)
-		if keep == nil || keep(&e) {
-			out = append(out, e)
-		}
-		return len(out) < n
+		return fn(e, line)
 	})
 	bad.AddTo(&rep)
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out, rep, err
+	return rep, err
 }
 
 // LastEvent is the newest readable event of the log; ErrNotFound if the log

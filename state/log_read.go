@@ -100,6 +100,11 @@ func (c *CorruptTracker) AddTo(rep *ReadReport) {
 // events of unknown types. A missing log is ErrNotFound. fn returning false
 // stops the scan.
 func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
+	return scanLogAt(path, func(_ int64, e Event) bool { return fn(e) })
+}
+
+// scanLogAt is ScanLog that also passes the byte offset of each event's line.
+func scanLogAt(path string, fn func(off int64, e Event) bool) (ReadReport, error) {
 	rep := ReadReport{Path: path}
 	var off, last int64
 	torn, err := ScanLines(path, func(line []byte) bool {
@@ -117,7 +122,7 @@ func ScanLog(path string, fn func(Event) bool) (ReadReport, error) {
 		if e.Raw != nil {
 			rep.UnknownEvents++
 		}
-		return fn(e)
+		return fn(start, e)
 	})
 	rep.TornBytes = torn
 	return rep, err
