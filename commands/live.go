@@ -5,73 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
-
-// LingerFlag is --linger, shared by start, prompt and resume.
-type LingerFlag struct {
-	Linger string `help:"Keep the agent warm this long after the turn (30s, 10m; plain numbers are seconds), serving later prompts without a restart (default: [agents.NAME] or [session] linger_seconds, else 5m, or 0 when $CI is set)." placeholder:"DURATION"`
-}
-
-// duration is the flag's value, else the config's for agent.
-func (l LingerFlag) duration(cfg *state.Config, agent string) (time.Duration, error) {
-	if l.Linger == "" {
-		return time.Duration(cfg.LingerSeconds(agent)) * time.Second, nil
-	}
-	d, err := time.ParseDuration(l.Linger)
-	if err != nil {
-		n, nerr := strconv.Atoi(l.Linger)
-		if nerr != nil {
-			return 0, usagef("--linger %q: give a duration such as 30s or 10m", l.Linger)
-		}
-		d = time.Duration(n) * time.Second
-	}
-	if d < 0 || d > state.MaxLingerSeconds*time.Second {
-		return 0, usagef("--linger %s is outside 0..24h", l.Linger)
-	}
-	return d, nil
-}
-
-// goLive makes job run in a detached owner when it lingers or defers
-// permissions: the owner must outlive this command. An explicit --linger
-// also rides on a prompt queued for a live owner, which then lingers that
-// long after serving it.
-func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
-	d, err := l.duration(job.Config, agent)
-	if err != nil {
-		return err
-	}
-	job.Linger = d
-	if l.Linger != "" {
-		job.Queued.Linger = &d
-	}
-	// Inputs left behind when this command stops owning the session are
-	// served by a detached owner that exits once they are.
-	job.Serve = serveArgs(env, job, 0)
-	if d <= 0 && job.Permissions != owner.PermDefer {
-		return nil
-	}
-	job.Detach = serveArgs(env, job, d)
-	return nil
-}
-
-// serveArgs is the command line of a detached owner for job that lingers linger.
-func serveArgs(env *Env, job *owner.Job, linger time.Duration) []string {
-	args := []string{"--home", job.Home.Dir, "--permissions", job.Permissions}
-	if env.G.Config != "" {
-		args = append(args, "--config", env.G.Config)
-	}
-	args = append(args, "__serve", job.SessionID, "--linger", linger.String())
-	if job.NoContinue {
-		args = append(args, "--no-continue")
-	}
-	return args
-}
 
 // ServeCmd is the detached owner that start, prompt and resume launch
 // when a session lingers or defers permissions. Its output goes to the

@@ -1,16 +1,11 @@
 package commands
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
-	sdk "github.com/coder/acp-go-sdk"
-
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
@@ -109,87 +104,3 @@ type hintError struct {
 
 func (e hintError) Error() string { return e.msg }
 func (e hintError) Unwrap() error { return e.kind }
-
-// ownerJob fills the parts of an owner job every command shares.
-func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
-	h, err := env.Home()
-	if err != nil {
-		return job, err
-	}
-	cfg, err := env.Config()
-	if err != nil {
-		return job, err
-	}
-	mode, err := env.PermissionMode()
-	if err != nil {
-		return job, err
-	}
-	s, err := h.LoadSession(id)
-	if err != nil {
-		return job, err
-	}
-	if state.IsTerminal(s.State) {
-		return job, acp.NotResumableState(id, s.State)
-	}
-	profile, err := acp.LookupProfile(cfg, s.Agent)
-	if err != nil {
-		return job, err
-	}
-	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
-	if job.Emit == nil {
-		job.Emit = env.Out.Event
-	}
-	job.Ask, job.Progress = askOnTerminal(env), progressLine(env)
-	job.Abort, job.Warn = env.Abort, env.Out.Warn
-	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
-	withNotify(&job, cfg)
-	return job, nil
-}
-
-// runOwnerResult runs the owner and finishes the stream, leaving the closing object to the caller.
-func runOwnerResult(env *Env, id string, job owner.Job) (*owner.Result, error) {
-	job, err := ownerJob(env, id, job)
-	if err != nil {
-		return nil, err
-	}
-	res, err := owner.Run(env.Ctx, job)
-	env.Out.Finish()
-	return res, err
-}
-
-// askOnTerminal answers permission requests in ask mode from the terminal.
-// Without a terminal on stdin nobody can answer: every request is denied,
-// and the first denial says how to approve without asking.
-func askOnTerminal(env *Env) func(sdk.RequestPermissionRequest) bool {
-	var tty io.ReadWriter
-	if isTerminal(env.Stdin) {
-		tty = openTTY()
-	}
-	if tty == nil {
-		var once sync.Once
-		return func(req sdk.RequestPermissionRequest) bool {
-			once.Do(func() {
-				env.Out.Warn(fmt.Sprintf("denied %s: --permissions ask needs a terminal on stdin; to approve without asking, run with --permissions approve-all (or approve-reads), or set [permissions] mode", permissionTitle(req)))
-			})
-			return false
-		}
-	}
-	r := bufio.NewReader(tty)
-	return func(req sdk.RequestPermissionRequest) bool {
-		env.Out.mu.Lock()
-		env.Out.breakLine()
-		env.Out.mu.Unlock()
-		fmt.Fprintf(tty, "Allow %s? [y/N] ", printableLine(permissionTitle(req)))
-		line, _ := r.ReadString('\n')
-		ans := strings.ToLower(strings.TrimSpace(line))
-		return ans == "y" || ans == "yes"
-	}
-}
-
-// permissionTitle names what a permission request is for.
-func permissionTitle(req sdk.RequestPermissionRequest) string {
-	if req.ToolCall.Title != nil {
-		return *req.ToolCall.Title
-	}
-	return string(req.ToolCall.ToolCallId)
-}

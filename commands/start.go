@@ -75,13 +75,7 @@ func (c *StartCmd) Run(env *Env) error {
 	if !env.Out.JSON {
 		fmt.Fprintln(env.Out.Out, s.ID)
 	}
-	job := owner.Job{
-		Home: h, Config: cfg, SessionID: s.ID, Profile: profile, Permissions: mode, InitialPrompt: prompt,
-		Emit: env.Out.Event, Ask: askOnTerminal(env), Progress: progressLine(env),
-		Abort: env.Abort, Warn: env.Out.Warn,
-	}
-	job.Emit = longTurnNotice(env, cfg, s.ID, job.Emit)
-	withNotify(&job, cfg)
+	job := launchJob(env, h, cfg, s.ID, profile, mode, owner.Job{InitialPrompt: prompt})
 	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
 		return err
 	}
@@ -114,14 +108,6 @@ func (o *Output) dropFinalText() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.finalText.Reset()
-}
-
-// progressLine shows start-up steps on a terminal's stderr only.
-func progressLine(env *Env) func(string) {
-	if env.Out.JSON || env.Out.Quiet || !isTerminal(env.Out.Err) {
-		return nil
-	}
-	return func(msg string) { env.Out.Info("%s ...", msg) }
 }
 
 // agent is the agent to run: --agent, else the default, saying so when the

@@ -290,3 +290,41 @@ func TestDocs_EveryTOMLExampleIsAValidConfig(t *testing.T) {
 		t.Fatal("no ```toml block found in the docs")
 	}
 }
+
+// Every top-level command of `kandev --help` has its row in one of the task
+// tables of docs/commands.md and a reference heading there.
+func TestDocs_CommandsMDNamesEveryCommand(t *testing.T) {
+	help, err := exec.Command(kandevBin, "--help").Output()
+	if err != nil {
+		t.Fatalf("kandev --help: %v", err)
+	}
+	var cmds []string
+	inCommands := false
+	for _, l := range strings.Split(string(help), "\n") {
+		if strings.HasPrefix(l, "Commands:") {
+			inCommands = true
+			continue
+		}
+		if inCommands && strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   ") {
+			cmds = append(cmds, strings.Fields(l)[0])
+		}
+	}
+	if len(cmds) < 30 {
+		t.Fatalf("found only %d commands in kandev --help:\n%s", len(cmds), help)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "docs", "commands.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, c := range cmds {
+		if !strings.Contains(doc, "\n| `"+c+"` |") {
+			t.Errorf("docs/commands.md has no task-table row for `kandev %s` (| `%s` | what it does | example |)", c, c)
+		}
+		heading := regexp.MustCompile("(?m)^###+ .*`kandev " + regexp.QuoteMeta(c) + "`")
+		if !heading.MatchString(doc) {
+			t.Errorf("docs/commands.md has no reference heading for `kandev %s`", c)
+		}
+	}
+	t.Logf("%d commands checked", len(cmds))
+}

@@ -2,8 +2,6 @@ package e2e_test
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -234,34 +232,5 @@ func TestExit_AFollowerOfADetachedOwnerExitsAsItsOwnerWasStopped(t *testing.T) {
 				t.Fatalf("the follower exited %d after its owner got %s, want %d", code, tc.sig, tc.want)
 			}
 		})
-	}
-}
-
-func TestStorage_AFullDiskUnderAWarmOwnerIsReportedAsTheDiskNotTheAgent(t *testing.T) {
-	for _, room := range []int64{64 << 10, 256 << 10} {
-		for _, args := range [][]string{{"prompt"}, {"prompt", "--linger", "60s"}} {
-			t.Run(fmt.Sprintf("%s room %dK", strings.Join(args, " "), room>>10), func(t *testing.T) {
-				w := tmpfsWorld(t, "4m")
-				id := w.startWarm("60s", "hello")
-				filler := filepath.Join(w.home, "filler")
-				f, _ := os.Create(filler)
-				for block := make([]byte, 4096); ; {
-					if _, err := f.Write(block); err != nil {
-						if !errors.Is(err, syscall.ENOSPC) {
-							t.Fatal(err)
-						}
-						break
-					}
-				}
-				st, _ := f.Stat()
-				f.Truncate(st.Size() - room) // room for the prompt, not for its answer
-				f.Close()
-				r := w.run(append(args, id, "/bulk 40000")...)
-				t.Logf("%s", r.stderr)
-				if r.code != 1 || !strings.Contains(r.stderr, "no space left on device") && !strings.Contains(r.stderr, "could not write") {
-					t.Fatalf("a full disk during a warm owner's turn: %s", r)
-				}
-			})
-		}
 	}
 }

@@ -242,13 +242,7 @@ func TestLinger_AWarmOwnerWhoseAgentDiedExitsAndTheNextPromptRestores(t *testing
 	if st.Status.Reason == state.ReasonAgentRunning {
 		t.Fatalf("status after the agent died: %+v", st.Status)
 	}
-	r := w.mustRun("prompt", id, "recall")
-	if !strings.Contains(r.stdout, "KIWI") {
-		t.Fatalf("the next prompt did not restore the conversation: %s", r)
-	}
-	if n := len(agentStarts(w.events(id))); n != 2 {
-		t.Fatalf("%d agent starts, want 2 (the restore)", n)
-	}
+	w.recalls(id, "KIWI", 2, "start, then the restore")
 }
 
 func TestQueued_AnAskPromptToADetachedOwnerSaysItsRequestWasDeniedUnasked(t *testing.T) {

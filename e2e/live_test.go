@@ -45,6 +45,19 @@ func (w *world) startWarm(linger string, args ...string) string {
 	return id
 }
 
+// recalls sends "recall" to id and checks the answer names word (the
+// prompt reached the conversation that remembered it) and the log has
+// starts agent starts (why says which).
+func (w *world) recalls(id, word string, starts int, why string) {
+	w.t.Helper()
+	if r := w.mustRun("prompt", id, "recall"); !strings.Contains(r.stdout, word) {
+		w.t.Fatalf("recall did not reach the conversation that remembered %s:\n%s", word, r)
+	}
+	if n := len(agentStarts(w.events(id))); n != starts {
+		w.t.Fatalf("%d agent starts, want %d (%s)", n, starts, why)
+	}
+}
+
 func TestLinger_WarmPromptReattachesWithoutStartingTheAgent(t *testing.T) {
 	w := newWorld(t)
 	id := w.startWarm("60s", "remember APPLE")
@@ -64,13 +77,7 @@ func TestLinger_WarmPromptReattachesWithoutStartingTheAgent(t *testing.T) {
 	if got.Status.Reason != state.ReasonAgentRunning || got.Status.Badge != state.BadgeIdle || got.Status.WarmUntil == "" {
 		t.Fatalf("status of a warm session: %+v", got.Status)
 	}
-	r := w.mustRun("prompt", id, "recall")
-	if !strings.Contains(r.stdout, "APPLE") {
-		t.Fatalf("warm prompt did not reach the same agent conversation:\n%s", r)
-	}
-	if n := len(agentStarts(w.events(id))); n != 1 {
-		t.Fatalf("%d agent_started events, want 1: the second prompt must reattach", n)
-	}
+	w.recalls(id, "APPLE", 1, "the second prompt must reattach")
 	if !w.ownerAlive(id) {
 		t.Fatal("the warm owner exited after serving the prompt; it should linger")
 	}
@@ -142,13 +149,7 @@ func TestLinger_KilledWarmOwnerTakesItsAgentAndTheNextPromptRestores(t *testing.
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	r := w.mustRun("prompt", id, "recall")
-	if !strings.Contains(r.stdout, "KIWI") {
-		t.Fatalf("the prompt after the kill did not restore the conversation:\n%s", r)
-	}
-	if n := len(agentStarts(w.events(id))); n != 2 {
-		t.Fatalf("%d agent starts, want 2 (start, then the restore)", n)
-	}
+	w.recalls(id, "KIWI", 2, "start, then the restore")
 }
 
 func TestLinger_TwoPromptsRacingToAWarmOwnerAreEachServedOnce(t *testing.T) {
@@ -375,10 +376,5 @@ func TestResume_WithLingerLeavesAWarmOwnerThatServesTheNextPrompt(t *testing.T) 
 	if !strings.Contains(r.stdout, "restored (resume)") || !w.ownerAlive(id) {
 		t.Fatalf("resume --linger: owner alive=%v\n%s", w.ownerAlive(id), r)
 	}
-	if r := w.mustRun("prompt", id, "recall"); !strings.Contains(r.stdout, "LIME") {
-		t.Fatalf("prompt after resume --linger:\n%s", r)
-	}
-	if n := len(agentStarts(w.events(id))); n != 2 {
-		t.Fatalf("%d agent starts, want 2 (start, resume): the prompt is served warm", n)
-	}
+	w.recalls(id, "LIME", 2, "start, resume: the prompt is served warm")
 }

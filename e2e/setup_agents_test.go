@@ -9,6 +9,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,18 +38,65 @@ func notesMCPFile(t *testing.T, w *world) (file, notes string) {
 	return file, notes
 }
 
+// startNoting starts a session with args and the notes MCP server (--mcp)
+// and checks its first turn, which calls the server, left want in the
+// server's file; explain (nil: nothing) adds what the rig saw when it did not.
+func (w *world) startNoting(want string, explain func() string, args ...string) (id, notes string) {
+	w.t.Helper()
+	mcp, notes := notesMCPFile(w.t, w)
+	id, res := w.start(append([]string{"--mcp", mcp}, args...)...)
+	if res.code != 0 {
+		w.t.Fatalf("start: %s", res)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != want {
+		more := ""
+		if explain != nil {
+			more = "\n" + explain()
+		}
+		w.t.Fatalf("after the first turn the MCP server's file holds %q\n%s%s", b, res, more)
+	}
+	return id, notes
+}
+
+// promptNotingAgain sends prompt to id from a new process, which restores
+// the agent with the session's MCP servers, and checks the server's file
+// then holds want and the session has two agent starts, which it returns.
+func (w *world) promptNotingAgain(id, notes, prompt, want string) []state.Event {
+	w.t.Helper()
+	if res := w.run("prompt", id, "--permissions", "approve-all", prompt); res.code != 0 {
+		w.t.Fatalf("prompt: %s", res)
+	} else if b, _ := os.ReadFile(notes); string(b) != want {
+		w.t.Fatalf("after the restore the MCP server's file holds %q\n%s", b, res)
+	}
+	starts := codexAgentStarts(w.events(id))
+	if len(starts) != 2 {
+		w.t.Fatalf("agent_started events: %+v", starts)
+	}
+	return starts
+}
+
+// loadInNewEditor loads session id in a new kandev acp for agent; the
+// caller quits the editor.
+func (w *world) loadInNewEditor(agent string, id sdk.SessionId) (*editorProc, *sdk.LoadSessionResponse) {
+	w.t.Helper()
+	ed := w.openEditor("--agent", agent)
+	ed.initialize()
+	ctx, cancel := editorCtx()
+	defer cancel()
+	lr, err := ed.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: w.cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		w.t.Fatalf("session/load: %v\n%s", err, ed.stderr)
+	}
+	return ed, &lr
+}
+
 func TestClaude_MCPServerAndModelSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newClaudeRig(t)
 	// Claude Code defers MCP tools behind its ToolSearch tool by default;
 	// offered directly, the fake model can call the tool by its name.
 	r.setAgentEnv("ENABLE_TOOL_SEARCH", "false")
-	mcp, notes := notesMCPFile(t, r.world)
-	id, res := r.start("--agent", "claude", "--permissions", "approve-all", "--model", "haiku", "--mcp", mcp, "please MCPNOTE first call")
-	if res.code != 0 {
-		t.Fatalf("start: %s", res)
-	}
-	if b, _ := os.ReadFile(notes); string(b) != "first call\n" {
+	offered := func() string {
 		var names []string
 		for _, q := range r.requests() {
 			for _, x := range q.Body.Tools {
@@ -56,18 +104,11 @@ func TestClaude_MCPServerAndModelSurviveARestoreInANewProcess(t *testing.T) {
 			}
 		}
 		raw, _ := os.ReadFile(r.reqLog)
-		t.Fatalf("after the first turn the MCP server's file holds %q\n%s\ntools offered: %v\n%.4000s", b, res, names, raw)
+		return fmt.Sprintf("tools offered: %v\n%.4000s", names, raw)
 	}
+	id, notes := r.startNoting("first call\n", offered, "--agent", "claude", "--permissions", "approve-all", "--model", "haiku", "please MCPNOTE first call")
 	n := len(r.requests())
-	res = r.run("prompt", id, "--permissions", "approve-all", "please MCPNOTE second call")
-	if res.code != 0 {
-		t.Fatalf("prompt: %s", res)
-	}
-	if b, _ := os.ReadFile(notes); string(b) != "first call\nsecond call\n" {
-		t.Fatalf("after the restore the MCP server's file holds %q\n%s", b, res)
-	}
-	starts := codexAgentStarts(r.events(id))
-	if len(starts) != 2 || starts[1].Restore != "resume" {
+	if starts := r.promptNotingAgain(id, notes, "please MCPNOTE second call", "first call\nsecond call\n"); starts[1].Restore != "resume" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
 	reqs := r.requests()
@@ -108,12 +149,7 @@ func TestClaude_EditorSetsPlanModeAndALoadInANewEditorKeepsIt(t *testing.T) {
 		t.Fatalf("recorded setup: %+v", s.Setup)
 	}
 
-	ed = r.openEditor("--agent", "claude")
-	ed.initialize()
-	lr, err := ed.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: r.cwd, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatalf("session/load: %v\n%s", err, ed.stderr)
-	}
+	ed, lr := r.loadInNewEditor("claude", id)
 	if lr.Modes == nil || lr.Modes.CurrentModeId != "plan" {
 		t.Fatalf("after the load the agent's mode is %s", mustJSON(lr.Modes))
 	}
@@ -134,24 +170,9 @@ func TestClaude_EditorSetsPlanModeAndALoadInANewEditorKeepsIt(t *testing.T) {
 func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newCodexRig(t, codexOptions{})
-	mcp, notes := notesMCPFile(t, r.world)
-	id, res := r.start("--agent", "codex", "--permissions", "approve-all", "--model", "gpt-5.4", "--mcp", mcp, "please MCPNOTE first call")
-	if res.code != 0 {
-		t.Fatalf("start: %s", res)
-	}
-	if b, _ := os.ReadFile(notes); string(b) != "first call\n" {
-		t.Fatalf("after the first turn the MCP server's file holds %q\n%s", b, res)
-	}
+	id, notes := r.startNoting("first call\n", nil, "--agent", "codex", "--permissions", "approve-all", "--model", "gpt-5.4", "please MCPNOTE first call")
 	n := len(r.requests())
-	res = r.run("prompt", id, "--permissions", "approve-all", "please MCPNOTE second call")
-	if res.code != 0 {
-		t.Fatalf("prompt: %s", res)
-	}
-	if b, _ := os.ReadFile(notes); string(b) != "first call\nsecond call\n" {
-		t.Fatalf("after the restore the MCP server's file holds %q\n%s", b, res)
-	}
-	starts := codexAgentStarts(r.events(id))
-	if len(starts) != 2 || starts[1].Restore == "new" {
+	if starts := r.promptNotingAgain(id, notes, "please MCPNOTE second call", "first call\nsecond call\n"); starts[1].Restore == "new" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
 	reqs := r.requests()
@@ -166,20 +187,13 @@ func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *test
 
 	// The mode: set with kandev set, in force after a load in kandev acp.
 	mustOK(t, r.run("set", id, "--mode", "read-only"))
-	ed := r.openEditor("--agent", "codex")
-	ed.initialize()
-	ctx, cancel := editorCtx()
-	defer cancel()
-	lr, err := ed.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: r.cwd, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatalf("session/load: %v\n%s", err, ed.stderr)
-	}
+	ed, lr := r.loadInNewEditor("codex", sdk.SessionId(id))
 	if lr.Modes == nil || lr.Modes.CurrentModeId != "read-only" {
 		t.Fatalf("after the load Codex's mode is %s", mustJSON(lr.Modes))
 	}
 	ed.mustPrompt(sdk.SessionId(id), "hello read only")
 	ed.quit()
-	starts = codexAgentStarts(r.events(id))
+	starts := codexAgentStarts(r.events(id))
 	t.Logf("restore %s, agent_started data %s", starts[len(starts)-1].Restore, starts[len(starts)-1].Data)
 	reqs = r.requests()
 	if last := reqs[len(reqs)-1]; !strings.Contains(last.input(), "read-only") || last.Body.Model != "gpt-5.4" {
@@ -191,27 +205,13 @@ func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *test
 func TestGemini_MCPServerModelAndPlanModeSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newGeminiRig(t)
-	mcp, notes := notesMCPFile(t, r.world)
-	id, res := r.start("--agent", geminiAgent, "--permissions", "approve-all", "--model", "gemini-2.5-pro", "--mcp", mcp, "please MCPNOTE first call")
-	if res.code != 0 {
-		t.Fatalf("start: %s", res)
-	}
-	if b, _ := os.ReadFile(notes); string(b) != "first call\n" {
-		t.Fatalf("after the first turn the MCP server's file holds %q\n%s", b, res)
-	}
+	id, notes := r.startNoting("first call\n", nil, "--agent", geminiAgent, "--permissions", "approve-all", "--model", "gemini-2.5-pro", "please MCPNOTE first call")
 	n := len(r.requests())
 	// Gemini CLI finds a session it saved only from the next minute on
 	// (gemini_test.go): wait for it, so the restore is a session/load.
 	waitForNextMinute(eventTime(t, codexAgentStarts(r.events(id))[0]))
-	res = r.run("prompt", id, "--permissions", "approve-all", "please MCPNOTE second call")
-	if res.code != 0 {
-		t.Fatalf("prompt: %s", res)
-	}
-	if b, _ := os.ReadFile(notes); string(b) != "first call\nsecond call\n" {
-		t.Fatalf("after the restore the MCP server's file holds %q\n%s", b, res)
-	}
-	starts := codexAgentStarts(r.events(id))
-	if len(starts) != 2 || starts[1].Restore != "load" {
+	starts := r.promptNotingAgain(id, notes, "please MCPNOTE second call", "first call\nsecond call\n")
+	if starts[1].Restore != "load" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
 	t.Logf("restore %s, agent_started data %s", starts[1].Restore, starts[1].Data)
@@ -231,14 +231,7 @@ func TestGemini_MCPServerModelAndPlanModeSurviveARestoreInANewProcess(t *testing
 	}
 
 	mustOK(t, r.run("set", id, "--mode", "plan"))
-	ed := r.openEditor("--agent", geminiAgent)
-	ed.initialize()
-	ctx, cancel := editorCtx()
-	defer cancel()
-	lr, err := ed.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: r.cwd, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatalf("session/load: %v\n%s", err, ed.stderr)
-	}
+	ed, lr := r.loadInNewEditor(geminiAgent, sdk.SessionId(id))
 	if lr.Modes == nil || lr.Modes.CurrentModeId != "plan" || lr.Models == nil || lr.Models.CurrentModelId != "gemini-2.5-pro" {
 		t.Fatalf("after the load Gemini's mode is %s, model %s", mustJSON(lr.Modes), mustJSON(lr.Models))
 	}
@@ -253,23 +246,9 @@ func TestGemini_MCPServerModelAndPlanModeSurviveARestoreInANewProcess(t *testing
 func TestOpenCode_MCPServerAndModeSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newOpenCodeRig(t)
-	mcp, notes := notesMCPFile(t, r.world)
-	id, res := r.start("--agent", "opencode", "--permissions", "approve-all", "--mode", "plan", "--mcp", mcp, "please "+openCodeToolWord+" first")
-	if res.code != 0 {
-		t.Fatalf("start: %s", res)
-	}
-	if b, _ := os.ReadFile(notes); string(b) != "noted\n" {
-		t.Fatalf("after the first turn the MCP server's file holds %q\n%s", b, res)
-	}
-	res = r.run("prompt", id, "--permissions", "approve-all", "please "+openCodeToolWord+" again")
-	if res.code != 0 {
-		t.Fatalf("prompt: %s", res)
-	}
-	if b, _ := os.ReadFile(notes); string(b) != "noted\nnoted\n" {
-		t.Fatalf("after the restore the MCP server's file holds %q\n%s", b, res)
-	}
-	starts := codexAgentStarts(r.events(id))
-	if len(starts) != 2 || starts[1].Restore == "new" {
+	id, notes := r.startNoting("noted\n", nil, "--agent", "opencode", "--permissions", "approve-all", "--mode", "plan", "please "+openCodeToolWord+" first")
+	starts := r.promptNotingAgain(id, notes, "please "+openCodeToolWord+" again", "noted\nnoted\n")
+	if starts[1].Restore == "new" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
 	t.Logf("restore %s, agent_started data %s", starts[1].Restore, starts[1].Data)

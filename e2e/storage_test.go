@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,5 +166,51 @@ func TestImport_KeepIDSucceedsOverTheLeftoversOfAKilledImport(t *testing.T) {
 	}
 	if r := w.run("import", "--keep-id", bundle); r.code != 3 {
 		t.Fatalf("a complete session must not be replaced: %s", r)
+	}
+}
+
+// A warm owner's write that does not fit ends the turn with "error" and
+// the write's cause in the record; the prompt following it must report the
+// disk (exit 1), neither blame the agent (exit 6) nor succeed without the
+// reply. The agent's reply is one chunk larger than the room left, so that
+// write fails whole and the turn's end still fits after it; the agent
+// keeps its own files outside the full home, so nothing fails on its side.
+// The turn ends right after the reply, or the agent is still at work when
+// the owner notices.
+func TestStorage_AFullDiskUnderAWarmOwnerIsReportedAsTheDiskNotTheAgent(t *testing.T) {
+	const room = 64 << 10
+	reply := "/stream 262144 " + strings.Repeat("word ", 40<<10) // 200 KiB in one chunk: more than room
+	for _, then := range []struct{ name, lines string }{{"the turn ends with the reply", ""}, {"the agent works on", "\n/sleep 1000"}} {
+		for _, args := range [][]string{{"prompt"}, {"prompt", "--linger", "60s"}} {
+			t.Run(strings.Join(args, " ")+", "+then.name, func(t *testing.T) {
+				w := tmpfsWorld(t, "4m")
+				w.config(fmt.Sprintf("[agents.apart]\ncommand = [%q, \"--home\", %q, \"demo-agent\"]\n", kandevBin, t.TempDir()))
+				id := w.startWarm("60s", "--agent", "apart", "hello")
+				cmd := exec.Command(kandevBin, append(args, id, "-")...)
+				cmd.Dir, cmd.Env = w.cwd, w.env
+				cmd.Stdin = strings.NewReader("/sleep 2000\n" + reply + then.lines)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				// The prompt is on disk and sent; the agent sleeps: now fill the disk.
+				waitFor(t, 20*time.Second, "the second prompt to be sent", func() bool { return len(ofType(w.events(id), state.EventPromptSent)) == 2 })
+				filler := fillDisk(t, w.home)
+				st, _ := os.Stat(filler)
+				if err := os.Truncate(filler, st.Size()-room); err != nil {
+					t.Fatal(err)
+				}
+				code := exitOf(t, cmd, 30*time.Second)
+				evs := w.events(id)
+				if end := turnEnd(evs, lastTurn(evs)); end != state.StopError {
+					t.Fatalf("the turn whose reply did not fit ended %q, want %q; exit %d\n%s", end, state.StopError, code, stderr.String())
+				}
+				lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+				if code != 1 || !strings.Contains(lines[len(lines)-1], "no space left on device") {
+					t.Fatalf("a full disk during a warm owner's turn: exit %d (want 1, the error naming the disk)\n%s", code, stderr.String())
+				}
+			})
+		}
 	}
 }

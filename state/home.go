@@ -107,6 +107,11 @@ func (h *Home) PromptHandoffPath(id string) string {
 	return filepath.Join(h.sessionsDir(), id+".prompt")
 }
 
+// DigestPath is where kandev caches the recap digest of session id's log: a
+// summary of the log up to a turn, rebuilt from the log when missing or
+// stale, never the only copy of anything.
+func (h *Home) DigestPath(id string) string { return filepath.Join(h.sessionsDir(), id+".digest") }
+
 // DemoAgentDir is where the demo agent keeps its own session files.
 func (h *Home) DemoAgentDir() string { return filepath.Join(h.Dir, "demo-agent") }
 

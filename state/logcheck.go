@@ -1,9 +1,5 @@
 package state
 
-import (
-	"bytes"
-)
-
 // LogHealth is what one full read of an event log found wrong. Readers
 // already live with each of these (they skip what does not parse and keep
 // the file order); doctor reports them.
@@ -29,22 +25,12 @@ type SeqFault struct {
 // and seq numbers that repeat, go back or skip. A missing log is ErrNotFound.
 func InspectLog(path string) (LogHealth, error) {
 	var h LogHealth
-	var off, last int64
-	torn, err := ScanLines(path, func(line []byte) bool {
-		start := off
-		off += int64(len(line))
-		s, ok := lineSeq(line)
-		if !ok {
-			if len(bytes.TrimSpace(line)) > 0 {
-				h.CorruptLines = append(h.CorruptLines, start)
-				h.CorruptAfter = append(h.CorruptAfter, last)
-			}
-			return true
-		}
+	var last int64
+	rep, err := scanLogAt(path, func(off int64, e Event) bool {
 		h.Events++
-		switch {
+		switch s := e.Seq; {
 		case s <= last:
-			h.SeqFaults = append(h.SeqFaults, SeqFault{Offset: start, Seq: s, After: last})
+			h.SeqFaults = append(h.SeqFaults, SeqFault{Offset: off, Seq: s, After: last})
 		case s > last+1:
 			h.SeqGaps++
 			last = s
@@ -53,13 +39,6 @@ func InspectLog(path string) (LogHealth, error) {
 		}
 		return true
 	})
-	h.TornBytes = torn
+	h.ReadReport = rep
 	return h, err
-}
-
-// lineSeq is the seq of a log line that is a readable event, decided as
-// every reader decides it (DecodeEvent): "seq": 11.5, -1 or 2^63-1 is not.
-func lineSeq(line []byte) (int64, bool) {
-	e, ok := DecodeEvent(line)
-	return e.Seq, ok
 }

@@ -152,6 +152,11 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 	for {
 		select {
 		case a := <-done:
+			if err := o.storageErr(); err != nil {
+				// Part of the answer is not on disk (a full disk): the turn
+				// failed on this side, however the agent ended it.
+				return state.StopError, err
+			}
 			if a.err != nil {
 				return o.classifyTurnError(a.err)
 			}

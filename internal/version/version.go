@@ -51,11 +51,48 @@ func resolve(ldVersion, ldCommit, ldDate string, bi *debug.BuildInfo) Info {
 			}
 		}
 	}
+	if rev, at, ok := pseudo(in.Version); ok {
+		// go install module@branch or @commit: the module proxy's
+		// pseudo-version names the commit and its time.
+		if in.Commit == "" {
+			in.Commit = rev
+		}
+		if in.Date == "" {
+			in.Date = at
+		}
+	}
 	in.Version = strings.TrimPrefix(in.Version, "v")
 	if in.Version == "" {
 		in.Version = "devel"
 	}
 	return in
+}
+
+// pseudo reads the commit and its time (RFC 3339) out of a Go
+// pseudo-version: v0.0.0-20261130091500-abc123456789, or the forms with a
+// pre-release or patch base (v1.2.4-0.20261130091500-abc123456789).
+func pseudo(v string) (rev, at string, ok bool) {
+	v, _ = strings.CutSuffix(v, "+incompatible")
+	i := strings.LastIndexByte(v, '-')
+	if i < 0 || len(v)-i-1 != 12 || !all(v[i+1:], "0123456789abcdef") {
+		return "", "", false
+	}
+	rev, v = v[i+1:], v[:i]
+	ts := v[max(strings.LastIndexAny(v, "-."), 0)+1:]
+	if len(ts) != 14 || !all(ts, "0123456789") {
+		return "", "", false
+	}
+	at = ts[0:4] + "-" + ts[4:6] + "-" + ts[6:8] + "T" + ts[8:10] + ":" + ts[10:12] + ":" + ts[12:14] + "Z"
+	return rev, at, true
+}
+
+func all(s, chars string) bool {
+	for _, r := range s {
+		if !strings.ContainsRune(chars, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // String is the one line `kandev --version` prints:

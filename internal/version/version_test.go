@@ -30,7 +30,16 @@ func TestVersion_NamesTheVersionCommitAndDateOfEveryKindOfBuild(t *testing.T) {
 			"kandev devel (commit abc123, modified, built 2026-11-30T09:15:00Z)"},
 		{"checkout stamped with a pseudo-version", "", "", "",
 			&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261130091500-abc123456789"}, Settings: vcs("vcs.revision", "abc123456789", "vcs.modified", "false")},
-			"kandev 0.0.0-20261130091500-abc123456789 (commit abc123456789, built unknown)"},
+			"kandev 0.0.0-20261130091500-abc123456789 (commit abc123456789, built 2026-11-30T09:15:00Z)"},
+		{"go install module@main: the pseudo-version names the commit and its time", "", "", "",
+			&debug.BuildInfo{Main: debug.Module{Version: "v0.1.1-0.20261201155446-87fbf3001234"}},
+			"kandev 0.1.1-0.20261201155446-87fbf3001234 (commit 87fbf3001234, built 2026-12-01T15:54:46Z)"},
+		{"a pre-release pseudo-version", "", "", "",
+			&debug.BuildInfo{Main: debug.Module{Version: "v0.2.0-rc.1.0.20261201155446-87fbf3001234+incompatible"}},
+			"kandev 0.2.0-rc.1.0.20261201155446-87fbf3001234+incompatible (commit 87fbf3001234, built 2026-12-01T15:54:46Z)"},
+		{"a tag that only looks like one is not read", "", "", "",
+			&debug.BuildInfo{Main: debug.Module{Version: "v1.0.0-beta-abc123456789"}},
+			"kandev 1.0.0-beta-abc123456789 (commit unknown, built unknown)"},
 		{"no build info at all", "", "", "", nil, "kandev devel (commit unknown, built unknown)"},
 	}
 	for _, c := range cases {

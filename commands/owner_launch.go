@@ -1,0 +1,182 @@
+package commands
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/state"
+)
+
+// What start, prompt, resume, attach (and the editor bridge, compact and
+// the mode/model controls) share to launch a session's owner: the job they
+// hand to acp, how it talks to this terminal, and whether it runs here or
+// detached (--linger).
+
+// LingerFlag is --linger, shared by start, prompt, resume and attach.
+type LingerFlag struct {
+	Linger string `help:"Keep the agent warm this long after the turn (30s, 10m; plain numbers are seconds), serving later prompts without a restart (default: [agents.NAME] or [session] linger_seconds, else 5m, or 0 when $CI is set)." placeholder:"DURATION"`
+}
+
+// duration is the flag's value, else the config's for agent.
+func (l LingerFlag) duration(cfg *state.Config, agent string) (time.Duration, error) {
+	if l.Linger == "" {
+		return time.Duration(cfg.LingerSeconds(agent)) * time.Second, nil
+	}
+	d, err := time.ParseDuration(l.Linger)
+	if err != nil {
+		n, nerr := strconv.Atoi(l.Linger)
+		if nerr != nil {
+			return 0, usagef("--linger %q: give a duration such as 30s or 10m", l.Linger)
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < 0 || d > state.MaxLingerSeconds*time.Second {
+		return 0, usagef("--linger %s is outside 0..24h", l.Linger)
+	}
+	return d, nil
+}
+
+// ownerJob fills the parts of an owner job every command shares, for an
+// existing session that is not finished.
+func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
+	h, err := env.Home()
+	if err != nil {
+		return job, err
+	}
+	cfg, err := env.Config()
+	if err != nil {
+		return job, err
+	}
+	mode, err := env.PermissionMode()
+	if err != nil {
+		return job, err
+	}
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return job, err
+	}
+	if state.IsTerminal(s.State) {
+		return job, acp.NotResumableState(id, s.State)
+	}
+	profile, err := acp.LookupProfile(cfg, s.Agent)
+	if err != nil {
+		return job, err
+	}
+	return launchJob(env, h, cfg, id, profile, mode, job), nil
+}
+
+// launchJob fills job for session id with what it needs from this command:
+// where the session lives, its agent and permission mode, and how it shows
+// events, asks, warns and notifies on this terminal.
+func launchJob(env *Env, h *state.Home, cfg *state.Config, id string, profile acp.Profile, mode string, job owner.Job) owner.Job {
+	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
+	if job.Emit == nil {
+		job.Emit = env.Out.Event
+	}
+	job.Ask, job.Progress = askOnTerminal(env), progressLine(env)
+	job.Abort, job.Warn = env.Abort, env.Out.Warn
+	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
+	withNotify(&job, cfg)
+	return job
+}
+
+// runOwnerResult runs the owner and finishes the stream, leaving the closing object to the caller.
+func runOwnerResult(env *Env, id string, job owner.Job) (*owner.Result, error) {
+	job, err := ownerJob(env, id, job)
+	if err != nil {
+		return nil, err
+	}
+	res, err := owner.Run(env.Ctx, job)
+	env.Out.Finish()
+	return res, err
+}
+
+// goLive makes job run in a detached owner when it lingers or defers
+// permissions: the owner must outlive this command. An explicit --linger
+// also rides on a prompt queued for a live owner, which then lingers that
+// long after serving it.
+func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
+	d, err := l.duration(job.Config, agent)
+	if err != nil {
+		return err
+	}
+	job.Linger = d
+	if l.Linger != "" {
+		job.Queued.Linger = &d
+	}
+	// Inputs left behind when this command stops owning the session are
+	// served by a detached owner that exits once they are.
+	job.Serve = serveArgs(env, job, 0)
+	if d <= 0 && job.Permissions != owner.PermDefer {
+		return nil
+	}
+	job.Detach = serveArgs(env, job, d)
+	return nil
+}
+
+// serveArgs is the command line of a detached owner for job that lingers linger.
+func serveArgs(env *Env, job *owner.Job, linger time.Duration) []string {
+	args := []string{"--home", job.Home.Dir, "--permissions", job.Permissions}
+	if env.G.Config != "" {
+		args = append(args, "--config", env.G.Config)
+	}
+	args = append(args, "__serve", job.SessionID, "--linger", linger.String())
+	if job.NoContinue {
+		args = append(args, "--no-continue")
+	}
+	return args
+}
+
+// progressLine shows start-up steps on a terminal's stderr only.
+func progressLine(env *Env) func(string) {
+	if env.Out.JSON || env.Out.Quiet || !isTerminal(env.Out.Err) {
+		return nil
+	}
+	return func(msg string) { env.Out.Info("%s ...", msg) }
+}
+
+// askOnTerminal answers permission requests in ask mode from the terminal.
+// Without a terminal on stdin nobody can answer: every request is denied,
+// and the first denial says how to approve without asking.
+func askOnTerminal(env *Env) func(sdk.RequestPermissionRequest) bool {
+	var tty io.ReadWriter
+	if isTerminal(env.Stdin) {
+		tty = openTTY()
+	}
+	if tty == nil {
+		var once sync.Once
+		return func(req sdk.RequestPermissionRequest) bool {
+			once.Do(func() {
+				env.Out.Warn(fmt.Sprintf("denied %s: --permissions ask needs a terminal on stdin; to approve without asking, run with --permissions approve-all (or approve-reads), or set [permissions] mode", permissionTitle(req)))
+			})
+			return false
+		}
+	}
+	r := bufio.NewReader(tty)
+	return func(req sdk.RequestPermissionRequest) bool {
+		env.Out.mu.Lock()
+		env.Out.breakLine()
+		env.Out.mu.Unlock()
+		fmt.Fprintf(tty, "Allow %s? [y/N] ", printableLine(permissionTitle(req)))
+		line, _ := r.ReadString('\n')
+		ans := strings.ToLower(strings.TrimSpace(line))
+		return ans == "y" || ans == "yes"
+	}
+}
+
+// permissionTitle names what a permission request is for.
+func permissionTitle(req sdk.RequestPermissionRequest) string {
+	if req.ToolCall.Title != nil {
+		return *req.ToolCall.Title
+	}
+	return string(req.ToolCall.ToolCallId)
+}
