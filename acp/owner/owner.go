@@ -119,14 +119,6 @@ type owner struct {
 	writeErr error // the first failed log or record write
 }
 
-// now is the job's clock in UTC.
-func (o *owner) now() time.Time {
-	if o.job.Now != nil {
-		return o.job.Now().UTC()
-	}
-	return time.Now().UTC()
-}
-
 // run carries out the plan: prepare, launch and restore, then the initial
 // prompt, the interrupted turn's follow-up, the user's prompt, the inbox
 // and the interactive prompts, in that order; then the linger.
@@ -315,12 +307,6 @@ func (o *owner) progress(msg string) {
 	if o.job.Progress != nil {
 		o.job.Progress(msg)
 	}
-}
-
-func (o *owner) currentTurn() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.turnID
 }
 
 // repairInterrupted closes the record's current turn, whose owner died, by

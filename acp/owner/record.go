@@ -3,13 +3,30 @@ package owner
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
 // The owner's writes: the record and the log change only through these,
-// and nothing is shown before it is on disk.
+// stamped with the job's clock and the current turn, and nothing is shown
+// before it is on disk.
+
+// now is the job's clock in UTC.
+func (o *owner) now() time.Time {
+	if o.job.Now != nil {
+		return o.job.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// currentTurn is the turn the events written now belong to ("" between turns).
+func (o *owner) currentTurn() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.turnID
+}
 
 // update changes the record under its lock and keeps the cached copy. A
 // failed write is kept (storageErr) and stops the owner; the cached copy
