@@ -6,5 +6,5 @@
 // into event-log events. Its policy is pure: the restore ladder
 // (NextRestoreStep) and the error classes it reads (Classify) are functions
 // of the agent's capabilities and answers. A session's owner, which runs
-// the agent for a session, is package acp/owner; acp knows nothing of it.
+// the agent for a session, is package acp/owner; acp does not import it.
 package acp

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
@@ -33,7 +32,7 @@ func (c *CompactCmd) Run(env *Env) error {
 		return err
 	}
 	if state.IsTerminal(s.State) {
-		return acp.NotResumableState(id, s.State)
+		return owner.NotResumableState(id, s.State)
 	}
 	if err := c.LeaseFlags.check(env, h, id); err != nil {
 		return err
@@ -48,7 +47,7 @@ func (c *CompactCmd) Run(env *Env) error {
 		if len(advertised) > 0 {
 			has = "only " + strings.Join(advertised, ", ")
 		}
-		return &acp.NotResumableError{SessionID: id, Reason: fmt.Sprintf("agent %s has no compaction command (it advertised %s)", s.Agent, has),
+		return &owner.NotResumableError{SessionID: id, Reason: fmt.Sprintf("agent %s has no compaction command (it advertised %s)", s.Agent, has),
 			Advice: "nothing to do; kandev clear " + id + " starts the agent over instead"}
 	}
 	res, err := runOwnerResult(env, id, owner.Job{Maintenance: "/" + name})

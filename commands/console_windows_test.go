@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/acp"
 	"golang.org/x/sys/windows"
+
+	"github.com/kandev/kandev/acp/owner"
 )
 
 func TestConsoleCtrl_CtrlBreakIsSIGTERMWhileSignalsAreWatchedAndCtrlCIsLeftToGo(t *testing.T) {
@@ -40,7 +41,7 @@ func TestWatchSignals_CtrlBreakOnTheConsoleIsAShutdown(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Skip("the console delivered no Ctrl-Break (no console attached)")
 	}
-	if !s.terminated() || context.Cause(s.ctx) != acp.ErrShutdown {
+	if !s.terminated() || context.Cause(s.ctx) != owner.ErrShutdown {
 		t.Fatalf("Ctrl-Break ended the command as %v, want a shutdown", context.Cause(s.ctx))
 	}
 }

@@ -90,11 +90,11 @@ func ExitCode(err error) int {
 		return ExitConflict
 	case errors.Is(err, state.ErrNotFound), errors.Is(err, acp.ErrUnknownAgent):
 		return ExitNotFound
-	case errors.Is(err, acp.ErrNotResumable):
+	case errors.Is(err, owner.ErrNotResumable):
 		return ExitNotResumable
-	case errors.Is(err, acp.ErrAgentFailed), errors.Is(err, acp.ErrAgentNotInstalled):
+	case errors.Is(err, owner.ErrAgentFailed), errors.Is(err, acp.ErrAgentNotInstalled):
 		return ExitAgent
-	case errors.Is(err, acp.ErrInterrupted):
+	case errors.Is(err, owner.ErrInterrupted):
 		return ExitInterrupted
 	case errors.Is(err, owner.ErrWaitingForPermission):
 		return ExitWaitingForPermission
@@ -104,7 +104,7 @@ func ExitCode(err error) int {
 		return ExitTimeout
 	case errors.Is(err, state.ErrNewerFormat):
 		return ExitError
-	case errors.Is(err, acp.ErrShutdown):
+	case errors.Is(err, owner.ErrShutdown):
 		return ExitTerminated
 	}
 	return ExitError

@@ -17,14 +17,14 @@ func TestExitCode_SignalsAndStorageErrors(t *testing.T) {
 		code int
 		json string
 	}{
-		{fmt.Errorf("%w: turn t1 was stopped by SIGTERM", acp.ErrShutdown), ExitTerminated, "terminated"},
-		{acp.ErrInterrupted, ExitInterrupted, "interrupted"},
+		{fmt.Errorf("%w: turn t1 was stopped by SIGTERM", owner.ErrShutdown), ExitTerminated, "terminated"},
+		{owner.ErrInterrupted, ExitInterrupted, "interrupted"},
 		{fmt.Errorf("%w: kandev approve s | kandev deny s", owner.ErrWaitingForPermission), ExitWaitingForPermission, "waiting_for_permission"},
 		{fmt.Errorf("%w: agent demo reached its usage limit", acp.ErrRateLimited), ExitRateLimited, "rate_limited"},
 		{fmt.Errorf("%w: session s is still idle after 1s", ErrTimeout), ExitTimeout, "timeout"},
 		{storage, ExitError, "storage"},
 		{fmt.Errorf("while serving: %w", storage), ExitError, "storage"},
-		{fmt.Errorf("%w: agent died", acp.ErrAgentFailed), ExitAgent, "agent_failure"},
+		{fmt.Errorf("%w: agent died", owner.ErrAgentFailed), ExitAgent, "agent_failure"},
 	}
 	for _, tc := range cases {
 		if got := ExitCode(tc.err); got != tc.code {
@@ -54,14 +54,14 @@ func TestExitCode_EveryKindOfErrorHasItsCode(t *testing.T) {
 		{"an owner alive elsewhere", state.ErrOwnerBusy, ExitConflict, "conflict"},
 		{"an unknown session", state.ErrNotFound, ExitNotFound, "not_found"},
 		{"an unknown agent", acp.ErrUnknownAgent, ExitNotFound, "not_found"},
-		{"a finished session", acp.NotResumableState("s", state.StateCompleted), ExitNotResumable, "not_resumable"},
-		{"a paused session", &acp.NotResumableError{SessionID: "s", Reason: "paused"}, ExitNotResumable, "not_resumable"},
-		{"an agent failure", fmt.Errorf("%w: %w", acp.ErrAgentFailed, cause), ExitAgent, "agent_failure"},
+		{"a finished session", owner.NotResumableState("s", state.StateCompleted), ExitNotResumable, "not_resumable"},
+		{"a paused session", &owner.NotResumableError{SessionID: "s", Reason: "paused"}, ExitNotResumable, "not_resumable"},
+		{"an agent failure", fmt.Errorf("%w: %w", owner.ErrAgentFailed, cause), ExitAgent, "agent_failure"},
 		{"an agent not installed", acp.ErrAgentNotInstalled, ExitAgent, "agent_failure"},
-		{"Ctrl-C", acp.ErrInterrupted, ExitInterrupted, "interrupted"},
-		{"SIGTERM", acp.ErrShutdown, ExitTerminated, "terminated"},
+		{"Ctrl-C", owner.ErrInterrupted, ExitInterrupted, "interrupted"},
+		{"SIGTERM", owner.ErrShutdown, ExitTerminated, "terminated"},
 		{"a newer format", state.ErrNewerFormat, ExitError, "newer_format"},
-		{"a storage error wins over what it interrupted", &owner.StorageError{SessionID: "s", Err: fmt.Errorf("%w: %w", acp.ErrAgentFailed, cause)}, ExitError, "storage"},
+		{"a storage error wins over what it interrupted", &owner.StorageError{SessionID: "s", Err: fmt.Errorf("%w: %w", owner.ErrAgentFailed, cause)}, ExitError, "storage"},
 		{"anything else", cause, ExitError, "error"},
 	}
 	for _, tc := range cases {
@@ -83,7 +83,7 @@ func TestErrors_ReadAsOneLineWithoutAKindPrefix(t *testing.T) {
 		t.Fatalf("usage error reads %q", got)
 	}
 	want := "not resumable: session s1 is COMPLETED; start a follow-up with: kandev start --parent s1"
-	if got := acp.NotResumableState("s1", state.StateCompleted).Error(); got != want {
+	if got := owner.NotResumableState("s1", state.StateCompleted).Error(); got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -40,7 +41,7 @@ func forkableParent(t *testing.T) (*state.Home, string) {
 }
 
 func TestFork_ASignalBeforeTheChildExistsCreatesNothing(t *testing.T) {
-	for _, cause := range []error{acp.ErrShutdown, acp.ErrInterrupted} {
+	for _, cause := range []error{owner.ErrShutdown, owner.ErrInterrupted} {
 		t.Run(cause.Error(), func(t *testing.T) {
 			h, id := forkableParent(t)
 			ctx, cancel := context.WithCancelCause(context.Background())
@@ -49,7 +50,7 @@ func TestFork_ASignalBeforeTheChildExistsCreatesNothing(t *testing.T) {
 			env := &Env{G: &Globals{Home: h.Dir}, Out: &Output{Out: &out, Err: &errb}, Ctx: ctx, Now: time.Now}
 			err := (&ForkCmd{SessionRef: SessionRef{ID: id}, At: -1}).Run(env)
 			want := ExitTerminated
-			if cause == acp.ErrInterrupted {
+			if cause == owner.ErrInterrupted {
 				want = ExitInterrupted
 			}
 			if !errors.Is(err, cause) || ExitCode(err) != want || env.committed {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
@@ -57,7 +56,7 @@ func (c *ServeCmd) Run(env *Env) error {
 		_, err = owner.Run(env.Ctx, job)
 		after, lerr := h.LoadSession(c.ID)
 		if env.Ctx.Err() != nil || lerr != nil || before == nil || round == serveRounds ||
-			errors.Is(err, state.ErrOwnerBusy) || errors.Is(err, acp.ErrNotResumable) || errors.Is(err, owner.ErrStorage) ||
+			errors.Is(err, state.ErrOwnerBusy) || errors.Is(err, owner.ErrNotResumable) || errors.Is(err, owner.ErrStorage) ||
 			h.PendingInputs(after) == 0 || after.InboxOffset == before.InboxOffset {
 			return err
 		}
@@ -163,7 +162,7 @@ func waitOwnerGone(env *Env, h *state.Home, id string) error {
 		}
 		select {
 		case <-env.Ctx.Done():
-			return fmt.Errorf("%w: stopped waiting; session %s still closes", acp.ErrInterrupted, id)
+			return fmt.Errorf("%w: stopped waiting; session %s still closes", owner.ErrInterrupted, id)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -65,7 +65,7 @@ func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
 		return job, err
 	}
 	if state.IsTerminal(s.State) {
-		return job, acp.NotResumableState(id, s.State)
+		return job, owner.NotResumableState(id, s.State)
 	}
 	profile, err := acp.LookupProfile(cfg, s.Agent)
 	if err != nil {

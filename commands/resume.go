@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
@@ -44,7 +43,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	if state.IsTerminal(s.State) {
-		return acp.NotResumableState(id, s.State)
+		return owner.NotResumableState(id, s.State)
 	}
 	holder := c.Holder
 	if holder == "" {
@@ -66,7 +65,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	attach := map[string]any{"session_id": id, "attached_to": lease.AttachedTo, "attached_at": lease.AttachedAt, "attach_expires_at": lease.AttachExpiresAt}
 	if alive, _ := h.OwnerAlive(id); alive {
 		if wt := a.Worktree; wt != nil && !wt.Valid {
-			return &acp.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
+			return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
 		}
 		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.

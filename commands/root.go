@@ -16,7 +16,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/internal/version"
 	"github.com/kandev/kandev/state"
@@ -211,7 +210,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &Env{G: globals, Stdin: stdin, Out: out, Ctx: sigs.ctx, Abort: sigs.abort, Now: time.Now}
 	err = kctx.Run(env)
 	if err == nil && sigs.terminated() && !env.committed {
-		err = fmt.Errorf("%w by SIGTERM", acp.ErrShutdown)
+		err = fmt.Errorf("%w by SIGTERM", owner.ErrShutdown)
 	}
 	if err != nil {
 		out.Error(err)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
@@ -115,7 +114,7 @@ func (c *SetCmd) Run(env *Env) error {
 		return err
 	}
 	if state.IsTerminal(s.State) {
-		return acp.NotResumableState(s.ID, s.State)
+		return owner.NotResumableState(s.ID, s.State)
 	}
 	res, err := owner.SetSetup(env.Ctx, h, s.ID, ch)
 	if err != nil {

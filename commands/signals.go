@@ -9,15 +9,15 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 )
 
 // signals turns what the process receives into what it means:
 //   - SIGINT (Ctrl-C, on Windows too): the user cancels the running turn;
-//     the context ends with acp.ErrInterrupted (exit 130, never continued).
+//     the context ends with owner.ErrInterrupted (exit 130, never continued).
 //   - SIGTERM (on Windows: Ctrl-Break, or the console closing): the process
 //     is being shut down, not a user decision; the context ends with
-//     acp.ErrShutdown (exit 143), the turn is left for one automatic
+//     owner.ErrShutdown (exit 143), the turn is left for one automatic
 //     continuation.
 //   - a second SIGINT or SIGTERM: abort is closed; the owner kills the agent
 //     at once instead of waiting for it.
@@ -65,14 +65,14 @@ func watchSignals(hangup func()) *signals {
 
 func causeOf(sig os.Signal) error {
 	if sig == syscall.SIGTERM {
-		return acp.ErrShutdown
+		return owner.ErrShutdown
 	}
-	return acp.ErrInterrupted
+	return owner.ErrInterrupted
 }
 
 // terminated reports whether the first signal was SIGTERM.
 func (s *signals) terminated() bool {
-	return context.Cause(s.ctx) == acp.ErrShutdown
+	return context.Cause(s.ctx) == owner.ErrShutdown
 }
 
 // hangupWriter passes writes through until the terminal hangs up, then

@@ -271,7 +271,7 @@ func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atE
 
 // signalName names the signal that ended ctx, for messages.
 func signalName(ctx context.Context) string {
-	if errors.Is(context.Cause(ctx), acp.ErrShutdown) {
+	if errors.Is(context.Cause(ctx), owner.ErrShutdown) {
 		return "SIGTERM"
 	}
 	return "SIGINT"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
 
@@ -77,7 +77,7 @@ func (c *WaitCmd) Run(env *Env) error {
 			wait = min(wait, left)
 		}
 		if err := changes.Wait(env.Ctx, wait); err != nil {
-			return fmt.Errorf("%w: stopped waiting for session %s", acp.ErrInterrupted, id)
+			return fmt.Errorf("%w: stopped waiting for session %s", owner.ErrInterrupted, id)
 		}
 	}
 }

@@ -88,7 +88,7 @@ func (o *localOwner) finished() bool {
 func (s *session) restore() error {
 	o, _ := s.warmOwner("")
 	err := o.restoredOrEnded()
-	var refused *acp.NotResumableError
+	var refused *owner.NotResumableError
 	switch {
 	case errors.Is(err, state.ErrOwnerBusy):
 		return nil
@@ -213,7 +213,7 @@ func (s *session) ownerFor(text string) (o *localOwner, handed bool, err error) 
 	}
 	o, started := s.warmOwner("")
 	err = o.idle()
-	var refused *acp.NotResumableError
+	var refused *owner.NotResumableError
 	if started && errors.As(err, &refused) {
 		o, _ = s.warmOwner(text)
 		return o, true, nil
@@ -291,7 +291,7 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 	}
 	// A cancelled turn is an interruption for a command (exit 130), and an
 	// answer with stopReason cancelled for the editor.
-	if err != nil && !(errors.Is(err, acp.ErrInterrupted) && (stop == state.StopCancelled || stop == state.StopUserCanceled)) {
+	if err != nil && !(errors.Is(err, owner.ErrInterrupted) && (stop == state.StopCancelled || stop == state.StopUserCanceled)) {
 		return sdk.PromptResponse{}, err
 	}
 	if r, ok := acpStop(stop); ok {

@@ -174,14 +174,14 @@ func (t *inputTurn) err(id string) error {
 			}
 			return fmt.Errorf("%w: the owner of session %s ended the turn: %s", ErrStorage, id, cause)
 		}
-		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", acp.ErrAgentFailed, t.stop)
+		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", ErrAgentFailed, t.stop)
 	case state.StopProcessExit:
-		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", acp.ErrAgentFailed, t.stop)
+		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", ErrAgentFailed, t.stop)
 	case state.StopCancelled, state.StopUserCanceled:
-		return fmt.Errorf("%w: the turn was cancelled (%s); kandev prompt %s \"...\" sends the next message", acp.ErrInterrupted, t.stop, id)
+		return fmt.Errorf("%w: the turn was cancelled (%s); kandev prompt %s \"...\" sends the next message", ErrInterrupted, t.stop, id)
 	case state.StopShutdown:
 		if t.terminated {
-			return fmt.Errorf("%w: the owner of session %s was terminated (SIGTERM) during the turn; kandev resume %s continues it", acp.ErrShutdown, id, id)
+			return fmt.Errorf("%w: the owner of session %s was terminated (SIGTERM) during the turn; kandev resume %s continues it", ErrShutdown, id, id)
 		}
 		return fmt.Errorf("the owner died during the turn; run kandev resume to continue it")
 	case state.StopRateLimited:

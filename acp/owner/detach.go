@@ -216,7 +216,7 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 	s := settledSession(ctx, job.Home, job.SessionID, t)
 	if errors.Is(err, errOwnerGone) {
 		if s != nil && s.ErrorMessage != "" {
-			return &Result{Session: s}, fmt.Errorf("%w: %s", acp.ErrAgentFailed, s.ErrorMessage)
+			return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)
 		}
 		job.Detach, job.Linger = nil, 0
 		return Run(ctx, job)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -220,7 +219,7 @@ func (o *owner) serveInbox(ctx context.Context) error {
 				o.muted.Store(others)
 				err := o.serveInput(ctx, in)
 				o.muted.Store(false)
-				if others && errors.Is(err, acp.ErrAgentFailed) {
+				if others && errors.Is(err, ErrAgentFailed) {
 					// Not this command's failure: its sender sees it. The next
 					// input is served as usual: to this agent while it lives,
 					// else by the next owner (handOver).

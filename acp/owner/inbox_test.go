@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -141,10 +140,10 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 		want       error // nil: success; errPlain: an error of no kind
 	}{
 		{"end_turn succeeds", state.StopEndTurn, false, false, nil},
-		{"a cancel from any process is an interruption", state.StopCancelled, false, false, acp.ErrInterrupted},
-		{"a stop is an interruption", state.StopUserCanceled, false, false, acp.ErrInterrupted},
-		{"a SIGTERM of the owner is a termination", state.StopShutdown, true, false, acp.ErrShutdown},
-		{"an agent death is an agent failure", state.StopProcessExit, false, false, acp.ErrAgentFailed},
+		{"a cancel from any process is an interruption", state.StopCancelled, false, false, ErrInterrupted},
+		{"a stop is an interruption", state.StopUserCanceled, false, false, ErrInterrupted},
+		{"a SIGTERM of the owner is a termination", state.StopShutdown, true, false, ErrShutdown},
+		{"an agent death is an agent failure", state.StopProcessExit, false, false, ErrAgentFailed},
 		{"an error nothing blames on the agent is the owner's failed write", state.StopError, false, false, ErrStorage},
 		{"a parked request waits", "", false, true, ErrWaitingForPermission},
 	}
@@ -166,11 +165,11 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 	} {
 		blamed.see0(e)
 	}
-	if err := blamed.err("s1"); !errors.Is(err, acp.ErrAgentFailed) {
+	if err := blamed.err("s1"); !errors.Is(err, ErrAgentFailed) {
 		t.Fatalf("a provider failure: %v", err)
 	}
 	// A shutdown without the SIGTERM marker (the owner was killed) is no termination.
-	if err := (&inputTurn{stop: state.StopShutdown}).err("s1"); err == nil || errors.Is(err, acp.ErrShutdown) {
+	if err := (&inputTurn{stop: state.StopShutdown}).err("s1"); err == nil || errors.Is(err, ErrShutdown) {
 		t.Fatalf("killed owner: %v", err)
 	}
 }
@@ -186,7 +185,7 @@ func TestInputTurn_SeesTheSIGTERMMarkerOfItsTurn(t *testing.T) {
 	} {
 		tu.see0(e)
 	}
-	if !tu.ended || !tu.terminated || !errors.Is(tu.err("s1"), acp.ErrShutdown) {
+	if !tu.ended || !tu.terminated || !errors.Is(tu.err("s1"), ErrShutdown) {
 		t.Fatalf("followed turn %+v", tu)
 	}
 	other := &inputTurn{inputID: "in-1"}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -13,10 +12,10 @@ import (
 // interruption is the error for ctx's end: ErrShutdown when the command was
 // terminated (SIGTERM), else ErrInterrupted (Ctrl-C).
 func interruption(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), acp.ErrShutdown) {
-		return acp.ErrShutdown
+	if errors.Is(context.Cause(ctx), ErrShutdown) {
+		return ErrShutdown
 	}
-	return acp.ErrInterrupted
+	return ErrInterrupted
 }
 
 // settleUserCancel leaves nothing for a resume after a Ctrl-C, which is the
@@ -51,7 +50,7 @@ func (o *owner) aborted() bool {
 
 // shutdownError is what a turn cut short by SIGTERM returns.
 func (o *owner) shutdownError(turnID string) error {
-	return fmt.Errorf("%w: turn %s of session %s was stopped by SIGTERM; kandev resume %s continues it", acp.ErrShutdown, turnID, o.s.ID, o.s.ID)
+	return fmt.Errorf("%w: turn %s of session %s was stopped by SIGTERM; kandev resume %s continues it", ErrShutdown, turnID, o.s.ID, o.s.ID)
 }
 
 // leaveForContinuation closes a turn cut short by SIGTERM with the repair

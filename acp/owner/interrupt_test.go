@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
 )
 
@@ -47,9 +46,9 @@ func TestInterruption_SaysWhetherTheCommandWasTerminatedOrInterrupted(t *testing
 		cause error
 		want  error
 	}{
-		{acp.ErrShutdown, acp.ErrShutdown},
-		{acp.ErrInterrupted, acp.ErrInterrupted},
-		{nil, acp.ErrInterrupted},
+		{ErrShutdown, ErrShutdown},
+		{ErrInterrupted, ErrInterrupted},
+		{nil, ErrInterrupted},
 	}
 	for _, tc := range cases {
 		ctx, cancel := context.WithCancelCause(context.Background())

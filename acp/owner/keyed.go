@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
@@ -130,7 +129,7 @@ func pausedIdle(h *state.Home, id string) bool {
 // notFollowedUp is the error of a keyed prompt whose turn did not end.
 func notFollowedUp(h *state.Home, id string, t *inputTurn) error {
 	if t.awaiting {
-		return fmt.Errorf("%w: the turn of this prompt was cut off and its continuation is paused (kandev status %s); it is not sent again", acp.ErrNotResumable, id)
+		return fmt.Errorf("%w: the turn of this prompt was cut off and its continuation is paused (kandev status %s); it is not sent again", ErrNotResumable, id)
 	}
 	return fmt.Errorf("the owner of session %s exited before the prompt (%s) was served; run the command again", id, t.inputID)
 }

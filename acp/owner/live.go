@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
@@ -194,7 +193,7 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 		return nil, fmt.Errorf("the owner of session %s has not taken the answer to request %s within %s; see kandev status %s", id, rid, answerWait, id)
 	}
 	if ctx.Err() != nil {
-		err = fmt.Errorf("%w: stopped waiting for the owner of %s to take the answer", acp.ErrInterrupted, id)
+		err = fmt.Errorf("%w: stopped waiting for the owner of %s to take the answer", ErrInterrupted, id)
 	}
 	if err == nil {
 		err = fmt.Errorf("%w: the owner of session %s exited before it answered request %s", state.ErrNotFound, id, rid)

@@ -42,7 +42,7 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 		return nil, err
 	}
 	if state.IsTerminal(s.State) {
-		return nil, acp.NotResumableState(s.ID, s.State)
+		return nil, NotResumableState(s.ID, s.State)
 	}
 	o := &owner{job: job, s: s, res: &Result{}, claim: claim}
 	log, torn, err := job.Home.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
@@ -58,7 +58,7 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
 	}
 	err = o.run(ctx)
-	if errors.Is(err, acp.ErrInterrupted) {
+	if errors.Is(err, ErrInterrupted) {
 		o.settleUserCancel()
 	}
 	o.shutdown(err == nil && ctx.Err() == nil)

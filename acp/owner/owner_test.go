@@ -211,7 +211,7 @@ func TestOwner_PausesWhenAPermissionWasPending(t *testing.T) {
 		state.Event{Type: state.EventToolCall, ToolCallID: "call-1", ToolName: "write f.txt"},
 		state.Event{Type: state.EventPermissionRequest, ToolCallID: "call-1"})...)
 	_, err := r.run(context.Background(), r.job(id, ""))
-	var nr *acp.NotResumableError
+	var nr *NotResumableError
 	if !errors.As(err, &nr) || nr.SessionID != id || !strings.Contains(err.Error(), "permission request was pending") {
 		t.Fatalf("err = %v; want not resumable, paused for the pending permission", err)
 	}
@@ -293,10 +293,10 @@ func TestOwner_ShutdownLeavesTheTurnForOneContinuation(t *testing.T) {
 	job := r.job(id, "/say working\n/sleep 10000")
 	job.Emit = func(e state.Event) {
 		if e.Type == state.EventAgentMessage {
-			cancel(acp.ErrShutdown)
+			cancel(ErrShutdown)
 		}
 	}
-	if _, err := r.run(ctx, job); !errors.Is(err, acp.ErrShutdown) {
+	if _, err := r.run(ctx, job); !errors.Is(err, ErrShutdown) {
 		t.Fatalf("err = %v; want ErrShutdown", err)
 	}
 	s := r.session(id)
@@ -350,10 +350,10 @@ func TestOwner_CtrlCBeforeTheAgentTookTheFirstPromptDropsItAndLeavesNothingToRes
 			job := r.job(id, "")
 			job.Progress = func(msg string) {
 				if strings.HasPrefix(msg, at) {
-					cancel(acp.ErrInterrupted)
+					cancel(ErrInterrupted)
 				}
 			}
-			if _, err := r.run(ctx, job); !errors.Is(err, acp.ErrInterrupted) {
+			if _, err := r.run(ctx, job); !errors.Is(err, ErrInterrupted) {
 				t.Fatalf("err = %v; want ErrInterrupted", err)
 			}
 			s := r.session(id)
@@ -381,10 +381,10 @@ func sigtermWhileSilent(t *testing.T, r *rig, prompt string) string {
 	job := r.job(id, "")
 	job.Emit = func(e state.Event) {
 		if e.Type == state.EventPromptSent {
-			time.AfterFunc(500*time.Millisecond, func() { cancel(acp.ErrShutdown) })
+			time.AfterFunc(500*time.Millisecond, func() { cancel(ErrShutdown) })
 		}
 	}
-	if _, err := r.run(ctx, job); !errors.Is(err, acp.ErrShutdown) {
+	if _, err := r.run(ctx, job); !errors.Is(err, ErrShutdown) {
 		t.Fatalf("err = %v; want ErrShutdown", err)
 	}
 	return id
@@ -438,10 +438,10 @@ func TestOwner_CtrlCOnASentFirstPromptIsAPlainCancel(t *testing.T) {
 	job := r.job(id, "")
 	job.Emit = func(e state.Event) {
 		if e.Type == state.EventPromptSent {
-			time.AfterFunc(300*time.Millisecond, func() { cancel(acp.ErrInterrupted) })
+			time.AfterFunc(300*time.Millisecond, func() { cancel(ErrInterrupted) })
 		}
 	}
-	if _, err := r.run(ctx, job); !errors.Is(err, acp.ErrInterrupted) {
+	if _, err := r.run(ctx, job); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v; want ErrInterrupted", err)
 	}
 	evs := r.events(id)

@@ -70,7 +70,7 @@ type Plan struct {
 	// is after the repair (pause, cleared pause, drop, continue).
 	Continuation state.ContinuationDecision
 	// Refusal stops the owner before it launches the agent.
-	Refusal *acp.NotResumableError
+	Refusal *NotResumableError
 	// FollowUp of the interrupted turn Continuation.Turn, and what it sends.
 	FollowUp FollowUp
 	Resend   Message // for FollowResend
@@ -218,12 +218,12 @@ func releaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
 
 // refusal is why the owner must not run: a broken worktree, or a pause
 // that only an operator's prompt lifts.
-func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompted bool) *acp.NotResumableError {
+func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompted bool) *NotResumableError {
 	switch {
 	case wt != nil && !wt.Valid:
-		return &acp.NotResumableError{SessionID: id, Reason: wt.Problem, Advice: pauseAdvice(id, wt, state.PauseWorktree)}
+		return &NotResumableError{SessionID: id, Reason: wt.Problem, Advice: pauseAdvice(id, wt, state.PauseWorktree)}
 	case d.Pause != nil && !prompted:
-		return &acp.NotResumableError{SessionID: id, Reason: "automatic continuation of session " + id + " is paused: " + d.Pause.Reason,
+		return &NotResumableError{SessionID: id, Reason: "automatic continuation of session " + id + " is paused: " + d.Pause.Reason,
 			Advice: pauseAdvice(id, wt, d.Pause.Kind)}
 	}
 	return nil

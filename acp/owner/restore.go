@@ -92,9 +92,9 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 	if err != nil {
 		o.failStart(err)
 		if o.plan.FirstLaunch {
-			return sdk.InitializeResponse{}, fmt.Errorf("%w: %w; session %s is FAILED", acp.ErrAgentFailed, err, o.s.ID)
+			return sdk.InitializeResponse{}, fmt.Errorf("%w: %w; session %s is FAILED", ErrAgentFailed, err, o.s.ID)
 		}
-		return sdk.InitializeResponse{}, fmt.Errorf("%w: %w", acp.ErrAgentFailed, err)
+		return sdk.InitializeResponse{}, fmt.Errorf("%w: %w", ErrAgentFailed, err)
 	}
 	o.proc = proc
 	pid, start := proc.Identity()
@@ -233,7 +233,7 @@ func (o *owner) handshakeFailed(ctx context.Context, step string, err error) err
 	}
 	o.failStart(errors.New(msg))
 	if o.plan.FirstLaunch {
-		return fmt.Errorf("%w: %s; session %s is FAILED (fix the agent, then kandev start again)", acp.ErrAgentFailed, msg, o.s.ID)
+		return fmt.Errorf("%w: %s; session %s is FAILED (fix the agent, then kandev start again)", ErrAgentFailed, msg, o.s.ID)
 	}
-	return fmt.Errorf("%w: %s; the session keeps its state, retry with kandev resume %s", acp.ErrAgentFailed, msg, o.s.ID)
+	return fmt.Errorf("%w: %s; the session keeps its state, retry with kandev resume %s", ErrAgentFailed, msg, o.s.ID)
 }

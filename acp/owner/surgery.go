@@ -7,7 +7,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -85,7 +84,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	}
 	switch {
 	case state.IsTerminal(s.State):
-		return nil, fmt.Errorf("%w: session %s is %s; fork it instead: kandev fork %s --at SEQ", acp.ErrNotResumable, id, s.State, id)
+		return nil, fmt.Errorf("%w: session %s is %s; fork it instead: kandev fork %s --at SEQ", ErrNotResumable, id, s.State, id)
 	case s.CurrentTurn != "":
 		return nil, fmt.Errorf("%w: session %s has an unfinished turn; run kandev repair %s first", state.ErrOwnerBusy, id, id)
 	}

@@ -163,11 +163,11 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 			return a.stop, nil
 		case <-ctx.Done():
 			o.cancelAndWait(done)
-			if interruption(ctx) == acp.ErrShutdown {
+			if interruption(ctx) == ErrShutdown {
 				return state.StopShutdown, o.shutdownError(o.currentTurn())
 			}
 			o.marker(history.MarkerPromptCancel, "The turn was interrupted by the user (Ctrl-C).", "")
-			return state.StopCancelled, acp.ErrInterrupted
+			return state.StopCancelled, ErrInterrupted
 		case <-tick.C:
 			if stop, err, ended := o.checkTurn(done); ended {
 				return stop, err
@@ -197,12 +197,12 @@ func (o *owner) markSent() error {
 // the message and says so; after SIGTERM the next owner sends it (the log
 // has no prompt_sent).
 func (o *owner) notSent(ctx context.Context) (string, error) {
-	if interruption(ctx) == acp.ErrShutdown {
+	if interruption(ctx) == ErrShutdown {
 		return state.StopShutdown, o.shutdownError(o.currentTurn())
 	}
 	o.droppedUnsent = true
 	o.marker(history.MarkerPromptCancel, "The message was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
-	return state.StopCancelled, acp.ErrInterrupted
+	return state.StopCancelled, ErrInterrupted
 }
 
 type promptAnswer struct {
@@ -237,7 +237,7 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 		o.proc.Kill()
 		<-done
 		o.marker(history.MarkerPromptTimeout, fmt.Sprintf("The agent sent nothing for %s; kandev stopped it.", idle), "")
-		return state.StopError, fmt.Errorf("%w: agent %s sent nothing for %s and was stopped (raise [agent] idle_timeout_seconds if it needs longer)", acp.ErrAgentFailed, o.job.Profile.Name, idle), true
+		return state.StopError, fmt.Errorf("%w: agent %s sent nothing for %s and was stopped (raise [agent] idle_timeout_seconds if it needs longer)", ErrAgentFailed, o.job.Profile.Name, idle), true
 	}
 	return "", nil, false
 }
@@ -262,10 +262,10 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 	switch {
 	case errors.As(err, &exit):
 		o.marker(history.MarkerAgentFailure, "The agent process died during the turn: "+exit.Desc+".", exit.Stderr)
-		return state.StopProcessExit, fmt.Errorf("%w: %w; the session is resumable: kandev prompt %s \"...\"", acp.ErrAgentFailed, err, o.s.ID)
+		return state.StopProcessExit, fmt.Errorf("%w: %w; the session is resumable: kandev prompt %s \"...\"", ErrAgentFailed, err, o.s.ID)
 	case errors.Is(err, acp.ErrProtocol):
 		o.marker(history.MarkerAgentFailure, err.Error(), o.proc.Stderr())
-		return state.StopError, fmt.Errorf("%w: %w", acp.ErrAgentFailed, err)
+		return state.StopError, fmt.Errorf("%w: %w", ErrAgentFailed, err)
 	}
 	if lim, ok := acp.RecognizeLimit(err, o.now()); ok {
 		return o.limitReached(lim)
@@ -275,13 +275,13 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 	} else {
 		o.marker(history.MarkerProviderFailure, "The agent failed the turn: "+acp.DescribeError(err), "")
 	}
-	return state.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", acp.ErrAgentFailed, o.job.Profile.Name, acp.DescribeError(err))
+	return state.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", ErrAgentFailed, o.job.Profile.Name, acp.DescribeError(err))
 }
 
 // endTurn records the turn's end and leaves the session waiting for input;
 // a turn cut short by SIGTERM is left for its continuation instead.
 func (o *owner) endTurn(turnID, stop string, err error) {
-	if errors.Is(err, acp.ErrShutdown) {
+	if errors.Is(err, ErrShutdown) {
 		o.leaveForContinuation(turnID)
 		return
 	}
@@ -298,7 +298,7 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 		if stop != state.StopRateLimited {
 			s.LimitResumes = 0 // the resume_after_limit budget counts limits in a row
 		}
-		if err != nil && !errors.Is(err, acp.ErrInterrupted) {
+		if err != nil && !errors.Is(err, ErrInterrupted) {
 			s.ErrorMessage = history.Redact(err.Error())
 		}
 	})

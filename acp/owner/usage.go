@@ -3,7 +3,6 @@ package owner
 import (
 	"fmt"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
 )
 
@@ -53,7 +52,7 @@ func costCapped(job Job) error {
 		return nil // the owner reports it
 	}
 	if msg, ok := state.CostCapReached(s.Usage, job.Config.Session.MaxCost); ok {
-		return fmt.Errorf("%w: %s; %s", acp.ErrNotResumable, msg, costAdvice)
+		return fmt.Errorf("%w: %s; %s", ErrNotResumable, msg, costAdvice)
 	}
 	return nil
 }
