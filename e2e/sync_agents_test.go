@@ -35,6 +35,18 @@ type modelRequest struct {
 	users []string // the user's texts, in order
 }
 
+// shown is what each of a fake server's requests showed the model.
+func shown[Q interface {
+	input() string
+	userTexts() []string
+}](reqs []Q) []modelRequest {
+	out := make([]modelRequest, len(reqs))
+	for i, q := range reqs {
+		out[i] = modelRequest{q.input(), q.userTexts()}
+	}
+	return out
+}
+
 // realAgent is an adapter the story runs on.
 type realAgent struct {
 	name    string // the kandev agent
@@ -51,28 +63,16 @@ var syncAgents = []realAgent{
 func claudeMachine(t *testing.T, w *world) agentMachine {
 	r := newClaudeRigIn(t, w)
 	return agentMachine{world: w, noAgent: r.assertNoAgentSurvives,
-		requests: func() []modelRequest {
-			var out []modelRequest
-			for _, q := range r.requests() {
-				out = append(out, modelRequest{q.input(), q.userTexts()})
-			}
-			return out
-		},
-		sent: func() int { return len(readRequestLog[claudeRequest](t, r.reqLog, nil)) },
+		requests: func() []modelRequest { return shown(r.requests()) },
+		sent:     func() int { return len(readRequestLog[claudeRequest](t, r.reqLog, nil)) },
 	}
 }
 
 func codexMachine(t *testing.T, w *world) agentMachine {
 	r := newCodexRig(t, codexOptions{world: w})
 	return agentMachine{world: w, noAgent: r.assertNoAgentSurvives,
-		requests: func() []modelRequest {
-			var out []modelRequest
-			for _, q := range r.requests() {
-				out = append(out, modelRequest{q.input(), q.userTexts()})
-			}
-			return out
-		},
-		sent: func() int { return len(r.requests()) },
+		requests: func() []modelRequest { return shown(r.requests()) },
+		sent:     func() int { return len(r.requests()) },
 	}
 }
 
