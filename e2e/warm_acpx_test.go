@@ -176,6 +176,24 @@ func TestClaude_WarmPromptsByDefaultAgainstAcpxsWarmPrompt(t *testing.T) {
 		t.Errorf("kandev's warm prompt takes %s over the agent's turn; want at most 250ms here (60 ms on a quiet machine)", o)
 	}
 
+	// A second warm session whose owner is SIGKILLed leaves no process:
+	// its adapter and Claude Code go with it.
+	other, res := r.start("--agent", "claude", "a second session")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	t.Cleanup(func() { killSurvivors(r.home, other) })
+	r.waitWarm(other)
+	waitTagged(t, r.world, other, "claude-agent-acp", "--session-id")
+	if err := kill(r.session(other).OwnerPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.waitOwnerGone(other, 5*time.Second)
+	r.waitNoTagged(10*time.Second, other)
+	if !r.ownerAlive(id) {
+		t.Fatal("killing one warm owner ended the other")
+	}
+
 	// Nothing outlives close --all, nor acpx's sessions close.
 	var closed struct{ Closed []string }
 	if err := json.Unmarshal([]byte(r.mustRun("--json", "close", "--all").stdout), &closed); err != nil || !slices.Contains(closed.Closed, id) {
