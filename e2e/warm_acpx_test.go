@@ -167,13 +167,13 @@ func TestClaude_WarmPromptsByDefaultAgainstAcpxsWarmPrompt(t *testing.T) {
 	t.Logf("median of %d warm prompts with default settings: kandev %s; acpx wall %s; kandev/acpx %.3f (target <= 0.1); kandev over the agent's turn %s (target <= 60ms); load average %s",
 		len(kandev), m, p.Round(time.Millisecond), ratio, o.Round(time.Millisecond), strings.Join(strings.Fields(string(load))[:3], " "))
 	// Loose bounds for a noisy shared machine, which a cold prompt (the
-	// agent's start-up and session restore: 0.6 s and more over its turn,
-	// 0.4x acpx's warm prompt and more) fails.
+	// agent's start-up and session restore: 0.8 s and more over its turn,
+	// about 0.5x acpx's warm prompt and more) fails.
 	if ratio > 0.25 {
 		t.Errorf("kandev's warm prompt is %.2fx acpx's; want at most 0.25 here (0.1 on a quiet machine)", ratio)
 	}
 	if o > 250*time.Millisecond {
-		t.Errorf("kandev's warm prompt takes %s over the agent's turn; want at most 250ms here (60 ms on a quiet machine)", o)
+		t.Errorf("kandev's warm prompt takes %s over the agent's turn; want at most 250 ms here (60 ms on a quiet machine)", o)
 	}
 
 	// A second warm session whose owner is SIGKILLed leaves no process:
@@ -212,6 +212,7 @@ func TestClaude_WarmPromptsByDefaultAgainstAcpxsWarmPrompt(t *testing.T) {
 	waitGone(t, "acpx's queue owner and agent", "acpx sessions close", a.live)
 }
 
+// cmdlines names each process by its pid and command line, for messages.
 func cmdlines(pids []int) (out []string) {
 	for _, pid := range pids {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
