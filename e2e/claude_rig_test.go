@@ -100,9 +100,14 @@ type claudeRig struct {
 
 func newClaudeRig(t *testing.T, fakeArgs ...string) *claudeRig {
 	t.Helper()
+	return newClaudeRigIn(t, newWorld(t), fakeArgs...)
+}
+
+// newClaudeRigIn is newClaudeRig on the world w (one machine of a sync rig).
+func newClaudeRigIn(t *testing.T, w *world, fakeArgs ...string) *claudeRig {
+	t.Helper()
 	adapter, native := claudeInstall(t)
 	fake := buildTestdata(t, "fakemessages")
-	w := newWorld(t)
 	r := &claudeRig{world: w, configDir: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
 
 	args := append([]string{"-log", r.reqLog, "-idle", "5m", "-delay", "400ms", "-delay-word", claudeSlowWord}, fakeArgs...)

@@ -108,13 +108,17 @@ type codexRig struct {
 type codexOptions struct {
 	approvalPolicy string // "never" unless set
 	fakeArgs       []string
+	world          *world // the rig's machine; nil: a new world
 }
 
 func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	t.Helper()
 	bin := codexInstall(t)
 	fake := buildTestdata(t, "fakeresponses")
-	w := newWorld(t)
+	w := opt.world
+	if w == nil {
+		w = newWorld(t)
+	}
 	if opt.approvalPolicy == "" {
 		opt.approvalPolicy = "never"
 	}

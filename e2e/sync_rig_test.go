@@ -78,6 +78,22 @@ func (r *syncRig) machine(name, root string) *world {
 	return w
 }
 
+// config writes the same config.toml on both machines.
+func (r *syncRig) config(toml string) {
+	r.a.config(toml)
+	r.b.config(toml)
+}
+
+// shared is a session both machines hold: A starts it ("remember apple"),
+// pushes it, and B pulls it.
+func (r *syncRig) shared() string {
+	r.t.Helper()
+	id := r.a.mustStart("remember apple")
+	r.a.mustRun("push", id)
+	r.b.mustRun("pull", id)
+	return id
+}
+
 // remoteRefs lists the server's refs/kandev refs.
 func (r *syncRig) remoteRefs() map[string]string {
 	out := r.gitOut(r.bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/kandev")

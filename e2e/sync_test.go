@@ -27,10 +27,7 @@ func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t
 			a, b := r.a, r.b
 			beforeA, beforeB := r.untouched(a), r.untouched(b)
 			a.config("[sync]\nauto = true\n")
-			id, res := a.start("remember apple")
-			if res.code != 0 {
-				t.Fatal(res)
-			}
+			id := a.mustStart("remember apple")
 			if r.remoteRefs()["refs/kandev/sessions/"+id] == "" {
 				t.Fatalf("auto push did not push %s: %v", id, r.remoteRefs())
 			}
@@ -94,14 +91,8 @@ func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t
 func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T) {
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
-	a.config("[sync]\nclaim_ttl_seconds = 2\n")
-	b.config("[sync]\nclaim_ttl_seconds = 2\n")
-	id, res := a.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
-	a.mustRun("push", id)
-	b.mustRun("pull", id)
+	r.config("[sync]\nclaim_ttl_seconds = 2\n")
+	id := r.shared()
 	killed := a.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGKILL}, "prompt", id, sleepingTurn)
 	if killed.code != -1 && killed.code != 137 {
 		t.Logf("killed owner exit %d", killed.code)
@@ -159,14 +150,8 @@ func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T
 func TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops(t *testing.T) {
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
-	a.config("[sync]\nclaim_ttl_seconds = 1\n")
-	b.config("[sync]\nclaim_ttl_seconds = 1\n")
-	id, res := a.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
-	a.mustRun("push", id)
-	b.mustRun("pull", id)
+	r.config("[sync]\nclaim_ttl_seconds = 1\n")
+	id := r.shared()
 	cmd := exec.Command(kandevBin, "prompt", id, "/say working\n/sleep 8000\n/say after")
 	cmd.Dir, cmd.Env = a.cwd, a.env
 	var errb strings.Builder
@@ -206,12 +191,7 @@ func TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops(t *testing.T) {
 func TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime(t *testing.T) {
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
-	id, res := a.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
-	a.mustRun("push", id)
-	b.mustRun("pull", id)
+	id := r.shared()
 	rounds := 50
 	if testing.Short() {
 		rounds = 10
@@ -282,10 +262,7 @@ func killAt(t *testing.T, w *world, point string, reached func() bool, args ...s
 func TestSync_SIGKILLDuringPushOrPullLeavesBothSidesConsistent(t *testing.T) {
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
-	id, res := a.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
+	id := a.mustStart("remember apple")
 	ref := "refs/kandev/sessions/" + id
 	killAt(t, a, "after-push-accepted", func() bool { return r.remoteRefs()[ref] != "" }, "push", id)
 	if out := a.mustRun("push", id).stdout; !strings.Contains(out, "up to date") {
@@ -318,10 +295,7 @@ func TestSync_SIGKILLDuringPushOrPullLeavesBothSidesConsistent(t *testing.T) {
 // hand here) stops the push with one line, and nothing reaches the remote.
 func TestSync_PushRefusesASessionWithAnUnredactedSecret(t *testing.T) {
 	r := newSyncRig(t, "path")
-	id, res := r.a.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
+	id := r.a.mustStart("remember apple")
 	f, err := os.OpenFile(filepath.Join(r.a.home, "sessions", id+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -343,10 +317,7 @@ func TestSync_PushRefusesASessionWithAnUnredactedSecret(t *testing.T) {
 // and the session pauses (exit 5) as any session whose worktree is gone.
 func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
 	r := newSyncRig(t, "path")
-	id, res := r.a.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
+	id := r.a.mustStart("remember apple")
 	r.a.mustRun("push", id)
 	// Machines share this file system: A's clone must not be found by its path.
 	if err := os.Rename(r.a.cwd, r.a.cwd+"-elsewhere"); err != nil {
@@ -379,12 +350,8 @@ func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
 func TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob(t *testing.T) {
 	r := newSyncRig(t, "daemon")
 	job1, job2 := r.a, r.b
-	job1.config("[sync]\nauto = true\n")
-	job2.config("[sync]\nauto = true\n")
-	id, res := job1.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
+	r.config("[sync]\nauto = true\n")
+	id := job1.mustStart("remember apple")
 	if sig := job1.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, "prompt", id, sleepingTurn); sig.code != 143 {
 		t.Fatalf("SIGTERM: %s", sig.result)
 	}
@@ -411,12 +378,7 @@ func TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob(t *testing.T) {
 func TestSync_AWarmOwnerDoesNotBlockAnotherMachine(t *testing.T) {
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
-	id, res := a.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
-	a.mustRun("push", id)
-	b.mustRun("pull", id)
+	id := r.shared()
 	a.mustRun("prompt", "--linger", "20s", id, "remember pear")
 	waitFor(t, 10*time.Second, "A's owner to linger", func() bool { return a.ownerAlive(id) })
 	waitFor(t, 10*time.Second, "A's idle owner to give its claim up", func() bool {
@@ -441,10 +403,7 @@ func TestSync_AWarmOwnerDoesNotBlockAnotherMachine(t *testing.T) {
 func TestSync_PulledElsewhereMapsToTheCloneOtherSessionsUse(t *testing.T) {
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
-	id, res := a.start("remember apple")
-	if res.code != 0 {
-		t.Fatal(res)
-	}
+	id := a.mustStart("remember apple")
 	a.mustRun("push", id)
 	if _, res := b.start("a session of B's own"); res.code != 0 {
 		t.Fatal(res)

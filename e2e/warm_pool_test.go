@@ -89,6 +89,7 @@ func TestWarm_ByDefaultForAPersonForFiveMinutes(t *testing.T) {
 	if !strings.Contains(r.stdout, "FIG") || len(agentStarts(w.events(id))) != 1 {
 		t.Fatalf("the second prompt was not served by the warm agent:\n%s", r)
 	}
+	waitTagged(t, w, id, "demo-agent") // the count below sees the warm agent
 	w.mustRun("close", "--all")
 	if w.ownerAlive(id) {
 		t.Fatal("close --all returned with the owner alive")
@@ -107,6 +108,10 @@ func TestWarm_UnderCINothingLingersAtAll(t *testing.T) {
 				t.Fatal(r)
 			}
 			t.Cleanup(func() { killSurvivors(w.home, id) })
+			if w.ownerAlive(id) {
+				t.Fatal("the owner of start lingers under CI")
+			}
+			w.waitNoTagged(3*time.Second, id)
 			w.mustRun("prompt", id, "/say two")
 			if w.ownerAlive(id) || w.warmUntil(id) != "" {
 				t.Fatal("an owner lingers under CI")
@@ -135,6 +140,7 @@ func TestWarm_PoolClosesTheLeastRecentlyUsedIdleOwner(t *testing.T) {
 	ids = append(ids, w.startWarm("60s", "/say s3"))
 	w.waitWarm(ids[3])
 	w.waitOwnerGone(ids[2], 10*time.Second)
+	w.waitNoTagged(5*time.Second, ids[2])
 	if !w.ownerAlive(ids[1]) || !w.ownerAlive(ids[3]) {
 		t.Fatal("the pool closed the wrong owner")
 	}
@@ -169,6 +175,7 @@ func TestWarm_KilledWarmOwnerLeavesNoProcess(t *testing.T) {
 	w := newWorld(t)
 	id := w.startWarm("60s", "/say hi")
 	w.waitWarm(id)
+	waitTagged(t, w, id, "demo-agent") // the count below sees the warm agent
 	if err := kill(w.session(id).OwnerPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func timedPrompt(w *world, id, text string, args ...string) promptFigures {
 	evs := w.events(id)
 	turn := lastTurn(evs)
 	if got := agentText(evs, turn); !strings.Contains(got, text) {
-		w.t.Fatalf("the answer to %q did not arrive: %q\n%s", text, got, res)
+		w.t.Fatalf("the answer to %q did not arrive: %q\n%s\n%s", text, got, res, mustJSON(ofType(evs, state.EventMarker, state.EventAgentStarted)))
 	}
 	var started, ended time.Time
 	for _, e := range evs {
@@ -78,24 +78,50 @@ func medianFigures(fs []promptFigures) promptFigures {
 	}
 }
 
-// warmAgainstCold drives one session on agent through a cold prompt, a
+// warmRig is how warmAgainstCold drives one agent.
+type warmRig struct {
+	agent string
+	// noneLeft fails the test while any of the agent's processes is running.
+	noneLeft func(after string)
+	// beforeRestore, if not nil, runs before each prompt that restores the agent.
+	beforeRestore func(id string)
+	// restoresOnce: the agent loads a session only once (Gemini CLI), so
+	// there is no separate cold prompt; the first lingering prompt, which
+	// restores the agent just as a cold one does, gives the cold figure.
+	restoresOnce bool
+}
+
+// warmAgainstCold drives one session on an agent through a cold prompt, a
 // lingering one and three warm ones, each in a new process, then closes it.
-// noneLeft fails the test while any of the agent's processes is running.
-func warmAgainstCold(t *testing.T, w *world, agent string, noneLeft func(after string)) {
+func warmAgainstCold(t *testing.T, w *world, r warmRig) {
+	agent := r.agent
 	id, res := w.start("--agent", agent, "remember the word PAPAYA for later")
 	if res.code != 0 {
 		t.Fatalf("start: %s", res)
 	}
-	noneLeft("start exited")
+	r.noneLeft("start exited")
+	restore := func() {
+		if r.beforeRestore != nil {
+			r.beforeRestore(id)
+		}
+	}
 
-	cold := timedPrompt(w, id, "cold prompt about figs")
-	noneLeft("the cold prompt exited")
-	exits := ofType(w.events(id), state.EventAgentExited)
-	t.Logf("%s cold prompt: %s; the agent %s", agent, cold, exits[len(exits)-1].Content)
+	var cold promptFigures
+	if !r.restoresOnce {
+		restore()
+		cold = timedPrompt(w, id, "cold prompt about figs")
+		r.noneLeft("the cold prompt exited")
+		exits := ofType(w.events(id), state.EventAgentExited)
+		t.Logf("%s cold prompt: %s; the agent %s", agent, cold, exits[len(exits)-1].Content)
+	}
 
 	w.closeOnCleanup(id)
+	restore()
 	first := timedPrompt(w, id, "first lingering prompt about pears", "--linger", "60s")
 	t.Logf("%s first prompt with --linger 60s: %s", agent, first)
+	if r.restoresOnce {
+		cold = first
+	}
 	if !w.ownerAlive(id) {
 		t.Fatal("prompt --linger returned but no owner stayed behind")
 	}
@@ -119,7 +145,7 @@ func warmAgainstCold(t *testing.T, w *world, agent string, noneLeft func(after s
 
 	w.mustRun("close", id)
 	w.waitOwnerGone(id, 20*time.Second)
-	noneLeft("close")
+	r.noneLeft("close")
 	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
 		t.Fatalf("processes outlived close: %+v", left)
 	}
@@ -127,10 +153,33 @@ func warmAgainstCold(t *testing.T, w *world, agent string, noneLeft func(after s
 
 func TestClaude_WarmPromptsReattachToTheLingeringAdapter(t *testing.T) {
 	r := newClaudeRig(t)
-	warmAgainstCold(t, r.world, "claude", r.assertNoAgentSurvives)
+	warmAgainstCold(t, r.world, warmRig{agent: "claude", noneLeft: r.assertNoAgentSurvives})
 }
 
 func TestCodex_WarmPromptsReattachToTheLingeringAdapter(t *testing.T) {
 	r := newCodexRig(t, codexOptions{})
-	warmAgainstCold(t, r.world, "codex", r.assertNoAgentSurvives)
+	warmAgainstCold(t, r.world, warmRig{agent: "codex", noneLeft: r.assertNoAgentSurvives})
+}
+
+func TestGemini_WarmPromptsReattachToTheLingeringAgent(t *testing.T) {
+	r := newGeminiRig(t)
+	// Gemini CLI 0.61.0 loads a session in a minute after the one it was
+	// saved in (kandev falls back to a fresh one with the history before),
+	// and only once: its load writes a new file for the session, and the
+	// next load answers "No previous sessions found".
+	warmAgainstCold(t, r.world, warmRig{agent: geminiAgent, noneLeft: r.assertNoAgentSurvives, restoresOnce: true,
+		beforeRestore: func(id string) {
+			evs := r.events(id)
+			waitForNextMinute(eventTime(t, evs[len(evs)-1]))
+		}})
+}
+
+func TestOpenCode_WarmPromptsReattachToTheLingeringAgent(t *testing.T) {
+	r := newOpenCodeRig(t)
+	warmAgainstCold(t, r.world, warmRig{agent: r.name, noneLeft: func(after string) { r.assertNoAgentSurvives("", after) }})
+}
+
+func TestCopilot_WarmPromptsReattachToTheLingeringAgent(t *testing.T) {
+	r := newCopilotRig(t)
+	warmAgainstCold(t, r.world, warmRig{agent: r.name, noneLeft: func(after string) { r.assertNoAgentSurvives("", after) }})
 }

@@ -201,20 +201,27 @@ func readLogFrom(path string, from int64) ([]byte, bool, error) {
 // same detectors that run before a line is written): a line written by
 // hand, or by an older kandev whose detectors missed it.
 func checkLogRedacted(id string, data []byte, firstLine int64) error {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<30)
-	for n := firstLine; sc.Scan(); n++ {
-		e, ok := state.DecodeEvent(sc.Bytes())
+	r := bufio.NewReader(bytes.NewReader(data))
+	for n := firstLine; ; n++ {
+		line, err := state.ReadLine(r)
+		if len(line) == 0 {
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		e, ok := state.DecodeEvent(line)
 		if !ok {
 			continue
 		}
-		r := e
-		history.RedactEvent(&r)
-		if !reflect.DeepEqual(r, e) {
+		red := e
+		history.RedactEvent(&red)
+		if !reflect.DeepEqual(red, e) {
 			return unredacted(id, fmt.Sprintf("log line %d (seq %d, %s)", n, e.Seq, e.Type))
 		}
 	}
-	return nil
 }
 
 // checkRecordRedacted refuses a record whose display text the redactor

@@ -1,0 +1,169 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/kandev/kandev/state"
+)
+
+// Pull brings session id from the remote: fast-forward only, refused when
+// both sides appended (nothing is changed then), or while a kandev process
+// on this machine owns the session.
+func Pull(ctx context.Context, e Env, id string, dryRun, replace bool) (*Result, error) {
+	e, s, err := e.fill()
+	if err != nil {
+		return nil, err
+	}
+	url, sy, err := pullURL(e, s, id)
+	if err != nil {
+		return nil, err
+	}
+	l := newLink(s, id, url, sy, e.Opt)
+	refs, err := l.w.refs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if refs[sessionRef(id)].IsZero() {
+		return nil, fmt.Errorf("session %s is not on %s: %w", id, WithoutSecret(url), state.ErrNotFound)
+	}
+	return l.pull(ctx, refs, dryRun, replace)
+}
+
+// pullURL is where a pull of id comes from: --remote, else the remote the
+// session synced with, else the remote of the clone the command runs in.
+func pullURL(e Env, s *store, id string) (string, *Synced, error) {
+	sy, err := s.readSynced(id)
+	if err != nil {
+		return "", nil, err
+	}
+	var rec *state.Session
+	if r, err := e.Home.LoadSession(id); err == nil {
+		rec = r
+	}
+	url, err := resolveURL(e.Config, rec, sy, e.Opt.Dir, e.Opt.Remote)
+	return url, sy, err
+}
+
+func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbing.Hash, dryRun, replace bool) (*Result, error) {
+	// A session this machine has never seen has no owner and no other sync
+	// here (nothing can name it before its record exists, which is written
+	// after its log): the locks, two file creations each, are for the others.
+	if !l.s.isNew(l.id) {
+		unlock, err := l.s.lock(ctx, l.id)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if !dryRun {
+			own, err := l.s.home.AcquireOwner(l.id)
+			if err != nil {
+				return nil, err // a live owner here: its turn first
+			}
+			defer own.Release()
+		}
+	}
+	l.s.objMu.Lock()
+	v, err := l.look(ctx, refs)
+	var sd sides
+	if err == nil {
+		sd, err = l.compare(v)
+	}
+	l.s.objMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{ID: l.id, Remote: l.shown, Claim: v.claim, RemoteOnly: !sd.LocalExists}
+	if replace && sd.step == Diverged {
+		if err := l.replaceable(); err != nil {
+			return nil, err
+		}
+		// The local copy is kept by a fork: take the remote's whole.
+		if !dryRun {
+			if err := os.Remove(l.s.home.LogPath(l.id)); err != nil {
+				return nil, err
+			}
+		}
+		l.sy = &Synced{URL: l.shown}
+		if sd, err = l.compare(v); err != nil {
+			return nil, err
+		}
+	}
+	switch sd.step {
+	case Diverged:
+		return nil, &DivergedError{ID: l.id, URL: l.shown}
+	case SendLocal:
+		res.Action = "ahead"
+		return res, nil
+	case UpToDate:
+		res.Action = "up to date"
+		if dryRun || v.sess.String() == l.sy.Commit {
+			return res, nil
+		}
+	case TakeRemote:
+		res.Events = sd.remoteLines - l.sy.LogLines
+		if dryRun {
+			res.Action = "would pull"
+			if !sd.LocalExists {
+				res.Action = "new"
+				res.Session = l.remoteSession(v)
+			}
+			return res, nil
+		}
+		res.Action = "pulled"
+	}
+	rec, err := l.takeRemote(ctx, v, sd)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Worktree != nil && rec.Worktree.Valid {
+		res.Worktree = rec.Worktree.Path
+	}
+	l.dropFencedClaim(v)
+	res.Commit = v.sess.String()
+	return res, l.save()
+}
+
+// dropFencedClaim forgets a claim this machine held that the remote no
+// longer has: the pulled state is the newer one.
+func (l *link) dropFencedClaim(v view) {
+	if l.sy.ClaimHash != hashString(v.owner) {
+		l.sy.Claim = nil
+		l.sy.ClaimHash = hashString(v.owner)
+	}
+	l.sy.RemoteClaim = v.claim
+}
+
+// replaceable allows pull --replace of a diverged session only when a
+// local fork keeps every event of the local copy.
+func (l *link) replaceable() error {
+	last, _, err := state.LastEvent(l.s.home.LogPath(l.id))
+	if err != nil {
+		return err
+	}
+	all, err := l.s.home.ListSessions()
+	if err != nil {
+		return err
+	}
+	for _, s := range all {
+		// A fork made after the last local event holds the whole conversation.
+		if s.ParentID == l.id && !s.CreatedAt.Before(last.Time()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: session %s: --replace would drop this machine's events after the last pull; keep them first with kandev fork %s", ErrDiverged, l.id, l.id)
+}
+
+// isNew: this machine has no file of session id.
+func (s *store) isNew(id string) bool {
+	for _, p := range []string{s.home.RecordPath(id), s.home.LogPath(id), s.syncPath(id)} {
+		if _, err := os.Lstat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
