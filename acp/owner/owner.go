@@ -303,12 +303,6 @@ type handsOff interface {
 // its session to finish stopping (grace, SIGTERM, the supervisor's kill).
 const agentGoneWait = 6 * time.Second
 
-func (o *owner) progress(msg string) {
-	if o.job.Progress != nil {
-		o.job.Progress(msg)
-	}
-}
-
 // repairInterrupted closes the record's current turn, whose owner died, by
 // appending what RepairTurn decided (tr) and closing it in the record
 // (closeInterruptedTurn). When the log shows the turn ended (or never

@@ -120,6 +120,13 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 	return init, nil
 }
 
+// progress reports a start-up step to the person (Job.Progress).
+func (o *owner) progress(msg string) {
+	if o.job.Progress != nil {
+		o.job.Progress(msg)
+	}
+}
+
 func (o *owner) handshakeTimeout() time.Duration {
 	return time.Duration(o.job.Config.HandshakeTimeoutSeconds()) * time.Second
 }
