@@ -78,7 +78,7 @@ func (h *Home) AgentAlive(id string) bool {
 
 // AgentLeftoversPossible reports whether processes of session id's agent
 // may have outlived it and its supervisor: the supervisor marks the agent
-// lock file with its pid while the agent runs, and empties it once no
+// lock file (one byte, a hole) while the agent runs, and empties it once no
 // process of the agent's is left. A marked file that no supervisor holds
 // says one was killed before it could end the agent's tree (SIGKILL, the
 // OOM killer, an owner killed mid-turn); only then is reading every

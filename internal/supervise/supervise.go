@@ -50,11 +50,12 @@ const LaunchTagEnv = "KANDEV_AGENT_LAUNCH"
 // LockEnv names the session's agent lock, which the supervisor holds until
 // the agent's tree is gone: an owner that returned before its agent had
 // stopped leaves the next owner waiting on it (state.AwaitAgentGone). While
-// the agent runs the lock file holds the supervisor's pid; the supervisor
-// empties it once it knows that no process of the agent's is left, so a
-// lock file that is not empty and not locked says a supervisor was killed
-// before it could end the agent's tree (state.AgentLeftoversPossible): only
-// then is the machine's process list worth reading for leftovers.
+// the agent runs the lock file is one byte long (a hole: no data is written,
+// no block taken, so a full disk cannot refuse it); the supervisor empties it
+// once it knows that no process of the agent's is left, so a lock file that
+// is not empty and not locked says a supervisor was killed before it could
+// end the agent's tree (state.AgentLeftoversPossible): only then is the
+// machine's process list worth reading for leftovers.
 const LockEnv = "KANDEV_AGENT_LOCK"
 
 // StopRequest is what an owner writes on the watch pipe to hand the agent's
@@ -142,10 +143,10 @@ func supervise(args []string) int {
 
 // holdLock takes the agent lock at path for as long as the supervisor
 // lives (created 0600 when missing, never through a symbolic link, as
-// state's locks) and marks it with the supervisor's pid. It returns the
-// descriptor, or -1 when the lock is held elsewhere (the previous agent is
-// still stopping and the owner stopped waiting for it) or cannot be opened:
-// then this launch neither holds nor marks it.
+// state's locks) and marks it (its size becomes 1, see LockEnv). It returns
+// the descriptor, or -1 when the lock is held elsewhere (the previous agent
+// is still stopping and the owner stopped waiting for it) or cannot be
+// opened: then this launch neither holds nor marks it.
 func holdLock(path string) int {
 	fd, err := syscall.Open(path, syscall.O_CREAT|syscall.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
@@ -155,10 +156,7 @@ func holdLock(path string) int {
 		syscall.Close(fd)
 		return -1
 	}
-	mark := strconv.Itoa(os.Getpid()) + "\n"
-	if err := syscall.Ftruncate(fd, 0); err == nil {
-		_, _ = syscall.Pwrite(fd, []byte(mark), 0)
-	}
+	_ = syscall.Ftruncate(fd, 1) // the mark: a one-byte hole, which takes no block even on a full disk
 	return fd
 }
 
