@@ -85,9 +85,11 @@ func TestStartup_HeavyPackagesAreNotLinkedIntoKandev(t *testing.T) {
 // 165 packages; measured after: 274,904 bytes in 155 packages (encoding/gob
 // varies by about 1 KB from run to run), of which the MCP SDK's jsonschema is
 // 81,240, encoding/gob 27,248 and ProtonMail's openpgp/internal/ecc 20,432.
+// With the agent's supervisor in internal/supervise (an init of its own that
+// allocates nothing): 274,840 bytes in 156 packages.
 const (
-	initBudgetBytes    = 288 << 10 // measured 274,904
-	initBudgetPackages = 160       // measured 155
+	initBudgetBytes    = 288 << 10 // measured 274,840
+	initBudgetPackages = 160       // measured 156
 	// A package not in initAllowance allocating more than this in its
 	// initialisation is a new heavy package: make its work lazy
 	// (sync.OnceValue) or keep it out, or list it with the feature that
