@@ -85,9 +85,11 @@ func TestStartup_HeavyPackagesAreNotLinkedIntoKandev(t *testing.T) {
 // 165 packages; measured after: 274,904 bytes in 155 packages (encoding/gob
 // varies by about 1 KB from run to run), of which the MCP SDK's jsonschema is
 // 81,240, encoding/gob 27,248 and ProtonMail's openpgp/internal/ecc 20,432.
+// With the agent's supervisor in internal/supervise (an init of its own that
+// allocates nothing): 274,840 bytes in 156 packages.
 const (
-	initBudgetBytes    = 288 << 10 // measured 274,904
-	initBudgetPackages = 160       // measured 155
+	initBudgetBytes    = 288 << 10 // measured 274,840
+	initBudgetPackages = 160       // measured 156
 	// A package not in initAllowance allocating more than this in its
 	// initialisation is a new heavy package: make its work lazy
 	// (sync.OnceValue) or keep it out, or list it with the feature that
@@ -103,20 +105,28 @@ var initAllowance = map[string]int{
 	"github.com/ProtonMail/go-crypto/openpgp/internal/ecc": 24 << 10, // 20,432: go-git's plumbing/object
 }
 
-func TestStartup_PackageInitialisationAllocatesWithinItsBudget(t *testing.T) {
+// buildStatic builds kandev as released (CGO_ENABLED=0) into a temporary folder.
+func buildStatic(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kandev")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as released
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "--version")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kandev --version: %v\n%s", err, out)
-	}
-	total, packages := 0, 0
+	return bin
+}
+
+// initTrace is what GODEBUG=inittrace=1 reports: the bytes each package's
+// initialisation allocated, in the order they ran.
+type initTrace []struct {
+	pkg   string
+	bytes int
+}
+
+func readInitTrace(t *testing.T, out []byte) initTrace {
+	t.Helper()
+	var tr initTrace
 	for _, line := range strings.Split(string(out), "\n") {
 		// init PKG @T ms, C ms clock, B bytes, A allocs
 		f := strings.Fields(line)
@@ -127,14 +137,32 @@ func TestStartup_PackageInitialisationAllocatesWithinItsBudget(t *testing.T) {
 		if err != nil {
 			t.Fatalf("unreadable inittrace line %q", line)
 		}
+		tr = append(tr, struct {
+			pkg   string
+			bytes int
+		}{f[1], b})
+	}
+	return tr
+}
+
+func TestStartup_PackageInitialisationAllocatesWithinItsBudget(t *testing.T) {
+	bin := buildStatic(t)
+	cmd := exec.Command(bin, "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kandev --version: %v\n%s", err, out)
+	}
+	total, packages := 0, 0
+	for _, p := range readInitTrace(t, out) {
 		packages++
-		total += b
-		budget, listed := initAllowance[f[1]]
+		total += p.bytes
+		budget, listed := initAllowance[p.pkg]
 		if !listed {
 			budget = initBudgetOnePackage
 		}
-		if b > budget {
-			t.Errorf("package %s allocates %d bytes in its initialisation (budget %d): make that work lazy, or list it in initAllowance and linkedFor with the feature that needs it", f[1], b, budget)
+		if p.bytes > budget {
+			t.Errorf("package %s allocates %d bytes in its initialisation (budget %d): make that work lazy, or list it in initAllowance and linkedFor with the feature that needs it", p.pkg, p.bytes, budget)
 		}
 	}
 	if packages == 0 {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kandev/kandev/internal/supervise"
 	"github.com/kandev/kandev/state"
 )
 
@@ -29,11 +30,11 @@ func Launch(spec LaunchSpec) (*Process, error) {
 		return nil, fmt.Errorf("start agent %s: %w", strings.Join(spec.Command, " "), err)
 	}
 	defer watchR.Close() // the supervisor holds its own copy
-	cmd := exec.Command(selfExe(), args...)
+	cmd := exec.Command(supervise.SelfExe(), args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, state.SessionTagEnv+"="+spec.SessionID, superviseEnv+"=1")
+	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, state.SessionTagEnv+"="+spec.SessionID, supervise.Env+"=1")
 	if spec.AgentLock != "" {
-		cmd.Env = append(cmd.Env, agentLockEnv+"="+spec.AgentLock)
+		cmd.Env = append(cmd.Env, supervise.LockEnv+"="+spec.AgentLock)
 	}
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -94,7 +95,7 @@ func (p *Process) StopAfterReturn(grace time.Duration) bool {
 	if !ok {
 		return false
 	}
-	if _, err := fmt.Fprintf(w, "%s%d\n", stopRequest, grace.Milliseconds()); err != nil {
+	if _, err := fmt.Fprintf(w, "%s%d\n", supervise.StopRequest, grace.Milliseconds()); err != nil {
 		return false // the supervisor is gone already
 	}
 	_ = p.watch.Close()
@@ -114,7 +115,7 @@ func (p *Process) Kill() {
 	kids := state.Descendants(p.PID)
 	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
 	<-p.done
-	killGroups(kids)
+	supervise.KillGroups(kids)
 }
 
 // KillStale stops an agent process left behind by a dead owner, after
@@ -126,7 +127,7 @@ func KillStale(pid int, start string) bool {
 	kids := state.Descendants(pid)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	killGroups(kids)
+	supervise.KillGroups(kids)
 	for i := 0; i < 100 && state.ProcessAlive(pid, start); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -143,15 +144,4 @@ func KillSessionLeftovers(home, id string) int {
 		_ = syscall.Kill(pr.PID, syscall.SIGKILL)
 	}
 	return len(procs)
-}
-
-// killGroups SIGKILLs each pid's process group (unless it is ours) and the pid itself.
-func killGroups(pids []int) {
-	own := syscall.Getpgrp()
-	for _, pid := range pids {
-		if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 && pgid != own {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
 }

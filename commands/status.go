@@ -64,7 +64,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		s.Worktree = a.Worktree // as checked now
 	}
 	st := statusOf(h, s, a, p)
-	if alive, _ := h.OwnerAlive(s.ID); !alive && !h.AgentAlive(s.ID) { // an agent its supervisor still stops is no survivor
+	// An agent its supervisor still stops is no survivor; after a supervisor
+	// that ended the agent's tree, none can be (no process list to read).
+	if alive, _ := h.OwnerAlive(s.ID); !alive && !h.AgentAlive(s.ID) && h.AgentLeftoversPossible(s.ID) {
 		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
 	}
 	out := map[string]any{"session": s, "status": st}

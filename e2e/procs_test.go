@@ -132,16 +132,9 @@ func TestDoctor_ReportsAProcessThatOutlivedItsSessionsOwner(t *testing.T) {
 	if !strings.Contains(msg, pid+" (sleep 1000)") || fix != "kill "+pid {
 		t.Fatalf("doctor: message %q, fix %q; want pid %s running sleep 1000 and kill %s", msg, fix, pid, pid)
 	}
-
-	var st struct {
-		Status struct {
-			Survivors []state.Proc `json:"survivors"`
-		} `json:"status"`
-	}
-	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
-	if len(st.Status.Survivors) != 1 || st.Status.Survivors[0].PID != survivor.Process.Pid {
-		t.Fatalf("status survivors: %+v, want pid %s", st.Status.Survivors, pid)
-	}
+	// status looks only after a supervisor that was killed before it ended
+	// its agent's tree (TestStatus_FindsWhatOutlivedAKilledSupervisor...);
+	// doctor reads every process's environment.
 
 	survivor.Process.Kill()
 	survivor.Wait()

@@ -16,10 +16,13 @@ import (
 // Durability: Append hands each batch to the kernel in one write(2) before it
 // returns, so an appended event survives the kandev process being killed.
 // Sync adds fsync(2), which the owner calls at turn start and end, on markers
-// and on state changes, so those survive a power loss too.
+// and on state changes, so those survive a power loss too; a Sync with
+// nothing written since the last one (Close after a durable append) has
+// nothing to flush and makes no system call.
 type EventLog struct {
 	mu        sync.Mutex
 	f         *os.File
+	unsynced  bool // written (or cut back) since the last successful fsync
 	path      string
 	sessionID string
 	nextSeq   int64
@@ -54,7 +57,7 @@ func (h *Home) OpenLog(id string, opts OpenLogOptions) (log *EventLog, tornBytes
 	if err != nil {
 		return nil, 0, fmt.Errorf("open event log: %w", err)
 	}
-	l := &EventLog{f: f, path: path, sessionID: id, nextSeq: last.Seq + 1, redact: opts.Redact, now: opts.Now}
+	l := &EventLog{f: f, path: path, sessionID: id, nextSeq: last.Seq + 1, redact: opts.Redact, now: opts.Now, unsynced: tornBytes > 0}
 	if l.now == nil {
 		l.now = time.Now
 	}
@@ -94,6 +97,7 @@ func (l *EventLog) Append(events ...*Event) error {
 		l.buf.WriteByte('\n')
 		seq++
 	}
+	l.unsynced = true // a failed append is cut back off the file: that too is to flush
 	if err := appendWhole(l.f, l.path, l.buf.Bytes()); err != nil {
 		return err
 	}
@@ -105,9 +109,13 @@ func (l *EventLog) Append(events ...*Event) error {
 func (l *EventLog) Sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.unsynced {
+		return nil
+	}
 	if err := l.f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", l.path, bareCause(err))
 	}
+	l.unsynced = false
 	return nil
 }
 

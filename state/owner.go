@@ -99,6 +99,18 @@ func (h *Home) AgentAlive(id string) bool {
 	return true
 }
 
+// AgentLeftoversPossible reports whether processes of session id's agent
+// may have outlived it and its supervisor: the supervisor marks the agent
+// lock file (one byte, a hole) while the agent runs, and empties it once no
+// process of the agent's is left. A marked file that no supervisor holds
+// says one was killed before it could end the agent's tree (SIGKILL, the
+// OOM killer, an owner killed mid-turn); only then is reading every
+// process's environment (TaggedProcesses) worth its cost.
+func (h *Home) AgentLeftoversPossible(id string) bool {
+	st, err := os.Lstat(h.AgentLockPath(id))
+	return err == nil && st.Mode().IsRegular() && st.Size() > 0
+}
+
 // AwaitAgentGone waits, at most timeout, until no agent of session id is
 // alive: an owner launches the session's agent only once the previous
 // one, still shutting down under its supervisor, is gone. It reports

@@ -64,7 +64,11 @@ func (o *owner) stopLeftovers() {
 		return
 	}
 	stale := acp.KillStale(o.s.AgentPID, o.s.AgentStart)
-	if n := acp.KillSessionLeftovers(o.job.Home.Dir, o.s.ID); stale || n > 0 {
+	n := 0
+	if o.job.Home.AgentLeftoversPossible(o.s.ID) { // else its supervisor ended the tree: no process list to read
+		n = acp.KillSessionLeftovers(o.job.Home.Dir, o.s.ID)
+	}
+	if stale || n > 0 {
 		o.marker(history.MarkerSessionRecovered, fmt.Sprintf("Stopped agent process %d and %d process(es) it started, left running by a dead owner.", o.s.AgentPID, n), "")
 	}
 }

@@ -1,4 +1,4 @@
-package acp
+package supervise
 
 import (
 	"os"
@@ -8,8 +8,8 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// selfExe is this binary.
-func selfExe() string {
+// SelfExe is this binary.
+func SelfExe() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return os.Args[0]
@@ -42,3 +42,9 @@ func leftovers(launch string) []int {
 // nothingLeft: without a subreaper, orphans of the agent's tree are not the
 // supervisor's children, so only sweep can tell.
 func nothingLeft() bool { return false }
+
+// On macOS the supervisor reads process facts through state (sysctl), and
+// pays for its initialisation: start-up is measured on Linux.
+func processStart(pid int) string { return state.ProcessStart(pid) }
+
+func descendants(pid int) []int { return state.Descendants(pid) }

@@ -1,28 +1,11 @@
 //go:build unix
 
-package acp
-
-import (
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"io"
-	"os"
-	"os/signal"
-	"runtime"
-	"strconv"
-	"strings"
-	"syscall"
-	"time"
-
-	"github.com/kandev/kandev/state"
-)
-
-// The supervisor is kandev itself, started by Launch with superviseEnv set
-// and the agent's command line as arguments. It exists because the agent is
-// often a wrapper (sh -c, an npm shim) whose real work runs in children: a
-// signal on the owner's death reaches only a direct child, so something
-// that outlives the owner by a moment must end the rest. It:
+// Package supervise is the agent's supervisor: kandev itself, started by
+// the owner (acp.Launch) with Env set and the agent's command line as
+// arguments. It exists because the agent is often a wrapper (sh -c, an npm
+// shim) whose real work runs in children: a signal on the owner's death
+// reaches only a direct child, so something that outlives the owner by a
+// moment must end the rest. It:
 //   - leads the agent's process group and runs the agent in it, handing the
 //     agent its stdio and keeping none for itself;
 //   - watches fd 3, a pipe whose only writer is the owner: EOF means the
@@ -35,28 +18,56 @@ import (
 // supervisor is a child subreaper, so orphans of the agent's tree are
 // reparented to it and its process tree is complete; on macOS, which has no
 // subreaper, orphans are found by an environment tag unique to this launch.
+//
+// The supervisor runs from this package's initialisation and exits there, so
+// it pays for the initialisation of this package's imports only, not for the
+// rest of the binary (go-git, the MCP SDK, ...): Go initialises the packages
+// a package imports before it, and any other package in the order of import
+// paths once its own imports are done. So on Linux this package imports the
+// standard library's os, syscall, bytes and their like only (not strings,
+// which is initialised late, nor fmt, state or golang.org/x/sys), and
+// startup_test.go checks how early it runs.
+package supervise
 
-// superviseEnv marks a kandev process started as an agent's supervisor.
-const superviseEnv = "KANDEV_AGENT_SUPERVISOR"
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+)
 
-// launchTagEnv tags every process of one launch (see leftovers on macOS).
-const launchTagEnv = "KANDEV_AGENT_LAUNCH"
+// Env marks a kandev process started as an agent's supervisor.
+const Env = "KANDEV_AGENT_SUPERVISOR"
 
-// agentLockEnv names the session's agent lock, which the supervisor holds
-// until the agent's tree is gone: an owner that returned before its agent
-// had stopped leaves the next owner waiting on it (state.AwaitAgentGone).
-const agentLockEnv = "KANDEV_AGENT_LOCK"
+// LaunchTagEnv tags every process of one launch (see leftovers on macOS).
+const LaunchTagEnv = "KANDEV_AGENT_LAUNCH"
 
-// stopRequest is what an owner writes on the watch pipe to hand the
-// agent's shutdown to the supervisor and return at once: the agent has its
-// stdin closed, gets grace to exit on its own, then SIGTERM, then SIGKILL.
-// EOF without it still means the owner died: everything is killed at once.
-const stopRequest = "stop-after-ms "
+// LockEnv names the session's agent lock, which the supervisor holds until
+// the agent's tree is gone: an owner that returned before its agent had
+// stopped leaves the next owner waiting on it (state.AwaitAgentGone). While
+// the agent runs the lock file is one byte long (a hole: no data is written,
+// no block taken, so a full disk cannot refuse it); the supervisor empties it
+// once it knows that no process of the agent's is left, so a lock file that
+// is not empty and not locked says a supervisor was killed before it could
+// end the agent's tree (state.AgentLeftoversPossible): only then is the
+// machine's process list worth reading for leftovers.
+const LockEnv = "KANDEV_AGENT_LOCK"
+
+// StopRequest is what an owner writes on the watch pipe to hand the agent's
+// shutdown to the supervisor and return at once: the agent has its stdin
+// closed, gets grace to exit on its own, then SIGTERM, then SIGKILL. EOF
+// without it still means the owner died: everything is killed at once.
+const StopRequest = "stop-after-ms "
 
 // init turns any binary that links this package (kandev, and test binaries
-// that launch agents) into a supervisor when started as one by Launch.
+// that launch agents) into a supervisor when started as one by acp.Launch.
 func init() {
-	if os.Getenv(superviseEnv) == "" {
+	if os.Getenv(Env) == "" {
 		return
 	}
 	os.Exit(supervise(os.Args[1:]))
@@ -68,21 +79,20 @@ func supervise(args []string) int {
 	runtime.LockOSThread()
 	watch := os.NewFile(3, "owner-watch")
 	syscall.CloseOnExec(3)
-	os.Unsetenv(superviseEnv) // the agent may be kandev too (the demo agent)
-	if path := os.Getenv(agentLockEnv); path != "" {
-		os.Unsetenv(agentLockEnv)
-		release, _ := state.HoldAgentLock(path)
-		defer release()
+	os.Unsetenv(Env) // the agent may be kandev too (the demo agent)
+	lock := -1
+	if path := os.Getenv(LockEnv); path != "" {
+		os.Unsetenv(LockEnv)
+		lock = holdLock(path)
+		defer syscall.Close(lock) // the lock goes with the descriptor
 	}
-	tag := make([]byte, 8)
-	_, _ = rand.Read(tag)
-	launch := launchTagEnv + "=" + hex.EncodeToString(tag)
+	launch := LaunchTagEnv + "=" + strconv.FormatUint(rand.Uint64(), 16)
 	// Signals for the agent reach the whole group; the supervisor outlasts
 	// them and leaves when the agent does. Caught, not ignored: an ignored
 	// signal would stay ignored in the agent.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "kandev: the agent supervisor needs a command")
+		os.Stderr.WriteString("kandev: the agent supervisor needs a command\n")
 		return 2
 	}
 	becomeSubreaper()
@@ -94,7 +104,8 @@ func supervise(args []string) int {
 		Sys:   agentSysProcAttr(),
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "kandev: start agent %s: %v\n", args[0], err)
+		os.Stderr.WriteString("kandev: start agent " + args[0] + ": " + err.Error() + "\n")
+		markClean(lock)
 		return 127
 	}
 	os.Stdin.Close()
@@ -116,15 +127,46 @@ func supervise(args []string) int {
 	case grace := <-stop:
 		status = stopGently(exited, grace, launch)
 	case <-ownerGone:
-		killAll(launch)
+		killAll(launch) // the lock file stays marked: the next owner looks for leftovers
 		sweep(launch)
 		return exitLike(status)
 	}
 	if nothingLeft() { // the common end: no process list to read
+		markClean(lock)
 		return exitLike(status)
 	}
-	sweep(launch)
+	if sweep(launch) {
+		markClean(lock)
+	}
 	return exitLike(status)
+}
+
+// holdLock takes the agent lock at path for as long as the supervisor
+// lives (created 0600 when missing, never through a symbolic link, as
+// state's locks) and marks it (its size becomes 1, see LockEnv). It returns
+// the descriptor, or -1 when the lock is held elsewhere (the previous agent
+// is still stopping and the owner stopped waiting for it) or cannot be
+// opened: then this launch neither holds nor marks it.
+func holdLock(path string) int {
+	fd, err := syscall.Open(path, syscall.O_CREAT|syscall.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return -1
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		syscall.Close(fd)
+		return -1
+	}
+	_ = syscall.Ftruncate(fd, 1) // the mark: a one-byte hole, which takes no block even on a full disk
+	return fd
+}
+
+// markClean empties the lock file: no process of this launch is left.
+// Nothing is synced: the mark only has to outlive this process, and no
+// process outlives a power loss.
+func markClean(lock int) {
+	if lock >= 0 {
+		_ = syscall.Ftruncate(lock, 0)
+	}
 }
 
 // readStopRequest reads the watch pipe to its end and reports the owner's
@@ -132,11 +174,11 @@ func supervise(args []string) int {
 func readStopRequest(watch io.Reader) (time.Duration, bool) {
 	b, _ := io.ReadAll(io.LimitReader(watch, 64))
 	_, _ = io.Copy(io.Discard, watch)
-	ms, ok := strings.CutPrefix(strings.TrimSpace(string(b)), stopRequest)
+	ms, ok := bytes.CutPrefix(bytes.TrimSpace(b), []byte(StopRequest))
 	if !ok {
 		return 0, false
 	}
-	n, err := strconv.Atoi(ms)
+	n, err := strconv.Atoi(string(ms))
 	if err != nil || n < 0 {
 		return 0, false
 	}
@@ -170,9 +212,21 @@ func stopGently(exited <-chan syscall.WaitStatus, grace time.Duration, launch st
 // and the supervisor). Whatever it misses, sweep gets if the supervisor is
 // still there.
 func killAll(launch string) {
-	killGroups(leftovers(launch))
+	KillGroups(leftovers(launch))
 	if syscall.Getpgrp() == os.Getpid() { // the group is the agent's, never a caller's
 		_ = syscall.Kill(0, syscall.SIGKILL)
+	}
+}
+
+// KillGroups SIGKILLs each pid's process group (unless it is ours) and the
+// pid itself.
+func KillGroups(pids []int) {
+	own := syscall.Getpgrp()
+	for _, pid := range pids {
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 && pgid != own {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
@@ -193,11 +247,12 @@ func reapUntil(pid int) syscall.WaitStatus {
 
 // sweep kills every process the agent left behind and reaps them, for two
 // seconds at most (a process stuck in the kernel cannot hold kandev longer).
-func sweep(launch string) {
+// It reports whether none is left.
+func sweep(launch string) bool {
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
 		left := leftovers(launch)
-		killGroups(left)
+		KillGroups(left)
 		reaped := false
 		for {
 			got, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
@@ -205,7 +260,7 @@ func sweep(launch string) {
 				continue
 			}
 			if err == syscall.ECHILD && len(left) == 0 {
-				return
+				return true
 			}
 			if got <= 0 {
 				break
@@ -216,6 +271,7 @@ func sweep(launch string) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+	return false
 }
 
 // exitLike leaves the way the agent did: the same exit code, or the same
@@ -234,8 +290,8 @@ func exitLike(ws syscall.WaitStatus) int {
 // ownLeftovers are the supervisor's descendants still alive.
 func ownLeftovers() []int {
 	var out []int
-	for _, pid := range state.Descendants(os.Getpid()) {
-		if state.ProcessStart(pid) != "" {
+	for _, pid := range descendants(os.Getpid()) {
+		if processStart(pid) != "" {
 			out = append(out, pid)
 		}
 	}

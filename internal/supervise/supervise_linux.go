@@ -1,0 +1,95 @@
+package supervise
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// SelfExe is this binary; /proc/self/exe still works when kandev was
+// upgraded (its file replaced) while the owner runs.
+func SelfExe() string { return "/proc/self/exe" }
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of prctl(2) (the syscall
+// package has no name for it, and golang.org/x/sys/unix is initialised late).
+const prSetChildSubreaper = 36
+
+// becomeSubreaper makes orphans of the agent's tree children of the
+// supervisor instead of init, so none escapes the sweep.
+func becomeSubreaper() {
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0)
+}
+
+// agentSysProcAttr kills the agent if the supervisor itself is SIGKILLed.
+func agentSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// leftovers are the processes to kill once the agent is gone: the
+// supervisor's tree, complete because it is a subreaper.
+func leftovers(string) []int { return ownLeftovers() }
+
+// nothingLeft reports, without reading /proc, that the agent left no
+// process behind: the supervisor is a subreaper, so every process of the
+// agent's tree still there is its child, and with no child there is none.
+// (It reaps a child that has exited; sweep reaps the rest.)
+func nothingLeft() bool {
+	_, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+	return err == syscall.ECHILD
+}
+
+// The process facts below are what state/proc_linux.go reads, for the
+// supervisor alone (it does not link state; see the package comment).
+
+// processStart is field 22 of /proc/PID/stat (when the process started),
+// "" for a process that does not exist or is a zombie.
+func processStart(pid int) string {
+	f := statFields(pid)
+	// After ')': field 3 (state) is f[0], so field 22 is f[19].
+	if len(f) < 20 || string(f[0]) == "Z" {
+		return ""
+	}
+	return string(f[19])
+}
+
+// statFields are the fields of /proc/PID/stat after the command name (which
+// may hold spaces and parentheses; fields resume after the last ')').
+func statFields(pid int) [][]byte {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return bytes.Fields(b[i+1:])
+}
+
+// descendants lists the pids below pid in the process tree, parents before
+// their children.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := statFields(p); len(f) >= 2 {
+			if pp, err := strconv.Atoi(string(f[1])); err == nil {
+				children[pp] = append(children[pp], p)
+			}
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, children[p]...)
+		queue = append(queue, children[p]...)
+	}
+	return out
+}
