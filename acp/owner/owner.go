@@ -271,7 +271,11 @@ func (o *owner) shutdown(clean bool) {
 			o.conn.Barrier(nil)
 		}
 		pid, _ := o.proc.Identity()
-		o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (stdin closed, then a signal)"})
+		how := "stdin closed, a signal if it is still running after the grace"
+		if !o.job.Profile.ExitOnEOF {
+			how = "stdin closed and a signal at once: the profile says it ignores EOF"
+		}
+		o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (" + how + ")"})
 		o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
 		return
 	}
