@@ -139,7 +139,13 @@ func waitListening(t *testing.T, port int, what string) {
 // startGitDaemon serves root over git:// with pushes allowed.
 func startGitDaemon(t *testing.T, root string) string {
 	port := freePort(t)
-	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+	// git-daemon itself, not `git daemon`: git runs it as a child and a
+	// kill of git would leave the daemon serving after the test.
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skip("SKIP: git --exec-path: ", err)
+	}
+	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(execPath)), "git-daemon"), "--reuseaddr", "--export-all", "--enable=receive-pack",
 		"--listen=127.0.0.1", "--port="+strconv.Itoa(port), "--base-path="+root, root)
 	if err := cmd.Start(); err != nil {
 		t.Skip("SKIP: git daemon cannot start: ", err)

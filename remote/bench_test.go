@@ -39,7 +39,12 @@ func gitDaemonIn(tb testing.TB, root string) string {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1", "--port="+strconv.Itoa(port), "--base-path="+root, root)
+	// git-daemon itself: a kill of `git daemon` would leave its child serving.
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		tb.Skip("SKIP: git --exec-path: ", err)
+	}
+	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(execPath)), "git-daemon"), "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1", "--port="+strconv.Itoa(port), "--base-path="+root, root)
 	if err := cmd.Start(); err != nil {
 		tb.Skip("SKIP: git daemon: ", err)
 	}
