@@ -109,7 +109,7 @@ func TestPrompt_ALaterQueuedInputThatFailsIsAWarningNotTheExitCode(t *testing.T)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the owner's turn", func() bool { return agentText(w.events(id), "") != "" })
+	waitFor(t, 20*time.Second, "the owner's turn", func() bool { return agentText(w.eventsSoFar(id), "") != "" })
 	w.mustRun("prompt", id, "--no-follow", "/crash")
 	err := cmd.Wait()
 	if err != nil {
@@ -175,7 +175,7 @@ func TestStorage_FullDiskMidTurnEndsWithOneLineExit1AndRepairGivesAReadableLog(t
 			}
 		}
 	}()
-	waitFor(t, 20*time.Second, "the turn to stream", func() bool { return agentText(w.events(id), "") != "" })
+	waitFor(t, 20*time.Second, "the turn to stream", func() bool { return agentText(w.eventsSoFar(id), "") != "" })
 	filler := fillDisk(t, home)
 	<-read
 	err := cmd.Wait()

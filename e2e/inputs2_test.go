@@ -59,7 +59,7 @@ func TestInbox_ANoFollowInputBehindAFailedOneIsServedInOrder(t *testing.T) {
 	owner.Wait()
 	crasher.Wait()
 	waitFor(t, 30*time.Second, "the --no-follow input to be served", func() bool {
-		return strings.Contains(agentText(w.events(id), ""), "after-the-crash")
+		return strings.Contains(agentText(w.eventsSoFar(id), ""), "after-the-crash")
 	})
 	w.waitOwnerGone(id, 20*time.Second)
 	w.mustRun("prompt", id, "/say later")
@@ -137,7 +137,7 @@ func TestSecrets_AQueuedPromptKilledWithItsOwnerIsGoneOnceResumeServesIt(t *test
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	w.mustRun("prompt", id, "--no-follow", "/say working\n/sleep 60000")
-	waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.events(id), state.EventAgentMessage)) > 0 })
+	waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), state.EventAgentMessage)) > 0 })
 	w.mustRun("prompt", id, "--no-follow", "use "+secretShape)
 	pid := w.session(id).OwnerPID
 	_ = kill(pid, syscall.SIGKILL)
@@ -208,7 +208,7 @@ func TestExit_APromptCancelledFromAnotherProcessExits130(t *testing.T) {
 			w.closeOnCleanup(id)
 			cmd, _ := w.background("prompt", id, "/say working\n/sleep 60000")
 			w.mustRun("wait", id, "--until", "running", "--timeout", "20s")
-			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.events(id), state.EventAgentMessage)) > 0 })
+			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), state.EventAgentMessage)) > 0 })
 			w.mustRun("cancel", id)
 			if code := exitOf(t, cmd, 20*time.Second); code != 130 {
 				t.Fatalf("a prompt whose turn was cancelled exited %d, want 130", code)
@@ -226,7 +226,7 @@ func TestExit_AFollowerOfADetachedOwnerExitsAsItsOwnerWasStopped(t *testing.T) {
 			w := newWorld(t)
 			id := w.startWarm("60s")
 			cmd, _ := w.background("prompt", id, "/say working\n/sleep 60000")
-			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.events(id), state.EventAgentMessage)) > 0 })
+			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), state.EventAgentMessage)) > 0 })
 			_ = kill(w.session(id).OwnerPID, tc.sig)
 			if code := exitOf(t, cmd, 20*time.Second); code != tc.want {
 				t.Fatalf("the follower exited %d after its owner got %s, want %d", code, tc.sig, tc.want)

@@ -168,7 +168,7 @@ func TestLimit_ResumeAfterLimitSchedulesRecoverWithTheOSSchedulerAndCloseCancels
 	}
 	// The OS runs kandev recover at the reset (at: on the next minute).
 	waitFor(t, 90*time.Second, "the scheduled recover to continue the session", func() bool {
-		evs := w.events(id)
+		evs := w.eventsSoFar(id)
 		c := limitContinuations(evs)
 		return len(c) == 1 && turnEnd(evs, c[0].TurnID) == state.StopEndTurn
 	})

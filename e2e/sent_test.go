@@ -230,7 +230,7 @@ func TestSent_ATurnKilledBeforePromptSentIsSentExactlyOnce(t *testing.T) {
 			waitFor(t, 30*time.Second, "the first turn to start", func() bool {
 				h, _ := state.OpenHome(w.home)
 				all, _ := h.ListSessions()
-				return len(all) == 1 && lastTurn(w.events(all[0].ID)) == "t1"
+				return len(all) == 1 && lastTurn(w.eventsSoFar(all[0].ID)) == "t1"
 			})
 			r := b.stop(t, sig)
 			id := w.onlySession()

@@ -35,7 +35,7 @@ func (w *world) signalMidTurn(id string, before func(), sigs []syscall.Signal, a
 		w.t.Fatal(err)
 	}
 	waitFor(w.t, 30*time.Second, "the turn to stream", func() bool {
-		evs := w.events(id)
+		evs := w.eventsSoFar(id)
 		return len(ofType(evs, state.EventTurnStarted)) > turns && agentText(evs, lastTurn(evs)) != ""
 	})
 	if before != nil {
@@ -200,7 +200,7 @@ func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T
 	before := len(ofType(w.events(id), state.EventTurnStarted))
 	cmd, _ := w.background("recover", "--all")
 	waitFor(t, 30*time.Second, "recover's turn", func() bool {
-		return len(ofType(w.events(id), state.EventTurnStarted)) > before && w.session(id).State == state.StateRunning && w.ownerAlive(id)
+		return len(ofType(w.eventsSoFar(id), state.EventTurnStarted)) > before && w.session(id).State == state.StateRunning && w.ownerAlive(id)
 	})
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)

@@ -195,7 +195,7 @@ func TestStorage_AFullDiskUnderAWarmOwnerIsReportedAsTheDiskNotTheAgent(t *testi
 					t.Fatal(err)
 				}
 				// The prompt is on disk and sent; the agent sleeps: now fill the disk.
-				waitFor(t, 20*time.Second, "the second prompt to be sent", func() bool { return len(ofType(w.events(id), state.EventPromptSent)) == 2 })
+				waitFor(t, 20*time.Second, "the second prompt to be sent", func() bool { return len(ofType(w.eventsSoFar(id), state.EventPromptSent)) == 2 })
 				filler := fillDisk(t, w.home)
 				st, _ := os.Stat(filler)
 				if err := os.Truncate(filler, st.Size()-room); err != nil {

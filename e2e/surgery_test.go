@@ -316,7 +316,7 @@ func TestSurgery_WhileATurnRunsExits3(t *testing.T) {
 	defer cmd.Wait()
 	defer w.run("cancel", id)
 	waitFor(t, 20*time.Second, "the turn to start", func() bool {
-		return lastTurn(w.events(id)) == "t4" && w.ownerAlive(id)
+		return lastTurn(w.eventsSoFar(id)) == "t4" && w.ownerAlive(id)
 	})
 	for _, args := range [][]string{{"rewind", id, "--to", "0"}, {"clear", id}, {"compact", id}} {
 		if r := w.run(args...); r.code != 3 {
