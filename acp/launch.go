@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -39,6 +40,56 @@ type Process struct {
 	// Args is the agent's command line as launched.
 	Args []string
 }
+
+// stdoutPipe is the agent's stdout, read to its end. It is not exec.Cmd's
+// StdoutPipe: Wait closes that the moment the process exits, dropping what
+// the agent wrote last and kandev had not read yet (the last words of an
+// agent that crashes mid-turn). This one ends when every writer is gone:
+// the agent's tree ends with its supervisor (unix) or its job (Windows).
+// After the process has exited, drainBy bounds the wait for a writer that
+// escaped (a grandchild orphaned by a SIGKILLed supervisor).
+type stdoutPipe struct {
+	r, w *os.File
+}
+
+// newStdoutPipe makes the pipe and gives its write end to cmd; after Start,
+// started closes kandev's copy of that end.
+func newStdoutPipe(cmd *exec.Cmd) (*stdoutPipe, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = w
+	return &stdoutPipe{r: r, w: w}, nil
+}
+
+func (p *stdoutPipe) started() { _ = p.w.Close() }
+
+// failed closes both ends of a pipe whose process never started.
+func (p *stdoutPipe) failed() {
+	_ = p.w.Close()
+	_ = p.r.Close()
+}
+
+// Read reads the agent's output; at the end (EOF, or drainBy's deadline)
+// the pipe is closed.
+func (p *stdoutPipe) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if err != nil {
+		_ = p.r.Close()
+	}
+	return n, err
+}
+
+func (p *stdoutPipe) Close() error { return p.r.Close() }
+
+// drainBy lets what is in the pipe be read until t, then ends reads. Where
+// the platform has no deadlines on pipes the end waits for the writers.
+func (p *stdoutPipe) drainBy(t time.Time) { _ = p.r.SetReadDeadline(t) }
+
+// stdoutDrain is how long the agent's stdout may still be read after the
+// process has exited.
+const stdoutDrain = 2 * time.Second
 
 // LaunchSpec is what Launch needs.
 type LaunchSpec struct {

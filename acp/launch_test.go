@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -75,5 +76,22 @@ func TestLaunch_ReportsHowTheAgentEnded(t *testing.T) {
 		if got := p.ExitDescription(); got != c.want {
 			t.Errorf("%s: %q, want %q", c.script, got, c.want)
 		}
+	}
+}
+
+func TestLaunch_WhatTheAgentWroteBeforeItExitedIsReadInFull(t *testing.T) {
+	// 32 KiB, less than a pipe holds, so the agent exits before kandev has
+	// read any of it: its last words (a crash's) must still all be read.
+	p, _ := launchSh(t, `i=0; while [ $i -lt 512 ]; do printf '%063d\n' $i; i=$((i+1)); done; echo last words; exit 3`)
+	if !p.exitsWithin(10 * time.Second) {
+		t.Fatal("the agent did not exit")
+	}
+	time.Sleep(50 * time.Millisecond) // what follows the exit (Wait) has run
+	out, err := io.ReadAll(p.Stdout)
+	if err != nil {
+		t.Fatalf("reading the agent's output after it exited: %v (%d bytes read)", err, len(out))
+	}
+	if want := 512*64 + len("last words\n"); len(out) != want || !strings.HasSuffix(string(out), "last words\n") {
+		t.Fatalf("read %d bytes ending %q, want %d ending \"last words\\n\"", len(out), out[max(len(out)-20, 0):], want)
 	}
 }
