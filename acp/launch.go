@@ -17,7 +17,7 @@ var ErrAgentNotInstalled = errors.New("agent not installed")
 // Process is a launched agent, with stdio connected to kandev by pipes,
 // whose whole process tree ends as soon as this process closes its watch or
 // dies, however it dies. On unix kandev does not start the agent itself but
-// a copy of itself as the agent's supervisor (supervise_unix.go), which
+// a copy of itself as the agent's supervisor (internal/supervise), which
 // leads the agent's process group and kills everything in it when the
 // watch pipe closes; on Windows the agent runs in a Job Object that kills
 // every process in it when its last handle closes (launch_windows.go).
