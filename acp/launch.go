@@ -6,9 +6,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kandev/kandev/state"
 )
 
 // ErrAgentNotInstalled says the agent's program is not on PATH.
@@ -90,6 +93,55 @@ func (p *stdoutPipe) drainBy(t time.Time) { _ = p.r.SetReadDeadline(t) }
 // stdoutDrain is how long the agent's stdout may still be read after the
 // process has exited.
 const stdoutDrain = 2 * time.Second
+
+// startProcess starts cmd with kandev's pipes on its stdio. watch ends the
+// agent's tree when closed: on a failed start, and once the process has
+// exited. adopt (nil: none) runs on the started process before it is
+// handed out (Windows puts it in its job); if it fails the process is
+// killed.
+func startProcess(cmd *exec.Cmd, watch io.Closer, args, command []string, adopt func(pid int) error) (*Process, error) {
+	fail := func(err error) (*Process, error) {
+		_ = watch.Close()
+		return nil, fmt.Errorf("start agent %s: %w", strings.Join(command, " "), err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return fail(err)
+	}
+	stdout, err := newStdoutPipe(cmd)
+	if err != nil {
+		return fail(err)
+	}
+	p := &Process{cmd: cmd, watch: watch, Stdin: stdin, Stdout: stdout, stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{}), Args: args}
+	cmd.Stderr = p.stderr
+	// Wait copies stderr until every writer is gone; an orphan that escaped
+	// the agent's tree must not hold it (nor the owner) forever.
+	cmd.WaitDelay = stdoutDrain
+	if err := cmd.Start(); err != nil {
+		stdout.failed()
+		return fail(err)
+	}
+	if adopt != nil {
+		if err := adopt(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			stdout.failed()
+			return fail(err)
+		}
+	}
+	stdout.started()
+	p.PID = cmd.Process.Pid
+	p.Start = state.ProcessStart(p.PID)
+	p.began = time.Now()
+	go func() {
+		p.err = cmd.Wait()
+		p.ended = time.Now()
+		stdout.drainBy(p.ended.Add(stdoutDrain))
+		p.watch.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
 
 // LaunchSpec is what Launch needs.
 type LaunchSpec struct {

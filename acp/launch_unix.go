@@ -43,38 +43,7 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	// Own process group, so a terminal's Ctrl-C reaches kandev only and
 	// kandev decides how the agent stops.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		watchW.Close()
-		return nil, err
-	}
-	stdout, err := newStdoutPipe(cmd)
-	if err != nil {
-		watchW.Close()
-		return nil, err
-	}
-	p := &Process{cmd: cmd, watch: watchW, Stdin: stdin, Stdout: stdout, stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{}), Args: args}
-	cmd.Stderr = p.stderr
-	// Wait copies stderr until every writer is gone; an orphan that escaped
-	// the agent's tree must not hold it (nor the owner) forever.
-	cmd.WaitDelay = stdoutDrain
-	if err := cmd.Start(); err != nil {
-		watchW.Close()
-		stdout.failed()
-		return nil, fmt.Errorf("start agent %s: %w", strings.Join(spec.Command, " "), err)
-	}
-	stdout.started()
-	p.PID = cmd.Process.Pid
-	p.Start = state.ProcessStart(p.PID)
-	p.began = time.Now()
-	go func() {
-		p.err = cmd.Wait()
-		p.ended = time.Now()
-		stdout.drainBy(p.ended.Add(stdoutDrain))
-		p.watch.Close()
-		close(p.done)
-	}()
-	return p, nil
+	return startProcess(cmd, watchW, args, spec.Command, nil)
 }
 
 // Stop ends the agent: close its stdin, then after grace SIGTERM to its

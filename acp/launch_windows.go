@@ -46,45 +46,8 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	// Its own process group, so a console's Ctrl-C reaches kandev only and
 	// kandev decides how the agent stops (Stop sends it Ctrl-Break).
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		job.Close()
-		return nil, err
-	}
-	stdout, err := newStdoutPipe(cmd)
-	if err != nil {
-		job.Close()
-		return nil, err
-	}
-	p := &Process{cmd: cmd, watch: job, Stdin: stdin, Stdout: stdout, stderr: &tailBuffer{max: 16 << 10}, done: make(chan struct{}), Args: args}
-	cmd.Stderr = p.stderr
-	// Wait copies stderr until every writer is gone; an orphan that escaped
-	// the agent's tree must not hold it (nor the owner) forever.
-	cmd.WaitDelay = stdoutDrain
-	if err := cmd.Start(); err != nil {
-		job.Close()
-		stdout.failed()
-		return nil, fmt.Errorf("start agent %s: %w", strings.Join(spec.Command, " "), err)
-	}
-	if err := job.adopt(cmd.Process.Pid); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		job.Close()
-		stdout.failed()
-		return nil, fmt.Errorf("start agent %s: %w", strings.Join(spec.Command, " "), err)
-	}
-	stdout.started()
-	p.PID = cmd.Process.Pid
-	p.Start = state.ProcessStart(p.PID)
-	p.began = time.Now()
-	go func() {
-		p.err = cmd.Wait()
-		p.ended = time.Now()
-		stdout.drainBy(p.ended.Add(stdoutDrain))
-		p.watch.Close() // whatever the agent left running ends with the job
-		close(p.done)
-	}()
-	return p, nil
+	// Whatever the agent left running ends with the job (closed once it exits).
+	return startProcess(cmd, job, args, spec.Command, job.adopt)
 }
 
 // Stop ends the agent: close its stdin, then after grace Ctrl-Break to its
