@@ -37,6 +37,10 @@ func (c *CompletionCmd) Help() string {
 }
 
 // Run prints the script.
+func (c *CompletionCmd) readsOnly() bool { return true }
+
+func (c *CompleteCmd) readsOnly() bool { return true }
+
 func (c *CompletionCmd) Run(env *Env) error {
 	script, err := completionScripts.ReadFile("completions/kandev." + c.Shell)
 	if err != nil {

@@ -24,6 +24,8 @@ func (c *EventsCmd) Help() string {
 }
 
 // Run prints the session's raw events.
+func (c *EventsCmd) readsOnly() bool { return !c.Follow }
+
 func (c *EventsCmd) Run(env *Env) error {
 	if c.Since < 0 {
 		return usagef("--since must be 0 or more (got %d)", c.Since)

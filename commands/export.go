@@ -37,6 +37,8 @@ func (c *ExportCmd) Help() string {
 }
 
 // Run writes the bundle to stdout.
+func (c *ExportCmd) readsOnly() bool { return true }
+
 func (c *ExportCmd) Run(env *Env) error {
 	h, s, err := c.load(env, needAny)
 	if err != nil {

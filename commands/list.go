@@ -37,6 +37,8 @@ type listed struct {
 }
 
 // Run lists sessions, newest activity first.
+func (c *ListCmd) readsOnly() bool { return true }
+
 func (c *ListCmd) Run(env *Env) error {
 	if c.Limit < 0 {
 		return usagef("--limit must be 0 or more (0: all; got %d)", c.Limit)

@@ -18,6 +18,8 @@ type ManCmd struct {
 }
 
 // Run prints the page.
+func (c *ManCmd) readsOnly() bool { return true }
+
 func (c *ManCmd) Run(env *Env, k *kong.Context) error {
 	v := version.Get()
 	date := c.Date

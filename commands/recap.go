@@ -31,6 +31,8 @@ func (c *RecapCmd) Help() string {
 }
 
 // Run prints the recap.
+func (c *RecapCmd) readsOnly() bool { return true }
+
 func (c *RecapCmd) Run(env *Env) error {
 	if c.Limit < 1 || c.Limit > history.MaxRecapLimit {
 		return usagef("--limit must be between 1 and %d (got %d)", history.MaxRecapLimit, c.Limit)

@@ -205,7 +205,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGPIPE)
 	tout, terr := &hangupWriter{w: stdout}, &hangupWriter{w: stderr}
 	out.Out, out.Err = tout, terr
-	sigs := watchSignals(func() { tout.gone.Store(true); terr.gone.Store(true) })
+	sigs := signalsFor(kctx.Selected(), func() { tout.gone.Store(true); terr.gone.Store(true) })
 	defer sigs.stop()
 	env := &Env{G: globals, Stdin: stdin, Out: out, Ctx: sigs.ctx, Abort: sigs.abort, Now: time.Now}
 	err = kctx.Run(env)

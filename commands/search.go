@@ -32,6 +32,8 @@ type searchResults struct {
 }
 
 // Run searches and prints the hits.
+func (c *SearchCmd) readsOnly() bool { return true }
+
 func (c *SearchCmd) Run(env *Env) error {
 	if c.Limit < 0 {
 		return usagef("--limit must be 0 or more")

@@ -48,6 +48,8 @@ type Status struct {
 }
 
 // Run prints the verdict and the session.
+func (c *StatusCmd) readsOnly() bool { return true }
+
 func (c *StatusCmd) Run(env *Env) error {
 	h, s, err := c.load(env, needAny)
 	if err != nil {

@@ -33,6 +33,8 @@ type TranscriptPage struct {
 }
 
 // Run prints one page of the session's transcript.
+func (c *TranscriptCmd) readsOnly() bool { return true }
+
 func (c *TranscriptCmd) Run(env *Env) error {
 	if c.Limit < 1 || c.Limit > history.MaxPageLimit {
 		return usagef("--limit must be between 1 and %d (got %d)", history.MaxPageLimit, c.Limit)

@@ -38,6 +38,8 @@ type usageRow struct {
 }
 
 // Run sums the usage of one session or of all of them.
+func (c *UsageCmd) readsOnly() bool { return true }
+
 func (c *UsageCmd) Run(env *Env) error {
 	if c.All && (c.ID != "" || c.Latest) {
 		return usagef("give a session (an id or --latest) or --all, not both")
