@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,8 +48,8 @@ func TestInstall_FreshAccountInstallsWithTheREADMELineAndRunsByName(t *testing.T
 		t.Fatal(err)
 	}
 	line := firstInstallLine(t, string(readme))
-	if line != "go install "+installModule+"@latest" {
-		t.Fatalf("the README's first install line is %q, want %q", line, "go install "+installModule+"@latest")
+	if want := "CGO_ENABLED=0 go install " + installModule + "@latest"; line != want {
+		t.Fatalf("the README's first install line is %q, want %q", line, want)
 	}
 
 	realProxy := goEnv(t, "GOPROXY")
@@ -82,6 +83,13 @@ func TestInstall_FreshAccountInstallsWithTheREADMELineAndRunsByName(t *testing.T
 	}
 	if _, err := os.Stat(filepath.Join(gopath, "bin", "kandev")); err != nil {
 		t.Fatalf("go install left no kandev in $(go env GOPATH)/bin: %v", err)
+	}
+	// CGO_ENABLED=0 in the line: the binary is static, as released (no
+	// dynamic loader at every start).
+	if runtime.GOOS == "linux" {
+		if interp := elfInterpreter(t, filepath.Join(gopath, "bin", "kandev")); interp != "" {
+			t.Errorf("the installed kandev is dynamically linked (interpreter %s); the README's line should build it static", interp)
+		}
 	}
 	// Before PATH has it, the name is not found: the README's second line is needed.
 	if r := runIn(t, env, home, "sh", "-c", "command -v kandev"); r.code == 0 {
@@ -302,4 +310,24 @@ files:
 	}
 	t.Logf("module proxy %s: %s@%s, %d files (%d KB zipped), nested modules left out: %v", proxy, installModule, installVersion, n, zbuf.Len()/1024, nested)
 	return proxy
+}
+
+// elfInterpreter is the dynamic loader an ELF binary names ("" for a static one).
+func elfInterpreter(t *testing.T, path string) string {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err != nil {
+				t.Fatalf("read the interpreter of %s: %v", path, err)
+			}
+			return strings.TrimRight(string(b), "\x00")
+		}
+	}
+	return ""
 }
