@@ -62,6 +62,7 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 		o.settleUserCancel()
 	}
 	o.shutdown(err == nil && ctx.Err() == nil)
+	o.settleUsage()
 	o.res.Session = o.s
 	if werr := o.storageErr(); werr != nil {
 		// What was not written was not reported either; the write error is the cause.
@@ -81,12 +82,18 @@ type owner struct {
 	// claim is this machine's claim on a session that travels (nil: none).
 	claim *remote.Turns
 
-	recMu    sync.Mutex // orders update and session
-	mu       sync.Mutex
-	turnID   string
-	accepted bool // the agent has answered something in the current turn
-	onAccept func()
-	onSent   func() // runs once the current turn's prompt_sent is on disk
+	recMu sync.Mutex // orders update and session
+	// pendingUsage holds the usage totals of reports in the log that the
+	// record has yet to get, and usageFlush the timer that writes them;
+	// under recMu (usage.go).
+	pendingUsage  *state.Session
+	usageFlush    *time.Timer
+	usageFlushOff bool
+	mu            sync.Mutex
+	turnID        string
+	accepted      bool // the agent has answered something in the current turn
+	onAccept      func()
+	onSent        func() // runs once the current turn's prompt_sent is on disk
 	// droppedUnsent: a Ctrl-C ended a turn before its prompt was sent, and
 	// a marker said so.
 	droppedUnsent bool

@@ -36,6 +36,7 @@ func (o *owner) currentTurn() string {
 func (o *owner) update(fn func(*state.Session)) {
 	o.recMu.Lock()
 	defer o.recMu.Unlock()
+	fn = o.withPendingUsage(fn) // usage.go: the totals of reports already in the log ride along
 	s, err := o.job.Home.UpdateSession(o.job.SessionID, func(s *state.Session) error { fn(s); return nil })
 	if err != nil {
 		c := *o.s
@@ -44,6 +45,11 @@ func (o *owner) update(fn func(*state.Session)) {
 		o.failWrite("the record of session "+o.job.SessionID, err)
 	}
 	o.s = s
+	o.pendingUsage = nil
+	if o.usageFlush != nil {
+		o.usageFlush.Stop()
+		o.usageFlush = nil
+	}
 }
 
 // session is the cached record, for goroutines other than the owner's own.

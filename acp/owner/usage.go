@@ -2,6 +2,7 @@ package owner
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -10,8 +11,11 @@ import (
 const costAdvice = "raise [session] max_cost or start a new session"
 
 // appendUpdates appends a batch of the agent's updates. Usage events in it
-// get the session's running cost, and the record's totals follow once the
-// batch is in the log: the log is the truth, the record its summary.
+// get the session's running cost; the record's totals follow the log (the
+// log is the truth, the record its summary) with the next record write: the
+// turn's end, which usually comes a moment after the agent's last report, or
+// usageFlushDelay later, whichever is first. So a usage report costs no write
+// of its own, and the fsync of turn_ended makes it durable with the turn.
 func (o *owner) appendUpdates(evs []*state.Event) {
 	var usage []*state.Event
 	for _, e := range evs {
@@ -23,15 +27,59 @@ func (o *owner) appendUpdates(evs []*state.Event) {
 		o.append(false, evs...)
 		return
 	}
-	next := state.Session{Usage: cloneOf(o.s.Usage), UsageCount: cloneOf(o.s.UsageCount)}
-	for _, e := range usage {
-		next.AccountUsage(e, o.s.ResumeToken)
+	o.recMu.Lock()
+	base := o.s
+	if o.pendingUsage != nil {
+		base = o.pendingUsage
 	}
-	o.append(true, evs...)
+	next := &state.Session{Usage: cloneOf(base.Usage), UsageCount: cloneOf(base.UsageCount)}
+	token := o.s.ResumeToken
+	o.recMu.Unlock()
+	for _, e := range usage {
+		next.AccountUsage(e, token)
+	}
+	o.append(false, evs...)
 	if o.storageErr() != nil {
 		return
 	}
-	o.update(func(s *state.Session) { s.Usage, s.UsageCount = next.Usage, next.UsageCount })
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	o.pendingUsage = next
+	if o.usageFlush == nil && !o.usageFlushOff {
+		o.usageFlush = time.AfterFunc(usageFlushDelay, func() { o.update(func(*state.Session) {}) })
+	}
+}
+
+// usageFlushDelay bounds how long the record's usage totals lag behind the
+// log while a turn runs on.
+const usageFlushDelay = 100 * time.Millisecond
+
+// withPendingUsage is fn after the usage totals not yet in the record; the
+// caller holds recMu.
+func (o *owner) withPendingUsage(fn func(*state.Session)) func(*state.Session) {
+	p := o.pendingUsage
+	if p == nil {
+		return fn
+	}
+	return func(s *state.Session) {
+		s.Usage, s.UsageCount = cloneOf(p.Usage), cloneOf(p.UsageCount)
+		fn(s)
+	}
+}
+
+// settleUsage writes the usage totals still pending and stops the timer: no
+// record write may follow the owner's end.
+func (o *owner) settleUsage() {
+	o.recMu.Lock()
+	o.usageFlushOff = true
+	if o.usageFlush != nil {
+		o.usageFlush.Stop()
+	}
+	pending := o.pendingUsage != nil
+	o.recMu.Unlock()
+	if pending {
+		o.update(func(*state.Session) {})
+	}
 }
 
 func cloneOf[T any](p *T) *T {
