@@ -12,7 +12,6 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The demo agent's setup: two modes, two models and one config option
@@ -171,7 +170,7 @@ const mcpCallTimeout = 20 * time.Second
 // withMCP connects to each stdio MCP server the client gave this session,
 // in order, and runs fn on it; servers of other transports are named in
 // skipped (the demo agent speaks MCP over stdio only).
-func (t *turn) withMCP(fn func(name string, cs *mcp.ClientSession) (bool, error)) (skipped []string, err error) {
+func (t *turn) withMCP(fn func(ctx context.Context, name string, c *mcpClient) (bool, error)) (skipped []string, err error) {
 	for _, srv := range t.s.mcp {
 		if srv.Stdio == nil {
 			switch {
@@ -193,8 +192,8 @@ func (t *turn) withMCP(fn func(name string, cs *mcp.ClientSession) (bool, error)
 	return skipped, nil
 }
 
-func (t *turn) callMCP(srv *acp.McpServerStdio, fn func(string, *mcp.ClientSession) (bool, error)) (bool, error) {
-	ctx, cancel := context.WithTimeout(t.ctx, mcpCallTimeout)
+func (t *turn) callMCP(srv *acp.McpServerStdio, fn func(context.Context, string, *mcpClient) (bool, error)) (bool, error) {
+	ctx, cancel := context.WithTimeoutCause(t.ctx, mcpCallTimeout, fmt.Errorf("no answer within %v", mcpCallTimeout))
 	defer cancel()
 	cmd := exec.Command(srv.Command, srv.Args...)
 	cmd.Env = os.Environ()
@@ -203,13 +202,12 @@ func (t *turn) callMCP(srv *acp.McpServerStdio, fn func(string, *mcp.ClientSessi
 	}
 	cmd.Dir = t.s.file.Cwd
 	cmd.Stderr = os.Stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "kandev-demo-agent", Version: "0.1.0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	c, err := startMCP(ctx, cmd)
 	if err != nil {
 		return false, err
 	}
-	defer cs.Close()
-	return fn(srv.Name, cs)
+	defer c.close()
+	return fn(ctx, srv.Name, c)
 }
 
 // tools is the /tools directive: every tool of every MCP server given.
@@ -218,12 +216,12 @@ func (t *turn) tools() error {
 		return t.message(roleAgent, "I was given no MCP servers.")
 	}
 	var names []string
-	skipped, err := t.withMCP(func(server string, cs *mcp.ClientSession) (bool, error) {
-		res, err := cs.ListTools(t.ctx, nil)
+	skipped, err := t.withMCP(func(ctx context.Context, server string, c *mcpClient) (bool, error) {
+		list, err := c.listTools(ctx)
 		if err != nil {
 			return false, err
 		}
-		for _, tool := range res.Tools {
+		for _, tool := range list {
 			names = append(names, server+"/"+tool.Name)
 		}
 		return false, nil
@@ -261,28 +259,24 @@ func (t *turn) mcpCall(tool, args string) error {
 	}
 	result, status := "", acp.ToolCallStatusCompleted
 	found := false
-	_, err := t.withMCP(func(name string, cs *mcp.ClientSession) (bool, error) {
+	_, err := t.withMCP(func(ctx context.Context, name string, c *mcpClient) (bool, error) {
 		if server != "" && name != server {
 			return false, nil
 		}
-		list, err := cs.ListTools(t.ctx, nil)
+		list, err := c.listTools(ctx)
 		if err != nil {
 			return false, err
 		}
-		if !slices.ContainsFunc(list.Tools, func(x *mcp.Tool) bool { return x.Name == tool }) {
+		if !slices.ContainsFunc(list, func(x mcpTool) bool { return x.Name == tool }) {
 			return false, nil
 		}
 		found = true
-		res, err := cs.CallTool(t.ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+		text, isError, err := c.callTool(ctx, tool, arguments)
 		if err != nil {
 			return true, err
 		}
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				result += tc.Text
-			}
-		}
-		if res.IsError {
+		result = text
+		if isError {
 			status = acp.ToolCallStatusFailed
 		}
 		return true, nil
