@@ -50,7 +50,9 @@ func (o *owner) start(ctx context.Context) error {
 	applied := o.applySetup(ctx) // owner_setup.go: the recorded setup, applied again where the agent differs
 	pid, _ := o.proc.Identity()
 	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.CommandLine(), "replayed_updates": o.conn.Replayed(), "setup_applied": applied})
-	o.append(true, &state.Event{Type: state.EventAgentStarted, PID: pid, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
+	// Durable at once unless a prompt is about to be sent: its prompt_sent's
+	// fsync, a moment later, makes this line durable too.
+	o.append(!o.promptFollows(), &state.Event{Type: state.EventAgentStarted, PID: pid, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
 	if o.s.State == state.StateStarting {
 		o.setState(state.StateWaitingForInput)
 	}
@@ -247,4 +249,10 @@ func (o *owner) handshakeFailed(ctx context.Context, step string, err error) err
 		return fmt.Errorf("%w: %s; session %s is FAILED (fix the agent, then kandev start again)", ErrAgentFailed, msg, o.s.ID)
 	}
 	return fmt.Errorf("%w: %s; the session keeps its state, retry with kandev resume %s", ErrAgentFailed, msg, o.s.ID)
+}
+
+// promptFollows says whether this owner sends a prompt right after the
+// agent is started: the first prompt of a new session, or the one it was given.
+func (o *owner) promptFollows() bool {
+	return o.plan.Initial != "" || o.plan.SendPrompt
 }

@@ -32,7 +32,11 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 		sent = o.resumeContext(text)
 	}
 	o.beginTurn(turnID, source, carriesContext)
-	o.append(true,
+	// An inbox input counts as served once its turn is on disk, so that turn
+	// is made durable before the input is consumed. Any other turn is made
+	// durable by its prompt_sent's fsync, before anything is sent, or by the
+	// marker that says it was not sent.
+	o.append(in != nil,
 		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, Key: key, SendRecorded: true},
 		&state.Event{Type: state.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
 		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateRunning},
