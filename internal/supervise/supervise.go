@@ -105,12 +105,14 @@ func supervise(args []string) int {
 		return 127
 	}
 	// Signals for the agent reach the whole group; the supervisor outlasts
-	// them and leaves when the agent does. Ignored once the agent is started
-	// (an ignored signal would stay ignored in the agent), not caught:
-	// catching starts the runtime's signal goroutine and a thread, 0.4 ms of
-	// every launch. Before that a signal for the group ends the supervisor,
-	// and with it (Pdeathsig) the agent the signal was for.
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	// them and leaves when the agent does. Caught, not ignored: an ignored
+	// signal would stay ignored in the agent, and exitLike could not die of
+	// it. Caught once the agent is started, not before: catching starts the
+	// runtime's signal goroutine and a thread (0.4 ms), which then overlap
+	// the agent's own start instead of delaying it. Before that, a signal
+	// for the group ends the supervisor, and with it (Pdeathsig) the agent
+	// the signal was for.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	os.Stdin.Close()
 	os.Stdout.Close()
 	ownerGone := make(chan struct{})
