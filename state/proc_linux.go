@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/kandev/kandev/internal/procstat"
 )
 
 // Linux reads process facts from /proc: no dependency, no subprocess, and
@@ -18,26 +20,7 @@ func ProcessStart(pid int) string {
 	if pid <= 0 {
 		return ""
 	}
-	f := statFields(pid)
-	// After ')': field 3 (state) is f[0], so field 22 is f[19].
-	if len(f) < 20 || string(f[0]) == "Z" { // a zombie is dead for our purposes
-		return ""
-	}
-	return string(f[19])
-}
-
-// statFields are the fields of /proc/PID/stat after the command name (which
-// may hold spaces and parentheses; fields resume after the last ')').
-func statFields(pid int) [][]byte {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil
-	}
-	return bytes.Fields(b[i+1:])
+	return procstat.Start(pid)
 }
 
 // pids lists the numeric entries of /proc.
@@ -109,7 +92,7 @@ func commandLine(pid int) string {
 func childrenByParent() map[int][]int {
 	children := map[int][]int{}
 	for _, pid := range pids() {
-		f := statFields(pid)
+		f := procstat.Fields(pid)
 		if len(f) < 2 {
 			continue
 		}

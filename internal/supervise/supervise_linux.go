@@ -1,10 +1,11 @@
 package supervise
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/kandev/kandev/internal/procstat"
 )
 
 // SelfExe is this binary; /proc/self/exe still works when kandev was
@@ -42,30 +43,8 @@ func nothingLeft() bool {
 // The process facts below are what state/proc_linux.go reads, for the
 // supervisor alone (it does not link state; see the package comment).
 
-// processStart is field 22 of /proc/PID/stat (when the process started),
-// "" for a process that does not exist or is a zombie.
-func processStart(pid int) string {
-	f := statFields(pid)
-	// After ')': field 3 (state) is f[0], so field 22 is f[19].
-	if len(f) < 20 || string(f[0]) == "Z" {
-		return ""
-	}
-	return string(f[19])
-}
-
-// statFields are the fields of /proc/PID/stat after the command name (which
-// may hold spaces and parentheses; fields resume after the last ')').
-func statFields(pid int) [][]byte {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil
-	}
-	return bytes.Fields(b[i+1:])
-}
+// processStart is when pid started, "" for one that is gone or a zombie.
+func processStart(pid int) string { return procstat.Start(pid) }
 
 // descendants lists the pids below pid in the process tree, parents before
 // their children.
@@ -77,7 +56,7 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if f := statFields(p); len(f) >= 2 {
+		if f := procstat.Fields(p); len(f) >= 2 {
 			if pp, err := strconv.Atoi(string(f[1])); err == nil {
 				children[pp] = append(children[pp], p)
 			}

@@ -1,0 +1,38 @@
+package procstat
+
+import (
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestStart_IsSetForALiveProcessAndEmptyForAGoneOrZombieOne(t *testing.T) {
+	if Start(os.Getpid()) == "" {
+		t.Fatal("no start time for this process")
+	}
+	if f := Fields(os.Getpid()); len(f) < 20 || string(f[0]) != "R" {
+		t.Fatalf("fields of this (running) process: %q", f)
+	}
+	// A child that exits and is not yet reaped is a zombie.
+	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Skip("no /bin/true:", err)
+	}
+	defer syscall.Wait4(pid, nil, 0, nil)
+	deadline := time.Now().Add(5 * time.Second)
+	for f := Fields(pid); len(f) == 0 || string(f[0]) != "Z"; f = Fields(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d never became a zombie: %q", pid, f)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := Start(pid); s != "" {
+		t.Fatalf("a zombie has start %q, want none", s)
+	}
+	var ws syscall.WaitStatus
+	syscall.Wait4(pid, &ws, 0, nil)
+	if s := Start(pid); s != "" || Fields(pid) != nil {
+		t.Fatalf("a reaped process: start %q, fields %q", s, Fields(pid))
+	}
+}
