@@ -2,6 +2,7 @@ package demoagent
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,9 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"github.com/tidwall/gjson"
+
+	"github.com/kandev/kandev/history"
 )
 
 // The demo agent's MCP client: just enough of MCP to list a stdio server's
@@ -289,7 +293,7 @@ func (o *mcpOutput) Read(p []byte) (int, error) {
 		o.line, o.err = o.r.ReadBytes('\n')
 		if !isJSONRPCLine(o.line) {
 			o.mu.Lock()
-			o.bad = firstRunes(strings.TrimSpace(string(o.line)), 80)
+			o.bad = history.Clip(strings.TrimSpace(string(o.line)), 120)
 			o.mu.Unlock()
 			o.line, o.err = nil, errNotJSONRPC
 		}
@@ -307,21 +311,12 @@ func (o *mcpOutput) notJSONRPC() string {
 }
 
 // isJSONRPCLine reports whether a line of the stream is blank or a JSON
-// object with "jsonrpc": "2.0".
+// object with "jsonrpc": "2.0" (read with gjson, as kandev reads fields,
+// without decoding the message a second time).
 func isJSONRPCLine(line []byte) bool {
-	if len(strings.TrimSpace(string(line))) == 0 {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
 		return true
 	}
-	var m struct {
-		JSONRPC string `json:"jsonrpc"`
-	}
-	return json.Unmarshal(line, &m) == nil && m.JSONRPC == "2.0"
-}
-
-// firstRunes is s cut to n runes, "..." marking the cut.
-func firstRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "..."
-	}
-	return s
+	return trimmed[0] == '{' && gjson.ValidBytes(trimmed) && gjson.GetBytes(trimmed, "jsonrpc").String() == "2.0"
 }
