@@ -108,34 +108,46 @@ func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, boo
 		leases []string
 	}
 	batches := make(chan []string, 4)
-	readers := make([]*reader, 0, min(runtime.GOMAXPROCS(0), 8))
+	readers := make([]*reader, 0, min(runtime.GOMAXPROCS(0), 8)+1)
 	var wg sync.WaitGroup
+	readNames := func(r *reader, names []string, buf []byte) []byte {
+		for _, name := range names {
+			id, ok := strings.CutSuffix(name, ".json")
+			if !ok {
+				continue
+			}
+			if lease, ok := strings.CutSuffix(id, leaseSuffix); ok {
+				r.leases = append(r.leases, lease)
+				continue
+			}
+			if ValidateID(id) != nil { // not temp files
+				continue
+			}
+			var err error
+			buf, err = readRecordFile(dirfd, dirPath, name, buf[:0])
+			if v, keep := fn(id, buf, err); keep {
+				r.out = append(r.out, v)
+			}
+		}
+		return buf
+	}
 	read := func(r *reader) {
 		var buf []byte
 		for names := range batches {
-			for _, name := range names {
-				id, ok := strings.CutSuffix(name, ".json")
-				if !ok {
-					continue
-				}
-				if lease, ok := strings.CutSuffix(id, leaseSuffix); ok {
-					r.leases = append(r.leases, lease)
-					continue
-				}
-				if ValidateID(id) != nil { // not temp files
-					continue
-				}
-				var err error
-				buf, err = readRecordFile(dirfd, dirPath, name, buf[:0])
-				if v, keep := fn(id, buf, err); keep {
-					r.out = append(r.out, v)
-				}
-			}
+			buf = readNames(r, names, buf)
 		}
 	}
 	var readErr error
-	for {
+	for first := true; ; first = false {
 		names, err := d.Readdirnames(listBatch) // unsorted and unstat'ed: callers sort
+		if first && len(names) < listBatch {
+			// A small home (the directory fits in one batch) is read here:
+			// a reader goroutine would cost a thread more than it saves.
+			r := &reader{}
+			readers = append(readers, r)
+			readNames(r, names, nil)
+			names = nil
+		}
 		if len(names) > 0 {
 			if len(readers) < cap(readers) { // one more reader while there is work for it
 				r := &reader{}
