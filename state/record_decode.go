@@ -45,9 +45,12 @@ const (
 // to it, and for structs, slices and maps what is inside.
 type fieldPlan struct {
 	kind fieldKind
-	ptr  bool            // a pointer to the value (kindTime, kindStruct)
-	sub  *recordFieldSet // kindStruct: the struct's fields
-	elem *fieldPlan      // kindSlice, kindMap: an element
+	ptr  bool // a pointer to the value (kindTime, kindStruct)
+	// sub is a struct's fields (kindStruct), planned when a record first
+	// holds one (most records hold few of the nested kinds); nil when
+	// encoding/json reads that struct.
+	sub  func() *recordFieldSet
+	elem *fieldPlan // kindSlice, kindMap: an element
 }
 
 type recordField struct {
@@ -90,18 +93,13 @@ func (fs *recordFieldSet) folds(key string) bool {
 
 // recordFields maps the JSON name of each Session field to how it is stored.
 var recordFields = sync.OnceValue(func() *recordFieldSet {
-	return planStruct(reflect.TypeFor[Session](), map[reflect.Type]bool{})
+	return planStruct(reflect.TypeFor[Session]())
 })
 
 // planStruct is the field set of struct type t, nil when encoding/json
 // would read t in a way the one pass does not follow (embedded fields,
 // ",string" options, a field without a JSON name of its own).
-func planStruct(t reflect.Type, seen map[reflect.Type]bool) *recordFieldSet {
-	if seen[t] { // a recursive type: left to encoding/json
-		return nil
-	}
-	seen[t] = true
-	defer delete(seen, t)
+func planStruct(t reflect.Type) *recordFieldSet {
 	fs := &recordFieldSet{byName: map[string]recordField{}}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -113,7 +111,7 @@ func planStruct(t reflect.Type, seen map[reflect.Type]bool) *recordFieldSet {
 		case f.Anonymous || !tagged || name == "" || name == "-" || strings.Contains(opts, "string"):
 			return nil
 		}
-		rf := recordField{name: name, index: i, plan: planFor(f.Type, seen)}
+		rf := recordField{name: name, index: i, plan: planFor(f.Type)}
 		fs.byName[name] = rf
 		fs.order = append(fs.order, rf)
 	}
@@ -121,14 +119,20 @@ func planStruct(t reflect.Type, seen map[reflect.Type]bool) *recordFieldSet {
 }
 
 // planFor is how a value of type t is stored.
-func planFor(t reflect.Type, seen map[reflect.Type]bool) *fieldPlan {
+func planFor(t reflect.Type) *fieldPlan {
 	switch {
 	case t == reflect.TypeFor[json.RawMessage]():
 		return &fieldPlan{kind: kindRaw}
 	case t == reflect.TypeFor[time.Time]():
 		return &fieldPlan{kind: kindTime}
-	case reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()),
-		reflect.PointerTo(t).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()):
+	case t.Kind() == reflect.Struct:
+		return &fieldPlan{kind: kindStruct, sub: sync.OnceValue(func() *recordFieldSet {
+			if unmarshals(t) {
+				return nil
+			}
+			return planStruct(t)
+		})}
+	case t.Name() != "" && unmarshals(t):
 		return &fieldPlan{kind: kindOther}
 	}
 	switch t.Kind() {
@@ -141,15 +145,11 @@ func planFor(t reflect.Type, seen map[reflect.Type]bool) *fieldPlan {
 	case reflect.Bool:
 		return &fieldPlan{kind: kindBool}
 	case reflect.Pointer:
-		if p := planFor(t.Elem(), seen); !p.ptr && (p.kind == kindTime || p.kind == kindStruct) {
+		if p := planFor(t.Elem()); !p.ptr && (p.kind == kindTime || p.kind == kindStruct) {
 			return &fieldPlan{kind: p.kind, ptr: true, sub: p.sub}
 		}
-	case reflect.Struct:
-		if sub := planStruct(t, seen); sub != nil {
-			return &fieldPlan{kind: kindStruct, sub: sub}
-		}
 	case reflect.Slice:
-		if e := planFor(t.Elem(), seen); e.kind != kindOther && e.kind != kindRaw {
+		if e := planFor(t.Elem()); e.kind != kindOther && e.kind != kindRaw {
 			return &fieldPlan{kind: kindSlice, elem: e}
 		}
 	case reflect.Map:
@@ -158,6 +158,13 @@ func planFor(t reflect.Type, seen map[reflect.Type]bool) *fieldPlan {
 		}
 	}
 	return &fieldPlan{kind: kindOther}
+}
+
+// unmarshals says whether encoding/json reads a value of named type t by
+// its own method rather than by its kind.
+func unmarshals(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.NumMethod() > 0 && (p.Implements(reflect.TypeFor[json.Unmarshaler]()) || p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]()))
 }
 
 // errSlowPath: the one-pass decoder leaves this record to encoding/json.
@@ -249,15 +256,24 @@ func storeField(f reflect.Value, plan *fieldPlan, value gjson.Result) error {
 			return errSlowPath
 		}
 	case kindStruct:
-		return storeStruct(f, plan.sub, value)
+		if fields := plan.sub(); fields != nil {
+			return storeStruct(f, fields, value)
+		}
+		return storeJSON(f, value)
 	case kindSlice:
 		return storeSlice(f, plan.elem, value)
 	case kindMap:
 		return storeMap(f, plan.elem, value)
 	default:
-		if json.Unmarshal([]byte(value.Raw), f.Addr().Interface()) != nil {
-			return errSlowPath
-		}
+		return storeJSON(f, value)
+	}
+	return nil
+}
+
+// storeJSON stores a value the one pass does not read by encoding/json.
+func storeJSON(f reflect.Value, value gjson.Result) error {
+	if json.Unmarshal([]byte(value.Raw), f.Addr().Interface()) != nil {
+		return errSlowPath
 	}
 	return nil
 }

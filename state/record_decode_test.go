@@ -95,7 +95,11 @@ func TestDecodeRecord_NoFieldIsLeftToEncodingJSON(t *testing.T) {
 			case kindOther:
 				t.Errorf("%s.%s is read by encoding/json", path, f.name)
 			case kindStruct:
-				walk(p.sub, path+"."+f.name)
+				if fields := p.sub(); fields != nil {
+					walk(fields, path+"."+f.name)
+				} else {
+					t.Errorf("%s.%s is read by encoding/json", path, f.name)
+				}
 			}
 		}
 	}
@@ -202,5 +206,56 @@ func sameAsEncodingJSON(t *testing.T, rec string) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s:\n got %+v\nwant %+v", rec, got, want)
+	}
+}
+
+type (
+	ownJSON   struct{ A string }
+	ownText   string
+	embeds    struct{ Worktree }
+	stringOpt struct {
+		N int `json:"n,string"`
+	}
+	untagged struct{ A string }
+	plain    struct {
+		A string `json:"a"`
+		//lint:ignore U1000 an unexported field, which neither decoder reads
+		b string
+	}
+)
+
+func (*ownJSON) UnmarshalJSON([]byte) error { return nil }
+func (*ownText) UnmarshalText([]byte) error { return nil }
+
+// Types the one pass would read otherwise than encoding/json are left to it.
+func TestPlanFor_LeavesToEncodingJSONWhatItReadsItsOwnWay(t *testing.T) {
+	for _, tc := range []struct {
+		t    reflect.Type
+		pass bool // read by the one pass
+	}{
+		{reflect.TypeFor[ownJSON](), false},
+		{reflect.TypeFor[*ownJSON](), false},
+		{reflect.TypeFor[ownText](), false},
+		{reflect.TypeFor[[]ownText](), false},
+		{reflect.TypeFor[embeds](), false},
+		{reflect.TypeFor[stringOpt](), false},
+		{reflect.TypeFor[untagged](), false},
+		{reflect.TypeFor[map[string]int](), false},
+		{reflect.TypeFor[[]byte](), false},
+		{reflect.TypeFor[any](), false},
+		{reflect.TypeFor[plain](), true},
+		{reflect.TypeFor[*plain](), true},
+		{reflect.TypeFor[[]plain](), true},
+		{reflect.TypeFor[*time.Time](), true},
+		{reflect.TypeFor[map[string]string](), true},
+	} {
+		p := planFor(tc.t)
+		for p.kind == kindSlice || p.kind == kindMap {
+			p = p.elem
+		}
+		pass := p.kind != kindOther && (p.kind != kindStruct || p.sub() != nil)
+		if pass != tc.pass {
+			t.Errorf("%s: read by the one pass %v, want %v", tc.t, pass, tc.pass)
+		}
 	}
 }
