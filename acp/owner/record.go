@@ -36,6 +36,11 @@ func (o *owner) currentTurn() string {
 func (o *owner) update(fn func(*state.Session)) {
 	o.recMu.Lock()
 	defer o.recMu.Unlock()
+	o.updateLocked(fn)
+}
+
+// updateLocked is update for a caller that holds recMu.
+func (o *owner) updateLocked(fn func(*state.Session)) {
 	fn = o.withPendingUsage(fn) // usage.go: the totals of reports already in the log ride along
 	s, err := o.job.Home.UpdateSession(o.job.SessionID, func(s *state.Session) error { fn(s); return nil })
 	if err != nil {

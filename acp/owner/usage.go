@@ -46,13 +46,25 @@ func (o *owner) appendUpdates(evs []*state.Event) {
 	defer o.recMu.Unlock()
 	o.pendingUsage = next
 	if o.usageFlush == nil && !o.usageFlushOff {
-		o.usageFlush = time.AfterFunc(usageFlushDelay, func() { o.update(func(*state.Session) {}) })
+		o.usageFlush = time.AfterFunc(usageFlushDelay, o.flushUsage)
 	}
 }
 
 // usageFlushDelay bounds how long the record's usage totals lag behind the
 // log while a turn runs on.
 const usageFlushDelay = 100 * time.Millisecond
+
+// flushUsage writes the pending usage totals (usageFlush's timer). A timer
+// that fired as settleUsage stopped it writes nothing: the owner's end has
+// written them, and no record write may follow it.
+func (o *owner) flushUsage() {
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	if o.usageFlushOff || o.pendingUsage == nil {
+		return
+	}
+	o.updateLocked(func(*state.Session) {})
+}
 
 // withPendingUsage is fn after the usage totals not yet in the record; the
 // caller holds recMu.

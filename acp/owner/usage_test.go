@@ -28,7 +28,6 @@ func TestOwner_UsageTotalsReachTheRecordWithTheTurnsEndOrSoonAfterTheReport(t *t
 	r.waitRecord(id, "the mid-turn usage in the record", func(s *state.Session) bool { return s.Usage != nil && s.Usage.Cost != nil })
 	s := r.session(id)
 	if s.CurrentTurn == "" {
-
 		t.Fatalf("the usage totals reached the record only after the turn (%s): they must follow the report within %s", time.Since(start), usageFlushDelay)
 	}
 	if s.Usage.Cost.Amount != 0.5 || s.Usage.Used != 7 {
@@ -64,4 +63,27 @@ func tokenIn(line []byte) string {
 	}
 	rest := line[i+len(key):]
 	return string(rest[:bytes.IndexByte(rest, '"')])
+}
+
+// Once the owner's end has settled the usage totals, a flush timer that
+// fired meanwhile writes nothing: no record write follows the owner's end.
+func TestOwner_AUsageFlushAfterTheOwnersEndWritesNothing(t *testing.T) {
+	r := newRig(t)
+	id := r.create("")
+	s := r.session(id)
+	o := &owner{job: r.job(id, ""), s: s}
+	o.pendingUsage = &state.Session{Usage: &state.UsageTotals{Used: 9}}
+	o.usageFlushOff = true // as settleUsage leaves it
+	o.flushUsage()
+	if got := r.session(id); got.Usage != nil {
+		t.Fatalf("a flush after the owner's end wrote the record: usage %+v", got.Usage)
+	}
+	o.usageFlushOff = false // while the owner runs, the same flush writes the totals
+	o.flushUsage()
+	if got := r.session(id); got.Usage == nil || got.Usage.Used != 9 {
+		t.Fatalf("the flush during the owner's run left usage %+v, want used 9", got.Usage)
+	}
+	if o.pendingUsage != nil {
+		t.Fatal("the written totals are still pending")
+	}
 }

@@ -40,8 +40,8 @@ func nothingLeft() bool {
 	return err == syscall.ECHILD
 }
 
-// The process facts below are what state/proc_linux.go reads, for the
-// supervisor alone (it does not link state; see the package comment).
+// The process facts below come from internal/procstat, as state's do: the
+// supervisor does not link state (see the package comment).
 
 // processStart is when pid started, "" for one that is gone or a zombie.
 func processStart(pid int) string { return procstat.Start(pid) }
