@@ -156,12 +156,13 @@ func keepRedacted(v string) bool { return strings.TrimSpace(v) == Redacted }
 // Proxy-Authorization) and redacts the value to the end of the line or quote.
 func authorizationHeaderSpans(s string) []span {
 	var spans []span
+	lines := newLineEnds(s)
 	for i := indexFold(s, "authorization", 0); i >= 0; i = indexFold(s, "authorization", i+1) {
 		if i > 0 && isWordByte(s[i-1]) {
 			continue
 		}
 		at := i + len("authorization")
-		if m := rx().headerValue.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil && !keepHeaderValue(s[at+m[2]:at+m[3]]) {
+		if m := rx().headerValue.FindStringSubmatchIndex(s[at:lines.of(at)]); m != nil && !keepHeaderValue(s[at+m[2]:at+m[3]]) {
 			spans = append(spans, span{at + m[2], at + m[3]})
 		}
 	}
@@ -184,12 +185,13 @@ func keepHeaderValue(v string) bool {
 
 func bearerSpans(s string) []span {
 	var spans []span
+	lines := newLineEnds(s)
 	for i := indexFold(s, "bearer", 0); i >= 0; i = indexFold(s, "bearer", i+1) {
 		if i > 0 && isWordByte(s[i-1]) {
 			continue
 		}
 		at := i + len("bearer")
-		if m := rx().bearerValue.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil && !proseAfterBearer[strings.ToLower(s[at+m[2]:at+m[3]])] {
+		if m := rx().bearerValue.FindStringSubmatchIndex(s[at:lines.of(at)]); m != nil && !proseAfterBearer[strings.ToLower(s[at+m[2]:at+m[3]])] {
 			spans = append(spans, span{at + m[2], at + m[3]})
 		}
 	}
@@ -211,10 +213,11 @@ var proseAfterBearer = map[string]bool{
 // urlUserinfoSpans redacts the user:password of scheme://user:password@host.
 func urlUserinfoSpans(s string) []span {
 	var spans []span
+	lines := newLineEnds(s)
 	for i := strings.Index(s, "://"); i >= 0; {
 		if i > 0 && isSchemeByte(s[i-1]) {
 			at := i + 3
-			if m := rx().userinfo.FindStringSubmatchIndex(s[at:lineEnd(s, at)]); m != nil {
+			if m := rx().userinfo.FindStringSubmatchIndex(s[at:lines.of(at)]); m != nil {
 				spans = append(spans, span{at + m[2], at + m[3]})
 			}
 		}
@@ -231,6 +234,7 @@ func urlUserinfoSpans(s string) []span {
 // (KEY=v, key: v, "key": "v", \"key\":\"v\", --key=v) and redacts the value.
 func keyValueSpans(s string) []span {
 	var spans []span
+	lines := newLineEnds(s)
 	done := 0 // no candidate before this offset: it is inside a redacted value
 	for k := 0; k < len(s); k++ {
 		if (s[k] != '=' && s[k] != ':') || k < done {
@@ -258,7 +262,7 @@ func keyValueSpans(s string) []span {
 			continue // a path component: open /etc/passwd: no such file
 		}
 		at := k + 1
-		m := rx().keyValue.FindStringSubmatchIndex(s[at:lineEnd(s, at)])
+		m := rx().keyValue.FindStringSubmatchIndex(s[at:lines.of(at)])
 		if m == nil {
 			continue
 		}
@@ -274,6 +278,7 @@ func keyValueSpans(s string) []span {
 // flagSpans redacts the value of a space-separated --flag that names a secret.
 func flagSpans(s string) []span {
 	var spans []span
+	lines := newLineEnds(s)
 	for i := strings.Index(s, "--"); i >= 0; {
 		if i == 0 || strings.IndexByte(" \t\n\"'=", s[i-1]) >= 0 {
 			end := i + 2
@@ -281,7 +286,7 @@ func flagSpans(s string) []span {
 				end++
 			}
 			if namesSecret(s[i+2 : end]) {
-				if m := rx().flagValue.FindStringSubmatchIndex(s[end:lineEnd(s, end)]); m != nil {
+				if m := rx().flagValue.FindStringSubmatchIndex(s[end:lines.of(end)]); m != nil {
 					if sp, ok := valueSpan(s, end, m, true); ok {
 						spans = append(spans, sp)
 					}
@@ -418,10 +423,23 @@ func indexFold(s, w string, from int) int {
 	return -1
 }
 
-// lineEnd returns the index of the end of the line that holds s[at].
-func lineEnd(s string, at int) int {
-	if i := strings.IndexByte(s[at:], '\n'); i >= 0 {
-		return at + i
+// lineEnds finds the end of the line that holds s[at] (its '\n', else
+// len(s)) for the offsets each span finder asks as it walks s (in increasing
+// order): it scans s once in all, where a scan per candidate would be quadratic
+// in a long text without newlines (a minified file, a base64 blob).
+type lineEnds struct {
+	s         string
+	from, end int // s[from:end] holds no newline, and end is its line's end
+}
+
+func newLineEnds(s string) *lineEnds { return &lineEnds{s: s, from: 0, end: -1} }
+
+func (l *lineEnds) of(at int) int {
+	if at < l.from || at > l.end { // not on the stretch scanned last
+		l.from, l.end = at, len(l.s)
+		if i := strings.IndexByte(l.s[at:], '\n'); i >= 0 {
+			l.end = at + i
+		}
 	}
-	return len(s)
+	return l.end
 }
