@@ -1,0 +1,31 @@
+package history
+
+import "time"
+
+// perRun is how long one run of f takes, timed over batches of runs that
+// each last at least 50 ms, so that a coarse clock (Windows' and Wine's tick
+// can be 1 to 16 ms) does not read a fast run as zero. It keeps the fastest
+// of three batches, the one least disturbed by a shared machine.
+func perRun(f func()) time.Duration {
+	const enough = 50 * time.Millisecond
+	runs := 1
+	for {
+		start := time.Now()
+		for range runs {
+			f()
+		}
+		if elapsed := time.Since(start); elapsed >= enough {
+			break
+		}
+		runs *= 2
+	}
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		start := time.Now()
+		for range runs {
+			f()
+		}
+		best = min(best, time.Since(start))
+	}
+	return best / time.Duration(runs)
+}
