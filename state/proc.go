@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kandev/kandev/internal/procstat"
 )
 
 // SessionTagEnv is the environment variable that tags an agent and every
@@ -86,17 +88,4 @@ func ProcessesWithEnv(kv string) []int {
 
 // Descendants lists the pids below pid in the process tree, parents before
 // their children.
-func Descendants(pid int) []int {
-	children := childrenByParent()
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
+func Descendants(pid int) []int { return procstat.Below(childrenByParent(), pid) }

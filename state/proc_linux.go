@@ -23,18 +23,6 @@ func ProcessStart(pid int) string {
 	return procstat.Start(pid)
 }
 
-// pids lists the numeric entries of /proc.
-func pids() []int {
-	ents, _ := os.ReadDir("/proc")
-	out := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // eachProcessEnv calls fn with every live process of this user but this
 // one whose environment holds needle, its environment and a way to read
 // its command line. The environment of every process is read (status does
@@ -43,7 +31,7 @@ func pids() []int {
 func eachProcessEnv(needle string, fn func(pid int, env []string, command func() string)) {
 	self := os.Getpid()
 	buf := make([]byte, 0, 64<<10)
-	for _, pid := range pids() {
+	for _, pid := range procstat.Pids() {
 		if pid == self {
 			continue
 		}
@@ -89,16 +77,5 @@ func commandLine(pid int) string {
 	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
 }
 
-func childrenByParent() map[int][]int {
-	children := map[int][]int{}
-	for _, pid := range pids() {
-		f := procstat.Fields(pid)
-		if len(f) < 2 {
-			continue
-		}
-		if pp, err := strconv.Atoi(string(f[1])); err == nil {
-			children[pp] = append(children[pp], pid)
-		}
-	}
-	return children
-}
+// childrenByParent maps each parent pid to its children's.
+func childrenByParent() map[int][]int { return procstat.ChildrenByParent() }

@@ -1,7 +1,3 @@
-// Package procstat reads /proc/PID/stat on Linux. It imports only early
-// standard packages (bytes, os, strconv), so the agent's supervisor
-// (internal/supervise), which runs from package initialisation before most
-// of the binary, can use it as state does.
 package procstat
 
 import (
@@ -33,4 +29,30 @@ func Start(pid int) string {
 		return ""
 	}
 	return string(f[19])
+}
+
+// Pids lists the numeric entries of /proc: every process's pid.
+func Pids() []int {
+	ents, _ := os.ReadDir("/proc")
+	out := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// ChildrenByParent maps each parent pid to its children's (field 4 of
+// /proc/PID/stat), for Below.
+func ChildrenByParent() map[int][]int {
+	children := map[int][]int{}
+	for _, pid := range Pids() {
+		if f := Fields(pid); len(f) >= 2 {
+			if pp, err := strconv.Atoi(string(f[1])); err == nil {
+				children[pp] = append(children[pp], pid)
+			}
+		}
+	}
+	return children
 }

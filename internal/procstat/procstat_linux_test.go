@@ -2,6 +2,7 @@ package procstat
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,5 +38,22 @@ func TestStart_IsSetForALiveProcessAndEmptyForAGoneOrZombieOne(t *testing.T) {
 	syscall.Wait4(pid, &ws, 0, nil)
 	if s := Start(pid); s != "" || Fields(pid) != nil {
 		t.Fatalf("a reaped process: start %q, fields %q", s, Fields(pid))
+	}
+}
+
+func TestChildrenByParent_HoldsAChildUnderThisProcess(t *testing.T) {
+	pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "10"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Skip("no /bin/sleep:", err)
+	}
+	defer func() { syscall.Kill(pid, syscall.SIGKILL); syscall.Wait4(pid, nil, 0, nil) }()
+	if !slices.Contains(Pids(), pid) {
+		t.Fatalf("Pids has no %d", pid)
+	}
+	if got := ChildrenByParent()[os.Getpid()]; !slices.Contains(got, pid) {
+		t.Fatalf("children of this process %v, want %d among them", got, pid)
+	}
+	if got := Below(ChildrenByParent(), os.Getpid()); !slices.Contains(got, pid) {
+		t.Fatalf("below this process %v, want %d among them", got, pid)
 	}
 }

@@ -1,8 +1,6 @@
 package supervise
 
 import (
-	"os"
-	"strconv"
 	"syscall"
 
 	"github.com/kandev/kandev/internal/procstat"
@@ -48,27 +46,4 @@ func processStart(pid int) string { return procstat.Start(pid) }
 
 // descendants lists the pids below pid in the process tree, parents before
 // their children.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if f := procstat.Fields(p); len(f) >= 2 {
-			if pp, err := strconv.Atoi(string(f[1])); err == nil {
-				children[pp] = append(children[pp], p)
-			}
-		}
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		out = append(out, children[p]...)
-		queue = append(queue, children[p]...)
-	}
-	return out
-}
+func descendants(pid int) []int { return procstat.Below(procstat.ChildrenByParent(), pid) }
