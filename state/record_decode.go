@@ -300,9 +300,11 @@ func storeStruct(f reflect.Value, fields *recordFieldSet, value gjson.Result) er
 }
 
 // storeSlice stores an array into slice f: a new slice, empty but not nil
-// for [], as encoding/json makes it.
+// for [], as encoding/json makes it. A slice already there (its key given
+// twice) is left to encoding/json, which decodes into the elements it holds
+// and keeps what the second array does not overwrite.
 func storeSlice(f reflect.Value, elem *fieldPlan, value gjson.Result) error {
-	if !value.IsArray() {
+	if !value.IsArray() || !f.IsNil() {
 		return errSlowPath
 	}
 	out := reflect.MakeSlice(f.Type(), 0, 0)

@@ -109,6 +109,12 @@ func TestDecodeRecord_NoFieldIsLeftToEncodingJSON(t *testing.T) {
 // oddRecords are records kandev does not write but may find: each must
 // read exactly as encoding/json reads it.
 var oddRecords = []string{
+	// A slice given twice: encoding/json decodes the second array into the
+	// elements of the first, keeping the fields it does not overwrite.
+	`{"id":"a","mcp_config":[{"name":"x","command":"c","args":["1","2"]}],"mcp_config":[{"name":"y"}]}`,
+	`{"id":"a","mcp_config":[{"name":"x"},{"name":"z","command":"q"}],"mcp_config":[{"name":"y"}],"mcp_config":[{"name":"y"},{"name":"w"}]}`,
+	`{"id":"a","agent_command":["a","b"],"agent_command":["c"]}`,
+	`{"id":"a","setup":{"model":"m","mcp_servers":["x","z"]},"setup":{"mcp_servers":["y"]}}`,
 	`{"id":"a","title":"tab\tand \"quotes\" and \u00e9"}`,
 	`{"id":"a","ID":"b"}`,
 	`{"id":"a","turns":1.5}`,
