@@ -39,7 +39,14 @@ func startSSHD(t *testing.T, root string) (string, []string) {
 	pub, _ := os.ReadFile(filepath.Join(dir, "client_key.pub"))
 	os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600)
 	port := freePort(t)
-	config := "Port " + strconv.Itoa(port) + "\nListenAddress 127.0.0.1\nHostKey " + filepath.Join(dir, "host_key") +
+	// sshd runs every command through the user's login shell, which reads the
+	// user's rc files (bash does for ssh commands; a pyenv rehash waiting on a
+	// stale lock there made each git command wait 60 s). SetEnv keeps the
+	// shell hermetic: bash skips ~/.bashrc below the top level (SHLVL), zsh
+	// and fish look for their rc files in an empty directory.
+	empty := filepath.Join(dir, "empty")
+	os.MkdirAll(empty, 0o700)
+	config := "SetEnv SHLVL=1 ZDOTDIR=" + empty + " XDG_CONFIG_HOME=" + empty + "\n" + "Port " + strconv.Itoa(port) + "\nListenAddress 127.0.0.1\nHostKey " + filepath.Join(dir, "host_key") +
 		"\nAuthorizedKeysFile " + filepath.Join(dir, "authorized_keys") + "\nPidFile " + filepath.Join(dir, "sshd.pid") +
 		"\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nPermitRootLogin prohibit-password\n"
 	os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(config), 0o600)
