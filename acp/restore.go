@@ -7,7 +7,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 )
 
-// RestoreMethod is how an agent's conversation was brought back (SPEC 3.2).
+// RestoreMethod is how an agent's conversation was brought back (see docs/resume.md).
 type RestoreMethod string
 
 // Restore methods recorded in agent_started.restore.
@@ -60,7 +60,7 @@ type LadderInput struct {
 	PrevErr      ErrorClass
 }
 
-// NextRestoreStep is the restore ladder of SPEC 3.2 as one pure decision:
+// NextRestoreStep is the restore ladder (docs/resume.md) as one pure decision:
 // resume when advertised and a token is stored; load when resume is missing
 // or answered method-not-found and load is advertised; a fresh session only
 // after method-not-found or unknown-session; anything else fails and keeps

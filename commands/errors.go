@@ -13,7 +13,7 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Exit codes (SPEC section 2).
+// Exit codes (see docs/commands.md).
 const (
 	ExitOK           = 0
 	ExitError        = 1

@@ -248,7 +248,7 @@ func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events 
 // and a bundle (a file anyone can edit) cannot establish it. A new
 // id also drops the agent's resume token: the original session may still use
 // that agent session, so the copy starts a fresh one and is given the stored
-// history with its next prompt (SPEC 3.2).
+// history with its next prompt (see docs/resume.md).
 func importedRecord(s state.Session, id string, keepID bool) state.Session {
 	s = history.RedactSession(s)
 	if s.TaskID == s.ID {

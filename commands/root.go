@@ -21,7 +21,7 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Globals are the flags every command takes (SPEC section 2).
+// Globals are the flags every command takes (see docs/commands.md).
 type Globals struct {
 	Home        string           `help:"kandev home directory (default ~/.kandev)." env:"KANDEV_HOME" placeholder:"DIR"`
 	JSON        bool             `name:"json" help:"Print JSON (NDJSON for streaming commands)."`

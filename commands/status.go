@@ -18,7 +18,7 @@ type StatusCmd struct {
 // Help shows an example.
 func (c *StatusCmd) Help() string { return "Example:\n  kandev status --latest" }
 
-// Status is the status object of SPEC section 2.
+// Status is the status object `kandev status` prints (docs/commands.md).
 type Status struct {
 	NeedsResume     bool   `json:"needs_resume"`
 	IsResumable     bool   `json:"is_resumable"`

@@ -24,7 +24,7 @@ func (c *TranscriptCmd) Help() string {
 		"Example:\n  kandev transcript --latest --limit 20\n  kandev transcript 20261130 --before 812 --json"
 }
 
-// TranscriptPage is one page of the assembled conversation (SPEC 5).
+// TranscriptPage is one page of the assembled conversation (see docs/commands.md).
 type TranscriptPage struct {
 	Entries            []history.Entry `json:"entries"`
 	HasOlder           bool            `json:"has_older"`

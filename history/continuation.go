@@ -12,7 +12,7 @@ import (
 const maxContinuationInputBytes = 200
 
 // BuildContinuationPrompt returns the durable prompt that continues an
-// interrupted turn (SPEC 3.4). It says that kandev was stopped before the turn
+// interrupted turn (see docs/resume.md). It says that kandev was stopped before the turn
 // ended, lists the tool calls whose outcome is unknown (name, id and a short,
 // redacted summary of the input; each id once, in the given order), and asks
 // the agent to inspect the current state before repeating any action, then

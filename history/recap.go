@@ -25,7 +25,7 @@ const (
 // ConsistencyPersistedReads says a recap was read from the stored files only.
 const ConsistencyPersistedReads = "persisted_reads"
 
-// Recap is the bounded snapshot for reorientation of SPEC 5.
+// Recap is the bounded snapshot for reorientation (docs/commands.md).
 type Recap struct {
 	Session         RecapSession   `json:"session"`
 	RecentMarkers   []state.Event  `json:"recent_markers"`

@@ -11,7 +11,7 @@ import (
 // not (session.derive.max_replay_bytes).
 const DefaultMaxReplayBytes = 131072
 
-// Per-entry bounds of the resume context, in bytes (SPEC 3.3).
+// Per-entry bounds of the resume context, in bytes (see docs/resume.md).
 const (
 	maxReplayMessageBytes    = 2000
 	maxReplayToolResultBytes = 500
@@ -28,7 +28,7 @@ const (
 )
 
 // BuildResumeContext renders the block that carries a session's history into
-// the first prompt of a fresh agent session (SPEC 3.3), at most maxBytes long
+// the first prompt of a fresh agent session (see docs/resume.md), at most maxBytes long
 // (<= 0 means DefaultMaxReplayBytes).
 //
 // Entries: user_message → "[USER]: text"; the agent_message chunks of a turn →

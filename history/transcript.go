@@ -58,7 +58,7 @@ const (
 	ToolOutputUnknown   = "output-unknown"
 )
 
-// Assemble folds a session's events into its transcript (SPEC 5). The result
+// Assemble folds a session's events into its transcript (see docs/commands.md). The result
 // depends only on the events, taken in seq order:
 //   - user_message is its own user entry; it inherits the source of its turn
 //     (turn_started.source) when that is not "user", e.g. "continuation";

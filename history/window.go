@@ -142,7 +142,7 @@ func isAgentEvent(e state.Event) bool {
 	return false
 }
 
-// TranscriptPage returns the page of SPEC 5 for the entries of a complete
+// TranscriptPage returns the transcript page (docs/commands.md) for the entries of a complete
 // window: Page over its entries, with has_older exact because a window that
 // stopped early holds more entries than the page.
 func (w *TailWindow) TranscriptPage(limit int) (page []Entry, hasOlder bool, nextBefore int64) {

@@ -59,7 +59,7 @@ type ClaimInput struct {
 	Now                   time.Time
 }
 
-// DecideClaim says whether this machine may run a turn (SPEC 14): a claim
+// DecideClaim says whether this machine may run a turn (see docs/moving.md): a claim
 // nobody holds, a released or expired one, may be taken; a live one of
 // another machine may not; a machine whose claim was replaced is fenced
 // until it has seen the newer state (it gives its claim up, then pulls).

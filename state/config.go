@@ -11,7 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Config is $KANDEV_HOME/config.toml (SPEC section 7). Flags win over it.
+// Config is $KANDEV_HOME/config.toml (see docs/configuration.md). Flags win over it.
 type Config struct {
 	DefaultAgent string                  `toml:"default_agent"`
 	Permissions  PermissionsConfig       `toml:"permissions"`
@@ -102,7 +102,7 @@ type AgentProfile struct {
 	AgentSetupConfig       // model, mode, options, mcp (setup.go)
 }
 
-// Defaults of SPEC section 7.
+// Defaults, as docs/configuration.md gives them.
 const (
 	DefaultMaxAttempts    = 3
 	DefaultWindowSeconds  = 300

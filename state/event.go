@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Event types written to a session's log (SPEC section 4).
+// Event types written to a session's log (see docs/event-log.md).
 const (
 	EventUserMessage        = "user_message"
 	EventAgentMessage       = "agent_message"

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Lease is a holder's time-bounded claim to drive a session (SPEC section 1).
+// Lease is a holder's time-bounded claim to drive a session (see docs/resume.md).
 type Lease struct {
 	SessionID       string    `json:"session_id"`
 	AttachedTo      string    `json:"attached_to"`

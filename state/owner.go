@@ -153,7 +153,7 @@ func IsOwnerBusy(err error) bool { return errors.Is(err, ErrOwnerBusy) }
 
 // LockWarmPool takes the home's warm.lock, which orders owners that start
 // to linger, so that two of them never both see room for one more (the
-// pool of SPEC's max_warm). It blocks; the returned func releases it.
+// pool of max_warm, docs/configuration.md). It blocks; the returned func releases it.
 func (h *Home) LockWarmPool() (func(), error) {
 	fl := newLock(filepath.Join(h.Dir, "warm.lock"))
 	if err := fl.Lock(); err != nil {

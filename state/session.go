@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// Session states (SPEC section 1).
+// Session states (see docs/resume.md).
 const (
 	StateCreated         = "CREATED"
 	StateStarting        = "STARTING"
@@ -63,7 +63,7 @@ func TaskStateFor(state string) string {
 	}
 }
 
-// Session is the session record (SPEC section 1) plus the bookkeeping kandev
+// Session is the session record (see docs/resume.md) plus the bookkeeping kandev
 // needs to restore it. The record is replaced atomically on every change.
 type Session struct {
 	// Format is the format version of the record and of its event log (0: a

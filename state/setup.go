@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The agent's setup as the session records it (SPEC 13): what the agent is
+// The agent's setup as the session records it (see docs/configuration.md): what the agent is
 // set up with survives every restore. The policy (parsing, merging, what to
 // apply again) lives in package setup; this is the data.
 

@@ -2,7 +2,7 @@ package state
 
 import "time"
 
-// Verdict reasons (SPEC 3.1).
+// Verdict reasons (see docs/resume.md).
 const (
 	ReasonAgentRunning       = "agent_running"
 	ReasonStaleExecution     = "stale_execution"
@@ -29,7 +29,7 @@ type Observation struct {
 	Now      time.Time
 }
 
-// Verdict is the resume verdict of SPEC 3.1.
+// Verdict is the resume verdict (docs/resume.md).
 type Verdict struct {
 	NeedsResume bool   `json:"needs_resume"`
 	IsResumable bool   `json:"is_resumable"`
@@ -66,7 +66,7 @@ func decide(s *Session, o Observation) Verdict {
 	return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonNotStarted}
 }
 
-// Badges (SPEC section 1).
+// Badges (see docs/resume.md).
 const (
 	BadgeDone                 = "done"
 	BadgeFailed               = "failed"

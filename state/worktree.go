@@ -14,7 +14,7 @@ import (
 const gitDirName = ".git"
 
 // Worktree is where a session's agent works when its cwd is inside a git
-// repository (SPEC 3.5).
+// repository (see docs/resume.md).
 type Worktree struct {
 	Path    string `json:"path"`   // top level of the work tree (for a linked worktree: its own top level)
 	Branch  string `json:"branch"` // short branch name, "" when HEAD is detached

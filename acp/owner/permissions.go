@@ -13,7 +13,7 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Permission modes (SPEC 6a).
+// Permission modes (see docs/configuration.md).
 const (
 	PermAsk          = "ask"
 	PermApproveReads = "approve-reads"

@@ -230,7 +230,7 @@ func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompt
 }
 
 // PromptDelivery is what a turn's log says about whether its prompt reached the
-// agent (SPEC 3.4, "sent or not").
+// agent (see docs/resume.md, "sent or not").
 type PromptDelivery string
 
 // Deliveries of a turn's prompt.

@@ -123,7 +123,7 @@ func cmdLog(args []string) error {
 	return writeLog(h.LogPath(*id), *id, *n, false, "")
 }
 
-// writeLog writes n events in the SPEC section 4 format: turns of
+// writeLog writes n events in the docs/event-log.md format: turns of
 // turn_started, user_message, state, three agent_message chunks, a thought,
 // a tool call and its result, turn_ended and state; a marker every 100
 // turns. With open set, the last turn has no end (an interrupted turn). A
