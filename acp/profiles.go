@@ -45,9 +45,9 @@ func builtins() map[string]Profile {
 		"demo": {Command: []string{"{kandev}", "demo-agent"}, NativeResume: true,
 			InstallHint: "built in: nothing to install"},
 		"claude": {Command: []string{"claude-agent-acp"}, NativeResume: true,
-			InstallHint: "npm install -g @zed-industries/claude-agent-acp (then set ANTHROPIC_API_KEY or log in with `claude`)"},
+			InstallHint: "npm install -g @agentclientprotocol/claude-agent-acp (then set ANTHROPIC_API_KEY or log in with `claude`)"},
 		"codex": {Command: []string{"codex-acp"}, NativeResume: true,
-			InstallHint: "npm install -g @zed-industries/codex-acp (set OPENAI_API_KEY or log in with `codex`)"},
+			InstallHint: "npm install -g @agentclientprotocol/codex-acp (set OPENAI_API_KEY or log in with `codex`)"},
 		"copilot": {Command: []string{"copilot", "--acp"}, NativeResume: true,
 			InstallHint: "npm install -g @github/copilot (then `copilot` once to log in)"},
 		"gemini": {Command: []string{"gemini", "--acp"}, NativeResume: true,
@@ -57,7 +57,7 @@ func builtins() map[string]Profile {
 		"auggie": {Command: []string{"auggie", "--acp"}, NativeResume: true,
 			InstallHint: "npm install -g @augmentcode/auggie (then `auggie login`)"},
 		"amp": {Command: []string{"amp-acp"}, NativeResume: true, HistoryInjection: true,
-			InstallHint: "npm install -g amp-acp (and set AMP_API_KEY)"},
+			InstallHint: "Amp publishes no ACP adapter on npm (its CLI, @sourcegraph/amp, has no ACP mode): set [agents.amp] command to an adapter that speaks ACP"},
 	}
 }
 

@@ -14,10 +14,10 @@ func TestProfiles_BuiltInsRunTodaysACPEntryPoints(t *testing.T) {
 		command []string
 		install string // the npm package its install hint names
 	}{
-		{"amp", []string{"amp-acp"}, "amp-acp"},
+		{"amp", []string{"amp-acp"}, ""},
 		{"auggie", []string{"auggie", "--acp"}, "@augmentcode/auggie"},
-		{"claude", []string{"claude-agent-acp"}, "@zed-industries/claude-agent-acp"},
-		{"codex", []string{"codex-acp"}, "@zed-industries/codex-acp"},
+		{"claude", []string{"claude-agent-acp"}, "@agentclientprotocol/claude-agent-acp"},
+		{"codex", []string{"codex-acp"}, "@agentclientprotocol/codex-acp"},
 		{"copilot", []string{"copilot", "--acp"}, "@github/copilot"},
 		{"demo", []string{"{kandev}", "demo-agent"}, ""},
 		{"gemini", []string{"gemini", "--acp"}, "@google/gemini-cli"},
