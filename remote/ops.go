@@ -29,6 +29,10 @@ type Result struct {
 	RemoteOnly bool `json:"remote_only,omitempty"`
 	// Session is the remote's record of a remote-only session (--dry-run).
 	Session *RemoteSession `json:"session,omitempty"`
+	// TrustPending: the pulled session's MCP servers (Servers) wait for
+	// kandev trust before anything of them runs here.
+	TrustPending bool     `json:"trust_pending,omitempty"`
+	Servers      []string `json:"mcp_servers,omitempty"`
 }
 
 // RemoteSession is what list shows of a session that exists only on a remote.

@@ -142,17 +142,48 @@ func TestMapWorktree_PicksTheCloneOfTheSameRepositoryOnTheSameBranch(t *testing.
 func TestLocalRecord_ClearsTheOtherMachinesProcessesAndMapsTheWorktree(t *testing.T) {
 	until := time.Now()
 	rec := state.Session{ID: "s", Cwd: "/home/a/p/sub", Workspace: "p", OwnerPID: 10, AgentPID: 11, AgentStart: "x", WarmUntil: &until,
+		InboxOffset: 999, InboxServed: 9, OwnerDetached: true, ParkedRequests: []state.ParkedRequest{{}}, PermissionPending: true,
+		Limit:    &state.UsageLimit{Scheduled: &state.ScheduledRecover{Via: "at", Handle: "7"}},
 		Worktree: &state.Worktree{Path: "/home/a/p", Branch: "main", Valid: true, Owned: true}}
-	got := LocalRecord(rec, Origin{Rel: "sub"}, Clone{Path: "/srv/b/proj"}, true)
+	got := LocalRecord(rec, nil, Origin{Rel: "sub"}, Clone{Path: "/srv/b/proj"}, true)
 	if got.OwnerPID != 0 || got.AgentPID != 0 || got.AgentStart != "" || got.WarmUntil != nil {
 		t.Fatalf("processes of the other machine kept: %+v", got)
+	}
+	if got.InboxOffset != 0 || got.InboxServed != 0 || got.OwnerDetached || got.ParkedRequests != nil || got.PermissionPending || got.Limit.Scheduled != nil {
+		t.Fatalf("machine-local state of the other machine kept: %+v", got)
+	}
+	local := state.Session{InboxOffset: 5, InboxServed: 1, Limit: &state.UsageLimit{Scheduled: &state.ScheduledRecover{Via: "at", Handle: "3"}}}
+	if kept := LocalRecord(rec, &local, Origin{}, Clone{}, false); kept.InboxOffset != 5 || kept.InboxServed != 1 || kept.Limit.Scheduled.Handle != "3" {
+		t.Fatalf("this machine's own state was not kept: %+v", kept)
 	}
 	if got.Worktree.Path != "/srv/b/proj" || got.Worktree.Branch != "main" || got.Worktree.Owned || got.Cwd != filepath.Join("/srv/b/proj", "sub") || got.Workspace != "proj" {
 		t.Fatalf("mapped record: %+v %+v", got, got.Worktree)
 	}
-	unmapped := LocalRecord(rec, Origin{}, Clone{}, false)
-	if unmapped.Worktree.Path != "/home/a/p" || unmapped.Cwd != rec.Cwd {
+	unmapped := LocalRecord(rec, nil, Origin{}, Clone{}, false)
+	if unmapped.Worktree.Path != "/home/a/p" || unmapped.Cwd != rec.Cwd || unmapped.Worktree.Owned {
 		t.Fatalf("unmapped record changed its worktree: %+v", unmapped.Worktree)
+	}
+}
+
+func TestPulledTrust_OnlyServersThisMachineTrustedAsTheyAreRunWithoutKandevTrust(t *testing.T) {
+	srv := []state.MCPServer{{Name: "fs", Command: "mcp-fs", Env: map[string]string{"T": "${T}"}}}
+	changed := []state.MCPServer{{Name: "fs", Command: "sh", Env: map[string]string{"T": "${T}"}}}
+	cases := []struct {
+		name   string
+		local  *state.Session
+		pulled []state.MCPServer
+		want   bool
+	}{
+		{"no servers: nothing to trust", nil, nil, false},
+		{"new here with servers: waits", nil, srv, true},
+		{"trusted here, same servers: stays trusted", &state.Session{MCPConfig: srv}, srv, false},
+		{"trusted here, servers changed there: waits", &state.Session{MCPConfig: srv}, changed, true},
+		{"waiting here, same servers: still waits", &state.Session{MCPConfig: srv, TrustPending: true}, srv, true},
+	}
+	for _, c := range cases {
+		if got := state.PulledTrust(c.local, c.pulled); got != c.want {
+			t.Errorf("%s: pending %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

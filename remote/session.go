@@ -310,29 +310,41 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		return nil, err
 	}
 	if snap.Meta.ID != l.id {
-		return nil, fmt.Errorf("the remote's session %s holds session %q", l.id, snap.Meta.ID)
+		return nil, refusedPull(l.id, l.shown, fmt.Sprintf("it holds session %q", snap.Meta.ID))
 	}
 	path := l.s.home.LogPath(l.id)
+	if err := state.RefuseLinks(path, l.s.home.RecordPath(l.id), l.s.syncPath(l.id)); err != nil {
+		return nil, err
+	}
+	// Everything is checked before anything is written: a log or record
+	// that fails is refused whole.
+	rec, err := checkPulledRecord(l.id, l.shown, snap.Record)
+	if err != nil {
+		return nil, err
+	}
+	add := sd.RemoteExtra[len(sd.LocalExtra):]
+	var prev int64
+	if sd.LocalExists {
+		last, _, err := state.LastEvent(path)
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return nil, err
+		}
+		prev = last.Seq
+	}
+	firstLine := l.sy.LogLines + int64(bytes.Count(sd.LocalExtra, []byte{'\n'})) + 1
+	if err := checkPulledLog(l.id, l.shown, add, prev, firstLine); err != nil {
+		return nil, err
+	}
 	if sd.LocalExists {
 		if _, err := state.TruncateTornTail(path); err != nil {
 			return nil, err
 		}
 	}
-	if add := sd.RemoteExtra[len(sd.LocalExtra):]; len(add) > 0 {
-		if err := appendDurably(path, add); err != nil {
+	if len(add) > 0 {
+		if err := state.AppendLines(path, add); err != nil {
 			return nil, err
 		}
 		failpoint.Wait(ctx, failpoint.AfterPullAppended)
-	}
-	var rec state.Session
-	if err := json.Unmarshal(snap.Record, &rec); err != nil {
-		return nil, fmt.Errorf("the record in the remote's session %s: %w", l.id, err)
-	}
-	if rec.ID != l.id {
-		return nil, fmt.Errorf("the record in the remote's session %s names id %q", l.id, rec.ID)
-	}
-	if rec.Format > state.Format {
-		return nil, &state.NewerFormatError{What: "session " + l.id + " on " + l.shown, Format: rec.Format}
 	}
 	var here []Clone
 	if c, ok := l.s.cloneAt(l.opt.Dir); ok {
@@ -343,55 +355,67 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		// Not the clone the pull runs in: one that other sessions here use.
 		clone, mapped = MapWorktree(snap.Meta.Origin.URL, snap.Meta.Origin.Branch, l.s.knownClones())
 	}
-	rec = LocalRecord(rec, snap.Meta.Origin, clone, mapped)
+	var out state.Session
 	if _, err := os.Stat(l.s.home.RecordPath(l.id)); err == nil {
 		if _, err := l.s.home.UpdateSession(l.id, func(s *state.Session) error {
 			unknown := s.Unknown
-			*s = rec
+			out = LocalRecord(rec, s, snap.Meta.Origin, clone, mapped)
+			*s = out
 			s.Unknown = unknown
 			return nil
 		}); err != nil {
 			return nil, err
 		}
-	} else if err := l.s.home.CreateSession(&rec); err != nil {
-		return nil, err
+	} else {
+		out = LocalRecord(rec, nil, snap.Meta.Origin, clone, mapped)
+		if err := l.s.home.CreateSession(&out); err != nil {
+			return nil, err
+		}
 	}
 	l.agreed(v.sess, snap.Meta.LogBytes, snap.Meta.LogLines)
-	return &rec, nil
+	return &out, nil
 }
 
-// LocalRecord is a pulled record as this machine keeps it: what named a
-// process of the other machine is cleared, and a worktree recorded there
-// maps to the local clone of the same repository when there is one.
-func LocalRecord(rec state.Session, origin Origin, clone Clone, mapped bool) state.Session {
+// LocalRecord is a pulled record as this machine keeps it. What is this
+// machine's own is never taken from the remote: the processes, inbox
+// offsets, parked requests, scheduled recover and lease-like warm state of
+// the other machine are cleared (or kept from local, this machine's record
+// before the pull, nil when it had none); a worktree is never owned (only
+// what this machine made may be removed by prune); MCP servers this machine
+// has not trusted as they are wait for kandev trust (state.PulledTrust); and
+// a worktree recorded there maps to the local clone of the same repository
+// when there is one.
+func LocalRecord(rec state.Session, local *state.Session, origin Origin, clone Clone, mapped bool) state.Session {
 	rec.OwnerPID, rec.AgentPID, rec.AgentStart, rec.WarmUntil = 0, 0, "", nil
-	if mapped && rec.Worktree != nil {
-		w := *rec.Worktree
-		w.Path, w.Owned, w.Valid, w.Problem = clone.Path, false, true, ""
-		rec.Worktree = &w
-		rec.Cwd = clone.Path
-		if origin.Rel != "" && origin.Rel != "." {
-			rec.Cwd = filepath.Join(clone.Path, filepath.FromSlash(origin.Rel))
+	rec.OwnerDetached, rec.ParkedRequests, rec.PermissionPending = false, nil, false
+	rec.InboxOffset, rec.InboxServed = 0, 0
+	var scheduled *state.ScheduledRecover
+	if local != nil {
+		rec.InboxOffset, rec.InboxServed = local.InboxOffset, local.InboxServed
+		if local.Limit != nil {
+			scheduled = local.Limit.Scheduled
 		}
-		rec.Workspace = filepath.Base(clone.Path)
+	}
+	if rec.Limit != nil {
+		l := *rec.Limit
+		l.Scheduled = scheduled
+		rec.Limit = &l
+	}
+	rec.TrustPending = state.PulledTrust(local, rec.MCPConfig)
+	if rec.Worktree != nil {
+		w := *rec.Worktree
+		w.Owned = false
+		if mapped {
+			w.Path, w.Valid, w.Problem = clone.Path, true, ""
+			rec.Cwd = clone.Path
+			if origin.Rel != "" && origin.Rel != "." {
+				rec.Cwd = filepath.Join(clone.Path, filepath.FromSlash(origin.Rel))
+			}
+			rec.Workspace = filepath.Base(clone.Path)
+		}
+		rec.Worktree = &w
 	}
 	return rec
-}
-
-func appendDurably(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("append to %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // describe is a claim for status lines.
