@@ -48,10 +48,11 @@ func PulledTrust(local *Session, pulled []MCPServer) (pending bool) {
 	if local == nil || local.TrustPending {
 		return true
 	}
-	return !slices.EqualFunc(local.MCPConfig, pulled, mcpEqual)
+	return !slices.EqualFunc(local.MCPConfig, pulled, SameMCPServer)
 }
 
-func mcpEqual(a, b MCPServer) bool {
+// SameMCPServer reports whether a and b are the same server, field by field.
+func SameMCPServer(a, b MCPServer) bool {
 	return a.Name == b.Name && a.Type == b.Type && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
 		maps.Equal(a.Env, b.Env) && a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
 }

@@ -28,6 +28,13 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 		return nil, err
 	}
 	defer lock.Release()
+	// Nothing a remote brought runs (nor gets a variable expanded) before
+	// this machine agrees: checked again here, under the owner lock.
+	if s, err := job.Home.LoadSession(job.SessionID); err == nil {
+		if err := state.CheckTrust(s); err != nil {
+			return nil, err
+		}
+	}
 	// A session that travels between machines is claimed before anything
 	// is appended to it (package remote); a takeover stops this owner.
 	ctx, lost := context.WithCancelCause(ctx)
