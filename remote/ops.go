@@ -69,6 +69,12 @@ func (e Env) fill() (Env, *store, error) {
 		}
 		e.Opt.TTL = time.Duration(ttl) * time.Second
 	}
+	if e.Opt.Timeout <= 0 {
+		e.Opt.Timeout = state.DefaultSyncTimeoutSeconds * time.Second
+		if e.Config != nil {
+			e.Opt.Timeout = e.Config.SyncTimeout()
+		}
+	}
 	if e.Opt.Dir == "" {
 		e.Opt.Dir, _ = os.Getwd()
 	}

@@ -39,6 +39,8 @@ type Options struct {
 	Now     func() time.Time
 	// TTL is how long a claim lasts unless renewed.
 	TTL time.Duration
+	// Timeout bounds each conversation with the remote ([sync] timeout_seconds).
+	Timeout time.Duration
 }
 
 func (o Options) now() time.Time {
@@ -65,7 +67,7 @@ func newLink(s *store, id, url string, sy *Synced, opt Options) *link {
 	if sy == nil || sy.URL != shown { // another remote: nothing agreed with it yet
 		sy = &Synced{URL: shown}
 	}
-	return &link{s: s, id: id, url: url, shown: shown, w: s.wire(url), sy: sy, opt: opt}
+	return &link{s: s, id: id, url: url, shown: shown, w: s.wire(url, opt.Timeout), sy: sy, opt: opt}
 }
 
 // view is the remote's side of a session at one instant.
@@ -253,6 +255,26 @@ func (l *link) claimUpdate(v view, c Claim) (claimUpdate, error) {
 		return claimUpdate{}, err
 	}
 	return claimUpdate{up: refUpdate{Name: ownerRef(l.id), Old: v.owner, New: b.commit, Objects: b.objects}, claim: c}, nil
+}
+
+// bounded is the remote's claim at owner ref h as this machine honours it
+// (Claim.Bounded), remembering when it first saw that claim.
+func (l *link) bounded(c *Claim, h plumbing.Hash, now time.Time) *Claim {
+	if hs := hashString(h); hs != l.sy.SeenClaim {
+		l.sy.SeenClaim, l.sy.SeenClaimAt = hs, now
+	}
+	return c.Bounded(l.sy.SeenClaimAt, now, l.opt.TTL)
+}
+
+// keepSeen writes down when a claim that refused this machine was first
+// seen, so that the next try counts from then (the caller holds the sync lock).
+func (l *link) keepSeen(err error) error {
+	if errors.Is(err, ErrClaimHeld) && l.sy.SeenClaim != "" {
+		if werr := l.s.writeSynced(l.id, l.sy); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
+	return err
 }
 
 // holding is the claim this machine holds, if the remote still has it.

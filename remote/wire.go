@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -51,11 +52,87 @@ type wire interface {
 	pushDecided(ctx context.Context, decide func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error)) error
 }
 
-func (s *store) wire(url string) wire {
+func (s *store) wire(url string, timeout time.Duration) wire {
+	var w wire = &goGitWire{url: url, s: s}
 	if viaGitCommand(url) {
-		return &gitWire{url: url, gitDir: s.gitDir()}
+		w = &gitWire{url: url, gitDir: s.gitDir()}
 	}
-	return &goGitWire{url: url, s: s}
+	if timeout <= 0 {
+		return w
+	}
+	return deadlineWire{w: w, url: url, after: timeout}
+}
+
+// ErrTimeout: the remote did not answer within [sync] timeout_seconds (exit 1).
+var ErrTimeout = errors.New("the remote did not answer in time")
+
+// TimeoutError names the remote that stopped answering.
+type TimeoutError struct {
+	URL   string
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("remote %s did not answer within %s ([sync] timeout_seconds): try again once it answers, or raise the timeout", WithoutSecret(e.URL), e.After)
+}
+
+// Is makes errors.Is(err, ErrTimeout) true.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// errDeadline is the cause of a conversation's context that ran out of time.
+var errDeadline = errors.New("sync deadline")
+
+// deadlineWire gives each conversation with the remote its own deadline.
+// The conversation runs on its own goroutine so that even a call that does
+// not watch its context (go-git dials without one) cannot hold the command
+// past it; go-git's reads and writes and the git command do watch it, and
+// end soon after.
+type deadlineWire struct {
+	w     wire
+	url   string
+	after time.Duration
+}
+
+func (d deadlineWire) do(ctx context.Context, op func(context.Context) error) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, d.after, errDeadline)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- op(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	}
+	if err != nil && errors.Is(context.Cause(ctx), errDeadline) {
+		return &TimeoutError{URL: d.url, After: d.after}
+	}
+	return err
+}
+
+func (d deadlineWire) refs(ctx context.Context) (refs map[plumbing.ReferenceName]plumbing.Hash, err error) {
+	var out map[plumbing.ReferenceName]plumbing.Hash
+	err = d.do(ctx, func(ctx context.Context) error {
+		r, err := d.w.refs(ctx)
+		out = r
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (d deadlineWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]plumbing.Hash, haves []plumbing.Hash) error {
+	return d.do(ctx, func(ctx context.Context) error { return d.w.fetch(ctx, want, haves) })
+}
+
+func (d deadlineWire) push(ctx context.Context, ups []refUpdate) error {
+	return d.do(ctx, func(ctx context.Context) error { return d.w.push(ctx, ups) })
+}
+
+func (d deadlineWire) pushDecided(ctx context.Context, decide func(map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error)) error {
+	return d.do(ctx, func(ctx context.Context) error { return d.w.pushDecided(ctx, decide) })
 }
 
 const refsPrefix = "refs/kandev/"
@@ -269,6 +346,8 @@ func (w *gitWire) run(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + w.gitDir}, args...)...)
 	// Never prompt: kandev may run unattended. Credentials come from helpers.
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	// Past the deadline git is killed; its ssh may still hold the pipes.
+	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -40,6 +40,14 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
 	claim, err := remote.ClaimTurns(ctx, job.Home, job.Config, job.SessionID, func() { lost(remote.ErrFenced) })
+	if errors.Is(err, remote.ErrTimeout) {
+		// A remote that stopped answering never hangs a prompt: the turn
+		// runs on this machine's copy, and says so.
+		if job.Warn != nil {
+			job.Warn("session " + job.SessionID + ": sync skipped, the turn runs on this machine's copy (kandev push " + job.SessionID + " once the remote answers): " + err.Error())
+		}
+		claim, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
