@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,6 +71,55 @@ func TestNextClaim_IsOneGenerationOnAndExpiresAfterTheTTL(t *testing.T) {
 	}
 	if NextClaim(nil, "A", 7, now, time.Minute).Generation != 1 {
 		t.Fatal("the first claim is generation 1")
+	}
+}
+
+func TestNextClaim_NeverWrapsTheGeneration(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name     string
+		cur, out int64
+	}{
+		{"at the maximum it stays there", math.MaxInt64, math.MaxInt64},
+		{"one below the maximum reaches it", math.MaxInt64 - 1, math.MaxInt64},
+		{"a negative one starts again at 1", -5, 1},
+		{"zero starts at 1", 0, 1},
+	}
+	for _, c := range cases {
+		if got := NextClaim(&Claim{Generation: c.cur}, "A", 7, now, time.Minute).Generation; got != c.out {
+			t.Errorf("%s: got %d, want %d", c.name, got, c.out)
+		}
+	}
+	held := &Claim{Machine: "A", Generation: math.MaxInt64}
+	other := &Claim{Machine: "B", Generation: math.MaxInt64, ExpiresAt: now.Add(time.Minute)}
+	if v := DecideClaim(ClaimInput{Current: other, CurrentHash: "h2", HeldHash: "h1", Held: held, Machine: "A", Now: now}); v != ClaimFenced {
+		t.Errorf("taken over at the maximum generation: %v, want fenced", v)
+	}
+}
+
+func TestClaimBounded_AnExpiryPastTheTTLCountsAsTheTTLAfterFirstSeen(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	far := &Claim{Machine: "X", ExpiresAt: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)}
+	near := &Claim{Machine: "X", ExpiresAt: now.Add(time.Minute)}
+	cases := []struct {
+		name       string
+		c          *Claim
+		seen       time.Time
+		wantExpiry time.Time
+	}{
+		{"year 9999, first seen now: now + TTL", far, time.Time{}, now.Add(15 * time.Minute)},
+		{"year 9999, seen 20 minutes ago: expired", far, now.Add(-20 * time.Minute), now.Add(-5 * time.Minute)},
+		{"within the TTL: as written", near, now, near.ExpiresAt},
+		{"seen in the future (clock moved back): counts from now", far, now.Add(time.Hour), now.Add(15 * time.Minute)},
+	}
+	for _, c := range cases {
+		got := c.c.Bounded(c.seen, now, 15*time.Minute)
+		if !got.ExpiresAt.Equal(c.wantExpiry) {
+			t.Errorf("%s: expires %s, want %s", c.name, got.ExpiresAt, c.wantExpiry)
+		}
+	}
+	if far.Bounded(now.Add(-20*time.Minute), now, 15*time.Minute).Live(now) {
+		t.Error("a claim pinned to 9999 is still live a TTL after it was first seen")
 	}
 }
 
