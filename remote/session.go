@@ -357,6 +357,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 	if err := checkPulledLog(l.id, l.shown, add, prev, firstLine); err != nil {
 		return nil, err
 	}
+	failpoint.Wait(ctx, failpoint.PullChecked)
 	if sd.LocalExists {
 		if _, err := state.TruncateTornTail(path); err != nil {
 			return nil, err
