@@ -82,20 +82,50 @@ func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 // errDeadline is the cause of a conversation's context that ran out of time.
 var errDeadline = errors.New("sync deadline")
 
-// deadlineWire gives each conversation with the remote its own deadline.
-// The conversation runs on its own goroutine so that even a call that does
-// not watch its context (go-git dials without one) cannot hold the command
-// past it; go-git's reads and writes and the git command do watch it, and
-// end soon after.
+// deadlineWire gives each conversation with the remote its own deadline:
+// it ends when the remote has sent or taken nothing for that long (packs
+// that keep flowing over go-git push the deadline on; the git command is
+// bounded as a whole). The conversation runs on its own goroutine so that
+// even a call that does not watch its context (go-git dials without one)
+// cannot hold the command past it; go-git's reads and writes and the git
+// command do watch it, and end soon after.
 type deadlineWire struct {
 	w     wire
 	url   string
 	after time.Duration
 }
 
+// activityKey holds, in a conversation's context, what moves its deadline on.
+type activityKey struct{}
+
+// active reads r, moving the conversation's deadline on with every read
+// that brought bytes.
+func active(ctx context.Context, r io.Reader) io.Reader {
+	if f, ok := ctx.Value(activityKey{}).(func()); ok {
+		return activeReader{r: r, kick: f}
+	}
+	return r
+}
+
+type activeReader struct {
+	r    io.Reader
+	kick func()
+}
+
+func (a activeReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.kick()
+	}
+	return n, err
+}
+
 func (d deadlineWire) do(ctx context.Context, op func(context.Context) error) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, d.after, errDeadline)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(d.after, func() { cancel(errDeadline) })
+	defer timer.Stop()
+	ctx = context.WithValue(ctx, activityKey{}, func() { timer.Reset(d.after) })
 	done := make(chan error, 1)
 	go func() { done <- op(ctx) }()
 	var err error
@@ -237,12 +267,12 @@ func (w *goGitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]p
 		return remoteErr(w.url, err)
 	}
 	defer resp.Close()
-	var r io.Reader = resp
+	r := active(ctx, resp)
 	switch {
 	case req.Capabilities.Supports(capability.Sideband64k):
-		r = sideband.NewDemuxer(sideband.Sideband64k, resp)
+		r = sideband.NewDemuxer(sideband.Sideband64k, r)
 	case req.Capabilities.Supports(capability.Sideband):
-		r = sideband.NewDemuxer(sideband.Sideband, resp)
+		r = sideband.NewDemuxer(sideband.Sideband, r)
 	}
 	if err := packfile.UpdateObjectStorage(w.s.objs, r); err != nil {
 		return fmt.Errorf("fetch from %s: %w", WithoutSecret(w.url), err)
@@ -308,7 +338,7 @@ func (w *goGitWire) pushDecided(ctx context.Context, decide func(map[plumbing.Re
 	if packSent != nil {
 		packSent(pack.Len())
 	}
-	req.Packfile = io.NopCloser(&pack)
+	req.Packfile = io.NopCloser(active(ctx, &pack))
 	if _, err := sess.ReceivePack(ctx, req); err != nil {
 		if refusedAsStale(err.Error()) {
 			return fmt.Errorf("push to %s: %w (%v)", WithoutSecret(w.url), errStale, err)
