@@ -375,3 +375,34 @@ func TestSync_AClaimTakenForATurnThatCannotRunIsReleasedAtOnce(t *testing.T) {
 		t.Fatalf("B is refused by the claim of A's failed turn: %s", res)
 	}
 }
+
+// TestPrompt_ServersChangedOnTheRemoteWaitForTrustAgain: B trusted the
+// session's servers; A then replaces them and pushes. B's next prompt takes
+// A's record with its claim, and refuses (exit 3) before anything of the
+// new servers runs; status says trust: pending again.
+func TestPrompt_ServersChangedOnTheRemoteWaitForTrustAgain(t *testing.T) {
+	r := newSyncRig(t, "path")
+	a, b := r.a, r.b
+	b.env = append(b.env, "B_SECRET_TOKEN="+bSecret)
+	first := filepath.Join(t.TempDir(), "first.json")
+	os.WriteFile(first, []byte(`{"mcpServers":{"notes":{"command":"true"}}}`), 0o600)
+	id := a.mustStart("--mcp", first, "remember apple")
+	a.mustRun("push", id)
+	b.mustRun("pull", id)
+	b.mustRun("trust", id)
+	b.mustRun("prompt", id, "remember pear") // its claim's release pushes the turn
+	a.mustRun("pull", id)
+	out := filepath.Join(t.TempDir(), "leaked")
+	a.mustRun("set", id, "--mcp", leakyMCP(t, out))
+	a.mustRun("push", id)
+	res := b.run("prompt", id, "/tools")
+	if res.code != 3 || !strings.Contains(res.stderr, "kandev trust "+id) {
+		t.Fatalf("prompt after the remote changed the servers: %s", res)
+	}
+	if got, err := os.ReadFile(out); err == nil {
+		t.Fatalf("the changed server ran before trust: %s", got)
+	}
+	if st := b.mustRun("status", id).stdout; !strings.Contains(st, "trust     pending") {
+		t.Fatalf("status after the servers changed on the remote:\n%s", st)
+	}
+}

@@ -172,6 +172,9 @@ func (l *link) compare(v view) (sides, error) {
 // readLogFrom returns the log's complete lines from byte offset from; a
 // torn last line (a crash mid-append) is not part of it.
 func readLogFrom(path string, from int64) ([]byte, bool, error) {
+	if err := state.RefuseLinks(path); err != nil {
+		return nil, true, err // never read, and never push, a file a link names
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil

@@ -59,6 +59,9 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
+	if err := state.CheckTrust(s); err != nil {
+		return nil, err // the claim brought the remote's newer record, with servers not trusted here
+	}
 	o := &owner{job: job, s: s, res: &Result{}, claim: claim}
 	log, torn, err := job.Home.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
