@@ -406,3 +406,20 @@ func TestPrompt_ServersChangedOnTheRemoteWaitForTrustAgain(t *testing.T) {
 		t.Fatalf("status after the servers changed on the remote:\n%s", st)
 	}
 }
+
+// TestSync_TheClaimGenerationNeverWraps: a released claim at the int64
+// maximum generation is taken at that generation, not at a negative one.
+func TestSync_TheClaimGenerationNeverWraps(t *testing.T) {
+	r := newSyncRig(t, "path")
+	id := r.shared()
+	forgeClaim(r, id, `{"machine":"X","pid":1,"generation":9223372036854775807,"expires_at":"2026-01-01T00:00:00Z","released":true}`)
+	r.b.mustRun("prompt", id, "remember pear")
+	msg := r.gitOut(r.bare, "log", "-1", "--format=%B", "refs/kandev/owners/"+id)
+	var c struct {
+		Generation int64 `json:"generation"`
+	}
+	json.Unmarshal([]byte(strings.TrimSpace(msg)), &c)
+	if c.Generation != 9223372036854775807 {
+		t.Fatalf("the claim after one at the maximum generation: %s", msg)
+	}
+}
