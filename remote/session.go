@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"time"
 
@@ -400,48 +399,6 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 	}
 	l.agreed(v.sess, snap.Meta.LogBytes, snap.Meta.LogLines)
 	return &out, nil
-}
-
-// LocalRecord is a pulled record as this machine keeps it. What is this
-// machine's own is never taken from the remote: the processes, inbox
-// offsets, parked requests, scheduled recover and lease-like warm state of
-// the other machine are cleared (or kept from local, this machine's record
-// before the pull, nil when it had none); a worktree is never owned (only
-// what this machine made may be removed by prune); MCP servers this machine
-// has not trusted as they are wait for kandev trust (state.PulledTrust); and
-// a worktree recorded there maps to the local clone of the same repository
-// when there is one.
-func LocalRecord(rec state.Session, local *state.Session, origin Origin, clone Clone, mapped bool) state.Session {
-	rec.OwnerPID, rec.AgentPID, rec.AgentStart, rec.WarmUntil = 0, 0, "", nil
-	rec.OwnerDetached, rec.ParkedRequests, rec.PermissionPending = false, nil, false
-	rec.InboxOffset, rec.InboxServed = 0, 0
-	var scheduled *state.ScheduledRecover
-	if local != nil {
-		rec.InboxOffset, rec.InboxServed = local.InboxOffset, local.InboxServed
-		if local.Limit != nil {
-			scheduled = local.Limit.Scheduled
-		}
-	}
-	if rec.Limit != nil {
-		l := *rec.Limit
-		l.Scheduled = scheduled
-		rec.Limit = &l
-	}
-	rec.TrustPending = state.PulledTrust(local, rec.MCPConfig)
-	if rec.Worktree != nil {
-		w := *rec.Worktree
-		w.Owned = false
-		if mapped {
-			w.Path, w.Valid, w.Problem = clone.Path, true, ""
-			rec.Cwd = clone.Path
-			if origin.Rel != "" && origin.Rel != "." {
-				rec.Cwd = filepath.Join(clone.Path, filepath.FromSlash(origin.Rel))
-			}
-			rec.Workspace = filepath.Base(clone.Path)
-		}
-		rec.Worktree = &w
-	}
-	return rec
 }
 
 // describe is a claim for status lines.
