@@ -311,6 +311,7 @@ func TestSync_ARemoteThatStopsAnsweringEndsPushAndPullAndAPromptGoesOnLocally(t 
 		if took > 15*time.Second {
 			t.Fatalf("kandev %s took %s with a 2 s timeout", c.args[0], took)
 		}
+		t.Logf("kandev %s against the frozen remote ended in %s", c.args[0], took.Round(time.Millisecond))
 	}
 	res, took := runWithin(a, 40*time.Second, "prompt", id, "remember pear")
 	if res.code != 0 || !strings.Contains(res.stderr, "sync skipped") || !strings.Contains(res.stdout, "pear") {
@@ -319,6 +320,7 @@ func TestSync_ARemoteThatStopsAnsweringEndsPushAndPullAndAPromptGoesOnLocally(t 
 	if took > 25*time.Second {
 		t.Fatalf("the prompt took %s with a 2 s timeout", took)
 	}
+	t.Logf("the prompt against the frozen remote ran its turn in %s", took.Round(time.Millisecond))
 }
 
 // forgeClaim writes refs/kandev/owners/ID on the remote as a pusher could.
