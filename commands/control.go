@@ -210,6 +210,11 @@ func (c *RecoverCmd) Run(env *Env) error {
 		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
+		if err := state.CheckTrust(s); err != nil {
+			// Named, not run: what a pull brought runs only once this machine agrees.
+			results = append(results, outcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
+			continue
+		}
 		job := owner.Job{AfterLimit: afterLimit}
 		if env.Out.JSON {
 			job.Emit = func(state.Event) {} // one JSON object for the whole command

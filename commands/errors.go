@@ -86,7 +86,8 @@ func ExitCode(err error) int {
 	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy),
-		errors.Is(err, remote.ErrClaimHeld), errors.Is(err, remote.ErrFenced), errors.Is(err, remote.ErrDiverged):
+		errors.Is(err, remote.ErrClaimHeld), errors.Is(err, remote.ErrFenced), errors.Is(err, remote.ErrDiverged),
+		errors.Is(err, state.ErrTrustPending):
 		return ExitConflict
 	case errors.Is(err, state.ErrNotFound), errors.Is(err, acp.ErrUnknownAgent):
 		return ExitNotFound

@@ -67,6 +67,9 @@ func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
 	if state.IsTerminal(s.State) {
 		return job, owner.NotResumableState(id, s.State)
 	}
+	if err := state.CheckTrust(s); err != nil {
+		return job, err // nothing a remote brought runs before this machine agrees
+	}
 	profile, err := acp.LookupProfile(cfg, s.Agent)
 	if err != nil {
 		return job, err

@@ -45,6 +45,9 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if state.IsTerminal(s.State) {
 		return owner.NotResumableState(id, s.State)
 	}
+	if err := state.CheckTrust(s); err != nil {
+		return err // before the lease: a refused resume leaves nothing behind
+	}
 	holder := c.Holder
 	if holder == "" {
 		holder = state.DefaultHolder()

@@ -72,6 +72,7 @@ type CLI struct {
 	Import     ImportCmd     `cmd:"" help:"Create a session from a bundle written by kandev export."`
 	Push       PushCmd       `cmd:"" help:"Send sessions to a git remote (refs/kandev/sessions/<id>), to continue elsewhere."`
 	Pull       PullCmd       `cmd:"" help:"Bring sessions from a git remote, fast-forward only."`
+	Trust      TrustCmd      `cmd:"" help:"Show the MCP servers a pulled session brings, then let them run on this machine."`
 
 	Doctor     DoctorCmd     `cmd:"" help:"Check the home, the agents and git; print the fix for each problem."`
 	Prune      PruneCmd      `cmd:"" help:"Delete the files of finished sessions."`

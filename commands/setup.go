@@ -90,6 +90,7 @@ type SetCmd struct {
 	Model string   `help:"The agent's model." placeholder:"M"`
 	Mode  string   `help:"The agent's session mode (e.g. ask, code)." placeholder:"MODE"`
 	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable)." placeholder:"KEY=VALUE" sep:"none"`
+	MCP   []string `name:"mcp" help:"Replace the session's MCP servers with those of these files (mcpServers shape; repeatable); they run from the agent's next start." placeholder:"FILE" type:"path" sep:"none"`
 }
 
 // Help shows an example.
@@ -106,8 +107,8 @@ func (c *SetCmd) Run(env *Env) error {
 		return setupUsage(err)
 	}
 	ch := setup.Change{Model: c.Model, Mode: c.Mode, Options: opts}
-	if ch.Empty() {
-		return usagef("nothing to set: give --model, --mode or --set KEY=VALUE")
+	if ch.Empty() && len(c.MCP) == 0 {
+		return usagef("nothing to set: give --model, --mode, --set KEY=VALUE or --mcp FILE")
 	}
 	h, s, err := c.load(env, needOpen)
 	if err != nil {
@@ -115,6 +116,22 @@ func (c *SetCmd) Run(env *Env) error {
 	}
 	if state.IsTerminal(s.State) {
 		return owner.NotResumableState(s.ID, s.State)
+	}
+	if len(c.MCP) > 0 {
+		fl, err := SetupFlags{MCP: c.MCP}.flags()
+		if err != nil {
+			return err
+		}
+		if s, err = owner.SetMCPServers(h, s.ID, fl.MCP); err != nil {
+			return err
+		}
+		if ch.Empty() {
+			env.Out.Object(map[string]any{"session_id": s.ID, "setup": s.Setup, "queued": false, "applied": false}, func(w io.Writer) {
+				fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(s.Setup)))
+				fmt.Fprintf(w, "recorded: the agent of %s gets these MCP servers when it next starts\n", s.ID)
+			})
+			return nil
+		}
 	}
 	res, err := owner.SetSetup(env.Ctx, h, s.ID, ch)
 	if err != nil {

@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/remote"
@@ -41,6 +42,9 @@ type Status struct {
 	// Next is one command that succeeds for the session as it is ("..."
 	// stands for a message).
 	Next string `json:"next"`
+	// Trust is "pending" while MCP servers a pull brought wait for kandev
+	// trust (nothing of them runs here until then); empty otherwise.
+	Trust string `json:"trust,omitempty"`
 	// Survivors are processes carrying the session's tag although its owner is dead.
 	Survivors []state.Proc `json:"survivors,omitempty"`
 	// why says in words what the session needs (text output).
@@ -66,6 +70,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		s.Worktree = a.Worktree // as checked now
 	}
 	st := statusOf(h, s, a, p)
+	if s.TrustPending && !state.IsTerminal(s.State) {
+		st.Trust, st.Next = "pending", "kandev trust "+s.ID
+	}
 	// An agent its supervisor still stops is no survivor; after a supervisor
 	// that ended the agent's tree, none can be (no process list to read).
 	if alive, _ := h.OwnerAlive(s.ID); !alive && !h.AgentAlive(s.ID) && h.AgentLeftoversPossible(s.ID) {
@@ -100,6 +107,9 @@ func (c *StatusCmd) Run(env *Env) error {
 		if st.Pause != nil {
 			fmt.Fprintf(w, "paused    %s\n", st.Pause.Reason)
 		}
+		if st.Trust != "" {
+			fmt.Fprintf(w, "trust     %s: MCP servers %s came from another machine and do not run here until kandev trust %s\n", st.Trust, printableLine(strings.Join(serverNames(s), ", ")), s.ID)
+		}
 		if st.AttachedTo != "" {
 			fmt.Fprintf(w, "attached  %s until %s\n", st.AttachedTo, textTimestamp(st.AttachExpiresAt))
 		}
@@ -126,4 +136,13 @@ func (c *StatusCmd) Run(env *Env) error {
 		fmt.Fprintf(w, "next      %s\n", st.Next)
 	})
 	return nil
+}
+
+// serverNames are the names of the session's MCP servers.
+func serverNames(s *state.Session) []string {
+	var out []string
+	for _, m := range s.MCPConfig {
+		out = append(out, m.Name)
+	}
+	return out
 }

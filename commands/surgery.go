@@ -192,6 +192,8 @@ func (c *ForkCmd) Run(env *Env) error {
 	spec := owner.ForkSpec{Parent: id, At: c.At, Title: c.Title, Now: env.Now().UTC()}
 	spec.Place = func(s *state.Session) error {
 		s.Setup, s.MCPConfig = su, servers
+		// Servers a pull brought that this machine has not agreed to still wait in the fork.
+		s.TrustPending = parent.TrustPending
 		if c.Worktree.Set {
 			return placeInWorktree(s, c.Worktree.Branch)
 		}

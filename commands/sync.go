@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kandev/kandev/remote"
@@ -178,6 +179,11 @@ func printSync(env *Env, results []*remote.Result, errs []error) error {
 				line += "; worktree " + r.Worktree
 			}
 			fmt.Fprintln(w, line+" "+r.Remote)
+		}
+		for _, r := range results {
+			if r.TrustPending {
+				fmt.Fprintf(w, "%s waits for trust: its MCP servers %s came from the remote and do not run here until you agree (kandev trust %s shows them and agrees)\n", r.ID, printableLine(strings.Join(r.Servers, ", ")), r.ID)
+			}
 		}
 	})
 	if len(msgs) > 0 {

@@ -13,7 +13,10 @@ import (
 // SIGHUP, SIGINT), a few SIGKILLs inside import, prune, repair and stop, and
 // a few inside kandev acp's session/load of an interrupted session,
 // and a few of live owners: inside kandev approve, of a detached owner holding a
-// parked permission request, and of a warm owner around its linger's expiry.
+// parked permission request, and of a warm owner around its linger's expiry;
+// and at named points of what a remote brings: inside kandev trust, inside a
+// checked pull before it writes, and before the release of a claim taken for
+// a turn that cannot run.
 // The matrix exits 1 when any run broke a rule; its report names the run.
 func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t *testing.T) {
 	if testing.Short() {
@@ -38,6 +41,7 @@ func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t 
 		{"operations", []string{"-trials", "import,prune,repair,stop", "-n", "8", "-seed", "16"}},
 		{"kandev acp load", []string{"-trials", "acp-load", "-n", "4", "-seed", "17"}},
 		{"live owners", []string{"-trials", "approve,parked,expiry", "-n", "6", "-seed", "17"}},
+		{"what a remote brings", []string{"-trials", "trust,pull,claim-release", "-n", "6", "-seed", "18"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -23,6 +23,8 @@ type syncRig struct {
 	url    string // how the clones reach it
 	gitEnv []string
 	a, b   *world
+	// daemon is the git daemon of the "daemon" transport (nil otherwise).
+	daemon *exec.Cmd
 }
 
 // gitOut runs git with the rig's environment and returns its output.
@@ -51,7 +53,7 @@ func newSyncRig(t *testing.T, transport string) *syncRig {
 	case "path":
 		r.url = r.bare
 	case "daemon":
-		r.url = startGitDaemon(t, root)
+		r.url, r.daemon = startGitDaemonCmd(t, root)
 	case "http":
 		r.url = startGitHTTP(t, root)
 	case "ssh":
@@ -138,6 +140,12 @@ func waitListening(t *testing.T, port int, what string) {
 
 // startGitDaemon serves root over git:// with pushes allowed.
 func startGitDaemon(t *testing.T, root string) string {
+	url, _ := startGitDaemonCmd(t, root)
+	return url
+}
+
+// startGitDaemonCmd is startGitDaemon that also gives the daemon's process.
+func startGitDaemonCmd(t *testing.T, root string) (string, *exec.Cmd) {
 	port := freePort(t)
 	// git-daemon itself, not `git daemon`: git runs it as a child and a
 	// kill of git would leave the daemon serving after the test.
@@ -152,7 +160,7 @@ func startGitDaemon(t *testing.T, root string) string {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	waitListening(t, port, "git daemon")
-	return "git://127.0.0.1:" + strconv.Itoa(port) + "/project.git"
+	return "git://127.0.0.1:" + strconv.Itoa(port) + "/project.git", cmd
 }
 
 // urlToken is the secret in the http remote's URL.

@@ -150,7 +150,7 @@ func BenchmarkPull_All1000Sessions(b *testing.B) {
 		}
 		ups = append(ups, refUpdate{Name: sessionRef(id), New: bt.commit, Objects: bt.objects})
 	}
-	if err := s.wire(url).push(context.Background(), ups); err != nil {
+	if err := s.wire(url, 0).push(context.Background(), ups); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()

@@ -3,6 +3,7 @@ package remote
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -19,6 +20,25 @@ type Claim struct {
 // Live reports whether the claim still excludes other machines at now.
 func (c *Claim) Live(now time.Time) bool {
 	return c != nil && !c.Released && now.Before(c.ExpiresAt)
+}
+
+// Bounded is the claim as this machine honours it: an expires_at further
+// than ttl after seen (when this machine first saw this claim) counts as
+// expiring then, so neither a forged claim nor a machine whose clock runs
+// years ahead pins a session. A zero seen is now.
+func (c *Claim) Bounded(seen, now time.Time, ttl time.Duration) *Claim {
+	if c == nil || ttl <= 0 {
+		return c
+	}
+	if seen.IsZero() || seen.After(now) {
+		seen = now
+	}
+	if limit := seen.Add(ttl); c.ExpiresAt.After(limit) {
+		b := *c
+		b.ExpiresAt = limit.UTC()
+		return &b
+	}
+	return c
 }
 
 func (c Claim) encode() []byte {
@@ -68,7 +88,10 @@ func DecideClaim(in ClaimInput) ClaimVerdict {
 		if in.CurrentHash == in.HeldHash {
 			return ClaimKeep
 		}
-		if in.Current != nil && in.Held != nil && in.Current.Generation > in.Held.Generation {
+		// Equal generations of two machines: the count stopped at its
+		// maximum (NextClaim), and the other machine wrote last.
+		if in.Current != nil && in.Held != nil && (in.Current.Generation > in.Held.Generation ||
+			in.Current.Generation == in.Held.Generation && in.Current.Machine != in.Held.Machine) {
 			return ClaimFenced
 		}
 	}
@@ -78,10 +101,16 @@ func DecideClaim(in ClaimInput) ClaimVerdict {
 	return ClaimTake
 }
 
-// NextClaim is the claim written when taking: one generation after the current.
+// NextClaim is the claim written when taking: one generation after the
+// current, which never wraps: a (forged) generation at the int64 maximum
+// stays there, and one below 1 starts again at 1.
 func NextClaim(cur *Claim, machine string, pid int, now time.Time, ttl time.Duration) Claim {
 	gen := int64(1)
-	if cur != nil {
+	switch {
+	case cur == nil || cur.Generation < 1:
+	case cur.Generation == math.MaxInt64:
+		gen = math.MaxInt64
+	default:
 		gen = cur.Generation + 1
 	}
 	return Claim{Machine: machine, PID: pid, Generation: gen, ExpiresAt: now.Add(ttl).UTC()}

@@ -11,6 +11,12 @@
 // The project's branches, work tree and index are never touched: objects are
 // built in a private object store under $KANDEV_HOME/sync and sent from there.
 //
+// Whoever can push refs/kandev/* is not the person at this machine, so what
+// a pull takes is data: it is checked whole before anything is written
+// (pulled.go), this machine's own fields are never taken from it, and the MCP
+// servers it brings wait for kandev trust. Every conversation with the remote
+// has a deadline (deadline.go), and a claim cannot be pinned (Claim.Bounded).
+//
 // Tree of a session commit:
 //
 //	kandev-session.json  {format, id, log_bytes, log_lines, origin{url, branch, rel}}

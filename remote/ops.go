@@ -29,6 +29,10 @@ type Result struct {
 	RemoteOnly bool `json:"remote_only,omitempty"`
 	// Session is the remote's record of a remote-only session (--dry-run).
 	Session *RemoteSession `json:"session,omitempty"`
+	// TrustPending: the pulled session's MCP servers (Servers) wait for
+	// kandev trust before anything of them runs here.
+	TrustPending bool     `json:"trust_pending,omitempty"`
+	Servers      []string `json:"mcp_servers,omitempty"`
 }
 
 // RemoteSession is what list shows of a session that exists only on a remote.
@@ -64,6 +68,12 @@ func (e Env) fill() (Env, *store, error) {
 			ttl = e.Config.ClaimTTLSeconds()
 		}
 		e.Opt.TTL = time.Duration(ttl) * time.Second
+	}
+	if e.Opt.Timeout <= 0 {
+		e.Opt.Timeout = state.DefaultSyncTimeoutSeconds * time.Second
+		if e.Config != nil {
+			e.Opt.Timeout = e.Config.SyncTimeout()
+		}
 	}
 	if e.Opt.Dir == "" {
 		e.Opt.Dir, _ = os.Getwd()

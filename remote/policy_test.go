@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,6 +74,55 @@ func TestNextClaim_IsOneGenerationOnAndExpiresAfterTheTTL(t *testing.T) {
 	}
 }
 
+func TestNextClaim_NeverWrapsTheGeneration(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name     string
+		cur, out int64
+	}{
+		{"at the maximum it stays there", math.MaxInt64, math.MaxInt64},
+		{"one below the maximum reaches it", math.MaxInt64 - 1, math.MaxInt64},
+		{"a negative one starts again at 1", -5, 1},
+		{"zero starts at 1", 0, 1},
+	}
+	for _, c := range cases {
+		if got := NextClaim(&Claim{Generation: c.cur}, "A", 7, now, time.Minute).Generation; got != c.out {
+			t.Errorf("%s: got %d, want %d", c.name, got, c.out)
+		}
+	}
+	held := &Claim{Machine: "A", Generation: math.MaxInt64}
+	other := &Claim{Machine: "B", Generation: math.MaxInt64, ExpiresAt: now.Add(time.Minute)}
+	if v := DecideClaim(ClaimInput{Current: other, CurrentHash: "h2", HeldHash: "h1", Held: held, Machine: "A", Now: now}); v != ClaimFenced {
+		t.Errorf("taken over at the maximum generation: %v, want fenced", v)
+	}
+}
+
+func TestClaimBounded_AnExpiryPastTheTTLCountsAsTheTTLAfterFirstSeen(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	far := &Claim{Machine: "X", ExpiresAt: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)}
+	near := &Claim{Machine: "X", ExpiresAt: now.Add(time.Minute)}
+	cases := []struct {
+		name       string
+		c          *Claim
+		seen       time.Time
+		wantExpiry time.Time
+	}{
+		{"year 9999, first seen now: now + TTL", far, time.Time{}, now.Add(15 * time.Minute)},
+		{"year 9999, seen 20 minutes ago: expired", far, now.Add(-20 * time.Minute), now.Add(-5 * time.Minute)},
+		{"within the TTL: as written", near, now, near.ExpiresAt},
+		{"seen in the future (clock moved back): counts from now", far, now.Add(time.Hour), now.Add(15 * time.Minute)},
+	}
+	for _, c := range cases {
+		got := c.c.Bounded(c.seen, now, 15*time.Minute)
+		if !got.ExpiresAt.Equal(c.wantExpiry) {
+			t.Errorf("%s: expires %s, want %s", c.name, got.ExpiresAt, c.wantExpiry)
+		}
+	}
+	if far.Bounded(now.Add(-20*time.Minute), now, 15*time.Minute).Live(now) {
+		t.Error("a claim pinned to 9999 is still live a TTL after it was first seen")
+	}
+}
+
 func TestViaGitCommand_SSHAndHTTPSGoThroughGitItself(t *testing.T) {
 	cases := map[string]bool{
 		"/srv/git/project.git":               false,
@@ -142,17 +192,48 @@ func TestMapWorktree_PicksTheCloneOfTheSameRepositoryOnTheSameBranch(t *testing.
 func TestLocalRecord_ClearsTheOtherMachinesProcessesAndMapsTheWorktree(t *testing.T) {
 	until := time.Now()
 	rec := state.Session{ID: "s", Cwd: "/home/a/p/sub", Workspace: "p", OwnerPID: 10, AgentPID: 11, AgentStart: "x", WarmUntil: &until,
+		InboxOffset: 999, InboxServed: 9, OwnerDetached: true, ParkedRequests: []state.ParkedRequest{{}}, PermissionPending: true,
+		Limit:    &state.UsageLimit{Scheduled: &state.ScheduledRecover{Via: "at", Handle: "7"}},
 		Worktree: &state.Worktree{Path: "/home/a/p", Branch: "main", Valid: true, Owned: true}}
-	got := LocalRecord(rec, Origin{Rel: "sub"}, Clone{Path: "/srv/b/proj"}, true)
+	got := LocalRecord(rec, nil, Origin{Rel: "sub"}, Clone{Path: "/srv/b/proj"}, true)
 	if got.OwnerPID != 0 || got.AgentPID != 0 || got.AgentStart != "" || got.WarmUntil != nil {
 		t.Fatalf("processes of the other machine kept: %+v", got)
+	}
+	if got.InboxOffset != 0 || got.InboxServed != 0 || got.OwnerDetached || got.ParkedRequests != nil || got.PermissionPending || got.Limit.Scheduled != nil {
+		t.Fatalf("machine-local state of the other machine kept: %+v", got)
+	}
+	local := state.Session{InboxOffset: 5, InboxServed: 1, Limit: &state.UsageLimit{Scheduled: &state.ScheduledRecover{Via: "at", Handle: "3"}}}
+	if kept := LocalRecord(rec, &local, Origin{}, Clone{}, false); kept.InboxOffset != 5 || kept.InboxServed != 1 || kept.Limit.Scheduled.Handle != "3" {
+		t.Fatalf("this machine's own state was not kept: %+v", kept)
 	}
 	if got.Worktree.Path != "/srv/b/proj" || got.Worktree.Branch != "main" || got.Worktree.Owned || got.Cwd != filepath.Join("/srv/b/proj", "sub") || got.Workspace != "proj" {
 		t.Fatalf("mapped record: %+v %+v", got, got.Worktree)
 	}
-	unmapped := LocalRecord(rec, Origin{}, Clone{}, false)
-	if unmapped.Worktree.Path != "/home/a/p" || unmapped.Cwd != rec.Cwd {
+	unmapped := LocalRecord(rec, nil, Origin{}, Clone{}, false)
+	if unmapped.Worktree.Path != "/home/a/p" || unmapped.Cwd != rec.Cwd || unmapped.Worktree.Owned {
 		t.Fatalf("unmapped record changed its worktree: %+v", unmapped.Worktree)
+	}
+}
+
+func TestPulledTrust_OnlyServersThisMachineTrustedAsTheyAreRunWithoutKandevTrust(t *testing.T) {
+	srv := []state.MCPServer{{Name: "fs", Command: "mcp-fs", Env: map[string]string{"T": "${T}"}}}
+	changed := []state.MCPServer{{Name: "fs", Command: "sh", Env: map[string]string{"T": "${T}"}}}
+	cases := []struct {
+		name   string
+		local  *state.Session
+		pulled []state.MCPServer
+		want   bool
+	}{
+		{"no servers: nothing to trust", nil, nil, false},
+		{"new here with servers: waits", nil, srv, true},
+		{"trusted here, same servers: stays trusted", &state.Session{MCPConfig: srv}, srv, false},
+		{"trusted here, servers changed there: waits", &state.Session{MCPConfig: srv}, changed, true},
+		{"waiting here, same servers: still waits", &state.Session{MCPConfig: srv, TrustPending: true}, srv, true},
+	}
+	for _, c := range cases {
+		if got := state.PulledTrust(c.local, c.pulled); got != c.want {
+			t.Errorf("%s: pending %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

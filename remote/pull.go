@@ -123,6 +123,12 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 	if rec.Worktree != nil && rec.Worktree.Valid {
 		res.Worktree = rec.Worktree.Path
 	}
+	if rec.TrustPending {
+		res.TrustPending = true
+		for _, m := range rec.MCPConfig {
+			res.Servers = append(res.Servers, m.Name)
+		}
+	}
 	l.dropFencedClaim(v)
 	res.Commit = v.sess.String()
 	return res, l.save()

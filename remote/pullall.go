@@ -29,7 +29,7 @@ func PullAll(ctx context.Context, e Env, dryRun bool) (_ []*Result, failed []err
 	if err != nil {
 		return nil, nil, err
 	}
-	w := s.wire(url)
+	w := s.wire(url, e.Opt.Timeout)
 	refs, err := w.refs(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -99,7 +99,7 @@ func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Res
 		if holding && errors.Is(err, errStale) {
 			return nil, l.fenced(ctx)
 		}
-		return nil, err
+		return nil, l.keepSeen(err)
 	}
 	switch sd.step {
 	case TakeRemote:
@@ -127,6 +127,7 @@ func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Res
 func (l *link) pushClaim(v view, holding bool) (claimUpdate, error) {
 	held, heldHash := l.held()
 	now := l.opt.now()
+	v.claim = l.bounded(v.claim, v.owner, now)
 	verdict := DecideClaim(ClaimInput{Current: v.claim, CurrentHash: hashString(v.owner), HeldHash: heldHash, Held: held, Machine: l.opt.Machine, Now: now})
 	switch {
 	case verdict == ClaimKeep:

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"time"
 
@@ -39,6 +38,8 @@ type Options struct {
 	Now     func() time.Time
 	// TTL is how long a claim lasts unless renewed.
 	TTL time.Duration
+	// Timeout bounds each conversation with the remote ([sync] timeout_seconds).
+	Timeout time.Duration
 }
 
 func (o Options) now() time.Time {
@@ -65,7 +66,7 @@ func newLink(s *store, id, url string, sy *Synced, opt Options) *link {
 	if sy == nil || sy.URL != shown { // another remote: nothing agreed with it yet
 		sy = &Synced{URL: shown}
 	}
-	return &link{s: s, id: id, url: url, shown: shown, w: s.wire(url), sy: sy, opt: opt}
+	return &link{s: s, id: id, url: url, shown: shown, w: s.wire(url, opt.Timeout), sy: sy, opt: opt}
 }
 
 // view is the remote's side of a session at one instant.
@@ -170,6 +171,9 @@ func (l *link) compare(v view) (sides, error) {
 // readLogFrom returns the log's complete lines from byte offset from; a
 // torn last line (a crash mid-append) is not part of it.
 func readLogFrom(path string, from int64) ([]byte, bool, error) {
+	if err := state.RefuseLinks(path); err != nil {
+		return nil, true, err // never read, and never push, a file a link names
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -255,6 +259,26 @@ func (l *link) claimUpdate(v view, c Claim) (claimUpdate, error) {
 	return claimUpdate{up: refUpdate{Name: ownerRef(l.id), Old: v.owner, New: b.commit, Objects: b.objects}, claim: c}, nil
 }
 
+// bounded is the remote's claim at owner ref h as this machine honours it
+// (Claim.Bounded), remembering when it first saw that claim.
+func (l *link) bounded(c *Claim, h plumbing.Hash, now time.Time) *Claim {
+	if hs := hashString(h); hs != l.sy.SeenClaim {
+		l.sy.SeenClaim, l.sy.SeenClaimAt = hs, now
+	}
+	return c.Bounded(l.sy.SeenClaimAt, now, l.opt.TTL)
+}
+
+// keepSeen writes down when a claim that refused this machine was first
+// seen, so that the next try counts from then (the caller holds the sync lock).
+func (l *link) keepSeen(err error) error {
+	if errors.Is(err, ErrClaimHeld) && l.sy.SeenClaim != "" {
+		if werr := l.s.writeSynced(l.id, l.sy); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
+	return err
+}
+
 // holding is the claim this machine holds, if the remote still has it.
 func (l *link) held() (*Claim, string) {
 	if l.sy.Claim == nil {
@@ -310,29 +334,42 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		return nil, err
 	}
 	if snap.Meta.ID != l.id {
-		return nil, fmt.Errorf("the remote's session %s holds session %q", l.id, snap.Meta.ID)
+		return nil, refusedPull(l.id, l.shown, fmt.Sprintf("it holds session %q", snap.Meta.ID))
 	}
 	path := l.s.home.LogPath(l.id)
+	if err := state.RefuseLinks(path, l.s.home.RecordPath(l.id), l.s.syncPath(l.id)); err != nil {
+		return nil, err
+	}
+	// Everything is checked before anything is written: a log or record
+	// that fails is refused whole.
+	rec, err := checkPulledRecord(l.id, l.shown, snap.Record)
+	if err != nil {
+		return nil, err
+	}
+	add := sd.RemoteExtra[len(sd.LocalExtra):]
+	var prev int64
+	if sd.LocalExists {
+		last, _, err := state.LastEvent(path)
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return nil, err
+		}
+		prev = last.Seq
+	}
+	firstLine := l.sy.LogLines + int64(bytes.Count(sd.LocalExtra, []byte{'\n'})) + 1
+	if err := checkPulledLog(l.id, l.shown, add, prev, firstLine); err != nil {
+		return nil, err
+	}
+	failpoint.Wait(ctx, failpoint.PullChecked)
 	if sd.LocalExists {
 		if _, err := state.TruncateTornTail(path); err != nil {
 			return nil, err
 		}
 	}
-	if add := sd.RemoteExtra[len(sd.LocalExtra):]; len(add) > 0 {
-		if err := appendDurably(path, add); err != nil {
+	if len(add) > 0 {
+		if err := state.AppendLines(path, add); err != nil {
 			return nil, err
 		}
 		failpoint.Wait(ctx, failpoint.AfterPullAppended)
-	}
-	var rec state.Session
-	if err := json.Unmarshal(snap.Record, &rec); err != nil {
-		return nil, fmt.Errorf("the record in the remote's session %s: %w", l.id, err)
-	}
-	if rec.ID != l.id {
-		return nil, fmt.Errorf("the record in the remote's session %s names id %q", l.id, rec.ID)
-	}
-	if rec.Format > state.Format {
-		return nil, &state.NewerFormatError{What: "session " + l.id + " on " + l.shown, Format: rec.Format}
 	}
 	var here []Clone
 	if c, ok := l.s.cloneAt(l.opt.Dir); ok {
@@ -343,55 +380,25 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		// Not the clone the pull runs in: one that other sessions here use.
 		clone, mapped = MapWorktree(snap.Meta.Origin.URL, snap.Meta.Origin.Branch, l.s.knownClones())
 	}
-	rec = LocalRecord(rec, snap.Meta.Origin, clone, mapped)
+	var out state.Session
 	if _, err := os.Stat(l.s.home.RecordPath(l.id)); err == nil {
 		if _, err := l.s.home.UpdateSession(l.id, func(s *state.Session) error {
 			unknown := s.Unknown
-			*s = rec
+			out = LocalRecord(rec, s, snap.Meta.Origin, clone, mapped)
+			*s = out
 			s.Unknown = unknown
 			return nil
 		}); err != nil {
 			return nil, err
 		}
-	} else if err := l.s.home.CreateSession(&rec); err != nil {
-		return nil, err
+	} else {
+		out = LocalRecord(rec, nil, snap.Meta.Origin, clone, mapped)
+		if err := l.s.home.CreateSession(&out); err != nil {
+			return nil, err
+		}
 	}
 	l.agreed(v.sess, snap.Meta.LogBytes, snap.Meta.LogLines)
-	return &rec, nil
-}
-
-// LocalRecord is a pulled record as this machine keeps it: what named a
-// process of the other machine is cleared, and a worktree recorded there
-// maps to the local clone of the same repository when there is one.
-func LocalRecord(rec state.Session, origin Origin, clone Clone, mapped bool) state.Session {
-	rec.OwnerPID, rec.AgentPID, rec.AgentStart, rec.WarmUntil = 0, 0, "", nil
-	if mapped && rec.Worktree != nil {
-		w := *rec.Worktree
-		w.Path, w.Owned, w.Valid, w.Problem = clone.Path, false, true, ""
-		rec.Worktree = &w
-		rec.Cwd = clone.Path
-		if origin.Rel != "" && origin.Rel != "." {
-			rec.Cwd = filepath.Join(clone.Path, filepath.FromSlash(origin.Rel))
-		}
-		rec.Workspace = filepath.Base(clone.Path)
-	}
-	return rec
-}
-
-func appendDurably(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("append to %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return &out, nil
 }
 
 // describe is a claim for status lines.

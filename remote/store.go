@@ -171,6 +171,11 @@ type Synced struct {
 	// RemoteClaim is the newest claim seen on the remote (for status).
 	RemoteClaim *Claim    `json:"remote_claim,omitempty"`
 	SyncedAt    time.Time `json:"synced_at"`
+	// SeenClaim is the remote's owners ref value this machine first saw at
+	// SeenClaimAt: a claim counts as expiring at most a TTL after that
+	// (Claim.Bounded), whatever its expires_at says.
+	SeenClaim   string    `json:"seen_claim,omitempty"`
+	SeenClaimAt time.Time `json:"seen_claim_at,omitempty"`
 }
 
 // readSynced returns the session's sync file, nil when it never synced.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
 
@@ -138,6 +139,7 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 		}
 		now := l.opt.now()
 		held, heldHash := l.held()
+		v.claim = l.bounded(v.claim, v.owner, now)
 		verdict := DecideClaim(ClaimInput{Current: v.claim, CurrentHash: hashString(v.owner), HeldHash: heldHash, Held: held, Machine: l.opt.Machine, Now: now})
 		if verdict == ClaimRefused {
 			return nil, &ClaimHeldError{ID: l.id, Machine: v.claim.Machine, ExpiresAt: v.claim.ExpiresAt}
@@ -161,26 +163,32 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 		}
 	}
 	if err != nil {
-		return err
+		return l.keepSeen(err)
 	}
 	l.setClaim(cu)
 	v.owner, v.claim = cu.up.New, &cu.claim
+	// Written down before anything that can fail: a failure after this
+	// point releases the claim (releaseLocked reads it from the sync file).
+	if err := l.s.writeSynced(l.id, l.sy); err != nil {
+		return errors.Join(err, l.releaseAfterFailure(ctx))
+	}
 	if !v.sess.IsZero() && !l.s.has(v.sess) {
 		// Held now, so the session ref cannot move: fetch what it names.
 		if err := l.w.fetch(ctx, map[plumbing.ReferenceName]plumbing.Hash{sessionRef(l.id): v.sess}, l.haves()); err != nil {
-			return errors.Join(err, l.releaseLocked(ctx, nil))
+			return errors.Join(err, l.releaseAfterFailure(ctx))
 		}
 	}
 	sd, err := l.compare(v)
 	if err != nil {
-		return errors.Join(err, l.releaseLocked(ctx, nil))
+		return errors.Join(err, l.releaseAfterFailure(ctx))
 	}
 	switch sd.step {
 	case Diverged:
-		return errors.Join(&DivergedError{ID: l.id, URL: l.shown}, l.releaseLocked(ctx, nil))
+		err := &DivergedError{ID: l.id, URL: l.shown}
+		return errors.Join(err, l.releaseAfterFailure(ctx))
 	case TakeRemote:
 		if _, err := l.takeRemote(ctx, v, sd); err != nil {
-			return errors.Join(err, l.releaseLocked(ctx, nil))
+			return errors.Join(err, l.releaseAfterFailure(ctx))
 		}
 		if !first {
 			// The warm agent does not know the other machine's turns: the
@@ -190,6 +198,15 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 		}
 	}
 	return l.save()
+}
+
+// releaseAfterFailure gives up a claim just taken for a turn that cannot
+// run: at once, so that no machine waits for it to expire. The release
+// is not cut short by the command's context ending; the remote's timeout
+// bounds it.
+func (l *link) releaseAfterFailure(ctx context.Context) error {
+	failpoint.Wait(ctx, failpoint.ClaimTakenForFailedTurn)
+	return l.releaseLocked(context.WithoutCancel(ctx), nil)
 }
 
 // renew keeps the claim alive while turns run; a renewal the remote

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -51,11 +52,15 @@ type wire interface {
 	pushDecided(ctx context.Context, decide func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error)) error
 }
 
-func (s *store) wire(url string) wire {
+func (s *store) wire(url string, timeout time.Duration) wire {
+	var w wire = &goGitWire{url: url, s: s}
 	if viaGitCommand(url) {
-		return &gitWire{url: url, gitDir: s.gitDir()}
+		w = &gitWire{url: url, gitDir: s.gitDir()}
 	}
-	return &goGitWire{url: url, s: s}
+	if timeout <= 0 {
+		return w
+	}
+	return deadlineWire{w: w, url: url, after: timeout}
 }
 
 const refsPrefix = "refs/kandev/"
@@ -160,12 +165,12 @@ func (w *goGitWire) fetch(ctx context.Context, want map[plumbing.ReferenceName]p
 		return remoteErr(w.url, err)
 	}
 	defer resp.Close()
-	var r io.Reader = resp
+	r := active(ctx, resp)
 	switch {
 	case req.Capabilities.Supports(capability.Sideband64k):
-		r = sideband.NewDemuxer(sideband.Sideband64k, resp)
+		r = sideband.NewDemuxer(sideband.Sideband64k, r)
 	case req.Capabilities.Supports(capability.Sideband):
-		r = sideband.NewDemuxer(sideband.Sideband, resp)
+		r = sideband.NewDemuxer(sideband.Sideband, r)
 	}
 	if err := packfile.UpdateObjectStorage(w.s.objs, r); err != nil {
 		return fmt.Errorf("fetch from %s: %w", WithoutSecret(w.url), err)
@@ -231,7 +236,7 @@ func (w *goGitWire) pushDecided(ctx context.Context, decide func(map[plumbing.Re
 	if packSent != nil {
 		packSent(pack.Len())
 	}
-	req.Packfile = io.NopCloser(&pack)
+	req.Packfile = io.NopCloser(active(ctx, &pack))
 	if _, err := sess.ReceivePack(ctx, req); err != nil {
 		if refusedAsStale(err.Error()) {
 			return fmt.Errorf("push to %s: %w (%v)", WithoutSecret(w.url), errStale, err)
@@ -269,6 +274,8 @@ func (w *gitWire) run(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + w.gitDir}, args...)...)
 	// Never prompt: kandev may run unattended. Credentials come from helpers.
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	// Past the deadline git is killed; its ssh may still hold the pipes.
+	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

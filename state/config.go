@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -192,6 +193,7 @@ func (c *Config) validate(defined func(key ...string) bool) error {
 		{[]string{"agent", "handshake_timeout_seconds"}, c.Agent.HandshakeTimeoutSeconds, 1, ""},
 		{[]string{"agent", "idle_timeout_seconds"}, c.Agent.IdleTimeoutSeconds, 1, ""},
 		{[]string{"agent", "cancel_grace_seconds"}, c.Agent.CancelGraceSeconds, 1, ""},
+		{[]string{"sync", "timeout_seconds"}, c.Sync.TimeoutSeconds, 1, ""},
 	}
 	for _, k := range atLeast {
 		if defined(k.key...) && k.value < k.min {
@@ -206,6 +208,9 @@ func (c *Config) validate(defined func(key ...string) bool) error {
 	}
 	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
 		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
+	}
+	if t := c.Sync.TimeoutSeconds; t > MaxTTLSeconds {
+		return fmt.Errorf("[sync] timeout_seconds = %d is over the limit of %d", t, MaxTTLSeconds)
 	}
 	if ttl := c.Sync.ClaimTTLSeconds; ttl > MaxTTLSeconds {
 		return fmt.Errorf("[sync] claim_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
@@ -324,6 +329,17 @@ type SyncConfig struct {
 	// ClaimTTLSeconds is how long a machine's claim on a session lasts
 	// unless renewed (default 900).
 	ClaimTTLSeconds int `toml:"claim_ttl_seconds"`
+	// TimeoutSeconds bounds each conversation with the remote (a fetch, a
+	// push, a claim): one that stops answering is given up (default 30).
+	TimeoutSeconds int `toml:"timeout_seconds"`
+}
+
+// DefaultSyncTimeoutSeconds is [sync] timeout_seconds when unset.
+const DefaultSyncTimeoutSeconds = 30
+
+// SyncTimeout is [sync] timeout_seconds, 30 s by default.
+func (c *Config) SyncTimeout() time.Duration {
+	return time.Duration(orDefault(c.Sync.TimeoutSeconds, DefaultSyncTimeoutSeconds)) * time.Second
 }
 
 // ClaimTTLSeconds is [sync] claim_ttl_seconds, 900 by default.

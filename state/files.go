@@ -67,3 +67,33 @@ func bareCause(err error) error {
 	}
 	return err
 }
+
+// AppendLines appends whole lines to the session file at path (created
+// 0600 if missing) and syncs them, never through a symbolic link: a link is
+// refused with ErrSymlink, so a file a link points at, inside the home or
+// not, is never created or written.
+func AppendLines(path string, data []byte) error {
+	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := appendWhole(f, path, data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("append to %s: %w", path, bareCause(err))
+	}
+	return f.Close()
+}
+
+// RefuseLinks is nil unless one of paths is a symbolic link (ErrSymlink).
+func RefuseLinks(paths ...string) error {
+	for _, p := range paths {
+		if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("session file %s %w: kandev refuses to follow it; remove the link", p, ErrSymlink)
+		}
+	}
+	return nil
+}

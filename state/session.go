@@ -164,6 +164,11 @@ type Session struct {
 	Setup     *Setup      `json:"setup,omitempty"`
 	MCPConfig []MCPServer `json:"mcp_config,omitempty"`
 	TurnSetup *Setup      `json:"turn_setup,omitempty"`
+	// TrustPending: the MCP servers came from another machine (kandev pull)
+	// and this one has not agreed to run them (kandev trust, or a local
+	// kandev set --mcp). Machine-local: a pull decides it from what this
+	// machine trusted, never from the remote's record.
+	TrustPending bool `json:"trust_pending,omitempty"`
 
 	// Unknown holds the record's keys that a newer kandev wrote, kept as
 	// they are so that a rewrite by this kandev preserves them.

@@ -28,11 +28,26 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 		return nil, err
 	}
 	defer lock.Release()
+	// Nothing a remote brought runs (nor gets a variable expanded) before
+	// this machine agrees: checked again here, under the owner lock.
+	if s, err := job.Home.LoadSession(job.SessionID); err == nil {
+		if err := state.CheckTrust(s); err != nil {
+			return nil, err
+		}
+	}
 	// A session that travels between machines is claimed before anything
 	// is appended to it (package remote); a takeover stops this owner.
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
 	claim, err := remote.ClaimTurns(ctx, job.Home, job.Config, job.SessionID, func() { lost(remote.ErrFenced) })
+	if errors.Is(err, remote.ErrTimeout) {
+		// A remote that stopped answering never hangs a prompt: the turn
+		// runs on this machine's copy, and says so.
+		if job.Warn != nil {
+			job.Warn("session " + job.SessionID + ": sync skipped, the turn runs on this machine's copy (kandev push " + job.SessionID + " once the remote answers): " + err.Error())
+		}
+		claim, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +58,9 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	}
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
+	}
+	if err := state.CheckTrust(s); err != nil {
+		return nil, err // the claim brought the remote's newer record, with servers not trusted here
 	}
 	o := &owner{job: job, s: s, res: &Result{}, claim: claim}
 	log, torn, err := job.Home.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})

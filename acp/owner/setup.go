@@ -355,3 +355,32 @@ func sameServer(a, b state.MCPServer) bool {
 	return a.Name == b.Name && a.Type == b.Type && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
 		maps.Equal(a.Env, b.Env) && a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
 }
+
+// SetMCPServers makes servers the session's MCP servers, replacing those it
+// had, and trusts them: they were given on this machine (kandev set --mcp).
+// They reach the agent when it next starts, so a live owner refuses it.
+func SetMCPServers(h *state.Home, id string, servers []state.MCPServer) (*state.Session, error) {
+	lock, err := h.AcquireOwner(id)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return nil, fmt.Errorf("%w: session %s runs in another kandev process, whose agent has its MCP servers already: kandev close %s, then set --mcp again", state.ErrOwnerBusy, id, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	s, err := h.UpdateSession(id, func(s *state.Session) error {
+		s.MCPConfig = servers
+		s.Setup = setup.WithServers(s.Setup, servers)
+		s.TrustPending = false
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	return s, log.AppendSync(SetupChangedEvent(SetupFromSet, s.Setup, nil, nil))
+}

@@ -45,3 +45,15 @@ const AfterPushAccepted = "after-push-accepted"
 // AfterPullAppended is a pull's point after the pulled lines are appended
 // to the local log and before the record and the sync file are written.
 const AfterPullAppended = "after-pull-appended"
+
+// TrustShown is kandev trust's point after it printed the servers and
+// before it records that this machine trusts them.
+const TrustShown = "trust-shown"
+
+// PullChecked is a pull's point after the remote's log and record passed
+// their checks and before anything of them is written.
+const PullChecked = "pull-checked"
+
+// ClaimTakenForFailedTurn is an owner's point after its turn failed and
+// before it releases the claim it took for that turn.
+const ClaimTakenForFailedTurn = "claim-taken-for-failed-turn"

@@ -44,6 +44,12 @@ func (x *runEnv) runOp() time.Duration {
 		op = &acpLoadTrial{interruptTrial{runEnv: x}}
 	case kindApprove:
 		op = &approveTrial{runEnv: x}
+	case kindTrust:
+		op = &trustTrial{remoteRig{runEnv: x}}
+	case kindPull:
+		op = &pullTrial{remoteRig: remoteRig{runEnv: x}}
+	case kindClaimRelease:
+		op = &claimReleaseTrial{remoteRig: remoteRig{runEnv: x}}
 	default:
 		op = &interruptTrial{runEnv: x}
 	}
@@ -58,7 +64,13 @@ func (x *runEnv) runOp() time.Duration {
 	if d, ok := x.o.calib[x.p.kind]; ok {
 		delay = time.Duration(x.p.opFrac * float64(d))
 	}
-	res, killed := x.killAfter(delay, args...)
+	var res cmdResult
+	var killed bool
+	if fp, ok := op.(interface{ failpoint() string }); ok {
+		res, killed = x.killAtFailpoint(fp.failpoint(), args...)
+	} else {
+		res, killed = x.killAfter(delay, args...)
+	}
 	x.save("op.out", res.stdout+"\n--- stderr (exit "+fmt.Sprint(res.code)+")\n"+res.stderr)
 	x.r.exitCode, x.r.kill.killed, x.r.kill.at = res.code, killed, delay
 	if !killed && res.code != 0 {

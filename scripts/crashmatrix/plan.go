@@ -159,7 +159,7 @@ type choice struct {
 }
 
 var trialKinds = []choice{{kindTurn, 5}, {kindImport, 1}, {kindPrune, 1}, {kindRepair, 1}, {kindStop, 1}, {kindACPLoad, 1},
-	{kindApprove, 1}, {kindParked, 1}, {kindExpiry, 1}}
+	{kindApprove, 1}, {kindParked, 1}, {kindExpiry, 1}, {kindTrust, 1}, {kindPull, 1}, {kindClaimRelease, 1}}
 
 var signalKinds = []choice{{sigKill, 2}, {sigTerm, 2}, {sigTerm2, 1}, {sigHup, 1}, {sigInt, 1}}
 
