@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,9 +34,18 @@ type demoRun struct {
 	home string
 	cwd  string
 	step int
+	// bound is how long one step's kandev may run (demoStepBound).
+	bound time.Duration
 }
 
 const demoSteps = 6
+
+// demoStepBound is how long one step's kandev may run before the demo stops
+// it: longer than kandev's own bounds on the way (the agent's handshake, 60 s
+// by default, then a turn of a few seconds), so that on a slow machine kandev
+// itself says what is slow, or the step passes late, rather than the demo
+// killing it midway.
+const demoStepBound = 3 * time.Minute
 
 // Run tells the story step by step; it fails as soon as a step does not do what it says.
 func (c *DemoCmd) Run(env *Env) error {
@@ -47,12 +57,15 @@ func (c *DemoCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if c.Keep {
-		defer fmt.Fprintf(env.Out.Out, "\nThe demo's home is kept: KANDEV_HOME=%s\n", filepath.Join(root, "home"))
-	} else {
-		defer os.RemoveAll(root)
-	}
-	d := &demoRun{env: env, exe: exe, home: filepath.Join(root, "home"), cwd: filepath.Join(root, "project")}
+	keep := c.Keep
+	defer func() {
+		if keep {
+			fmt.Fprintf(env.Out.Out, "\nThe demo's home is kept: KANDEV_HOME=%s\n", filepath.Join(root, "home"))
+		} else {
+			os.RemoveAll(root)
+		}
+	}()
+	d := &demoRun{env: env, exe: exe, home: filepath.Join(root, "home"), cwd: filepath.Join(root, "project"), bound: demoStepBound}
 	if err := os.MkdirAll(d.cwd, 0o755); err != nil {
 		return err
 	}
@@ -70,7 +83,10 @@ func (c *DemoCmd) Run(env *Env) error {
 		return err
 	}
 	fmt.Fprintf(env.Out.Out, "kandev demo: a session survives its owner being killed. Scratch home: %s\n", d.home)
-	return d.story()
+	err = d.story()
+	// A failed step leaves its session to look at (kandev events, status).
+	keep = keep || d.step > 0 && err != nil
+	return err
 }
 
 func (d *demoRun) story() error {
@@ -209,7 +225,7 @@ func (d *demoRun) fail(why string) error {
 
 // kandev runs this executable in the demo's home; output is shown indented unless quiet.
 func (d *demoRun) kandev(quiet bool, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(d.env.Ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(d.env.Ctx, d.bound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, d.exe, args...)
 	cmd.Dir = d.cwd
@@ -219,6 +235,11 @@ func (d *demoRun) kandev(quiet bool, args ...string) ([]byte, error) {
 	err := cmd.Run()
 	if !quiet {
 		d.indent(out.String())
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		// Killed here: its exit status ("signal: killed", or 1 on Windows) says nothing.
+		return out.Bytes(), fmt.Errorf("demo step %d: kandev %s did not finish within %s and was stopped (a busy machine, or a hung agent): %s",
+			d.step, strings.Join(args, " "), d.bound, strings.TrimSpace(errb.String()))
 	}
 	if err != nil {
 		return out.Bytes(), fmt.Errorf("demo step %d: kandev %s failed: %v: %s", d.step, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
@@ -249,6 +270,12 @@ func (d *demoRun) startAndKill(prompt string) (string, []state.Event, error) {
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
 	}
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(d.bound, func() {
+		timedOut.Store(true)
+		_ = cmd.Process.Kill()
+	})
+	defer timer.Stop()
 	var printed []state.Event
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -273,6 +300,9 @@ func (d *demoRun) startAndKill(prompt string) (string, []state.Event, error) {
 	}
 	go io.Copy(io.Discard, stdout)
 	_ = cmd.Wait()
+	if timedOut.Load() {
+		return "", printed, d.fail(fmt.Sprintf("kandev start did not reach the tool call within %s and was stopped (a busy machine, or a hung agent)", d.bound))
+	}
 	if !killed || len(printed) == 0 {
 		return "", printed, d.fail("the turn ended before the owner could be killed")
 	}

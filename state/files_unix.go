@@ -86,3 +86,7 @@ func retryEINTR(fn func() (int, error)) (int, error) {
 
 // atCWD opens a path as given (openat's AT_FDCWD).
 const atCWD = unix.AT_FDCWD
+
+// renameReplace is os.Rename for a rename over an existing file: on unix a
+// reader that has the old file open never stands in its way.
+func renameReplace(from, to string) error { return os.Rename(from, to) }

@@ -1,9 +1,11 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/windows"
 )
@@ -86,3 +88,23 @@ func readRecordFile(_ int, dirPath, name string, buf []byte) ([]byte, error) {
 
 // atCWD stands for openat's AT_FDCWD, which readRecordFile does not use here.
 const atCWD = -1
+
+// renameReplace is os.Rename for a rename over an existing file. Windows
+// refuses to replace a file while a handle that does not share deletion is
+// open on it, and Wine refuses while any handle is open, sharing or not:
+// another kandev reading the record (a follower of the session) makes the
+// owner's replace fail with "Access is denied" for the moment of its read.
+// The replace is tried again until that reader is done, within a bound,
+// so a real refusal (a read-only file) is still reported.
+func renameReplace(from, to string) error {
+	deadline := time.Now().Add(2 * time.Second)
+	wait := time.Millisecond
+	for {
+		err := os.Rename(from, to)
+		if err == nil || !(errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_SHARING_VIOLATION)) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 20*time.Millisecond)
+	}
+}

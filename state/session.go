@@ -406,7 +406,7 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(name, path); err != nil {
+	if err := renameReplace(name, path); err != nil {
 		return err
 	}
 	if d, err := os.Open(dir); err == nil {
