@@ -266,6 +266,7 @@ func TestAssemble_StartSequenceStrictlyIncreases(t *testing.T) {
 // one run, not a time limit, so a slow machine or the race detector does not
 // fail it.
 func TestAssemble_ManyChunksCostLinearTime(t *testing.T) {
+	skipUnderRace(t)
 	timed := func(n int) time.Duration {
 		events := make([]state.Event, n)
 		for i := range events {
