@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/kandev/kandev/state"
 )
 
 // The newcomer's breaks of issue 33: each test below drives the built binary
@@ -42,5 +44,52 @@ func TestLatest_AnImportedCopyNeverTiesWithItsOriginal(t *testing.T) {
 	r = w.run("prompt", "--latest", "recall")
 	if r.code != 0 || !strings.Contains(r.stdout, "COPY") {
 		t.Fatalf("prompt --latest on the copy: %s", r)
+	}
+}
+
+func TestSet_AValueTheRunningAgentDoesNotOfferIsAUsageErrorAndIsNotRecorded(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	id, r := w.start("--linger", "30s", "--model", "demo-large", "remember FIG")
+	mustOK(t, r)
+	defer w.run("close", id)
+	if !w.ownerAlive(id) {
+		t.Fatal("no warm owner after start --linger 30s")
+	}
+	r = w.run("set", id, "--model", "gpt-5")
+	if r.code != 2 {
+		t.Fatalf("set --model gpt-5 on a demo agent: want exit 2, %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "gpt-5") || !strings.Contains(lines[0], "demo-small, demo-large") {
+		t.Fatalf("want one line naming what the agent offers: %s", r)
+	}
+	if strings.Contains(r.stdout, "already runs") {
+		t.Fatalf("set claims the agent runs with what it refused: %s", r)
+	}
+	marks := 0
+	for _, m := range ofType(w.events(id), state.EventMarker) {
+		if m.Kind == "setup_not_offered" && strings.Contains(m.Summary, "gpt-5") {
+			marks++
+		}
+	}
+	if marks != 1 {
+		t.Fatalf("%d setup_not_offered markers naming gpt-5, want 1", marks)
+	}
+	st := w.mustRun("status", id)
+	if strings.Contains(st.stdout, "gpt-5") || !strings.Contains(st.stdout, "model demo-large") {
+		t.Fatalf("status does not show what the agent runs:\n%s", st.stdout)
+	}
+	if r := w.mustRun("prompt", id, "/setup"); !strings.Contains(r.stdout, "model: demo-large") {
+		t.Fatalf("the agent does not run demo-large: %s", r)
+	}
+
+	// What it offers still applies, and a mix says both, still exit 2.
+	r = w.run("--json", "set", id, "--model", "demo-small", "--mode", "plan")
+	if r.code != 2 || !strings.Contains(r.stdout, `"error"`) || !strings.Contains(r.stderr, "mode plan") {
+		t.Fatalf("set --model demo-small --mode plan: %s", r)
+	}
+	if st := w.mustRun("status", id); !strings.Contains(st.stdout, "model demo-small") || strings.Contains(st.stdout, "plan") {
+		t.Fatalf("status after a half-taken set:\n%s", st.stdout)
 	}
 }
