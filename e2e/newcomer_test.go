@@ -93,3 +93,57 @@ func TestSet_AValueTheRunningAgentDoesNotOfferIsAUsageErrorAndIsNotRecorded(t *t
 		t.Fatalf("status after a half-taken set:\n%s", st.stdout)
 	}
 }
+
+func TestStart_ThatCannotLaunchItsAgentPrintsNoSessionIDOnlyTheErrorNamingIt(t *testing.T) {
+	for _, linger := range []string{"0", "30s"} { // the owner in this command, a detached owner
+		t.Run("linger "+linger, func(t *testing.T) {
+			w := newWorld(t)
+			w.warmByDefault()
+			w.config("[agents.x]\ncommand = [\"kandev-no-such-agent-xyz\"]\ninstall_hint = \"install x from its site\"\n")
+			r := w.run("start", "--linger", linger, "--agent", "x", "hi")
+			if r.code != 6 {
+				t.Fatalf("exit %d, want 6\n%s", r.code, r)
+			}
+			if r.stdout != "" {
+				t.Fatalf("a start whose agent cannot launch printed %q on stdout (a script takes it for a session)", r.stdout)
+			}
+			var list struct{ Sessions []struct{ ID, State string } }
+			decodeJSON(t, w.mustRun("--json", "list").stdout, &list)
+			if len(list.Sessions) != 1 || list.Sessions[0].State != state.StateFailed {
+				t.Fatalf("want one FAILED session: %+v", list.Sessions)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], "session "+list.Sessions[0].ID+" is FAILED") || !strings.Contains(lines[0], "install x from its site") {
+				t.Fatalf("want one line naming the failed session and what to do:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestQuiet_StartPromptAndResumePrintTheFinalAssistantText(t *testing.T) {
+	for _, linger := range []string{"0", "30s"} {
+		t.Run("linger "+linger, func(t *testing.T) {
+			w := newWorld(t)
+			w.warmByDefault()
+			r := w.run("-q", "start", "--linger", linger, "/say FINAL START")
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if r.code != 0 || len(lines) != 2 || lines[1] != "FINAL START" {
+				t.Fatalf("start -q: want the id, then the final assistant text only: %s", r)
+			}
+			id := lines[0]
+			defer w.run("close", id)
+			if r.stderr != "" {
+				t.Fatalf("start -q wrote on stderr: %q", r.stderr)
+			}
+			r = w.run("-q", "prompt", id, "--linger", linger, "/say FINAL PROMPT")
+			if r.code != 0 || strings.TrimSpace(r.stdout) != "FINAL PROMPT" || r.stderr != "" {
+				t.Fatalf("prompt -q: %s", r)
+			}
+			// An id alone is still what -q start prints when there is no prompt.
+			r = w.run("-q", "start", "--linger", linger)
+			if r.code != 0 || strings.Count(strings.TrimSpace(r.stdout), "\n") != 0 || r.stderr != "" {
+				t.Fatalf("start -q without a prompt: want the id alone: %s", r)
+			}
+		})
+	}
+}
