@@ -75,6 +75,9 @@ func (c *StartCmd) Run(env *Env) error {
 	// (id=$(kandev start ... | head -1)); --quiet prints it too, then the
 	// final assistant text; --json has it in every event.
 	env.Out.Lead(s.ID)
+	if existing {
+		env.Out.ShowLead() // a retry follows the turn only: it shows no agent start
+	}
 	job := launchJob(env, h, cfg, s.ID, profile, mode, owner.Job{InitialPrompt: prompt})
 	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
 		return err

@@ -2,7 +2,9 @@ package e2e_test
 
 import (
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -143,6 +145,74 @@ func TestQuiet_StartPromptAndResumePrintTheFinalAssistantText(t *testing.T) {
 			r = w.run("-q", "start", "--linger", linger)
 			if r.code != 0 || strings.Count(strings.TrimSpace(r.stdout), "\n") != 0 || r.stderr != "" {
 				t.Fatalf("start -q without a prompt: want the id alone: %s", r)
+			}
+		})
+	}
+}
+
+// runAsync starts kandev and returns a channel with its result.
+func (w *world) runAsync(args ...string) <-chan result {
+	done := make(chan result, 1)
+	go func() { done <- w.run(args...) }()
+	return done
+}
+
+func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T) {
+	cases := []struct {
+		name string
+		warm bool // the owner is a warm one an earlier command left, else one this prompt starts detached
+	}{
+		{"warm owner left by an earlier command", true},
+		{"detached owner this prompt started", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.warmByDefault()
+			var id string
+			if tc.warm {
+				id = w.startWarm("60s", "remember KIWI")
+			} else {
+				var r result
+				id, r = w.start("--linger", "0", "remember KIWI")
+				mustOK(t, r)
+				w.closeOnCleanup(id)
+			}
+			done := w.runAsync("prompt", id, "--linger", "60s", "/say before\n/sleep 4000\n/say after")
+			waitFor(t, 20*time.Second, "the turn to stream its first words", func() bool {
+				return strings.Contains(agentText(w.events(id), ""), "before")
+			})
+			if err := kill(w.session(id).OwnerPID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the prompt did not end after its owner was killed")
+			}
+			evs := w.events(id)
+			var cont string
+			for _, e := range ofType(evs, state.EventTurnStarted) {
+				if e.Source == state.SourceContinuation {
+					cont = e.TurnID
+				}
+			}
+			if cont == "" {
+				t.Fatalf("the killed turn was not continued: %s", r)
+			}
+			if r.code != 0 || strings.Contains(r.stderr, "run kandev resume") {
+				t.Fatalf("the prompt blames the user for a turn that was continued: %s", r)
+			}
+			if want := strings.TrimSpace(agentText(evs, cont)); want == "" || !strings.Contains(r.stdout, want) {
+				t.Fatalf("the continuation's answer was not shown (want %q):\n%s", want, r)
+			}
+			if !strings.Contains(r.stderr, "continu") {
+				t.Fatalf("nothing says the turn was cut off and continued:\n%s", r.stderr)
+			}
+			// Nothing is left for a resume to continue.
+			if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+				t.Fatalf("status after the prompt: %+v", st.Status)
 			}
 		})
 	}
