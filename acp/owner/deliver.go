@@ -216,9 +216,9 @@ type inputTurn struct {
 	// restored: an owner restored the agent after the cut, so its plan for
 	// the cut-off turn (continue it, pause, or not) is made.
 	restored bool
-	turnID    string
-	ended     bool
-	parked    bool
+	turnID   string
+	ended    bool
+	parked   bool
 	// terminated: its owner was stopped by SIGTERM during the turn.
 	terminated bool
 	// agentFault: a marker of the turn blames the agent (its death, its
