@@ -217,3 +217,31 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 		})
 	}
 }
+
+func TestStopAndResume_OnAWarmIdleSessionSayWhatTheyDid(t *testing.T) {
+	w := newWorld(t)
+	w.warmByDefault()
+	id := w.startWarm("60s", "remember KIWI")
+
+	r := w.mustRun("resume", id)
+	if strings.Contains(r.stdout, "running in another kandev process") && !strings.Contains(r.stdout, "idle") ||
+		!strings.Contains(r.stdout, "nothing to continue") || !strings.Contains(r.stdout, "kandev prompt "+id) {
+		t.Fatalf("resume of a warm idle session does not say the agent is warm and idle, nothing to continue, how to prompt:\n%s", r)
+	}
+
+	r = w.mustRun("stop", id)
+	if strings.Contains(r.stdout, "will end the running turn") || !strings.Contains(r.stdout, "no turn was running") ||
+		!strings.Contains(r.stdout, "kandev close "+id) {
+		t.Fatalf("stop of a warm idle session does not say what it did:\n%s", r)
+	}
+	waitFor(t, 10*time.Second, "the owner to record the stop", func() bool { return w.session(id).Stopped })
+
+	// A cold session: resume restores it and says what now.
+	w.mustRun("close", id)
+	w.waitOwnerGone(id, 10*time.Second)
+	r = w.mustRun("resume", id, "--linger", "30s")
+	if !strings.Contains(r.stdout, "restored") || !strings.Contains(r.stdout, "warm") || !strings.Contains(r.stdout, "nothing to continue") ||
+		!strings.Contains(r.stdout, "kandev prompt "+id) {
+		t.Fatalf("resume of a cold idle session does not say what happened and what next:\n%s", r)
+	}
+}

@@ -248,8 +248,11 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		if job.Emit != nil {
 			job.Emit(e)
 		}
-		if e.Type == state.EventAgentStarted {
+		switch e.Type {
+		case state.EventAgentStarted:
 			res.Restore, res.FallbackReason = acp.RestoreMethod(e.Restore), e.FallbackReason
+		case state.EventTurnEnded:
+			res.StopReason = e.StopReason
 		}
 		parked = e.Type == state.EventPermissionRequest && e.Deferred
 		return !parked
