@@ -146,6 +146,26 @@ func TestQuiet_StartPromptAndResumePrintTheFinalAssistantText(t *testing.T) {
 			if r.code != 0 || strings.Count(strings.TrimSpace(r.stdout), "\n") != 0 || r.stderr != "" {
 				t.Fatalf("start -q without a prompt: want the id alone: %s", r)
 			}
+			// resume -q: nothing to continue prints nothing; a continuation prints its final text.
+			w.mustRun("close", id)
+			w.waitOwnerGone(id, 10*time.Second)
+			if r = w.run("-q", "resume", id, "--linger", linger); r.code != 0 || r.stdout != "" || r.stderr != "" {
+				t.Fatalf("resume -q with nothing to continue: %s", r)
+			}
+			w.mustRun("close", id)
+			w.waitOwnerGone(id, 10*time.Second)
+			done := w.runAsync("prompt", id, "--linger", "0", "/say before\n/sleep 6000")
+			waitFor(t, 20*time.Second, "the turn to stream", func() bool { return strings.Contains(agentText(w.events(id), ""), "before") })
+			if err := kill(w.session(id).OwnerPID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			w.waitOwnerGone(id, 10*time.Second)
+			r = w.run("-q", "resume", id, "--linger", linger)
+			evs := w.events(id)
+			if want := strings.TrimSpace(agentText(evs, lastTurn(evs))); r.code != 0 || want == "" || strings.TrimSpace(r.stdout) != want {
+				t.Fatalf("resume -q of an interrupted turn: want the continuation's text %q: %s", want, r)
+			}
 		})
 	}
 }
