@@ -28,7 +28,7 @@ type Globals struct {
 	Config      string           `help:"Config file (default $KANDEV_HOME/config.toml)." placeholder:"FILE"`
 	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all, defer (default: config, else ask)." placeholder:"MODE"`
 	NoColor     bool             `help:"No colors (also NO_COLOR)." env:"NO_COLOR"`
-	Quiet       bool             `short:"q" help:"Print only the final assistant text."`
+	Quiet       bool             `short:"q" help:"Print only the final assistant text (start: the session id on the line before it)."`
 	Version     kong.VersionFlag `help:"Print the version, the commit it was built from and when."`
 }
 
