@@ -103,12 +103,9 @@ func (e *Env) Home() (*state.Home, error) {
 	if e.home != nil {
 		return e.home, nil
 	}
-	dir := e.G.Home
-	if dir == "" {
-		var err error
-		if dir, err = state.DefaultHomeDir(); err != nil {
-			return nil, err
-		}
+	dir, err := e.homeDir()
+	if err != nil {
+		return nil, err
 	}
 	h, err := state.OpenHome(dir)
 	if err != nil {
@@ -116,6 +113,19 @@ func (e *Env) Home() (*state.Home, error) {
 	}
 	e.home = h
 	return h, nil
+}
+
+// homeDir is the home's directory (--home, KANDEV_HOME, else ~/.kandev),
+// absolute, whether or not it exists.
+func (e *Env) homeDir() (string, error) {
+	dir := e.G.Home
+	if dir == "" {
+		var err error
+		if dir, err = state.DefaultHomeDir(); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Abs(dir)
 }
 
 // Config loads the config lazily.
