@@ -181,16 +181,39 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 	cases := []struct {
 		name string
 		warm bool // the owner is a warm one an earlier command left, else one this prompt starts detached
+		// off: automatic continuation is off, so the prompt says the turn is not continued
+		off bool
 	}{
-		{"warm owner left by an earlier command", true},
-		{"detached owner this prompt started", false},
+		{"warm owner left by an earlier command", true, false},
+		{"detached owner this prompt started", false, false},
+		{"warm owner, automatic continuation off", true, true},
+		{"no linger: the owner is the start command that queued nothing", false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.warmByDefault()
+			if tc.off {
+				w.config("[session.restart]\nauto_continue = false\n")
+			}
 			var id string
-			if tc.warm {
+			linger := "60s"
+			if strings.HasPrefix(tc.name, "no linger") {
+				// The owner runs in the foreground start; this prompt queues behind its first turn.
+				w.env = append(w.env, "CI=1")
+				linger = "0"
+				var startDone <-chan result
+				startDone = w.runAsync("start", "/sleep 1500")
+				waitFor(t, 20*time.Second, "the start's owner", func() bool {
+					h, _ := state.OpenHome(w.home)
+					all, _ := h.ListSessions()
+					return len(all) == 1 && w.ownerAlive(all[0].ID)
+				})
+				h, _ := state.OpenHome(w.home)
+				all, _ := h.ListSessions()
+				id = all[0].ID
+				defer func() { <-startDone }()
+			} else if tc.warm {
 				id = w.startWarm("60s", "remember KIWI")
 			} else {
 				var r result
@@ -198,7 +221,7 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 				mustOK(t, r)
 				w.closeOnCleanup(id)
 			}
-			done := w.runAsync("prompt", id, "--linger", "60s", "/say before\n/sleep 4000\n/say after")
+			done := w.runAsync("prompt", id, "--linger", linger, "/say before\n/sleep 4000\n/say after")
 			waitFor(t, 20*time.Second, "the turn to stream its first words", func() bool {
 				return strings.Contains(agentText(w.events(id), ""), "before")
 			})
@@ -210,6 +233,12 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 			case r = <-done:
 			case <-time.After(60 * time.Second):
 				t.Fatal("the prompt did not end after its owner was killed")
+			}
+			if tc.off {
+				if r.code != 1 || !strings.Contains(r.stderr, "not continued") || !strings.Contains(r.stderr, "kandev recap "+id) {
+					t.Fatalf("a cut-off turn that is not continued: want exit 1 saying so: %s", r)
+				}
+				return
 			}
 			evs := w.events(id)
 			var cont string
