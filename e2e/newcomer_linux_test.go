@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/state"
 )
 
 // runUnwritable runs kandev with paths unwritable for it. As a user, by
@@ -89,9 +91,11 @@ func TestDoctor_RunsReadOnlyOnAHomeItCannotWrite(t *testing.T) {
 			os.Chmod(w.home, 0o700) // private, so the one problem is that it cannot be written
 			paths := []string{w.home}
 			if tc.started {
-				_, r := w.start("remember FIG")
+				id, r := w.start("remember FIG")
 				mustOK(t, r)
 				paths = append(paths, filepath.Join(w.home, "sessions"))
+				h, _ := state.OpenHome(w.home)
+				waitFor(t, 10*time.Second, "the agent to be gone", func() bool { return !h.AgentAlive(id) })
 			}
 			before := treeOf(t, w.home)
 			r := w.runUnwritable(paths, "doctor")
