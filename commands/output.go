@@ -51,6 +51,13 @@ func (o *Output) ShowLead() {
 	o.showLead()
 }
 
+// leadHeld reports whether the lead line is still held (never shown).
+func (o *Output) leadHeld() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lead != ""
+}
+
 func (o *Output) showLead() {
 	if o.lead != "" {
 		fmt.Fprintln(o.Out, o.lead)

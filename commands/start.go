@@ -92,9 +92,10 @@ func (c *StartCmd) Run(env *Env) error {
 	} else {
 		res, err = owner.Run(env.Ctx, job)
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		env.Out.ShowLead()
-	} else {
+	case env.Out.leadHeld():
 		err = namedFailure(h, s.ID, err)
 	}
 	env.Out.Finish()
@@ -107,8 +108,8 @@ func (c *StartCmd) Run(env *Env) error {
 	return err
 }
 
-// namedFailure is the error of a start that printed no id: one that left
-// the session FAILED says which session, so the one line names it.
+// namedFailure is the error of a start that printed no id (its agent never
+// started): the one line names the session it left, FAILED or not.
 func namedFailure(h *state.Home, id string, err error) error {
 	if strings.Contains(err.Error(), id) {
 		return err
@@ -116,7 +117,7 @@ func namedFailure(h *state.Home, id string, err error) error {
 	if s, lerr := h.LoadSession(id); lerr == nil && s.State == state.StateFailed {
 		return fmt.Errorf("%w; session %s is FAILED (fix the agent, then kandev start again)", err, id)
 	}
-	return err
+	return fmt.Errorf("%w (session %s; kandev status %s says what it needs)", err, id, id)
 }
 
 // agent is the agent to run: --agent, else the default, saying so when the
