@@ -19,7 +19,7 @@ func wholeModelRun(t *testing.T, args []string) (string, int) {
 		kong.Description("Run ACP coding agents in durable, resumable sessions."),
 		kong.Vars{"version": "v"}, kong.Writers(&out, &out),
 		kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
-		kong.WithHyphenPrefixedParameters(true))
+		kong.WithHyphenPrefixedParameters(true), helpLayout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestCommandLine_OneCommandModelPrintsWhatTheWholeModelPrints(t *testing.T) 
 			kong.Description("Run ACP coding agents in durable, resumable sessions."),
 			kong.Vars{"version": "v"}, kong.Writers(&out, &out),
 			kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
-			kong.WithHyphenPrefixedParameters(true))
+			kong.WithHyphenPrefixedParameters(true), helpLayout)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}

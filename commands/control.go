@@ -50,11 +50,29 @@ func (c *StopCmd) Run(env *Env) error {
 // user_canceled) and a cancel has nothing to do.
 func control(env *Env, h *state.Home, id, kind string) error {
 	if alive, _ := h.OwnerAlive(id); alive {
+		s, err := h.LoadSession(id)
+		if err != nil {
+			return err
+		}
+		if kind == state.InputCancel && s.CurrentTurn == "" {
+			env.Out.Object(map[string]any{"session_id": id, "requested": kind, "delivered_to": ""}, func(w io.Writer) {
+				fmt.Fprintf(w, "nothing to cancel: session %s runs no turn; its agent is warm and idle%s\n", id, untilText(s))
+			})
+			return nil
+		}
 		if err := h.Enqueue(id, &state.Input{Kind: kind}); err != nil {
 			return err
 		}
 		env.Out.Object(map[string]any{"session_id": id, "requested": kind, "delivered_to": "owner"}, func(w io.Writer) {
-			fmt.Fprintf(w, "%s requested: the owning kandev process of %s will end the running turn\n", kind, id)
+			if s.CurrentTurn == "" { // a stop of an idle warm owner: only the mark
+				fmt.Fprintf(w, "session %s stopped: no turn was running, so none was ended; it will not be continued automatically (a prompt restarts it); its agent stays warm%s (kandev close %s ends it now)\n", id, untilText(s), id)
+				return
+			}
+			fmt.Fprintf(w, "%s requested: the kandev process that runs session %s (pid %d) ends turn %s now", kind, id, s.OwnerPID, s.CurrentTurn)
+			if kind == state.InputStop {
+				fmt.Fprint(w, "; it will not be continued automatically (a prompt restarts the session)")
+			}
+			fmt.Fprintln(w)
 		})
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kandev/kandev/acp"
@@ -42,12 +43,19 @@ const probeTimeout = 8 * time.Second
 
 // Run runs every check and prints the report.
 func (c *DoctorCmd) Run(env *Env) error {
-	h, err := env.Home()
-	if err != nil {
-		return err
-	}
+	h, homeErr := env.Home()
 	var checks []check
+	if homeErr != nil {
+		// A home it cannot set up is one more problem: the checks read it as it is.
+		dir, err := env.homeDir()
+		if err != nil || errors.Is(homeErr, state.ErrNewerFormat) {
+			return homeErr
+		}
+		h = &state.Home{Dir: dir}
+		checks = append(checks, check{Name: "home", Message: "cannot be set up, so every command fails: " + homeErr.Error(), Fix: writeFix(dir, homeErr)})
+	}
 	checks = append(checks, homeChecks(h)...)
+	checks = append(checks, writeChecks(h)...)
 	checks = append(checks, linkChecks(h)...)
 	checks = append(checks, formatCheck(h))
 	cfg, cfgCheck := configCheck(env, h)
@@ -140,6 +148,61 @@ func homeChecks(h *state.Home) []check {
 		out = append(out, check{Name: "permissions", OK: true, Message: fmt.Sprintf("home and %d file(s) are private (0700/0600)", files)})
 	}
 	return out
+}
+
+// writeChecks say which of the home, its sessions folder and the files in
+// it this process cannot write (a read-only mount, a file made read-only):
+// there a prompt fails, so doctor reads them without writing and says so.
+func writeChecks(h *state.Home) []check {
+	var bad []string
+	fix := ""
+	note := func(path string, err error) {
+		bad = append(bad, fmt.Sprintf("%s (%v)", path, err))
+		if fix == "" {
+			fix = writeFix(path, err)
+		}
+	}
+	sessions := filepath.Join(h.Dir, "sessions")
+	for _, dir := range []string{h.Dir, sessions} {
+		if st, err := os.Stat(dir); err == nil { // a missing one homeChecks reported
+			if err := writable(dir, st); err != nil {
+				note(dir, err)
+			}
+		}
+	}
+	files := 0
+	if len(bad) == 0 { // in a folder it cannot write, every file would be named
+		entries, _ := os.ReadDir(sessions)
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil || !info.Mode().IsRegular() {
+				continue
+			}
+			files++
+			if path := filepath.Join(sessions, e.Name()); writable(path, info) != nil {
+				note(path, writable(path, info))
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return []check{{Name: "writable", OK: true, Message: fmt.Sprintf("the home, its sessions folder and its %d file(s) can be written", files)}}
+	}
+	if len(bad) > 3 {
+		bad = append(bad[:3], fmt.Sprintf("and %d more", len(bad)-3))
+	}
+	return []check{{Name: "writable", Message: "cannot be written, so a prompt fails there: " + strings.Join(bad, ", "), Fix: fix}}
+}
+
+// writeFix is what makes path writable again: a read-only file system is
+// remounted (or another home used); permissions are given back.
+func writeFix(path string, err error) string {
+	if errors.Is(err, syscall.EROFS) {
+		return "remount the file system of " + shellQuote(path) + " read-write, or use another home (--home DIR or KANDEV_HOME)"
+	}
+	if st, serr := os.Stat(path); serr == nil && !st.IsDir() {
+		return "chmod 600 " + shellQuote(path)
+	}
+	return "chmod 700 " + shellQuote(path) + " (and check who owns it: ls -ld " + shellQuote(path) + ")"
 }
 
 // linkChecks name the symbolic links in the sessions directory: kandev

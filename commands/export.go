@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -127,7 +128,7 @@ func (c *ImportCmd) Run(env *Env) error {
 	if id == "" {
 		id = oldID
 	}
-	imported := importedRecord(*rec, id, c.KeepID)
+	imported := importedRecord(*rec, id, c.KeepID, env.Now())
 	h, err := env.Home()
 	if err != nil {
 		return err
@@ -248,8 +249,10 @@ func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events 
 // and a bundle (a file anyone can edit) cannot establish it. A new
 // id also drops the agent's resume token: the original session may still use
 // that agent session, so the copy starts a fresh one and is given the stored
-// history with its next prompt (see docs/resume.md).
-func importedRecord(s state.Session, id string, keepID bool) state.Session {
+// history with its next prompt (docs/resume.md). A copy is also active as of
+// its import (now), so it never ties with its original for --latest: the one
+// just imported is the one a person means next.
+func importedRecord(s state.Session, id string, keepID bool, now time.Time) state.Session {
 	s = history.RedactSession(s)
 	if s.TaskID == s.ID {
 		s.TaskID = id
@@ -268,6 +271,9 @@ func importedRecord(s state.Session, id string, keepID bool) state.Session {
 	}
 	if !keepID {
 		s.ResumeToken = ""
+		if now.After(s.LastActivityAt) {
+			s.LastActivityAt = now.UTC()
+		}
 	}
 	return s
 }

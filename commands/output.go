@@ -30,6 +30,39 @@ type Output struct {
 	midLine   bool   // the last text written did not end a line
 	lastKind  string // type of the last event rendered
 	finalText strings.Builder
+	// lead is a line for Out held until the agent has started (kandev
+	// start's session id): a start whose agent cannot launch prints only
+	// its error, which names the session.
+	lead string
+}
+
+// Lead holds line (text mode only) until the agent_started event of the
+// stream, or ShowLead.
+func (o *Output) Lead(line string) {
+	if !o.JSON {
+		o.lead = line
+	}
+}
+
+// ShowLead prints the held lead line now, if it is still held.
+func (o *Output) ShowLead() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.showLead()
+}
+
+// leadHeld reports whether the lead line is still held (never shown).
+func (o *Output) leadHeld() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lead != ""
+}
+
+func (o *Output) showLead() {
+	if o.lead != "" {
+		fmt.Fprintln(o.Out, o.lead)
+		o.lead = ""
+	}
 }
 
 // Object prints v as one JSON object (JSON mode) or calls text with a
@@ -114,6 +147,9 @@ func (o *Output) Event(e state.Event) {
 		}
 		o.Out.Write(append(b, '\n'))
 		return
+	}
+	if e.Type == state.EventAgentStarted {
+		o.showLead()
 	}
 	if o.Quiet {
 		switch e.Type {

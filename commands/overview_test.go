@@ -36,3 +36,32 @@ func TestHelp_EveryCommandShowsAnExample(t *testing.T) {
 		}
 	}
 }
+
+func TestHelp_LeadsWithTheGroupedFlowsAndPutsGlobalFlagsAfterACommandsOwn(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Run([]string{"--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	help := out.String()
+	flows, flags := strings.Index(help, "Everyday flows:"), strings.Index(help, "Global flags:")
+	if flows < 0 || flags < flows || strings.Contains(help, "\nCommands:") {
+		t.Errorf("kandev --help does not lead with grouped flows before the flags:\n%s", help)
+	}
+	if n := strings.Count(help, "\n"); n > 80 {
+		t.Errorf("kandev --help has %d lines, want at most 80", n)
+	}
+	for _, cmd := range grammar(t).Leaves(true) {
+		if !strings.Contains(help, "\n  "+cmd.Name+" ") {
+			t.Errorf("kandev --help does not list %s", cmd.Name)
+		}
+	}
+	out.Reset()
+	if code := Run([]string{"start", "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	help = out.String()
+	own, global := strings.Index(help, "--agent="), strings.Index(help, "--home=")
+	if own < 0 || global < own || !strings.Contains(help[own:global], "Global flags:") {
+		t.Errorf("kandev start --help lists the global flags before its own:\n%s", help)
+	}
+}

@@ -244,23 +244,23 @@ func TestReadBundle_RefusesBrokenBundles(t *testing.T) {
 func TestImportedRecord_IsIdleAndOwnsNoProcess(t *testing.T) {
 	s := state.Session{ID: "old", TaskID: "old", State: state.StateRunning, AgentPID: 7, AgentStart: "9", OwnerPID: 8, CurrentTurn: "t3",
 		ResumeToken: "tok", InboxOffset: 99, PermissionPending: true, Title: "deploy with token=" + "abcd1234abcd1234"}
-	got := importedRecord(s, "new", false)
+	got := importedRecord(s, "new", false, time.Time{})
 	if got.ID != "new" || got.TaskID != "new" || got.State != state.StateWaitingForInput || got.AgentPID != 0 || got.OwnerPID != 0 ||
 		got.CurrentTurn != "" || got.ResumeToken != "" || got.InboxOffset != 0 || got.PermissionPending || strings.Contains(got.Title, "abcd1234") {
 		t.Fatalf("%+v", got)
 	}
 	s.Worktree = &state.Worktree{Path: "/src/app-wt", Branch: "wt", Owned: true}
 	for _, keepID := range []bool{false, true} {
-		if got := importedRecord(s, "new", keepID); got.Worktree == nil || got.Worktree.Owned || got.Worktree.Path != "/src/app-wt" || !s.Worktree.Owned {
+		if got := importedRecord(s, "new", keepID, time.Time{}); got.Worktree == nil || got.Worktree.Owned || got.Worktree.Path != "/src/app-wt" || !s.Worktree.Owned {
 			t.Fatalf("keepID %v: an imported worktree must never be owned (prune would delete it), and the input is not changed: %+v", keepID, got.Worktree)
 		}
 	}
-	if kept := importedRecord(s, "old", true); kept.ResumeToken != "tok" || kept.ID != "old" {
+	if kept := importedRecord(s, "old", true, time.Time{}); kept.ResumeToken != "tok" || kept.ID != "old" {
 		t.Fatalf("--keep-id: %+v", kept)
 	}
 	done := s
 	done.State = state.StateCompleted
-	if got := importedRecord(done, "new", false); got.State != state.StateCompleted {
+	if got := importedRecord(done, "new", false, time.Time{}); got.State != state.StateCompleted {
 		t.Fatalf("a finished session stays finished: %s", got.State)
 	}
 }

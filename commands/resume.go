@@ -72,6 +72,11 @@ func (c *ResumeCmd) Run(env *Env) error {
 		}
 		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
+			if s.CurrentTurn == "" && a.Badge != state.BadgeWaitingForPermission {
+				fmt.Fprintf(w, "session %s: its agent is already running, warm and idle%s (kandev process %d): nothing to relaunch, nothing to continue\n", id, untilText(s), s.OwnerPID)
+				fmt.Fprintf(w, "next: %s (or kandev resume -i %s to type prompts here); attached to %s until %s\n", a.Next, id, lease.AttachedTo, textTime(lease.AttachExpiresAt))
+				return
+			}
 			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; next: %s\n", id, s.OwnerPID, a.Next)
 		})
 		return nil
@@ -88,12 +93,8 @@ func (c *ResumeCmd) Run(env *Env) error {
 		restore := map[string]any{"method": string(res.Restore), "fallback_reason": res.FallbackReason}
 		if env.Out.JSON {
 			env.Out.Object(map[string]any{"session": res.Session, "attach": attach, "restore": restore}, nil)
-		} else if err == nil {
-			fmt.Fprintf(env.Out.Out, "session %s restored (%s)", id, res.Restore)
-			if res.FallbackReason != "" {
-				fmt.Fprintf(env.Out.Out, " after %s", res.FallbackReason)
-			}
-			fmt.Fprintf(env.Out.Out, "; %s, attached to %s until %s\n", res.Session.State, lease.AttachedTo, textTime(lease.AttachExpiresAt))
+		} else if err == nil && !env.Out.Quiet {
+			printRestored(env.Out.Out, res, h, lease)
 		}
 	}
 	return err
@@ -134,4 +135,33 @@ func (c *ResumeCmd) run(env *Env, id string, job owner.Job) (*owner.Result, erro
 	}
 	env.Out.Finish()
 	return res, err
+}
+
+// printRestored says what a resume that restored the agent did: how, what
+// it continued, whether the agent stays warm, and what to do next.
+func printRestored(w io.Writer, res *owner.Result, h *state.Home, lease *state.Lease) {
+	s := res.Session
+	how := string(res.Restore)
+	if res.FallbackReason != "" {
+		how += " after " + res.FallbackReason
+	}
+	did := "nothing was interrupted, so nothing to continue"
+	if res.StopReason != "" {
+		did = "it served what was waiting (above), the last turn ended " + res.StopReason
+	}
+	agent := "its agent has stopped again (no linger)"
+	if alive, _ := h.OwnerAlive(s.ID); alive {
+		agent = "its agent is warm and idle" + untilText(s)
+	}
+	fmt.Fprintf(w, "session %s restored (%s): %s; %s\n", s.ID, how, did, agent)
+	fmt.Fprintf(w, "next: kandev prompt %s \"...\" (or kandev resume -i %s to type prompts here); attached to %s until %s\n",
+		s.ID, s.ID, lease.AttachedTo, textTime(lease.AttachExpiresAt))
+}
+
+// warmUntil is " until TIME" for a session whose owner lingers, else "".
+func untilText(s *state.Session) string {
+	if s.WarmUntil == nil {
+		return ""
+	}
+	return " until " + textTime(*s.WarmUntil)
 }

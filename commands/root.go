@@ -21,66 +21,72 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Globals are the flags every command takes (see docs/commands.md).
+// Globals are the flags every command takes (docs/commands.md, Global flags);
+// each command's help lists them after its own.
 type Globals struct {
-	Home        string           `help:"kandev home directory (default ~/.kandev)." env:"KANDEV_HOME" placeholder:"DIR"`
-	JSON        bool             `name:"json" help:"Print JSON (NDJSON for streaming commands)."`
-	Config      string           `help:"Config file (default $KANDEV_HOME/config.toml)." placeholder:"FILE"`
-	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all, defer (default: config, else ask)." placeholder:"MODE"`
-	NoColor     bool             `help:"No colors (also NO_COLOR)." env:"NO_COLOR"`
-	Quiet       bool             `short:"q" help:"Print only the final assistant text."`
-	Version     kong.VersionFlag `help:"Print the version, the commit it was built from and when."`
+	Home        string           `help:"kandev home directory (default ~/.kandev)." env:"KANDEV_HOME" placeholder:"DIR" group:"Global flags:"`
+	JSON        bool             `name:"json" help:"Print JSON (NDJSON for streaming commands)." group:"Global flags:"`
+	Config      string           `help:"Config file (default $KANDEV_HOME/config.toml)." placeholder:"FILE" group:"Global flags:"`
+	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all, defer (default: config, else ask)." placeholder:"MODE" group:"Global flags:"`
+	NoColor     bool             `help:"No colors (also NO_COLOR)." env:"NO_COLOR" group:"Global flags:"`
+	Quiet       bool             `short:"q" help:"Print only the final assistant text (start: the session id on the line before it)." group:"Global flags:"`
+	Version     kong.VersionFlag `help:"Print the version, the commit it was built from and when." group:"Global flags:"`
 }
 
 // CLI is the whole command line.
 type CLI struct {
 	Globals
 
-	Start     StartCmd     `cmd:"" help:"Create a session, launch the agent, run the initial prompt."`
-	Prompt    PromptCmd    `cmd:"" help:"Send a message to a session (restores the agent when needed)."`
-	Resume    ResumeCmd    `cmd:"" help:"Get back into a session: relaunch, restore, continue an interrupted turn."`
-	Status    StatusCmd    `cmd:"" help:"The resume verdict and the session's fields."`
-	List      ListCmd      `cmd:"" help:"Sessions, newest activity first."`
-	Search    SearchCmd    `cmd:"" help:"Find text in the messages, thoughts and tool calls of every session."`
-	Events    EventsCmd    `cmd:"" help:"Raw events of a session."`
-	Agents    AgentsCmd    `cmd:"" help:"Agent profiles (--probe reports their capabilities)."`
-	Cancel    CancelCmd    `cmd:"" help:"Cancel the running turn, from any process."`
-	Stop      StopCmd      `cmd:"" help:"Stop explicitly: cancel, never continue automatically."`
-	Detach    DetachCmd    `cmd:"" help:"Release the holder's attach lease."`
-	Close     CloseCmd     `cmd:"" help:"End a session's live (lingering) owner and stop its agent."`
-	Attach    AttachCmd    `cmd:"" help:"In a terminal: show the last turns, follow live events, send typed lines as prompts."`
-	Wait      WaitCmd      `cmd:"" help:"Block until the session's badge is one of those given."`
-	Approve   ApproveCmd   `cmd:"" help:"Allow the permission request a session waits on (mode defer)."`
-	Deny      DenyCmd      `cmd:"" help:"Reject the permission request a session waits on (mode defer)."`
-	Repair    RepairCmd    `cmd:"" help:"Reconcile a session after a crash without relaunching."`
-	Recover   RecoverCmd   `cmd:"" help:"Continue every eligible interrupted session."`
-	Done      DoneCmd      `cmd:"" help:"Mark a session COMPLETED."`
-	Archive   ArchiveCmd   `cmd:"" help:"Mark a session CANCELLED."`
-	Fork      ForkCmd      `cmd:"" help:"A new session with the conversation up to a turn; the parent is untouched."`
-	Set       SetCmd       `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)."`
-	Rewind    RewindCmd    `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)."`
-	Clear     ClearCmd     `cmd:"" help:"Start the agent over with no history; the log keeps everything."`
-	Compact   CompactCmd   `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn."`
-	Demo      DemoCmd      `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home."`
-	DemoAgent DemoAgentCmd `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio."`
-	ACP       ACPCmd       `cmd:"" name:"acp" help:"Serve kandev to an editor as an ACP agent on stdio."`
+	Start      StartCmd      `cmd:"" help:"Create a session, launch the agent, run the initial prompt." group:"Everyday flows:"`
+	Prompt     PromptCmd     `cmd:"" help:"Send a message to a session (restores the agent when needed)." group:"Everyday flows:"`
+	Resume     ResumeCmd     `cmd:"" help:"Get back in: restore the agent, continue an interrupted turn." group:"Everyday flows:"`
+	Status     StatusCmd     `cmd:"" help:"The resume verdict and the session's fields." group:"Everyday flows:"`
+	List       ListCmd       `cmd:"" help:"Sessions, newest activity first." group:"Everyday flows:"`
+	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session: state, markers, messages." group:"Everyday flows:"`
+	Transcript TranscriptCmd `cmd:"" help:"The conversation, paged backwards from the newest entry." group:"Everyday flows:"`
 
-	Transcript TranscriptCmd `cmd:"" help:"The assembled conversation, paged backwards from the newest entry."`
-	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session: state, markers, last messages, queue."`
-	Export     ExportCmd     `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout."`
-	Usage      UsageCmd      `cmd:"" help:"Tokens and cost agents reported, per session, agent or day."`
-	Import     ImportCmd     `cmd:"" help:"Create a session from a bundle written by kandev export."`
-	Push       PushCmd       `cmd:"" help:"Send sessions to a git remote (refs/kandev/sessions/<id>), to continue elsewhere."`
-	Pull       PullCmd       `cmd:"" help:"Bring sessions from a git remote, fast-forward only."`
-	Trust      TrustCmd      `cmd:"" help:"Show the MCP servers a pulled session brings, then let them run on this machine."`
+	Attach  AttachCmd  `cmd:"" help:"In a terminal: show the last turns, follow live events, send typed lines as prompts." group:"Live sessions:"`
+	Wait    WaitCmd    `cmd:"" help:"Block until the session's badge is one of those given." group:"Live sessions:"`
+	Cancel  CancelCmd  `cmd:"" help:"Cancel the running turn, from any process." group:"Live sessions:"`
+	Stop    StopCmd    `cmd:"" help:"Stop explicitly: cancel, never continue automatically." group:"Live sessions:"`
+	Close   CloseCmd   `cmd:"" help:"End a session's live (lingering) owner and stop its agent." group:"Live sessions:"`
+	Approve ApproveCmd `cmd:"" help:"Allow the permission request a session waits on (mode defer)." group:"Live sessions:"`
+	Deny    DenyCmd    `cmd:"" help:"Reject the permission request a session waits on (mode defer)." group:"Live sessions:"`
+	Detach  DetachCmd  `cmd:"" help:"Release the holder's attach lease." group:"Live sessions:"`
+	Set     SetCmd     `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)." group:"Live sessions:"`
 
-	Doctor     DoctorCmd     `cmd:"" help:"Check the home, the agents and git; print the fix for each problem."`
-	Prune      PruneCmd      `cmd:"" help:"Delete the files of finished sessions."`
-	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)."`
-	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
-	Serve      ServeCmd      `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
-	Man        ManCmd        `cmd:"" name:"__man" hidden:"" help:"Print the kandev(1) man page in roff (for the release archives)."`
-	NotifyRun  NotifyRunCmd  `cmd:"" name:"__notify" hidden:"" help:"Run the [notify] command with a timeout (started by an owner)."`
+	Fork    ForkCmd    `cmd:"" help:"A new session with the conversation up to a turn; the parent is untouched." group:"The conversation:"`
+	Rewind  RewindCmd  `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)." group:"The conversation:"`
+	Clear   ClearCmd   `cmd:"" help:"Start the agent over with no history; the log keeps everything." group:"The conversation:"`
+	Compact CompactCmd `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn." group:"The conversation:"`
+	Search  SearchCmd  `cmd:"" help:"Find text in the messages, thoughts and tool calls of sessions." group:"The conversation:"`
+	Events  EventsCmd  `cmd:"" help:"Raw events of a session." group:"The conversation:"`
+	Usage   UsageCmd   `cmd:"" help:"Tokens and cost agents reported, per session, agent or day." group:"The conversation:"`
+
+	Repair  RepairCmd  `cmd:"" help:"Reconcile a session after a crash without relaunching." group:"After a crash:"`
+	Recover RecoverCmd `cmd:"" help:"Continue every eligible interrupted session." group:"After a crash:"`
+	Doctor  DoctorCmd  `cmd:"" help:"Check the home, the agents and git; print the fix for each problem." group:"After a crash:"`
+
+	Done    DoneCmd    `cmd:"" help:"Mark a session COMPLETED." group:"Finishing and housekeeping:"`
+	Archive ArchiveCmd `cmd:"" help:"Mark a session CANCELLED." group:"Finishing and housekeeping:"`
+	Prune   PruneCmd   `cmd:"" help:"Delete the files of finished sessions." group:"Finishing and housekeeping:"`
+
+	Export ExportCmd `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout." group:"Moving sessions:"`
+	Import ImportCmd `cmd:"" help:"Create a session from a bundle written by kandev export." group:"Moving sessions:"`
+	Push   PushCmd   `cmd:"" help:"Send sessions to a git remote (refs/kandev/sessions/<id>), to continue elsewhere." group:"Moving sessions:"`
+	Pull   PullCmd   `cmd:"" help:"Bring sessions from a git remote, fast-forward only." group:"Moving sessions:"`
+	Trust  TrustCmd  `cmd:"" help:"Show the MCP servers a pulled session brings, then let them run on this machine." group:"Moving sessions:"`
+
+	Agents     AgentsCmd     `cmd:"" help:"Agent profiles (--probe reports their capabilities)." group:"Agents, editors and the shell:"`
+	ACP        ACPCmd        `cmd:"" name:"acp" help:"Serve kandev to an editor as an ACP agent on stdio." group:"Agents, editors and the shell:"`
+	Demo       DemoCmd       `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home." group:"Agents, editors and the shell:"`
+	DemoAgent  DemoAgentCmd  `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio." group:"Agents, editors and the shell:"`
+	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)." group:"Agents, editors and the shell:"`
+
+	Complete  CompleteCmd  `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
+	Serve     ServeCmd     `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
+	Man       ManCmd       `cmd:"" name:"__man" hidden:"" help:"Print the kandev(1) man page in roff (for the release archives)."`
+	NotifyRun NotifyRunCmd `cmd:"" name:"__notify" hidden:"" help:"Run the [notify] command with a timeout (started by an owner)."`
 }
 
 // Env is what commands receive instead of reaching for globals.
@@ -104,12 +110,9 @@ func (e *Env) Home() (*state.Home, error) {
 	if e.home != nil {
 		return e.home, nil
 	}
-	dir := e.G.Home
-	if dir == "" {
-		var err error
-		if dir, err = state.DefaultHomeDir(); err != nil {
-			return nil, err
-		}
+	dir, err := e.homeDir()
+	if err != nil {
+		return nil, err
 	}
 	h, err := state.OpenHome(dir)
 	if err != nil {
@@ -117,6 +120,19 @@ func (e *Env) Home() (*state.Home, error) {
 	}
 	e.home = h
 	return h, nil
+}
+
+// homeDir is the home's directory (--home, KANDEV_HOME, else ~/.kandev),
+// absolute, whether or not it exists.
+func (e *Env) homeDir() (string, error) {
+	dir := e.G.Home
+	if dir == "" {
+		var err error
+		if dir, err = state.DefaultHomeDir(); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Abs(dir)
 }
 
 // Config loads the config lazily.
@@ -190,6 +206,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// "--limit -1" is the value -1 (refused by the command's range
 		// check, saying the range), not a short flag.
 		kong.WithHyphenPrefixedParameters(true),
+		helpLayout,
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "kandev:", err)
@@ -221,6 +238,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 type exitSignal struct{}
+
+// helpLayout is how --help reads: the commands one line each under the
+// groups of their flows, then the flags; a command's own flags come before
+// the global ones (their group, "Global flags:").
+var helpLayout = kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true})
 
 // commandLine is what kong parses args against: for a command word, a CLI
 // holding only that command, since kong reads the tags of every command it

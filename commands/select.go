@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/kandev/kandev/state"
@@ -152,39 +151,30 @@ func (c latestCandidate) has(n need) bool {
 var errNoneEligible = errors.New("no session the command can act on")
 
 // selectLatest is the one --latest policy: among the sessions in scope
-// that meet the need, the most recently active. No session in scope is not
-// found (with how many other workspaces hold); sessions in scope of which
-// none meets the need, or two equally recent, are usage errors.
+// that meet the need, the most recently active, in the order list shows
+// them (newest activity first, the greater id first on a tie: ids are
+// unique, so the choice is always one session and always the same one).
+// No session in scope is not found (with how many other workspaces hold);
+// sessions in scope of which none meets the need are a usage error.
 func selectLatest(cands []latestCandidate, n need, scope workspaceScope) (*state.Session, error) {
-	var in []*latestCandidate
+	var in []*state.Session
+	eligible := map[*state.Session]bool{}
 	others := 0
 	for i := range cands {
 		if c := &cands[i]; scope.contains(c.S) {
-			in = append(in, c)
+			in = append(in, c.S)
+			eligible[c.S] = c.has(n)
 		} else {
 			others++
 		}
 	}
-	sort.SliceStable(in, func(i, j int) bool { return in[i].S.LastActivityAt.After(in[j].S.LastActivityAt) })
-	var picked []*state.Session
-	for _, c := range in {
-		if !c.has(n) {
-			continue
+	state.SortByActivity(in)
+	for _, s := range in {
+		if eligible[s] {
+			return s, nil
 		}
-		if len(picked) > 0 && !c.S.LastActivityAt.Equal(picked[0].LastActivityAt) {
-			break
-		}
-		picked = append(picked, c.S)
 	}
 	switch {
-	case len(picked) == 1:
-		return picked[0], nil
-	case len(picked) > 1:
-		ids := make([]string, len(picked))
-		for i, s := range picked {
-			ids[i] = s.ID
-		}
-		return nil, usagef("--latest: sessions %s are equally recent in %s; name one by its id", strings.Join(ids, ", "), scope)
 	case len(in) == 0 && others == 0:
 		return nil, fmt.Errorf("%w: --latest: no sessions yet (start one with: kandev start \"...\")", state.ErrNotFound)
 	case len(in) == 0:

@@ -88,10 +88,22 @@ func TestSelectLatest_PicksTheNewestSessionOfTheWorkspaceThatTheCommandCanActOn(
 			{S: sess("free", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
 			{S: sess("held", "/src/app", "app", state.StateWaitingForInput, 1), A: idle, MyLease: true},
 		}, needLease, here, "held"},
-		{"two equally recent is ambiguous", []c{
-			{S: sess("a", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
-			{S: sess("b", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
-		}, needOpen, here, "usage"},
+		{"of two equally recent the greater id wins, as list orders them", []c{
+			{S: sess("20261201-090000-aaaa", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
+			{S: sess("20261201-090000-bbbb", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
+		}, needOpen, here, "20261201-090000-bbbb"},
+		{"the tie-break does not depend on the order the home lists them", []c{
+			{S: sess("20261201-090000-bbbb", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
+			{S: sess("20261201-090000-aaaa", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
+		}, needOpen, here, "20261201-090000-bbbb"},
+		{"an imported copy, active as of its import, wins over its original", []c{
+			{S: sess("20261201-090000-ffff", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
+			{S: sess("20261201-090000-0000", "/src/app", "app", state.StateWaitingForInput, 10), A: idle},
+		}, needOpen, here, "20261201-090000-0000"},
+		{"a tie skips a session the command cannot act on", []c{
+			{S: sess("20261201-090000-bbbb", "/src/app", "app", state.StateCompleted, 9)},
+			{S: sess("20261201-090000-aaaa", "/src/app", "app", state.StateWaitingForInput, 9), A: idle},
+		}, needOpen, here, "20261201-090000-aaaa"},
 		{"sessions here but none the command can act on is a usage error", []c{
 			{S: sess("done", "/src/app", "app", state.StateCompleted, 9)},
 		}, needOpen, here, "usage"},

@@ -96,7 +96,9 @@ type SetCmd struct {
 // Help shows an example.
 func (c *SetCmd) Help() string {
 	return "A live owner applies it to its agent at once (before its next turn); otherwise it is\n" +
-		"recorded and applied when the agent next starts. Every restore applies it again.\n\n" +
+		"recorded and applied when the agent next starts. Every restore applies it again.\n" +
+		"A value the running agent does not offer is refused (exit 2, naming what it offers)\n" +
+		"and not recorded.\n\n" +
 		"Example:\n  kandev set --latest --mode code --set effort=high\n  kandev set 20261130-0915 --model demo-large"
 }
 
@@ -137,6 +139,9 @@ func (c *SetCmd) Run(env *Env) error {
 	if err != nil {
 		return setupUsage(err)
 	}
+	if res.Applied && len(res.NotOffered) > 0 {
+		return usagef("%s", refusedSet(s.ID, res))
+	}
 	env.Out.Object(map[string]any{"session_id": s.ID, "setup": res.Setup, "queued": res.Queued, "applied": res.Applied,
 		"steps": res.Steps, "not_offered": res.NotOffered}, func(w io.Writer) {
 		fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(res.Setup)))
@@ -150,9 +155,17 @@ func (c *SetCmd) Run(env *Env) error {
 		default:
 			fmt.Fprintf(w, "recorded: applied when the agent of %s next starts\n", s.ID)
 		}
-		for _, n := range res.NotOffered {
-			fmt.Fprintf(w, "warning: the agent does not take %s\n", printableLine(n))
-		}
 	})
 	return nil
+}
+
+// refusedSet is the one line of a kandev set the running agent refused in
+// part or whole: what it does not take (naming what it offers) and what it
+// applied; the record keeps only what the agent took.
+func refusedSet(id string, res *owner.SetResult) string {
+	done := "nothing was changed"
+	if len(res.Steps) > 0 {
+		done = "applied " + strings.Join(res.Steps, ", ")
+	}
+	return printableLine(fmt.Sprintf("the agent of %s does not take %s; %s", id, strings.Join(res.NotOffered, "; "), done))
 }

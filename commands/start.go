@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
@@ -70,10 +71,12 @@ func (c *StartCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	// The id is the first line of text output and all that --quiet prints
-	// (id=$(kandev -q start ...)); --json has it in every event.
-	if !env.Out.JSON {
-		fmt.Fprintln(env.Out.Out, s.ID)
+	// The id is the first line of text output, once the agent has started
+	// (id=$(kandev start ... | head -1)); --quiet prints it too, then the
+	// final assistant text; --json has it in every event.
+	env.Out.Lead(s.ID)
+	if existing {
+		env.Out.ShowLead() // a retry follows the turn only: it shows no agent start
 	}
 	job := launchJob(env, h, cfg, s.ID, profile, mode, owner.Job{InitialPrompt: prompt})
 	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
@@ -89,8 +92,11 @@ func (c *StartCmd) Run(env *Env) error {
 	} else {
 		res, err = owner.Run(env.Ctx, job)
 	}
-	if env.Out.Quiet {
-		env.Out.dropFinalText()
+	switch {
+	case err == nil:
+		env.Out.ShowLead()
+	case env.Out.leadHeld():
+		err = namedFailure(h, s.ID, err)
 	}
 	env.Out.Finish()
 	if res != nil && res.Session != nil && env.Out.JSON {
@@ -102,12 +108,16 @@ func (c *StartCmd) Run(env *Env) error {
 	return err
 }
 
-// dropFinalText forgets the assistant text quiet mode would print at
-// Finish: kandev -q start prints only the session id.
-func (o *Output) dropFinalText() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.finalText.Reset()
+// namedFailure is the error of a start that printed no id (its agent never
+// started): the one line names the session it left, FAILED or not.
+func namedFailure(h *state.Home, id string, err error) error {
+	if strings.Contains(err.Error(), id) {
+		return err
+	}
+	if s, lerr := h.LoadSession(id); lerr == nil && s.State == state.StateFailed {
+		return fmt.Errorf("%w; session %s is FAILED (fix the agent, then kandev start again)", err, id)
+	}
+	return fmt.Errorf("%w (session %s; kandev status %s says what it needs)", err, id, id)
 }
 
 // agent is the agent to run: --agent, else the default, saying so when the

@@ -301,8 +301,8 @@ func TestDocs_CommandsMDNamesEveryCommand(t *testing.T) {
 	var cmds []string
 	inCommands := false
 	for _, l := range strings.Split(string(help), "\n") {
-		if strings.HasPrefix(l, "Commands:") {
-			inCommands = true
+		if strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") { // a group of commands, or the flags
+			inCommands = !strings.HasSuffix(l, "Flags:") && !strings.HasSuffix(l, "flags:")
 			continue
 		}
 		if inCommands && strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   ") {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -145,8 +146,14 @@ func (w *world) start(args ...string) (string, result) {
 		json.Unmarshal([]byte(first), &e)
 		return e.SessionID, r
 	}
+	if m := failedStart.FindStringSubmatch(r.stderr); first == "" && m != nil {
+		return m[1], r // an agent that never started: no id on stdout, the error names the session
+	}
 	return first, r
 }
+
+// failedStart finds the session a start whose agent never started names in its error.
+var failedStart = regexp.MustCompile(`session (\S+) is FAILED`)
 
 // events reads the session's log as the test's ground truth.
 func (w *world) events(id string) []state.Event {

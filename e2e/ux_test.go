@@ -5,14 +5,15 @@ import (
 	"testing"
 )
 
-func TestStart_QuietPrintsOnlyTheIDAndAStartWithoutPromptSaysWhatNext(t *testing.T) {
+func TestStart_QuietPrintsTheIDThenTheFinalTextAndAStartWithoutPromptSaysWhatNext(t *testing.T) {
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	r := w.mustRun("-q", "start", "remember QUIET")
-	id := strings.TrimSpace(r.stdout)
-	if strings.Contains(id, "\n") || strings.Contains(id, "QUIET") || w.session(id) == nil {
-		t.Fatalf("-q start printed more than the id:\n%s", r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[1], "QUIET") || w.session(lines[0]) == nil {
+		t.Fatalf("-q start: want the id, then the final assistant text:\n%s", r)
 	}
+	id := lines[0]
 	r = w.mustRun("start")
 	id = strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
 	if want := `kandev prompt ` + id + ` "..."`; !strings.Contains(r.stderr, want) {

@@ -46,6 +46,23 @@ type Change struct {
 // Empty reports whether c changes nothing.
 func (c Change) Empty() bool { return c.Model == "" && c.Mode == "" && len(c.Options) == 0 }
 
+// Items is c one thing at a time: its mode, its model, then each option in
+// key order, so that what a running agent refuses is told apart from what
+// it takes.
+func (c Change) Items() []Change {
+	var out []Change
+	if c.Mode != "" {
+		out = append(out, Change{Mode: c.Mode})
+	}
+	if c.Model != "" {
+		out = append(out, Change{Model: c.Model})
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Options)) {
+		out = append(out, Change{Options: map[string]string{k: c.Options[k]}})
+	}
+	return out
+}
+
 // ParseOptions reads repeated --set KEY=VALUE flags; a later KEY wins.
 func ParseOptions(kvs []string) (map[string]string, error) {
 	if len(kvs) == 0 {

@@ -289,3 +289,19 @@ func TestTurnSetupDiffers(t *testing.T) {
 		t.Fatalf("the reason does not name both: %q", why)
 	}
 }
+
+func TestChangeItems_OneThingAtATimeInAFixedOrder(t *testing.T) {
+	c := Change{Model: "m", Mode: "code", Options: map[string]string{"z": "1", "a": "2"}}
+	var got []string
+	for _, it := range c.Items() {
+		got = append(got, Describe(Apply(nil, it)))
+	}
+	want := []string{Describe(&state.Setup{Mode: "code"}), Describe(&state.Setup{Model: "m"}),
+		Describe(&state.Setup{Options: map[string]string{"a": "2"}}), Describe(&state.Setup{Options: map[string]string{"z": "1"}})}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if len((Change{}).Items()) != 0 {
+		t.Fatal("an empty change has items")
+	}
+}

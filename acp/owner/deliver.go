@@ -63,7 +63,7 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 		return nil, err
 	}
 	d := &Delivery{Queued: true, InputID: in.ID}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn}
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true}
 	if alive, _ := h.OwnerAlive(job.SessionID); !alive {
 		// Queued behind inputs nobody serves: serve them, in order, here.
 		d.Queued = false
@@ -124,10 +124,13 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 	for {
 		from, err = state.Follow(ctx, h.LogPath(job.SessionID), from, t.see, func() bool {
 			alive, _ := h.OwnerAlive(job.SessionID)
-			return !alive
+			return !alive || t.noFollowUp(h, job.SessionID)
 		})
 		if t.ended {
 			break
+		}
+		if err == nil && t.noFollowUp(h, job.SessionID) {
+			return d, cutOffError(h, job.SessionID, t)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -149,6 +152,9 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 				err = t.err(job.SessionID)
 			}
 			return d, err
+		}
+		if t.awaiting { // this owner served everything: no follow-up comes
+			return d, cutOffError(h, job.SessionID, t)
 		}
 		from = h.LogSize(job.SessionID)
 	}
@@ -200,10 +206,19 @@ type inputTurn struct {
 	// continues: when the turn is cut off (shutdown), its follow-up (the one
 	// continuation, or the message sent again) is followed as its answer.
 	continues bool
-	awaiting  bool // the turn was cut off; its follow-up has not started yet
-	turnID    string
-	ended     bool
-	parked    bool
+	// afterDeath: a turn cut off by its owner's death (not by a SIGTERM,
+	// which is the user's exit 143) is followed into its follow-up, which
+	// whoever takes the session over runs, so the command that finds it
+	// shows it instead of asking the user to resume.
+	afterDeath bool
+	awaiting   bool   // the turn was cut off; its follow-up has not started yet
+	cutTurn    string // the turn that was cut off
+	// restored: an owner restored the agent after the cut, so its plan for
+	// the cut-off turn (continue it, pause, or not) is made.
+	restored bool
+	turnID   string
+	ended    bool
+	parked   bool
 	// terminated: its owner was stopped by SIGTERM during the turn.
 	terminated bool
 	// agentFault: a marker of the turn blames the agent (its death, its
@@ -230,6 +245,9 @@ func (t *inputTurn) see0(e state.Event) {
 		// re-sent interrupted message may come first): follow the newest.
 		*t = inputTurn{user: true, continues: t.continues, emit: t.emit, warn: t.warn}
 	}
+	if t.awaiting && e.Type == state.EventAgentStarted {
+		t.restored = true
+	}
 	if t.turnID == "" {
 		if t.starts(e) {
 			t.turnID, t.awaiting = e.TurnID, false
@@ -245,8 +263,11 @@ func (t *inputTurn) see0(e state.Event) {
 		t.emit(e)
 	}
 	switch {
-	case e.Type == state.EventTurnEnded && t.continues && e.StopReason == state.StopShutdown:
-		t.turnID, t.awaiting = "", true
+	case e.Type == state.EventTurnEnded && e.StopReason == state.StopShutdown && (t.continues || t.afterDeath && !t.terminated):
+		if t.afterDeath && t.warn != nil {
+			t.warn(fmt.Sprintf("the kandev process running turn %s died before the turn ended; its one automatic continuation follows", e.TurnID))
+		}
+		t.turnID, t.awaiting, t.cutTurn, t.restored = "", true, e.TurnID, false
 	case e.Type == state.EventTurnEnded:
 		t.ended, t.stop = true, e.StopReason
 	case e.Type == state.EventPermissionRequest && e.Deferred:
@@ -311,4 +332,30 @@ func (t *inputTurn) starts(e state.Event) bool {
 		return e.Source == state.SourceContinuation || e.Source == resent && e.InputID == ""
 	}
 	return t.picks(e)
+}
+
+// noFollowUp reports that the cut-off turn t awaits will get no follow-up:
+// an owner restored the agent after the cut (its plan is made), runs no
+// turn, and neither continued the turn nor holds it owed (paused, or
+// automatic continuation off).
+func (t *inputTurn) noFollowUp(h *state.Home, id string) bool {
+	if !t.awaiting || !t.restored {
+		return false
+	}
+	s, err := h.LoadSession(id)
+	if err != nil || s.CurrentTurn != "" || h.PendingInputs(s) > 0 {
+		return false
+	}
+	owed := s.Interrupted != nil && s.Interrupted.Turn == t.cutTurn
+	return s.Pause != nil || !owed && s.ContinuedTurn != t.cutTurn
+}
+
+// cutOffError is the error of a command whose turn was cut off by its
+// owner's death and is not followed up: paused (exit 5, the status says
+// why), or not continued (automatic continuation off).
+func cutOffError(h *state.Home, id string, t *inputTurn) error {
+	if s, err := h.LoadSession(id); err == nil && s.Pause != nil {
+		return fmt.Errorf("%w: the owner of session %s died during turn %s and its continuation is paused: %s (kandev status %s)", ErrNotResumable, id, t.cutTurn, s.Pause.Reason, id)
+	}
+	return fmt.Errorf("the owner of session %s died during turn %s, which is not continued (automatic continuation is off): kandev recap %s shows where it stopped; kandev prompt %s \"...\" goes on", id, t.cutTurn, id, id)
 }

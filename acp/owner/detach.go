@@ -156,8 +156,8 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		}
 		return d, nil
 	}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn}
-	_, err := followOwned(ctx, job, from, t.see)
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true}
+	_, err := followOwnedUntil(ctx, job, from, t.see, func() bool { return t.noFollowUp(h, id) })
 	switch {
 	case errors.Is(err, errOwnerGone):
 		// The detached owner failed: run it here, where its error is shown.
@@ -168,14 +168,19 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		}
 		handOver(ctx, job)
 		d.Result = res
-		if err == nil && t.ended {
+		switch {
+		case err == nil && t.ended:
 			err = t.err(id)
+		case err == nil && t.awaiting:
+			err = cutOffError(h, id, t)
 		}
 		return d, err
 	case err != nil && ctx.Err() != nil:
 		return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), in.ID)
 	case err != nil:
 		return d, err
+	case t.awaiting:
+		return d, cutOffError(h, id, t)
 	}
 	d.Result = &Result{Session: settledSession(ctx, h, id, t), StopReason: t.stop}
 	t.causeFrom(d.Result.Session)
@@ -243,8 +248,11 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		if job.Emit != nil {
 			job.Emit(e)
 		}
-		if e.Type == state.EventAgentStarted {
+		switch e.Type {
+		case state.EventAgentStarted:
 			res.Restore, res.FallbackReason = acp.RestoreMethod(e.Restore), e.FallbackReason
+		case state.EventTurnEnded:
+			res.StopReason = e.StopReason
 		}
 		parked = e.Type == state.EventPermissionRequest && e.Deferred
 		return !parked

@@ -107,24 +107,39 @@ func (o *owner) notOffered(what []string) {
 	o.marker(history.MarkerSetupNotOffered, "The agent does not take the session's "+strings.Join(what, "; ")+"; it goes on with its own.", "")
 }
 
-// serveSet applies a kandev set queued for this live owner: recorded, then
-// applied to the agent at once, then logged.
+// serveSet applies a kandev set queued for this live owner, one item at a
+// time: what the agent takes is applied and recorded, what it does not
+// offer or refuses gets the warning marker and is not recorded, so the
+// record (and status) says what the agent runs, not what was asked.
 func (o *owner) serveSet(ctx context.Context, in state.Input) {
 	var c setup.Change
 	if json.Unmarshal([]byte(in.Text), &c) != nil {
 		o.consume(in)
 		return
 	}
-	o.update(func(s *state.Session) { s.Setup = setup.Apply(s.Setup, c) })
-	var applied, missing []string
-	if o.conn != nil {
-		steps, off := setup.Reconcile(o.s.Setup, o.conn.Offered())
-		var refused []string
-		applied, refused = o.applySteps(ctx, steps)
-		missing = append(off, refused...)
-		o.notOffered(missing)
-		o.offeredChanged()
+	if o.conn == nil {
+		o.update(func(s *state.Session) { s.Setup = setup.Apply(s.Setup, c) })
+		o.append(true, setupChanged(SetupFromSet, o.s.Setup, nil, nil, in.ID))
+		o.consume(in)
+		return
 	}
+	var applied, missing []string
+	for _, item := range c.Items() {
+		steps, off := setup.Reconcile(setup.Apply(nil, item), o.conn.Offered())
+		if len(off) > 0 {
+			missing = append(missing, off...)
+			continue
+		}
+		ok, refused := o.applySteps(ctx, steps)
+		if len(refused) > 0 {
+			missing = append(missing, refused...)
+			continue
+		}
+		applied = append(applied, ok...)
+		o.update(func(s *state.Session) { s.Setup = setup.Apply(s.Setup, item) })
+	}
+	o.notOffered(missing)
+	o.offeredChanged()
 	o.append(true, setupChanged(SetupFromSet, o.s.Setup, applied, missing, in.ID))
 	o.consume(in)
 }
