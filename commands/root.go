@@ -42,7 +42,7 @@ type CLI struct {
 	Resume     ResumeCmd     `cmd:"" help:"Get back in: restore the agent, continue an interrupted turn." group:"Everyday flows:"`
 	Status     StatusCmd     `cmd:"" help:"The resume verdict and the session's fields." group:"Everyday flows:"`
 	List       ListCmd       `cmd:"" help:"Sessions, newest activity first." group:"Everyday flows:"`
-	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session: state, markers, messages." group:"Everyday flows:"`
+	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session." group:"Everyday flows:"`
 	Transcript TranscriptCmd `cmd:"" help:"The conversation, paged backwards from the newest entry." group:"Everyday flows:"`
 
 	Attach  AttachCmd  `cmd:"" help:"In a terminal: show the last turns, follow live events, send typed lines as prompts." group:"Live sessions:"`
@@ -55,7 +55,7 @@ type CLI struct {
 	Detach  DetachCmd  `cmd:"" help:"Release the holder's attach lease." group:"Live sessions:"`
 	Set     SetCmd     `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)." group:"Live sessions:"`
 
-	Fork    ForkCmd    `cmd:"" help:"A new session with the conversation up to a turn; the parent is untouched." group:"The conversation:"`
+	Fork    ForkCmd    `cmd:"" help:"A new session with the conversation up to a turn." group:"The conversation:"`
 	Rewind  RewindCmd  `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)." group:"The conversation:"`
 	Clear   ClearCmd   `cmd:"" help:"Start the agent over with no history; the log keeps everything." group:"The conversation:"`
 	Compact CompactCmd `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn." group:"The conversation:"`
@@ -73,9 +73,9 @@ type CLI struct {
 
 	Export ExportCmd `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout." group:"Moving sessions:"`
 	Import ImportCmd `cmd:"" help:"Create a session from a bundle written by kandev export." group:"Moving sessions:"`
-	Push   PushCmd   `cmd:"" help:"Send sessions to a git remote (refs/kandev/sessions/<id>), to continue elsewhere." group:"Moving sessions:"`
+	Push   PushCmd   `cmd:"" help:"Send sessions to a git remote, to continue elsewhere." group:"Moving sessions:"`
 	Pull   PullCmd   `cmd:"" help:"Bring sessions from a git remote, fast-forward only." group:"Moving sessions:"`
-	Trust  TrustCmd  `cmd:"" help:"Show the MCP servers a pulled session brings, then let them run on this machine." group:"Moving sessions:"`
+	Trust  TrustCmd  `cmd:"" help:"Let the MCP servers of a pulled session run here (shows them first)." group:"Moving sessions:"`
 
 	Agents     AgentsCmd     `cmd:"" help:"Agent profiles (--probe reports their capabilities)." group:"Agents, editors and the shell:"`
 	ACP        ACPCmd        `cmd:"" name:"acp" help:"Serve kandev to an editor as an ACP agent on stdio." group:"Agents, editors and the shell:"`
