@@ -18,6 +18,9 @@ type ServeCmd struct {
 	ID         string        `arg:""`
 	Linger     time.Duration `default:"0s"`
 	NoContinue bool
+	// CallerAsks: the command that starts it asks, on its terminal, about
+	// the ask-mode requests of this owner's first turns.
+	CallerAsks bool
 	// Input is the queued prompt it was started for (its caller's).
 	Input string
 	// PromptStdin: stdin carries the initial prompt as typed.
@@ -36,7 +39,7 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
+	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, CallerAsks: c.CallerAsks, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
 	if c.PromptStdin {
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {
@@ -50,7 +53,7 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job.Ask, job.Progress, job.Warn = nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
+	job.Ask, job.AskParked, job.Progress, job.Warn = nil, nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
 	for round := 0; ; round++ {
 		before, _ := h.LoadSession(c.ID)
 		_, err = owner.Run(env.Ctx, job)

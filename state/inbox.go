@@ -28,6 +28,10 @@ const (
 // FromEditor marks an input an editor sent through kandev acp (Input.From).
 const FromEditor = "editor"
 
+// FromFollower marks a cancel that the command following its turn sent on
+// Ctrl-C (Input.From).
+const FromFollower = "follower"
+
 // Input is one entry of a session's inbox: a prompt or a control request
 // that another kandev process queued for the owner.
 type Input struct {
@@ -46,6 +50,15 @@ type Input struct {
 	// RequestID names the parked permission request an approve or deny
 	// answers; an answer applies to that request only.
 	RequestID string `json:"request_id,omitempty"`
+	// Ask marks a prompt under permission mode ask whose sender has a
+	// terminal: the owner parks its turn's requests for that sender to ask
+	// and answer (by request_id), wherever the owner runs.
+	Ask bool `json:"ask,omitempty"`
+	// ForInput limits a cancel to the turn that serves that prompt ("" for
+	// whatever turn runs).
+	ForInput string `json:"for_input,omitempty"`
+	// ForTurn limits a cancel to that turn ("" for whatever turn runs).
+	ForTurn string `json:"for_turn,omitempty"`
 	// Scrubbed marks a served prompt whose text was removed from the inbox.
 	Scrubbed bool      `json:"scrubbed,omitempty"`
 	From     string    `json:"from,omitempty"` // FromEditor, or "" for a kandev command

@@ -156,8 +156,8 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		}
 		return d, nil
 	}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn}
-	_, err := followOwned(ctx, job, from, t.see)
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, ask: askParked(ctx, job)}
+	at, err := followOwned(ctx, job, from, t.see)
 	switch {
 	case errors.Is(err, errOwnerGone):
 		// The detached owner failed: run it here, where its error is shown.
@@ -172,8 +172,8 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 			err = t.err(id)
 		}
 		return d, err
-	case err != nil && ctx.Err() != nil:
-		return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), in.ID)
+	case errInterruptedBy(ctx, err):
+		return d, leaveTurn(ctx, job, t, at)
 	case err != nil:
 		return d, err
 	}
@@ -187,7 +187,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 // initial turn ends (or, without an initial prompt, until the agent has
 // started).
 func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
-	t := &inputTurn{initial: true, emit: job.Emit}
+	t := &inputTurn{initial: true, emit: job.Emit, warn: job.Warn, ask: askParked(ctx, job)}
 	// What comes before the agent has started is shown only once it has: a
 	// launch that fails is reported once, by the error, as when run here.
 	var held []state.Event
@@ -212,7 +212,11 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 		}
 		return t.see(e)
 	}
-	_, err := followOwned(ctx, job, 0, see)
+	at, err := followOwned(ctx, job, 0, see)
+	if errInterruptedBy(ctx, err) {
+		err = leaveTurn(ctx, job, t, at)
+		return &Result{Session: settledSession(context.WithoutCancel(ctx), job.Home, job.SessionID, t), StopReason: t.stop}, err
+	}
 	s := settledSession(ctx, job.Home, job.SessionID, t)
 	if errors.Is(err, errOwnerGone) {
 		if s != nil && s.ErrorMessage != "" {
@@ -239,12 +243,17 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 	h, id := job.Home, job.SessionID
 	res := &Result{}
 	parked := false
+	ask := askParked(ctx, job)
 	see := func(e state.Event) bool {
 		if job.Emit != nil {
 			job.Emit(e)
 		}
 		if e.Type == state.EventAgentStarted {
 			res.Restore, res.FallbackReason = acp.RestoreMethod(e.Restore), e.FallbackReason
+		}
+		if e.Type == state.EventPermissionRequest && e.Deferred && ask != nil {
+			ask(e)
+			return true
 		}
 		parked = e.Type == state.EventPermissionRequest && e.Deferred
 		return !parked

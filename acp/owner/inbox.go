@@ -23,13 +23,17 @@ type QueuedChoices struct {
 // PromptInput is the inbox entry of job's prompt: the text and the
 // sender's choices that its turn runs under.
 func PromptInput(job Job) *state.Input {
-	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions}
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions, Ask: callerCanAsk(job)}
 	if d := job.Queued.Linger; d != nil {
 		secs := int64(*d / time.Second)
 		in.LingerSeconds = &secs
 	}
 	return in
 }
+
+// callerCanAsk reports whether job's command asks its person about the
+// requests of its turn that an owner in another process parks for it.
+func callerCanAsk(job Job) bool { return job.Permissions == PermAsk && job.AskParked != nil }
 
 // InputMode is the permission mode the turn serving in runs under: the
 // mode its sender ran with, else (an input written before inputs carried
@@ -145,14 +149,14 @@ func ownQueued(ins []state.Input, own string) bool {
 func (o *owner) serveInput(ctx context.Context, in state.Input) error {
 	mode := InputMode(in, o.job.Permissions)
 	o.mu.Lock()
-	o.turnMode = mode
+	o.turnMode, o.turnInput, o.turnAsks = mode, in.ID, in.Ask
 	o.mu.Unlock()
 	if o.session().TurnPermissionMode != mode {
 		o.update(func(s *state.Session) { s.TurnPermissionMode = mode })
 	}
 	defer func() {
 		o.mu.Lock()
-		o.turnMode = ""
+		o.turnMode, o.turnInput, o.turnAsks = "", "", false
 		o.mu.Unlock()
 	}()
 	o.takeOverPause() // the operator's prompt, as one given here
@@ -169,6 +173,19 @@ func (o *owner) turnPermissions() string {
 		return o.turnMode
 	}
 	return o.job.Permissions
+}
+
+// callerAsks reports whether the running turn's requests under ask are
+// parked for the command that sent it to ask on its terminal: a queued
+// prompt's sender with a terminal, or the command that started this
+// detached owner for its own turns.
+func (o *owner) callerAsks() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.turnMode != "" {
+		return o.turnAsks
+	}
+	return o.job.CallerAsks
 }
 
 // agentAlive reports whether the owner's agent process still runs.
@@ -262,12 +279,22 @@ func (o *owner) controlRequested() state.Input {
 	}
 	for _, in := range ins {
 		now := in.Kind == state.InputCancel || in.Kind == state.InputStop || in.Kind == state.InputClose && in.Now
+		if in.ForInput != "" && in.ForInput != o.servedInput() || in.ForTurn != "" && in.ForTurn != o.currentTurn() {
+			continue // a cancel of another turn (queued behind this one, or over)
+		}
 		if now && !o.acted[in.ID] {
 			o.acted[in.ID] = true
 			return in
 		}
 	}
 	return state.Input{}
+}
+
+// servedInput is the inbox input the running turn serves ("" for none).
+func (o *owner) servedInput() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.turnInput
 }
 
 // warn reports a failure that is not the command's own.

@@ -123,7 +123,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	id := string(req.ToolCall.ToolCallId)
 	turnMode := o.turnPermissions()
 	rid := ""
-	if Parks(turnMode, kind) {
+	if Parks(turnMode, kind) || turnMode == PermAsk && o.callerAsks() {
 		rid = state.NewRequestID()
 	}
 	// The record says "pending" before the log shows the question, and stops
@@ -155,7 +155,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	})
 	mode, chosen := turnMode, ""
 	unasked := false // ask mode with nobody to ask (a detached owner)
-	if mode == PermAsk {
+	if mode == PermAsk && rid == "" {
 		mode, unasked = PermDenyAll, o.job.Ask == nil && o.job.AskOption == nil
 		switch {
 		case o.job.AskOption != nil:

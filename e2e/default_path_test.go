@@ -1,0 +1,234 @@
+package e2e_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// The command a person types is the session wherever its owner runs: in
+// that command (--linger 0), in a detached owner that command starts (the
+// default), or in a warm owner an earlier command left. Every signal,
+// permission and exit-code rule is checked on each of the three, on the
+// default settings (no CI, owners linger), through a real terminal where
+// the rule is about one.
+
+// ownerPlace is where the owner of the prompt's turn runs.
+type ownerPlace struct {
+	name string
+	// session makes a session for the row and returns its id and the
+	// prompt flags that put the owner there.
+	session func(w *world) (id string, flags []string)
+	// ownedHere: killing the command kills the owner (and its turn).
+	ownedHere bool
+}
+
+var ownerPlaces = []ownerPlace{
+	{name: "owner in this command", ownedHere: true, session: func(w *world) (string, []string) {
+		return w.idleSession(), []string{"--linger", "0"}
+	}},
+	{name: "detached owner this command starts", session: func(w *world) (string, []string) {
+		id := w.idleSession()
+		w.closeOnCleanup(id)
+		return id, nil
+	}},
+	{name: "warm owner an earlier command left", session: func(w *world) (string, []string) {
+		id, r := w.start()
+		if r.code != 0 {
+			w.t.Fatal(r)
+		}
+		w.closeOnCleanup(id)
+		if !w.ownerAlive(id) {
+			w.t.Fatal("start on the default settings left no warm owner")
+		}
+		return id, nil
+	}},
+}
+
+// defaultWorld is a machine on the default settings: no CI, owners linger.
+func defaultWorld(t *testing.T) *world {
+	w := newWorld(t)
+	w.warmByDefault()
+	return w
+}
+
+// idleSession is a session waiting for input with no owner running.
+func (w *world) idleSession() string {
+	w.t.Helper()
+	id, r := w.start("--linger", "0")
+	if r.code != 0 {
+		w.t.Fatal(r)
+	}
+	return id
+}
+
+// promptArgs is kandev prompt with the row's flags.
+func promptArgs(id string, flags []string, text string) []string {
+	return append(append([]string{"prompt"}, flags...), id, text)
+}
+
+// shellWords quotes args for sh.
+func shellWords(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// inTerminal runs kandev args in a tmux terminal on the world's default
+// settings; Ctrl-C reaches kandev, not the shell that reports its exit.
+func (w *world) inTerminal(args ...string) *tmuxSession {
+	return newTmux(w.t, w, "trap true INT; unset CI; "+kandevBin+" "+shellWords(args))
+}
+
+// terminalExit waits for the command in tm to exit and returns its exit code as shown.
+func terminalExit(tm *tmuxSession) string {
+	scr := tm.waitScreen("KANDEV-EXIT-")
+	i := strings.Index(scr, "KANDEV-EXIT-")
+	return strings.Fields(scr[i+len("KANDEV-EXIT-"):])[0]
+}
+
+func TestDefaultPath_AskAsksOnTheTerminalOfTheCommandWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range ownerPlaces {
+		for _, answer := range []string{"y", "n"} {
+			t.Run(place.name+"/"+answer, func(t *testing.T) {
+				w := defaultWorld(t)
+				id, flags := place.session(w)
+				tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt from the terminal")...)...)
+				tm.waitScreen("Allow Write out.txt? [y/N")
+				tm.keys(answer, "Enter")
+				if code := terminalExit(tm); code != "0" {
+					t.Fatalf("exit %s:\n%s", code, tm.screen())
+				}
+				_, err := os.Stat(filepath.Join(w.cwd, "out.txt"))
+				if (err == nil) != (answer == "y") {
+					t.Fatalf("answer %s: file written=%v\n%s", answer, err == nil, tm.screen())
+				}
+			})
+		}
+	}
+}
+
+func TestDefaultPath_AskWithoutATerminalDeniesWithAdviceWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range ownerPlaces {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			id, flags := place.session(w)
+			r := w.run(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt nope")...)...)
+			if r.code != 0 || !strings.Contains(r.stderr, "needs a terminal on stdin") {
+				t.Fatalf("ask without a terminal: %s", r)
+			}
+			if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+				t.Fatal("ask mode without a terminal allowed the write")
+			}
+		})
+	}
+}
+
+func TestDefaultPath_CtrlCCancelsTheTurnExits130AndIsNeverContinuedWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range ownerPlaces {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			id, flags := place.session(w)
+			tm := w.inTerminal(promptArgs(id, flags, sleepingTurn)...)
+			tm.waitScreen("working")
+			tm.keys("C-c")
+			if code := terminalExit(tm); code != "130" {
+				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+			}
+			evs := w.events(id)
+			turn := lastTurn(evs)
+			if stop := turnEnd(evs, turn); stop != state.StopCancelled {
+				t.Fatalf("turn %s ended %q, want cancelled:\n%s", turn, stop, tm.screen())
+			}
+			time.Sleep(3500 * time.Millisecond) // past the sleep: a turn that ran on would say "after"
+			if strings.Contains(agentText(w.events(id), turn), "after") {
+				t.Fatal("the turn ran on after Ctrl-C")
+			}
+			w.mustRun("resume", id)
+			if continuations(w.events(id)) != 0 {
+				t.Fatal("a cancelled turn was continued")
+			}
+		})
+	}
+}
+
+func TestDefaultPath_SIGTERMInterruptsTheTurnExits143AndItIsContinuedOnceWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range ownerPlaces {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			id, flags := place.session(w)
+			r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, promptArgs(id, flags, sleepingTurn)...)
+			if r.code != 143 {
+				t.Fatalf("exit %d, want 143\n%s", r.code, r.result)
+			}
+			w.waitOwnerGone(id, 15*time.Second)
+			evs := w.events(id)
+			cut := lastTurn(evs)
+			if stop := turnEnd(evs, cut); stop != state.StopShutdown {
+				t.Fatalf("turn ended %q, want shutdown", stop)
+			}
+			w.mustRun("resume", "--linger", "0", id)
+			if n := continuations(w.events(id)); n != 1 {
+				t.Fatalf("%d continuations of the interrupted turn, want 1", n)
+			}
+		})
+	}
+}
+
+func TestDefaultPath_SIGHUPLetsTheTurnRunToItsEndWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range ownerPlaces {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			id, flags := place.session(w)
+			r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGHUP}, promptArgs(id, flags, sleepingTurn)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0\n%s", r.code, r.result)
+			}
+			evs := w.events(id)
+			turn := lastTurn(evs)
+			if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
+				t.Fatalf("turn ended %q with %q, want end_turn with the text after the sleep", stop, agentText(evs, turn))
+			}
+			if st := w.status(id); st.Status.Interrupted {
+				t.Fatalf("status after SIGHUP: %+v", st.Status)
+			}
+		})
+	}
+}
+
+func TestDefaultPath_SIGKILLOfTheCommandLeavesTheTurnToAnOwnerElsewhere(t *testing.T) {
+	for _, place := range ownerPlaces {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			id, flags := place.session(w)
+			r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGKILL}, promptArgs(id, flags, sleepingTurn)...)
+			if r.code != -1 {
+				t.Fatalf("exit %d after SIGKILL\n%s", r.code, r.result)
+			}
+			if place.ownedHere {
+				// The owner died with the command: the turn waits for resume.
+				killSurvivors(w.home, id)
+				if st := w.status(id); !st.Status.NeedsResume {
+					t.Fatalf("status after SIGKILL of the owner: %+v", st.Status)
+				}
+				return
+			}
+			waitFor(t, 15*time.Second, "the turn to end in its owner", func() bool {
+				evs := w.eventsSoFar(id)
+				return turnEnd(evs, lastTurn(evs)) != ""
+			})
+			evs := w.events(id)
+			turn := lastTurn(evs)
+			if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
+				t.Fatalf("turn ended %q with %q, want end_turn: the owner carries it", stop, agentText(evs, turn))
+			}
+		})
+	}
+}
