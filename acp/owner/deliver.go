@@ -218,9 +218,9 @@ type inputTurn struct {
 	// ask asks this command's person about a request parked for it and
 	// queues the answer (askParked); nil: a parked request ends the
 	// following (defer's exit 7).
-	ask    func(state.Event)
-	stop   string
-	emit   func(state.Event)
+	ask  func(state.Event)
+	stop string
+	emit func(state.Event)
 }
 
 func (t *inputTurn) see(e state.Event) bool {
