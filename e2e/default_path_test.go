@@ -232,3 +232,26 @@ func TestDefaultPath_SIGKILLOfTheCommandLeavesTheTurnToAnOwnerElsewhere(t *testi
 		})
 	}
 }
+
+func TestDefaultPath_AttachAsksAboutTheRequestsOfWhatItFollowsAndATypedYIsTheAnswer(t *testing.T) {
+	w := defaultWorld(t)
+	id, _ := ownerPlaces[2].session(w)
+	tm := w.inTerminal("--permissions", "ask", "attach", id)
+	tm.waitScreen("Ctrl-C detaches")
+	tm.keys("/write attached.txt from attach", "Enter")
+	tm.waitScreen("Allow Write attached.txt? [y/N")
+	tm.keys("y", "Enter")
+	waitFor(t, 15*time.Second, "the write to be allowed", func() bool {
+		_, err := os.Stat(filepath.Join(w.cwd, "attached.txt"))
+		return err == nil
+	})
+	tm.keys("C-c")
+	if code := terminalExit(tm); code != "0" {
+		t.Fatalf("attach exit %s:\n%s", code, tm.screen())
+	}
+	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+		if strings.TrimSpace(e.Content) == "y" {
+			t.Fatal("the typed answer was sent to the agent as a message")
+		}
+	}
+}
