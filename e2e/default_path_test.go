@@ -255,3 +255,56 @@ func TestDefaultPath_AttachAsksAboutTheRequestsOfWhatItFollowsAndATypedYIsTheAns
 		}
 	}
 }
+
+// startPlaces are where the owner of a new session's first turn runs.
+var startPlaces = []struct {
+	name  string
+	flags []string
+}{
+	{"owner in this command", []string{"--linger", "0"}},
+	{"detached owner this command starts", nil},
+}
+
+// newSessionID is the id of the only session of w's home.
+func (w *world) newSessionID() string {
+	w.t.Helper()
+	m, _ := filepath.Glob(filepath.Join(w.home, "sessions", "*.json"))
+	if len(m) != 1 {
+		w.t.Fatalf("%d sessions, want 1", len(m))
+	}
+	id := strings.TrimSuffix(filepath.Base(m[0]), ".json")
+	w.closeOnCleanup(id)
+	return id
+}
+
+func TestDefaultPath_StartAsksAndCtrlCCancelsItsFirstTurnWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range startPlaces {
+		t.Run(place.name+"/ask", func(t *testing.T) {
+			w := defaultWorld(t)
+			tm := w.inTerminal(append(append([]string{"--permissions", "ask", "start"}, place.flags...), "/write hello2.txt hi there")...)
+			tm.waitScreen("Allow Write hello2.txt? [y/N")
+			tm.keys("y", "Enter")
+			if code := terminalExit(tm); code != "0" {
+				t.Fatalf("exit %s:\n%s", code, tm.screen())
+			}
+			w.newSessionID()
+			if _, err := os.Stat(filepath.Join(w.cwd, "hello2.txt")); err != nil {
+				t.Fatalf("the approved write did not happen:\n%s", tm.screen())
+			}
+		})
+		t.Run(place.name+"/ctrl-c", func(t *testing.T) {
+			w := defaultWorld(t)
+			tm := w.inTerminal(append(append([]string{"start"}, place.flags...), sleepingTurn)...)
+			tm.waitScreen("working")
+			tm.keys("C-c")
+			if code := terminalExit(tm); code != "130" {
+				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+			}
+			id := w.newSessionID()
+			evs := w.events(id)
+			if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+				t.Fatalf("first turn ended %q, want cancelled:\n%s", stop, tm.screen())
+			}
+		})
+	}
+}
