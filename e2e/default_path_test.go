@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -307,4 +308,28 @@ func TestDefaultPath_StartAsksAndCtrlCCancelsItsFirstTurnWhereverTheOwnerRuns(t 
 			}
 		})
 	}
+}
+
+func TestDefaultPath_SurgeryOnAnIdleWarmSessionDoesNotWaitForTheLinger(t *testing.T) {
+	w := defaultWorld(t)
+	id, r := w.start("remember PEAR")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	if !w.ownerAlive(id) {
+		t.Fatal("no warm owner after start on the default settings")
+	}
+	w.mustRun("compact", id)
+	w.mustRun("prompt", id, "/say warm again") // leaves a warm owner again
+	w.mustRun("fork", id)
+	w.mustRun("clear", id)
+	w.mustRun("prompt", id, "/say warm once more")
+	evs := w.events(id)
+	var to int64
+	for _, e := range ofType(evs, state.EventTurnEnded) {
+		to = e.Seq
+	}
+	w.mustRun("prompt", id, "/say one more turn")
+	w.mustRun("rewind", id, "--to", strconv.FormatInt(to, 10))
 }
