@@ -53,7 +53,9 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job.Ask, job.AskParked, job.Progress, job.Warn = nil, nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
+	job.Ask, job.AskParked, job.Warn = nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
+	// Its caller shows these on its terminal (owner.ProgressPrefix).
+	job.Progress = func(msg string) { fmt.Fprintln(os.Stderr, owner.ProgressPrefix+msg) }
 	for round := 0; ; round++ {
 		before, _ := h.LoadSession(c.ID)
 		_, err = owner.Run(env.Ctx, job)

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -332,4 +333,35 @@ func TestDefaultPath_SurgeryOnAnIdleWarmSessionDoesNotWaitForTheLinger(t *testin
 	}
 	w.mustRun("prompt", id, "/say one more turn")
 	w.mustRun("rewind", id, "--to", strconv.FormatInt(to, 10))
+}
+
+func TestDefaultPath_ProgressLinesShowOnATerminalWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range startPlaces {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			tm := w.inTerminal(append(append([]string{"start"}, place.flags...), "/say hi")...)
+			tm.waitScreen("launching demo agent")
+			tm.waitScreen("initializing agent")
+			if code := terminalExit(tm); code != "0" {
+				t.Fatalf("exit %s:\n%s", code, tm.screen())
+			}
+			w.newSessionID()
+		})
+	}
+	t.Run("queued behind a running turn", func(t *testing.T) {
+		w := defaultWorld(t)
+		id, _ := ownerPlaces[2].session(w)
+		busy := exec.Command(kandevBin, "prompt", id, sleepingTurn)
+		busy.Dir, busy.Env = w.cwd, w.env
+		if err := busy.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Wait()
+		waitForRunningTurn(t, w, id)
+		tm := w.inTerminal("prompt", id, "/say second")
+		tm.waitScreen("queued behind the running turn in " + id)
+		if code := terminalExit(tm); code != "0" {
+			t.Fatalf("exit %s:\n%s", code, tm.screen())
+		}
+	})
 }

@@ -64,6 +64,7 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	}
 	d := &Delivery{Queued: true, InputID: in.ID}
 	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, ask: askParked(ctx, job)}
+	sayQueued(job)
 	if alive, _ := h.OwnerAlive(job.SessionID); !alive {
 		// Queued behind inputs nobody serves: serve them, in order, here.
 		d.Queued = false

@@ -113,6 +113,12 @@ func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.E
 				return from, errOwnerGone
 			}
 			started = true
+			var outFrom int64
+			if fi, err := os.Stat(h.OwnerOutPath(id)); err == nil {
+				outFrom = fi.Size()
+			}
+			stop := relayProgress(job, outFrom)
+			defer stop()
 			if err := startDetached(ctx, job); err != nil {
 				return from, err
 			}
@@ -149,6 +155,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		return nil, err
 	}
 	d := &Delivery{Queued: true, InputID: in.ID}
+	sayQueued(job)
 	job.OwnInput = in.ID // an owner started here serves it as its caller's prompt
 	if !follow {
 		if alive, _ := h.OwnerAlive(id); !alive {

@@ -1,10 +1,13 @@
 package owner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -96,4 +99,61 @@ func awaitTurnEnd(job Job, t *inputTurn, from int64) {
 // errInterruptedBy reports whether err ended a follow because ctx did.
 func errInterruptedBy(ctx context.Context, err error) bool {
 	return err != nil && ctx.Err() != nil && !errors.Is(err, errOwnerGone)
+}
+
+// ProgressPrefix begins a progress line a detached owner writes to its
+// owner.out; the command that started it shows the rest on its terminal.
+const ProgressPrefix = "kandev progress: "
+
+// relayProgress shows on job.Progress the progress lines that a detached
+// owner writes to owner.out past offset from, until stop is called.
+func relayProgress(job Job, from int64) (stop func()) {
+	if job.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var partial []byte
+		for {
+			f, err := os.Open(job.Home.OwnerOutPath(job.SessionID))
+			if err == nil {
+				if _, err = f.Seek(from, io.SeekStart); err == nil {
+					b, _ := io.ReadAll(f)
+					from += int64(len(b))
+					partial = append(partial, b...)
+				}
+				f.Close()
+			}
+			for {
+				i := bytes.IndexByte(partial, '\n')
+				if i < 0 {
+					break
+				}
+				if line, ok := bytes.CutPrefix(partial[:i], []byte(ProgressPrefix)); ok {
+					job.Progress(string(line))
+				}
+				partial = partial[i+1:]
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// sayQueued tells the person that the prompt just queued waits behind a
+// turn the live owner runs for someone else.
+func sayQueued(job Job) {
+	if job.Progress == nil {
+		return
+	}
+	s, err := job.Home.LoadSession(job.SessionID)
+	if alive, _ := job.Home.OwnerAlive(job.SessionID); err == nil && alive && s.CurrentTurn != "" {
+		job.Progress("queued behind the running turn in " + job.SessionID)
+	}
 }
