@@ -365,3 +365,25 @@ func TestDefaultPath_ProgressLinesShowOnATerminalWhereverTheOwnerRuns(t *testing
 		}
 	})
 }
+
+func TestDefaultPath_CtrlCAtTheQuestionCancelsTheTurnWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range ownerPlaces {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			id, flags := place.session(w)
+			tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never")...)...)
+			tm.waitScreen("Allow Write out.txt? [y/N")
+			tm.keys("C-c")
+			if code := terminalExit(tm); code != "130" {
+				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+			}
+			evs := w.events(id)
+			if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+				t.Fatalf("turn ended %q, want cancelled:\n%s", stop, tm.screen())
+			}
+			if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+				t.Fatal("the write happened after Ctrl-C at its question")
+			}
+		})
+	}
+}
