@@ -18,9 +18,9 @@ type ServeCmd struct {
 	ID         string        `arg:""`
 	Linger     time.Duration `default:"0s"`
 	NoContinue bool
-	// CallerAsks: the command that starts it asks, on its terminal, about
-	// the ask-mode requests of this owner's first turns.
-	CallerAsks bool
+	// Asker (PID:START) is the command that starts it and asks, on its
+	// terminal, about the ask-mode requests of this owner's first turns.
+	Asker string
 	// Input is the queued prompt it was started for (its caller's).
 	Input string
 	// PromptStdin: stdin carries the initial prompt as typed.
@@ -39,7 +39,11 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, CallerAsks: c.CallerAsks, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
+	asker, err := state.ParseAsker(c.Asker)
+	if err != nil {
+		return err
+	}
+	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, Asker: asker, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
 	if c.PromptStdin {
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {

@@ -126,7 +126,7 @@ func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
 	job.Detach = serveArgs(env, job, d)
 	if job.Permissions == owner.PermAsk && job.AskParked != nil {
 		// This command asks about what the owner's first turns request.
-		job.Detach = append(job.Detach, "--caller-asks")
+		job.Detach = append(job.Detach, "--asker", state.ThisAsker().String())
 	}
 	return nil
 }

@@ -387,3 +387,34 @@ func TestDefaultPath_CtrlCAtTheQuestionCancelsTheTurnWhereverTheOwnerRuns(t *tes
 		})
 	}
 }
+
+func TestDefaultPath_SIGKILLAtTheQuestionLeavesNobodyToAskSoTheOwnerDeniesAndGoesOn(t *testing.T) {
+	for _, place := range ownerPlaces[1:] {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			id, flags := place.session(w)
+			// exec: the pane's process is kandev itself.
+			tm := newTmux(t, w, "unset CI; exec "+kandevBin+" "+shellWords(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never\n/say after the question")...)))
+			tm.waitScreen("Allow Write out.txt? [y/N")
+			pid, err := strconv.Atoi(strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{pane_pid}")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 15*time.Second, "the turn to end in its owner", func() bool {
+				evs := w.eventsSoFar(id)
+				return turnEnd(evs, lastTurn(evs)) != ""
+			})
+			evs := w.events(id)
+			turn := lastTurn(evs)
+			if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after the question") {
+				t.Fatalf("turn ended %q with %q, want end_turn: the owner carries it", stop, agentText(evs, turn))
+			}
+			if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+				t.Fatal("the write happened with nobody left to ask")
+			}
+		})
+	}
+}

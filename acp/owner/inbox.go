@@ -23,7 +23,7 @@ type QueuedChoices struct {
 // PromptInput is the inbox entry of job's prompt: the text and the
 // sender's choices that its turn runs under.
 func PromptInput(job Job) *state.Input {
-	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions, Ask: callerCanAsk(job)}
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions, Ask: askerOf(job)}
 	if d := job.Queued.Linger; d != nil {
 		secs := int64(*d / time.Second)
 		in.LingerSeconds = &secs
@@ -34,6 +34,14 @@ func PromptInput(job Job) *state.Input {
 // callerCanAsk reports whether job's command asks its person about the
 // requests of its turn that an owner in another process parks for it.
 func callerCanAsk(job Job) bool { return job.Permissions == PermAsk && job.AskParked != nil }
+
+// askerOf is the asker a prompt of job's command names (nil: it cannot ask).
+func askerOf(job Job) *state.Asker {
+	if !callerCanAsk(job) {
+		return nil
+	}
+	return state.ThisAsker()
+}
 
 // InputMode is the permission mode the turn serving in runs under: the
 // mode its sender ran with, else (an input written before inputs carried
@@ -149,14 +157,14 @@ func ownQueued(ins []state.Input, own string) bool {
 func (o *owner) serveInput(ctx context.Context, in state.Input) error {
 	mode := InputMode(in, o.job.Permissions)
 	o.mu.Lock()
-	o.turnMode, o.turnInput, o.turnAsks = mode, in.ID, in.Ask
+	o.turnMode, o.turnInput, o.turnAsker = mode, in.ID, in.Ask
 	o.mu.Unlock()
 	if o.session().TurnPermissionMode != mode {
 		o.update(func(s *state.Session) { s.TurnPermissionMode = mode })
 	}
 	defer func() {
 		o.mu.Lock()
-		o.turnMode, o.turnInput, o.turnAsks = "", "", false
+		o.turnMode, o.turnInput, o.turnAsker = "", "", nil
 		o.mu.Unlock()
 	}()
 	o.takeOverPause() // the operator's prompt, as one given here
@@ -175,17 +183,17 @@ func (o *owner) turnPermissions() string {
 	return o.job.Permissions
 }
 
-// callerAsks reports whether the running turn's requests under ask are
-// parked for the command that sent it to ask on its terminal: a queued
-// prompt's sender with a terminal, or the command that started this
-// detached owner for its own turns.
-func (o *owner) callerAsks() bool {
+// callerAsks is who asks about the running turn's requests under ask, when
+// they are parked for the command that sent it (nil when they are not): a
+// queued prompt's sender with a terminal, or the command that started this
+// detached owner, for its own turns.
+func (o *owner) callerAsks() *state.Asker {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.turnMode != "" {
-		return o.turnAsks
+		return o.turnAsker
 	}
-	return o.job.CallerAsks
+	return o.job.Asker
 }
 
 // agentAlive reports whether the owner's agent process still runs.

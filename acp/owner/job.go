@@ -68,9 +68,10 @@ type Job struct {
 	// another process): allow, always, and ok false when the asking was
 	// interrupted (nothing is answered). Only a terminal sets it.
 	AskParked func(ctx context.Context, title string, options []sdk.PermissionOption) (allow, always, ok bool)
-	// CallerAsks: this detached owner's own turns (the initial prompt, a
-	// continuation) park ask-mode requests for the command that started it.
-	CallerAsks bool
+	// Asker, for a detached owner: its own turns (the initial prompt, a
+	// continuation) park ask-mode requests for the command that started it,
+	// which asks them while it runs (nil: they are not parked).
+	Asker *state.Asker
 	// Offered, when set, is given the agent's setup (its modes, models and
 	// config options, as it answered them) once it is restored and again
 	// whenever it changes.

@@ -116,7 +116,7 @@ type owner struct {
 	// turnInput is the inbox input the running turn serves ("" for none);
 	// turnAsks: its sender asks its person (Input.Ask).
 	turnInput string
-	turnAsks  bool
+	turnAsker *state.Asker
 	// lastResolved is the parked request resolved last, when, and in which
 	// turn; under mu.
 	lastResolved     string
