@@ -100,7 +100,9 @@ func followOwned(ctx context.Context, job Job, from int64, see func(state.Event)
 func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.Event) bool, settled func() bool) (int64, error) {
 	h, id := job.Home, job.SessionID
 	done := false
-	seen := func(e state.Event) bool { done = !see(e); return !done }
+	var relay *progressRelay
+	defer func() { relay.stop() }()
+	seen := func(e state.Event) bool { relay.poll(); done = !see(e); return !done }
 	started := false
 	for {
 		if alive, _ := h.OwnerAlive(id); !alive {
@@ -117,8 +119,7 @@ func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.E
 			if fi, err := os.Stat(h.OwnerOutPath(id)); err == nil {
 				outFrom = fi.Size()
 			}
-			stop := relayProgress(job, outFrom)
-			defer stop()
+			relay = relayProgress(job, outFrom)
 			if err := startDetached(ctx, job); err != nil {
 				return from, err
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -105,45 +106,77 @@ func errInterruptedBy(ctx context.Context, err error) bool {
 // owner.out; the command that started it shows the rest on its terminal.
 const ProgressPrefix = "kandev progress: "
 
-// relayProgress shows on job.Progress the progress lines that a detached
-// owner writes to owner.out past offset from, until stop is called.
-func relayProgress(job Job, from int64) (stop func()) {
+// progressRelay shows on job.Progress the progress lines that a detached
+// owner writes to owner.out past an offset: every 20 ms, and before each
+// event the follower shows, so the steps come before what follows them.
+type progressRelay struct {
+	mu      sync.Mutex
+	job     Job
+	from    int64
+	partial []byte
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+// relayProgress starts relaying from offset from (nil when there is no
+// terminal to show progress on).
+func relayProgress(job Job, from int64) *progressRelay {
 	if job.Progress == nil {
-		return func() {}
+		return nil
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
+	r := &progressRelay{job: job, from: from, done: make(chan struct{}), stopped: make(chan struct{})}
 	go func() {
-		defer close(finished)
-		var partial []byte
+		defer close(r.stopped)
 		for {
-			f, err := os.Open(job.Home.OwnerOutPath(job.SessionID))
-			if err == nil {
-				if _, err = f.Seek(from, io.SeekStart); err == nil {
-					b, _ := io.ReadAll(f)
-					from += int64(len(b))
-					partial = append(partial, b...)
-				}
-				f.Close()
-			}
-			for {
-				i := bytes.IndexByte(partial, '\n')
-				if i < 0 {
-					break
-				}
-				if line, ok := bytes.CutPrefix(partial[:i], []byte(ProgressPrefix)); ok {
-					job.Progress(string(line))
-				}
-				partial = partial[i+1:]
-			}
+			r.poll()
 			select {
-			case <-done:
+			case <-r.done:
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	return r
+}
+
+// poll shows the complete progress lines written since the last poll.
+func (r *progressRelay) poll() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.Open(r.job.Home.OwnerOutPath(r.job.SessionID))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(r.from, io.SeekStart); err != nil {
+		return
+	}
+	b, _ := io.ReadAll(f)
+	r.from += int64(len(b))
+	r.partial = append(r.partial, b...)
+	for {
+		i := bytes.IndexByte(r.partial, '\n')
+		if i < 0 {
+			return
+		}
+		if line, ok := bytes.CutPrefix(r.partial[:i], []byte(ProgressPrefix)); ok {
+			r.job.Progress(string(line))
+		}
+		r.partial = r.partial[i+1:]
+	}
+}
+
+// stop ends the relay after a last poll.
+func (r *progressRelay) stop() {
+	if r == nil {
+		return
+	}
+	close(r.done)
+	<-r.stopped
+	r.poll()
 }
 
 // sayQueued tells the person that the prompt just queued waits behind a
