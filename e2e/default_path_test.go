@@ -418,3 +418,36 @@ func TestDefaultPath_SIGKILLAtTheQuestionLeavesNobodyToAskSoTheOwnerDeniesAndGoe
 		})
 	}
 }
+
+func TestDefaultPath_CtrlCOfAPromptQueuedBehindAnotherTurnLeavesThatTurnAlone(t *testing.T) {
+	w := defaultWorld(t)
+	id, _ := ownerPlaces[2].session(w)
+	busy := exec.Command(kandevBin, "prompt", id, sleepingTurn)
+	busy.Dir, busy.Env = w.cwd, w.env
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForRunningTurn(t, w, id)
+	other := lastTurn(w.eventsSoFar(id))
+	tm := w.inTerminal("prompt", id, "/say never shown")
+	tm.waitScreen("queued behind the running turn in " + id)
+	tm.keys("C-c")
+	if code := terminalExit(tm); code != "130" {
+		t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+	}
+	if err := busy.Wait(); err != nil {
+		t.Fatalf("the other command's turn was disturbed: %v", err)
+	}
+	evs := w.events(id)
+	if stop := turnEnd(evs, other); stop != state.StopEndTurn || !strings.Contains(agentText(evs, other), "after") {
+		t.Fatalf("the running turn ended %q: a Ctrl-C of the prompt queued behind it cancelled it", stop)
+	}
+	waitFor(t, 15*time.Second, "the queued prompt's turn to end", func() bool {
+		evs := w.eventsSoFar(id)
+		return lastTurn(evs) != other && turnEnd(evs, lastTurn(evs)) != ""
+	})
+	evs = w.events(id)
+	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+		t.Fatalf("the cancelled prompt's turn ended %q, want cancelled", stop)
+	}
+}

@@ -298,6 +298,31 @@ func (o *owner) controlRequested() state.Input {
 	return state.Input{}
 }
 
+// cancelledWhileQueued reports a cancel that names the input the turn
+// serves, queued before its prompt was sent: its sender pressed Ctrl-C
+// while it waited, so the message is not sent at all.
+func (o *owner) cancelledWhileQueued() bool {
+	input := o.servedInput()
+	if input == "" {
+		return false
+	}
+	s := o.session()
+	ins, err := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
+	if err != nil {
+		return false
+	}
+	if o.acted == nil {
+		o.acted = map[string]bool{}
+	}
+	for _, in := range ins {
+		if in.Kind == state.InputCancel && in.ForInput == input && !o.acted[in.ID] {
+			o.acted[in.ID] = true
+			return true
+		}
+	}
+	return false
+}
+
 // servedInput is the inbox input the running turn serves ("" for none).
 func (o *owner) servedInput() string {
 	o.mu.Lock()
