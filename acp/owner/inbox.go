@@ -287,7 +287,7 @@ func (o *owner) controlRequested() state.Input {
 	}
 	for _, in := range ins {
 		now := in.Kind == state.InputCancel || in.Kind == state.InputStop || in.Kind == state.InputClose && in.Now
-		if in.ForInput != "" && in.ForInput != o.servedInput() || in.ForTurn != "" && in.ForTurn != o.currentTurn() {
+		if !ControlApplies(in, o.servedInput(), o.currentTurn()) {
 			continue // a cancel of another turn (queued behind this one, or over)
 		}
 		if now && !o.acted[in.ID] {
@@ -296,6 +296,15 @@ func (o *owner) controlRequested() state.Input {
 		}
 	}
 	return state.Input{}
+}
+
+// ControlApplies reports whether control request in (a cancel, stop or
+// close) is for the running turn, which serves inbox input input ("" for
+// none) and has id turn: one that names another input or turn (a follower's
+// Ctrl-C of a prompt queued behind this turn, or of a turn already over)
+// waits for its own.
+func ControlApplies(in state.Input, input, turn string) bool {
+	return (in.ForInput == "" || in.ForInput == input) && (in.ForTurn == "" || in.ForTurn == turn)
 }
 
 // cancelledWhileQueued reports a cancel that names the input the turn
