@@ -96,142 +96,168 @@ func terminalExit(tm *tmuxSession) string {
 	return strings.Fields(scr[i+len("KANDEV-EXIT-"):])[0]
 }
 
-func TestDefaultPath_AskAsksOnTheTerminalOfTheCommandWhereverTheOwnerRuns(t *testing.T) {
-	for _, place := range ownerPlaces {
-		for _, answer := range []string{"y", "n"} {
-			t.Run(place.name+"/"+answer, func(t *testing.T) {
+// defaultPathRules are the signal, permission and exit-code rules of the
+// command a person types; every one is run on every ownerPlace.
+var defaultPathRules = []struct {
+	name string
+	// elsewhere: the rule is about an owner in another process only.
+	elsewhere bool
+	run       func(t *testing.T, w *world, place ownerPlace, id string, flags []string)
+}{
+	{name: "ask: y on the terminal allows", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		askOnTheTerminal(t, w, id, flags, "y")
+	}},
+	{name: "ask: n on the terminal denies", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		askOnTheTerminal(t, w, id, flags, "n")
+	}},
+	{name: "ask without a terminal denies with advice, exit 0", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		r := w.run(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt nope")...)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "needs a terminal on stdin") {
+			t.Fatalf("ask without a terminal: %s", r)
+		}
+		if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+			t.Fatal("ask mode without a terminal allowed the write")
+		}
+	}},
+	{name: "Ctrl-C cancels the turn, exit 130, never continued", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		tm := w.inTerminal(promptArgs(id, flags, sleepingTurn)...)
+		tm.waitScreen("working")
+		tm.keys("C-c")
+		if code := terminalExit(tm); code != "130" {
+			t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+		}
+		evs := w.events(id)
+		turn := lastTurn(evs)
+		if stop := turnEnd(evs, turn); stop != state.StopCancelled {
+			t.Fatalf("turn %s ended %q, want cancelled:\n%s", turn, stop, tm.screen())
+		}
+		time.Sleep(3500 * time.Millisecond) // past the sleep: a turn that ran on would say "after"
+		if strings.Contains(agentText(w.events(id), turn), "after") {
+			t.Fatal("the turn ran on after Ctrl-C")
+		}
+		w.mustRun("resume", id)
+		if continuations(w.events(id)) != 0 {
+			t.Fatal("a cancelled turn was continued")
+		}
+	}},
+	{name: "Ctrl-C at the question cancels the turn, exit 130", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never")...)...)
+		tm.waitScreen("Allow Write out.txt? [y/N")
+		tm.keys("C-c")
+		if code := terminalExit(tm); code != "130" {
+			t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+		}
+		evs := w.events(id)
+		if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+			t.Fatalf("turn ended %q, want cancelled:\n%s", stop, tm.screen())
+		}
+		if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+			t.Fatal("the write happened after Ctrl-C at its question")
+		}
+	}},
+	{name: "SIGTERM interrupts the turn, exit 143, continued once", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, promptArgs(id, flags, sleepingTurn)...)
+		if r.code != 143 {
+			t.Fatalf("exit %d, want 143\n%s", r.code, r.result)
+		}
+		w.waitOwnerGone(id, 15*time.Second)
+		evs := w.events(id)
+		if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopShutdown {
+			t.Fatalf("turn ended %q, want shutdown", stop)
+		}
+		w.mustRun("resume", "--linger", "0", id)
+		if n := continuations(w.events(id)); n != 1 {
+			t.Fatalf("%d continuations of the interrupted turn, want 1", n)
+		}
+	}},
+	{name: "SIGHUP lets the turn run to its end, exit 0", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGHUP}, promptArgs(id, flags, sleepingTurn)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0\n%s", r.code, r.result)
+		}
+		evs := w.events(id)
+		turn := lastTurn(evs)
+		if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
+			t.Fatalf("turn ended %q with %q, want end_turn with the text after the sleep", stop, agentText(evs, turn))
+		}
+		if st := w.status(id); st.Status.Interrupted {
+			t.Fatalf("status after SIGHUP: %+v", st.Status)
+		}
+	}},
+	{name: "SIGKILL of the command leaves the turn to the owner", run: func(t *testing.T, w *world, place ownerPlace, id string, flags []string) {
+		r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGKILL}, promptArgs(id, flags, sleepingTurn)...)
+		if r.code != -1 {
+			t.Fatalf("exit %d after SIGKILL\n%s", r.code, r.result)
+		}
+		if place.ownedHere {
+			// The owner died with the command: the turn waits for resume.
+			killSurvivors(w.home, id)
+			if st := w.status(id); !st.Status.NeedsResume {
+				t.Fatalf("status after SIGKILL of the owner: %+v", st.Status)
+			}
+			return
+		}
+		ownerCarriesTheTurn(t, w, id, "after")
+	}},
+	{name: "SIGKILL at the question leaves nobody to ask: denied, the turn goes on", elsewhere: true, run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		// exec: the pane's process is kandev itself.
+		tm := newTmux(t, w, "unset CI; exec "+kandevBin+" "+shellWords(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never\n/say after the question")...)))
+		tm.waitScreen("Allow Write out.txt? [y/N")
+		pid, err := strconv.Atoi(strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{pane_pid}")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		ownerCarriesTheTurn(t, w, id, "after the question")
+		if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+			t.Fatal("the write happened with nobody left to ask")
+		}
+	}},
+}
+
+func TestDefaultPath_EveryRuleHoldsWhereverTheOwnerRuns(t *testing.T) {
+	for _, rule := range defaultPathRules {
+		for _, place := range ownerPlaces {
+			if rule.elsewhere && place.ownedHere {
+				continue
+			}
+			t.Run(rule.name+"/"+place.name, func(t *testing.T) {
 				w := defaultWorld(t)
 				id, flags := place.session(w)
-				tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt from the terminal")...)...)
-				tm.waitScreen("Allow Write out.txt? [y/N")
-				tm.keys(answer, "Enter")
-				if code := terminalExit(tm); code != "0" {
-					t.Fatalf("exit %s:\n%s", code, tm.screen())
-				}
-				_, err := os.Stat(filepath.Join(w.cwd, "out.txt"))
-				if (err == nil) != (answer == "y") {
-					t.Fatalf("answer %s: file written=%v\n%s", answer, err == nil, tm.screen())
-				}
+				rule.run(t, w, place, id, flags)
 			})
 		}
 	}
 }
 
-func TestDefaultPath_AskWithoutATerminalDeniesWithAdviceWhereverTheOwnerRuns(t *testing.T) {
-	for _, place := range ownerPlaces {
-		t.Run(place.name, func(t *testing.T) {
-			w := defaultWorld(t)
-			id, flags := place.session(w)
-			r := w.run(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt nope")...)...)
-			if r.code != 0 || !strings.Contains(r.stderr, "needs a terminal on stdin") {
-				t.Fatalf("ask without a terminal: %s", r)
-			}
-			if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
-				t.Fatal("ask mode without a terminal allowed the write")
-			}
-		})
+// askOnTheTerminal sends a prompt under ask from a terminal, answers its
+// question with answer and checks the write happened only on a y.
+func askOnTheTerminal(t *testing.T, w *world, id string, flags []string, answer string) {
+	tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt from the terminal")...)...)
+	tm.waitScreen("Allow Write out.txt? [y/N")
+	tm.keys(answer, "Enter")
+	if code := terminalExit(tm); code != "0" {
+		t.Fatalf("exit %s:\n%s", code, tm.screen())
+	}
+	_, err := os.Stat(filepath.Join(w.cwd, "out.txt"))
+	if (err == nil) != (answer == "y") {
+		t.Fatalf("answer %s: file written=%v\n%s", answer, err == nil, tm.screen())
 	}
 }
 
-func TestDefaultPath_CtrlCCancelsTheTurnExits130AndIsNeverContinuedWhereverTheOwnerRuns(t *testing.T) {
-	for _, place := range ownerPlaces {
-		t.Run(place.name, func(t *testing.T) {
-			w := defaultWorld(t)
-			id, flags := place.session(w)
-			tm := w.inTerminal(promptArgs(id, flags, sleepingTurn)...)
-			tm.waitScreen("working")
-			tm.keys("C-c")
-			if code := terminalExit(tm); code != "130" {
-				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
-			}
-			evs := w.events(id)
-			turn := lastTurn(evs)
-			if stop := turnEnd(evs, turn); stop != state.StopCancelled {
-				t.Fatalf("turn %s ended %q, want cancelled:\n%s", turn, stop, tm.screen())
-			}
-			time.Sleep(3500 * time.Millisecond) // past the sleep: a turn that ran on would say "after"
-			if strings.Contains(agentText(w.events(id), turn), "after") {
-				t.Fatal("the turn ran on after Ctrl-C")
-			}
-			w.mustRun("resume", id)
-			if continuations(w.events(id)) != 0 {
-				t.Fatal("a cancelled turn was continued")
-			}
-		})
-	}
-}
-
-func TestDefaultPath_SIGTERMInterruptsTheTurnExits143AndItIsContinuedOnceWhereverTheOwnerRuns(t *testing.T) {
-	for _, place := range ownerPlaces {
-		t.Run(place.name, func(t *testing.T) {
-			w := defaultWorld(t)
-			id, flags := place.session(w)
-			r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, promptArgs(id, flags, sleepingTurn)...)
-			if r.code != 143 {
-				t.Fatalf("exit %d, want 143\n%s", r.code, r.result)
-			}
-			w.waitOwnerGone(id, 15*time.Second)
-			evs := w.events(id)
-			cut := lastTurn(evs)
-			if stop := turnEnd(evs, cut); stop != state.StopShutdown {
-				t.Fatalf("turn ended %q, want shutdown", stop)
-			}
-			w.mustRun("resume", "--linger", "0", id)
-			if n := continuations(w.events(id)); n != 1 {
-				t.Fatalf("%d continuations of the interrupted turn, want 1", n)
-			}
-		})
-	}
-}
-
-func TestDefaultPath_SIGHUPLetsTheTurnRunToItsEndWhereverTheOwnerRuns(t *testing.T) {
-	for _, place := range ownerPlaces {
-		t.Run(place.name, func(t *testing.T) {
-			w := defaultWorld(t)
-			id, flags := place.session(w)
-			r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGHUP}, promptArgs(id, flags, sleepingTurn)...)
-			if r.code != 0 {
-				t.Fatalf("exit %d, want 0\n%s", r.code, r.result)
-			}
-			evs := w.events(id)
-			turn := lastTurn(evs)
-			if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
-				t.Fatalf("turn ended %q with %q, want end_turn with the text after the sleep", stop, agentText(evs, turn))
-			}
-			if st := w.status(id); st.Status.Interrupted {
-				t.Fatalf("status after SIGHUP: %+v", st.Status)
-			}
-		})
-	}
-}
-
-func TestDefaultPath_SIGKILLOfTheCommandLeavesTheTurnToAnOwnerElsewhere(t *testing.T) {
-	for _, place := range ownerPlaces {
-		t.Run(place.name, func(t *testing.T) {
-			w := defaultWorld(t)
-			id, flags := place.session(w)
-			r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGKILL}, promptArgs(id, flags, sleepingTurn)...)
-			if r.code != -1 {
-				t.Fatalf("exit %d after SIGKILL\n%s", r.code, r.result)
-			}
-			if place.ownedHere {
-				// The owner died with the command: the turn waits for resume.
-				killSurvivors(w.home, id)
-				if st := w.status(id); !st.Status.NeedsResume {
-					t.Fatalf("status after SIGKILL of the owner: %+v", st.Status)
-				}
-				return
-			}
-			waitFor(t, 15*time.Second, "the turn to end in its owner", func() bool {
-				evs := w.eventsSoFar(id)
-				return turnEnd(evs, lastTurn(evs)) != ""
-			})
-			evs := w.events(id)
-			turn := lastTurn(evs)
-			if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
-				t.Fatalf("turn ended %q with %q, want end_turn: the owner carries it", stop, agentText(evs, turn))
-			}
-		})
+// ownerCarriesTheTurn waits for the last turn of id to end in its owner and
+// checks it ran to its end (its text has want).
+func ownerCarriesTheTurn(t *testing.T, w *world, id, want string) {
+	waitFor(t, 15*time.Second, "the turn to end in its owner", func() bool {
+		evs := w.eventsSoFar(id)
+		return turnEnd(evs, lastTurn(evs)) != ""
+	})
+	evs := w.events(id)
+	turn := lastTurn(evs)
+	if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), want) {
+		t.Fatalf("turn ended %q with %q, want end_turn: the owner carries it", stop, agentText(evs, turn))
 	}
 }
 
@@ -364,59 +390,6 @@ func TestDefaultPath_ProgressLinesShowOnATerminalWhereverTheOwnerRuns(t *testing
 			t.Fatalf("exit %s:\n%s", code, tm.screen())
 		}
 	})
-}
-
-func TestDefaultPath_CtrlCAtTheQuestionCancelsTheTurnWhereverTheOwnerRuns(t *testing.T) {
-	for _, place := range ownerPlaces {
-		t.Run(place.name, func(t *testing.T) {
-			w := defaultWorld(t)
-			id, flags := place.session(w)
-			tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never")...)...)
-			tm.waitScreen("Allow Write out.txt? [y/N")
-			tm.keys("C-c")
-			if code := terminalExit(tm); code != "130" {
-				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
-			}
-			evs := w.events(id)
-			if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
-				t.Fatalf("turn ended %q, want cancelled:\n%s", stop, tm.screen())
-			}
-			if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
-				t.Fatal("the write happened after Ctrl-C at its question")
-			}
-		})
-	}
-}
-
-func TestDefaultPath_SIGKILLAtTheQuestionLeavesNobodyToAskSoTheOwnerDeniesAndGoesOn(t *testing.T) {
-	for _, place := range ownerPlaces[1:] {
-		t.Run(place.name, func(t *testing.T) {
-			w := defaultWorld(t)
-			id, flags := place.session(w)
-			// exec: the pane's process is kandev itself.
-			tm := newTmux(t, w, "unset CI; exec "+kandevBin+" "+shellWords(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never\n/say after the question")...)))
-			tm.waitScreen("Allow Write out.txt? [y/N")
-			pid, err := strconv.Atoi(strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{pane_pid}")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, 15*time.Second, "the turn to end in its owner", func() bool {
-				evs := w.eventsSoFar(id)
-				return turnEnd(evs, lastTurn(evs)) != ""
-			})
-			evs := w.events(id)
-			turn := lastTurn(evs)
-			if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after the question") {
-				t.Fatalf("turn ended %q with %q, want end_turn: the owner carries it", stop, agentText(evs, turn))
-			}
-			if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
-				t.Fatal("the write happened with nobody left to ask")
-			}
-		})
-	}
 }
 
 func TestDefaultPath_CtrlCOfAPromptQueuedBehindAnotherTurnLeavesThatTurnAlone(t *testing.T) {
