@@ -2,8 +2,11 @@ package commands
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
@@ -48,9 +51,19 @@ func (c *AttachCmd) Run(env *Env) error {
 		return err
 	}
 	env.Out.Info("attached to %s: each line you type is sent as a prompt; Ctrl-C detaches (the session keeps running)", id)
+	// A request parked for an answer is asked here: the next line typed
+	// answers it (by its request_id) instead of going to the agent.
+	parked := make(chan state.Event, 16)
 	go func() {
-		_, _ = state.Follow(env.Ctx, h.LogPath(id), from, func(e state.Event) bool { env.Out.Event(e); return true }, nil)
+		_, _ = state.Follow(env.Ctx, h.LogPath(id), from, func(e state.Event) bool {
+			env.Out.Event(e)
+			if e.Type == state.EventPermissionRequest && e.Deferred {
+				parked <- e
+			}
+			return true
+		}, nil)
 	}()
+	var asking []state.Event
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
@@ -64,10 +77,24 @@ func (c *AttachCmd) Run(env *Env) error {
 		case <-env.Ctx.Done():
 			env.Out.Finish()
 			return nil
+		case e := <-parked:
+			if len(asking) == 0 {
+				askMarker(env, e)
+			}
+			asking = append(asking, e)
 		case line, ok := <-lines:
 			if !ok {
 				env.Out.Finish()
 				return nil
+			}
+			if len(asking) > 0 {
+				if err := answerTyped(env, h, id, asking[0], line); err != nil {
+					return err
+				}
+				if asking = asking[1:]; len(asking) > 0 {
+					askMarker(env, asking[0])
+				}
+				continue
 			}
 			if strings.TrimSpace(line) == "" {
 				continue
@@ -121,4 +148,40 @@ func firstOfLastTurns(starts []int, total, n int) int {
 		return starts[len(starts)-n]
 	}
 	return 0
+}
+
+// askMarker asks about parked request e: the marker says the next line is
+// an answer, not a message.
+func askMarker(env *Env, e state.Event) {
+	choices := "[y/N]"
+	if offersAlways(e) {
+		choices = "[y/N/always]"
+	}
+	env.Out.mu.Lock()
+	env.Out.breakLine()
+	env.Out.mu.Unlock()
+	fmt.Fprintf(env.Out.Err, "Allow %s? %s (request %s; your next line answers it) ", printableLine(e.ToolName), choices, e.RequestID)
+}
+
+// answerTyped queues the answer that line gives to parked request e.
+func answerTyped(env *Env, h *state.Home, id string, e state.Event, line string) error {
+	ans := strings.ToLower(strings.TrimSpace(line))
+	always := offersAlways(e) && (ans == "a" || ans == "always")
+	in := &state.Input{Kind: state.InputDeny, RequestID: e.RequestID}
+	if ans == "y" || ans == "yes" || always {
+		in.Kind, in.Always = state.InputApprove, always
+	}
+	return h.Enqueue(id, in)
+}
+
+// offersAlways reports whether parked request e offers an "always allow" option.
+func offersAlways(e state.Event) bool {
+	var opts []sdk.PermissionOption
+	_ = json.Unmarshal(e.Data, &opts)
+	for _, o := range opts {
+		if o.Kind == sdk.PermissionOptionKindAllowAlways {
+			return true
+		}
+	}
+	return false
 }

@@ -37,8 +37,11 @@ func (c *CompactCmd) Run(env *Env) error {
 	if err := c.LeaseFlags.check(env, h, id); err != nil {
 		return err
 	}
+	if err := closeIdleWarm(env, h, id); err != nil {
+		return err
+	}
 	if alive, _ := h.OwnerAlive(id); alive {
-		return fmt.Errorf("%w: session %s is running in another kandev process; compact it when it is idle", state.ErrOwnerBusy, id)
+		return fmt.Errorf("%w: session %s is running a turn in another kandev process; compact it when the turn has ended", state.ErrOwnerBusy, id)
 	}
 	advertised := owner.AdvertisedCommands(h.LogPath(id))
 	name := owner.CompactionCommand(advertised)

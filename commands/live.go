@@ -18,6 +18,9 @@ type ServeCmd struct {
 	ID         string        `arg:""`
 	Linger     time.Duration `default:"0s"`
 	NoContinue bool
+	// Asker (PID:START) is the command that starts it and asks, on its
+	// terminal, about the ask-mode requests of this owner's first turns.
+	Asker string
 	// Input is the queued prompt it was started for (its caller's).
 	Input string
 	// PromptStdin: stdin carries the initial prompt as typed.
@@ -36,7 +39,11 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
+	asker, err := state.ParseAsker(c.Asker)
+	if err != nil {
+		return err
+	}
+	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, Asker: asker, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
 	if c.PromptStdin {
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {
@@ -50,7 +57,9 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job.Ask, job.Progress, job.Warn = nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
+	job.Ask, job.AskParked, job.Warn = nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
+	// Its caller shows these on its terminal (owner.ProgressPrefix).
+	job.Progress = func(msg string) { fmt.Fprintln(os.Stderr, owner.ProgressPrefix+msg) }
 	for round := 0; ; round++ {
 		before, _ := h.LoadSession(c.ID)
 		_, err = owner.Run(env.Ctx, job)

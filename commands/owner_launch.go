@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -86,6 +87,9 @@ func launchJob(env *Env, h *state.Home, cfg *state.Config, id string, profile ac
 		job.Emit = env.Out.Event
 	}
 	job.Ask, job.Progress = askOnTerminal(env), progressLine(env)
+	if mode == owner.PermAsk {
+		job.AskParked = askParkedOnTerminal(env)
+	}
 	job.Abort, job.Warn = env.Abort, env.Out.Warn
 	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
 	withNotify(&job, cfg)
@@ -123,6 +127,10 @@ func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
 		return nil
 	}
 	job.Detach = serveArgs(env, job, d)
+	if job.Permissions == owner.PermAsk && job.AskParked != nil {
+		// This command asks about what the owner's first turns request.
+		job.Detach = append(job.Detach, "--asker", state.ThisAsker().String())
+	}
 	return nil
 }
 
@@ -147,6 +155,48 @@ func progressLine(env *Env) func(string) {
 	return func(msg string) { env.Out.Info("%s ...", msg) }
 }
 
+// askParkedOnTerminal asks the person at this command's terminal about a
+// request that an owner in another process parked for it (nil without a
+// terminal on stdin: the owner then denies, and the command says why).
+func askParkedOnTerminal(env *Env) func(context.Context, string, []sdk.PermissionOption) (allow, always, ok bool) {
+	if !isTerminal(env.Stdin) {
+		return nil
+	}
+	tty := openTTY()
+	if tty == nil {
+		return nil
+	}
+	r := bufio.NewReader(tty)
+	return func(ctx context.Context, title string, opts []sdk.PermissionOption) (bool, bool, bool) {
+		offersAlways := false
+		for _, o := range opts {
+			offersAlways = offersAlways || o.Kind == sdk.PermissionOptionKindAllowAlways
+		}
+		env.Out.mu.Lock()
+		env.Out.breakLine()
+		env.Out.mu.Unlock()
+		choices := "[y/N]"
+		if offersAlways {
+			choices = "[y/N/always]"
+		}
+		fmt.Fprintf(tty, "Allow %s? %s ", printableLine(title), choices)
+		line := make(chan string, 1)
+		go func() {
+			l, _ := r.ReadString('\n')
+			line <- l
+		}()
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(tty)
+			return false, false, false
+		case l := <-line:
+			ans := strings.ToLower(strings.TrimSpace(l))
+			always := offersAlways && (ans == "a" || ans == "always")
+			return ans == "y" || ans == "yes" || always, always, true
+		}
+	}
+}
+
 // askOnTerminal answers permission requests in ask mode from the terminal.
 // Without a terminal on stdin nobody can answer: every request is denied,
 // and the first denial says how to approve without asking.
@@ -159,7 +209,7 @@ func askOnTerminal(env *Env) func(sdk.RequestPermissionRequest) bool {
 		var once sync.Once
 		return func(req sdk.RequestPermissionRequest) bool {
 			once.Do(func() {
-				env.Out.Warn(fmt.Sprintf("denied %s: --permissions ask needs a terminal on stdin; to approve without asking, run with --permissions approve-all (or approve-reads), or set [permissions] mode", permissionTitle(req)))
+				env.Out.Warn(owner.AskDeniedAdvice(permissionTitle(req)))
 			})
 			return false
 		}

@@ -249,7 +249,7 @@ func TestQueued_AnAskPromptToADetachedOwnerSaysItsRequestWasDeniedUnasked(t *tes
 	w := newWorld(t)
 	id := w.startWarm("60s", "--permissions", "approve-all")
 	r := w.run("--permissions", "ask", "prompt", id, "/write asked.txt X")
-	if r.code != 0 || !strings.Contains(r.stderr, "cannot ask you") || !strings.Contains(r.stderr, "--permissions defer") {
+	if r.code != 0 || !strings.Contains(r.stderr, "needs a terminal on stdin") || !strings.Contains(r.stderr, "--permissions defer") {
 		t.Fatalf("an ask prompt served by a detached owner: %s", r)
 	}
 	if _, err := os.Stat(filepath.Join(w.cwd, "asked.txt")); err == nil {

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,6 +29,10 @@ const (
 
 // FromEditor marks an input an editor sent through kandev acp (Input.From).
 const FromEditor = "editor"
+
+// FromFollower marks a cancel that the command following its turn sent on
+// Ctrl-C (Input.From).
+const FromFollower = "follower"
 
 // Input is one entry of a session's inbox: a prompt or a control request
 // that another kandev process queued for the owner.
@@ -46,6 +52,15 @@ type Input struct {
 	// RequestID names the parked permission request an approve or deny
 	// answers; an answer applies to that request only.
 	RequestID string `json:"request_id,omitempty"`
+	// Ask names the sender of a prompt under permission mode ask that has a
+	// terminal: the owner parks its turn's requests for that sender to ask
+	// and answer (by request_id), wherever the owner runs.
+	Ask *Asker `json:"ask,omitempty"`
+	// ForInput limits a cancel to the turn that serves that prompt ("" for
+	// whatever turn runs).
+	ForInput string `json:"for_input,omitempty"`
+	// ForTurn limits a cancel to that turn ("" for whatever turn runs).
+	ForTurn string `json:"for_turn,omitempty"`
 	// Scrubbed marks a served prompt whose text was removed from the inbox.
 	Scrubbed bool      `json:"scrubbed,omitempty"`
 	From     string    `json:"from,omitempty"` // FromEditor, or "" for a kandev command
@@ -68,6 +83,40 @@ type ParkedRequest struct {
 	// on this one.
 	After   string     `json:"after_request,omitempty"`
 	AfterAt *time.Time `json:"after_resolved_at,omitempty"`
+}
+
+// Asker is the process that asks its person about the permission requests
+// of a turn (its sender, under ask, with a terminal on stdin). While it
+// runs the owner waits for its answer; once it is gone nobody is left to
+// ask, and the request is denied.
+type Asker struct {
+	PID   int    `json:"pid"`
+	Start string `json:"start,omitempty"`
+}
+
+// ThisAsker is the asker that is this process.
+func ThisAsker() *Asker {
+	pid := os.Getpid()
+	return &Asker{PID: pid, Start: ProcessStart(pid)}
+}
+
+// Alive reports whether the asker still runs.
+func (a *Asker) Alive() bool { return a != nil && ProcessAlive(a.PID, a.Start) }
+
+// String is the asker as a flag value (PID:START), ParseAsker's input.
+func (a *Asker) String() string { return strconv.Itoa(a.PID) + ":" + a.Start }
+
+// ParseAsker reads an asker given as PID:START (nil for "").
+func ParseAsker(v string) (*Asker, error) {
+	if v == "" {
+		return nil, nil
+	}
+	pid, start, _ := strings.Cut(v, ":")
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return nil, fmt.Errorf("asker %q: want PID:START", v)
+	}
+	return &Asker{PID: n, Start: start}, nil
 }
 
 // NewRequestID returns a fresh permission request id.

@@ -63,7 +63,8 @@ func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 		return nil, err
 	}
 	d := &Delivery{Queued: true, InputID: in.ID}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true}
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}
+	sayQueued(job)
 	if alive, _ := h.OwnerAlive(job.SessionID); !alive {
 		// Queued behind inputs nobody serves: serve them, in order, here.
 		d.Queued = false
@@ -134,7 +135,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), t.inputID)
+				return d, leaveTurn(ctx, job, t, from)
 			}
 			return d, err
 		}
@@ -230,8 +231,12 @@ type inputTurn struct {
 	// an owner with no terminal to ask on (nil: say nothing).
 	warn   func(string)
 	warned bool
-	stop   string
-	emit   func(state.Event)
+	// ask asks this command's person about a request parked for it and
+	// queues the answer (askParked); nil: a parked request ends the
+	// following (defer's exit 7).
+	ask  func(state.Event)
+	stop string
+	emit func(state.Event)
 }
 
 func (t *inputTurn) see(e state.Event) bool {
@@ -243,7 +248,7 @@ func (t *inputTurn) see0(e state.Event) {
 	if t.user && t.turnID != "" && e.Type == state.EventTurnStarted && t.picks(e) {
 		// The user's prompt is the last user turn the owner runs (a
 		// re-sent interrupted message may come first): follow the newest.
-		*t = inputTurn{user: true, continues: t.continues, emit: t.emit, warn: t.warn}
+		*t = inputTurn{user: true, continues: t.continues, emit: t.emit, warn: t.warn, ask: t.ask}
 	}
 	if t.awaiting && e.Type == state.EventAgentStarted {
 		t.restored = true
@@ -270,6 +275,8 @@ func (t *inputTurn) see0(e state.Event) {
 		t.turnID, t.awaiting, t.cutTurn, t.restored = "", true, e.TurnID, false
 	case e.Type == state.EventTurnEnded:
 		t.ended, t.stop = true, e.StopReason
+	case e.Type == state.EventPermissionRequest && e.Deferred && t.ask != nil:
+		t.ask(e)
 	case e.Type == state.EventPermissionRequest && e.Deferred:
 		t.ended, t.parked = true, true
 	case e.Type == state.EventMarker && e.Kind == string(history.MarkerPromptInterrupted):
@@ -278,8 +285,14 @@ func (t *inputTurn) see0(e state.Event) {
 		t.agentFault = true
 	case e.Type == state.EventPermissionResolved && t.warn != nil && !t.warned && deniedUnasked(e):
 		t.warned = true
-		t.warn(fmt.Sprintf("denied %s: the session's owner runs in another process, which cannot ask you under --permissions ask; to answer from this shell use --permissions defer (then kandev approve), or approve-all / approve-reads", e.ToolName))
+		t.warn(AskDeniedAdvice(e.ToolName))
 	}
+}
+
+// AskDeniedAdvice is the one line that says a request was denied because
+// --permissions ask found no terminal to ask on, and how to approve.
+func AskDeniedAdvice(title string) string {
+	return fmt.Sprintf("denied %s: --permissions ask needs a terminal on stdin; to approve without asking, run with --permissions approve-all (or approve-reads), or set [permissions] mode; or use --permissions defer and answer with kandev approve", title)
 }
 
 // agentFaultMarkers are the markers an owner writes when the agent failed a turn.

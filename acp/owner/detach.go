@@ -100,7 +100,9 @@ func followOwned(ctx context.Context, job Job, from int64, see func(state.Event)
 func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.Event) bool, settled func() bool) (int64, error) {
 	h, id := job.Home, job.SessionID
 	done := false
-	seen := func(e state.Event) bool { done = !see(e); return !done }
+	var relay *progressRelay
+	defer func() { relay.stop() }()
+	seen := func(e state.Event) bool { relay.poll(); done = !see(e); return !done }
 	started := false
 	for {
 		if alive, _ := h.OwnerAlive(id); !alive {
@@ -113,6 +115,11 @@ func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.E
 				return from, errOwnerGone
 			}
 			started = true
+			var outFrom int64
+			if fi, err := os.Stat(h.OwnerOutPath(id)); err == nil {
+				outFrom = fi.Size()
+			}
+			relay = relayProgress(job, outFrom)
 			if err := startDetached(ctx, job); err != nil {
 				return from, err
 			}
@@ -149,6 +156,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		return nil, err
 	}
 	d := &Delivery{Queued: true, InputID: in.ID}
+	sayQueued(job)
 	job.OwnInput = in.ID // an owner started here serves it as its caller's prompt
 	if !follow {
 		if alive, _ := h.OwnerAlive(id); !alive {
@@ -156,8 +164,8 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		}
 		return d, nil
 	}
-	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true}
-	_, err := followOwnedUntil(ctx, job, from, t.see, func() bool { return t.noFollowUp(h, id) })
+	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}
+	at, err := followOwnedUntil(ctx, job, from, t.see, func() bool { return t.noFollowUp(h, id) })
 	switch {
 	case errors.Is(err, errOwnerGone):
 		// The detached owner failed: run it here, where its error is shown.
@@ -175,8 +183,8 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 			err = cutOffError(h, id, t)
 		}
 		return d, err
-	case err != nil && ctx.Err() != nil:
-		return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), in.ID)
+	case errInterruptedBy(ctx, err):
+		return d, leaveTurn(ctx, job, t, at)
 	case err != nil:
 		return d, err
 	case t.awaiting:
@@ -192,7 +200,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 // initial turn ends (or, without an initial prompt, until the agent has
 // started).
 func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
-	t := &inputTurn{initial: true, emit: job.Emit}
+	t := &inputTurn{initial: true, emit: job.Emit, warn: job.Warn, ask: askParked(ctx, job)}
 	// What comes before the agent has started is shown only once it has: a
 	// launch that fails is reported once, by the error, as when run here.
 	var held []state.Event
@@ -217,7 +225,11 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 		}
 		return t.see(e)
 	}
-	_, err := followOwned(ctx, job, 0, see)
+	at, err := followOwned(ctx, job, 0, see)
+	if errInterruptedBy(ctx, err) {
+		err = leaveTurn(ctx, job, t, at)
+		return &Result{Session: settledSession(context.WithoutCancel(ctx), job.Home, job.SessionID, t), StopReason: t.stop}, err
+	}
 	s := settledSession(ctx, job.Home, job.SessionID, t)
 	if errors.Is(err, errOwnerGone) {
 		if s != nil && s.ErrorMessage != "" {
@@ -244,6 +256,7 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 	h, id := job.Home, job.SessionID
 	res := &Result{}
 	parked := false
+	ask := askParked(ctx, job)
 	see := func(e state.Event) bool {
 		if job.Emit != nil {
 			job.Emit(e)
@@ -253,6 +266,10 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 			res.Restore, res.FallbackReason = acp.RestoreMethod(e.Restore), e.FallbackReason
 		case state.EventTurnEnded:
 			res.StopReason = e.StopReason
+		}
+		if e.Type == state.EventPermissionRequest && e.Deferred && ask != nil {
+			ask(e)
+			return true
 		}
 		parked = e.Type == state.EventPermissionRequest && e.Deferred
 		return !parked

@@ -1,6 +1,7 @@
 package owner
 
 import (
+	"errors"
 	"syscall"
 
 	"golang.org/x/sys/windows"
@@ -12,3 +13,7 @@ import (
 func detachedProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW}
 }
+
+// terminate is not offered on Windows: a detached owner has no SIGTERM to
+// receive, and its turn goes on (kandev stop ends it).
+func terminate(pid int) error { return errors.ErrUnsupported }

@@ -23,12 +23,24 @@ type QueuedChoices struct {
 // PromptInput is the inbox entry of job's prompt: the text and the
 // sender's choices that its turn runs under.
 func PromptInput(job Job) *state.Input {
-	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions}
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions, Ask: askerOf(job)}
 	if d := job.Queued.Linger; d != nil {
 		secs := int64(*d / time.Second)
 		in.LingerSeconds = &secs
 	}
 	return in
+}
+
+// callerCanAsk reports whether job's command asks its person about the
+// requests of its turn that an owner in another process parks for it.
+func callerCanAsk(job Job) bool { return job.Permissions == PermAsk && job.AskParked != nil }
+
+// askerOf is the asker a prompt of job's command names (nil: it cannot ask).
+func askerOf(job Job) *state.Asker {
+	if !callerCanAsk(job) {
+		return nil
+	}
+	return state.ThisAsker()
 }
 
 // InputMode is the permission mode the turn serving in runs under: the
@@ -145,14 +157,14 @@ func ownQueued(ins []state.Input, own string) bool {
 func (o *owner) serveInput(ctx context.Context, in state.Input) error {
 	mode := InputMode(in, o.job.Permissions)
 	o.mu.Lock()
-	o.turnMode = mode
+	o.turnMode, o.turnInput, o.turnAsker = mode, in.ID, in.Ask
 	o.mu.Unlock()
 	if o.session().TurnPermissionMode != mode {
 		o.update(func(s *state.Session) { s.TurnPermissionMode = mode })
 	}
 	defer func() {
 		o.mu.Lock()
-		o.turnMode = ""
+		o.turnMode, o.turnInput, o.turnAsker = "", "", nil
 		o.mu.Unlock()
 	}()
 	o.takeOverPause() // the operator's prompt, as one given here
@@ -169,6 +181,19 @@ func (o *owner) turnPermissions() string {
 		return o.turnMode
 	}
 	return o.job.Permissions
+}
+
+// callerAsks is who asks about the running turn's requests under ask, when
+// they are parked for the command that sent it (nil when they are not): a
+// queued prompt's sender with a terminal, or the command that started this
+// detached owner, for its own turns.
+func (o *owner) callerAsks() *state.Asker {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.turnMode != "" {
+		return o.turnAsker
+	}
+	return o.job.Asker
 }
 
 // agentAlive reports whether the owner's agent process still runs.
@@ -262,12 +287,56 @@ func (o *owner) controlRequested() state.Input {
 	}
 	for _, in := range ins {
 		now := in.Kind == state.InputCancel || in.Kind == state.InputStop || in.Kind == state.InputClose && in.Now
+		if !ControlApplies(in, o.servedInput(), o.currentTurn()) {
+			continue // a cancel of another turn (queued behind this one, or over)
+		}
 		if now && !o.acted[in.ID] {
 			o.acted[in.ID] = true
 			return in
 		}
 	}
 	return state.Input{}
+}
+
+// ControlApplies reports whether control request in (a cancel, stop or
+// close) is for the running turn, which serves inbox input input ("" for
+// none) and has id turn: one that names another input or turn (a follower's
+// Ctrl-C of a prompt queued behind this turn, or of a turn already over)
+// waits for its own.
+func ControlApplies(in state.Input, input, turn string) bool {
+	return (in.ForInput == "" || in.ForInput == input) && (in.ForTurn == "" || in.ForTurn == turn)
+}
+
+// cancelledWhileQueued reports a cancel that names the input the turn
+// serves, queued before its prompt was sent: its sender pressed Ctrl-C
+// while it waited, so the message is not sent at all.
+func (o *owner) cancelledWhileQueued() bool {
+	input := o.servedInput()
+	if input == "" {
+		return false
+	}
+	s := o.session()
+	ins, err := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
+	if err != nil {
+		return false
+	}
+	if o.acted == nil {
+		o.acted = map[string]bool{}
+	}
+	for _, in := range ins {
+		if in.Kind == state.InputCancel && in.ForInput == input && !o.acted[in.ID] {
+			o.acted[in.ID] = true
+			return true
+		}
+	}
+	return false
+}
+
+// servedInput is the inbox input the running turn serves ("" for none).
+func (o *owner) servedInput() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.turnInput
 }
 
 // warn reports a failure that is not the command's own.

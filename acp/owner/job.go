@@ -1,6 +1,7 @@
 package owner
 
 import (
+	"context"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -62,6 +63,15 @@ type Job struct {
 	// the option chosen ("" for none: a denial): the agent gets that very
 	// option (an editor's "allow always" stays "allow always").
 	AskOption func(req sdk.RequestPermissionRequest) string
+	// AskParked, when set, asks the person on this command's terminal about
+	// a request its turn's owner parked for it (ask mode, the owner in
+	// another process): allow, always, and ok false when the asking was
+	// interrupted (nothing is answered). Only a terminal sets it.
+	AskParked func(ctx context.Context, title string, options []sdk.PermissionOption) (allow, always, ok bool)
+	// Asker, for a detached owner: its own turns (the initial prompt, a
+	// continuation) park ask-mode requests for the command that started it,
+	// which asks them while it runs (nil: they are not parked).
+	Asker *state.Asker
 	// Offered, when set, is given the agent's setup (its modes, models and
 	// config options, as it answered them) once it is restored and again
 	// whenever it changes.

@@ -28,7 +28,7 @@ func DeliverOnce(ctx context.Context, job Job, key string, follow bool) (*Delive
 	if ctx.Err() != nil {
 		return nil, interruption(ctx)
 	}
-	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Key: key}
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Key: key, Ask: askerOf(job)}
 	if _, err := h.EnqueueOnce(id, in); err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func DeliverOnce(ctx context.Context, job Job, key string, follow bool) (*Delive
 		d.Queued, d.Result = false, res
 		return d, err
 	}
-	t := &inputTurn{inputID: in.ID, continues: true, emit: job.Emit}
+	t := &inputTurn{inputID: in.ID, continues: true, emit: job.Emit, ask: askParked(ctx, job)}
 	d, err := followKeyed(ctx, job, d, t)
 	if t.ended {
 		failpoint.Wait(ctx, failpoint.AfterKeyedTurn)
@@ -83,7 +83,7 @@ func followKeyed(ctx context.Context, job Job, d *Delivery, t *inputTurn) (*Deli
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return d, fmt.Errorf("%w: stopped following; the prompt stays queued as %s", interruption(ctx), t.inputID)
+				return d, leaveTurn(ctx, job, t, from)
 			}
 			return d, err
 		}
@@ -139,7 +139,7 @@ func notFollowedUp(h *state.Home, id string, t *inputTurn) error {
 // followed while it runs, and run here, once, when its owner died before
 // sending it; a cut-off one is answered by its follow-up.
 func FollowInitial(ctx context.Context, job Job) (*Result, error) {
-	t := &inputTurn{initial: true, continues: true, emit: job.Emit}
+	t := &inputTurn{initial: true, continues: true, emit: job.Emit, ask: askParked(ctx, job)}
 	d, err := followKeyed(ctx, job, &Delivery{}, t)
 	if d == nil {
 		return nil, err

@@ -84,7 +84,7 @@ func (o *owner) inboxWaiting() bool {
 // defer timeout passes; it returns the mode that decides the answer and
 // what gave it (the answer's input id, AnsweredByTimeout or
 // AnsweredByCancel).
-func (o *owner) awaitAnswer(ctx context.Context, rid string) (mode, by string) {
+func (o *owner) awaitAnswer(ctx context.Context, rid string, asker *state.Asker) (mode, by string) {
 	changes := state.WatchFiles(o.job.Home.InboxPath(o.session().ID))
 	defer changes.Close()
 	timeout := time.Duration(o.job.Config.DeferTimeoutSeconds()) * time.Second
@@ -95,6 +95,12 @@ func (o *owner) awaitAnswer(ctx context.Context, rid string) (mode, by string) {
 		}
 		if ctx.Err() != nil || o.cancelled.Load() {
 			return PermDenyAll, AnsweredByCancel
+		}
+		if asker != nil && !asker.Alive() {
+			if mode, by := o.answerQueued(rid); mode != "" {
+				return mode, by // its last act may have been the answer
+			}
+			return PermDenyAll, AnsweredByAskerGone
 		}
 		left := time.Until(deadline)
 		if left <= 0 {

@@ -131,6 +131,10 @@ type owner struct {
 	// turnMode is the permission mode of the running turn when it serves a
 	// queued input that carries its sender's ("" is the job's); under mu.
 	turnMode string
+	// turnInput is the inbox input the running turn serves ("" for none);
+	// turnAsks: its sender asks its person (Input.Ask).
+	turnInput string
+	turnAsker *state.Asker
 	// lastResolved is the parked request resolved last, when, and in which
 	// turn; under mu.
 	lastResolved     string

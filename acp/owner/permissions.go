@@ -123,7 +123,11 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	id := string(req.ToolCall.ToolCallId)
 	turnMode := o.turnPermissions()
 	rid := ""
-	if Parks(turnMode, kind) {
+	var asker *state.Asker
+	if turnMode == PermAsk {
+		asker = o.callerAsks()
+	}
+	if Parks(turnMode, kind) || asker != nil {
 		rid = state.NewRequestID()
 	}
 	// The record says "pending" before the log shows the question, and stops
@@ -155,7 +159,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	})
 	mode, chosen := turnMode, ""
 	unasked := false // ask mode with nobody to ask (a detached owner)
-	if mode == PermAsk {
+	if mode == PermAsk && rid == "" {
 		mode, unasked = PermDenyAll, o.job.Ask == nil && o.job.AskOption == nil
 		switch {
 		case o.job.AskOption != nil:
@@ -166,7 +170,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	}
 	answeredBy := ""
 	if rid != "" {
-		mode, answeredBy = o.awaitAnswer(ctx, rid)
+		mode, answeredBy = o.awaitAnswer(ctx, rid, asker)
 	}
 	optionID, allowed := DecidePermission(mode, kind, req.Options)
 	if id, ok := ChosenOption(req.Options, chosen); ok {
@@ -208,6 +212,9 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 const (
 	AnsweredByTimeout = "timeout"
 	AnsweredByCancel  = "cancel"
+	// AnsweredByAskerGone: the command that was to ask its person exited
+	// first; with nobody left to ask, ask denies.
+	AnsweredByAskerGone = "asker_gone"
 )
 
 // answerAmbiguity is how long a request asked just after another one was

@@ -142,6 +142,10 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 	if ctx.Err() != nil {
 		return o.notSent(ctx)
 	}
+	if o.cancelledWhileQueued() {
+		o.marker(history.MarkerPromptCancel, "The message was cancelled (Ctrl-C in the command that sent it) while it waited in the queue; it was not sent to the agent.", "")
+		return state.StopCancelled, nil
+	}
 	if err := o.markSent(); err != nil {
 		return state.StopError, err
 	}

@@ -1,0 +1,192 @@
+package owner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/state"
+)
+
+// What a command that follows a turn run by an owner in another process (a
+// detached owner it started, or a warm one) does for the person at its
+// terminal, so that nobody can tell where the owner runs: it asks about the
+// requests the owner parked for it, and it turns its own Ctrl-C and
+// SIGTERM into what they mean for the turn (docs/internals.md).
+
+// askParked returns what a follower does with a request its turn's owner
+// parked: ask on this command's terminal and queue the answer (nil when
+// this command cannot ask: the request then ends the following, parked).
+func askParked(ctx context.Context, job Job) func(state.Event) {
+	if !callerCanAsk(job) {
+		return nil
+	}
+	return func(e state.Event) {
+		var opts []sdk.PermissionOption
+		_ = json.Unmarshal(e.Data, &opts)
+		allow, always, ok := job.AskParked(ctx, e.ToolName, opts)
+		if !ok {
+			return // interrupted: the turn's cancel answers it
+		}
+		in := &state.Input{Kind: state.InputDeny, RequestID: e.RequestID}
+		if allow {
+			in.Kind, in.Always = state.InputApprove, always
+		}
+		if err := job.Home.Enqueue(job.SessionID, in); err != nil && job.Warn != nil {
+			job.Warn(fmt.Sprintf("could not answer request %s: %v (kandev approve %s --request %s answers it)", e.RequestID, err, job.SessionID, e.RequestID))
+		}
+	}
+}
+
+// leaveTurn is how a follower stopped by a signal leaves the turn t it
+// follows, whose log it has read up to from. Ctrl-C cancels that turn in
+// its owner (session/cancel through the owner's inbox; stop_reason
+// cancelled, never continued) and waits, briefly, for it to end. SIGTERM
+// shuts a detached owner down as a machine's shutdown would (turn_ended
+// shutdown, continued once by the next command); an owner in the
+// foreground of another command is left alone.
+func leaveTurn(ctx context.Context, job Job, t *inputTurn, from int64) error {
+	h, id := job.Home, job.SessionID
+	if t.ended {
+		return t.err(id)
+	}
+	if interruption(ctx) == ErrShutdown {
+		if s, err := h.LoadSession(id); err == nil && s.OwnerDetached && s.OwnerPID > 0 {
+			if alive, _ := h.OwnerAlive(id); alive && terminate(s.OwnerPID) == nil {
+				awaitTurnEnd(job, t, from)
+				return fmt.Errorf("%w: the turn was interrupted (SIGTERM); kandev resume %s continues it", ErrShutdown, id)
+			}
+		}
+		return fmt.Errorf("%w: stopped following; session %s goes on in its owner (kandev attach %s)", ErrShutdown, id, id)
+	}
+	if alive, _ := h.OwnerAlive(id); alive {
+		if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, From: state.FromFollower, ForInput: t.inputID, ForTurn: t.turnID}); err != nil {
+			return err
+		}
+		awaitTurnEnd(job, t, from)
+	}
+	return fmt.Errorf("%w: the turn was cancelled (Ctrl-C); kandev prompt %s \"...\" sends the next message", ErrInterrupted, id)
+}
+
+// awaitTurnEnd follows t from offset from until it ends, its owner exits,
+// the agent's cancel grace (and a little more) has passed, or a second
+// signal aborts the wait.
+func awaitTurnEnd(job Job, t *inputTurn, from int64) {
+	grace := time.Duration(job.Config.CancelGraceSeconds())*time.Second + 3*time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() {
+		select {
+		case <-job.Abort:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	t.ask = nil // nothing more is asked: the cancel answers what waits
+	_, _ = state.Follow(ctx, job.Home.LogPath(job.SessionID), from, t.see, func() bool {
+		alive, _ := job.Home.OwnerAlive(job.SessionID)
+		return !alive
+	})
+}
+
+// errInterruptedBy reports whether err ended a follow because ctx did.
+func errInterruptedBy(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && !errors.Is(err, errOwnerGone)
+}
+
+// ProgressPrefix begins a progress line a detached owner writes to its
+// owner.out; the command that started it shows the rest on its terminal.
+const ProgressPrefix = "kandev progress: "
+
+// progressRelay shows on job.Progress the progress lines that a detached
+// owner writes to owner.out past an offset: every 20 ms, and before each
+// event the follower shows, so the steps come before what follows them.
+type progressRelay struct {
+	mu      sync.Mutex
+	job     Job
+	from    int64
+	partial []byte
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+// relayProgress starts relaying from offset from (nil when there is no
+// terminal to show progress on).
+func relayProgress(job Job, from int64) *progressRelay {
+	if job.Progress == nil {
+		return nil
+	}
+	r := &progressRelay{job: job, from: from, done: make(chan struct{}), stopped: make(chan struct{})}
+	go func() {
+		defer close(r.stopped)
+		for {
+			r.poll()
+			select {
+			case <-r.done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return r
+}
+
+// poll shows the complete progress lines written since the last poll.
+func (r *progressRelay) poll() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.Open(r.job.Home.OwnerOutPath(r.job.SessionID))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(r.from, io.SeekStart); err != nil {
+		return
+	}
+	b, _ := io.ReadAll(f)
+	r.from += int64(len(b))
+	r.partial = append(r.partial, b...)
+	for {
+		i := bytes.IndexByte(r.partial, '\n')
+		if i < 0 {
+			return
+		}
+		if line, ok := bytes.CutPrefix(r.partial[:i], []byte(ProgressPrefix)); ok {
+			r.job.Progress(string(line))
+		}
+		r.partial = r.partial[i+1:]
+	}
+}
+
+// stop ends the relay after a last poll.
+func (r *progressRelay) stop() {
+	if r == nil {
+		return
+	}
+	close(r.done)
+	<-r.stopped
+	r.poll()
+}
+
+// sayQueued tells the person that the prompt just queued waits behind a
+// turn the live owner runs for someone else.
+func sayQueued(job Job) {
+	if job.Progress == nil {
+		return
+	}
+	s, err := job.Home.LoadSession(job.SessionID)
+	if alive, _ := job.Home.OwnerAlive(job.SessionID); err == nil && alive && s.CurrentTurn != "" {
+		job.Progress("queued behind the running turn in " + job.SessionID)
+	}
+}

@@ -1,0 +1,426 @@
+package e2e_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// The command a person types is the session wherever its owner runs: in
+// that command (--linger 0), in a detached owner that command starts (the
+// default), or in a warm owner an earlier command left. Every signal,
+// permission and exit-code rule is checked on each of the three, on the
+// default settings (no CI, owners linger), through a real terminal where
+// the rule is about one.
+
+// ownerPlace is where the owner of the prompt's turn runs.
+type ownerPlace struct {
+	name string
+	// session makes a session for the row and returns its id and the
+	// prompt flags that put the owner there.
+	session func(w *world) (id string, flags []string)
+	// ownedHere: killing the command kills the owner (and its turn).
+	ownedHere bool
+}
+
+var ownerPlaces = []ownerPlace{
+	{name: "owner in this command", ownedHere: true, session: func(w *world) (string, []string) {
+		return w.idleSession(), []string{"--linger", "0"}
+	}},
+	{name: "detached owner this command starts", session: func(w *world) (string, []string) {
+		id := w.idleSession()
+		w.closeOnCleanup(id)
+		return id, nil
+	}},
+	{name: "warm owner an earlier command left", session: func(w *world) (string, []string) {
+		id, r := w.start()
+		if r.code != 0 {
+			w.t.Fatal(r)
+		}
+		w.closeOnCleanup(id)
+		if !w.ownerAlive(id) {
+			w.t.Fatal("start on the default settings left no warm owner")
+		}
+		return id, nil
+	}},
+}
+
+// defaultWorld is a machine on the default settings: no CI, owners linger.
+func defaultWorld(t *testing.T) *world {
+	w := newWorld(t)
+	w.warmByDefault()
+	return w
+}
+
+// idleSession is a session waiting for input with no owner running.
+func (w *world) idleSession() string {
+	w.t.Helper()
+	id, r := w.start("--linger", "0")
+	if r.code != 0 {
+		w.t.Fatal(r)
+	}
+	return id
+}
+
+// promptArgs is kandev prompt with the row's flags.
+func promptArgs(id string, flags []string, text string) []string {
+	return append(append([]string{"prompt"}, flags...), id, text)
+}
+
+// shellWords quotes args for sh.
+func shellWords(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// inTerminal runs kandev args in a tmux terminal on the world's default
+// settings; Ctrl-C reaches kandev, not the shell that reports its exit.
+func (w *world) inTerminal(args ...string) *tmuxSession {
+	return newTmux(w.t, w, "trap true INT; unset CI; "+kandevBin+" "+shellWords(args))
+}
+
+// terminalExit waits for the command in tm to exit and returns its exit code as shown.
+func terminalExit(tm *tmuxSession) string {
+	scr := tm.waitScreen("KANDEV-EXIT-")
+	i := strings.Index(scr, "KANDEV-EXIT-")
+	return strings.Fields(scr[i+len("KANDEV-EXIT-"):])[0]
+}
+
+// defaultPathRules are the signal, permission and exit-code rules of the
+// command a person types; every one is run on every ownerPlace.
+var defaultPathRules = []struct {
+	name string
+	// elsewhere: the rule is about an owner in another process only.
+	elsewhere bool
+	run       func(t *testing.T, w *world, place ownerPlace, id string, flags []string)
+}{
+	{name: "ask: y on the terminal allows", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		askOnTheTerminal(t, w, id, flags, "y")
+	}},
+	{name: "ask: n on the terminal denies", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		askOnTheTerminal(t, w, id, flags, "n")
+	}},
+	{name: "ask without a terminal denies with advice, exit 0", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		r := w.run(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt nope")...)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "needs a terminal on stdin") {
+			t.Fatalf("ask without a terminal: %s", r)
+		}
+		if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+			t.Fatal("ask mode without a terminal allowed the write")
+		}
+	}},
+	{name: "Ctrl-C cancels the turn, exit 130, never continued", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		tm := w.inTerminal(promptArgs(id, flags, sleepingTurn)...)
+		tm.waitScreen("working")
+		tm.keys("C-c")
+		if code := terminalExit(tm); code != "130" {
+			t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+		}
+		evs := w.events(id)
+		turn := lastTurn(evs)
+		if stop := turnEnd(evs, turn); stop != state.StopCancelled {
+			t.Fatalf("turn %s ended %q, want cancelled:\n%s", turn, stop, tm.screen())
+		}
+		time.Sleep(3500 * time.Millisecond) // past the sleep: a turn that ran on would say "after"
+		if strings.Contains(agentText(w.events(id), turn), "after") {
+			t.Fatal("the turn ran on after Ctrl-C")
+		}
+		w.mustRun("resume", id)
+		if continuations(w.events(id)) != 0 {
+			t.Fatal("a cancelled turn was continued")
+		}
+	}},
+	{name: "Ctrl-C at the question cancels the turn, exit 130", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never")...)...)
+		tm.waitScreen("Allow Write out.txt? [y/N")
+		tm.keys("C-c")
+		if code := terminalExit(tm); code != "130" {
+			t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+		}
+		evs := w.events(id)
+		if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+			t.Fatalf("turn ended %q, want cancelled:\n%s", stop, tm.screen())
+		}
+		if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+			t.Fatal("the write happened after Ctrl-C at its question")
+		}
+	}},
+	{name: "SIGTERM interrupts the turn, exit 143, continued once", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, promptArgs(id, flags, sleepingTurn)...)
+		if r.code != 143 {
+			t.Fatalf("exit %d, want 143\n%s", r.code, r.result)
+		}
+		w.waitOwnerGone(id, 15*time.Second)
+		evs := w.events(id)
+		if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopShutdown {
+			t.Fatalf("turn ended %q, want shutdown", stop)
+		}
+		w.mustRun("resume", "--linger", "0", id)
+		if n := continuations(w.events(id)); n != 1 {
+			t.Fatalf("%d continuations of the interrupted turn, want 1", n)
+		}
+	}},
+	{name: "SIGHUP lets the turn run to its end, exit 0", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGHUP}, promptArgs(id, flags, sleepingTurn)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0\n%s", r.code, r.result)
+		}
+		evs := w.events(id)
+		turn := lastTurn(evs)
+		if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
+			t.Fatalf("turn ended %q with %q, want end_turn with the text after the sleep", stop, agentText(evs, turn))
+		}
+		if st := w.status(id); st.Status.Interrupted {
+			t.Fatalf("status after SIGHUP: %+v", st.Status)
+		}
+	}},
+	{name: "SIGKILL of the command leaves the turn to the owner", run: func(t *testing.T, w *world, place ownerPlace, id string, flags []string) {
+		r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGKILL}, promptArgs(id, flags, sleepingTurn)...)
+		if r.code != -1 {
+			t.Fatalf("exit %d after SIGKILL\n%s", r.code, r.result)
+		}
+		if place.ownedHere {
+			// The owner died with the command: the turn waits for resume.
+			killSurvivors(w.home, id)
+			if st := w.status(id); !st.Status.NeedsResume {
+				t.Fatalf("status after SIGKILL of the owner: %+v", st.Status)
+			}
+			return
+		}
+		ownerCarriesTheTurn(t, w, id, "after")
+	}},
+	{name: "SIGKILL at the question leaves nobody to ask: denied, the turn goes on", elsewhere: true, run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		// exec: the pane's process is kandev itself.
+		tm := newTmux(t, w, "unset CI; exec "+kandevBin+" "+shellWords(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never\n/say after the question")...)))
+		tm.waitScreen("Allow Write out.txt? [y/N")
+		pid, err := strconv.Atoi(strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{pane_pid}")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		ownerCarriesTheTurn(t, w, id, "after the question")
+		if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
+			t.Fatal("the write happened with nobody left to ask")
+		}
+	}},
+}
+
+func TestDefaultPath_EveryRuleHoldsWhereverTheOwnerRuns(t *testing.T) {
+	for _, rule := range defaultPathRules {
+		for _, place := range ownerPlaces {
+			if rule.elsewhere && place.ownedHere {
+				continue
+			}
+			t.Run(rule.name+"/"+place.name, func(t *testing.T) {
+				w := defaultWorld(t)
+				id, flags := place.session(w)
+				rule.run(t, w, place, id, flags)
+			})
+		}
+	}
+}
+
+// askOnTheTerminal sends a prompt under ask from a terminal, answers its
+// question with answer and checks the write happened only on a y.
+func askOnTheTerminal(t *testing.T, w *world, id string, flags []string, answer string) {
+	tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt from the terminal")...)...)
+	tm.waitScreen("Allow Write out.txt? [y/N")
+	tm.keys(answer, "Enter")
+	if code := terminalExit(tm); code != "0" {
+		t.Fatalf("exit %s:\n%s", code, tm.screen())
+	}
+	_, err := os.Stat(filepath.Join(w.cwd, "out.txt"))
+	if (err == nil) != (answer == "y") {
+		t.Fatalf("answer %s: file written=%v\n%s", answer, err == nil, tm.screen())
+	}
+}
+
+// ownerCarriesTheTurn waits for the last turn of id to end in its owner and
+// checks it ran to its end (its text has want).
+func ownerCarriesTheTurn(t *testing.T, w *world, id, want string) {
+	waitFor(t, 15*time.Second, "the turn to end in its owner", func() bool {
+		evs := w.eventsSoFar(id)
+		return turnEnd(evs, lastTurn(evs)) != ""
+	})
+	evs := w.events(id)
+	turn := lastTurn(evs)
+	if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), want) {
+		t.Fatalf("turn ended %q with %q, want end_turn: the owner carries it", stop, agentText(evs, turn))
+	}
+}
+
+func TestDefaultPath_AttachAsksAboutTheRequestsOfWhatItFollowsAndATypedYIsTheAnswer(t *testing.T) {
+	w := defaultWorld(t)
+	id, _ := ownerPlaces[2].session(w)
+	tm := w.inTerminal("--permissions", "ask", "attach", id)
+	tm.waitScreen("Ctrl-C detaches")
+	tm.keys("/write attached.txt from attach", "Enter")
+	tm.waitScreen("Allow Write attached.txt? [y/N")
+	tm.keys("y", "Enter")
+	waitFor(t, 15*time.Second, "the write to be allowed", func() bool {
+		_, err := os.Stat(filepath.Join(w.cwd, "attached.txt"))
+		return err == nil
+	})
+	tm.keys("C-c")
+	if code := terminalExit(tm); code != "0" {
+		t.Fatalf("attach exit %s:\n%s", code, tm.screen())
+	}
+	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+		if strings.TrimSpace(e.Content) == "y" {
+			t.Fatal("the typed answer was sent to the agent as a message")
+		}
+	}
+}
+
+// startPlaces are where the owner of a new session's first turn runs.
+var startPlaces = []struct {
+	name  string
+	flags []string
+}{
+	{"owner in this command", []string{"--linger", "0"}},
+	{"detached owner this command starts", nil},
+}
+
+// newSessionID is the id of the only session of w's home.
+func (w *world) newSessionID() string {
+	w.t.Helper()
+	m, _ := filepath.Glob(filepath.Join(w.home, "sessions", "*.json"))
+	if len(m) != 1 {
+		w.t.Fatalf("%d sessions, want 1", len(m))
+	}
+	id := strings.TrimSuffix(filepath.Base(m[0]), ".json")
+	w.closeOnCleanup(id)
+	return id
+}
+
+func TestDefaultPath_StartAsksAndCtrlCCancelsItsFirstTurnWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range startPlaces {
+		t.Run(place.name+"/ask", func(t *testing.T) {
+			w := defaultWorld(t)
+			tm := w.inTerminal(append(append([]string{"--permissions", "ask", "start"}, place.flags...), "/write hello2.txt hi there")...)
+			tm.waitScreen("Allow Write hello2.txt? [y/N")
+			tm.keys("y", "Enter")
+			if code := terminalExit(tm); code != "0" {
+				t.Fatalf("exit %s:\n%s", code, tm.screen())
+			}
+			w.newSessionID()
+			if _, err := os.Stat(filepath.Join(w.cwd, "hello2.txt")); err != nil {
+				t.Fatalf("the approved write did not happen:\n%s", tm.screen())
+			}
+		})
+		t.Run(place.name+"/ctrl-c", func(t *testing.T) {
+			w := defaultWorld(t)
+			tm := w.inTerminal(append(append([]string{"start"}, place.flags...), sleepingTurn)...)
+			tm.waitScreen("working")
+			tm.keys("C-c")
+			if code := terminalExit(tm); code != "130" {
+				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+			}
+			id := w.newSessionID()
+			evs := w.events(id)
+			if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+				t.Fatalf("first turn ended %q, want cancelled:\n%s", stop, tm.screen())
+			}
+		})
+	}
+}
+
+func TestDefaultPath_SurgeryOnAnIdleWarmSessionDoesNotWaitForTheLinger(t *testing.T) {
+	w := defaultWorld(t)
+	id, r := w.start("remember PEAR")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	if !w.ownerAlive(id) {
+		t.Fatal("no warm owner after start on the default settings")
+	}
+	w.mustRun("compact", id)
+	w.mustRun("prompt", id, "/say warm again") // leaves a warm owner again
+	w.mustRun("fork", id)
+	w.mustRun("clear", id)
+	w.mustRun("prompt", id, "/say warm once more")
+	evs := w.events(id)
+	var to int64
+	for _, e := range ofType(evs, state.EventTurnEnded) {
+		to = e.Seq
+	}
+	w.mustRun("prompt", id, "/say one more turn")
+	w.mustRun("rewind", id, "--to", strconv.FormatInt(to, 10))
+}
+
+func TestDefaultPath_ProgressLinesShowOnATerminalWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range startPlaces {
+		t.Run(place.name, func(t *testing.T) {
+			w := defaultWorld(t)
+			tm := w.inTerminal(append(append([]string{"start"}, place.flags...), "/say hi")...)
+			tm.waitScreen("launching demo agent")
+			tm.waitScreen("initializing agent")
+			if code := terminalExit(tm); code != "0" {
+				t.Fatalf("exit %s:\n%s", code, tm.screen())
+			}
+			w.newSessionID()
+		})
+	}
+	t.Run("queued behind a running turn", func(t *testing.T) {
+		w := defaultWorld(t)
+		id, _ := ownerPlaces[2].session(w)
+		busy := exec.Command(kandevBin, "prompt", id, sleepingTurn)
+		busy.Dir, busy.Env = w.cwd, w.env
+		if err := busy.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Wait()
+		waitForRunningTurn(t, w, id)
+		tm := w.inTerminal("prompt", id, "/say second")
+		tm.waitScreen("queued behind the running turn in " + id)
+		if code := terminalExit(tm); code != "0" {
+			t.Fatalf("exit %s:\n%s", code, tm.screen())
+		}
+	})
+}
+
+func TestDefaultPath_CtrlCOfAPromptQueuedBehindAnotherTurnLeavesThatTurnAlone(t *testing.T) {
+	w := defaultWorld(t)
+	id, _ := ownerPlaces[2].session(w)
+	busy := exec.Command(kandevBin, "prompt", id, sleepingTurn)
+	busy.Dir, busy.Env = w.cwd, w.env
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForRunningTurn(t, w, id)
+	other := lastTurn(w.eventsSoFar(id))
+	tm := w.inTerminal("prompt", id, "/say never shown")
+	tm.waitScreen("queued behind the running turn in " + id)
+	tm.keys("C-c")
+	if code := terminalExit(tm); code != "130" {
+		t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+	}
+	if err := busy.Wait(); err != nil {
+		t.Fatalf("the other command's turn was disturbed: %v", err)
+	}
+	evs := w.events(id)
+	if stop := turnEnd(evs, other); stop != state.StopEndTurn || !strings.Contains(agentText(evs, other), "after") {
+		t.Fatalf("the running turn ended %q: a Ctrl-C of the prompt queued behind it cancelled it", stop)
+	}
+	waitFor(t, 15*time.Second, "the queued prompt's turn to end", func() bool {
+		evs := w.eventsSoFar(id)
+		return lastTurn(evs) != other && turnEnd(evs, lastTurn(evs)) != ""
+	})
+	evs = w.events(id)
+	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+		t.Fatalf("the cancelled prompt's turn ended %q, want cancelled", stop)
+	}
+}
