@@ -50,7 +50,12 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 		return nil, err
 	}
 	o.log = log
-	defer func() { o.log.Close() }() // the one open at the end (reopenLog may replace it)
+	defer func() { // the one open at the end (reopenLog may replace it)
+		o.emitMu.Lock()
+		defer o.emitMu.Unlock()
+		o.logClosed = true // a hook that fails later is not logged (notify.go)
+		o.log.Close()
+	}()
 	if err := finishRewind(job.Home, log, o.s); err != nil {
 		return nil, err
 	}
@@ -98,6 +103,8 @@ type owner struct {
 	// a marker said so.
 	droppedUnsent bool
 	emitMu        sync.Mutex
+	logClosed     bool                   // the log is closed: nothing more is written; under emitMu
+	hookFailures  map[string]bool        // the kinds of [notify] failure logged; under emitMu
 	redactor      history.StreamRedactor // streamed text is redacted as assembled; under emitMu
 	agentInfo     *sdk.Implementation
 	agentCaps     sdk.AgentCapabilities
