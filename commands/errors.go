@@ -88,7 +88,8 @@ func ExitCode(err error) int {
 		return hook.ExitCode()
 	case errors.Is(err, owner.ErrStorage):
 		return ExitError
-	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig):
+	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig),
+		errors.Is(err, state.ErrPromptTooLarge):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy),
 		errors.Is(err, remote.ErrClaimHeld), errors.Is(err, remote.ErrFenced), errors.Is(err, remote.ErrDiverged):

@@ -353,16 +353,24 @@ func firstWord(args []string) int {
 	return -1
 }
 
-// readPrompt joins PROMPT words, or reads stdin for "-".
+// readPrompt joins PROMPT words, or reads stdin for "-": a prompt over
+// state.MaxPromptBytes is refused here, before any agent or inbox sees it
+// (stdin is read no further than the limit).
 func readPrompt(words []string, stdin io.Reader) (string, error) {
 	if len(words) == 1 && words[0] == "-" {
-		b, err := io.ReadAll(bufio.NewReader(stdin))
+		const limit = state.MaxPromptBytes + 1<<10 // room for trailing newlines
+		b, err := io.ReadAll(io.LimitReader(bufio.NewReader(stdin), limit))
 		if err != nil {
 			return "", err
 		}
-		return strings.TrimRight(string(b), "\n"), nil
+		if len(b) == limit {
+			return "", &state.PromptTooLargeError{Size: len(b), More: true}
+		}
+		text := strings.TrimRight(string(b), "\n")
+		return text, state.CheckPrompt(text)
 	}
-	return strings.Join(words, " "), nil
+	text := strings.Join(words, " ")
+	return text, state.CheckPrompt(text)
 }
 
 // absDir resolves a --cwd value.

@@ -29,9 +29,9 @@ func (f SetupFlags) flags() (setup.Flags, error) {
 	}
 	out := setup.Flags{Change: setup.Change{Model: f.Model, Mode: f.Mode, Options: opts}}
 	for _, path := range f.MCP {
-		b, err := os.ReadFile(path)
+		b, err := readMCPFile(path)
 		if err != nil {
-			return setup.Flags{}, usagef("--mcp %s: %v", path, errors.Unwrap(err))
+			return setup.Flags{}, err
 		}
 		servers, err := setup.ParseMCPFile(path, b)
 		if err != nil {
@@ -40,6 +40,25 @@ func (f SetupFlags) flags() (setup.Flags, error) {
 		out.MCP = append(out.MCP, servers...)
 	}
 	return out, nil
+}
+
+// readMCPFile reads an --mcp file of at most setup.MaxMCPFileBytes: what
+// it holds is recorded with the session, so a larger one is refused
+// rather than read.
+func readMCPFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("--mcp %s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, setup.MaxMCPFileBytes+1))
+	if err != nil {
+		return nil, usagef("--mcp %s: %v", path, errors.Unwrap(err))
+	}
+	if len(b) > setup.MaxMCPFileBytes {
+		return nil, usagef("--mcp %s is over the limit of 1 MiB (%d bytes) for an MCP file: name only the servers this session needs", path, setup.MaxMCPFileBytes)
+	}
+	return b, nil
 }
 
 // initial is the setup a new session of agent starts with: the config's

@@ -66,6 +66,10 @@ func ParseOptions(kvs []string) (map[string]string, error) {
 	return out, nil
 }
 
+// MaxMCPFileBytes bounds an --mcp file: its servers are recorded with the
+// session, and a real one is a few kilobytes.
+const MaxMCPFileBytes = 1 << 20
+
 // mcpFile is the mcpServers shape of Claude Code's .mcp.json and Zed.
 type mcpFile struct {
 	MCPServers map[string]struct {
