@@ -339,7 +339,7 @@ func leftoverChecks(h *state.Home, now time.Time) []check {
 				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + ")"})
 			continue
 		}
-		if forkLeftover(l, now) {
+		if forkLeftover(h, l) {
 			out = append(out, check{Name: "leftover", Message: l.Path + " is the log of a fork killed before its record was written",
 				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + "); fork the parent again"})
 			continue
