@@ -263,6 +263,9 @@ func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
 	if len(tagged) > 0 && !ownerAlive && !h.AgentAlive(id) { // its supervisor still stopping it is no survivor
 		out = append(out, survivorCheck(name, tagged))
 	}
+	if l, _ := h.ReadLease(id); l.Beyond(p.now) != "" {
+		out = append(out, check{Name: name, Message: l.Beyond(p.now), Fix: "kandev detach " + id + " --holder " + shellQuote(l.AttachedTo)})
+	}
 	st := p.observe(s)
 	switch {
 	case st.Reason == state.ReasonStaleExecution:

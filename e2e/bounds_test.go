@@ -286,6 +286,9 @@ func TestLease_BeyondTheMaximumIsNeverHonoured(t *testing.T) {
 	if st.Status.AttachedTo != "" {
 		t.Fatalf("status shows the 9999 lease as held: %+v", st.Status)
 	}
+	if d := w.run("doctor"); !strings.Contains(d.stdout, "beyond the 24-hour maximum") {
+		t.Fatalf("doctor does not say why the lease is ignored: %s", d)
+	}
 	if r := w.run("prompt", id, "--linger", "0", "/say FREE"); r.code != 0 {
 		t.Fatalf("a lease ending in 9999 still binds: %s", r)
 	}
