@@ -98,6 +98,29 @@ type Env struct {
 	committed bool
 }
 
+// A command that changes something is all or nothing for a signal: one
+// that came before the change stops it with nothing done (exit 143 or
+// 130); once the change is written the command finishes, reports it and
+// exits 0, saying the signal came too late (docs/commands.md, "Signals").
+
+// beforeCommit ends a command whose signal came before its change: what
+// names the command, for the message.
+func (e *Env) beforeCommit(what string) error {
+	if e.Ctx.Err() != nil {
+		return fmt.Errorf("%w: %s was stopped before it changed anything", context.Cause(e.Ctx), what)
+	}
+	return nil
+}
+
+// commit marks the command's change as written: a signal from now on does
+// not turn its success into exit 143; one that came already is said.
+func (e *Env) commit(what string) {
+	e.committed = true
+	if e.Ctx.Err() != nil {
+		e.Out.Warn(fmt.Sprintf("%s arrived after %s was written: the change is kept", signalName(e.Ctx), what))
+	}
+}
+
 // Home opens $KANDEV_HOME lazily: commands that do not need it never touch the disk.
 func (e *Env) Home() (*state.Home, error) {
 	if e.home != nil {

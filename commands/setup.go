@@ -135,10 +135,14 @@ func (c *SetCmd) Run(env *Env) error {
 	if state.IsTerminal(s.State) {
 		return owner.NotResumableState(s.ID, s.State)
 	}
+	if err := env.beforeCommit("kandev set " + s.ID); err != nil {
+		return err
+	}
 	res, err := owner.SetSetup(env.Ctx, h, s.ID, ch)
 	if err != nil {
 		return setupUsage(err)
 	}
+	env.commit("the change of " + s.ID + "'s setup")
 	env.Out.Object(map[string]any{"session_id": s.ID, "setup": res.Setup, "queued": res.Queued, "applied": res.Applied,
 		"steps": res.Steps, "not_offered": res.NotOffered}, func(w io.Writer) {
 		fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(res.Setup)))
