@@ -41,6 +41,14 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Limit != nil && s.Limit.Scheduled != nil && s.Limit.Scheduled.Pending {
+		if _, err := SettleSchedule(job.Home, job.SessionID); err != nil {
+			return nil, err
+		}
+		if s, err = job.Home.LoadSession(job.SessionID); err != nil {
+			return nil, err
+		}
+	}
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
