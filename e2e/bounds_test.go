@@ -296,3 +296,56 @@ func TestLease_BeyondTheMaximumIsNeverHonoured(t *testing.T) {
 		t.Fatalf("resume: %s", r)
 	}
 }
+
+func TestNotify_TheMacOSExampleInTheDocsPassesATitleWithQuotesAsData(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("SKIP: jq is not installed")
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.Contains(line, "osascript") && strings.HasPrefix(line, "# command = ") {
+			example = strings.TrimPrefix(line, "# ")
+		}
+	}
+	if example == "" {
+		t.Fatal("no macOS example in docs/configuration.md")
+	}
+	// osascript as a recorder of its arguments, one per line.
+	bin, args := t.TempDir(), filepath.Join(t.TempDir(), "args")
+	os.WriteFile(filepath.Join(bin, "osascript"), []byte("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > "+args+"\n"), 0o755)
+	w := newWorld(t)
+	for i, kv := range w.env {
+		if strings.HasPrefix(kv, "PATH=") {
+			w.env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	w.config("[notify]\n" + example + "\n")
+	id := w.startWarm("60s", "--permissions", "defer")
+	name := `say-"hi"-$(id)-'x'.txt` // no space: the demo agent's /write takes PATH TEXT
+	if r := w.run("--permissions", "defer", "prompt", id, "/write "+name+" X"); r.code != 7 {
+		t.Fatalf("want exit 7: %s", r)
+	}
+	var got []string
+	waitFor(t, 20*time.Second, "osascript to run", func() bool {
+		b, _ := os.ReadFile(args)
+		got = strings.Split(strings.TrimSpace(string(b)), "\n")
+		return len(got) > 1
+	})
+	w.mustRun("deny", id)
+	last := got[len(got)-1]
+	if !strings.HasPrefix(last, "waiting for permission: ") || !strings.Contains(last, name) {
+		t.Fatalf("the summary is not osascript's own argument, whole: %q", got)
+	}
+	for _, a := range got[:len(got)-1] {
+		if strings.Contains(a, "waiting for permission") {
+			t.Fatalf("the summary is pasted into the script: %q", a)
+		}
+	}
+	if strings.Contains(strings.Join(got, "\n"), "uid=") {
+		t.Fatalf("the title ran as a command: %q", got)
+	}
+}
