@@ -23,6 +23,9 @@ import (
 // lock. ctx ending means the user interrupted (Ctrl-C): the turn is
 // cancelled with session/cancel, then the agent is killed after a bound.
 func Run(ctx context.Context, job Job) (_ *Result, err error) {
+	if err := state.CheckPrompt(job.Prompt); err != nil {
+		return nil, err // refused before the session is touched or the agent sees it
+	}
 	lock, err := job.Home.AcquireOwner(job.SessionID)
 	if err != nil {
 		return nil, err
