@@ -37,7 +37,8 @@ func withNotify(job *owner.Job, cfg *state.Config) {
 	hook := notify.Hook{Command: cfg.Notify.Command, Timeout: time.Duration(cfg.Notify.TimeoutSeconds) * time.Second}
 	job.Notify = func(n notify.Note, failed func(error)) {
 		if err := hook.Send(n, failed); err != nil {
-			failed(&notify.Failure{Kind: notify.FailStart, Err: err})
+			// Not on this goroutine: the owner calls Notify while it writes its log.
+			go failed(&notify.Failure{Kind: notify.FailStart, Err: err})
 		}
 	}
 }
