@@ -41,6 +41,6 @@ func (o *owner) hookFailed(err error) {
 		o.hookFailures = map[string]bool{}
 	}
 	o.hookFailures[kind] = true
-	m := history.NewMarker(history.MarkerNotifyFailed, err.Error()+"; a person may not have been told. Fix [notify] command in the config (later failures of this kind are not logged again until the owner restarts).", "")
+	m := history.NewMarker(history.MarkerNotifyFailed, err.Error()+"; a person may not have been told; fix the [notify] command in the config (later failures of this kind are not logged again until the owner restarts).", "")
 	o.write(true, &m)
 }
