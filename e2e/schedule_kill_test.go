@@ -64,7 +64,15 @@ func TestLimit_ATimerThatASIGKILLCutOffWhileItWasScheduledIsFoundByTheNextComman
 		t.Fatal("at holds no new job")
 	}
 	t.Cleanup(func() { exec.Command("atrm", orphan).Run() })
-	// The next command finds it: close cancels it, as it cancels a recorded one.
+	if st := w.mustRun("status", id).stdout; !strings.Contains(st, "was cut off while the scheduler was asked") {
+		t.Fatalf("status does not say the scheduling was cut off:\n%s", st)
+	}
+	// The next owner finds it and records it, as if the killed one had.
+	w.mustRun("resume", id, "--linger", "0", "--no-continue")
+	if sc := w.session(id).Limit.Scheduled; sc == nil || sc.Pending || sc.Via != "at" || sc.Handle != orphan {
+		t.Fatalf("the next owner did not record at job %s: %+v", orphan, sc)
+	}
+	// close cancels it, as it cancels any recorded one.
 	r := w.mustRun("close", id)
 	if !strings.Contains(r.stdout, "cancelled the kandev recover") || atJobs(t)[orphan] {
 		t.Fatalf("close left at job %s that a killed prompt scheduled: %s", orphan, r)
