@@ -326,6 +326,9 @@ func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
 	if len(tagged) > 0 && !ownerAlive && !h.AgentAlive(id) { // its supervisor still stopping it is no survivor
 		out = append(out, survivorCheck(name, tagged))
 	}
+	if l, _ := h.ReadLease(id); l.Beyond(p.now) != "" {
+		out = append(out, check{Name: name, Message: l.Beyond(p.now), Fix: "kandev detach " + id + " --holder " + shellQuote(l.AttachedTo)})
+	}
 	st := p.observe(s)
 	switch {
 	case st.Reason == state.ReasonStaleExecution:
@@ -402,7 +405,7 @@ func leftoverChecks(h *state.Home, now time.Time) []check {
 				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + ")"})
 			continue
 		}
-		if forkLeftover(l, now) {
+		if forkLeftover(h, l) {
 			out = append(out, check{Name: "leftover", Message: l.Path + " is the log of a fork killed before its record was written",
 				Fix: "kandev prune removes it (or rm " + shellQuote(l.Path) + "); fork the parent again"})
 			continue

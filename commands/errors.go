@@ -9,6 +9,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
@@ -78,12 +79,17 @@ func (reportedSuffix) Is(target error) bool { return target == errReported }
 
 // ExitCode maps an error to its exit code; the one place that does.
 func ExitCode(err error) int {
+	var hook *notify.Failure
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &hook):
+		// The hidden notify runner tells its owner how the hook failed by its status.
+		return hook.ExitCode()
 	case errors.Is(err, owner.ErrStorage):
 		return ExitError
-	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig):
+	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig),
+		errors.Is(err, state.ErrPromptTooLarge):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy),
 		errors.Is(err, remote.ErrClaimHeld), errors.Is(err, remote.ErrFenced), errors.Is(err, remote.ErrDiverged),

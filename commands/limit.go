@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/schedule"
 	"github.com/kandev/kandev/state"
 )
@@ -27,7 +28,9 @@ func limitLines(w io.Writer, s *state.Session) {
 		when = "resets at " + l.ResetAt.Local().Format(time.RFC3339)
 	}
 	fmt.Fprintf(w, "limit     usage limit reached at %s; %s\n", l.ReachedAt.Local().Format(time.RFC3339), when)
-	if sc := l.Scheduled; sc != nil {
+	if sc := l.Scheduled; sc != nil && sc.Pending {
+		fmt.Fprintf(w, "scheduled kandev recover %s at %s was cut off while the scheduler was asked; the next prompt, resume or close finds and records it (or finds none)\n", s.ID, sc.At.Local().Format(time.RFC3339))
+	} else if sc != nil {
 		fmt.Fprintf(w, "scheduled kandev recover %s at %s (%s %s; kandev close %s cancels it)\n", s.ID, sc.At.Local().Format(time.RFC3339), sc.Via, sc.Handle, s.ID)
 	}
 }
@@ -35,11 +38,11 @@ func limitLines(w io.Writer, s *state.Session) {
 // cancelLimitSchedule cancels the kandev recover scheduled for the session's
 // usage limit, if any, and forgets it.
 func cancelLimitSchedule(h *state.Home, id string) (bool, error) {
-	s, err := h.LoadSession(id)
-	if err != nil || s.Limit == nil || s.Limit.Scheduled == nil {
+	found, err := owner.SettleSchedule(h, id) // one whose scheduling a kill cut off is found first
+	if err != nil || found == nil {
 		return false, nil
 	}
-	sc := *s.Limit.Scheduled
+	sc := *found
 	if err := schedule.Cancel(sc); err != nil {
 		return false, fmt.Errorf("could not cancel the scheduled kandev recover (%s %s): %w", sc.Via, sc.Handle, err)
 	}

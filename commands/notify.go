@@ -19,14 +19,14 @@ type NotifyRunCmd struct {
 	Command []string      `arg:"" passthrough:""`
 }
 
-// Run runs the hook with the note on stdin; its failure is nobody's error.
+// Run runs the hook with the note on stdin; how it failed is this
+// process's exit status, which the owner that started it reads.
 func (c *NotifyRunCmd) Run(env *Env) error {
 	cmd := c.Command
 	if len(cmd) > 0 && cmd[0] == "--" {
 		cmd = cmd[1:]
 	}
-	_ = notify.Run(os.Stdin, cmd, c.Timeout)
-	return nil
+	return notify.Run(os.Stdin, cmd, c.Timeout)
 }
 
 // withNotify sets the job's notifications from the [notify] config.
@@ -35,10 +35,10 @@ func withNotify(job *owner.Job, cfg *state.Config) {
 		return
 	}
 	hook := notify.Hook{Command: cfg.Notify.Command, Timeout: time.Duration(cfg.Notify.TimeoutSeconds) * time.Second}
-	warn := job.Warn
-	job.Notify = func(n notify.Note) {
-		if err := hook.Send(n); err != nil && warn != nil {
-			warn("could not run the [notify] command: " + err.Error())
+	job.Notify = func(n notify.Note, failed func(error)) {
+		if err := hook.Send(n, failed); err != nil {
+			// Not on this goroutine: the owner calls Notify while it writes its log.
+			go failed(&notify.Failure{Kind: notify.FailStart, Err: err})
 		}
 	}
 }

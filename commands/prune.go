@@ -178,15 +178,22 @@ func pruneLeftovers(h *state.Home, now time.Time, dryRun bool) (temps, forkLogs 
 		switch {
 		case l.Kind == "temp":
 			temps = append(temps, l.Path)
-		case forkLeftover(l, now):
-			forkLogs = append(forkLogs, l.Path)
-		default:
-			continue
-		}
-		if !dryRun {
-			if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, nil, fmt.Errorf("prune: %w", err)
+			if !dryRun {
+				if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return nil, nil, fmt.Errorf("prune: %w", err)
+				}
 			}
+		case forkLeftover(h, l):
+			if !dryRun {
+				removed, err := removeForkLeftover(h, l)
+				if err != nil {
+					return nil, nil, err
+				}
+				if !removed {
+					continue
+				}
+			}
+			forkLogs = append(forkLogs, l.Path)
 		}
 	}
 	return temps, forkLogs, nil
@@ -195,18 +202,43 @@ func pruneLeftovers(h *state.Home, now time.Time, dryRun bool) (temps, forkLogs 
 // forkLeftover reports whether l is the log of a fork killed between
 // writing its log and its record: a log with no record whose last event is
 // the fork's own marker (a fork writes that marker last and nothing more
-// before its record), untouched for StaleTempAge, so a fork still under
-// way is never taken for one.
-func forkLeftover(l state.Leftover, now time.Time) bool {
+// before its record), and whose owner lock no process holds (a fork holds
+// it from its log to its record, so one under way is never taken for one).
+func forkLeftover(h *state.Home, l state.Leftover) bool {
 	if l.Kind != "log" {
 		return false
 	}
 	st, err := os.Lstat(l.Path)
-	if err != nil || !st.Mode().IsRegular() || now.Sub(st.ModTime()) < state.StaleTempAge {
+	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
 	last, _, err := state.LastEvent(l.Path)
-	return err == nil && last.Type == state.EventMarker && last.Kind == string(history.MarkerSessionForked)
+	if err != nil || last.Type != state.EventMarker || last.Kind != string(history.MarkerSessionForked) {
+		return false
+	}
+	alive, err := h.OwnerAlive(strings.TrimSuffix(filepath.Base(l.Path), ".jsonl"))
+	return err == nil && !alive
+}
+
+// removeForkLeftover deletes a fork's leftover log and its lock files under
+// the session's owner lock, once it is sure no record appeared meanwhile.
+func removeForkLeftover(h *state.Home, l state.Leftover) (bool, error) {
+	id := strings.TrimSuffix(filepath.Base(l.Path), ".jsonl")
+	lock, err := h.AcquireOwner(id)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return false, nil // a fork under way after all
+	}
+	if err != nil {
+		return false, err
+	}
+	defer lock.Release()
+	if _, err := os.Lstat(h.RecordPath(id)); !errors.Is(err, os.ErrNotExist) {
+		return false, nil // its record is there now: a session, not a leftover
+	}
+	if err := h.DeleteSessionFiles(id); err != nil {
+		return false, fmt.Errorf("prune: %w (fix the permissions, then run kandev prune again)", err)
+	}
+	return true, nil
 }
 
 // pruneSession deletes a finished session's files and the demo agent's file

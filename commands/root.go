@@ -105,6 +105,29 @@ type Env struct {
 	committed bool
 }
 
+// A command that changes something is all or nothing for a signal: one
+// that came before the change stops it with nothing done (exit 143 or
+// 130); once the change is written the command finishes, reports it and
+// exits 0, saying the signal came too late (docs/commands.md, "Signals").
+
+// beforeCommit ends a command whose signal came before its change: what
+// names the command, for the message.
+func (e *Env) beforeCommit(what string) error {
+	if e.Ctx.Err() != nil {
+		return fmt.Errorf("%w: %s was stopped before it changed anything", context.Cause(e.Ctx), what)
+	}
+	return nil
+}
+
+// commit marks the command's change as written: a signal from now on does
+// not turn its success into exit 143; one that came already is said.
+func (e *Env) commit(what string) {
+	e.committed = true
+	if e.Ctx.Err() != nil {
+		e.Out.Warn(fmt.Sprintf("%s arrived after %s was written: the change is kept", signalName(e.Ctx), what))
+	}
+}
+
 // Home opens $KANDEV_HOME lazily: commands that do not need it never touch the disk.
 func (e *Env) Home() (*state.Home, error) {
 	if e.home != nil {
@@ -376,16 +399,24 @@ func firstWord(args []string) int {
 	return -1
 }
 
-// readPrompt joins PROMPT words, or reads stdin for "-".
+// readPrompt joins PROMPT words, or reads stdin for "-": a prompt over
+// state.MaxPromptBytes is refused here, before any agent or inbox sees it
+// (stdin is read no further than the limit).
 func readPrompt(words []string, stdin io.Reader) (string, error) {
 	if len(words) == 1 && words[0] == "-" {
-		b, err := io.ReadAll(bufio.NewReader(stdin))
+		const limit = state.MaxPromptBytes + 1<<10 // room for trailing newlines
+		b, err := io.ReadAll(io.LimitReader(bufio.NewReader(stdin), limit))
 		if err != nil {
 			return "", err
 		}
-		return strings.TrimRight(string(b), "\n"), nil
+		if len(b) == limit {
+			return "", &state.PromptTooLargeError{Size: len(b), More: true}
+		}
+		text := strings.TrimRight(string(b), "\n")
+		return text, state.CheckPrompt(text)
 	}
-	return strings.Join(words, " "), nil
+	text := strings.Join(words, " ")
+	return text, state.CheckPrompt(text)
 }
 
 // absDir resolves a --cwd value.

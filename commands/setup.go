@@ -29,9 +29,9 @@ func (f SetupFlags) flags() (setup.Flags, error) {
 	}
 	out := setup.Flags{Change: setup.Change{Model: f.Model, Mode: f.Mode, Options: opts}}
 	for _, path := range f.MCP {
-		b, err := os.ReadFile(path)
+		b, err := readMCPFile(path)
 		if err != nil {
-			return setup.Flags{}, usagef("--mcp %s: %v", path, errors.Unwrap(err))
+			return setup.Flags{}, err
 		}
 		servers, err := setup.ParseMCPFile(path, b)
 		if err != nil {
@@ -40,6 +40,25 @@ func (f SetupFlags) flags() (setup.Flags, error) {
 		out.MCP = append(out.MCP, servers...)
 	}
 	return out, nil
+}
+
+// readMCPFile reads an --mcp file of at most setup.MaxMCPFileBytes: what
+// it holds is recorded with the session, so a larger one is refused
+// rather than read.
+func readMCPFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("--mcp %s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, setup.MaxMCPFileBytes+1))
+	if err != nil {
+		return nil, usagef("--mcp %s: %v", path, errors.Unwrap(err))
+	}
+	if len(b) > setup.MaxMCPFileBytes {
+		return nil, usagef("--mcp %s is over the limit of 1 MiB (%d bytes) for an MCP file: name only the servers this session needs", path, setup.MaxMCPFileBytes)
+	}
+	return b, nil
 }
 
 // initial is the setup a new session of agent starts with: the config's
@@ -119,6 +138,9 @@ func (c *SetCmd) Run(env *Env) error {
 	if state.IsTerminal(s.State) {
 		return owner.NotResumableState(s.ID, s.State)
 	}
+	if err := env.beforeCommit("kandev set " + s.ID); err != nil {
+		return err
+	}
 	if len(c.MCP) > 0 {
 		fl, err := SetupFlags{MCP: c.MCP}.flags()
 		if err != nil {
@@ -127,6 +149,7 @@ func (c *SetCmd) Run(env *Env) error {
 		if s, err = owner.SetMCPServers(h, s.ID, fl.MCP); err != nil {
 			return err
 		}
+		env.commit("the MCP servers of " + s.ID)
 		if ch.Empty() {
 			env.Out.Object(map[string]any{"session_id": s.ID, "setup": s.Setup, "queued": false, "applied": false}, func(w io.Writer) {
 				fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(s.Setup)))
@@ -139,6 +162,7 @@ func (c *SetCmd) Run(env *Env) error {
 	if err != nil {
 		return setupUsage(err)
 	}
+	env.commit("the change of " + s.ID + "'s setup")
 	if res.Applied && len(res.NotOffered) > 0 {
 		return usagef("%s", refusedSet(s.ID, res))
 	}

@@ -83,10 +83,14 @@ func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
 	if err := closeIdleWarm(env, h, id); err != nil {
 		return err
 	}
+	if err := env.beforeCommit("kandev rewind " + id); err != nil {
+		return err
+	}
 	rep, err := owner.Rewind(h, id, to)
 	if err := asUsage(err); err != nil {
 		return err
 	}
+	env.commit("the rewind of " + id)
 	env.Out.Object(map[string]any{"rewind": rep, "files_rewound": false}, func(w io.Writer) {
 		if to == 0 {
 			fmt.Fprintf(w, "cleared %s (epoch %d): the next prompt starts a fresh agent session with no history\n", id, rep.Epoch)

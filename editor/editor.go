@@ -282,6 +282,10 @@ func (srv *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.Promp
 	if text == "" {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "empty prompt: kandev sends text and embedded resources to the agent"})
 	}
+	if err := state.CheckPrompt(text); err != nil {
+		srv.logf("kandev acp: %v", err)
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: "Invalid params: " + err.Error()}
+	}
 	if key := metaKey(req.Meta); key != "" {
 		return sess.promptOnce(text, key)
 	}

@@ -32,6 +32,9 @@ const (
 	// MarkerUsageLimit: the agent refused a turn over its usage or rate
 	// limit; Data holds {"reset_at"} when it said when the limit resets.
 	MarkerUsageLimit MarkerKind = "usage_limit"
+	// MarkerNotifyFailed: the [notify] command failed (exit status, timeout,
+	// could not start); said once per kind in an owner's life.
+	MarkerNotifyFailed MarkerKind = "notify_failed"
 )
 
 // Marker severities.
@@ -68,6 +71,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerPermissionTimeout:   SeverityWarning,
 	MarkerSetupNotOffered:     SeverityWarning,
 	MarkerUsageLimit:          SeverityWarning,
+	MarkerNotifyFailed:        SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

@@ -42,6 +42,17 @@ func submitLaunchd(j Job) (string, error) {
 	return label, nil
 }
 
+// findLaunchd finds the agent submitLaunchd wrote for the job named name.
+func findLaunchd(name string) (string, bool) {
+	label := "dev.kandev." + name
+	path, err := plistPath(label)
+	if err != nil {
+		return "", false
+	}
+	_, err = os.Stat(path)
+	return label, err == nil
+}
+
 func cancelLaunchd(label string) error {
 	path, err := plistPath(label)
 	if err != nil {

@@ -76,6 +76,56 @@ func Cancel(s state.ScheduledRecover) error {
 	return fmt.Errorf("unknown scheduler %q", s.Via)
 }
 
+// Settle resolves a job whose scheduling was cut off (sc.Pending: the
+// process that asked was killed before it recorded the answer): the job as
+// a scheduler holds it, found by its name, or nil when none took it. A
+// settled sc comes back as it is.
+func Settle(goos string, sc *state.ScheduledRecover) *state.ScheduledRecover {
+	if sc == nil || !sc.Pending {
+		return sc
+	}
+	for _, via := range Order(goos) {
+		if h, ok := findVia(via, sc.Name); ok {
+			return &state.ScheduledRecover{At: sc.At, Via: via, Handle: h, Name: sc.Name}
+		}
+	}
+	return nil
+}
+
+// atTag marks an at job with its name (at knows jobs by number only), so
+// that Settle can find it.
+const atTag = "# kandev-job: "
+
+// findVia looks for the job named name in one scheduler.
+func findVia(via, name string) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	switch via {
+	case SystemdRun:
+		out, err := exec.Command("systemctl", "--user", "show", name+".timer", "--property=LoadState", "--value").Output()
+		return name, err == nil && strings.TrimSpace(string(out)) == "loaded"
+	case At:
+		out, err := exec.Command("atq").Output()
+		if err != nil {
+			return "", false
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			script, err := exec.Command("at", "-c", f[0]).Output()
+			if err == nil && strings.Contains(string(script), "\n"+atTag+name+"\n") {
+				return f[0], true
+			}
+		}
+	case Launchd:
+		return findLaunchd(name)
+	}
+	return "", false
+}
+
 func submitVia(via string, j Job) (string, error) {
 	switch via {
 	case SystemdRun:
@@ -134,6 +184,9 @@ func AtTime(t time.Time) string {
 // AtScript is the shell script at runs for j.
 func AtScript(j Job) string {
 	var b strings.Builder
+	if j.Name != "" {
+		b.WriteString(atTag + j.Name + "\n")
+	}
 	for _, e := range j.Env {
 		k, v, _ := strings.Cut(e, "=")
 		fmt.Fprintf(&b, "%s=%s; export %s\n", k, shellQuote(v), k)

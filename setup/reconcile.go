@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
@@ -267,4 +268,32 @@ func (c choice) reconcile(off Offered) (*Step, string) {
 		return &step, ""
 	}
 	return nil, ""
+}
+
+// MissingSummary is the one sentence that says which ${VAR} references had
+// no variable set: whole whatever their number or length (a marker's summary
+// is bounded, and a cut one would lose the advice), naming as many as fit
+// in a few hundred bytes and counting the rest.
+func MissingSummary(missing []string) string {
+	const room = 600
+	names, shown := "", 0
+	for _, name := range missing {
+		ref := "${" + history.Clip(name, 80) + "}"
+		if shown > 0 && len(names)+len(ref)+2 > room {
+			break
+		}
+		if shown > 0 {
+			names += ", "
+		}
+		names += ref
+		shown++
+	}
+	if rest := len(missing) - shown; rest > 0 {
+		names += fmt.Sprintf(" and %d more", rest)
+	}
+	what := "1 variable is"
+	if len(missing) != 1 {
+		what = fmt.Sprintf("%d variables are", len(missing))
+	}
+	return "MCP servers: " + what + " not set in kandev's environment (" + names + "); passed empty to the agent: set them and resume to pass them."
 }

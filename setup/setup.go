@@ -83,6 +83,10 @@ func ParseOptions(kvs []string) (map[string]string, error) {
 	return out, nil
 }
 
+// MaxMCPFileBytes bounds an --mcp file: its servers are recorded with the
+// session, and a real one is a few kilobytes.
+const MaxMCPFileBytes = 1 << 20
+
 // mcpFile is the mcpServers shape of Claude Code's .mcp.json and Zed.
 type mcpFile struct {
 	MCPServers map[string]struct {
@@ -138,12 +142,12 @@ func Check(s state.MCPServer, from string) error {
 		return bad("%s has type %q: use stdio, http or sse", where, s.Type)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		if looksSecret(k+"="+s.Env[k]) || looksSecret(s.Env[k]) {
+		if literalUnder(SecretName(k), s.Env[k]) || looksSecret(k+"="+s.Env[k]) || looksSecret(s.Env[k]) {
 			return bad("%s: env %s holds what looks like a secret; write a reference instead, e.g. %s = \"${%s}\", and set %s in the environment kandev runs in", where, k, k, k, k)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-		if looksSecret(k+": "+s.Headers[k]) || looksSecret(s.Headers[k]) {
+		if literalUnder(SecretHeader(k), s.Headers[k]) || looksSecret(k+": "+s.Headers[k]) || looksSecret(s.Headers[k]) {
 			return bad("%s: header %s holds what looks like a secret; write a reference instead (as its value: Bearer ${TOKEN}), and set TOKEN in the environment kandev runs in", where, k)
 		}
 	}
@@ -151,6 +155,55 @@ func Check(s state.MCPServer, from string) error {
 		return bad("%s: its command, args or url hold what looks like a secret; pass it through env or headers as a ${VAR} reference", where)
 	}
 	return nil
+}
+
+// SecretName reports whether an environment variable's name says it holds
+// a secret: *_PWD, *PASSWORD*, *PASSWD*, *PASSPHRASE*, *SECRET*, *TOKEN*,
+// *API_KEY*, *APIKEY*, *CREDENTIAL*, *PRIVATE_KEY*, *AUTH_KEY*, in any
+// case. A name that ends in _FILE, _PATH or _DIR names where a secret is,
+// not the secret, and PWD alone is the working directory.
+func SecretName(name string) bool {
+	n := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if n == "PWD" || strings.HasSuffix(n, "_FILE") || strings.HasSuffix(n, "_PATH") || strings.HasSuffix(n, "_DIR") {
+		return false
+	}
+	if strings.HasSuffix(n, "_PWD") {
+		return true
+	}
+	for _, part := range []string{"PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN", "API_KEY", "APIKEY", "CREDENTIAL", "PRIVATE_KEY", "AUTH_KEY"} {
+		if strings.Contains(n, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// SecretHeader reports whether an HTTP header carries a credential:
+// Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key,
+// X-Auth-*, and any header whose name SecretName would flag
+// (X-Access-Token, X-Vault-Token, ...).
+func SecretHeader(name string) bool {
+	n := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	switch n {
+	case "AUTHORIZATION", "PROXY_AUTHORIZATION", "COOKIE", "SET_COOKIE", "X_API_KEY", "API_KEY":
+		return true
+	}
+	return strings.HasPrefix(n, "X_AUTH") || strings.HasSuffix(n, "_AUTHORIZATION") || strings.HasSuffix(n, "_COOKIE") || SecretName(n)
+}
+
+// literalUnder reports a value written as a literal under a secret's name:
+// such a value must be a ${VAR} reference ("Bearer ${TOKEN}" and
+// "session=${COOKIE}" are), or empty, or a plain switch (true, false, on,
+// off, yes, no, 0, 1).
+func literalUnder(secretName bool, v string) bool {
+	if !secretName {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "true", "false", "on", "off", "yes", "no", "0", "1":
+		return false
+	}
+	return !refPattern.MatchString(v)
 }
 
 // looksSecret uses the log's own redaction rules: what they would redact

@@ -153,6 +153,9 @@ func (h *Home) Enqueue(id string, in *Input) error {
 
 // enqueueLocked appends in to the inbox; the caller holds the record lock.
 func (h *Home) enqueueLocked(id string, in *Input) error {
+	if err := CheckPrompt(in.Text); err != nil {
+		return err // a queued prompt is bounded as a sent one is: never queued at all
+	}
 	path := h.InboxPath(id)
 	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {

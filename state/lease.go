@@ -17,9 +17,21 @@ type Lease struct {
 	AttachExpiresAt time.Time `json:"attach_expires_at"`
 }
 
-// Live reports whether the lease is held at now.
+// Live reports whether the lease is held at now. A lease that ends more
+// than MaxTTLSeconds after now (a forged file, a clock that was wrong when
+// it was taken) binds nobody: no kandev takes one that long (Beyond).
 func (l *Lease) Live(now time.Time) bool {
-	return l != nil && l.AttachedTo != "" && now.Before(l.AttachExpiresAt)
+	return l != nil && l.AttachedTo != "" && now.Before(l.AttachExpiresAt) && l.Beyond(now) == ""
+}
+
+// Beyond says why the lease cannot be honoured at now, "" when it can:
+// it ends further ahead than the longest lease kandev grants.
+func (l *Lease) Beyond(now time.Time) string {
+	if l == nil || !l.AttachExpiresAt.After(now.Add(MaxTTLSeconds*time.Second)) {
+		return ""
+	}
+	return fmt.Sprintf("its lease for %s ends at %s, beyond the %d-hour maximum of a lease: it is ignored (kandev detach %s --holder %s removes it)",
+		l.AttachedTo, l.AttachExpiresAt.UTC().Format(time.RFC3339), MaxTTLSeconds/3600, l.SessionID, l.AttachedTo)
 }
 
 // Lease operations, which decide what a conflict tells the user to do.
@@ -136,6 +148,9 @@ func (h *Home) Detach(id, holder string, now time.Time) error {
 	cur, err := h.ReadLease(id)
 	if err != nil {
 		return err
+	}
+	if cur.Beyond(now) != "" {
+		return os.Remove(h.LeasePath(id)) // binds nobody: whoever asks may clear it
 	}
 	if !cur.Live(now) {
 		return nil

@@ -34,6 +34,13 @@ type ScheduledRecover struct {
 	// Handle names the job for that scheduler: a systemd unit, a launchd
 	// label, an at job number.
 	Handle string `json:"handle"`
+	// Name is the job's own name (schedule.Job.Name), by which a scheduler
+	// can be searched for it.
+	Name string `json:"name,omitempty"`
+	// Pending: the scheduler was being asked and its answer is not recorded
+	// (a process killed meanwhile); Via and Handle are unknown until
+	// schedule.Settle finds the job, or finds there is none.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // LimitLifted reports whether the limit's reset time has passed.

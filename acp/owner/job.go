@@ -78,8 +78,10 @@ type Job struct {
 	Offered func(acp.AgentSetup)
 	// Next returns the next interactive prompt (resume -i); nil for none.
 	Next func() (string, bool)
-	// Notify tells a person the session needs them ([notify]); nil for none.
-	Notify func(notify.Note)
+	// Notify tells a person the session needs them ([notify]); nil for
+	// none. It never waits on the hook; failed is called when the hook
+	// fails, on another goroutine (never Notify's own caller's).
+	Notify func(n notify.Note, failed func(error))
 	// Abort is closed when the owner must stop at once (a second SIGINT or
 	// SIGTERM): the agent's process group is killed without waiting.
 	Abort <-chan struct{}

@@ -21,6 +21,7 @@ import (
 var (
 	submitSchedule = schedule.Submit
 	cancelSchedule = schedule.Cancel
+	settleSchedule = schedule.Settle
 )
 
 // limitReached ends the running turn on the agent's usage limit: the limit
@@ -81,17 +82,49 @@ func (o *owner) scheduleAfterLimit(lim *state.UsageLimit) string {
 		Argv: []string{exe, "--home", home, "recover", s.ID},
 		Env:  []string{"KANDEV_HOME=" + home},
 	}
+	// The intent is recorded before the scheduler is asked: a kill between
+	// its answer and the record leaves a pending job that the next owner
+	// or close finds by name (SettleSchedule), never one nobody knows of.
+	setScheduled := func(sr *state.ScheduledRecover) {
+		o.update(func(s *state.Session) {
+			if s.Limit != nil {
+				s.Limit.Scheduled = sr
+			}
+		})
+	}
+	setScheduled(&state.ScheduledRecover{At: j.At.UTC(), Name: j.Name, Pending: true})
 	sr, err := submitSchedule(runtime.GOOS, j)
 	if err != nil {
+		setScheduled(nil)
 		o.warn("could not schedule kandev recover " + s.ID + ": " + err.Error())
 		return "kandev recover could not be scheduled (" + err.Error() + ")."
 	}
-	o.update(func(s *state.Session) {
-		if s.Limit != nil {
-			s.Limit.Scheduled = &sr
-		}
-	})
+	sr.Name = j.Name
+	setScheduled(&sr)
 	return fmt.Sprintf("kandev recover %s is scheduled for %s (%s %s).", s.ID, sr.At.Local().Format(time.RFC3339), sr.Via, sr.Handle)
+}
+
+// SettleSchedule records the kandev recover whose scheduling a killed
+// process cut off (ScheduledRecover.Pending): the job a scheduler holds
+// under its name, or none when no scheduler took it. The caller holds the
+// session's owner lock or knows no owner runs. It returns the record's
+// schedule as it is now.
+func SettleSchedule(h *state.Home, id string) (*state.ScheduledRecover, error) {
+	s, err := h.LoadSession(id)
+	if err != nil || s.Limit == nil || s.Limit.Scheduled == nil || !s.Limit.Scheduled.Pending {
+		if err != nil || s.Limit == nil {
+			return nil, err
+		}
+		return s.Limit.Scheduled, nil
+	}
+	found := settleSchedule(runtime.GOOS, s.Limit.Scheduled)
+	_, err = h.UpdateSession(id, func(s *state.Session) error {
+		if s.Limit != nil && s.Limit.Scheduled != nil && s.Limit.Scheduled.Pending {
+			s.Limit.Scheduled = found
+		}
+		return nil
+	})
+	return found, err
 }
 
 // continueAfterLimit is the turn kandev recover sends once the usage limit

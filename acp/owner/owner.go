@@ -23,6 +23,9 @@ import (
 // lock. ctx ending means the user interrupted (Ctrl-C): the turn is
 // cancelled with session/cancel, then the agent is killed after a bound.
 func Run(ctx context.Context, job Job) (_ *Result, err error) {
+	if err := state.CheckPrompt(job.Prompt); err != nil {
+		return nil, err // refused before the session is touched or the agent sees it
+	}
 	lock, err := job.Home.AcquireOwner(job.SessionID)
 	if err != nil {
 		return nil, err
@@ -56,6 +59,14 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Limit != nil && s.Limit.Scheduled != nil && s.Limit.Scheduled.Pending {
+		if _, err := SettleSchedule(job.Home, job.SessionID); err != nil {
+			return nil, err
+		}
+		if s, err = job.Home.LoadSession(job.SessionID); err != nil {
+			return nil, err
+		}
+	}
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
@@ -68,7 +79,12 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 		return nil, err
 	}
 	o.log = log
-	defer func() { o.log.Close() }() // the one open at the end (reopenLog may replace it)
+	defer func() { // the one open at the end (reopenLog may replace it)
+		o.emitMu.Lock()
+		defer o.emitMu.Unlock()
+		o.logClosed = true // a hook that fails later is not logged (notify.go)
+		o.log.Close()
+	}()
 	if err := finishRewind(job.Home, log, o.s); err != nil {
 		return nil, err
 	}
@@ -116,6 +132,8 @@ type owner struct {
 	// a marker said so.
 	droppedUnsent bool
 	emitMu        sync.Mutex
+	logClosed     bool                   // the log is closed: nothing more is written; under emitMu
+	hookFailures  map[string]bool        // the kinds of [notify] failure logged; under emitMu
 	redactor      history.StreamRedactor // streamed text is redacted as assembled; under emitMu
 	agentInfo     *sdk.Implementation
 	agentCaps     sdk.AgentCapabilities

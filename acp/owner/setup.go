@@ -49,7 +49,7 @@ func setupChanged(source string, s *state.Setup, applied, missing []string, inpu
 func (o *owner) mcpServers() []sdk.McpServer {
 	out, missing := setup.Expand(o.s.MCPConfig, nil)
 	if len(missing) > 0 {
-		o.marker(history.MarkerSetupNotOffered, fmt.Sprintf("MCP servers: %s not set in kandev's environment; passed empty to the agent (set %s and resume to pass it).", "${"+strings.Join(missing, "}, ${")+"}", strings.Join(missing, ", ")), "")
+		o.marker(history.MarkerSetupNotOffered, setup.MissingSummary(missing), "")
 	}
 	return out
 }

@@ -333,7 +333,9 @@ func (o *owner) interactive(ctx context.Context) error {
 			if !l.ok {
 				return o.serveInbox(ctx)
 			}
-			if strings.TrimSpace(l.text) != "" {
+			if err := state.CheckPrompt(l.text); err != nil {
+				o.warn(err.Error()) // one line too long: said, and the next one is read
+			} else if strings.TrimSpace(l.text) != "" {
 				if err := o.turn(ctx, state.SourceUser, l.text); err != nil {
 					return err
 				}
