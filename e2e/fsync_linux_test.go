@@ -20,7 +20,7 @@ var straceLine = regexp.MustCompile(`^(\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\()
 // holds is on disk before session/prompt is written to the agent (the
 // "sent or not" rule: prompt_sent is durable before the send, and so is
 // everything appended before it without a sync of its own), and kandev's
-// fsyncs of the session's files stay at the 11 of docs/testing.md.
+// fsyncs of the session's files stay at the 11 of docs/event-log.md ("What a prompt writes to disk").
 func TestDurability_APromptIsOnDiskBeforeItIsSentWithElevenFsyncs(t *testing.T) {
 	strace, err := exec.LookPath("strace")
 	if err != nil {
@@ -94,6 +94,6 @@ func TestDurability_APromptIsOnDiskBeforeItIsSentWithElevenFsyncs(t *testing.T) 
 		t.Error("session/prompt was written to the agent while the log held events not yet fsync'd")
 	}
 	if fsyncs != 11 {
-		t.Errorf("kandev made %d fsyncs of the session's files for a /say hello prompt, want 11 (docs/testing.md lists them)", fsyncs)
+		t.Errorf("kandev made %d fsyncs of the session's files for a /say hello prompt, want 11 (docs/event-log.md lists them)", fsyncs)
 	}
 }

@@ -3,7 +3,7 @@ package e2e_test
 // Warm prompts on real agents: the same conversation served cold (the agent
 // started and its session restored for the prompt) and warm (a lingering
 // owner that the prompt reattaches to). The tests assert behaviour only and
-// log the figures; docs/agents.md and docs/testing.md quote their medians.
+// log the figures; docs/figures.md quotes their medians.
 
 import (
 	"slices"

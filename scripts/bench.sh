@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/bench.sh: kandev measured against acpx (the Node ACP client) and
 # against the floor (a minimal Go ACP client with no persistence), plus the
-# scale figures within kandev, in one run, printed as one table (issue 7).
+# scale figures within kandev, in one run, printed as one table (issue 7), and
+# written with the date and the machine to figures.md in the work folder, the
+# bench section of docs/figures.md.
 #
 #   scripts/bench.sh            # about 10 minutes on 2 cores, most of it go test -bench
 #   BENCH_RUNS=9 scripts/bench.sh
@@ -228,6 +230,33 @@ if [ -s "$WORK/warm.txt" ]; then
 	echo
 	cat "$WORK/warm.txt"
 fi
+# The bench section of docs/figures.md, dated, with the machine: copy it over
+# that section when the figures change.
+{
+	echo "## \`scripts/bench.sh\`"
+	echo
+	echo "Run on $(date -u '+%Y-%m-%d %H:%M UTC') (\`BENCH_RUNS=$RUNS\`):"
+	echo
+	echo '```'
+	cat "$WORK/machine.txt"
+	echo '```'
+	echo
+	cat "$WORK/table.md"
+	if [ -s "$WORK/gobench-summary.txt" ]; then
+		echo
+		echo "\`go test -bench\` (median of $RUNS):"
+		echo
+		echo '```'
+		cat "$WORK/gobench-summary.txt"
+		echo '```'
+	fi
+	if [ -s "$WORK/warm.txt" ]; then
+		echo
+		echo '```'
+		cat "$WORK/warm.txt"
+		echo '```'
+	fi
+} >"$WORK/figures.md"
 echo
-echo "figures: $RES (one JSON file each); table: $WORK/table.md"
+echo "figures: $RES (one JSON file each); table: $WORK/table.md; for docs/figures.md: $WORK/figures.md"
 [ "${KEEP_BENCH_WORK:-}" = 1 ] || rm -rf "$WORK"/s1000 "$WORK"/s10000 "$WORK"/logs "$WORK"/bulk
