@@ -140,7 +140,7 @@ func (c *SetCmd) Run(env *Env) error {
 		return setupUsage(err)
 	}
 	if res.Applied && len(res.NotOffered) > 0 {
-		return usagef("%s", refusedSet(s.ID, res))
+		return usagef("%s", refusedSet(s, res))
 	}
 	env.Out.Object(map[string]any{"session_id": s.ID, "setup": res.Setup, "queued": res.Queued, "applied": res.Applied,
 		"steps": res.Steps, "not_offered": res.NotOffered}, func(w io.Writer) {
@@ -162,10 +162,10 @@ func (c *SetCmd) Run(env *Env) error {
 // refusedSet is the one line of a kandev set the running agent refused in
 // part or whole: what it does not take (naming what it offers) and what it
 // applied; the record keeps only what the agent took.
-func refusedSet(id string, res *owner.SetResult) string {
+func refusedSet(s *state.Session, res *owner.SetResult) string {
 	done := "nothing was changed"
 	if len(res.Steps) > 0 {
 		done = "applied " + strings.Join(res.Steps, ", ")
 	}
-	return printableLine(fmt.Sprintf("the agent of %s does not take %s; %s", id, strings.Join(res.NotOffered, "; "), done))
+	return printableLine(fmt.Sprintf("the agent of %s does not take %s; %s", s.ID, setup.Named(s.Agent, res.NotOffered), done))
 }

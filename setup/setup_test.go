@@ -190,6 +190,9 @@ func TestReconcile(t *testing.T) {
 			[]Step{{Kind: StepOption, Key: "mode", Value: "plan"}}, nil},
 		{"models offered as a config option only: one it does not offer is named",
 			&state.Setup{Model: "gpt-9"}, codexLike, nil, []string{"model gpt-9 (it offers gpt-5.4, gpt-5.4-mini)"}},
+		{"a boolean option takes on and off",
+			&state.Setup{Options: map[string]string{"verbose": "on"}}, off, []Step{{Kind: StepOption, Key: "verbose", Value: "true", Boolean: true}}, nil},
+		{"a boolean option already off", &state.Setup{Options: map[string]string{"verbose": "OFF"}}, off, nil, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,6 +207,41 @@ func TestReconcile(t *testing.T) {
 				if !strings.Contains(missing[i], part) {
 					t.Fatalf("missing[%d] = %q, want it to name %q", i, missing[i], part)
 				}
+			}
+		})
+	}
+}
+
+func TestRuns_IsWhatTheAgentRunsInsteadOfWhatItDoesNotOffer(t *testing.T) {
+	off := Offered{
+		Modes: []string{"ask", "code"}, Mode: "ask",
+		Options: map[string]Option{
+			"model":  {Current: "small", Values: []string{"small", "large"}, Category: "model"},
+			"effort": {Current: "low", Values: []string{"low", "high"}, Category: "thought_level"},
+			"fast":   {Current: "false", Boolean: true},
+		},
+	}
+	cases := []struct {
+		name      string
+		want, out *state.Setup
+	}{
+		{"nothing recorded", nil, nil},
+		{"all offered: unchanged but booleans as true/false",
+			&state.Setup{Mode: "code", Model: "large", Options: map[string]string{"effort": "high", "fast": "on"}},
+			&state.Setup{Mode: "code", Model: "large", Options: map[string]string{"effort": "high", "fast": "true"}}},
+		{"not offered: what runs instead",
+			&state.Setup{Mode: "plan", Model: "opus", Options: map[string]string{"effort": "max", "fast": "maybe", "temp": "1"}, MCPServers: []string{"notes"}},
+			&state.Setup{Mode: "ask", Model: "small", Options: map[string]string{"effort": "low", "fast": "false"}, MCPServers: []string{"notes"}}},
+		{"no choice at all: left out", &state.Setup{Model: "x"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := off
+			if c.name == "no choice at all: left out" {
+				o = Offered{}
+			}
+			if got := Runs(c.want, o); !reflect.DeepEqual(got, c.out) {
+				t.Fatalf("Runs = %+v, want %+v", got, c.out)
 			}
 		})
 	}

@@ -79,6 +79,10 @@ type Options struct {
 	NoCommands   bool          // advertise no commands (no compact)
 	Delay        time.Duration // pause before every session/update notification
 	StartDelay   time.Duration // pause before answering initialize (a slow-starting agent)
+	// SetupAsOptions offers the setup as ACP 1.x agents do: no models list;
+	// the model, effort and fast as config options of categories model,
+	// thought_level and a boolean.
+	SetupAsOptions bool
 }
 
 // Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
@@ -256,7 +260,7 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	if err := a.advertise(ctx, s.file.ID); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	modes, models, opts := setupState(&s.file)
+	modes, models, opts := a.setupState(&s.file)
 	return acp.NewSessionResponse{SessionId: acp.SessionId(s.file.ID), Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 
@@ -286,7 +290,7 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 			return acp.LoadSessionResponse{}, err
 		}
 	}
-	modes, models, opts := setupState(&s.file)
+	modes, models, opts := a.setupState(&s.file)
 	return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 
@@ -302,7 +306,7 @@ func (a *agent) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (ac
 	s.turn.Lock()
 	defer s.turn.Unlock()
 	s.mcp = p.McpServers
-	modes, models, opts := setupState(&s.file)
+	modes, models, opts := a.setupState(&s.file)
 	return acp.ResumeSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 

@@ -1,0 +1,92 @@
+package e2e_test
+
+// ACP as current agents speak it, on the demo agent with its switches:
+// setup offered only as config options (a model-category option, a
+// thought_level option, a boolean), titles the agent sends, and
+// session/close when a warm owner ends.
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kandev/kandev/state"
+)
+
+// currentAgents are demo agents that speak as ACP 1.x agents do.
+const currentAgents = `[agents.current]
+command = ["{kandev}", "demo-agent", "--setup-as-options"]
+`
+
+type setupStatus struct {
+	Session struct {
+		Setup struct {
+			Model, Mode string
+			Options     map[string]string
+		}
+	}
+}
+
+func TestSetup_ModelEffortAndABooleanOfferedOnlyAsConfigOptions(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	w.config(currentAgents)
+	id, r := w.start("--agent", "current", "--model", "demo-large", "--set", "effort=high", "--set", "fast=on", "/setup")
+	mustOK(t, r)
+	const want = "mode: ask, model: demo-large, options: effort=high fast=true"
+	if !strings.Contains(r.stdout, want) {
+		t.Fatalf("the agent does not run with the model, effort and fast given as options: %s", r)
+	}
+	for _, m := range ofType(w.events(id), state.EventMarker) {
+		if m.Kind == "setup_not_offered" {
+			t.Fatalf("what the agent offers as options was not taken: %s", m.Summary)
+		}
+	}
+	r = w.mustRun("prompt", id, "/setup")
+	if !strings.Contains(r.stdout, want) {
+		t.Fatalf("after a restore: %s", r)
+	}
+	var st setupStatus
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if s := st.Session.Setup; s.Model != "demo-large" || s.Options["effort"] != "high" || s.Options["fast"] != "true" {
+		t.Fatalf("status shows %+v", s)
+	}
+
+	// kandev set with no owner, then the next launch: fast off, the model back to small.
+	w.mustRun("set", id, "--model", "demo-small", "--set", "fast=off")
+	if r := w.mustRun("prompt", id, "/setup"); !strings.Contains(r.stdout, "mode: ask, model: demo-small, options: effort=high fast=false") {
+		t.Fatalf("set then restore: %s", r)
+	}
+}
+
+func TestSetup_AValueTheAgentDoesNotOfferSaysWhatItOffersAndStatusShowsWhatRuns(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	w.config(currentAgents)
+	id, r := w.start("--agent", "current", "--model", "opus", "--set", "effort=max", "--set", "fast=maybe", "/setup")
+	mustOK(t, r)
+	for _, part := range []string{"model opus (current offers demo-small, demo-large)", "option effort=max (current offers low, high)", "option fast=maybe"} {
+		if !strings.Contains(r.stderr, part) {
+			t.Fatalf("the start does not say %q: %s", part, r)
+		}
+	}
+	if n := strings.Count(r.stderr, "warning:"); n != 1 {
+		t.Fatalf("want one warning line, got %d: %s", n, r.stderr)
+	}
+	var marks []state.Event
+	for _, m := range ofType(w.events(id), state.EventMarker) {
+		if m.Kind == "setup_not_offered" {
+			marks = append(marks, m)
+		}
+	}
+	if len(marks) != 1 || marks[0].Severity != "warning" {
+		t.Fatalf("want one setup_not_offered warning, got %+v", marks)
+	}
+	var st setupStatus
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if s := st.Session.Setup; s.Model != "demo-small" || s.Options["effort"] != "low" || s.Options["fast"] != "false" {
+		t.Fatalf("status shows %+v, not what the agent runs", s)
+	}
+	if r := w.mustRun("status", id); strings.Contains(r.stdout, "opus") {
+		t.Fatalf("status names what was asked, not what runs: %s", r)
+	}
+}
