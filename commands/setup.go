@@ -91,6 +91,7 @@ type SetCmd struct {
 	Mode  string   `help:"The agent's session mode (e.g. ask, code)." placeholder:"MODE"`
 	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable)." placeholder:"KEY=VALUE" sep:"none"`
 	MCP   []string `name:"mcp" help:"Replace the session's MCP servers with those of these files (mcpServers shape; repeatable); they run from the agent's next start." placeholder:"FILE" type:"path" sep:"none"`
+	Title string   `help:"Name the session; a title the agent sends no longer replaces it." placeholder:"T"`
 }
 
 // Help shows an example.
@@ -109,8 +110,12 @@ func (c *SetCmd) Run(env *Env) error {
 		return setupUsage(err)
 	}
 	ch := setup.Change{Model: c.Model, Mode: c.Mode, Options: opts}
-	if ch.Empty() && len(c.MCP) == 0 {
-		return usagef("nothing to set: give --model, --mode, --set KEY=VALUE or --mcp FILE")
+	title := strings.TrimSpace(c.Title)
+	if c.Title != "" && (title == "" || strings.ContainsAny(title, "\n\r")) {
+		return usagef("--title %q: give one line of text", c.Title)
+	}
+	if ch.Empty() && len(c.MCP) == 0 && title == "" {
+		return usagef("nothing to set: give --model, --mode, --set KEY=VALUE, --mcp FILE or --title T")
 	}
 	h, s, err := c.load(env, needOpen)
 	if err != nil {
@@ -118,6 +123,17 @@ func (c *SetCmd) Run(env *Env) error {
 	}
 	if state.IsTerminal(s.State) {
 		return owner.NotResumableState(s.ID, s.State)
+	}
+	if title != "" {
+		if s, err = owner.NameSession(h, s.ID, title); err != nil {
+			return err
+		}
+		if ch.Empty() && len(c.MCP) == 0 {
+			env.Out.Object(map[string]any{"session_id": s.ID, "title": s.Title}, func(w io.Writer) {
+				fmt.Fprintf(w, "title   %s\n", printableLine(s.Title))
+			})
+			return nil
+		}
 	}
 	if len(c.MCP) > 0 {
 		fl, err := SetupFlags{MCP: c.MCP}.flags()

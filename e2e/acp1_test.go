@@ -90,3 +90,46 @@ func TestSetup_AValueTheAgentDoesNotOfferSaysWhatItOffersAndStatusShowsWhatRuns(
 		t.Fatalf("status names what was asked, not what runs: %s", r)
 	}
 }
+
+type titleList struct {
+	Sessions []struct{ ID, Title string }
+}
+
+func (w *world) titleOf(id string) string {
+	w.t.Helper()
+	var st struct{ Session struct{ Title string } }
+	decodeJSON(w.t, w.mustRun("--json", "status", id).stdout, &st)
+	var l titleList
+	decodeJSON(w.t, w.mustRun("--json", "list").stdout, &l)
+	for _, s := range l.Sessions {
+		if s.ID == id && s.Title != st.Session.Title {
+			w.t.Fatalf("list says %q, status %q", s.Title, st.Session.Title)
+		}
+	}
+	return st.Session.Title
+}
+
+func TestTitle_TheAgentsTitleNamesTheSessionUnlessThePersonNamedIt(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	id, r := w.start("/title Fix the login bug")
+	mustOK(t, r)
+	if got := w.titleOf(id); got != "Fix the login bug" {
+		t.Fatalf("the agent's title is not the session's: %q", got)
+	}
+	// The person names it: a later title from the agent does not replace it.
+	w.mustRun("set", id, "--title", "login work")
+	w.mustRun("prompt", id, "/title Something else")
+	if got := w.titleOf(id); got != "login work" {
+		t.Fatalf("the agent's title replaced the person's: %q", got)
+	}
+
+	named, r := w.start("--title", "my task", "/title Agent's idea")
+	mustOK(t, r)
+	if got := w.titleOf(named); got != "my task" {
+		t.Fatalf("start --title was replaced by the agent's title: %q", got)
+	}
+	if r := w.run("set", named, "--title", " "); r.code != 2 {
+		t.Fatalf("a blank --title: %s", r)
+	}
+}

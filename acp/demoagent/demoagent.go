@@ -20,6 +20,7 @@
 //	/setup            "mode: M, model: M, options: effort=E" (recall adds the
 //	                  same line when any of them is not the default)
 //	/mode MODE        switches its own mode and says so (current_mode_update)
+//	/title TEXT       names the session TEXT (session_info_update) and says so
 //	/tools            lists the tools of the MCP servers it was given
 //	/mcp TOOL ARGS    a tool call that calls TOOL (or SERVER/TOOL) of those
 //	                  servers with ARGS (a JSON object, else {"text": ARGS})

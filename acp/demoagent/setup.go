@@ -208,6 +208,16 @@ func (t *turn) switchMode(mode string) error {
 	return t.message(roleAgent, "Switched to mode "+mode+".")
 }
 
+// title is the /title TEXT directive: the agent names the session itself
+// (session_info_update), as ACP 1.x agents do, and says so.
+func (t *turn) title(text string) error {
+	u := acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{SessionUpdate: "session_info_update", Title: &text}}
+	if err := t.a.send(t.ctx, t.s.file.ID, u); err != nil {
+		return err
+	}
+	return t.message(roleAgent, "Titled the session: "+text+".")
+}
+
 // mcpCallTimeout bounds one MCP server's start, listing and call.
 const mcpCallTimeout = 20 * time.Second
 
