@@ -304,6 +304,14 @@ func (c *Conn) Cancel(token string) error {
 	return c.sdk.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(token)})
 }
 
+// CloseSession asks the agent to close session token (session/close),
+// freeing what it holds for it; the caller checks that the agent
+// advertised sessionCapabilities.close.
+func (c *Conn) CloseSession(ctx context.Context, token string) error {
+	_, err := c.sdk.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(token)})
+	return c.wrap(err)
+}
+
 // SessionListed reports whether the agent's session/list for this cwd names
 // token, following its pages (at most 100).
 func (c *Conn) SessionListed(ctx context.Context, token string) (bool, error) {

@@ -6,8 +6,12 @@ package e2e_test
 // session/close when a warm owner ends.
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -131,5 +135,69 @@ func TestTitle_TheAgentsTitleNamesTheSessionUnlessThePersonNamedIt(t *testing.T)
 	}
 	if r := w.run("set", named, "--title", " "); r.code != 2 {
 		t.Fatalf("a blank --title: %s", r)
+	}
+}
+
+// demoClosed is how many session/close requests the demo agent saw for
+// session id's agent session (its own file, "closed").
+func (w *world) demoClosed(id string) int {
+	w.t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.home, "demo-agent", w.session(id).ResumeToken+".json"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var f struct{ Closed int }
+	if err := json.Unmarshal(b, &f); err != nil {
+		w.t.Fatal(err)
+	}
+	return f.Closed
+}
+
+func TestClose_AWarmOwnerThatEndsClosesTheAgentsSessionWhereTheAgentOffersIt(t *testing.T) {
+	w := newWorld(t)
+	w.warmByDefault()
+	w.config("[agents.noclose]\ncommand = [\"{kandev}\", \"demo-agent\", \"--no-close\"]\n")
+
+	// kandev close ends the warm owner: the agent gets session/close first.
+	id, r := w.start("--linger", "30s", "remember FIG")
+	mustOK(t, r)
+	if !w.ownerAlive(id) {
+		t.Fatal("no warm owner")
+	}
+	if n := w.demoClosed(id); n != 0 {
+		t.Fatalf("closed %d times while warm", n)
+	}
+	w.mustRun("close", id)
+	waitFor(t, 10*time.Second, "the warm owner to exit", func() bool { return !w.ownerAlive(id) })
+	if n := w.demoClosed(id); n != 1 {
+		t.Fatalf("the demo agent saw %d session/close after kandev close, want 1", n)
+	}
+
+	// The linger runs out: the same. The session is restored and closed again.
+	r = w.mustRun("prompt", id, "--linger", "1s", "recall")
+	if !strings.Contains(r.stdout, "FIG") {
+		t.Fatalf("after the close the session does not restore: %s", r)
+	}
+	waitFor(t, 10*time.Second, "the linger to run out", func() bool { return !w.ownerAlive(id) })
+	if n := w.demoClosed(id); n != 2 {
+		t.Fatalf("the demo agent saw %d session/close after the linger ran out, want 2", n)
+	}
+
+	// No linger (CI): nothing warm ends, nothing is closed.
+	r = w.mustRun("prompt", id, "--linger", "0", "hello")
+	if n := w.demoClosed(id); n != 2 {
+		t.Fatalf("a command without linger closed the session (%d)", n)
+	}
+
+	// An agent that does not advertise it is not asked.
+	nc, r := w.start("--agent", "noclose", "--linger", "30s", "hello")
+	mustOK(t, r)
+	w.mustRun("close", nc)
+	waitFor(t, 10*time.Second, "the warm owner to exit", func() bool { return !w.ownerAlive(nc) })
+	if n := w.demoClosed(nc); n != 0 {
+		t.Fatalf("session/close sent to an agent that does not offer it (%d)", n)
+	}
+	for _, m := range ofType(w.events(nc), state.EventMarker) {
+		t.Fatalf("a marker about the close: %s", m.Summary)
 	}
 }

@@ -48,6 +48,8 @@
 //     session/set_config_option change them and they are saved with the
 //     session, so load and resume bring them back. The MCP servers of each
 //     new, load or resume are kept in memory only (never in its files).
+//   - session/close (advertised unless NoClose) counts the close in the
+//     session's file ("closed") and forgets it until a load or resume.
 //   - Unknown sessions answer -32002 "Resource not found: session <id>".
 //   - session/cancel stops a turn between lines and chunks and during
 //     /sleep; the turn then answers stopReason "cancelled".
@@ -84,6 +86,9 @@ type Options struct {
 	// the model, effort and fast as config options of categories model,
 	// thought_level and a boolean.
 	SetupAsOptions bool
+	// NoClose: do not advertise or serve session/close (which it otherwise
+	// records in the session's file, "closed": n).
+	NoClose bool
 }
 
 // Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
@@ -233,6 +238,9 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if a.forks() {
 		caps.SessionCapabilities.Fork = &acp.SessionForkCapabilities{}
 	}
+	if !a.opts.NoClose {
+		caps.SessionCapabilities.Close = &acp.SessionCloseCapabilities{}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
 		AgentCapabilities: caps,
@@ -346,8 +354,19 @@ func (a *agent) lookup(id string) *session {
 func (a *agent) Cancel(context.Context, acp.CancelNotification) error { return nil }
 
 // CloseSession implements acp.Agent; not supported.
-func (a *agent) CloseSession(context.Context, acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
-	return acp.CloseSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionClose)
+func (a *agent) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	if a.opts.NoClose {
+		return acp.CloseSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionClose)
+	}
+	id := string(p.SessionId)
+	err := a.changeSetup(id, func(f *sessionFile) error { f.Closed++; return nil })
+	if err != nil {
+		return acp.CloseSessionResponse{}, err
+	}
+	a.mu.Lock()
+	delete(a.sessions, id) // load or resume opens it again
+	a.mu.Unlock()
+	return acp.CloseSessionResponse{}, nil
 }
 
 // ListSessions implements acp.Agent; not supported.
