@@ -201,3 +201,21 @@ func TestClose_AWarmOwnerThatEndsClosesTheAgentsSessionWhereTheAgentOffersIt(t *
 		t.Fatalf("a marker about the close: %s", m.Summary)
 	}
 }
+
+func TestCancelRequest_AStuckStartUpRequestIsCancelledBeforeTheAgentIsKilled(t *testing.T) {
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	w.config("[agent]\nhandshake_timeout_seconds = 1\n\n[agents.stuck]\ncommand = [\"{kandev}\", \"demo-agent\", \"--start-delay\", \"20000\"]\n")
+	began := time.Now()
+	_, r := w.start("--agent", "stuck", "hello")
+	if r.code != 6 || !strings.Contains(r.stderr, "did not answer initialize within 1s") {
+		t.Fatalf("a hung initialize: want exit 6 naming it, %s", r)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Fatalf("the start took %v", d)
+	}
+	b, err := os.ReadFile(filepath.Join(w.home, "demo-agent", "cancelled-requests.log"))
+	if err != nil || string(b) != "initialize\n" {
+		t.Fatalf("the agent did not see $/cancel_request for its initialize before it was stopped: %q, %v", b, err)
+	}
+}

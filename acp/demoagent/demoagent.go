@@ -50,6 +50,8 @@
 //     new, load or resume are kept in memory only (never in its files).
 //   - session/close (advertised unless NoClose) counts the close in the
 //     session's file ("closed") and forgets it until a load or resume.
+//   - A request the client cancels with $/cancel_request while it waits
+//     (initialize during StartDelay) is noted in <Dir>/cancelled-requests.log.
 //   - Unknown sessions answer -32002 "Resource not found: session <id>".
 //   - session/cancel stops a turn between lines and chunks and during
 //     /sleep; the turn then answers stopReason "cancelled".
@@ -66,6 +68,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -225,6 +228,7 @@ func internalError(err error) error {
 func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	if a.opts.StartDelay > 0 {
 		if err := sleep(ctx, a.opts.StartDelay); err != nil {
+			a.noteCancelled("initialize")
 			return acp.InitializeResponse{}, err
 		}
 	}
@@ -247,6 +251,25 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 		AgentInfo:         &acp.Implementation{Name: "kandev-demo-agent", Version: "0.1.0"},
 		AuthMethods:       []acp.AuthMethod{},
 	}, nil
+}
+
+// cancelledLog is the file, in Options.Dir, where the agent notes each
+// request the client cancelled with $/cancel_request while it waited.
+const cancelledLog = "cancelled-requests.log"
+
+// noteCancelled appends method to cancelledLog when the client cancelled
+// the request (the SDK ends its context on $/cancel_request), not when
+// the agent itself is shutting down.
+func (a *agent) noteCancelled(method string) {
+	if a.alive.Err() != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(a.opts.Dir, cancelledLog), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(method + "\n")
 }
 
 // Authenticate implements acp.Agent; there is nothing to authenticate.
