@@ -223,21 +223,25 @@ func BoolValue(v string) (string, bool) {
 }
 
 // Runs is want with what the agent does not offer replaced by what it
-// runs instead (its current mode, model or option value; left out when the
-// agent has none), and boolean options written as true or false: the setup
-// the session records after a launch, so status says what the agent runs.
-func Runs(want *state.Setup, off Offered) *state.Setup {
+// runs instead (its current mode, model or option value), and boolean
+// options written as true or false: the setup the session records after a
+// launch, so status says what the agent runs. A kind the agent answered
+// nothing about (no modes, no model choice, no config options) is left out
+// on the session's first launch only: a restored agent's answer may just
+// leave it out, and the record keeps the person's choice for the next one.
+func Runs(want *state.Setup, off Offered, firstLaunch bool) *state.Setup {
 	if want == nil {
 		return nil
 	}
 	out := *want
 	out.Options = maps.Clone(want.Options)
-	out.Mode = choice{"mode", want.Mode, off.Modes, off.Mode, StepMode, ""}.runs(off)
-	out.Model = choice{"model", want.Model, off.Models, off.Model, StepModel, ""}.runs(off)
+	out.Mode = choice{"mode", want.Mode, off.Modes, off.Mode, StepMode, ""}.runs(off, firstLaunch)
+	out.Model = choice{"model", want.Model, off.Models, off.Model, StepModel, ""}.runs(off, firstLaunch)
 	for k, v := range want.Options {
 		o, ok := off.Options[k]
 		b, isBool := BoolValue(v)
 		switch {
+		case off.Options == nil && !firstLaunch:
 		case !ok:
 			delete(out.Options, k)
 		case o.Boolean && isBool:
@@ -291,14 +295,19 @@ func Reported(rec *state.Setup, mode string, opts map[string]Option) (next *stat
 }
 
 // runs is the value the agent runs for c: c's own when it offers it, else
-// its current one ("" when it offers no such choice).
-func (c choice) runs(off Offered) string {
+// its current one; when it offers no such choice, "" on the first launch
+// and c's own on a restore (see Runs).
+func (c choice) runs(off Offered, firstLaunch bool) string {
 	if c.want == "" {
 		return ""
 	}
 	offered, current := c.offered, c.current
-	if key, byOption := categoryOption(off, c.category); c.offered == nil && byOption {
+	key, byOption := categoryOption(off, c.category)
+	switch {
+	case c.offered == nil && byOption:
 		offered, current = off.Options[key].Values, off.Options[key].Current
+	case c.offered == nil && !firstLaunch:
+		return c.want
 	}
 	if slices.Contains(offered, c.want) {
 		return c.want

@@ -232,18 +232,24 @@ func TestRuns_IsWhatTheAgentRunsInsteadOfWhatItDoesNotOffer(t *testing.T) {
 		{"not offered: what runs instead",
 			&state.Setup{Mode: "plan", Model: "opus", Options: map[string]string{"effort": "max", "fast": "maybe", "temp": "1"}, MCPServers: []string{"notes"}},
 			&state.Setup{Mode: "ask", Model: "small", Options: map[string]string{"effort": "low", "fast": "false"}, MCPServers: []string{"notes"}}},
-		{"no choice at all: left out", &state.Setup{Model: "x"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o := off
-			if c.name == "no choice at all: left out" {
-				o = Offered{}
-			}
-			if got := Runs(c.want, o); !reflect.DeepEqual(got, c.out) {
-				t.Fatalf("Runs = %+v, want %+v", got, c.out)
+			for _, first := range []bool{true, false} {
+				if got := Runs(c.want, off, first); !reflect.DeepEqual(got, c.out) {
+					t.Fatalf("Runs (first launch %v) = %+v, want %+v", first, got, c.out)
+				}
 			}
 		})
+	}
+	// A kind the agent answered nothing about: left out on the first launch,
+	// kept on a restore (its answer may just leave it out).
+	asked := &state.Setup{Mode: "plan", Model: "x", Options: map[string]string{"k": "v"}}
+	if got := Runs(asked, Offered{}, true); got != nil {
+		t.Fatalf("first launch, nothing offered: %+v", got)
+	}
+	if got := Runs(asked, Offered{}, false); !reflect.DeepEqual(got, asked) {
+		t.Fatalf("restore, nothing answered: %+v", got)
 	}
 }
 
