@@ -219,3 +219,28 @@ func TestCancelRequest_AStuckStartUpRequestIsCancelledBeforeTheAgentIsKilled(t *
 		t.Fatalf("the agent did not see $/cancel_request for its initialize before it was stopped: %q, %v", b, err)
 	}
 }
+
+func TestSet_OnALiveAgentThatOffersOptionsOnlyTakesEffortAndOnOffAndNamesWhatItOffers(t *testing.T) {
+	w := newWorld(t)
+	w.warmByDefault()
+	w.config(currentAgents)
+	id, r := w.start("--agent", "current", "--linger", "30s", "hello")
+	mustOK(t, r)
+	defer w.run("close", id)
+	r = w.mustRun("set", id, "--model", "demo-large", "--set", "effort=high", "--set", "fast=ON")
+	if !strings.Contains(r.stdout, "applied by the live owner") || !strings.Contains(r.stdout, "option model=demo-large") || !strings.Contains(r.stdout, "option fast=true") {
+		t.Fatalf("set on a live agent that offers options only: %s", r)
+	}
+	if r := w.mustRun("prompt", id, "/setup"); !strings.Contains(r.stdout, "mode: ask, model: demo-large, options: effort=high fast=true") {
+		t.Fatalf("the agent does not run it: %s", r)
+	}
+	r = w.run("set", id, "--model", "opus")
+	if r.code != 2 || !strings.Contains(r.stderr, "model opus (current offers demo-small, demo-large)") {
+		t.Fatalf("a model the agent does not offer: want exit 2 naming what current offers, %s", r)
+	}
+	var st setupStatus
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if s := st.Session.Setup; s.Model != "demo-large" || s.Options["fast"] != "true" {
+		t.Fatalf("status shows %+v, not what runs", s)
+	}
+}

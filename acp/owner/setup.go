@@ -144,7 +144,8 @@ func (o *owner) serveSet(ctx context.Context, in state.Input) {
 			continue
 		}
 		applied = append(applied, ok...)
-		o.update(func(s *state.Session) { s.Setup = setup.Apply(s.Setup, item) })
+		now := o.conn.Offered()
+		o.update(func(s *state.Session) { s.Setup = setup.Runs(setup.Apply(s.Setup, item), now, false) }) // fast=on is recorded as true
 	}
 	o.notOffered(missing)
 	o.offeredChanged()
