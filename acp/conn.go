@@ -62,6 +62,7 @@ type Conn struct {
 	offeredMu    sync.Mutex
 	offered      setup.Offered // the setup the agent answered its last session/new, load or resume with
 	answer       AgentSetup    // the same answer as the agent gave it (for an editor), kept current
+	cancels      *cancelWriter // the agent's stdin, counting $/cancel_request (cancel_request.go)
 }
 
 // Connect wires an ACP client connection to a launched agent process.
@@ -75,7 +76,8 @@ func Connect(p Transport, opts ConnOptions) *Conn {
 	// the SDK's SetLogger races with the goroutines it has already started.
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	stdin, stdout := p.Streams()
-	c.sdk = sdk.NewClientSideConnection(&client{c: c}, stdin, pr)
+	c.cancels = newCancelWriter(stdin)
+	c.sdk = sdk.NewClientSideConnection(&client{c: c}, c.cancels, pr)
 	go c.intercept(stdout, pw)
 	go c.record()
 	return c
@@ -251,21 +253,21 @@ func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
 		},
 		ClientInfo: &sdk.Implementation{Name: "kandev", Version: Version},
 	})
-	return resp, c.wrap(err)
+	return resp, c.wrap(ctx, err)
 }
 
 // NewSession asks for a fresh agent session in cwd.
 func (c *Conn) NewSession(ctx context.Context) (string, error) {
 	resp, err := c.sdk.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
 	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
-	return string(resp.SessionId), c.wrap(err)
+	return string(resp.SessionId), c.wrap(ctx, err)
 }
 
 // ResumeSession restores token without replay.
 func (c *Conn) ResumeSession(ctx context.Context, token string) error {
 	resp, err := c.sdk.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
 	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
-	return c.wrap(err)
+	return c.wrap(ctx, err)
 }
 
 // LoadSession restores token; the agent's replay of the conversation is
@@ -277,14 +279,14 @@ func (c *Conn) LoadSession(ctx context.Context, token string) error {
 	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
 	// Wait for the replay to be drained before the caller records anything new.
 	c.Barrier(nil)
-	return c.wrap(err)
+	return c.wrap(ctx, err)
 }
 
 // Fork asks the agent for a new session that copies token's conversation
 // (session/fork, unstable), in cwd; it returns the new session's token.
 func (c *Conn) Fork(ctx context.Context, token string) (string, error) {
 	resp, err := c.sdk.UnstableForkSession(ctx, sdk.UnstableForkSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd})
-	return string(resp.SessionId), c.wrap(err)
+	return string(resp.SessionId), c.wrap(ctx, err)
 }
 
 // Prompt runs one turn and returns the agent's stop reason. Every update the
@@ -296,12 +298,20 @@ func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
 		c.q.push(queued{event: promptUsageEvent(resp.Usage)})
 	}
 	c.Barrier(nil)
-	return string(resp.StopReason), c.wrap(err)
+	return string(resp.StopReason), c.wrap(ctx, err)
 }
 
 // Cancel sends session/cancel.
 func (c *Conn) Cancel(token string) error {
 	return c.sdk.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(token)})
+}
+
+// CloseSession asks the agent to close session token (session/close),
+// freeing what it holds for it; the caller checks that the agent
+// advertised sessionCapabilities.close.
+func (c *Conn) CloseSession(ctx context.Context, token string) error {
+	_, err := c.sdk.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(token)})
+	return c.wrap(ctx, err)
 }
 
 // SessionListed reports whether the agent's session/list for this cwd names
@@ -312,7 +322,7 @@ func (c *Conn) SessionListed(ctx context.Context, token string) (bool, error) {
 	for page := 0; page < 100; page++ {
 		resp, err := c.sdk.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
 		if err != nil {
-			return false, c.wrap(err)
+			return false, c.wrap(ctx, err)
 		}
 		for _, s := range resp.Sessions {
 			if string(s.SessionId) == token {
@@ -328,10 +338,11 @@ func (c *Conn) SessionListed(ctx context.Context, token string) (bool, error) {
 }
 
 // wrap turns a transport failure into the reason the agent went away.
-func (c *Conn) wrap(err error) error {
+func (c *Conn) wrap(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
+	c.gaveUp(ctx, err)
 	if f := c.Fatal(); f != nil {
 		return f
 	}

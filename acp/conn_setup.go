@@ -159,7 +159,7 @@ func (c *Conn) ApplySetup(ctx context.Context, token string, st setup.Step) erro
 			})
 		}
 	}
-	return c.wrap(err)
+	return c.wrap(ctx, err)
 }
 
 // NoteReported keeps what the agent reported itself, so a later step is

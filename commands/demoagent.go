@@ -9,14 +9,16 @@ import (
 
 // DemoAgentCmd is kandev demo-agent: the built-in ACP agent on stdio.
 type DemoAgentCmd struct {
-	NoResume     bool `help:"Do not advertise or serve session/resume."`
-	NoLoad       bool `help:"Do not advertise or serve session/load."`
-	FailOnResume bool `help:"Answer resume and load with an unknown-session error."`
-	NoFork       bool `help:"Do not advertise or serve session/fork."`
-	NoCommands   bool `help:"Advertise no commands (so it has no compact)."`
-	Delay        int  `help:"Sleep MS before every update it sends." placeholder:"MS"`
-	StartDelay   int  `help:"Sleep MS before answering initialize (a slow-starting agent)." placeholder:"MS"`
-	IgnoreEOF    bool `help:"Keep running when stdin closes, until a signal (an agent like Claude's or codex's adapter; set exit_on_eof = false for it)."`
+	NoResume       bool `help:"Do not advertise or serve session/resume."`
+	NoLoad         bool `help:"Do not advertise or serve session/load."`
+	FailOnResume   bool `help:"Answer resume and load with an unknown-session error."`
+	NoFork         bool `help:"Do not advertise or serve session/fork."`
+	NoCommands     bool `help:"Advertise no commands (so it has no compact)."`
+	Delay          int  `help:"Sleep MS before every update it sends." placeholder:"MS"`
+	StartDelay     int  `help:"Sleep MS before answering initialize (a slow-starting agent)." placeholder:"MS"`
+	SetupAsOptions bool `help:"Offer the model only as a config option of category model (no models list), effort as thought_level and a boolean option fast, as current agents do."`
+	NoClose        bool `help:"Do not advertise or serve session/close."`
+	IgnoreEOF      bool `help:"Keep running when stdin closes, until a signal (an agent like Claude's or codex's adapter; set exit_on_eof = false for it)."`
 }
 
 // Help shows an example.
@@ -35,7 +37,7 @@ func (c *DemoAgentCmd) Run(env *Env) error {
 	}
 	err = demoagent.Run(env.Ctx, demoagent.Options{
 		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
-		NoFork: c.NoFork, NoCommands: c.NoCommands,
+		NoFork: c.NoFork, NoCommands: c.NoCommands, SetupAsOptions: c.SetupAsOptions, NoClose: c.NoClose,
 		Delay: time.Duration(c.Delay) * time.Millisecond, StartDelay: time.Duration(c.StartDelay) * time.Millisecond,
 	}, env.Stdin, os.Stdout)
 	if c.IgnoreEOF && err == nil {

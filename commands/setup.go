@@ -110,6 +110,7 @@ type SetCmd struct {
 	Mode  string   `help:"The agent's session mode (e.g. ask, code)." placeholder:"MODE"`
 	Set   []string `help:"A config option of the agent, KEY=VALUE (repeatable)." placeholder:"KEY=VALUE" sep:"none"`
 	MCP   []string `name:"mcp" help:"Replace the session's MCP servers with those of these files (mcpServers shape; repeatable); they run from the agent's next start." placeholder:"FILE" type:"path" sep:"none"`
+	Title string   `help:"Name the session; a title the agent sends no longer replaces it." placeholder:"T"`
 }
 
 // Help shows an example.
@@ -128,8 +129,12 @@ func (c *SetCmd) Run(env *Env) error {
 		return setupUsage(err)
 	}
 	ch := setup.Change{Model: c.Model, Mode: c.Mode, Options: opts}
-	if ch.Empty() && len(c.MCP) == 0 {
-		return usagef("nothing to set: give --model, --mode, --set KEY=VALUE or --mcp FILE")
+	title := strings.TrimSpace(c.Title)
+	if c.Title != "" && (title == "" || strings.ContainsAny(title, "\n\r")) {
+		return usagef("--title %q: give one line of text", c.Title)
+	}
+	if ch.Empty() && len(c.MCP) == 0 && title == "" {
+		return usagef("nothing to set: give --model, --mode, --set KEY=VALUE, --mcp FILE or --title T")
 	}
 	h, s, err := c.load(env, needOpen)
 	if err != nil {
@@ -140,6 +145,18 @@ func (c *SetCmd) Run(env *Env) error {
 	}
 	if err := env.beforeCommit("kandev set " + s.ID); err != nil {
 		return err
+	}
+	if title != "" {
+		if s, err = owner.NameSession(h, s.ID, title); err != nil {
+			return err
+		}
+		env.commit("the title of " + s.ID)
+		if ch.Empty() && len(c.MCP) == 0 {
+			env.Out.Object(map[string]any{"session_id": s.ID, "title": s.Title}, func(w io.Writer) {
+				fmt.Fprintf(w, "title   %s\n", printableLine(s.Title))
+			})
+			return nil
+		}
 	}
 	if len(c.MCP) > 0 {
 		fl, err := SetupFlags{MCP: c.MCP}.flags()
@@ -164,7 +181,7 @@ func (c *SetCmd) Run(env *Env) error {
 	}
 	env.commit("the change of " + s.ID + "'s setup")
 	if res.Applied && len(res.NotOffered) > 0 {
-		return usagef("%s", refusedSet(s.ID, res))
+		return usagef("%s", refusedSet(s, res))
 	}
 	env.Out.Object(map[string]any{"session_id": s.ID, "setup": res.Setup, "queued": res.Queued, "applied": res.Applied,
 		"steps": res.Steps, "not_offered": res.NotOffered}, func(w io.Writer) {
@@ -186,10 +203,10 @@ func (c *SetCmd) Run(env *Env) error {
 // refusedSet is the one line of a kandev set the running agent refused in
 // part or whole: what it does not take (naming what it offers) and what it
 // applied; the record keeps only what the agent took.
-func refusedSet(id string, res *owner.SetResult) string {
+func refusedSet(s *state.Session, res *owner.SetResult) string {
 	done := "nothing was changed"
 	if len(res.Steps) > 0 {
 		done = "applied " + strings.Join(res.Steps, ", ")
 	}
-	return printableLine(fmt.Sprintf("the agent of %s does not take %s; %s", id, strings.Join(res.NotOffered, "; "), done))
+	return printableLine(fmt.Sprintf("the agent of %s does not take %s; %s", s.ID, setup.Named(s.Agent, res.NotOffered), done))
 }

@@ -14,7 +14,7 @@ type StartCmd struct {
 	Agent     string       `help:"Agent profile (default: config default_agent, else demo)." placeholder:"A"`
 	Cwd       string       `help:"Working directory of the agent (default: current)." placeholder:"D"`
 	Workspace string       `help:"Workspace name (default: basename of the git top level of --cwd)." placeholder:"W"`
-	Title     string       `help:"Session title (default: the start of the prompt)." placeholder:"T"`
+	Title     string       `help:"Session title (default: the start of the prompt, until the agent names the session)." placeholder:"T"`
 	Parent    string       `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
 	Worktree  WorktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
 	Prompt    []string     `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`

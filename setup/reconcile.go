@@ -184,11 +184,14 @@ func Reconcile(want *state.Setup, off Offered) (steps []Step, missing []string) 
 	for _, k := range slices.Sorted(maps.Keys(want.Options)) {
 		v := want.Options[k]
 		o, ok := off.Options[k]
+		if b, isBool := BoolValue(v); ok && o.Boolean && isBool {
+			v = b
+		}
 		switch {
 		case !ok:
 			missing = append(missing, fmt.Sprintf("option %s (it offers %s)", k, list(slices.Sorted(maps.Keys(off.Options)))))
 		case o.Boolean && v != "true" && v != "false":
-			missing = append(missing, fmt.Sprintf("option %s=%s (it is a true/false option)", k, v))
+			missing = append(missing, fmt.Sprintf("option %s=%s (it is an on/off option)", k, v))
 		case !o.Boolean && !slices.Contains(o.Values, v):
 			missing = append(missing, fmt.Sprintf("option %s=%s (it offers %s)", k, v, list(o.Values)))
 		case o.Current != v:
@@ -196,6 +199,62 @@ func Reconcile(want *state.Setup, off Offered) (steps []Step, missing []string) 
 		}
 	}
 	return steps, missing
+}
+
+// Named joins what Reconcile found missing into one line that names the
+// agent where it says what is offered: "model opus (claude offers default,
+// sonnet)".
+func Named(agent string, missing []string) string {
+	if agent == "" {
+		agent = "the agent"
+	}
+	return strings.ReplaceAll(strings.Join(missing, "; "), "(it offers ", "("+agent+" offers ")
+}
+
+// BoolValue reads a boolean option's value as written to --set: on, true,
+// off or false (any case), as "true" or "false".
+func BoolValue(v string) (string, bool) {
+	switch strings.ToLower(v) {
+	case "on", "true":
+		return "true", true
+	case "off", "false":
+		return "false", true
+	}
+	return "", false
+}
+
+// Runs is want with what the agent does not offer replaced by what it
+// runs instead (its current mode, model or option value), and boolean
+// options written as true or false: the setup the session records after a
+// launch, so status says what the agent runs. A kind the agent answered
+// nothing about (no modes, no model choice, no config options) is left out
+// on the session's first launch only: a restored agent's answer may just
+// leave it out, and the record keeps the person's choice for the next one.
+func Runs(want *state.Setup, off Offered, firstLaunch bool) *state.Setup {
+	if want == nil {
+		return nil
+	}
+	out := *want
+	out.Options = maps.Clone(want.Options)
+	out.Mode = choice{"mode", want.Mode, off.Modes, off.Mode, StepMode, ""}.runs(off, firstLaunch)
+	out.Model = choice{"model", want.Model, off.Models, off.Model, StepModel, ""}.runs(off, firstLaunch)
+	for k, v := range want.Options {
+		o, ok := off.Options[k]
+		b, isBool := BoolValue(v)
+		switch {
+		case off.Options == nil && !firstLaunch:
+		case !ok:
+			delete(out.Options, k)
+		case o.Boolean && isBool:
+			out.Options[k] = b
+		case o.Boolean || !slices.Contains(o.Values, v):
+			out.Options[k] = o.Current
+		}
+	}
+	if len(out.Options) == 0 {
+		out.Options = nil
+	}
+	return orNil(&out)
 }
 
 // categoryOption is the key of the agent's select option of category cat.
@@ -234,6 +293,27 @@ func Reported(rec *state.Setup, mode string, opts map[string]Option) (next *stat
 	}
 	next = Apply(rec, c)
 	return next, !Equal(rec, next)
+}
+
+// runs is the value the agent runs for c: c's own when it offers it, else
+// its current one; when it offers no such choice, "" on the first launch
+// and c's own on a restore (see Runs).
+func (c choice) runs(off Offered, firstLaunch bool) string {
+	if c.want == "" {
+		return ""
+	}
+	offered, current := c.offered, c.current
+	key, byOption := categoryOption(off, c.category)
+	switch {
+	case c.offered == nil && byOption:
+		offered, current = off.Options[key].Values, off.Options[key].Current
+	case c.offered == nil && !firstLaunch:
+		return c.want
+	}
+	if slices.Contains(offered, c.want) {
+		return c.want
+	}
+	return current
 }
 
 // choice is the session's mode or model against what the agent offers.

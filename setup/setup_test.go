@@ -190,6 +190,9 @@ func TestReconcile(t *testing.T) {
 			[]Step{{Kind: StepOption, Key: "mode", Value: "plan"}}, nil},
 		{"models offered as a config option only: one it does not offer is named",
 			&state.Setup{Model: "gpt-9"}, codexLike, nil, []string{"model gpt-9 (it offers gpt-5.4, gpt-5.4-mini)"}},
+		{"a boolean option takes on and off",
+			&state.Setup{Options: map[string]string{"verbose": "on"}}, off, []Step{{Kind: StepOption, Key: "verbose", Value: "true", Boolean: true}}, nil},
+		{"a boolean option already off", &state.Setup{Options: map[string]string{"verbose": "OFF"}}, off, nil, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -206,6 +209,47 @@ func TestReconcile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestRuns_IsWhatTheAgentRunsInsteadOfWhatItDoesNotOffer(t *testing.T) {
+	off := Offered{
+		Modes: []string{"ask", "code"}, Mode: "ask",
+		Options: map[string]Option{
+			"model":  {Current: "small", Values: []string{"small", "large"}, Category: "model"},
+			"effort": {Current: "low", Values: []string{"low", "high"}, Category: "thought_level"},
+			"fast":   {Current: "false", Boolean: true},
+		},
+	}
+	cases := []struct {
+		name      string
+		want, out *state.Setup
+	}{
+		{"nothing recorded", nil, nil},
+		{"all offered: unchanged but booleans as true/false",
+			&state.Setup{Mode: "code", Model: "large", Options: map[string]string{"effort": "high", "fast": "on"}},
+			&state.Setup{Mode: "code", Model: "large", Options: map[string]string{"effort": "high", "fast": "true"}}},
+		{"not offered: what runs instead",
+			&state.Setup{Mode: "plan", Model: "opus", Options: map[string]string{"effort": "max", "fast": "maybe", "temp": "1"}, MCPServers: []string{"notes"}},
+			&state.Setup{Mode: "ask", Model: "small", Options: map[string]string{"effort": "low", "fast": "false"}, MCPServers: []string{"notes"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, first := range []bool{true, false} {
+				if got := Runs(c.want, off, first); !reflect.DeepEqual(got, c.out) {
+					t.Fatalf("Runs (first launch %v) = %+v, want %+v", first, got, c.out)
+				}
+			}
+		})
+	}
+	// A kind the agent answered nothing about: left out on the first launch,
+	// kept on a restore (its answer may just leave it out).
+	asked := &state.Setup{Mode: "plan", Model: "x", Options: map[string]string{"k": "v"}}
+	if got := Runs(asked, Offered{}, true); got != nil {
+		t.Fatalf("first launch, nothing offered: %+v", got)
+	}
+	if got := Runs(asked, Offered{}, false); !reflect.DeepEqual(got, asked) {
+		t.Fatalf("restore, nothing answered: %+v", got)
 	}
 }
 

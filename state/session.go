@@ -68,10 +68,13 @@ func TaskStateFor(state string) string {
 type Session struct {
 	// Format is the format version of the record and of its event log (0: a
 	// record written before formats were numbered).
-	Format         int       `json:"format"`
-	ID             string    `json:"id"`
-	TaskID         string    `json:"task_id"`
-	Title          string    `json:"title"`
+	Format int    `json:"format"`
+	ID     string `json:"id"`
+	TaskID string `json:"task_id"`
+	Title  string `json:"title"`
+	// TitleNamed: the person named the session (start or fork --title,
+	// kandev set --title), so a title the agent sends does not replace it.
+	TitleNamed     bool      `json:"title_named,omitempty"`
 	Workspace      string    `json:"workspace"`
 	Cwd            string    `json:"cwd"`
 	Agent          string    `json:"agent"`

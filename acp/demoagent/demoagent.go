@@ -20,6 +20,7 @@
 //	/setup            "mode: M, model: M, options: effort=E" (recall adds the
 //	                  same line when any of them is not the default)
 //	/mode MODE        switches its own mode and says so (current_mode_update)
+//	/title TEXT       names the session TEXT (session_info_update) and says so
 //	/tools            lists the tools of the MCP servers it was given
 //	/mcp TOOL ARGS    a tool call that calls TOOL (or SERVER/TOOL) of those
 //	                  servers with ARGS (a JSON object, else {"text": ARGS})
@@ -47,6 +48,10 @@
 //     session/set_config_option change them and they are saved with the
 //     session, so load and resume bring them back. The MCP servers of each
 //     new, load or resume are kept in memory only (never in its files).
+//   - session/close (advertised unless NoClose) counts the close in the
+//     session's file ("closed") and forgets it until a load or resume.
+//   - A request the client cancels with $/cancel_request while it waits
+//     (initialize during StartDelay) is noted in <Dir>/cancelled-requests.log.
 //   - Unknown sessions answer -32002 "Resource not found: session <id>".
 //   - session/cancel stops a turn between lines and chunks and during
 //     /sleep; the turn then answers stopReason "cancelled".
@@ -63,6 +68,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -79,6 +85,13 @@ type Options struct {
 	NoCommands   bool          // advertise no commands (no compact)
 	Delay        time.Duration // pause before every session/update notification
 	StartDelay   time.Duration // pause before answering initialize (a slow-starting agent)
+	// SetupAsOptions offers the setup as ACP 1.x agents do: no models list;
+	// the model, effort and fast as config options of categories model,
+	// thought_level and a boolean.
+	SetupAsOptions bool
+	// NoClose: do not advertise or serve session/close (which it otherwise
+	// records in the session's file, "closed": n).
+	NoClose bool
 }
 
 // Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
@@ -215,6 +228,7 @@ func internalError(err error) error {
 func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	if a.opts.StartDelay > 0 {
 		if err := sleep(ctx, a.opts.StartDelay); err != nil {
+			a.noteCancelled("initialize")
 			return acp.InitializeResponse{}, err
 		}
 	}
@@ -228,12 +242,34 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if a.forks() {
 		caps.SessionCapabilities.Fork = &acp.SessionForkCapabilities{}
 	}
+	if !a.opts.NoClose {
+		caps.SessionCapabilities.Close = &acp.SessionCloseCapabilities{}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
 		AgentCapabilities: caps,
 		AgentInfo:         &acp.Implementation{Name: "kandev-demo-agent", Version: "0.1.0"},
 		AuthMethods:       []acp.AuthMethod{},
 	}, nil
+}
+
+// cancelledLog is the file, in Options.Dir, where the agent notes each
+// request the client cancelled with $/cancel_request while it waited.
+const cancelledLog = "cancelled-requests.log"
+
+// noteCancelled appends method to cancelledLog when the client cancelled
+// the request (the SDK ends its context on $/cancel_request), not when
+// the agent itself is shutting down.
+func (a *agent) noteCancelled(method string) {
+	if a.alive.Err() != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(a.opts.Dir, cancelledLog), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(method + "\n")
 }
 
 // Authenticate implements acp.Agent; there is nothing to authenticate.
@@ -256,7 +292,7 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	if err := a.advertise(ctx, s.file.ID); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	modes, models, opts := setupState(&s.file)
+	modes, models, opts := a.setupState(&s.file)
 	return acp.NewSessionResponse{SessionId: acp.SessionId(s.file.ID), Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 
@@ -286,7 +322,7 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 			return acp.LoadSessionResponse{}, err
 		}
 	}
-	modes, models, opts := setupState(&s.file)
+	modes, models, opts := a.setupState(&s.file)
 	return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 
@@ -302,7 +338,7 @@ func (a *agent) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (ac
 	s.turn.Lock()
 	defer s.turn.Unlock()
 	s.mcp = p.McpServers
-	modes, models, opts := setupState(&s.file)
+	modes, models, opts := a.setupState(&s.file)
 	return acp.ResumeSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
 }
 
@@ -341,8 +377,19 @@ func (a *agent) lookup(id string) *session {
 func (a *agent) Cancel(context.Context, acp.CancelNotification) error { return nil }
 
 // CloseSession implements acp.Agent; not supported.
-func (a *agent) CloseSession(context.Context, acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
-	return acp.CloseSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionClose)
+func (a *agent) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	if a.opts.NoClose {
+		return acp.CloseSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionClose)
+	}
+	id := string(p.SessionId)
+	err := a.changeSetup(id, func(f *sessionFile) error { f.Closed++; return nil })
+	if err != nil {
+		return acp.CloseSessionResponse{}, err
+	}
+	a.mu.Lock()
+	delete(a.sessions, id) // load or resume opens it again
+	a.mu.Unlock()
+	return acp.CloseSessionResponse{}, nil
 }
 
 // ListSessions implements acp.Agent; not supported.

@@ -17,6 +17,9 @@ import (
 // The demo agent's setup: two modes, two models and one config option
 // ("effort"). A session's choices are saved with it, so session/load and
 // session/resume bring them back; a session/new starts at the defaults.
+// With Options.SetupAsOptions it offers its setup as ACP 1.x agents do:
+// no models list, the model as a config option of category "model", effort
+// of category "thought_level", and a boolean option "fast".
 var (
 	demoModes  = []string{"ask", "code"}
 	demoModels = []string{"demo-small", "demo-large"}
@@ -28,6 +31,8 @@ const (
 	defaultModel  = "demo-small"
 	optionEffort  = "effort"
 	defaultEffort = "low"
+	optionModel   = "model"
+	optionFast    = "fast"
 )
 
 // setupOf is the session's mode, model and options with defaults filled in.
@@ -62,26 +67,48 @@ func atDefaults(f *sessionFile) bool {
 }
 
 // setupState is what session/new, load and resume answer about the setup.
-func setupState(f *sessionFile) (*acp.SessionModeState, *acp.SessionModelState, []acp.SessionConfigOption) {
-	mode, model, opts := setupOf(f)
+func (a *agent) setupState(f *sessionFile) (*acp.SessionModeState, *acp.SessionModelState, []acp.SessionConfigOption) {
+	mode, model, _ := setupOf(f)
 	modes := &acp.SessionModeState{CurrentModeId: acp.SessionModeId(mode)}
 	for _, m := range demoModes {
 		modes.AvailableModes = append(modes.AvailableModes, acp.SessionMode{Id: acp.SessionModeId(m), Name: m})
+	}
+	if a.opts.SetupAsOptions {
+		return modes, nil, a.configOptions(f)
 	}
 	models := &acp.SessionModelState{CurrentModelId: acp.ModelId(model)}
 	for _, m := range demoModels {
 		models.AvailableModels = append(models.AvailableModels, acp.ModelInfo{ModelId: acp.ModelId(m), Name: m})
 	}
-	return modes, models, []acp.SessionConfigOption{effortOption(opts[optionEffort])}
+	return modes, models, a.configOptions(f)
 }
 
-func effortOption(current string) acp.SessionConfigOption {
+// configOptions is the session's config options: effort, and with
+// SetupAsOptions the model (category "model") and fast (a boolean) too.
+func (a *agent) configOptions(f *sessionFile) []acp.SessionConfigOption {
+	_, model, opts := setupOf(f)
+	if !a.opts.SetupAsOptions {
+		return []acp.SessionConfigOption{selectOption(optionEffort, "Reasoning effort", "", effortVals, opts[optionEffort])}
+	}
+	fast := acp.NewSessionConfigOptionBoolean(opts[optionFast] == "true")
+	fast.Boolean.Id, fast.Boolean.Name = optionFast, "Fast mode"
+	return []acp.SessionConfigOption{
+		selectOption(optionModel, "Model", acp.SessionConfigOptionCategoryModel, demoModels, model),
+		selectOption(optionEffort, "Reasoning effort", acp.SessionConfigOptionCategoryThoughtLevel, effortVals, opts[optionEffort]),
+		fast,
+	}
+}
+
+func selectOption(id, name string, category acp.SessionConfigOptionCategory, values []string, current string) acp.SessionConfigOption {
 	var vals acp.SessionConfigSelectOptionsUngrouped
-	for _, v := range effortVals {
+	for _, v := range values {
 		vals = append(vals, acp.SessionConfigSelectOption{Name: v, Value: acp.SessionConfigValueId(v)})
 	}
 	o := acp.NewSessionConfigOptionSelect(acp.SessionConfigValueId(current), acp.SessionConfigSelectOptions{Ungrouped: &vals})
-	o.Select.Id, o.Select.Name = optionEffort, "Reasoning effort"
+	o.Select.Id, o.Select.Name = acp.SessionConfigId(id), name
+	if category != "" {
+		o.Select.Category = &category
+	}
 	return o
 }
 
@@ -117,6 +144,9 @@ func (a *agent) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) (
 
 // UnstableSetSessionModel implements session/set_model.
 func (a *agent) UnstableSetSessionModel(_ context.Context, p acp.UnstableSetSessionModelRequest) (acp.UnstableSetSessionModelResponse, error) {
+	if a.opts.SetupAsOptions { // as in ACP 1.x, where the model is a config option
+		return acp.UnstableSetSessionModelResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetModel)
+	}
 	return acp.UnstableSetSessionModelResponse{}, a.changeSetup(string(p.SessionId), func(f *sessionFile) error {
 		if !slices.Contains(demoModels, string(p.ModelId)) {
 			return invalidParams(fmt.Sprintf("unknown model %q (models: %s)", p.ModelId, strings.Join(demoModels, ", ")))
@@ -126,28 +156,42 @@ func (a *agent) UnstableSetSessionModel(_ context.Context, p acp.UnstableSetSess
 	})
 }
 
-// SetSessionConfigOption implements acp.Agent: effort = low or high.
+// SetSessionConfigOption implements acp.Agent: effort = low or high, and
+// with SetupAsOptions model = demo-small or demo-large and fast = a boolean.
 func (a *agent) SetSessionConfigOption(_ context.Context, p acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
-	if p.ValueId == nil {
-		return acp.SetSessionConfigOptionResponse{}, invalidParams("the demo agent's options take a value id")
+	var id acp.SessionId
+	switch {
+	case p.ValueId != nil:
+		id = p.ValueId.SessionId
+	case p.Boolean != nil:
+		id = p.Boolean.SessionId
+	default:
+		return acp.SetSessionConfigOptionResponse{}, invalidParams("no option to set")
 	}
-	var current string
-	err := a.changeSetup(string(p.ValueId.SessionId), func(f *sessionFile) error {
-		v := string(p.ValueId.Value)
-		if p.ValueId.ConfigId != optionEffort || !slices.Contains(effortVals, v) {
-			return invalidParams(fmt.Sprintf("unknown option %s=%s (the demo agent has effort = %s)", p.ValueId.ConfigId, v, strings.Join(effortVals, " or ")))
-		}
+	var opts []acp.SessionConfigOption
+	err := a.changeSetup(string(id), func(f *sessionFile) error {
 		if f.Options == nil {
 			f.Options = map[string]string{}
 		}
-		f.Options[optionEffort] = v
-		current = v
+		switch {
+		case p.Boolean != nil && a.opts.SetupAsOptions && p.Boolean.ConfigId == optionFast:
+			f.Options[optionFast] = fmt.Sprint(p.Boolean.Value)
+		case p.ValueId != nil && p.ValueId.ConfigId == optionEffort && slices.Contains(effortVals, string(p.ValueId.Value)):
+			f.Options[optionEffort] = string(p.ValueId.Value)
+		case p.ValueId != nil && a.opts.SetupAsOptions && p.ValueId.ConfigId == optionModel && slices.Contains(demoModels, string(p.ValueId.Value)):
+			f.Model = string(p.ValueId.Value)
+		case p.ValueId != nil:
+			return invalidParams(fmt.Sprintf("unknown option %s=%s (the demo agent has effort = %s)", p.ValueId.ConfigId, p.ValueId.Value, strings.Join(effortVals, " or ")))
+		default:
+			return invalidParams(fmt.Sprintf("unknown boolean option %s", p.Boolean.ConfigId))
+		}
+		opts = a.configOptions(f)
 		return nil
 	})
 	if err != nil {
 		return acp.SetSessionConfigOptionResponse{}, err
 	}
-	return acp.SetSessionConfigOptionResponse{ConfigOptions: []acp.SessionConfigOption{effortOption(current)}}, nil
+	return acp.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
 }
 
 // switchMode is the /mode directive: the agent changes its own mode and
@@ -162,6 +206,16 @@ func (t *turn) switchMode(mode string) error {
 		return err
 	}
 	return t.message(roleAgent, "Switched to mode "+mode+".")
+}
+
+// title is the /title TEXT directive: the agent names the session itself
+// (session_info_update), as ACP 1.x agents do, and says so.
+func (t *turn) title(text string) error {
+	u := acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{SessionUpdate: "session_info_update", Title: &text}}
+	if err := t.a.send(t.ctx, t.s.file.ID, u); err != nil {
+		return err
+	}
+	return t.message(roleAgent, "Titled the session: "+text+".")
 }
 
 // mcpCallTimeout bounds one MCP server's start, listing and call.

@@ -45,6 +45,8 @@ type sessionFile struct {
 	Mode    string            `json:"mode,omitempty"`
 	Model   string            `json:"model,omitempty"`
 	Options map[string]string `json:"options,omitempty"`
+	// Closed counts the client's session/close requests for the session.
+	Closed int `json:"closed,omitempty"`
 }
 
 // entry is one session/update the agent sent (or one whole user prompt), in

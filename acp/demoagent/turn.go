@@ -170,6 +170,10 @@ func (t *turn) directive(line string, before []string) error {
 		if arg != "" {
 			return t.switchMode(arg)
 		}
+	case "/title":
+		if arg != "" {
+			return t.title(arg)
+		}
 	case "/tools":
 		if arg == "" {
 			return t.tools()

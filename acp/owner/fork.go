@@ -101,6 +101,7 @@ func Fork(h *state.Home, spec ForkSpec) (*state.Session, bool, error) {
 		Title: history.Redact(spec.Title), Capabilities: parent.Capabilities,
 	}
 	child.TaskID = child.ID
+	child.TitleNamed = child.Title != ""
 	if child.Title == "" {
 		child.Title = history.Clip("fork of "+parent.Title, 80)
 	}

@@ -17,7 +17,11 @@ import (
 // returns and the owner shuts the agent down. The record's warm_until says
 // until when, for status.
 func (o *owner) linger(ctx context.Context) error {
-	if o.job.Linger <= 0 || o.closing {
+	if o.job.Linger <= 0 {
+		return nil
+	}
+	defer o.closeAgentSession(ctx) // the warm owner ends (its linger ran out, kandev close)
+	if o.closing {
 		return nil
 	}
 	changes := state.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
@@ -70,6 +74,29 @@ func (o *owner) linger(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// closeTimeout bounds the agent's answer to session/close: the owner stops
+// the agent next either way.
+const closeTimeout = 2 * time.Second
+
+// closeAgentSession tells an agent that advertises session/close that the
+// warm owner is done with the session, before it stops the agent; nothing
+// is sent to an agent that is gone or when the owner is being stopped
+// (ctx ended: a signal). A refusal changes nothing: the agent is stopped
+// next, and the session stays resumable from kandev's log and the agent's
+// own files.
+func (o *owner) closeAgentSession(ctx context.Context) {
+	if ctx.Err() != nil || o.conn == nil || o.agentCaps.SessionCapabilities.Close == nil || !o.agentAlive() {
+		return
+	}
+	token := o.session().ResumeToken
+	if token == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
+	_ = o.conn.CloseSession(cctx, token)
 }
 
 // inboxWaiting reports whether anything is queued past the served offset.

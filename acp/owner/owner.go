@@ -313,6 +313,7 @@ func (o *owner) shutdown(clean bool) {
 	if o.proc == nil {
 		return
 	}
+	o.cancelGivenUp()
 	if h, ok := o.proc.(handsOff); ok && clean && h.StopAfterReturn(o.job.Profile.StopGrace()) {
 		if o.conn != nil {
 			o.conn.Barrier(nil)
@@ -342,6 +343,25 @@ func (o *owner) shutdown(clean bool) {
 	pid, _ := o.proc.Identity()
 	o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
 	o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
+}
+
+// cancelRequestWait bounds the wait for the $/cancel_request notifications
+// of requests the owner gave up on (acp/cancel_request.go).
+const cancelRequestWait = time.Second
+
+// cancelGivenUp lets the $/cancel_request of every request the owner gave
+// up on (a start-up or setup request past its timeout) reach the agent
+// before it is stopped; not when a second signal asked to stop at once.
+func (o *owner) cancelGivenUp() {
+	if o.conn == nil {
+		return
+	}
+	select {
+	case <-o.job.Abort:
+		return
+	default:
+	}
+	o.conn.AwaitCancelRequests(cancelRequestWait)
 }
 
 // handsOff is an agent whose shutdown its supervisor can carry out after

@@ -20,6 +20,7 @@ func NewSessionRecord(now time.Time, cwd, agent, title, workspace, prompt string
 		InitialPrompt: history.Redact(prompt),
 	}
 	s.TaskID = s.ID
+	s.TitleNamed = s.Title != ""
 	if s.Title == "" {
 		s.Title = TitleOf(history.Redact(prompt))
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -58,11 +57,19 @@ func (o *owner) mcpServers() []sdk.McpServer {
 // Reconcile finds is applied with the agent's own method, and what the
 // agent does not offer (or refuses) gets a warning marker naming it. It
 // returns what it applied, for agent_started.
+//
+// What the agent does not offer is replaced in the record by what it runs
+// instead (setup.Runs), logged as a setup_changed from the agent, so status
+// says what the agent runs, not what was asked.
 func (o *owner) applySetup(ctx context.Context) []string {
 	steps, missing := setup.Reconcile(o.s.Setup, o.conn.Offered())
 	applied, refused := o.applySteps(ctx, steps)
 	o.notOffered(append(missing, refused...))
 	o.offeredChanged()
+	if runs := setup.Runs(o.s.Setup, o.conn.Offered(), o.plan.FirstLaunch); !setup.Equal(runs, o.s.Setup) {
+		o.update(func(s *state.Session) { s.Setup = runs })
+		o.append(true, SetupChangedEvent(SetupFromAgent, runs, nil, missing))
+	}
 	return applied
 }
 
@@ -104,7 +111,7 @@ func (o *owner) notOffered(what []string) {
 	if len(what) == 0 {
 		return
 	}
-	o.marker(history.MarkerSetupNotOffered, "The agent does not take the session's "+strings.Join(what, "; ")+"; it goes on with its own.", "")
+	o.marker(history.MarkerSetupNotOffered, "The agent does not take the session's "+setup.Named(o.s.Agent, what)+"; it goes on with its own.", "")
 }
 
 // serveSet applies a kandev set queued for this live owner, one item at a
@@ -136,7 +143,8 @@ func (o *owner) serveSet(ctx context.Context, in state.Input) {
 			continue
 		}
 		applied = append(applied, ok...)
-		o.update(func(s *state.Session) { s.Setup = setup.Apply(s.Setup, item) })
+		now := o.conn.Offered()
+		o.update(func(s *state.Session) { s.Setup = setup.Runs(setup.Apply(s.Setup, item), now, false) }) // fast=on is recorded as true
 	}
 	o.notOffered(missing)
 	o.offeredChanged()

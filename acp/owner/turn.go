@@ -132,6 +132,7 @@ func (o *owner) onEvents(evs []*state.Event) {
 	}
 	o.appendUpdates(evs)  // usage.go: usage events also update the record's totals
 	o.noteAgentSetup(evs) // owner_setup.go: mode and option changes the agent reports
+	o.noteAgentTitle(evs) // title.go: the title the agent gives the session
 }
 
 // prompt sends the turn and waits for its end, the agent's death, the idle
