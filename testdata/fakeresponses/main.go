@@ -9,7 +9,8 @@
 //     number of the request, streamed one word per output_text delta;
 //   - when the latest user text contains -tool-word, a function call to the
 //     shell tool the request offers, running -tool-command; once the call's
-//     output comes back, the text "tool done N: <last line of that output>";
+//     output comes back, the text "tool done N: <last line of that output>"
+//     (with -tool-escalate, the call asks to run outside the sandbox);
 //   - when the latest user text contains -mcp-word and the request offers
 //     the MCP tool -mcp-tool (as Codex offers one: a function in the
 //     namespace tool mcp__SERVER, or one function named mcp__SERVER__TOOL),
@@ -39,6 +40,7 @@ type server struct {
 	pace     fakeserver.Pacing
 	toolWord string
 	toolCmd  string
+	escalate bool
 	mcpWord  string
 	mcpTool  string // mcp__SERVER__TOOL
 
@@ -56,6 +58,7 @@ func main() {
 	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
+	flag.BoolVar(&s.escalate, "tool-escalate", false, `ask for the shell call to run outside the sandbox (sandbox_permissions "require_escalated"), which Codex puts to the client under approval_policy "on-request"`)
 	flag.StringVar(&s.mcpWord, "mcp-word", "MCPNOTE", "answer with a call of -mcp-tool when the latest user text contains this word")
 	flag.StringVar(&s.mcpTool, "mcp-tool", "mcp__notes__append", "the MCP tool called, {\"text\": what follows -mcp-word}")
 	flag.Parse()
@@ -87,7 +90,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ok:
 		st.message(fmt.Sprintf("tool done %d: %s", n, start(lastLine(out))))
 	case s.toolWord != "" && strings.Contains(user, s.toolWord):
-		name, args := req.shellCall(s.toolCmd)
+		name, args := req.shellCall(s.toolCmd, s.escalate)
 		st.functionCall("", name, args)
 	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offersMCP(s.mcpTool) != "":
 		after := mcpText(user, s.mcpWord)
@@ -197,12 +200,12 @@ func (r request) pendingToolOutput() (string, bool) {
 
 // shellCall picks the shell tool the request offers and encodes cmd as its
 // arguments; tool names differ between Codex versions and models.
-func (r request) shellCall(cmd string) (name, args string) {
+func (r request) shellCall(cmd string, escalate bool) (name, args string) {
 	offered := map[string]bool{}
 	for _, t := range r.Tools {
 		offered[t.Name] = true
 	}
-	var a any
+	var a map[string]any
 	switch {
 	case offered["shell_command"]:
 		name, a = "shell_command", map[string]any{"command": cmd}
@@ -210,6 +213,10 @@ func (r request) shellCall(cmd string) (name, args string) {
 		name, a = "exec_command", map[string]any{"cmd": cmd}
 	default:
 		name, a = "shell", map[string]any{"command": []string{"sh", "-c", cmd}}
+	}
+	if escalate {
+		a["sandbox_permissions"] = "require_escalated"
+		a["justification"] = "the test asks for it"
 	}
 	b, _ := json.Marshal(a)
 	return name, string(b)
