@@ -29,7 +29,7 @@ import (
 const (
 	claudeACPPackage = "@agentclientprotocol/claude-agent-acp"
 	claudeACPVersion = "0.101.0"
-	claudeSlowWord    = "slowly"
+	claudeSlowWord   = "slowly"
 	// claudeSlowPrompt streams about 15 events, 400 ms apart: a turn of ~6 s.
 	claudeSlowPrompt = "slowly count sheep one two three four five six seven eight nine ten"
 	claudeToolWord   = "RUNTOOL"

@@ -94,14 +94,18 @@ type codexRig struct {
 }
 
 type codexOptions struct {
-	mode string // codex-acp's mode at start (INITIAL_AGENT_MODE): "agent-full-access" unless set
-	fakeArgs       []string
-	world          *world // the rig's machine; nil: a new world
+	mode     string // codex-acp's mode at start (INITIAL_AGENT_MODE): "agent-full-access" unless set
+	fakeArgs []string
+	world    *world // the rig's machine; nil: a new world
+	bin      string // the adapter; "": the pinned one, installed
 }
 
 func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	t.Helper()
-	bin := codexInstall(t)
+	bin := opt.bin
+	if bin == "" {
+		bin = codexInstall(t)
+	}
 	fake := buildTestdata(t, "fakeresponses")
 	w := opt.world
 	if w == nil {
@@ -297,7 +301,7 @@ func TestCodex_PromptInANewProcessResumesTheCodexSessionWithItsContext(t *testin
 		t.Fatalf("second turn's answer: %q", got)
 	}
 	s := r.session(id)
-	agentUsage(t, evs, s, reported{context: true})
+	agentUsage(t, evs, s, reported{context: true, tokens: true}) // codex-acp 2.x reports tokens (0.16 did not)
 	if s.ResumeToken != token || s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
 		t.Fatalf("record after the second turn: token %q (was %q), state %s, stop %q", s.ResumeToken, token, s.State, s.StopReason)
 	}

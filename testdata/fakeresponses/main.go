@@ -14,7 +14,9 @@
 //   - when the latest user text contains -mcp-word and the request offers
 //     the MCP tool -mcp-tool (as Codex offers one: a function in the
 //     namespace tool mcp__SERVER, or one function named mcp__SERVER__TOOL),
-//     a call of it whose text is what follows the word.
+//     a call of it whose text is what follows the word; when Codex defers
+//     MCP tools behind its tool_search tool, a tool_search_call for it
+//     first, and the call once the search's output brought the tool.
 //
 // Every request is appended to -log as one JSON line {n, path, session_id,
 // body} before it is answered. -delay pauses between events (only for turns
@@ -92,6 +94,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.toolWord != "" && strings.Contains(user, s.toolWord):
 		name, args := req.shellCall(s.toolCmd, s.escalate)
 		st.functionCall("", name, args)
+	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offersMCP(s.mcpTool) == "" && req.offersToolSearch() && !req.searchedTools():
+		// Codex 0.166 defers MCP tools behind tool_search: search first.
+		st.toolSearchCall(strings.ReplaceAll(strings.TrimPrefix(s.mcpTool, "mcp__"), "__", " "))
 	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offersMCP(s.mcpTool) != "":
 		after := mcpText(user, s.mcpWord)
 		args, _ := json.Marshal(map[string]any{"text": after})
@@ -110,19 +115,20 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // request is the part of a Responses request the fake reads.
 type request struct {
 	Input []item `json:"input"`
-	Tools []struct {
-		Type  string `json:"type"`
-		Name  string `json:"name"`
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"` // of a namespace
-	} `json:"tools"`
+	Tools []tool `json:"tools"`
 }
 
 // offersMCP is the namespace that offers tool (mcp__SERVER__TOOL), or the
 // tool's own name when it is offered as one function; "" when not offered.
+// The tools a tool search found (in the input) count as offered.
 func (r request) offersMCP(tool string) string {
-	for _, t := range r.Tools {
+	tools := r.Tools
+	for _, it := range r.Input {
+		if it.Type == "tool_search_output" {
+			tools = append(tools, it.Tools...)
+		}
+	}
+	for _, t := range tools {
 		if t.Name == tool {
 			return tool
 		}
@@ -142,6 +148,40 @@ type item struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 	Output  json.RawMessage `json:"output"`
+	Tools   []tool          `json:"tools"` // of a tool_search_output
+}
+
+// tool is an offered tool: a function, or a namespace of functions.
+type tool struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"` // of a namespace
+}
+
+// offersToolSearch reports whether the request offers Codex's tool_search.
+func (r request) offersToolSearch() bool {
+	for _, t := range r.Tools {
+		if t.Type == "tool_search" {
+			return true
+		}
+	}
+	return false
+}
+
+// searchedTools reports whether a tool search was answered since the latest
+// user message (so its tools are what it found, and it is not repeated).
+func (r request) searchedTools() bool {
+	for i := len(r.Input) - 1; i >= 0; i-- {
+		switch it := r.Input[i]; {
+		case it.Type == "tool_search_output":
+			return true
+		case it.Type == "message" && it.Role == "user":
+			return false
+		}
+	}
+	return false
 }
 
 // text is the concatenated text of a message item.
@@ -182,13 +222,23 @@ func (r request) pendingToolOutput() (string, bool) {
 		it := r.Input[i]
 		switch {
 		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
+			// A string, {content}, or (Codex 0.166) a list of input_text parts.
 			var s string
 			if json.Unmarshal(it.Output, &s) != nil {
 				var o struct {
 					Content string `json:"content"`
 				}
-				json.Unmarshal(it.Output, &o)
-				s = o.Content
+				if json.Unmarshal(it.Output, &o) == nil {
+					s = o.Content
+				} else {
+					var parts []struct {
+						Text string `json:"text"`
+					}
+					json.Unmarshal(it.Output, &parts)
+					for _, p := range parts {
+						s += p.Text + "\n"
+					}
+				}
 			}
 			return s, true
 		case it.Type == "message" && it.Role == "user":
@@ -334,6 +384,17 @@ func (st *stream) functionCall(namespace, name, args string) {
 	if namespace != "" {
 		done["namespace"] = namespace
 	}
+	st.event("response.output_item.done", map[string]any{"output_index": 0, "item": done})
+	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
+}
+
+// toolSearchCall streams one call of the client-run tool_search tool, for
+// query, and ends the response.
+func (st *stream) toolSearchCall(query string) {
+	st.begin()
+	done := map[string]any{"type": "tool_search_call", "id": "ts_" + st.id, "call_id": "call_" + st.id,
+		"execution": "client", "status": "completed", "arguments": map[string]any{"query": query, "limit": 8}}
+	st.event("response.output_item.added", map[string]any{"output_index": 0, "item": done})
 	st.event("response.output_item.done", map[string]any{"output_index": 0, "item": done})
 	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
 }
