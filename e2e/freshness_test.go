@@ -35,6 +35,8 @@ type freshRig struct {
 	agent    string
 	reqLog   string             // the fake model server's request log
 	noneLeft func(after string) // fails the test while an agent process runs
+	// beforeRestore, if not nil, runs before the prompt that restores the agent.
+	beforeRestore func(id string)
 }
 
 var freshAgents = []freshAgent{
@@ -47,6 +49,22 @@ var freshAgents = []freshAgent{
 		rig: func(t *testing.T, bin string) freshRig {
 			r := newCodexRig(t, codexOptions{bin: bin})
 			return freshRig{w: r.world, agent: "codex", reqLog: r.reqLog, noneLeft: r.assertNoAgentSurvives}
+		}},
+	{name: "gemini", pkg: geminiPackage, pinned: geminiVersion, install: geminiInstallVersion,
+		rig: func(t *testing.T, bin string) freshRig {
+			r := newGeminiRigWith(t, bin)
+			// Gemini CLI finds a saved session only from the next minute on.
+			return freshRig{w: r.world, agent: geminiAgent, reqLog: r.reqLog, noneLeft: r.assertNoAgentSurvives,
+				beforeRestore: func(id string) {
+					evs := r.events(id)
+					waitForNextMinute(eventTime(t, evs[len(evs)-1]))
+				}}
+		}},
+	{name: "opencode", pkg: openCodePackage, pinned: openCodeVersion, install: openCodeInstallVersion,
+		rig: func(t *testing.T, bin string) freshRig {
+			r := newOpenCodeRigWith(t, bin)
+			return freshRig{w: r.world, agent: r.name, reqLog: r.fake.reqLog,
+				noneLeft: func(after string) { r.assertNoAgentSurvives("", after) }}
 		}},
 }
 
@@ -72,6 +90,9 @@ var freshScenarios = []freshScenario{
 	{"restore + recall", func(r freshRig, id *string) string {
 		if *id == "" {
 			return "no session"
+		}
+		if r.beforeRestore != nil {
+			r.beforeRestore(*id)
 		}
 		res := r.w.run("prompt", *id, "which word did I ask you to remember")
 		if res.code != 0 {
