@@ -66,6 +66,12 @@ var freshAgents = []freshAgent{
 			return freshRig{w: r.world, agent: r.name, reqLog: r.fake.reqLog,
 				noneLeft: func(after string) { r.assertNoAgentSurvives("", after) }}
 		}},
+	{name: "copilot", pkg: copilotPackage, pinned: copilotVersion, install: copilotInstallVersion,
+		rig: func(t *testing.T, bin string) freshRig {
+			r := newCopilotRigWith(t, bin)
+			return freshRig{w: r.world, agent: r.name, reqLog: r.fake.reqLog,
+				noneLeft: func(after string) { r.assertNoAgentSurvives("", after) }}
+		}},
 }
 
 // freshScenario is one row of the table: it returns "" or what went wrong.
