@@ -76,12 +76,13 @@ var freshAgents = []freshAgent{
 
 // freshScenario is one row of the table: it returns "" or what went wrong.
 type freshScenario struct {
-	name string
-	run  func(r freshRig, id *string) string
+	name     string
+	restores bool // the rig's beforeRestore runs first, untimed
+	run      func(r freshRig, id *string) string
 }
 
 var freshScenarios = []freshScenario{
-	{"start + remember", func(r freshRig, id *string) string {
+	{"start + remember", false, func(r freshRig, id *string) string {
 		res := r.w.run("start", "--agent", r.agent, "remember the word PAPAYA for later")
 		if res.code != 0 {
 			return fmt.Sprintf("start: exit %d: %s", res.code, lastLines(res.stderr, 2))
@@ -93,12 +94,9 @@ var freshScenarios = []freshScenario{
 		}
 		return ""
 	}},
-	{"restore + recall", func(r freshRig, id *string) string {
+	{"restore + recall", true, func(r freshRig, id *string) string {
 		if *id == "" {
 			return "no session"
-		}
-		if r.beforeRestore != nil {
-			r.beforeRestore(*id)
 		}
 		res := r.w.run("prompt", *id, "which word did I ask you to remember")
 		if res.code != 0 {
@@ -113,7 +111,7 @@ var freshScenarios = []freshScenario{
 		}
 		return ""
 	}},
-	{"warm prompt", func(r freshRig, id *string) string {
+	{"warm prompt", false, func(r freshRig, id *string) string {
 		if *id == "" {
 			return "no session"
 		}
@@ -199,6 +197,9 @@ func TestFreshness_TheNewestReleaseOfEachAgentPassesTheScenarioTable(t *testing.
 			r := ag.rig(t, bin)
 			var id string
 			for _, sc := range freshScenarios {
+				if sc.restores && r.beforeRestore != nil && id != "" {
+					r.beforeRestore(id)
+				}
 				began := time.Now()
 				why := sc.run(r, &id)
 				took := time.Since(began).Round(10 * time.Millisecond)
