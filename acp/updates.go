@@ -67,12 +67,17 @@ func updateToEvent(params []byte, tools toolNames) *state.Event {
 		if tu.Kind != nil {
 			kindStr = string(*tu.Kind)
 		}
+		out := terminalOutput(upd)
 		if status == "completed" || status == "failed" {
+			text := toolContentText(tu.Content, tu.RawOutput)
+			if out != "" && toolContentText(tu.Content, nil) == "" {
+				text = out
+			}
 			return &state.Event{Type: state.EventToolResult, ToolName: name, ToolCallID: id, ToolStatus: status,
-				ToolKind: kindStr, Content: toolContentText(tu.Content, tu.RawOutput)}
+				ToolKind: kindStr, Content: text}
 		}
 		return &state.Event{Type: state.EventToolCall, ToolName: name, ToolCallID: id, ToolStatus: status,
-			ToolKind: kindStr, Input: rawJSON(tu.RawInput)}
+			ToolKind: kindStr, Input: rawJSON(tu.RawInput), Content: out}
 	case "usage_update":
 		if e := usageEvent(upd.Raw); e != nil {
 			return e
@@ -88,6 +93,18 @@ func updateToEvent(params []byte, tools toolNames) *state.Event {
 		raw = string(params)
 	}
 	return &state.Event{Type: state.EventAgentUpdate, Data: json.RawMessage(raw)}
+}
+
+// terminalOutput is the command output a tool call update carries in its
+// _meta, as codex-acp 2.x sends it to a client without terminals: a chunk
+// in terminal_output_delta (or terminal_output, Zed's key), each {data,
+// terminal_id}. The output of a command that did not stream comes once, in
+// its completion.
+func terminalOutput(upd gjson.Result) string {
+	if d := upd.Get("_meta.terminal_output_delta.data"); d.Exists() {
+		return d.String()
+	}
+	return upd.Get("_meta.terminal_output.data").String()
 }
 
 // RequestedToolCall is the tool call a permission request names, as it is

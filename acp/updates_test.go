@@ -14,3 +14,33 @@ func BenchmarkUpdateToEvent(b *testing.B) {
 		}
 	}
 }
+
+// codex-acp 2.x sends a command's output in _meta.terminal_output_delta, not
+// in content: a streamed chunk on an in-progress update, or all of it on the
+// completion; text content, when there is some, stays what is recorded.
+func TestUpdateToEvent_TakesACommandsOutputFromTerminalOutputMeta(t *testing.T) {
+	for _, tc := range []struct {
+		name, update, typ, content string
+	}{
+		{"completion with the output in _meta",
+			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","_meta":{"terminal_output_delta":{"data":"TOOL-OUTPUT-42\n","terminal_id":"c1"},"terminal_exit":{"exit_code":0}}}`,
+			"tool_result", "TOOL-OUTPUT-42\n"},
+		{"Zed's key",
+			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","_meta":{"terminal_output":{"data":"out","terminal_id":"c1"}}}`,
+			"tool_result", "out"},
+		{"a streamed chunk",
+			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress","_meta":{"terminal_output_delta":{"data":"chunk","terminal_id":"c1"}}}`,
+			"tool_call", "chunk"},
+		{"text content wins",
+			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"from content"}}],"_meta":{"terminal_output_delta":{"data":"meta","terminal_id":"c1"}}}`,
+			"tool_result", "from content"},
+		{"no output: rawOutput as before",
+			`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":{"exit_code":0}}`,
+			"tool_result", `{"exit_code":0}`},
+	} {
+		e := updateToEvent([]byte(`{"sessionId":"s","update":`+tc.update+`}`), toolNames{})
+		if string(e.Type) != tc.typ || e.Content != tc.content {
+			t.Errorf("%s: %s %q, want %s %q", tc.name, e.Type, e.Content, tc.typ, tc.content)
+		}
+	}
+}

@@ -1,14 +1,14 @@
 package e2e_test
 
 // End-to-end tests against Claude through its ACP adapter (npm
-// @zed-industries/claude-agent-acp 0.23.1, run as claude-agent-acp), offline.
+// @agentclientprotocol/claude-agent-acp, run as claude-agent-acp), offline.
 // Claude Code is pointed at testdata/fakemessages, a deterministic Anthropic
 // Messages server on 127.0.0.1 that logs every request, so each test can
-// check what the model was shown. The adapter's SDK bundles a Claude Code
-// (run with node); the native Claude Code of @anthropic-ai/claude-code
-// 2.1.328 opens a session about twice as fast, so the rig runs that one when
-// its platform package is there (linux/amd64). Both are installed once into
-// the user's cache folder; the tests skip, visibly, only when that fails.
+// check what the model was shown. The adapter's SDK
+// (@anthropic-ai/claude-agent-sdk 0.3.x) ships the native Claude Code in a
+// platform package (claude-agent-sdk-linux-x64 and so on), which the adapter
+// finds by itself; nothing else is installed. The adapter is installed once
+// into the user's cache folder; the tests skip, visibly, only when that fails.
 
 import (
 	"bufio"
@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -28,11 +27,9 @@ import (
 )
 
 const (
-	claudeACPPackage  = "@zed-industries/claude-agent-acp"
-	claudeACPVersion  = "0.23.1"
-	claudeCodePackage = "@anthropic-ai/claude-code"
-	claudeCodeVersion = "2.1.328"
-	claudeSlowWord    = "slowly"
+	claudeACPPackage = "@agentclientprotocol/claude-agent-acp"
+	claudeACPVersion = "0.101.0"
+	claudeSlowWord   = "slowly"
 	// claudeSlowPrompt streams about 15 events, 400 ms apart: a turn of ~6 s.
 	claudeSlowPrompt = "slowly count sheep one two three four five six seven eight nine ten"
 	claudeToolWord   = "RUNTOOL"
@@ -42,40 +39,34 @@ const (
 var (
 	claudeInstallOnce sync.Once
 	claudeAdapter     string // the installed claude-agent-acp
-	claudeNative      string // the native Claude Code, "" to use the SDK's own
 	claudeSkipReason  string
 )
 
-// claudeInstall installs the adapter and Claude Code once and returns the
-// adapter's path and the native Claude Code's ("" when there is none).
-func claudeInstall(t *testing.T) (adapter, native string) {
+// claudeInstall installs the adapter once and returns its path.
+func claudeInstall(t *testing.T) string {
 	t.Helper()
 	requireNPMOptIn(t, "claude-agent-acp")
 	claudeInstallOnce.Do(func() {
-		dir := filepath.Join(codexCacheDir(), "claude-agent-acp-"+claudeACPVersion)
-		modules := filepath.Join(dir, "node_modules")
-		adapter := filepath.Join(modules, ".bin", "claude-agent-acp")
-		installed := func() bool {
-			return npmPackageVersion(filepath.Join(modules, claudeACPPackage)) == claudeACPVersion &&
-				npmPackageVersion(filepath.Join(modules, claudeCodePackage)) == claudeCodeVersion
-		}
-		claudeSkipReason = npmInstall(dir, installed,
-			claudeACPPackage+"@"+claudeACPVersion, claudeCodePackage+"@"+claudeCodeVersion)
-		if claudeSkipReason != "" {
-			return
-		}
-		claudeAdapter = adapter
-		if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
-			native := filepath.Join(modules, "@anthropic-ai", "claude-code-linux-x64", "claude")
-			if st, err := os.Stat(native); err == nil && st.Mode()&0o111 != 0 {
-				claudeNative = native
-			}
-		}
+		claudeAdapter, claudeSkipReason = claudeInstallVersion(claudeACPVersion)
 	})
 	if claudeAdapter == "" {
 		t.Skip("SKIP: " + claudeSkipReason)
 	}
-	return claudeAdapter, claudeNative
+	return claudeAdapter
+}
+
+// claudeInstallVersion installs the adapter at version into the cache
+// folder (once) and returns its path, or "" and why not.
+func claudeInstallVersion(version string) (adapter, skip string) {
+	dir := filepath.Join(codexCacheDir(), "claude-agent-acp-"+version)
+	modules := filepath.Join(dir, "node_modules")
+	installed := func() bool {
+		return npmPackageVersion(filepath.Join(modules, claudeACPPackage)) == version
+	}
+	if skip = npmInstall(dir, installed, claudeACPPackage+"@"+version); skip != "" {
+		return "", skip
+	}
+	return filepath.Join(modules, ".bin", "claude-agent-acp"), ""
 }
 
 // npmPackageVersion is the version in dir/package.json, "" if unreadable.
@@ -106,7 +97,12 @@ func newClaudeRig(t *testing.T, fakeArgs ...string) *claudeRig {
 // newClaudeRigIn is newClaudeRig on the world w (one machine of a sync rig).
 func newClaudeRigIn(t *testing.T, w *world, fakeArgs ...string) *claudeRig {
 	t.Helper()
-	adapter, native := claudeInstall(t)
+	return newClaudeRigWith(t, w, claudeInstall(t), fakeArgs...)
+}
+
+// newClaudeRigWith is newClaudeRigIn with the adapter at path adapter.
+func newClaudeRigWith(t *testing.T, w *world, adapter string, fakeArgs ...string) *claudeRig {
+	t.Helper()
 	fake := buildTestdata(t, "fakemessages")
 	r := &claudeRig{world: w, configDir: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
 
@@ -132,8 +128,12 @@ func newClaudeRigIn(t *testing.T, w *world, fakeArgs ...string) *claudeRig {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
 		"IS_SANDBOX": "1", // Claude Code refuses some modes as root otherwise
 	}
-	if native != "" {
-		env["CLAUDE_CODE_EXECUTABLE"] = native
+	// Claude Code's own default permission mode: the adapter starts in
+	// "auto" otherwise, which asks the model to classify each tool call (and
+	// warns that a gateway is not billed for it) instead of asking kandev.
+	settings := `{"permissions":{"defaultMode":"default"}}`
+	if err := os.WriteFile(filepath.Join(r.configDir, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	r.adapter, r.agentEnv = adapter, env
 	r.writeConfig()

@@ -1,7 +1,8 @@
 package e2e_test
 
 // End-to-end tests against a real production agent: the Codex ACP adapter
-// (npm @zed-industries/codex-acp-linux-x64 0.16.0), offline. Codex is pointed
+// (npm @agentclientprotocol/codex-acp, TypeScript over `codex app-server` of
+// @openai/codex, which ships Codex natively per platform), offline. Codex is pointed
 // at testdata/fakeresponses, a deterministic OpenAI Responses server on
 // 127.0.0.1 that logs every request, so each test can check what the model
 // was shown. The adapter is installed once into the user's cache folder; the
@@ -15,8 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,8 +25,8 @@ import (
 )
 
 const (
-	codexPackage = "@zed-industries/codex-acp-linux-x64"
-	codexVersion = "0.16.0"
+	codexPackage = "@agentclientprotocol/codex-acp"
+	codexVersion = "2.6.0"
 	// codexSlowWord makes the fake server pause between streamed events.
 	codexSlowWord = "slowly"
 	// codexSlowPrompt streams about 20 events, 400 ms apart: a turn of ~8 s.
@@ -57,16 +56,7 @@ func codexInstall(t *testing.T) string {
 	t.Helper()
 	requireNPMOptIn(t, "codex-acp")
 	codexInstallOnce.Do(func() {
-		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-			codexSkipReason = "codex-acp " + codexVersion + " is installed from " + codexPackage + ", which only runs on linux/amd64"
-			return
-		}
-		dir := filepath.Join(codexCacheDir(), "codex-acp-"+codexVersion)
-		bin := filepath.Join(dir, "node_modules", "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")
-		if codexSkipReason = npmInstall(dir, func() bool { return codexInstalled(dir, bin) }, codexPackage+"@"+codexVersion); codexSkipReason != "" {
-			return
-		}
-		codexBinPath = bin
+		codexBinPath, codexSkipReason = codexInstallVersion(codexVersion)
 	})
 	if codexBinPath == "" {
 		t.Skip("SKIP: " + codexSkipReason)
@@ -74,18 +64,16 @@ func codexInstall(t *testing.T) string {
 	return codexBinPath
 }
 
-// codexInstalled reports whether dir holds the wanted version's binary.
-func codexInstalled(dir, bin string) bool {
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(bin)), "package.json"))
-	if err != nil {
-		return false
+// codexInstallVersion installs the adapter at version into the cache folder
+// (once) and returns its path, or "" and why not.
+func codexInstallVersion(version string) (bin, skip string) {
+	dir := filepath.Join(codexCacheDir(), "codex-acp-"+version)
+	modules := filepath.Join(dir, "node_modules")
+	installed := func() bool { return npmPackageVersion(filepath.Join(modules, codexPackage)) == version }
+	if skip = npmInstall(dir, installed, codexPackage+"@"+version); skip != "" {
+		return "", skip
 	}
-	var pkg struct{ Version string }
-	if json.Unmarshal(b, &pkg) != nil || pkg.Version != codexVersion {
-		return false
-	}
-	st, err := os.Stat(bin)
-	return err == nil && st.Mode()&0o111 != 0
+	return filepath.Join(modules, ".bin", "codex-acp"), ""
 }
 
 func lastLines(s string, n int) string {
@@ -106,21 +94,25 @@ type codexRig struct {
 }
 
 type codexOptions struct {
-	approvalPolicy string // "never" unless set
-	fakeArgs       []string
-	world          *world // the rig's machine; nil: a new world
+	mode     string // codex-acp's mode at start (INITIAL_AGENT_MODE): "agent-full-access" unless set
+	fakeArgs []string
+	world    *world // the rig's machine; nil: a new world
+	bin      string // the adapter; "": the pinned one, installed
 }
 
 func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	t.Helper()
-	bin := codexInstall(t)
+	bin := opt.bin
+	if bin == "" {
+		bin = codexInstall(t)
+	}
 	fake := buildTestdata(t, "fakeresponses")
 	w := opt.world
 	if w == nil {
 		w = newWorld(t)
 	}
-	if opt.approvalPolicy == "" {
-		opt.approvalPolicy = "never"
+	if opt.mode == "" {
+		opt.mode = "agent-full-access"
 	}
 	base := filepath.Join(codexCacheDir(), "codex-homes")
 	os.MkdirAll(base, 0o755)
@@ -147,9 +139,14 @@ func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	}
 
 	cwd, _ := filepath.EvalSymlinks(w.cwd)
-	codexConfig := fmt.Sprintf(`model = "gpt-5.4-mini"
+	// codex-acp 2.x picks the approval policy and sandbox from its mode
+	// (INITIAL_AGENT_MODE below), not from this file. Its default mode,
+	// "agent", has the model review each approval ("auto review"); the rig
+	// starts in "agent-full-access" (never ask, no sandbox) unless a test
+	// names another.
+	codexConfig := fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "kandevfake"
-approval_policy = %q
+approval_policy = "never"
 sandbox_mode = "danger-full-access"
 
 [model_providers.kandevfake]
@@ -164,7 +161,7 @@ stream_max_retries = 0
 
 [projects.%q]
 trust_level = "trusted"
-`, opt.approvalPolicy, strings.TrimSpace(url), cwd)
+`, strings.TrimSpace(url), cwd)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(codexConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +169,7 @@ trust_level = "trusted"
 	// HOME points at the rig too: Codex runs commands with `bash -lc`, and a
 	// machine's own login profile (pyenv init, say) can take longer than
 	// Codex waits for a command's first output.
-	w.config(fmt.Sprintf("[agents.codex]\ncommand = [%q]\nenv = { CODEX_HOME = %q, HOME = %q, KANDEV_FAKE_RESPONSES_KEY = \"offline\" }\n", bin, codexHome, codexHome))
+	w.config(fmt.Sprintf("[agents.codex]\ncommand = [%q]\nenv = { CODEX_HOME = %q, HOME = %q, KANDEV_FAKE_RESPONSES_KEY = \"offline\", INITIAL_AGENT_MODE = %q }\n", bin, codexHome, codexHome, opt.mode))
 	return r
 }
 
@@ -182,8 +179,11 @@ type codexRequest struct {
 	Path      string `json:"path"`
 	SessionID string `json:"session_id"`
 	Body      struct {
-		Model string            `json:"model"`
-		Input []json.RawMessage `json:"input"`
+		Model     string            `json:"model"`
+		Input     []json.RawMessage `json:"input"`
+		Reasoning struct {
+			Effort string `json:"effort"`
+		} `json:"reasoning"`
 	} `json:"body"`
 }
 
@@ -240,45 +240,11 @@ func codexStreamingTurn(prompt string) func([]state.Event) bool {
 	}
 }
 
-// codexProcess is a live codex-acp process of this rig.
-type codexProcess struct {
-	pid, ppid int
-}
-
-// liveAgents are the codex-acp processes, not zombies, whose binary is the
-// installed adapter and whose environment has this rig's CODEX_HOME.
-func (r *codexRig) liveAgents() []codexProcess {
-	entries, _ := os.ReadDir("/proc")
-	var out []codexProcess
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		dir := "/proc/" + e.Name()
-		exe, _ := os.Readlink(dir + "/exe")
-		cmdline, _ := os.ReadFile(dir + "/cmdline")
-		argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-		if !strings.HasPrefix(exe, r.bin) && string(argv0) != r.bin {
-			continue
-		}
-		environ, _ := os.ReadFile(dir + "/environ")
-		if !bytes.Contains(environ, []byte("CODEX_HOME="+r.codexHome+"\x00")) {
-			continue
-		}
-		st, ppid := procState(pid)
-		if st == "" || st == "Z" || st == "X" {
-			continue
-		}
-		out = append(out, codexProcess{pid, ppid})
-	}
-	return out
-}
-
-// assertNoAgentSurvives waits up to 10 s for every codex-acp of this rig to be gone.
+// assertNoAgentSurvives waits up to 10 s for every process of this rig (the
+// adapter, `codex app-server`, the commands it ran) to be gone.
 func (r *codexRig) assertNoAgentSurvives(after string) {
 	r.t.Helper()
-	waitGone(r.t, "codex-acp (pid, parent pid)", after, r.liveAgents)
+	waitGone(r.t, "Codex processes", after, func() []int { return liveProcessesWithEnv("CODEX_HOME", r.codexHome) })
 }
 
 // codexDump renders a log compactly for failure messages.
@@ -335,7 +301,7 @@ func TestCodex_PromptInANewProcessResumesTheCodexSessionWithItsContext(t *testin
 		t.Fatalf("second turn's answer: %q", got)
 	}
 	s := r.session(id)
-	agentUsage(t, evs, s, reported{context: true})
+	agentUsage(t, evs, s, reported{context: true, tokens: true}) // codex-acp 2.x reports tokens (0.16 did not)
 	if s.ResumeToken != token || s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
 		t.Fatalf("record after the second turn: token %q (was %q), state %s, stop %q", s.ResumeToken, token, s.State, s.StopReason)
 	}
@@ -492,10 +458,13 @@ func TestCodex_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T) 
 	}
 }
 
-func TestCodex_PermissionModeAnswersCodexUntrustedCommandRequests(t *testing.T) {
+// Codex 0.166 dropped approval_policy "untrusted": a command is put to the
+// client when the model asks to run it outside the sandbox, in a mode that
+// asks (workspace-write: "on-request", reviewed by the user).
+func TestCodex_PermissionModeAnswersCodexEscalationRequests(t *testing.T) {
 	t.Parallel()
 	command := "echo ran > tool-proof.txt; echo TOOL-OUTPUT-42"
-	opts := codexOptions{approvalPolicy: "untrusted", fakeArgs: []string{"-tool-word", codexToolWord, "-tool-command", command}}
+	opts := codexOptions{mode: "workspace-write", fakeArgs: []string{"-tool-word", codexToolWord, "-tool-escalate", "-tool-command", command}}
 
 	t.Run("approve-all runs the command and the model sees its output", func(t *testing.T) {
 		t.Parallel()
@@ -520,14 +489,21 @@ func TestCodex_PermissionModeAnswersCodexUntrustedCommandRequests(t *testing.T) 
 		if len(calls) == 0 || calls[0].ToolCallID != reqs[0].ToolCallID || !strings.Contains(string(calls[0].Input), "tool-proof.txt") {
 			t.Fatalf("tool_call events: %+v", calls)
 		}
-		// codex-acp 0.16.0 often never sends the call's completion over ACP
-		// (always when the command runs longer than a few milliseconds), so the
-		// result is checked where it always is: in what the model was sent.
-		// When the completion does come, kandev must record it.
+		// codex-acp 2.x completes every call; the command's output comes in
+		// the updates' _meta (terminal_output_delta): on the completion when
+		// the command did not stream, else on the updates before it. kandev
+		// records it either way. (0.16.0 often sent no completion at all.)
 		if len(results) == 0 {
-			t.Logf("codex-acp sent no completion for tool call %s; checking its output in the model request instead", calls[0].ToolCallID)
-		} else if last := results[len(results)-1]; last.ToolCallID != calls[0].ToolCallID || last.ToolStatus != "completed" || !strings.Contains(last.Content, "TOOL-OUTPUT-42") {
-			t.Fatalf("tool_result events: %+v\nlog:\n%s", results, codexDump(evs))
+			t.Fatalf("no tool_result for tool call %s\nlog:\n%s", calls[0].ToolCallID, codexDump(evs))
+		}
+		output := ""
+		for _, e := range append(calls, results...) {
+			if e.ToolCallID == calls[0].ToolCallID {
+				output += e.Content
+			}
+		}
+		if last := results[len(results)-1]; last.ToolCallID != calls[0].ToolCallID || last.ToolStatus != "completed" || !strings.Contains(output, "TOOL-OUTPUT-42") {
+			t.Fatalf("tool_result events: %+v (output recorded: %q)\nlog:\n%s", results, output, codexDump(evs))
 		}
 		if got := agentText(evs, "t1"); !strings.Contains(got, "tool done 2: TOOL-OUTPUT-42") {
 			t.Fatalf("the answer after the tool: %q", got)
@@ -591,7 +567,8 @@ func TestCodex_NeverPromptedSessionFallsBackToANewCodexSession(t *testing.T) {
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
 	starts := codexAgentStarts(evs)
-	if len(starts) != 2 || starts[1].Restore != "new" || !strings.Contains(starts[1].FallbackReason, "-32002") {
+	// codex-acp 0.16 answered -32002; 2.x says -32603 "no rollout found".
+	if len(starts) != 2 || starts[1].Restore != "new" || !strings.Contains(starts[1].FallbackReason, "-32002") && !strings.Contains(starts[1].FallbackReason, "no rollout found") {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
 	warned := false

@@ -13,7 +13,6 @@ package e2e_test
 // installed.
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -39,7 +38,6 @@ const (
 var (
 	copilotInstallOnce sync.Once
 	copilotBinPath     string
-	copilotPkgCache    string // COPILOT_PKG_CACHE_HOME: the unpacked CLI
 	copilotSkipReason  string
 )
 
@@ -49,39 +47,44 @@ func copilotInstall(t *testing.T) string {
 	t.Helper()
 	requireNPMOptIn(t, "Copilot CLI")
 	copilotInstallOnce.Do(func() {
-		if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-			copilotSkipReason = "the Copilot suite runs on Linux and macOS only"
-			return
-		}
-		dir := filepath.Join(codexCacheDir(), "copilot-"+copilotVersion)
-		bin := filepath.Join(dir, "node_modules", ".bin", "copilot")
-		installed := func() bool {
-			b, err := os.ReadFile(filepath.Join(dir, "node_modules", copilotPackage, "package.json"))
-			var pkg struct{ Version string }
-			if err != nil || json.Unmarshal(b, &pkg) != nil || pkg.Version != copilotVersion {
-				return false
-			}
-			st, err := os.Stat(bin)
-			return err == nil && st.Mode()&0o111 != 0
-		}
-		if copilotSkipReason = npmInstall(dir, installed, copilotPackage+"@"+copilotVersion); copilotSkipReason != "" {
-			return
-		}
-		// The first run unpacks the CLI; do it once here rather than in
-		// several tests at the same time.
-		pkgCache := filepath.Join(dir, "unpacked")
-		cmd := exec.Command(bin, "--version")
-		cmd.Env = append(os.Environ(), "COPILOT_PKG_CACHE_HOME="+pkgCache, "COPILOT_OFFLINE=true")
-		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), copilotVersion) {
-			copilotSkipReason = fmt.Sprintf("copilot --version failed (%v): %s", err, lastLines(string(out), 5))
-			return
-		}
-		copilotBinPath, copilotPkgCache = bin, pkgCache
+		copilotBinPath, copilotSkipReason = copilotInstallVersion(copilotVersion)
 	})
 	if copilotBinPath == "" {
 		t.Skip("SKIP: " + copilotSkipReason)
 	}
 	return copilotBinPath
+}
+
+// copilotInstallVersion installs @github/copilot at version into the cache
+// folder (once), unpacks it there, and returns its `copilot` command, or ""
+// and why not.
+func copilotInstallVersion(version string) (bin, skip string) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		return "", "the Copilot suite runs on Linux and macOS only"
+	}
+	dir := filepath.Join(codexCacheDir(), "copilot-"+version)
+	bin = filepath.Join(dir, "node_modules", ".bin", "copilot")
+	installed := func() bool {
+		st, err := os.Stat(bin)
+		return npmPackageVersion(filepath.Join(dir, "node_modules", copilotPackage)) == version && err == nil && st.Mode()&0o111 != 0
+	}
+	if skip = npmInstall(dir, installed, copilotPackage+"@"+version); skip != "" {
+		return "", skip
+	}
+	// The first run unpacks the CLI; do it once here rather than in
+	// several tests at the same time.
+	cmd := exec.Command(bin, "--version")
+	cmd.Env = append(os.Environ(), "COPILOT_PKG_CACHE_HOME="+copilotPkgCache(bin), "COPILOT_OFFLINE=true")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), version) {
+		return "", fmt.Sprintf("copilot --version failed (%v): %s", err, lastLines(string(out), 5))
+	}
+	return bin, ""
+}
+
+// copilotPkgCache is where the CLI at bin (DIR/node_modules/.bin/copilot)
+// is unpacked: DIR/unpacked, its COPILOT_PKG_CACHE_HOME.
+func copilotPkgCache(bin string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(bin))), "unpacked")
 }
 
 // copilotRig is a world whose `copilot` agent is the real Copilot CLI, with
@@ -94,7 +97,12 @@ type copilotRig struct {
 
 func newCopilotRig(t *testing.T, fakeArgs ...string) *copilotRig {
 	t.Helper()
-	bin := copilotInstall(t)
+	return newCopilotRigWith(t, copilotInstall(t), fakeArgs...)
+}
+
+// newCopilotRigWith is newCopilotRig on the Copilot CLI at bin.
+func newCopilotRigWith(t *testing.T, bin string, fakeArgs ...string) *copilotRig {
+	t.Helper()
 	fake := startFakeChat(t, append([]string{"-delay", "500ms", "-delay-word", "slowly", "-tool-word", copilotToolWord,
 		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, copilotToolCmd)}, fakeArgs...)...)
 	w := newWorld(t)
@@ -107,7 +115,7 @@ func newCopilotRig(t *testing.T, fakeArgs ...string) *copilotRig {
 		"COPILOT_PROVIDER_BASE_URL": fake.URL,
 		"COPILOT_PROVIDER_API_KEY":  "offline",
 		"COPILOT_MODEL":             copilotModel,
-		"COPILOT_PKG_CACHE_HOME":    copilotPkgCache,
+		"COPILOT_PKG_CACHE_HOME":    copilotPkgCache(bin),
 		"COPILOT_HOME":              r.copilotHome,
 	}
 	for k, sub := range map[string]string{"HOME": "home", "XDG_CONFIG_HOME": "config", "XDG_DATA_HOME": "data",

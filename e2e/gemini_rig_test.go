@@ -51,22 +51,23 @@ var (
 func geminiInstall(t *testing.T) string {
 	t.Helper()
 	requireNPMOptIn(t, "Gemini CLI")
-	geminiInstallOnce.Do(func() {
-		dir := filepath.Join(codexCacheDir(), "gemini-cli-"+geminiVersion)
-		modules := filepath.Join(dir, "node_modules")
-		installed := func() bool {
-			var pkg struct{ Version string }
-			b, err := os.ReadFile(filepath.Join(modules, geminiPackage, "package.json"))
-			return err == nil && json.Unmarshal(b, &pkg) == nil && pkg.Version == geminiVersion
-		}
-		if geminiSkipReason = npmInstall(dir, installed, geminiPackage+"@"+geminiVersion); geminiSkipReason == "" {
-			geminiBin = filepath.Join(modules, ".bin", "gemini")
-		}
-	})
+	geminiInstallOnce.Do(func() { geminiBin, geminiSkipReason = geminiInstallVersion(geminiVersion) })
 	if geminiBin == "" {
 		t.Skip("SKIP: " + geminiSkipReason)
 	}
 	return geminiBin
+}
+
+// geminiInstallVersion installs Gemini CLI at version into the cache folder
+// (once) and returns its `gemini` script, or "" and why not.
+func geminiInstallVersion(version string) (bin, skip string) {
+	dir := filepath.Join(codexCacheDir(), "gemini-cli-"+version)
+	modules := filepath.Join(dir, "node_modules")
+	installed := func() bool { return npmPackageVersion(filepath.Join(modules, geminiPackage)) == version }
+	if skip = npmInstall(dir, installed, geminiPackage+"@"+version); skip != "" {
+		return "", skip
+	}
+	return filepath.Join(modules, ".bin", "gemini"), ""
 }
 
 // geminiRig is a world whose gemini-test agent is the real Gemini CLI, with
@@ -79,7 +80,12 @@ type geminiRig struct {
 
 func newGeminiRig(t *testing.T, fakeArgs ...string) *geminiRig {
 	t.Helper()
-	bin := geminiInstall(t)
+	return newGeminiRigWith(t, geminiInstall(t), fakeArgs...)
+}
+
+// newGeminiRigWith is newGeminiRig on the Gemini CLI at bin.
+func newGeminiRigWith(t *testing.T, bin string, fakeArgs ...string) *geminiRig {
+	t.Helper()
 	fake := buildTestdata(t, "fakegemini")
 	w := newWorld(t)
 	r := &geminiRig{world: w, geminiHome: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}

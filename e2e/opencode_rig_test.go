@@ -44,29 +44,30 @@ func openCodeInstall(t *testing.T) string {
 	t.Helper()
 	requireNPMOptIn(t, "OpenCode")
 	openCodeInstallOnce.Do(func() {
-		if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-			openCodeSkipReason = "the OpenCode suite runs on Linux and macOS only"
-			return
-		}
-		dir := filepath.Join(codexCacheDir(), "opencode-ai-"+openCodeVersion)
-		bin := filepath.Join(dir, "node_modules", ".bin", "opencode")
-		installed := func() bool {
-			b, err := os.ReadFile(filepath.Join(dir, "node_modules", openCodePackage, "package.json"))
-			var pkg struct{ Version string }
-			if err != nil || json.Unmarshal(b, &pkg) != nil || pkg.Version != openCodeVersion {
-				return false
-			}
-			st, err := os.Stat(bin)
-			return err == nil && st.Mode()&0o111 != 0
-		}
-		if openCodeSkipReason = npmInstall(dir, installed, openCodePackage+"@"+openCodeVersion); openCodeSkipReason == "" {
-			openCodeBinPath = bin
-		}
+		openCodeBinPath, openCodeSkipReason = openCodeInstallVersion(openCodeVersion)
 	})
 	if openCodeBinPath == "" {
 		t.Skip("SKIP: " + openCodeSkipReason)
 	}
 	return openCodeBinPath
+}
+
+// openCodeInstallVersion installs opencode-ai at version into the cache
+// folder (once) and returns its `opencode` binary, or "" and why not.
+func openCodeInstallVersion(version string) (bin, skip string) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		return "", "the OpenCode suite runs on Linux and macOS only"
+	}
+	dir := filepath.Join(codexCacheDir(), "opencode-ai-"+version)
+	bin = filepath.Join(dir, "node_modules", ".bin", "opencode")
+	installed := func() bool {
+		st, err := os.Stat(bin)
+		return npmPackageVersion(filepath.Join(dir, "node_modules", openCodePackage)) == version && err == nil && st.Mode()&0o111 != 0
+	}
+	if skip = npmInstall(dir, installed, openCodePackage+"@"+version); skip != "" {
+		return "", skip
+	}
+	return bin, ""
 }
 
 // openCodeRig is a world whose `opencode` agent is the real OpenCode, with
@@ -79,7 +80,12 @@ type openCodeRig struct {
 
 func newOpenCodeRig(t *testing.T, fakeArgs ...string) *openCodeRig {
 	t.Helper()
-	bin := openCodeInstall(t)
+	return newOpenCodeRigWith(t, openCodeInstall(t), fakeArgs...)
+}
+
+// newOpenCodeRigWith is newOpenCodeRig on the OpenCode at bin.
+func newOpenCodeRigWith(t *testing.T, bin string, fakeArgs ...string) *openCodeRig {
+	t.Helper()
 	// The tool word calls the MCP test server's tool when the session has it
 	// (setup_agents_test.go), else bash.
 	fake := startFakeChat(t, append([]string{"-delay", "500ms", "-delay-word", "slowly", "-tool-word", openCodeToolWord,

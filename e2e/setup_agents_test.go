@@ -167,10 +167,16 @@ func TestClaude_EditorSetsPlanModeAndALoadInANewEditorKeepsIt(t *testing.T) {
 	}
 }
 
+// codexSetupModel is a model codex-acp 2.x offers, with its effort: the rig's
+// own model is gpt-5.5 at Codex's default effort. (The newer models of its
+// list are offered to the fake server without tools, so an MCP call cannot
+// be made on them.)
+const codexSetupModel = "gpt-5.5[high]"
+
 func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newCodexRig(t, codexOptions{})
-	id, notes := r.startNoting("first call\n", nil, "--agent", "codex", "--permissions", "approve-all", "--model", "gpt-5.4", "please MCPNOTE first call")
+	id, notes := r.startNoting("first call\n", nil, "--agent", "codex", "--permissions", "approve-all", "--model", codexSetupModel, "please MCPNOTE first call")
 	n := len(r.requests())
 	if starts := r.promptNotingAgain(id, notes, "please MCPNOTE second call", "first call\nsecond call\n"); starts[1].Restore == "new" {
 		t.Fatalf("agent_started events: %+v", starts)
@@ -180,8 +186,8 @@ func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *test
 		t.Fatal("no model request after the restore")
 	}
 	for i, q := range reqs {
-		if q.Body.Model != "gpt-5.4" {
-			t.Fatalf("request %d (of %d, %d before the restore) asks for model %q", i+1, len(reqs), n, q.Body.Model)
+		if q.Body.Model != "gpt-5.5" || q.Body.Reasoning.Effort != "high" {
+			t.Fatalf("request %d (of %d, %d before the restore) asks for model %q at effort %q", i+1, len(reqs), n, q.Body.Model, q.Body.Reasoning.Effort)
 		}
 	}
 
@@ -196,7 +202,7 @@ func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *test
 	starts := codexAgentStarts(r.events(id))
 	t.Logf("restore %s, agent_started data %s", starts[len(starts)-1].Restore, starts[len(starts)-1].Data)
 	reqs = r.requests()
-	if last := reqs[len(reqs)-1]; !strings.Contains(last.input(), "read-only") || last.Body.Model != "gpt-5.4" {
+	if last := reqs[len(reqs)-1]; !strings.Contains(last.input(), "read-only") || last.Body.Reasoning.Effort != "high" {
 		t.Fatalf("the request after the load (model %s) does not run read-only:\n%.3000s", last.Body.Model, last.input())
 	}
 	assertNoSecretUnder(t, r.home, setupSecret)

@@ -137,7 +137,7 @@ func twoMachinesOnARealAgent(t *testing.T, ag realAgent, a, b agentMachine) {
 		t.Fatalf("A's turn was not cut mid-turn: it streamed %q", got)
 	}
 	if reqs := a.requests(); len(reqs) != 2 || !slices.Contains(reqs[1].users, ag.slow) {
-		t.Fatalf("A's model did not get the cut turn's prompt (%d requests)", len(reqs))
+		t.Fatalf("A's model did not get the cut turn's prompt (%d requests: %+v)", len(reqs), reqs)
 	}
 	sentA := a.sent()
 	logA := sessionLog(t, a.world, id)

@@ -17,7 +17,9 @@
 //     answered as a Bash tool's is.
 //
 // Every request is appended to -log as one JSON line {n, method, path, body}
-// before it is answered (n is 0 for anything but a Messages request). -delay pauses between events (only for turns whose
+// before it is answered (n is 0 for anything but a Messages request of the
+// agent's loop: side requests, see request.side, are answered with a fixed
+// text). -delay pauses between events (only for turns whose
 // latest user text contains -delay-word, when that is set). The server exits
 // by itself after -idle without requests. -limit-word answers the API's 429
 // rate_limit_error instead, with the unified rate-limit headers (reset
@@ -68,17 +70,28 @@ func main() {
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	isMessages := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages")
-	n := s.log.Record(r, body, isMessages, nil)
+	var req request
+	bad := json.Unmarshal(body, &req)
+	user := req.latestUserText()
+	side := isMessages && bad == nil && req.side(user)
+	n := s.log.Record(r, body, isMessages && !side, nil)
 	if !isMessages {
 		http.NotFound(w, r)
 		return
 	}
-	var req request
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, "bad request body: "+err.Error(), http.StatusBadRequest)
+	if bad != nil {
+		http.Error(w, "bad request body: "+bad.Error(), http.StatusBadRequest)
 		return
 	}
-	user := req.latestUserText()
+	if side {
+		blocks := []block{{Type: "text", Text: "fake side answer"}}
+		if !req.Stream {
+			writeMessage(w, 0, req.Model, blocks)
+			return
+		}
+		newStream(w, 0).message(0, req.Model, blocks)
+		return
+	}
 	if s.limit.Hit(user) {
 		s.limit.Anthropic(w)
 		return
@@ -144,6 +157,15 @@ func (m message) blocks() []block {
 
 // latestUserText is the text of the last user text block that is not
 // context Claude Code adds by itself (reminders in angle brackets).
+// side reports whether the request is one of Claude Code's side requests,
+// not a step of the agent's loop: those that offer no tools (the session's
+// title, probes) and the next-prompt suggestion, which forks the
+// conversation with the loop's tools. They are answered with a fixed text
+// and not numbered, so N counts the loop's requests alone.
+func (r request) side(latestUser string) bool {
+	return len(r.Tools) == 0 || strings.HasPrefix(latestUser, "[SUGGESTION MODE")
+}
+
 func (r request) latestUserText() string {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role != "user" {

@@ -9,11 +9,14 @@
 //     number of the request, streamed one word per output_text delta;
 //   - when the latest user text contains -tool-word, a function call to the
 //     shell tool the request offers, running -tool-command; once the call's
-//     output comes back, the text "tool done N: <last line of that output>";
+//     output comes back, the text "tool done N: <last line of that output>"
+//     (with -tool-escalate, the call asks to run outside the sandbox);
 //   - when the latest user text contains -mcp-word and the request offers
 //     the MCP tool -mcp-tool (as Codex offers one: a function in the
 //     namespace tool mcp__SERVER, or one function named mcp__SERVER__TOOL),
-//     a call of it whose text is what follows the word.
+//     a call of it whose text is what follows the word; when Codex defers
+//     MCP tools behind its tool_search tool, a tool_search_call for it
+//     first, and the call once the search's output brought the tool.
 //
 // Every request is appended to -log as one JSON line {n, path, session_id,
 // body} before it is answered. -delay pauses between events (only for turns
@@ -39,6 +42,7 @@ type server struct {
 	pace     fakeserver.Pacing
 	toolWord string
 	toolCmd  string
+	escalate bool
 	mcpWord  string
 	mcpTool  string // mcp__SERVER__TOOL
 
@@ -56,6 +60,7 @@ func main() {
 	s.limit.Flags()
 	flag.StringVar(&s.toolWord, "tool-word", "", "answer with a shell function call when the latest user text contains this word")
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the shell command of that function call")
+	flag.BoolVar(&s.escalate, "tool-escalate", false, `ask for the shell call to run outside the sandbox (sandbox_permissions "require_escalated"), which Codex puts to the client under approval_policy "on-request"`)
 	flag.StringVar(&s.mcpWord, "mcp-word", "MCPNOTE", "answer with a call of -mcp-tool when the latest user text contains this word")
 	flag.StringVar(&s.mcpTool, "mcp-tool", "mcp__notes__append", "the MCP tool called, {\"text\": what follows -mcp-word}")
 	flag.Parse()
@@ -87,8 +92,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ok:
 		st.message(fmt.Sprintf("tool done %d: %s", n, start(lastLine(out))))
 	case s.toolWord != "" && strings.Contains(user, s.toolWord):
-		name, args := req.shellCall(s.toolCmd)
+		name, args := req.shellCall(s.toolCmd, s.escalate)
 		st.functionCall("", name, args)
+	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offersMCP(s.mcpTool) == "" && req.offersToolSearch() && !req.searchedTools():
+		// Codex 0.166 defers MCP tools behind tool_search: search first.
+		st.toolSearchCall(strings.ReplaceAll(strings.TrimPrefix(s.mcpTool, "mcp__"), "__", " "))
 	case s.mcpWord != "" && strings.Contains(user, s.mcpWord) && req.offersMCP(s.mcpTool) != "":
 		after := mcpText(user, s.mcpWord)
 		args, _ := json.Marshal(map[string]any{"text": after})
@@ -107,19 +115,20 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // request is the part of a Responses request the fake reads.
 type request struct {
 	Input []item `json:"input"`
-	Tools []struct {
-		Type  string `json:"type"`
-		Name  string `json:"name"`
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"` // of a namespace
-	} `json:"tools"`
+	Tools []tool `json:"tools"`
 }
 
 // offersMCP is the namespace that offers tool (mcp__SERVER__TOOL), or the
 // tool's own name when it is offered as one function; "" when not offered.
+// The tools a tool search found (in the input) count as offered.
 func (r request) offersMCP(tool string) string {
-	for _, t := range r.Tools {
+	tools := r.Tools
+	for _, it := range r.Input {
+		if it.Type == "tool_search_output" {
+			tools = append(tools, it.Tools...)
+		}
+	}
+	for _, t := range tools {
 		if t.Name == tool {
 			return tool
 		}
@@ -139,6 +148,40 @@ type item struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 	Output  json.RawMessage `json:"output"`
+	Tools   []tool          `json:"tools"` // of a tool_search_output
+}
+
+// tool is an offered tool: a function, or a namespace of functions.
+type tool struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"` // of a namespace
+}
+
+// offersToolSearch reports whether the request offers Codex's tool_search.
+func (r request) offersToolSearch() bool {
+	for _, t := range r.Tools {
+		if t.Type == "tool_search" {
+			return true
+		}
+	}
+	return false
+}
+
+// searchedTools reports whether a tool search was answered since the latest
+// user message (so its tools are what it found, and it is not repeated).
+func (r request) searchedTools() bool {
+	for i := len(r.Input) - 1; i >= 0; i-- {
+		switch it := r.Input[i]; {
+		case it.Type == "tool_search_output":
+			return true
+		case it.Type == "message" && it.Role == "user":
+			return false
+		}
+	}
+	return false
 }
 
 // text is the concatenated text of a message item.
@@ -179,13 +222,23 @@ func (r request) pendingToolOutput() (string, bool) {
 		it := r.Input[i]
 		switch {
 		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
+			// A string, {content}, or (Codex 0.166) a list of input_text parts.
 			var s string
 			if json.Unmarshal(it.Output, &s) != nil {
 				var o struct {
 					Content string `json:"content"`
 				}
-				json.Unmarshal(it.Output, &o)
-				s = o.Content
+				if json.Unmarshal(it.Output, &o) == nil {
+					s = o.Content
+				} else {
+					var parts []struct {
+						Text string `json:"text"`
+					}
+					json.Unmarshal(it.Output, &parts)
+					for _, p := range parts {
+						s += p.Text + "\n"
+					}
+				}
 			}
 			return s, true
 		case it.Type == "message" && it.Role == "user":
@@ -197,12 +250,12 @@ func (r request) pendingToolOutput() (string, bool) {
 
 // shellCall picks the shell tool the request offers and encodes cmd as its
 // arguments; tool names differ between Codex versions and models.
-func (r request) shellCall(cmd string) (name, args string) {
+func (r request) shellCall(cmd string, escalate bool) (name, args string) {
 	offered := map[string]bool{}
 	for _, t := range r.Tools {
 		offered[t.Name] = true
 	}
-	var a any
+	var a map[string]any
 	switch {
 	case offered["shell_command"]:
 		name, a = "shell_command", map[string]any{"command": cmd}
@@ -210,6 +263,10 @@ func (r request) shellCall(cmd string) (name, args string) {
 		name, a = "exec_command", map[string]any{"cmd": cmd}
 	default:
 		name, a = "shell", map[string]any{"command": []string{"sh", "-c", cmd}}
+	}
+	if escalate {
+		a["sandbox_permissions"] = "require_escalated"
+		a["justification"] = "the test asks for it"
 	}
 	b, _ := json.Marshal(a)
 	return name, string(b)
@@ -327,6 +384,17 @@ func (st *stream) functionCall(namespace, name, args string) {
 	if namespace != "" {
 		done["namespace"] = namespace
 	}
+	st.event("response.output_item.done", map[string]any{"output_index": 0, "item": done})
+	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
+}
+
+// toolSearchCall streams one call of the client-run tool_search tool, for
+// query, and ends the response.
+func (st *stream) toolSearchCall(query string) {
+	st.begin()
+	done := map[string]any{"type": "tool_search_call", "id": "ts_" + st.id, "call_id": "call_" + st.id,
+		"execution": "client", "status": "completed", "arguments": map[string]any{"query": query, "limit": 8}}
+	st.event("response.output_item.added", map[string]any{"output_index": 0, "item": done})
 	st.event("response.output_item.done", map[string]any{"output_index": 0, "item": done})
 	st.event("response.completed", map[string]any{"response": st.response("completed", []any{done})})
 }
