@@ -202,8 +202,7 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 				// The owner runs in the foreground start; this prompt queues behind its first turn.
 				w.env = append(w.env, "CI=1")
 				linger = "0"
-				var startDone <-chan result
-				startDone = w.runAsync("start", "/sleep 1500")
+				startDone := w.runAsync("start", "/sleep 1500")
 				waitFor(t, 20*time.Second, "the start's owner", func() bool {
 					h, _ := state.OpenHome(w.home)
 					all, _ := h.ListSessions()

@@ -138,13 +138,8 @@ func waitListening(t *testing.T, port int, what string) {
 	}
 }
 
-// startGitDaemon serves root over git:// with pushes allowed.
-func startGitDaemon(t *testing.T, root string) string {
-	url, _ := startGitDaemonCmd(t, root)
-	return url
-}
-
-// startGitDaemonCmd is startGitDaemon that also gives the daemon's process.
+// startGitDaemonCmd serves root over git:// with pushes allowed, and gives
+// the daemon's process (a test may stop it to freeze the remote).
 func startGitDaemonCmd(t *testing.T, root string) (string, *exec.Cmd) {
 	port := freePort(t)
 	// git-daemon itself, not `git daemon`: git runs it as a child and a

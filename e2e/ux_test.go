@@ -13,9 +13,8 @@ func TestStart_QuietPrintsTheIDThenTheFinalTextAndAStartWithoutPromptSaysWhatNex
 	if len(lines) != 2 || !strings.Contains(lines[1], "QUIET") || w.session(lines[0]) == nil {
 		t.Fatalf("-q start: want the id, then the final assistant text:\n%s", r)
 	}
-	id := lines[0]
 	r = w.mustRun("start")
-	id = strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
+	id := strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
 	if want := `kandev prompt ` + id + ` "..."`; !strings.Contains(r.stderr, want) {
 		t.Fatalf("start without a prompt does not say %q:\n%s", want, r)
 	}
