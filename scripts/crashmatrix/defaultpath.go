@@ -331,7 +331,7 @@ func (t *defaultTrial) checkOwnerSignalled(k *turnInfo, l *sessionLog) {
 		if k != nil && k.ended && k.stopReason == "shutdown" && k.sent && conts != 1 {
 			r.failf("SIGKILL of the detached owner: turn %s was cut off after it was sent but continued %d times, want once", k.id, conts)
 		}
-		r.outcome = outNone
+		r.outcome, r.continuations = outNone, conts
 		if conts > 0 {
 			r.outcome = outContinued
 		}
@@ -375,7 +375,7 @@ func (t *defaultTrial) resumeOnce(k *turnInfo) {
 	if !ok {
 		return
 	}
-	if c := t.kandev(cmdTimeout, "resume", t.id); c.code != 0 {
+	if c := t.kandev(cmdTimeout, t.withPerms("resume", t.id)...); c.code != 0 {
 		t.r.failf("resume after SIGTERM: %s", c.brief())
 	}
 	after, ok := t.cleanLog(t.id, "after resume")
@@ -387,7 +387,7 @@ func (t *defaultTrial) resumeOnce(k *turnInfo) {
 	if k != nil && k.ended && k.stopReason == "shutdown" && k.sent && conts != 1 {
 		t.r.failf("resume after SIGTERM: turn %s continued %d times, want once", k.id, conts)
 	}
-	t.r.outcome = outNone
+	t.r.outcome, t.r.continuations = outNone, conts
 	if conts > 0 {
 		t.r.outcome = outContinued
 	}
@@ -401,7 +401,7 @@ func (t *defaultTrial) resumeAddsNothing() {
 	if !ok {
 		return
 	}
-	if c := t.kandev(cmdTimeout, "resume", t.id); c.code != 0 {
+	if c := t.kandev(cmdTimeout, t.withPerms("resume", t.id)...); c.code != 0 {
 		t.r.failf("resume with nothing to continue: %s", c.brief())
 	}
 	if t.r.outcome == "aborted" {
@@ -418,7 +418,7 @@ func (t *defaultTrial) resumeAddsNothing() {
 // nextPrompt: the next command runs a turn as usual (through the warm owner
 // when one lingers).
 func (t *defaultTrial) nextPrompt() {
-	c := t.kandev(cmdTimeout, "prompt", t.id, "/say next command")
+	c := t.kandev(cmdTimeout, t.withPerms("prompt", t.id, "/say next command")...)
 	if c.code != 0 || !strings.Contains(c.stdout, "next command") {
 		t.r.failf("the next prompt after the kill: %s", c.brief())
 	}

@@ -5,6 +5,9 @@
 // the time from the turn's turn_ended line in the log to the command's exit,
 // on the demo agent and on the demo agent with --ignore-eof (an agent that,
 // like Claude's and codex's adapters, does not exit when its stdin closes).
+// Then, on a pseudo-terminal (terminal.go): how soon a permission question
+// appears after the agent's request reaches the turn's owner, and how soon
+// Ctrl-C ends the command with the turn cancelled, wherever the owner runs.
 //
 //	go run ./scripts/warmbench -kandev ./kandev -start-delay 1000 -runs 5
 package main
@@ -26,6 +29,7 @@ func main() {
 	bin := flag.String("kandev", "kandev", "the kandev binary")
 	delay := flag.Int("start-delay", 1000, "demo agent --start-delay (ms)")
 	runs := flag.Int("runs", 5, "timed prompts per mode (the median is reported)")
+	terminal := flag.Bool("terminal", true, "also measure ask and Ctrl-C on a pseudo-terminal (Linux)")
 	flag.Parse()
 	abs, err := exec.LookPath(*bin)
 	if err == nil {
@@ -40,6 +44,7 @@ func main() {
 	}
 	defer os.RemoveAll(home)
 	cfg := fmt.Sprintf("[agents.slow]\ncommand = [%q, \"demo-agent\", \"--start-delay\", \"%d\"]\n", abs, *delay) +
+		fmt.Sprintf("[agents.fast]\ncommand = [%q, \"demo-agent\"]\n", abs) +
 		fmt.Sprintf("[agents.deaf]\ncommand = [%q, \"demo-agent\", \"--start-delay\", \"%d\", \"--ignore-eof\"]\nexit_on_eof = false\n", abs, *delay)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		fail(err)
@@ -49,6 +54,9 @@ func main() {
 	fmt.Printf("%-22s %-6s %12s %22s\n", "agent", "mode", "prompt wall", "turn_ended -> exit")
 	for _, agent := range []string{"slow", "deaf"} {
 		k.bench(agent, *runs)
+	}
+	if *terminal {
+		k.terminalFigures(*runs)
 	}
 }
 
