@@ -104,6 +104,24 @@ type defaultTrial struct {
 	pre     int // log lines before the killed command
 	ki      killInfo
 	printed []event
+	// paused: the turn was cut off while a permission request was open, so
+	// its continuation pauses (exit 5) instead of running (docs/resume.md).
+	paused bool
+}
+
+// pausedAfterCut reports that turn k was cut off by a shutdown and its
+// continuation paused: a permission request of it was open (in the log, or
+// still marked pending in the record) when it was cut.
+func (t *defaultTrial) pausedAfterCut(k *turnInfo, l *sessionLog) bool {
+	if k == nil || !k.ended || k.stopReason != "shutdown" {
+		return false
+	}
+	for _, e := range l.events()[k.startIdx:] {
+		if e.Type == "marker" && e.Kind == "continuation_paused" {
+			return true
+		}
+	}
+	return false
 }
 
 // runDefault: set up, run the command with a detached owner, signal the
@@ -323,16 +341,25 @@ func (t *defaultTrial) checkOwnerSignalled(k *turnInfo, l *sessionLog) {
 	r, sig := t.r, t.p.signal
 	switch sig {
 	case sigKill:
-		// The command takes the session over and shows the turn's follow-up.
-		if t.ki.exitCode != 0 {
+		// The command takes the session over and shows the turn's follow-up
+		// (or says it is paused: a permission request was open).
+		t.paused = t.pausedAfterCut(k, l)
+		if t.paused {
+			if t.ki.exitCode != 5 {
+				r.failf("SIGKILL of the detached owner with a permission request open: the command exited %d, want 5 (paused)", t.ki.exitCode)
+			}
+		} else if t.ki.exitCode != 0 {
 			r.failf("SIGKILL of the detached owner: the command exited %d (died of %q), want 0 with the turn followed up", t.ki.exitCode, t.ki.diedOf)
 		}
 		conts := t.oncePerPrompt(l, "after SIGKILL of the owner")
-		if k != nil && k.ended && k.stopReason == "shutdown" && k.sent && conts != 1 {
+		if k != nil && k.ended && k.stopReason == "shutdown" && k.sent && !t.paused && conts != 1 {
 			r.failf("SIGKILL of the detached owner: turn %s was cut off after it was sent but continued %d times, want once", k.id, conts)
 		}
 		r.outcome, r.continuations = outNone, conts
-		if conts > 0 {
+		switch {
+		case t.paused:
+			r.outcome = outPaused
+		case conts > 0:
 			r.outcome = outContinued
 		}
 		t.resumeAddsNothing()
@@ -375,20 +402,25 @@ func (t *defaultTrial) resumeOnce(k *turnInfo) {
 	if !ok {
 		return
 	}
-	if c := t.kandev(cmdTimeout, t.withPerms("resume", t.id)...); c.code != 0 {
-		t.r.failf("resume after SIGTERM: %s", c.brief())
-	}
+	c := t.kandev(cmdTimeout, t.withPerms("resume", t.id)...)
 	after, ok := t.cleanLog(t.id, "after resume")
 	if !ok {
 		return
 	}
+	t.paused = t.pausedAfterCut(k, after)
+	if c.code != 0 && !(t.paused && c.code == 5) {
+		t.r.failf("resume after SIGTERM: %s", c.brief())
+	}
 	t.checkAppendOnly(before, after, "resume")
 	conts := t.oncePerPrompt(after, "after resume")
-	if k != nil && k.ended && k.stopReason == "shutdown" && k.sent && conts != 1 {
+	if k != nil && k.ended && k.stopReason == "shutdown" && k.sent && !t.paused && conts != 1 {
 		t.r.failf("resume after SIGTERM: turn %s continued %d times, want once", k.id, conts)
 	}
 	t.r.outcome, t.r.continuations = outNone, conts
-	if conts > 0 {
+	switch {
+	case t.paused:
+		t.r.outcome = outPaused
+	case conts > 0:
 		t.r.outcome = outContinued
 	}
 	t.resumeAddsNothing()
@@ -401,7 +433,7 @@ func (t *defaultTrial) resumeAddsNothing() {
 	if !ok {
 		return
 	}
-	if c := t.kandev(cmdTimeout, t.withPerms("resume", t.id)...); c.code != 0 {
+	if c := t.kandev(cmdTimeout, t.withPerms("resume", t.id)...); c.code != 0 && !(t.paused && c.code == 5) {
 		t.r.failf("resume with nothing to continue: %s", c.brief())
 	}
 	if t.r.outcome == "aborted" {
