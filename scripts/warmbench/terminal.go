@@ -210,20 +210,22 @@ func (k kandev) idle() string {
 // terminalFigures measures ask and Ctrl-C in each place, runs times each.
 func (k kandev) terminalFigures(runs int) {
 	fmt.Printf("\nask and Ctrl-C on a terminal (pty), demo agent, %d runs each, median / max\n\n", runs)
-	fmt.Printf("%-34s %26s %30s\n", "owner of the turn", "request -> [y/N] shown", "Ctrl-C -> exit (cancelled)")
+	fmt.Printf("%-34s %26s %26s %28s\n", "owner of the turn", "request -> [y/N] shown", "tool_call -> [y/N] shown", "Ctrl-C -> exit (cancelled)")
 	for _, p := range places {
-		var asks, stops []time.Duration
+		var asks, calls, stops []time.Duration
 		for i := range runs {
-			asks = append(asks, k.askOnce(p, i))
+			a, c := k.askOnce(p, i)
+			asks, calls = append(asks, a), append(calls, c)
 			stops = append(stops, k.cancelOnce(p))
 		}
-		fmt.Printf("%-34s %26s %30s\n", p.name, medMax(asks), medMax(stops))
+		fmt.Printf("%-34s %26s %26s %28s\n", p.name, medMax(asks), medMax(calls), medMax(stops))
 	}
+	fmt.Println("(request and tool_call: the owner's log line for the agent's permission request and for the tool call just before it)")
 }
 
 // askOnce runs one prompt under ask whose agent asks to write a file, and
 // answers n.
-func (k kandev) askOnce(p place, i int) time.Duration {
+func (k kandev) askOnce(p place, i int) (fromRequest, fromCall time.Duration) {
 	id, linger := p.session(k)
 	t, err := k.inTerminal("--permissions", "ask", "prompt", "--linger", linger, id, fmt.Sprintf("/write asked-%d.txt no", i))
 	if err != nil {
@@ -238,13 +240,16 @@ func (k kandev) askOnce(p place, i int) time.Duration {
 		fail(err)
 	}
 	req, _ := lastOf(k.home, id, "permission_requested")
+	call, _ := lastOf(k.home, id, "tool_call")
 	if p.after != nil {
 		p.after(k, id)
 	}
-	if req.IsZero() {
-		fail(fmt.Errorf("no permission_requested in session %s", id))
+	if req.IsZero() || call.IsZero() {
+		fail(fmt.Errorf("no tool_call and permission_requested in session %s", id))
 	}
-	return shown.Sub(req)
+	// The agent sends the request right after the tool call: the owner's
+	// tool_call line is the earliest sign of it there.
+	return shown.Sub(req), shown.Sub(call)
 }
 
 // cancelOnce runs a sleeping turn and types Ctrl-C once it streams.
