@@ -429,9 +429,16 @@ func TestDefaultPath_CtrlCOfAPromptQueuedBehindAnotherTurnLeavesThatTurnAlone(t 
 // agent slow enough that the continuation a resume sends runs for seconds
 // (each line of the quoted request comes back after a delay).
 func (w *world) interruptedSession() string {
+	return w.interruptedSessionOf("slow")
+}
+
+// interruptedSessionOf is interruptedSession on agent profile agent: slow
+// (each update after 600 ms), or slowboot (slow, and 2 s to launch).
+func (w *world) interruptedSessionOf(agent string) string {
 	w.t.Helper()
-	w.config("[agents.slow]\ncommand = [\"" + kandevBin + "\", \"demo-agent\", \"--delay\", \"600\"]\n")
-	id, r := w.start("--linger", "0", "--agent", "slow")
+	boot := writeScript(w.t, "slow-boot", "sleep 2\nexec "+kandevBin+" demo-agent --delay 600\n")
+	w.config("[agents.slow]\ncommand = [\"" + kandevBin + "\", \"demo-agent\", \"--delay\", \"600\"]\n[agents.slowboot]\ncommand = [\"" + boot + "\"]\n")
+	id, r := w.start("--linger", "0", "--agent", agent)
 	if r.code != 0 {
 		w.t.Fatal(r)
 	}
@@ -474,6 +481,24 @@ func TestDefaultPath_ResumeCtrlCCancelsAndSIGTERMInterruptsTheContinuationWherev
 			w.mustRun("resume", id)
 			if n := continuations(w.events(id)); n != 1 {
 				t.Fatalf("%d continuations, want 1: a cancelled continuation was continued again", n)
+			}
+		})
+		t.Run(place.name+"/ctrl-c before the continuation is sent", func(t *testing.T) {
+			w := defaultWorld(t)
+			id := w.interruptedSessionOf("slowboot")
+			tm := w.inTerminal(append(append([]string{"resume"}, place.flags...), id)...)
+			tm.waitScreen("launching slowboot agent")
+			tm.keys("C-c")
+			if code := terminalExit(tm); code != "130" {
+				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+			}
+			w.mustRun("resume", id)
+			evs := w.events(id)
+			if turn, stop := continuationStop(evs); turn != "" && (stop != state.StopCancelled || agentText(evs, turn) != "") {
+				t.Fatalf("continuation %s after Ctrl-C during the launch ended %q with %q, want cancelled before it was sent", turn, stop, agentText(evs, turn))
+			}
+			if n := continuations(evs); n > 1 {
+				t.Fatalf("%d continuations", n)
 			}
 		})
 		t.Run(place.name+"/sigterm", func(t *testing.T) {
