@@ -207,7 +207,7 @@ var defaultPathRules = []struct {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		if err := kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		ownerCarriesTheTurn(t, w, id, "after the question")
