@@ -16,7 +16,8 @@ import (
 // parked permission request, and of a warm owner around its linger's expiry;
 // and at named points of what a remote brings: inside kandev trust, inside a
 // checked pull before it writes, and before the release of a claim taken for
-// a turn that cannot run.
+// a turn that cannot run; and on the default path, signals to the command
+// that follows a turn and to the detached owner that runs it.
 // The matrix exits 1 when any run broke a rule; its report names the run.
 func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t *testing.T) {
 	if testing.Short() {
@@ -42,6 +43,7 @@ func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t 
 		{"kandev acp load", []string{"-trials", "acp-load", "-n", "4", "-seed", "17"}},
 		{"live owners", []string{"-trials", "approve,parked,expiry", "-n", "6", "-seed", "17"}},
 		{"what a remote brings", []string{"-trials", "trust,pull,claim-release", "-n", "6", "-seed", "18"}},
+		{"default path: the following command and its detached owner", []string{"-trials", "follower,detached", "-n", "10", "-seed", "19"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -209,7 +209,7 @@ var defaultPathRules = []struct {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		if err := kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		ownerCarriesTheTurn(t, w, id, "after the question")
@@ -424,5 +424,96 @@ func TestDefaultPath_CtrlCOfAPromptQueuedBehindAnotherTurnLeavesThatTurnAlone(t 
 	evs = w.events(id)
 	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
 		t.Fatalf("the cancelled prompt's turn ended %q, want cancelled", stop)
+	}
+}
+
+// interruptedSession is a session whose owner was killed mid-turn, on an
+// agent slow enough that the continuation a resume sends runs for seconds
+// (each line of the quoted request comes back after a delay).
+func (w *world) interruptedSession() string {
+	return w.interruptedSessionOf("slow")
+}
+
+// interruptedSessionOf is interruptedSession on agent profile agent: slow
+// (each update after 600 ms), or slowboot (slow, and 2 s to launch).
+func (w *world) interruptedSessionOf(agent string) string {
+	w.t.Helper()
+	boot := writeScript(w.t, "slow-boot", "sleep 2\nexec "+kandevBin+" demo-agent --delay 600\n")
+	w.config("[agents.slow]\ncommand = [\"" + kandevBin + "\", \"demo-agent\", \"--delay\", \"600\"]\n[agents.slowboot]\ncommand = [\"" + boot + "\"]\n")
+	id, r := w.start("--linger", "0", "--agent", agent)
+	if r.code != 0 {
+		w.t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	if r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGKILL}, "prompt", "--linger", "0", id, sleepingTurn); r.code != -1 {
+		w.t.Fatalf("exit %d after SIGKILL\n%s", r.code, r.result)
+	}
+	killSurvivors(w.home, id)
+	if st := w.status(id); !st.Status.NeedsResume {
+		w.t.Fatalf("status after SIGKILL of the owner: %+v", st.Status)
+	}
+	return id
+}
+
+// continuationStop is how the newest continuation of session id ended.
+func continuationStop(evs []state.Event) (turn, stop string) {
+	for _, e := range ofType(evs, state.EventTurnStarted) {
+		if e.Source == state.SourceContinuation {
+			turn = e.TurnID
+		}
+	}
+	return turn, turnEnd(evs, turn)
+}
+
+func TestDefaultPath_ResumeCtrlCCancelsAndSIGTERMInterruptsTheContinuationWhereverTheOwnerRuns(t *testing.T) {
+	for _, place := range startPlaces {
+		t.Run(place.name+"/ctrl-c", func(t *testing.T) {
+			w := defaultWorld(t)
+			id := w.interruptedSession()
+			tm := w.inTerminal(append(append([]string{"resume"}, place.flags...), id)...)
+			tm.waitScreen("echo: The previous turn")
+			tm.keys("C-c")
+			if code := terminalExit(tm); code != "130" {
+				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+			}
+			turn, stop := continuationStop(w.events(id))
+			if stop != state.StopCancelled {
+				t.Fatalf("continuation %s ended %q, want cancelled:\n%s", turn, stop, tm.screen())
+			}
+			w.mustRun("resume", id)
+			if n := continuations(w.events(id)); n != 1 {
+				t.Fatalf("%d continuations, want 1: a cancelled continuation was continued again", n)
+			}
+		})
+		t.Run(place.name+"/ctrl-c before the continuation is sent", func(t *testing.T) {
+			w := defaultWorld(t)
+			id := w.interruptedSessionOf("slowboot")
+			tm := w.inTerminal(append(append([]string{"resume"}, place.flags...), id)...)
+			tm.waitScreen("launching slowboot agent")
+			tm.keys("C-c")
+			if code := terminalExit(tm); code != "130" {
+				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
+			}
+			w.mustRun("resume", id)
+			evs := w.events(id)
+			if turn, stop := continuationStop(evs); turn != "" && (stop != state.StopCancelled || agentText(evs, turn) != "") {
+				t.Fatalf("continuation %s after Ctrl-C during the launch ended %q with %q, want cancelled before it was sent", turn, stop, agentText(evs, turn))
+			}
+			if n := continuations(evs); n > 1 {
+				t.Fatalf("%d continuations", n)
+			}
+		})
+		t.Run(place.name+"/sigterm", func(t *testing.T) {
+			w := defaultWorld(t)
+			id := w.interruptedSession()
+			r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, append(append([]string{"resume"}, place.flags...), id)...)
+			if r.code != 143 {
+				t.Fatalf("exit %d, want 143\n%s", r.code, r.result)
+			}
+			w.waitOwnerGone(id, 15*time.Second)
+			if turn, stop := continuationStop(w.events(id)); stop != state.StopShutdown {
+				t.Fatalf("continuation %s ended %q, want shutdown", turn, stop)
+			}
+		})
 	}
 }

@@ -17,7 +17,9 @@
 # the same disk as a real ~/.kandev, so fsync costs what it costs a user.
 #
 # Environment: BENCH_RUNS, ACPX_VERSION (default 0.19.1), KEEP_BENCH_WORK=1
-# keeps the work folder, SKIP_GO_BENCH=1 skips the `go test -bench` part.
+# keeps the work folder, SKIP_GO_BENCH=1 skips the `go test -bench` part,
+# BENCH_BASELINE=REV also times a warm prompt of kandev built at git revision
+# REV against this build, alternately in one run (warmbench -baseline).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -206,8 +208,17 @@ mkdir -p "$BULK/wd"
 )
 
 # ------------------------------------------------ warm against cold
-say "warm against cold, and turn_ended -> exit (demo agent, --start-delay 1000; also with --ignore-eof)"
-"$BIN/warmbench" -kandev "$K" -start-delay 1000 -runs "$RUNS" | tee "$WORK/warm.txt" >&2 || echo "  warmbench failed" >&2
+# Then, on a pseudo-terminal: the [y/N] of an ask-mode request after it reached
+# the owner, and Ctrl-C to exit with the turn cancelled, wherever the owner runs.
+say "warm against cold, turn_ended -> exit (demo agent, --start-delay 1000; also with --ignore-eof), ask and Ctrl-C on a terminal"
+WARM_ARGS=()
+if [ -n "${BENCH_BASELINE:-}" ]; then
+	BASE_SRC=$WORK/baseline-src
+	mkdir -p "$BASE_SRC"
+	(cd "$ROOT" && git archive "$BENCH_BASELINE" | tar -x -C "$BASE_SRC") && (cd "$BASE_SRC" && go build -trimpath -o "$BIN/kandev-baseline" .) &&
+		WARM_ARGS=(-baseline "$BIN/kandev-baseline") || echo "  could not build kandev at $BENCH_BASELINE" >&2
+fi
+"$BIN/warmbench" -kandev "$K" -start-delay 1000 -runs "$RUNS" ${WARM_ARGS[@]+"${WARM_ARGS[@]}"} | tee "$WORK/warm.txt" >&2 || echo "  warmbench failed" >&2
 
 # ------------------------------------------------ go test -bench
 if [ "${SKIP_GO_BENCH:-}" != 1 ]; then

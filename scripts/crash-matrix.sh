@@ -2,8 +2,9 @@
 # Randomized crash matrix: builds kandev and the crashmatrix driver into a
 # temp dir, then interrupts kandev at random points of random demo-agent turns
 # with SIGKILL, SIGTERM (once or twice), SIGHUP or SIGINT, and SIGKILLs it
-# inside import, prune, repair and stop; it resumes each session and checks
-# the recovery rules for that signal.
+# inside import, prune, repair and stop; on the default path it signals the
+# command that follows a turn or the detached owner running it; it resumes
+# each session and checks the recovery rules for that signal.
 #
 #   scripts/crash-matrix.sh                      # 120 runs, seed from the clock
 #   scripts/crash-matrix.sh -n 620 -seed 20261130 -j 2   # the documented run

@@ -61,6 +61,10 @@ type Input struct {
 	ForInput string `json:"for_input,omitempty"`
 	// ForTurn limits a cancel to that turn ("" for whatever turn runs).
 	ForTurn string `json:"for_turn,omitempty"`
+	// ForFollowUpOf limits a cancel to the follow-up of that interrupted
+	// turn (its continuation, or its message sent again): a Ctrl-C in the
+	// resume that follows it, before or while it runs.
+	ForFollowUpOf string `json:"for_follow_up_of,omitempty"`
 	// Scrubbed marks a served prompt whose text was removed from the inbox.
 	Scrubbed bool      `json:"scrubbed,omitempty"`
 	From     string    `json:"from,omitempty"` // FromEditor, or "" for a kandev command

@@ -204,6 +204,12 @@ type inputTurn struct {
 	inputID string
 	initial bool
 	user    bool // the first turn from the user's own prompt (source user)
+	// followUpOf: the turn followed is the follow-up (continuation, or
+	// message sent again) of this interrupted turn, which a resume runs.
+	followUpOf string
+	// idle, when set, reports that the owner has nothing left to run for
+	// the turn followed (it will not start): a wait for its end stops.
+	idle func() bool
 	// continues: when the turn is cut off (shutdown), its follow-up (the one
 	// continuation, or the message sent again) is followed as its answer.
 	continues bool
@@ -304,6 +310,8 @@ var agentFaultMarkers = map[history.MarkerKind]bool{
 // picks reports whether turn_started e begins the turn t follows.
 func (t *inputTurn) picks(e state.Event) bool {
 	switch {
+	case t.followUpOf != "":
+		return e.InputID == "" && (e.Source == state.SourceContinuation || e.Source == state.SourceUser || e.Source == state.SourceQueued)
 	case t.initial:
 		return e.Source == state.SourceInitial
 	case t.user:

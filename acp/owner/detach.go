@@ -251,16 +251,20 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 // ResumeDetached restores the session in a detached owner and follows it
 // here until that owner is warm and idle (the continuation of an
 // interrupted turn and queued inputs served), parks a permission request,
-// or exits.
+// or exits. Ctrl-C here cancels the follow-up of the interrupted turn
+// (before or while it runs; never continued again), SIGTERM interrupts it,
+// as they would with the owner in this command (leaveTurn).
 func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 	h, id := job.Home, job.SessionID
 	res := &Result{}
 	parked := false
 	ask := askParked(ctx, job)
+	follow := &inputTurn{followUpOf: owedFollowUp(h, id), warn: job.Warn}
 	see := func(e state.Event) bool {
 		if job.Emit != nil {
 			job.Emit(e)
 		}
+		follow.track(e)
 		switch e.Type {
 		case state.EventAgentStarted:
 			res.Restore, res.FallbackReason = acp.RestoreMethod(e.Restore), e.FallbackReason
@@ -280,7 +284,19 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		alive, _ := h.OwnerAlive(id)
 		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
-	_, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
+	at, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
+	if errInterruptedBy(ctx, err) {
+		if follow.followUpOf == "" {
+			return res, fmt.Errorf("%w: stopped following; session %s goes on in its owner (kandev attach %s)", interruption(ctx), id, id)
+		}
+		follow.emit, follow.idle = job.Emit, settled
+		err = leaveTurn(ctx, job, follow, at)
+		res.Session, _ = h.LoadSession(id)
+		if follow.stop != "" {
+			res.StopReason = follow.stop
+		}
+		return res, err
+	}
 	if errors.Is(err, errOwnerGone) {
 		if s, _ := h.LoadSession(id); s != nil && s.AgentPID == 0 && res.Restore != "" {
 			err = nil // it restored, served what was pending and exited (no linger)
@@ -294,6 +310,34 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		err = waitingError(id)
 	}
 	return res, err
+}
+
+// owedFollowUp is the interrupted turn of session id that the next owner
+// follows up ("" when none): one left open by an owner that died, or
+// repaired and not continued yet.
+func owedFollowUp(h *state.Home, id string) string {
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return ""
+	}
+	if alive, _ := h.OwnerAlive(id); s.CurrentTurn != "" && !alive {
+		return s.CurrentTurn
+	}
+	if s.Interrupted != nil && s.Interrupted.Turn != s.ContinuedTurn {
+		return s.Interrupted.Turn
+	}
+	return ""
+}
+
+// track notes where the turn t follows starts and how it ends, and
+// nothing else (the caller shows and asks).
+func (t *inputTurn) track(e state.Event) {
+	if t.turnID == "" && t.starts(e) {
+		t.turnID = e.TurnID
+	}
+	if t.turnID != "" && e.TurnID == t.turnID && e.Type == state.EventTurnEnded && !t.ended {
+		t.ended, t.stop = true, e.StopReason
+	}
 }
 
 // Ensure starts a detached owner for job's session unless one runs.

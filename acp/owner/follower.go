@@ -68,7 +68,7 @@ func leaveTurn(ctx context.Context, job Job, t *inputTurn, from int64) error {
 		return fmt.Errorf("%w: stopped following; session %s goes on in its owner (kandev attach %s)", ErrShutdown, id, id)
 	}
 	if alive, _ := h.OwnerAlive(id); alive {
-		if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, From: state.FromFollower, ForInput: t.inputID, ForTurn: t.turnID}); err != nil {
+		if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, From: state.FromFollower, ForInput: t.inputID, ForTurn: t.turnID, ForFollowUpOf: t.followUpOf}); err != nil {
 			return err
 		}
 		awaitTurnEnd(job, t, from)
@@ -76,9 +76,9 @@ func leaveTurn(ctx context.Context, job Job, t *inputTurn, from int64) error {
 	return fmt.Errorf("%w: the turn was cancelled (Ctrl-C); kandev prompt %s \"...\" sends the next message", ErrInterrupted, id)
 }
 
-// awaitTurnEnd follows t from offset from until it ends, its owner exits,
-// the agent's cancel grace (and a little more) has passed, or a second
-// signal aborts the wait.
+// awaitTurnEnd follows t from offset from until it ends, its owner exits
+// or has nothing left to run for it (t.idle), the agent's cancel grace (and
+// a little more) has passed, or a second signal aborts the wait.
 func awaitTurnEnd(job Job, t *inputTurn, from int64) {
 	grace := time.Duration(job.Config.CancelGraceSeconds())*time.Second + 3*time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
@@ -93,7 +93,7 @@ func awaitTurnEnd(job Job, t *inputTurn, from int64) {
 	t.ask = nil // nothing more is asked: the cancel answers what waits
 	_, _ = state.Follow(ctx, job.Home.LogPath(job.SessionID), from, t.see, func() bool {
 		alive, _ := job.Home.OwnerAlive(job.SessionID)
-		return !alive
+		return !alive || t.idle != nil && t.idle()
 	})
 }
 

@@ -287,7 +287,7 @@ func (o *owner) controlRequested() state.Input {
 	}
 	for _, in := range ins {
 		now := in.Kind == state.InputCancel || in.Kind == state.InputStop || in.Kind == state.InputClose && in.Now
-		if !ControlApplies(in, o.servedInput(), o.currentTurn()) {
+		if !ControlApplies(in, o.servedInput(), o.currentTurn(), o.followingUp()) {
 			continue // a cancel of another turn (queued behind this one, or over)
 		}
 		if now && !o.acted[in.ID] {
@@ -300,19 +300,22 @@ func (o *owner) controlRequested() state.Input {
 
 // ControlApplies reports whether control request in (a cancel, stop or
 // close) is for the running turn, which serves inbox input input ("" for
-// none) and has id turn: one that names another input or turn (a follower's
+// none), has id turn, and follows up interrupted turn followsUp ("" when it
+// is no follow-up): one that names another input or turn (a follower's
 // Ctrl-C of a prompt queued behind this turn, or of a turn already over)
 // waits for its own.
-func ControlApplies(in state.Input, input, turn string) bool {
-	return (in.ForInput == "" || in.ForInput == input) && (in.ForTurn == "" || in.ForTurn == turn)
+func ControlApplies(in state.Input, input, turn, followsUp string) bool {
+	return (in.ForInput == "" || in.ForInput == input) && (in.ForTurn == "" || in.ForTurn == turn) &&
+		(in.ForFollowUpOf == "" || in.ForFollowUpOf == followsUp)
 }
 
 // cancelledWhileQueued reports a cancel that names the input the turn
-// serves, queued before its prompt was sent: its sender pressed Ctrl-C
-// while it waited, so the message is not sent at all.
+// serves, or the interrupted turn it follows up, queued before its prompt
+// was sent: its sender (or the resume that follows it) pressed Ctrl-C while
+// it waited, so the message is not sent at all.
 func (o *owner) cancelledWhileQueued() bool {
-	input := o.servedInput()
-	if input == "" {
+	input, followsUp := o.servedInput(), o.followingUp()
+	if input == "" && followsUp == "" {
 		return false
 	}
 	s := o.session()
@@ -324,12 +327,20 @@ func (o *owner) cancelledWhileQueued() bool {
 		o.acted = map[string]bool{}
 	}
 	for _, in := range ins {
-		if in.Kind == state.InputCancel && in.ForInput == input && !o.acted[in.ID] {
+		mine := input != "" && in.ForInput == input || followsUp != "" && in.ForFollowUpOf == followsUp
+		if in.Kind == state.InputCancel && mine && !o.acted[in.ID] {
 			o.acted[in.ID] = true
 			return true
 		}
 	}
 	return false
+}
+
+// followingUp is the interrupted turn the running turn follows up ("" for none).
+func (o *owner) followingUp() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.followsUp
 }
 
 // servedInput is the inbox input the running turn serves ("" for none).

@@ -23,6 +23,7 @@ func interruption(ctx context.Context) error {
 // (never sent later), and a start cut off during the agent's launch waits
 // for input. A prompt that was sent is a turn cancelled like any other.
 func (o *owner) settleUserCancel() {
+	o.dropUnsentFollowUp()
 	s := o.session()
 	if s.InitialPrompt == "" && s.State != state.StateStarting && s.State != state.StateCreated {
 		return
@@ -36,6 +37,20 @@ func (o *owner) settleUserCancel() {
 	if s.InitialPrompt != "" && !o.droppedUnsent {
 		o.marker(history.MarkerPromptCancel, "The first prompt was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
 	}
+}
+
+// dropUnsentFollowUp: a Ctrl-C before the planned follow-up of an
+// interrupted turn (its continuation, or its message sent again) was sent
+// cancels that follow-up, as a Ctrl-C while it runs would: it is recorded
+// as the turn's one follow-up and never sent.
+func (o *owner) dropUnsentFollowUp() {
+	p := o.plan
+	turn := p.Continuation.Turn
+	if p.FollowUp == FollowNothing || turn == "" || o.session().ContinuedTurn == turn {
+		return
+	}
+	o.recordContinuation(turn)
+	o.marker(history.MarkerPromptCancel, "The follow-up of interrupted turn "+turn+" was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
 }
 
 // aborted reports whether the owner was told to stop at once.

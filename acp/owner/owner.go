@@ -153,6 +153,9 @@ type owner struct {
 	// turnAsks: its sender asks its person (Input.Ask).
 	turnInput string
 	turnAsker *state.Asker
+	// followsUp is the interrupted turn the running turn follows up (its
+	// continuation, or its message sent again; "" for none); under mu.
+	followsUp string
 	// lastResolved is the parked request resolved last, when, and in which
 	// turn; under mu.
 	lastResolved     string
@@ -295,6 +298,14 @@ func (o *owner) followUp(ctx context.Context) error {
 		return nil
 	}
 	o.recordContinuation(p.Continuation.Turn)
+	o.mu.Lock()
+	o.followsUp = p.Continuation.Turn
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.followsUp = ""
+		o.mu.Unlock()
+	}()
 	if p.FollowUp == FollowResend {
 		return o.turn(ctx, p.Resend.Source, p.Resend.Text)
 	}

@@ -144,7 +144,11 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 		return o.notSent(ctx)
 	}
 	if o.cancelledWhileQueued() {
-		o.marker(history.MarkerPromptCancel, "The message was cancelled (Ctrl-C in the command that sent it) while it waited in the queue; it was not sent to the agent.", "")
+		note := "The message was cancelled (Ctrl-C in the command that sent it) while it waited in the queue; it was not sent to the agent."
+		if o.followingUp() != "" {
+			note = "The follow-up of the interrupted turn was cancelled (Ctrl-C in the kandev resume that followed it) before it was sent to the agent; it will not be sent."
+		}
+		o.marker(history.MarkerPromptCancel, note, "")
 		return state.StopCancelled, nil
 	}
 	if err := o.markSent(); err != nil {

@@ -159,7 +159,8 @@ type choice struct {
 }
 
 var trialKinds = []choice{{kindTurn, 5}, {kindImport, 1}, {kindPrune, 1}, {kindRepair, 1}, {kindStop, 1}, {kindACPLoad, 1},
-	{kindApprove, 1}, {kindParked, 1}, {kindExpiry, 1}, {kindTrust, 1}, {kindPull, 1}, {kindClaimRelease, 1}}
+	{kindApprove, 1}, {kindParked, 1}, {kindExpiry, 1}, {kindTrust, 1}, {kindPull, 1}, {kindClaimRelease, 1},
+	{kindFollower, 2}, {kindDetached, 2}}
 
 var signalKinds = []choice{{sigKill, 2}, {sigTerm, 2}, {sigTerm2, 1}, {sigHup, 1}, {sigInt, 1}}
 
@@ -169,6 +170,16 @@ func choiceNames(cs []choice) []string {
 		n = append(n, c.name)
 	}
 	return n
+}
+
+// anyAllowed reports whether allow (nil: all) lets one of cs be drawn.
+func anyAllowed(cs []choice, allow map[string]bool) bool {
+	for _, c := range cs {
+		if allow == nil || allow[c.name] {
+			return true
+		}
+	}
+	return false
 }
 
 // weighted draws one of cs (only those in allow, when it is not nil).
@@ -218,17 +229,25 @@ func (p *plan) killClass() string {
 func makePlan(o *options, i int) *plan {
 	r := rngFor(o.seed, i)
 	p := &plan{idx: i, kind: weighted(r, trialKinds, o.kinds), signal: sigKill}
-	if p.kind != kindTurn {
+	if p.kind != kindTurn && !defaultKinds[p.kind] {
 		// Inside the operation: its last part races kandev's own exit.
 		p.opFrac = 0.85 * r.Float64()
 		p.opSessions = 2 + r.IntN(4)
 		p.agentDelay = opAgentDelay
 		return p
 	}
-	p.signal = weighted(r, signalKinds, o.signals)
+	if defaultKinds[p.kind] {
+		allow := o.signals
+		if !anyAllowed(defaultSignals[p.kind], allow) {
+			allow = nil
+		}
+		p.signal = weighted(r, defaultSignals[p.kind], allow)
+	} else {
+		p.signal = weighted(r, signalKinds, o.signals)
+	}
 	var pool []*scenario
 	for _, s := range scenarios {
-		if (o.scenarios == nil || o.scenarios[s.name]) && !(s.pty && p.signal == sigHup) {
+		if (o.scenarios == nil || o.scenarios[s.name]) && !(s.pty && (p.signal == sigHup || defaultKinds[p.kind])) {
 			pool = append(pool, s)
 		}
 	}
@@ -248,6 +267,9 @@ func makePlan(o *options, i int) *plan {
 	// scenario produces; -kill narrows the choice.
 	var evs []string
 	for _, e := range p.scen.events {
+		if defaultKinds[p.kind] && p.mode == "prompt" && e == evAgentStarted {
+			continue // a prompt that follows a detached owner prints its own turn only
+		}
 		if o.kills == nil || o.kills[e] {
 			evs = append(evs, e)
 		}
@@ -296,6 +318,9 @@ func (p *plan) configTOML(kandev string) string {
 }
 
 func (p *plan) describe() string {
+	if defaultKinds[p.kind] {
+		return p.describeDefault()
+	}
 	if p.kind != kindTurn {
 		return fmt.Sprintf("run %d: %s killed at %.2f of its duration, %d sessions", p.idx, p.kind, p.opFrac, p.opSessions)
 	}

@@ -249,7 +249,7 @@ func (x *runEnv) armKill(s *signalledCmd, ki *killInfo) []*time.Timer {
 			defer s.mu.Unlock()
 			ki.at, ki.cause, ki.pid, ki.atSignal = time.Since(s.t0), cause, s.pid, len(ki.printed)
 			s.sigAt = time.Now()
-			if ki.killed = s.send(sig); !ki.killed {
+			if ki.killed = x.sendTarget(s, sig); !ki.killed {
 				ki.cause = ""
 				return
 			}
@@ -273,6 +273,15 @@ func (x *runEnv) armKill(s *signalledCmd, ki *killInfo) []*time.Timer {
 		ki.capped = s.send(syscall.SIGKILL)
 	}))
 	return timers
+}
+
+// sendTarget sends sig to the plan's target: the detached owner of the
+// session for a detached trial, else the command itself.
+func (x *runEnv) sendTarget(s *signalledCmd, sig syscall.Signal) bool {
+	if x.p.kind == kindDetached {
+		return x.ownerSignal(sig)
+	}
+	return s.send(sig)
 }
 
 // readPrinted collects the event lines kandev prints and fires the kill at

@@ -13,11 +13,14 @@ import (
 
 // report prints the tables and returns the number of failed runs.
 func report(o *options, results []*runResult, elapsed time.Duration) int {
-	var trs, ops []*runResult
+	var trs, ops, defs []*runResult
 	for _, r := range results {
-		if r.p.kind == kindTurn {
+		switch {
+		case r.p.kind == kindTurn:
 			trs = append(trs, r)
-		} else {
+		case defaultKinds[r.p.kind]:
+			defs = append(defs, r)
+		default:
 			ops = append(ops, r)
 		}
 	}
@@ -27,6 +30,9 @@ func report(o *options, results []*runResult, elapsed time.Duration) int {
 	}
 	if len(ops) > 0 {
 		opTable(ops)
+	}
+	if len(defs) > 0 {
+		defaultTables(defs)
 	}
 	return summary(o, results, elapsed)
 }
@@ -130,6 +136,21 @@ func opTable(rs []*runResult) {
 		func(r *runResult) string { return r.p.kind },
 		func(r *runResult) string { return orNone(r.land, "(setup failed)") },
 		[]string{kindImport, kindPrune, kindRepair, kindStop, kindACPLoad, kindApprove, kindParked, kindExpiry}, append(opLandOrder, landPermission, landAfterEnd))
+}
+
+// defaultTables: where the signal landed and how the command exited, per
+// target (the following command, the detached owner) and signal.
+func defaultTables(rs []*runResult) {
+	target := func(r *runResult) string { return r.p.kind + " " + r.p.signal }
+	crossTable("Default-path trials (detached owner): where the signal landed, per target and signal:", "target signal", rs,
+		target, func(r *runResult) string { return orNone(r.land, "(setup failed)") }, nil, landOrder)
+	crossTable("Default-path trials: exit code of the following command:", "target signal", rs,
+		target, func(r *runResult) string {
+			if !r.kill.killed {
+				return "exited first"
+			}
+			return fmt.Sprint(r.exitCode)
+		}, nil, []string{"0", "130", "137", "143", "exited first"})
 }
 
 func mapStrings(in []string, f func(string) string) []string {

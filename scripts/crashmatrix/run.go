@@ -111,6 +111,8 @@ func execute(o *options, p *plan) *runResult {
 		x.runTurn()
 	case liveKinds[p.kind]:
 		x.runLive()
+	case defaultKinds[p.kind]:
+		x.runDefault()
 	default:
 		r.opDur = x.runOp()
 	}

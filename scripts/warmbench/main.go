@@ -5,6 +5,9 @@
 // the time from the turn's turn_ended line in the log to the command's exit,
 // on the demo agent and on the demo agent with --ignore-eof (an agent that,
 // like Claude's and codex's adapters, does not exit when its stdin closes).
+// Then, on a pseudo-terminal (terminal.go): how soon a permission question
+// appears after the agent's request reaches the turn's owner, and how soon
+// Ctrl-C ends the command with the turn cancelled, wherever the owner runs.
 //
 //	go run ./scripts/warmbench -kandev ./kandev -start-delay 1000 -runs 5
 package main
@@ -26,6 +29,8 @@ func main() {
 	bin := flag.String("kandev", "kandev", "the kandev binary")
 	delay := flag.Int("start-delay", 1000, "demo agent --start-delay (ms)")
 	runs := flag.Int("runs", 5, "timed prompts per mode (the median is reported)")
+	terminal := flag.Bool("terminal", true, "also measure ask and Ctrl-C on a pseudo-terminal (Linux)")
+	baseline := flag.String("baseline", "", "another kandev binary (an earlier build): time its warm prompt against this one's, alternately")
 	flag.Parse()
 	abs, err := exec.LookPath(*bin)
 	if err == nil {
@@ -40,6 +45,7 @@ func main() {
 	}
 	defer os.RemoveAll(home)
 	cfg := fmt.Sprintf("[agents.slow]\ncommand = [%q, \"demo-agent\", \"--start-delay\", \"%d\"]\n", abs, *delay) +
+		fmt.Sprintf("[agents.fast]\ncommand = [%q, \"demo-agent\"]\n", abs) +
 		fmt.Sprintf("[agents.deaf]\ncommand = [%q, \"demo-agent\", \"--start-delay\", \"%d\", \"--ignore-eof\"]\nexit_on_eof = false\n", abs, *delay)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		fail(err)
@@ -49,6 +55,12 @@ func main() {
 	fmt.Printf("%-22s %-6s %12s %22s\n", "agent", "mode", "prompt wall", "turn_ended -> exit")
 	for _, agent := range []string{"slow", "deaf"} {
 		k.bench(agent, *runs)
+	}
+	if *baseline != "" {
+		k.againstBaseline(*baseline, cfg, *runs)
+	}
+	if *terminal {
+		k.terminalFigures(*runs)
 	}
 }
 
@@ -77,6 +89,43 @@ func (k kandev) bench(agent string, runs int) {
 		}
 	}
 	fmt.Printf("%-22s warm / cold = %.3f\n", name, float64(warm)/float64(cold))
+}
+
+// againstBaseline times a warm prompt of this build and of the baseline
+// binary, alternately (each with its own home and warm owner), so that both
+// see the same machine load.
+func (k kandev) againstBaseline(bin, cfg string, runs int) {
+	home, err := os.MkdirTemp("", "kandev-warmbench-base-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(home)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		fail(err)
+	}
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		fail(err)
+	}
+	base := kandev{bin: abs, home: home}
+	ids := map[kandev]string{}
+	for _, x := range []kandev{k, base} {
+		id := x.mustOut("start", "--agent", "slow", "--linger", "10m", "hello")
+		ids[x] = strings.TrimSpace(strings.SplitN(id, "\n", 2)[0])
+	}
+	walls := map[kandev][]time.Duration{}
+	for range 2 * runs {
+		for _, x := range []kandev{k, base} {
+			t0 := time.Now()
+			x.mustOut("prompt", ids[x], "--linger", "10m", "/say measured")
+			walls[x] = append(walls[x], time.Since(t0))
+		}
+	}
+	for _, x := range []kandev{k, base} {
+		x.mustOut("close", ids[x])
+	}
+	fmt.Printf("\nwarm prompt, this build against %s, %d prompts each, alternately, medians\n", bin, 2*runs)
+	fmt.Printf("this build %s, baseline %s, ratio %.2f\n", median(walls[k]).Round(100*time.Microsecond), median(walls[base]).Round(100*time.Microsecond), float64(median(walls[k]))/float64(median(walls[base])))
 }
 
 type kandev struct{ bin, home string }
