@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -94,25 +96,12 @@ func decodeRecord(b []byte, s *Session) error {
 	if err := CheckNesting(b); err != nil {
 		return err
 	}
-	if decodeRecordFast(b, s) != nil {
-		*s = Session{}
-		if err := decodeRecordJSON(b, s); err != nil {
-			return err
-		}
-	}
-	upgradeRecord(s)
-	return nil
-}
-
-// decodeRecordJSON is decodeRecord by encoding/json: for the records the
-// one-pass decoder leaves to it, and for its errors.
-func decodeRecordJSON(b []byte, s *Session) error {
 	if err := json.Unmarshal(b, s); err != nil {
 		return err
 	}
-	known := recordFields().byName
+	known := recordKeys()
 	gjson.ParseBytes(b).ForEach(func(key, value gjson.Result) bool {
-		if _, ok := known[key.Str]; !ok {
+		if !known[key.Str] {
 			if s.Unknown == nil {
 				s.Unknown = map[string]json.RawMessage{}
 			}
@@ -120,8 +109,21 @@ func decodeRecordJSON(b []byte, s *Session) error {
 		}
 		return true
 	})
+	upgradeRecord(s)
 	return nil
 }
+
+// recordKeys is the set of top-level keys a Session is written with.
+var recordKeys = sync.OnceValue(func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[Session]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+})
 
 // upgradeRecord reads what older formats wrote in their own shape. Before
 // format 2 a pause was only a reason string ("paused") and the owed turn was
