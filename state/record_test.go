@@ -54,6 +54,7 @@ func fillField(t testing.TB, v reflect.Value, name string) {
 		t.Fatalf("%s (%s) is not filled by this test: add its kind", name, v.Type())
 	}
 }
+
 // A record with every field set, and a key a newer kandev wrote, reads back
 // as written and is rewritten byte for byte: no field of this kandev is taken
 // for an unknown one, and the unknown one is kept.
