@@ -71,13 +71,13 @@ func Connect(p Transport, opts ConnOptions) *Conn {
 	c.q.cond = sync.NewCond(&c.q.mu)
 	c.activity.Store(time.Now().UnixNano())
 	pr, pw := io.Pipe()
-	// The SDK logs through slog.Default; kandev reports what matters itself
-	// (garbage on stdout, a dead agent). Set before the connection starts:
-	// the SDK's SetLogger races with the goroutines it has already started.
-	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	stdin, stdout := p.Streams()
 	c.cancels = newCancelWriter(stdin)
 	c.sdk = sdk.NewClientSideConnection(&client{c: c}, c.cancels, pr)
+	// kandev reports what matters itself (garbage on stdout, a dead agent):
+	// the SDK's diagnostics go nowhere. Set before intercept feeds the SDK
+	// its first line, as SetLogger is not synchronised with its reader.
+	c.sdk.SetLogger(slog.New(slog.DiscardHandler))
 	go c.intercept(stdout, pw)
 	go c.record()
 	return c

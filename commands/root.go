@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -217,7 +215,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version.Get().String())
 		return ExitOK
 	}
-	cli, globals := commandLine(args)
+	cli := &CLI{}
+	globals := &cli.Globals
 	out := &Output{Out: stdout, Err: stderr}
 	exitCode := -1
 	parser, err := kong.New(cli,
@@ -266,62 +265,6 @@ type exitSignal struct{}
 // groups of their flows, then the flags; a command's own flags come before
 // the global ones (their group, "Global flags:").
 var helpLayout = kong.ConfigureHelp(kong.HelpOptions{Compact: true, FlagsLast: true})
-
-// commandLine is what kong parses args against: for a command word, a CLI
-// holding only that command, since kong reads the tags of every command it
-// is given on every run (for all of them, about half of the start-up of
-// `kandev status`); the whole CLI when there is no command word (help, a
-// usage error listing the commands) or when the command reads the whole
-// model (completion candidates, the man page). It returns the value to give
-// kong and the global flags inside it.
-func commandLine(args []string) (cli any, globals *Globals) {
-	word := ""
-	if i := firstWord(args); i >= 0 {
-		word = args[i]
-	} else if slices.Contains(args, "--version") {
-		word = "--version"
-	}
-	field, ok := commandField(word)
-	if !ok {
-		whole := &CLI{}
-		return whole, &whole.Globals
-	}
-	fields := []reflect.StructField{{Name: "Globals", Type: reflect.TypeFor[Globals](), Tag: `embed:""`}}
-	if field.Name != "" {
-		fields = append(fields, field)
-	}
-	v := reflect.New(reflect.StructOf(fields)).Elem()
-	return v.Addr().Interface(), v.Field(0).Addr().Interface().(*Globals)
-}
-
-// commandField is the field of CLI for the command named word, as kong
-// names it (its name tag, else its field name in lower case); for
-// "--version" the empty field (the global flags alone answer it). ok is
-// false for a word that is no command, and for the commands that read the
-// whole model.
-func commandField(word string) (f reflect.StructField, ok bool) {
-	switch word {
-	case "--version":
-		return reflect.StructField{}, true
-	case "", "__complete", "__man":
-		return f, false
-	}
-	t := reflect.TypeFor[CLI]()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if _, isCmd := f.Tag.Lookup("cmd"); !isCmd {
-			continue
-		}
-		name, named := f.Tag.Lookup("name")
-		if !named {
-			name = strings.ToLower(f.Name)
-		}
-		if name == word {
-			return f, true
-		}
-	}
-	return f, false
-}
 
 // parse runs kong's parser, turning its exits (help, version, usage errors) into codes.
 func parse(p *kong.Kong, args []string, out *Output, exitCode *int) (kctx *kong.Context, code int, done bool) {

@@ -65,12 +65,14 @@ func Serve(opts Options, r io.Reader, w io.Writer) error {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	// The SDK logs through slog.Default, which may point at stdout: the
-	// protocol stream. Set before the connection starts its goroutines.
-	slog.SetDefault(slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	srv := &server{opts: opts, sessions: map[string]*session{}, ready: make(chan struct{})}
-	wi := newWire(r, w, srv.logf)
+	wi := newWire(w, srv.logf)
 	srv.conn = sdk.NewAgentSideConnection(srv, wi, wi.in)
+	// The SDK's diagnostics go to the log, never to stdout (the protocol
+	// stream). Set before the wire feeds the SDK its first line, as
+	// SetLogger is not synchronised with its reader.
+	srv.conn.SetLogger(slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	wi.start(r)
 	close(srv.ready)
 	select {
 	case <-srv.conn.Done():

@@ -32,6 +32,7 @@ const keep = 64 << 10
 // instead of ending the connection: the requests after it are served.
 type wire struct {
 	in  *io.PipeReader // what the connection reads
+	inW *io.PipeWriter // where pump writes it
 	out io.Writer      // the editor's end: where answers go
 	log func(format string, args ...any)
 
@@ -43,13 +44,15 @@ type wire struct {
 	eof     bool
 }
 
-func newWire(r io.Reader, w io.Writer, log func(string, ...any)) *wire {
+func newWire(w io.Writer, log func(string, ...any)) *wire {
 	pr, pw := io.Pipe()
-	wi := &wire{in: pr, out: w, log: log, pending: map[string]int{}}
+	wi := &wire{in: pr, inW: pw, out: w, log: log, pending: map[string]int{}}
 	wi.cond = sync.NewCond(&wi.mu)
-	go wi.pump(r, pw)
 	return wi
 }
+
+// start begins passing the editor's lines from r to the connection.
+func (wi *wire) start(r io.Reader) { go wi.pump(r, wi.inW) }
 
 // Write passes one message of the connection to the editor and notes the
 // request it answers.

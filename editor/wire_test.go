@@ -50,7 +50,8 @@ func TestWire_EveryRequestReadBeforeEOFIsAnsweredBeforeDrainReturns(t *testing.T
 		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":"two","method":"session/new","params":{}}` // no newline before EOF
 	out := &syncBuffer{}
-	wi := newWire(strings.NewReader(in), out, t.Logf)
+	wi := newWire(out, t.Logf)
+	wi.start(strings.NewReader(in))
 	got := connectionSide(wi)
 	var read []string
 	for l := range got {
@@ -83,7 +84,8 @@ func TestWire_EveryRequestReadBeforeEOFIsAnsweredBeforeDrainReturns(t *testing.T
 }
 
 func TestWire_ABoundedDrainGivesUpOnAnUnansweredRequest(t *testing.T) {
-	wi := newWire(strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}`+"\n"), &syncBuffer{}, t.Logf)
+	wi := newWire(&syncBuffer{}, t.Logf)
+	wi.start(strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}` + "\n"))
 	for range connectionSide(wi) {
 	}
 	if wi.drain(false, 100*time.Millisecond) {
@@ -105,7 +107,8 @@ func TestWire_ALineTooLongForTheConnectionIsAnsweredWithAnErrorAndTheNextIsServe
 			var logged []string
 			out := &syncBuffer{}
 			in := c.line + "\n" + `{"jsonrpc":"2.0","id":8,"method":"session/list","params":{}}` + "\n"
-			wi := newWire(strings.NewReader(in), out, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
+			wi := newWire(out, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
+			wi.start(strings.NewReader(in))
 			var read []string
 			for l := range connectionSide(wi) {
 				read = append(read, l)
@@ -147,7 +150,8 @@ func TestWire_ALineTooLongForTheConnectionIsAnsweredWithAnErrorAndTheNextIsServe
 func TestWire_ALineOfExactlyTheLimitIsPassedOn(t *testing.T) {
 	prefix := `{"jsonrpc":"2.0","id":3,"method":"x","params":"`
 	line := prefix + strings.Repeat("y", maxLine-len(prefix)-2) + `"}`
-	wi := newWire(strings.NewReader(line+"\n"), &syncBuffer{}, t.Logf)
+	wi := newWire(&syncBuffer{}, t.Logf)
+	wi.start(strings.NewReader(line + "\n"))
 	var read []string
 	for l := range connectionSide(wi) {
 		read = append(read, l)

@@ -114,12 +114,12 @@ func Run(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 		ready:    make(chan struct{}),
 		sessions: make(map[string]*session),
 	}
-	// The SDK logs through slog.Default, and that may point at stdout, which
-	// is the protocol stream. Info only says the client went away, which is
-	// how every session ends. Set before the connection starts: the SDK's
-	// SetLogger races with the goroutines NewAgentSideConnection starts.
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	a.conn = acp.NewAgentSideConnection(a, w, r)
+	// The SDK reads r only once the connection is wired (a.ready): its
+	// SetLogger is not synchronised with its reader.
+	a.conn = acp.NewAgentSideConnection(a, w, readerAfter{a.ready, r})
+	// The SDK's diagnostics go to stderr, never to stdout (the protocol
+	// stream); Info only says the client went away, as every session ends.
+	a.conn.SetLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	close(a.ready)
 
 	select {
@@ -131,6 +131,17 @@ func Run(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 	// a process exiting right after Run does not lose it.
 	a.drain(5 * time.Second)
 	return ctx.Err()
+}
+
+// readerAfter reads r once open is closed.
+type readerAfter struct {
+	open <-chan struct{}
+	r    io.Reader
+}
+
+func (g readerAfter) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // agent implements acp.Agent and acp.AgentLoader.

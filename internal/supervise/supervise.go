@@ -19,14 +19,8 @@
 // reparented to it and its process tree is complete; on macOS, which has no
 // subreaper, orphans are found by an environment tag unique to this launch.
 //
-// The supervisor runs from this package's initialisation and exits there, so
-// it pays for the initialisation of this package's imports only, not for the
-// rest of the binary (go-git, the MCP SDK, ...): Go initialises the packages
-// a package imports before it, and any other package in the order of import
-// paths once its own imports are done. So on Linux this package imports the
-// standard library's os, syscall, bytes and their like only (not strings,
-// which is initialised late, nor fmt, state or golang.org/x/sys), and
-// startup_test.go checks how early it runs.
+// kandev's main enters the supervisor (Main) before anything else, when the
+// environment marks the process as one (Env).
 package supervise
 
 import (
@@ -64,9 +58,11 @@ const LockEnv = "KANDEV_AGENT_LOCK"
 // without it still means the owner died: everything is killed at once.
 const StopRequest = "stop-after-ms "
 
-// init turns any binary that links this package (kandev, and test binaries
-// that launch agents) into a supervisor when started as one by acp.Launch.
-func init() {
+// Main runs this process as an agent's supervisor and exits when acp.Launch
+// started it as one (Env is set); otherwise it returns at once. kandev's main
+// calls it first, and so does the TestMain of a test binary that launches
+// agents.
+func Main() {
 	if os.Getenv(Env) == "" {
 		return
 	}

@@ -43,8 +43,7 @@ func leftovers(launch string) []int {
 // supervisor's children, so only sweep can tell.
 func nothingLeft() bool { return false }
 
-// On macOS the supervisor reads process facts through state (sysctl), and
-// pays for its initialisation: start-up is measured on Linux.
+// On macOS the supervisor reads process facts through state (sysctl).
 func processStart(pid int) string { return state.ProcessStart(pid) }
 
 func descendants(pid int) []int { return state.Descendants(pid) }

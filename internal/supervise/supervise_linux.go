@@ -11,7 +11,7 @@ import (
 func SelfExe() string { return "/proc/self/exe" }
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of prctl(2) (the syscall
-// package has no name for it, and golang.org/x/sys/unix is initialised late).
+// package has no name for it).
 const prSetChildSubreaper = 36
 
 // becomeSubreaper makes orphans of the agent's tree children of the
