@@ -36,6 +36,9 @@ type ConnOptions struct {
 	// MCPServers are passed with every session/new, load and resume
 	// (expanded: they may hold secrets; nil passes none).
 	MCPServers []sdk.McpServer
+	// AllowTerminal says whether the agent may run a command in a client
+	// terminal now (nil error); nil refuses every terminal (terminal.go).
+	AllowTerminal func() error
 }
 
 // Conn is a live ACP connection to one agent process.
@@ -63,6 +66,7 @@ type Conn struct {
 	offered      setup.Offered // the setup the agent answered its last session/new, load or resume with
 	answer       AgentSetup    // the same answer as the agent gave it (for an editor), kept current
 	cancels      *cancelWriter // the agent's stdin, counting $/cancel_request (cancel_request.go)
+	terms        terminals     // the agent's client terminals (terminal.go)
 }
 
 // Connect wires an ACP client connection to a launched agent process.
@@ -80,6 +84,10 @@ func Connect(p Transport, opts ConnOptions) *Conn {
 	c.sdk = sdk.NewClientSideConnection(&client{c: c}, c.cancels, pr)
 	go c.intercept(stdout, pw)
 	go c.record()
+	go func() {
+		<-c.sdk.Done()
+		c.KillTerminals()
+	}()
 	return c
 }
 
@@ -249,7 +257,8 @@ func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
 	resp, err := c.sdk.Initialize(ctx, sdk.InitializeRequest{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientCapabilities: sdk.ClientCapabilities{
-			Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Fs:       sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Terminal: c.opts.AllowTerminal != nil,
 		},
 		ClientInfo: &sdk.Implementation{Name: "kandev", Version: Version},
 	})
@@ -297,6 +306,8 @@ func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
 		// The turn's token counts are logged after its updates, like one more update.
 		c.q.push(queued{event: promptUsageEvent(resp.Usage)})
 	}
+	// The turn is over: what it left running is killed and recorded in it.
+	c.KillTerminals()
 	c.Barrier(nil)
 	return string(resp.StopReason), c.wrap(ctx, err)
 }

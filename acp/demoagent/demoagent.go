@@ -12,6 +12,12 @@
 //	/think TEXT       TEXT as thought chunks
 //	/read PATH        a read tool call served by the client's fs/read_text_file
 //	/write PATH TEXT  an edit tool call, after session/request_permission
+//	/terminal CMD     an execute tool call: asks permission, then runs CMD
+//	                  (sh -c, cmd /c on Windows) in a client terminal
+//	                  (terminal/create, wait_for_exit, output, release) and
+//	                  reports "exit N: OUTPUT"; /terminal! CMD does not ask
+//	/terminal& CMD    creates a terminal for CMD without asking and leaves it
+//	                  running (neither waited for nor released)
 //	/sleep MS         a pause that session/cancel interrupts
 //	/bulk N           N chunks "chunk i\n", streamed
 //	/crash            "crashing now", then os.Exit(3) without answering
@@ -143,6 +149,7 @@ type agent struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	fs       acp.FileSystemCapabilities // what the client said it supports
+	terminal bool                       // the client serves terminal/*
 	closing  bool
 	busy     sync.WaitGroup // running turns and replays
 }
@@ -234,6 +241,7 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	}
 	a.mu.Lock()
 	a.fs = p.ClientCapabilities.Fs
+	a.terminal = p.ClientCapabilities.Terminal
 	a.mu.Unlock()
 	caps := acp.AgentCapabilities{LoadSession: !a.opts.NoLoad}
 	if !a.opts.NoResume {
