@@ -67,6 +67,8 @@ type Conn struct {
 	answer       AgentSetup    // the same answer as the agent gave it (for an editor), kept current
 	cancels      *cancelWriter // the agent's stdin, counting $/cancel_request (cancel_request.go)
 	terms        terminals     // the agent's client terminals (terminal.go)
+	own          ownRequests   // requests kandev writes past the SDK (ext_session_delete.go)
+	offersDelete atomic.Bool   // the agent advertised sessionCapabilities.delete
 }
 
 // Connect wires an ACP client connection to a launched agent process.
@@ -112,7 +114,11 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 				return
 			case isUpdateNotification(trimmed):
 				c.q.push(queued{params: []byte(gjson.GetBytes(trimmed, "params").Raw)})
+			case c.own.deliver(trimmed):
 			default:
+				if bytes.Contains(trimmed, []byte(`"agentCapabilities"`)) {
+					c.noteInitialize(trimmed)
+				}
 				if _, werr := sdkIn.Write(append(trimmed, '\n')); werr != nil {
 					return
 				}

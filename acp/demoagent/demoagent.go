@@ -56,6 +56,8 @@
 //     new, load or resume are kept in memory only (never in its files).
 //   - session/close (advertised unless NoClose) counts the close in the
 //     session's file ("closed") and forgets it until a load or resume.
+//   - session/delete (advertised unless NoDelete) removes the session's
+//     file and notes its id in <Dir>/deleted-sessions.log (delete.go).
 //   - A request the client cancels with $/cancel_request while it waits
 //     (initialize during StartDelay) is noted in <Dir>/cancelled-requests.log.
 //   - Unknown sessions answer -32002 "Resource not found: session <id>".
@@ -98,6 +100,9 @@ type Options struct {
 	// NoClose: do not advertise or serve session/close (which it otherwise
 	// records in the session's file, "closed": n).
 	NoClose bool
+	// NoDelete: do not advertise or serve session/delete (which otherwise
+	// removes the session's file and notes it in deleted-sessions.log).
+	NoDelete bool
 }
 
 // Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
@@ -125,7 +130,10 @@ func Run(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 	// how every session ends. Set before the connection starts: the SDK's
 	// SetLogger races with the goroutines NewAgentSideConnection starts.
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	a.conn = acp.NewAgentSideConnection(a, w, r)
+	out := &lockedWriter{w: w, noDelete: opts.NoDelete}
+	pr, pw := io.Pipe()
+	go a.filterDeletes(r, pw, out)
+	a.conn = acp.NewAgentSideConnection(a, out, pr)
 	close(a.ready)
 
 	select {
