@@ -39,6 +39,9 @@ type ConnOptions struct {
 	// AllowTerminal says whether the agent may run a command in a client
 	// terminal now (nil error); nil refuses every terminal (terminal.go).
 	AllowTerminal func() error
+	// Elicit answers an agent's question to the person (elicitation/create,
+	// form mode); nil declines every question (ext_elicitation.go).
+	Elicit func(ctx context.Context, q ElicitationQuestion) ElicitationAnswer
 }
 
 // Conn is a live ACP connection to one agent process.
@@ -260,11 +263,16 @@ func (c *Conn) Replayed() int64 { return c.replayed.Load() }
 
 // Initialize performs the ACP handshake.
 func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
+	var elicit *sdk.ElicitationCapabilities
+	if c.opts.Elicit != nil {
+		elicit = &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}
+	}
 	resp, err := c.sdk.Initialize(ctx, sdk.InitializeRequest{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientCapabilities: sdk.ClientCapabilities{
-			Fs:       sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
-			Terminal: c.opts.AllowTerminal != nil,
+			Elicitation: elicit,
+			Fs:          sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Terminal:    c.opts.AllowTerminal != nil,
 		},
 		ClientInfo: &sdk.Implementation{Name: "kandev", Version: Version},
 	})

@@ -18,6 +18,9 @@
 //	                  reports "exit N: OUTPUT"; /terminal! CMD does not ask
 //	/terminal& CMD    creates a terminal for CMD without asking and leaves it
 //	                  running (neither waited for nor released)
+//	/ask QUESTION     asks the person QUESTION (elicitation/create, one
+//	                  string field "answer") and says "answer: VALUE", or
+//	                  that the question was declined or cancelled
 //	/sleep MS         a pause that session/cancel interrupts
 //	/bulk N           N chunks "chunk i\n", streamed
 //	/crash            "crashing now", then os.Exit(3) without answering
@@ -158,6 +161,7 @@ type agent struct {
 	sessions map[string]*session
 	fs       acp.FileSystemCapabilities // what the client said it supports
 	terminal bool                       // the client serves terminal/*
+	elicit   bool                       // the client answers form elicitations
 	closing  bool
 	busy     sync.WaitGroup // running turns and replays
 }
@@ -250,6 +254,7 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	a.mu.Lock()
 	a.fs = p.ClientCapabilities.Fs
 	a.terminal = p.ClientCapabilities.Terminal
+	a.elicit = p.ClientCapabilities.Elicitation != nil && p.ClientCapabilities.Elicitation.Form != nil
 	a.mu.Unlock()
 	caps := acp.AgentCapabilities{LoadSession: !a.opts.NoLoad}
 	if !a.opts.NoResume {

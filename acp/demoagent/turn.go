@@ -158,6 +158,10 @@ func (t *turn) directive(line string, before []string) error {
 		if arg != "" {
 			return t.leaveTerminal(arg)
 		}
+	case "/ask":
+		if arg != "" {
+			return t.ask(arg)
+		}
 	case "/bulk":
 		if n, err := strconv.Atoi(arg); err == nil && n > 0 {
 			return t.bulk(n)

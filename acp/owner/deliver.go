@@ -169,7 +169,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 // of its owner (143), or an owner that died.
 func (t *inputTurn) err(id string) error {
 	if t.parked {
-		return waitingError(id)
+		return waitingError(id, t.question)
 	}
 	switch t.stop {
 	case state.StopError:
@@ -220,6 +220,7 @@ type inputTurn struct {
 	turnID   string
 	ended    bool
 	parked   bool
+	question bool // what is parked is the agent's question
 	// terminated: its owner was stopped by SIGTERM during the turn.
 	terminated bool
 	// agentFault: a marker of the turn blames the agent (its death, its
@@ -278,7 +279,7 @@ func (t *inputTurn) see0(e state.Event) {
 	case e.Type == state.EventPermissionRequest && e.Deferred && t.ask != nil:
 		t.ask(e)
 	case e.Type == state.EventPermissionRequest && e.Deferred:
-		t.ended, t.parked = true, true
+		t.ended, t.parked, t.question = true, true, e.ToolKind == ToolKindQuestion
 	case e.Type == state.EventMarker && e.Kind == string(history.MarkerPromptInterrupted):
 		t.terminated = true
 	case e.Type == state.EventMarker && agentFaultMarkers[history.MarkerKind(e.Kind)]:

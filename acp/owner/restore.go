@@ -112,7 +112,7 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 			s.State = state.StateStarting
 		}
 	})
-	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers(), AllowTerminal: o.terminalAllowed})
+	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers(), AllowTerminal: o.terminalAllowed, Elicit: o.elicit})
 	hctx, cancel := context.WithTimeout(ctx, o.handshakeTimeout())
 	defer cancel()
 	o.progress("initializing agent")
