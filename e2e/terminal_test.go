@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e_test
 
 // Client terminals (terminal/*) served to the agent, on the demo agent:
@@ -7,7 +9,6 @@ package e2e_test
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,9 +29,6 @@ func terminalResults(evs []state.Event) []state.Event {
 }
 
 func TestTerminal_TheAgentRunsACommandInTheSessionDirAndItsOutputIsRecordedRedacted(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the demo agent's command is a POSIX shell line")
-	}
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	secret := "ghp_" + strings.Repeat("Z9y8", 9)
@@ -54,9 +52,6 @@ func TestTerminal_TheAgentRunsACommandInTheSessionDirAndItsOutputIsRecordedRedac
 }
 
 func TestTerminal_RefusedUnderDenyAllAndWithoutAnAllowedRequestInTheTurn(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the demo agent's command is a POSIX shell line")
-	}
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	for _, c := range []struct{ mode, line, want string }{
@@ -85,9 +80,6 @@ func TestTerminal_RefusedUnderDenyAllAndWithoutAnAllowedRequestInTheTurn(t *test
 }
 
 func TestTerminal_ACommandLeftRunningIsKilledWhenTheTurnEnds(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the demo agent's command is a POSIX shell line")
-	}
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("--permissions", "approve-all", "/terminal& echo $$ > term.pid; exec sleep 300")
