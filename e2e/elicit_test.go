@@ -97,6 +97,9 @@ func TestQuestion_DeclinedUnderTheModesThatCannotAsk(t *testing.T) {
 		if !strings.Contains(r.stdout, "The question was declined.") {
 			t.Fatalf("%s: %s", mode, r)
 		}
+		if advice := strings.Contains(r.stderr, "--permissions defer and answer with kandev answer"); advice != (mode == "ask") {
+			t.Fatalf("%s: the advice to answer with defer is shown %v: %s", mode, advice, r)
+		}
 		res := w.resolutions(id)
 		if len(res) != 1 || res[0]["action"] != "decline" || res[0]["mode"] != mode {
 			t.Fatalf("%s: resolution %+v", mode, res)

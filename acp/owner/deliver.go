@@ -286,7 +286,11 @@ func (t *inputTurn) see0(e state.Event) {
 		t.agentFault = true
 	case e.Type == state.EventPermissionResolved && t.warn != nil && !t.warned && deniedUnasked(e):
 		t.warned = true
-		t.warn(AskDeniedAdvice(e.ToolName))
+		if e.ToolKind == ToolKindQuestion {
+			t.warn(AskDeclinedAdvice(e.ToolName))
+		} else {
+			t.warn(AskDeniedAdvice(e.ToolName))
+		}
 	}
 }
 
@@ -294,6 +298,12 @@ func (t *inputTurn) see0(e state.Event) {
 // --permissions ask found no terminal to ask on, and how to approve.
 func AskDeniedAdvice(title string) string {
 	return fmt.Sprintf("denied %s: --permissions ask needs a terminal on stdin; to approve without asking, run with --permissions approve-all (or approve-reads), or set [permissions] mode; or use --permissions defer and answer with kandev approve", title)
+}
+
+// AskDeclinedAdvice is the one line that says an agent's question was
+// declined because --permissions ask found no terminal to ask on.
+func AskDeclinedAdvice(question string) string {
+	return fmt.Sprintf("declined the agent's question %q: --permissions ask needs a terminal on stdin; to answer from a script, run with --permissions defer and answer with kandev answer", question)
 }
 
 // agentFaultMarkers are the markers an owner writes when the agent failed a turn.

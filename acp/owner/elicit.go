@@ -69,6 +69,9 @@ func (o *owner) elicit(ctx context.Context, q acp.ElicitationQuestion) acp.Elici
 		}
 	case turnMode == PermAsk:
 		unasked = true
+		if o.job.Warn != nil {
+			o.job.Warn(AskDeclinedAdvice(q.Message))
+		}
 	}
 	if ctx.Err() != nil || o.cancelled.Load() {
 		answer = acp.ElicitationAnswer{Action: acp.ElicitCancel}
