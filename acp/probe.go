@@ -22,7 +22,11 @@ func Probe(ctx context.Context, p Profile, home string) (json.RawMessage, error)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(resp)
+	b, err := json.Marshal(resp)
+	if err == nil && conn.OffersDelete() {
+		b = WithDeleteAdvertised(b) // the SDK's types drop it
+	}
+	return b, err
 }
 
 // DeleteSessions launches the agent of p in dir, and, when it advertises
