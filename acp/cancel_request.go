@@ -24,6 +24,7 @@ var cancelMethod = []byte(`"method":"$/cancel_request"`)
 // message), counting the $/cancel_request notifications written.
 type cancelWriter struct {
 	w    io.Writer
+	wmu  sync.Mutex // one message at a time: the SDK's and kandev's own (ext_session_delete.go)
 	mu   sync.Mutex
 	cond *sync.Cond
 	sent int // notifications written
@@ -37,7 +38,9 @@ func newCancelWriter(w io.Writer) *cancelWriter {
 }
 
 func (cw *cancelWriter) Write(p []byte) (int, error) {
+	cw.wmu.Lock()
 	n, err := cw.w.Write(p)
+	cw.wmu.Unlock()
 	if err == nil && bytes.Contains(p, cancelMethod) {
 		cw.mu.Lock()
 		cw.sent++

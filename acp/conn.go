@@ -36,6 +36,12 @@ type ConnOptions struct {
 	// MCPServers are passed with every session/new, load and resume
 	// (expanded: they may hold secrets; nil passes none).
 	MCPServers []sdk.McpServer
+	// AllowTerminal says whether the agent may run a command in a client
+	// terminal now (nil error); nil refuses every terminal (terminal.go).
+	AllowTerminal func() error
+	// Elicit answers an agent's question to the person (elicitation/create,
+	// form mode); nil declines every question (ext_elicitation.go).
+	Elicit func(ctx context.Context, q ElicitationQuestion) ElicitationAnswer
 }
 
 // Conn is a live ACP connection to one agent process.
@@ -63,6 +69,9 @@ type Conn struct {
 	offered      setup.Offered // the setup the agent answered its last session/new, load or resume with
 	answer       AgentSetup    // the same answer as the agent gave it (for an editor), kept current
 	cancels      *cancelWriter // the agent's stdin, counting $/cancel_request (cancel_request.go)
+	terms        terminals     // the agent's client terminals (terminal.go)
+	own          ownRequests   // requests kandev writes past the SDK (ext_session_delete.go)
+	offersDelete atomic.Bool   // the agent advertised sessionCapabilities.delete
 }
 
 // Connect wires an ACP client connection to a launched agent process.
@@ -80,6 +89,10 @@ func Connect(p Transport, opts ConnOptions) *Conn {
 	c.sdk.SetLogger(slog.New(slog.DiscardHandler))
 	go c.intercept(stdout, pw)
 	go c.record()
+	go func() {
+		<-c.sdk.Done()
+		c.KillTerminals()
+	}()
 	return c
 }
 
@@ -104,7 +117,11 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 				return
 			case isUpdateNotification(trimmed):
 				c.q.push(queued{params: []byte(gjson.GetBytes(trimmed, "params").Raw)})
+			case c.own.deliver(trimmed):
 			default:
+				if bytes.Contains(trimmed, []byte(`"agentCapabilities"`)) {
+					c.noteInitialize(trimmed)
+				}
 				if _, werr := sdkIn.Write(append(trimmed, '\n')); werr != nil {
 					return
 				}
@@ -246,10 +263,16 @@ func (c *Conn) Replayed() int64 { return c.replayed.Load() }
 
 // Initialize performs the ACP handshake.
 func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
+	var elicit *sdk.ElicitationCapabilities
+	if c.opts.Elicit != nil {
+		elicit = &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}
+	}
 	resp, err := c.sdk.Initialize(ctx, sdk.InitializeRequest{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientCapabilities: sdk.ClientCapabilities{
-			Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Elicitation: elicit,
+			Fs:          sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Terminal:    c.opts.AllowTerminal != nil,
 		},
 		ClientInfo: &sdk.Implementation{Name: "kandev", Version: Version},
 	})
@@ -297,6 +320,8 @@ func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
 		// The turn's token counts are logged after its updates, like one more update.
 		c.q.push(queued{event: promptUsageEvent(resp.Usage)})
 	}
+	// The turn is over: what it left running is killed and recorded in it.
+	c.KillTerminals()
 	c.Barrier(nil)
 	return string(resp.StopReason), c.wrap(ctx, err)
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"time"
 )
@@ -21,5 +22,41 @@ func Probe(ctx context.Context, p Profile, home string) (json.RawMessage, error)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(resp)
+	b, err := json.Marshal(resp)
+	if err == nil && conn.OffersDelete() {
+		b = WithDeleteAdvertised(b) // the SDK's types drop it
+	}
+	return b, err
+}
+
+// DeleteSessions launches the agent of p in dir, and, when it advertises
+// session/delete, asks it to delete each of tokens; it returns the tokens
+// the agent deleted and the first error (a launch or handshake failure,
+// or the agent's refusal of one of them). An agent that no longer
+// advertises the method is left alone.
+func DeleteSessions(ctx context.Context, p Profile, home, dir string, tokens []string) ([]string, error) {
+	proc, err := Launch(LaunchSpec{Command: p.ResolvedCommand(), Env: p.Env, Dir: dir, Home: home, Hint: p.InstallHint})
+	if err != nil {
+		return nil, err
+	}
+	defer proc.Stop(time.Second)
+	conn := Connect(proc, ConnOptions{Cwd: dir})
+	if _, err := conn.Initialize(ctx); err != nil {
+		return nil, err
+	}
+	if !conn.OffersDelete() {
+		return nil, nil
+	}
+	var deleted []string
+	var first error
+	for _, t := range tokens {
+		if err := conn.DeleteSession(ctx, t); err != nil {
+			if first == nil {
+				first = fmt.Errorf("session/delete %s: %w", t, err)
+			}
+			continue
+		}
+		deleted = append(deleted, t)
+	}
+	return deleted, first
 }

@@ -153,6 +153,13 @@ func firstOfLastTurns(starts []int, total, n int) int {
 // askMarker asks about parked request e: the marker says the next line is
 // an answer, not a message.
 func askMarker(env *Env, e state.Event) {
+	if e.ToolKind == owner.ToolKindQuestion {
+		env.Out.mu.Lock()
+		env.Out.breakLine()
+		env.Out.mu.Unlock()
+		fmt.Fprintf(env.Out.Err, "%s (question %s; your next line answers it, an empty one declines) ", printableLine(e.ToolName), e.RequestID)
+		return
+	}
 	choices := "[y/N]"
 	if offersAlways(e) {
 		choices = "[y/N/always]"
@@ -165,6 +172,13 @@ func askMarker(env *Env, e state.Event) {
 
 // answerTyped queues the answer that line gives to parked request e.
 func answerTyped(env *Env, h *state.Home, id string, e state.Event, line string) error {
+	if e.ToolKind == owner.ToolKindQuestion {
+		in := &state.Input{Kind: state.InputDeny, RequestID: e.RequestID}
+		if v := strings.TrimSpace(line); v != "" {
+			in.Kind, in.Text = state.InputAnswer, v
+		}
+		return h.Enqueue(id, in)
+	}
 	ans := strings.ToLower(strings.TrimSpace(line))
 	always := offersAlways(e) && (ans == "a" || ans == "always")
 	in := &state.Input{Kind: state.InputDeny, RequestID: e.RequestID}

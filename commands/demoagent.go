@@ -18,6 +18,7 @@ type DemoAgentCmd struct {
 	StartDelay     int  `help:"Sleep MS before answering initialize (a slow-starting agent)." placeholder:"MS"`
 	SetupAsOptions bool `help:"Offer the model only as a config option of category model (no models list), effort as thought_level and a boolean option fast, as current agents do."`
 	NoClose        bool `help:"Do not advertise or serve session/close."`
+	NoDelete       bool `help:"Do not advertise or serve session/delete."`
 	IgnoreEOF      bool `help:"Keep running when stdin closes, until a signal (an agent like Claude's or codex's adapter; set exit_on_eof = false for it)."`
 }
 
@@ -37,7 +38,7 @@ func (c *DemoAgentCmd) Run(env *Env) error {
 	}
 	err = demoagent.Run(env.Ctx, demoagent.Options{
 		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
-		NoFork: c.NoFork, NoCommands: c.NoCommands, SetupAsOptions: c.SetupAsOptions, NoClose: c.NoClose,
+		NoFork: c.NoFork, NoCommands: c.NoCommands, SetupAsOptions: c.SetupAsOptions, NoClose: c.NoClose, NoDelete: c.NoDelete,
 		Delay: time.Duration(c.Delay) * time.Millisecond, StartDelay: time.Duration(c.StartDelay) * time.Millisecond,
 	}, env.Stdin, os.Stdout)
 	if c.IgnoreEOF && err == nil {

@@ -1,12 +1,17 @@
 package commands
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
@@ -208,6 +213,42 @@ func (c *DenyCmd) Run(env *Env) error {
 	return answer(env, c.SessionRef, c.Request, &state.Input{Kind: state.InputDeny})
 }
 
+// AnswerCmd is kandev answer.
+type AnswerCmd struct {
+	SessionRef
+	Request string   `help:"The parked question to answer (its request_id; default: the oldest)." placeholder:"RID"`
+	Value   []string `arg:"" optional:"" help:"The answer: the value of the question's one field, or a JSON object of its fields."`
+}
+
+// Help shows an example.
+func (c *AnswerCmd) Help() string {
+	return "Example:\n  kandev answer 20261130-0915 blue\n  kandev answer 20261130-0915 --request rq-3f2a9c1d '{\"color\": \"blue\", \"count\": 2}'"
+}
+
+// Run answers the parked question with VALUE.
+func (c *AnswerCmd) Run(env *Env) error {
+	ref, value := c.SessionRef, c.Value
+	if ref.Latest && len(value) == 0 && ref.ID != "" {
+		ref.ID, value = "", []string{ref.ID} // kandev answer --latest VALUE
+	}
+	if len(value) == 0 {
+		return usagef("kandev answer needs the answer: kandev answer ID VALUE (kandev deny ID declines the question)")
+	}
+	return answer(env, ref, c.Request, &state.Input{Kind: state.InputAnswer, Text: strings.Join(value, " ")})
+}
+
+// answerable keeps the parked requests an input of kind can answer: a
+// question takes kandev answer or deny, a permission request approve or deny.
+func answerable(parked []state.ParkedRequest, kind string) []state.ParkedRequest {
+	var out []state.ParkedRequest
+	for _, p := range parked {
+		if kind == state.InputDeny || (kind == state.InputAnswer) == (p.Kind == state.ParkedQuestion) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // answer queues an approve or deny naming one parked request (want, else
 // the oldest) and waits until the owner has resolved that request: the
 // command succeeds only when its own answer decided it. An answer that
@@ -227,9 +268,31 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 	if alive, _ := h.OwnerAlive(id); alive {
 		parked = s.ParkedRequests
 	}
-	req, err := owner.PickParked(id, parked, want, env.Now())
+	if want != "" {
+		for _, p := range parked {
+			if p.ID != want {
+				continue
+			}
+			switch {
+			case p.Kind == state.ParkedQuestion && in.Kind == state.InputApprove:
+				return usagef("request %s of session %s is the agent's question (%s): kandev answer %s --request %s VALUE, or kandev deny", want, id, printableLine(p.ToolName), id, want)
+			case p.Kind != state.ParkedQuestion && in.Kind == state.InputAnswer:
+				return usagef("request %s of session %s is a permission request (%s): kandev approve %s --request %s, or kandev deny", want, id, printableLine(p.ToolName), id, want)
+			}
+		}
+	}
+	req, err := owner.PickParked(id, answerable(parked, in.Kind), want, env.Now())
 	if err != nil {
 		return err
+	}
+	if in.Kind == state.InputAnswer {
+		var schema sdk.UnstableElicitationSchema
+		if err := json.Unmarshal(req.Schema, &schema); err != nil {
+			return fmt.Errorf("question %s of session %s: its schema cannot be read: %w", req.ID, id, err)
+		}
+		if _, err := acp.ElicitationContent(schema, in.Text); err != nil {
+			return usagef("%s (question %s: %s)", err.Error(), req.ID, printableLine(req.ToolName))
+		}
 	}
 	in.RequestID = req.ID
 	if err := h.Enqueue(id, in); err != nil {
@@ -251,8 +314,13 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 	}
 	env.Out.Object(map[string]any{"session_id": id, "answer": in.Kind, "always": in.Always, "request_id": req.ID, "allowed": res.Allowed}, func(w io.Writer) {
 		verb := "approved"
-		if in.Kind == state.InputDeny {
+		switch {
+		case in.Kind == state.InputDeny && req.Kind == state.ParkedQuestion:
+			verb = "declined"
+		case in.Kind == state.InputDeny:
 			verb = "denied"
+		case in.Kind == state.InputAnswer:
+			verb = "answered"
 		}
 		fmt.Fprintf(w, "%s %s (%s): the turn of %s continues in its owner (follow it with kandev attach %s)\n", verb, req.ID, printableLine(req.ToolName), id, id)
 	})

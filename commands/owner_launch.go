@@ -89,6 +89,7 @@ func launchJob(env *Env, h *state.Home, cfg *state.Config, id string, profile ac
 	job.Ask, job.Progress = askOnTerminal(env), progressLine(env)
 	if mode == owner.PermAsk {
 		job.AskParked = askParkedOnTerminal(env)
+		job.AskValue = askValueOnTerminal(env)
 	}
 	job.Abort, job.Warn = env.Abort, env.Out.Warn
 	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
@@ -193,6 +194,41 @@ func askParkedOnTerminal(env *Env) func(context.Context, string, []sdk.Permissio
 			ans := strings.ToLower(strings.TrimSpace(l))
 			always := offersAlways && (ans == "a" || ans == "always")
 			return ans == "y" || ans == "yes" || always, always, true
+		}
+	}
+}
+
+// askValueOnTerminal asks an agent's question on the terminal (nil
+// without one): the line typed is the answer, an empty one declines.
+func askValueOnTerminal(env *Env) func(context.Context, string, []string) (string, bool) {
+	if !isTerminal(env.Stdin) {
+		return nil
+	}
+	tty := openTTY()
+	if tty == nil {
+		return nil
+	}
+	r := bufio.NewReader(tty)
+	return func(ctx context.Context, question string, fields []string) (string, bool) {
+		env.Out.mu.Lock()
+		env.Out.breakLine()
+		env.Out.mu.Unlock()
+		hint := "an empty line declines"
+		if len(fields) > 1 {
+			hint = "a JSON object of " + strings.Join(fields, ", ") + "; " + hint
+		}
+		fmt.Fprintf(tty, "%s (%s) ", printableLine(question), hint)
+		line := make(chan string, 1)
+		go func() {
+			l, _ := r.ReadString('\n')
+			line <- l
+		}()
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(tty)
+			return "", false
+		case l := <-line:
+			return strings.TrimSpace(l), true
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -115,8 +116,30 @@ func (c *PruneCmd) Run(env *Env) error {
 	for _, s := range pending {
 		kept[s.ID] = parentKept(s.ID, followUps, gone)
 	}
-	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, shared: shared, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun}
-	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "fork_logs": forkLogs, "worktrees_removed": removed},
+	// The agents' own copies go last, once kandev's files are gone.
+	plans := agentDeletes(h, all, pruned)
+	agentDeleted := map[string]string{}
+	if c.DryRun {
+		for _, d := range plans {
+			for _, id := range d.ids {
+				agentDeleted[id] = d.agent
+			}
+		}
+	} else {
+		var warnings []string
+		agentDeleted, warnings = deleteAgentSessions(env, h, plans)
+		for _, w := range warnings {
+			env.Out.Warn(w)
+		}
+	}
+	agentSessions := []string{}
+	for _, id := range pruned {
+		if agentDeleted[id] != "" {
+			agentSessions = append(agentSessions, id)
+		}
+	}
+	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, shared: shared, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun, agentDeleted: agentDeleted}
+	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "fork_logs": forkLogs, "worktrees_removed": removed, "agent_sessions_deleted": agentSessions},
 		func(w io.Writer) { res.writeText(w, all) })
 	return nil
 }
@@ -276,7 +299,9 @@ func pruneSession(h *state.Home, id, holder string, withWorktree bool, now time.
 			return why, err
 		}
 	}
-	if p := demoAgentFile(h, s.ResumeToken); p != "" {
+	// An agent that offers session/delete deletes its own copy after this
+	// (prune_agents.go); the demo agent's file goes here otherwise.
+	if p := demoAgentFile(h, s.ResumeToken); p != "" && !acp.DeleteAdvertised(s.Capabilities) {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("prune %s: %w", id, err)
 		}
@@ -428,6 +453,9 @@ type pruneResult struct {
 	tempFiles []string
 	forkLogs  []string
 	dryRun    bool
+	// agentDeleted: id -> the agent that deleted (or, dry run, would be
+	// asked to delete) its own copy of the session (session/delete).
+	agentDeleted map[string]string
 }
 
 func (r pruneResult) writeText(w io.Writer, all []*state.Session) {
@@ -448,6 +476,11 @@ func (r pruneResult) writeText(w io.Writer, all []*state.Session) {
 		}
 		if wt, ok := r.shared[id]; ok {
 			fmt.Fprintf(w, "  its worktree %s\n", wt)
+		}
+		if a := r.agentDeleted[id]; a != "" && r.dryRun {
+			fmt.Fprintf(w, "  and %s would be asked to delete its copy (session/delete)\n", a)
+		} else if a != "" {
+			fmt.Fprintf(w, "  and %s deleted its copy (session/delete)\n", a)
 		}
 	}
 	for _, s := range all {

@@ -49,7 +49,8 @@ type CLI struct {
 	Stop    StopCmd    `cmd:"" help:"Stop explicitly: cancel, never continue automatically." group:"Live sessions:"`
 	Close   CloseCmd   `cmd:"" help:"End a session's live (lingering) owner and stop its agent." group:"Live sessions:"`
 	Approve ApproveCmd `cmd:"" help:"Allow the permission request a session waits on (mode defer)." group:"Live sessions:"`
-	Deny    DenyCmd    `cmd:"" help:"Reject the permission request a session waits on (mode defer)." group:"Live sessions:"`
+	Deny    DenyCmd    `cmd:"" help:"Reject the permission request a session waits on (mode defer), or decline its question." group:"Live sessions:"`
+	Answer  AnswerCmd  `cmd:"" help:"Answer the agent's question a session waits on (mode defer)." group:"Live sessions:"`
 	Detach  DetachCmd  `cmd:"" help:"Release the holder's attach lease." group:"Live sessions:"`
 	Set     SetCmd     `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)." group:"Live sessions:"`
 

@@ -117,6 +117,10 @@ func (c *StatusCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "warm      agent kept running until %s (kandev close %s ends it now)\n", textTimestamp(st.WarmUntil), s.ID)
 		}
 		for _, r := range st.PermissionRequests {
+			if r.Kind == state.ParkedQuestion {
+				fmt.Fprintf(w, "waiting   question %s: %s (kandev answer %s --request %s VALUE, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
+				continue
+			}
 			fmt.Fprintf(w, "waiting   permission %s: %s (kandev approve %s --request %s, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
 		}
 		limitLines(w, s)

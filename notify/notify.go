@@ -36,6 +36,9 @@ type Note struct {
 // foreground the person who sent the prompt sees that end.
 func For(e state.Event, detached bool) (Note, bool) {
 	switch {
+	case e.Type == state.EventPermissionRequest && e.Deferred && e.ToolKind == "elicitation":
+		return Note{Event: EventPermission, Badge: state.BadgeWaitingForPermission,
+			Summary: "the agent asks: " + e.ToolName + " (kandev answer " + e.SessionID + " VALUE | kandev deny " + e.SessionID + ")"}, true
 	case e.Type == state.EventPermissionRequest && e.Deferred:
 		return Note{Event: EventPermission, Badge: state.BadgeWaitingForPermission,
 			Summary: "waiting for permission: " + nonEmpty(e.Content, e.ToolName, "a tool call") + " (kandev approve " + e.SessionID + " | kandev deny " + e.SessionID + ")"}, true

@@ -25,6 +25,9 @@ const (
 	// InputApprove and InputDeny answer a deferred permission request.
 	InputApprove = "approve"
 	InputDeny    = "deny"
+	// InputAnswer answers an agent's parked question (Text: the answer;
+	// kandev deny declines it).
+	InputAnswer = "answer"
 )
 
 // FromEditor marks an input an editor sent through kandev acp (Input.From).
@@ -87,7 +90,15 @@ type ParkedRequest struct {
 	// on this one.
 	After   string     `json:"after_request,omitempty"`
 	AfterAt *time.Time `json:"after_resolved_at,omitempty"`
+	// Kind is ParkedQuestion for an agent's question to the person
+	// (answered with kandev answer), "" for a permission request.
+	Kind string `json:"kind,omitempty"`
+	// Schema is a question's requested schema (what kandev answer checks).
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
+
+// ParkedQuestion is the Kind of a parked question.
+const ParkedQuestion = "question"
 
 // Asker is the process that asks its person about the permission requests
 // of a turn (its sender, under ask, with a terminal on stdin). While it

@@ -12,6 +12,15 @@
 //	/think TEXT       TEXT as thought chunks
 //	/read PATH        a read tool call served by the client's fs/read_text_file
 //	/write PATH TEXT  an edit tool call, after session/request_permission
+//	/terminal CMD     an execute tool call: asks permission, then runs CMD
+//	                  (sh -c, cmd /c on Windows) in a client terminal
+//	                  (terminal/create, wait_for_exit, output, release) and
+//	                  reports "exit N: OUTPUT"; /terminal! CMD does not ask
+//	/terminal& CMD    creates a terminal for CMD without asking and leaves it
+//	                  running (neither waited for nor released)
+//	/ask QUESTION     asks the person QUESTION (elicitation/create, one
+//	                  string field "answer") and says "answer: VALUE", or
+//	                  that the question was declined or cancelled
 //	/sleep MS         a pause that session/cancel interrupts
 //	/bulk N           N chunks "chunk i\n", streamed
 //	/crash            "crashing now", then os.Exit(3) without answering
@@ -50,6 +59,8 @@
 //     new, load or resume are kept in memory only (never in its files).
 //   - session/close (advertised unless NoClose) counts the close in the
 //     session's file ("closed") and forgets it until a load or resume.
+//   - session/delete (advertised unless NoDelete) removes the session's
+//     file and notes its id in <Dir>/deleted-sessions.log (delete.go).
 //   - A request the client cancels with $/cancel_request while it waits
 //     (initialize during StartDelay) is noted in <Dir>/cancelled-requests.log.
 //   - Unknown sessions answer -32002 "Resource not found: session <id>".
@@ -92,6 +103,9 @@ type Options struct {
 	// NoClose: do not advertise or serve session/close (which it otherwise
 	// records in the session's file, "closed": n).
 	NoClose bool
+	// NoDelete: do not advertise or serve session/delete (which otherwise
+	// removes the session's file and notes it in deleted-sessions.log).
+	NoDelete bool
 }
 
 // Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
@@ -114,9 +128,12 @@ func Run(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 		ready:    make(chan struct{}),
 		sessions: make(map[string]*session),
 	}
-	// The SDK reads r only once the connection is wired (a.ready): its
+	out := &lockedWriter{w: w, noDelete: opts.NoDelete}
+	pr, pw := io.Pipe()
+	go a.filterDeletes(r, pw, out)
+	// The SDK reads pr only once the connection is wired (a.ready): its
 	// SetLogger is not synchronised with its reader.
-	a.conn = acp.NewAgentSideConnection(a, w, readerAfter{a.ready, r})
+	a.conn = acp.NewAgentSideConnection(a, out, readerAfter{a.ready, pr})
 	// The SDK's diagnostics go to stderr, never to stdout (the protocol
 	// stream); Info only says the client went away, as every session ends.
 	a.conn.SetLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
@@ -154,6 +171,8 @@ type agent struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	fs       acp.FileSystemCapabilities // what the client said it supports
+	terminal bool                       // the client serves terminal/*
+	elicit   bool                       // the client answers form elicitations
 	closing  bool
 	busy     sync.WaitGroup // running turns and replays
 }
@@ -245,6 +264,8 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	}
 	a.mu.Lock()
 	a.fs = p.ClientCapabilities.Fs
+	a.terminal = p.ClientCapabilities.Terminal
+	a.elicit = p.ClientCapabilities.Elicitation != nil && p.ClientCapabilities.Elicitation.Form != nil
 	a.mu.Unlock()
 	caps := acp.AgentCapabilities{LoadSession: !a.opts.NoLoad}
 	if !a.opts.NoResume {

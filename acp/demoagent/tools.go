@@ -79,7 +79,7 @@ func (t *turn) write(path, content string) error {
 	if err != nil {
 		return err
 	}
-	if !t.allowed(id, title, abs, input) {
+	if !t.allowed(acp.ToolKindEdit, id, title, abs, input) {
 		if err := t.finish(id, acp.ToolCallStatusFailed, "Permission denied"); err != nil {
 			return err
 		}
@@ -100,21 +100,25 @@ func (t *turn) write(path, content string) error {
 // allowed asks the client; anything but an explicit "allow" or
 // "allow_always" is a refusal. After "allow_always" the session's writes
 // are not asked about again while this agent process runs.
-func (t *turn) allowed(id, title, abs string, input map[string]string) bool {
+func (t *turn) allowed(kind acp.ToolKind, id, title, abs string, input map[string]string) bool {
 	t.a.mu.Lock()
-	always := t.s.alwaysAllow
+	always := t.s.alwaysAllow && kind == acp.ToolKindEdit
 	t.a.mu.Unlock()
 	if always {
 		return true
+	}
+	var where []acp.ToolCallLocation
+	if abs != "" {
+		where = []acp.ToolCallLocation{{Path: abs}}
 	}
 	resp, err := t.a.client().RequestPermission(t.ctx, acp.RequestPermissionRequest{
 		SessionId: acp.SessionId(t.s.file.ID),
 		ToolCall: acp.ToolCallUpdate{
 			ToolCallId: acp.ToolCallId(id),
 			Title:      acp.Ptr(title),
-			Kind:       acp.Ptr(acp.ToolKindEdit),
+			Kind:       acp.Ptr(kind),
 			Status:     acp.Ptr(acp.ToolCallStatusPending),
-			Locations:  []acp.ToolCallLocation{{Path: abs}},
+			Locations:  where,
 			RawInput:   input,
 		},
 		Options: []acp.PermissionOption{
@@ -130,9 +134,11 @@ func (t *turn) allowed(id, title, abs string, input map[string]string) bool {
 	case "allow":
 		return true
 	case "allow_always":
-		t.a.mu.Lock()
-		t.s.alwaysAllow = true
-		t.a.mu.Unlock()
+		if kind == acp.ToolKindEdit {
+			t.a.mu.Lock()
+			t.s.alwaysAllow = true
+			t.a.mu.Unlock()
+		}
 		return true
 	}
 	return false

@@ -150,6 +150,18 @@ func (t *turn) directive(line string, before []string) error {
 		if path, content, _ := strings.Cut(arg, " "); path != "" {
 			return t.write(path, strings.TrimLeft(content, " \t"))
 		}
+	case "/terminal", "/terminal!":
+		if arg != "" {
+			return t.runTerminal(arg, verb == "/terminal")
+		}
+	case "/terminal&":
+		if arg != "" {
+			return t.leaveTerminal(arg)
+		}
+	case "/ask":
+		if arg != "" {
+			return t.ask(arg)
+		}
 	case "/bulk":
 		if n, err := strconv.Atoi(arg); err == nil && n > 0 {
 			return t.bulk(n)

@@ -169,7 +169,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 // of its owner (143), or an owner that died.
 func (t *inputTurn) err(id string) error {
 	if t.parked {
-		return waitingError(id)
+		return waitingError(id, t.question)
 	}
 	switch t.stop {
 	case state.StopError:
@@ -226,6 +226,7 @@ type inputTurn struct {
 	turnID   string
 	ended    bool
 	parked   bool
+	question bool // what is parked is the agent's question
 	// terminated: its owner was stopped by SIGTERM during the turn.
 	terminated bool
 	// agentFault: a marker of the turn blames the agent (its death, its
@@ -284,14 +285,18 @@ func (t *inputTurn) see0(e state.Event) {
 	case e.Type == state.EventPermissionRequest && e.Deferred && t.ask != nil:
 		t.ask(e)
 	case e.Type == state.EventPermissionRequest && e.Deferred:
-		t.ended, t.parked = true, true
+		t.ended, t.parked, t.question = true, true, e.ToolKind == ToolKindQuestion
 	case e.Type == state.EventMarker && e.Kind == string(history.MarkerPromptInterrupted):
 		t.terminated = true
 	case e.Type == state.EventMarker && agentFaultMarkers[history.MarkerKind(e.Kind)]:
 		t.agentFault = true
 	case e.Type == state.EventPermissionResolved && t.warn != nil && !t.warned && deniedUnasked(e):
 		t.warned = true
-		t.warn(AskDeniedAdvice(e.ToolName))
+		if e.ToolKind == ToolKindQuestion {
+			t.warn(AskDeclinedAdvice(e.ToolName))
+		} else {
+			t.warn(AskDeniedAdvice(e.ToolName))
+		}
 	}
 }
 
@@ -299,6 +304,12 @@ func (t *inputTurn) see0(e state.Event) {
 // --permissions ask found no terminal to ask on, and how to approve.
 func AskDeniedAdvice(title string) string {
 	return fmt.Sprintf("denied %s: --permissions ask needs a terminal on stdin; to approve without asking, run with --permissions approve-all (or approve-reads), or set [permissions] mode; or use --permissions defer and answer with kandev approve", title)
+}
+
+// AskDeclinedAdvice is the one line that says an agent's question was
+// declined because --permissions ask found no terminal to ask on.
+func AskDeclinedAdvice(question string) string {
+	return fmt.Sprintf("declined the agent's question %q: --permissions ask needs a terminal on stdin; to answer from a script, run with --permissions defer and answer with kandev answer", question)
 }
 
 // agentFaultMarkers are the markers an owner writes when the agent failed a turn.

@@ -141,7 +141,10 @@ func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.E
 
 // waitingError is the error of a command whose turn waits for a deferred
 // permission answer.
-func waitingError(id string) error {
+func waitingError(id string, question bool) error {
+	if question {
+		return fmt.Errorf("%w: the agent asks a question: kandev answer %s VALUE | kandev deny %s", ErrWaitingForPermission, id, id)
+	}
 	return fmt.Errorf("%w: kandev approve %s | kandev deny %s", ErrWaitingForPermission, id, id)
 }
 
@@ -242,7 +245,7 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 		return &Result{Session: s}, err
 	}
 	if t.parked {
-		return &Result{Session: s}, waitingError(job.SessionID)
+		return &Result{Session: s}, waitingError(job.SessionID, t.question)
 	}
 	t.causeFrom(s)
 	return &Result{Session: s, StopReason: t.stop}, t.err(job.SessionID)
@@ -257,7 +260,7 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 	h, id := job.Home, job.SessionID
 	res := &Result{}
-	parked := false
+	parked, question := false, false
 	ask := askParked(ctx, job)
 	follow := &inputTurn{followUpOf: owedFollowUp(h, id), warn: job.Warn}
 	see := func(e state.Event) bool {
@@ -276,6 +279,7 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 			return true
 		}
 		parked = e.Type == state.EventPermissionRequest && e.Deferred
+		question = parked && e.ToolKind == ToolKindQuestion
 		return !parked
 	}
 	settled := func() bool {
@@ -307,7 +311,7 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 	}
 	res.Session, _ = h.LoadSession(id)
 	if err == nil && parked {
-		err = waitingError(id)
+		err = waitingError(id, question)
 	}
 	return res, err
 }

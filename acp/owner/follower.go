@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/state"
 )
 
@@ -30,6 +31,10 @@ func askParked(ctx context.Context, job Job) func(state.Event) {
 		return nil
 	}
 	return func(e state.Event) {
+		if e.ToolKind == ToolKindQuestion {
+			askQuestion(ctx, job, e)
+			return
+		}
 		var opts []sdk.PermissionOption
 		_ = json.Unmarshal(e.Data, &opts)
 		allow, always, ok := job.AskParked(ctx, e.ToolName, opts)
@@ -43,6 +48,26 @@ func askParked(ctx context.Context, job Job) func(state.Event) {
 		if err := job.Home.Enqueue(job.SessionID, in); err != nil && job.Warn != nil {
 			job.Warn(fmt.Sprintf("could not answer request %s: %v (kandev approve %s --request %s answers it)", e.RequestID, err, job.SessionID, e.RequestID))
 		}
+	}
+}
+
+// askQuestion asks the person an agent's question its turn's owner parked
+// for this command, and queues the answer ("" declines it).
+func askQuestion(ctx context.Context, job Job, e state.Event) {
+	in := &state.Input{Kind: state.InputDeny, RequestID: e.RequestID}
+	if job.AskValue != nil {
+		var schema sdk.UnstableElicitationSchema
+		_ = json.Unmarshal(e.Data, &schema)
+		value, ok := job.AskValue(ctx, e.ToolName, acp.ElicitationFields(schema))
+		if !ok {
+			return // interrupted: the turn's cancel answers it
+		}
+		if value != "" {
+			in.Kind, in.Text = state.InputAnswer, value
+		}
+	}
+	if err := job.Home.Enqueue(job.SessionID, in); err != nil && job.Warn != nil {
+		job.Warn(fmt.Sprintf("could not answer question %s: %v (kandev answer %s --request %s VALUE answers it)", e.RequestID, err, job.SessionID, e.RequestID))
 	}
 }
 

@@ -68,6 +68,10 @@ type Job struct {
 	// another process): allow, always, and ok false when the asking was
 	// interrupted (nothing is answered). Only a terminal sets it.
 	AskParked func(ctx context.Context, title string, options []sdk.PermissionOption) (allow, always, ok bool)
+	// AskValue, when set, asks the person on this command's terminal an
+	// agent's question (its fields named): the line typed ("" declines),
+	// and ok false when the asking was interrupted. Only a terminal sets it.
+	AskValue func(ctx context.Context, question string, fields []string) (value string, ok bool)
 	// Asker, for a detached owner: its own turns (the initial prompt, a
 	// continuation) park ask-mode requests for the command that started it,
 	// which asks them while it runs (nil: they are not parked).

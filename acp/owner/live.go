@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kandev/kandev/history"
@@ -112,61 +113,72 @@ func (o *owner) inboxWaiting() bool {
 // what gave it (the answer's input id, AnsweredByTimeout or
 // AnsweredByCancel).
 func (o *owner) awaitAnswer(ctx context.Context, rid string, asker *state.Asker) (mode, by string) {
+	in, by := o.awaitInput(ctx, rid, asker, state.InputApprove, state.InputDeny)
+	switch {
+	case in == nil:
+		return PermDenyAll, by
+	case in.Kind == state.InputDeny:
+		return PermDenyAll, in.ID
+	case in.Always:
+		return permApproveAlways, in.ID
+	}
+	return PermApproveAll, in.ID
+}
+
+// awaitInput waits for the first input of kinds queued for request rid
+// (nil, and why, when the turn's cancel, the asker's exit or the defer
+// timeout ends the wait).
+func (o *owner) awaitInput(ctx context.Context, rid string, asker *state.Asker, kinds ...string) (*state.Input, string) {
 	changes := state.WatchFiles(o.job.Home.InboxPath(o.session().ID))
 	defer changes.Close()
 	timeout := time.Duration(o.job.Config.DeferTimeoutSeconds()) * time.Second
 	deadline := time.Now().Add(timeout)
 	for {
-		if mode, by := o.answerQueued(rid); mode != "" {
-			return mode, by
+		if in := o.answerQueued(rid, kinds); in != nil {
+			return in, in.ID
 		}
 		if ctx.Err() != nil || o.cancelled.Load() {
-			return PermDenyAll, AnsweredByCancel
+			return nil, AnsweredByCancel
 		}
 		if asker != nil && !asker.Alive() {
-			if mode, by := o.answerQueued(rid); mode != "" {
-				return mode, by // its last act may have been the answer
+			if in := o.answerQueued(rid, kinds); in != nil {
+				return in, in.ID // its last act may have been the answer
 			}
-			return PermDenyAll, AnsweredByAskerGone
+			return nil, AnsweredByAskerGone
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			o.marker(history.MarkerPermissionTimeout, fmt.Sprintf("Nobody answered permission request %s within %s; it was denied.", rid, timeout), "")
-			return PermDenyAll, AnsweredByTimeout
+			o.marker(history.MarkerPermissionTimeout, fmt.Sprintf("Nobody answered request %s within %s; it was denied.", rid, timeout), "")
+			return nil, AnsweredByTimeout
 		}
 		// Short waits: a cancel is seen by the turn's own loop, not the inbox watch.
 		_ = changes.Wait(ctx, min(left, 100*time.Millisecond))
 	}
 }
 
-// answerQueued takes the first approve or deny queued for request rid and
+// answerQueued takes the first input of kinds queued for request rid and
 // not yet taken. Answers for other requests are left alone: each answer
 // applies to the request it names, or to none.
-func (o *owner) answerQueued(rid string) (mode, by string) {
+func (o *owner) answerQueued(rid string, kinds []string) *state.Input {
 	s := o.session()
 	ins, err := o.job.Home.ReadInbox(s.ID, s.InboxOffset)
 	if err != nil {
-		return "", ""
+		return nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.answered == nil {
 		o.answered = map[string]bool{}
 	}
-	for _, in := range ins {
-		if o.answered[in.ID] || in.RequestID != rid || (in.Kind != state.InputApprove && in.Kind != state.InputDeny) {
+	for i := range ins {
+		in := &ins[i]
+		if o.answered[in.ID] || in.RequestID != rid || !slices.Contains(kinds, in.Kind) {
 			continue
 		}
 		o.answered[in.ID] = true
-		switch {
-		case in.Kind == state.InputDeny:
-			return PermDenyAll, in.ID
-		case in.Always:
-			return permApproveAlways, in.ID
-		}
-		return PermApproveAll, in.ID
+		return in
 	}
-	return "", ""
+	return nil
 }
 
 // answerWait bounds how long kandev approve and deny wait for the owner.

@@ -161,6 +161,9 @@ type owner struct {
 	lastResolved     string
 	lastResolvedAt   time.Time
 	lastResolvedTurn string
+	// allowedRunTurn is the turn in which a non-read request was last allowed:
+	// the agent may run commands in client terminals during it (TerminalAllowed).
+	allowedRunTurn string
 	// answerTurn and answerHead are the start of the current turn's answer,
 	// for an agent that reports a usage limit as a message (answerLimit); under mu.
 	answerTurn, answerHead string

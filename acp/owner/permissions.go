@@ -102,6 +102,33 @@ func PermissionAnswer(optionID string) sdk.RequestPermissionResponse {
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(optionID)}}}
 }
 
+// TerminalAllowed says whether an agent may run a command in a client
+// terminal under mode: always under approve-all, never under deny-all, and
+// under the other modes only after a request to run something (a non-read
+// tool call) was allowed earlier in the same turn: the agent asks first,
+// the person (or the mode) answers, and the terminal carries out what was
+// allowed (see docs/configuration.md).
+func TerminalAllowed(mode string, allowedInTurn bool) error {
+	switch {
+	case mode == PermApproveAll:
+		return nil
+	case mode == PermDenyAll:
+		return fmt.Errorf("terminals are refused under the deny-all permission mode")
+	case allowedInTurn:
+		return nil
+	}
+	return fmt.Errorf("no request to run a command was allowed in this turn (permission mode %s): ask with session/request_permission first", mode)
+}
+
+// terminalAllowed is TerminalAllowed for the running turn.
+func (o *owner) terminalAllowed() error {
+	turn := o.currentTurn()
+	o.mu.Lock()
+	allowed := turn != "" && o.allowedRunTurn == turn
+	o.mu.Unlock()
+	return TerminalAllowed(o.turnPermissions(), allowed)
+}
+
 // ErrBadPermissionMode is a usage error.
 func ErrBadPermissionMode(m string) error {
 	return fmt.Errorf("unknown permission mode %q: use ask, approve-reads, approve-all, deny-all or defer", m)
@@ -178,6 +205,12 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	}
 	if ctx.Err() != nil || o.cancelled.Load() {
 		optionID, allowed = "", false
+	}
+	if allowed && !readOnlyKinds[kind] {
+		turn := o.currentTurn()
+		o.mu.Lock()
+		o.allowedRunTurn = turn
+		o.mu.Unlock()
 	}
 	outcome := "cancelled"
 	if optionID != "" {

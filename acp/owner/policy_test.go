@@ -114,3 +114,23 @@ func TestRepairTurn_SeesUnacceptedTurnsOpenPermissionsAndTurnsThatNeverStarted(t
 		t.Fatalf("a turn that never started was repaired: %+v", tr)
 	}
 }
+
+func TestTerminalAllowed_ByModeAndAnAllowedRequestInTheTurn(t *testing.T) {
+	for _, c := range []struct {
+		mode    string
+		allowed bool
+		ok      bool
+	}{
+		{PermApproveAll, false, true},
+		{PermDenyAll, true, false},
+		{PermAsk, false, false},
+		{PermAsk, true, true},
+		{PermDefer, true, true},
+		{PermDefer, false, false},
+		{PermApproveReads, false, false},
+	} {
+		if err := TerminalAllowed(c.mode, c.allowed); (err == nil) != c.ok {
+			t.Errorf("%s, allowed in turn %v: %v", c.mode, c.allowed, err)
+		}
+	}
+}

@@ -112,7 +112,7 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 			s.State = state.StateStarting
 		}
 	})
-	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers()})
+	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers(), AllowTerminal: o.terminalAllowed, Elicit: o.elicit})
 	hctx, cancel := context.WithTimeout(ctx, o.handshakeTimeout())
 	defer cancel()
 	o.progress("initializing agent")
@@ -121,6 +121,9 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 		return init, o.handshakeFailed(ctx, "initialize", err)
 	}
 	capsJSON, _ := json.Marshal(init)
+	if o.conn.OffersDelete() {
+		capsJSON = acp.WithDeleteAdvertised(capsJSON)
+	}
 	o.agentInfo, o.agentCaps = init.AgentInfo, init.AgentCapabilities
 	o.update(func(s *state.Session) { s.Capabilities = capsJSON })
 	return init, nil
