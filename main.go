@@ -3,14 +3,20 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/kandev/kandev/commands"
 	"github.com/kandev/kandev/internal/supervise"
+	"github.com/kandev/kandev/notify"
 )
 
 func main() {
 	// A copy of kandev started as an agent's supervisor supervises and
 	// exits here (docs/internals.md, the processes of one command).
 	supervise.Main()
-	os.Exit(commands.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := commands.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// A note sent as the command ends reaches its hook (a runner that
+	// reads its stdin takes it at once; one that does not is given up).
+	notify.Flush(2 * time.Second)
+	os.Exit(code)
 }

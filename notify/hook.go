@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -68,6 +69,7 @@ func (h Hook) Send(n Note, failed func(error)) error {
 		w.Close()
 		return err
 	}
+	writing.Add(1)
 	go func() {
 		// A hook that never reads its stdin leaves this write waiting: the
 		// timer gives it up, and the runner's end closing ends it too.
@@ -75,12 +77,28 @@ func (h Hook) Send(n Note, failed func(error)) error {
 		_, _ = w.Write(append(body, '\n'))
 		giveUp.Stop()
 		w.Close()
+		writing.Done()
 		err := cmd.Wait() // reaped while this process lives; orphaned to init after
 		if f := failureOf(err, timeout); f != nil && failed != nil {
 			failed(f)
 		}
 	}()
 	return nil
+}
+
+// writing counts the notes whose write to their runner is under way.
+var writing sync.WaitGroup
+
+// Flush waits, at most max, until every note Send started has been handed
+// to its runner: a process that exits right after a Send (an owner that ends
+// with its turn) would otherwise take the note with it.
+func Flush(max time.Duration) {
+	done := make(chan struct{})
+	go func() { writing.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(max):
+	}
 }
 
 func (h Hook) timeout() time.Duration {
