@@ -258,26 +258,26 @@ func TestSent_ATurnKilledBeforePromptSentIsSentExactlyOnce(t *testing.T) {
 
 func TestSent_AFirstPromptTheAgentDiesOnIsNeverSentAgain(t *testing.T) {
 	w := sentWorld(t)
-	poison := strings.Repeat("x", 10<<20) // the demo agent dies reading a 10 MB line
+	// The demo agent exits on /crash, mid-turn, after taking the prompt. (A
+	// prompt too large for the agent's reader was the poison here; kandev now
+	// refuses a prompt over 1 MiB before any agent sees it.)
+	const poison = "remember PLUM\n/crash"
 	r := w.runInput(poison, "start", "--linger", "0", "-")
 	if r.code != 6 {
-		t.Fatalf("start with a 10 MB prompt: %s", r)
+		t.Fatalf("start with a prompt the agent dies on: %s", r)
 	}
 	id := w.onlySession()
-	logPath := filepath.Join(w.home, "sessions", id+".jsonl")
-	before, _ := os.Stat(logPath)
 	for i := 0; i < 2; i++ {
 		if got := w.mustRun("prompt", id, "--linger", "0", "remember KIWI").stdout; !strings.Contains(got, "remember KIWI") {
 			t.Fatalf("prompt %d after the poison prompt answered %q", i, got)
 		}
 	}
-	after, _ := os.Stat(logPath)
-	if grown := after.Size() - before.Size(); grown > 64<<10 {
-		t.Fatalf("the log grew %d bytes over two small prompts: the poison prompt was sent again", grown)
-	}
 	evs := w.events(id)
 	if n := len(userMessages(evs, state.SourceInitial)); n != 1 || continuations(evs) != 0 {
 		t.Fatalf("%d initial turns and %d continuations, want 1 and 0", n, continuations(evs))
+	}
+	if n := w.received(poison); n > 1 {
+		t.Fatalf("the agent received the poison prompt %d times: it was sent again", n)
 	}
 }
 
