@@ -42,3 +42,21 @@ func perRun(f func()) time.Duration {
 	}
 	return best / time.Duration(runs)
 }
+
+// bestRatio times small and big up to three times and keeps the smallest
+// ratio big/small, stopping once it is at most limit: a shared machine only
+// ever makes a run slower, so one clean pair shows the cost is linear, while
+// a quadratic cost stays over the limit on every try.
+func bestRatio(limit float64, small, big func() time.Duration) (ratio float64, s, b time.Duration) {
+	ratio = -1
+	for range 3 {
+		ts, tb := small(), big()
+		if r := float64(tb) / float64(ts); ratio < 0 || r < ratio {
+			ratio, s, b = r, ts, tb
+		}
+		if ratio <= limit {
+			break
+		}
+	}
+	return ratio, s, b
+}
