@@ -181,20 +181,30 @@ func askParkedOnTerminal(env *Env) func(context.Context, string, []sdk.Permissio
 			choices = "[y/N/always]"
 		}
 		fmt.Fprintf(tty, "Allow %s? %s ", printableLine(title), choices)
-		line := make(chan string, 1)
-		go func() {
-			l, _ := r.ReadString('\n')
-			line <- l
-		}()
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(tty)
+		l, ok := readLine(ctx, r, tty)
+		if !ok {
 			return false, false, false
-		case l := <-line:
-			ans := strings.ToLower(strings.TrimSpace(l))
-			always := offersAlways && (ans == "a" || ans == "always")
-			return ans == "y" || ans == "yes" || always, always, true
 		}
+		ans := strings.ToLower(strings.TrimSpace(l))
+		always := offersAlways && (ans == "a" || ans == "always")
+		return ans == "y" || ans == "yes" || always, always, true
+	}
+}
+
+// readLine reads the line typed at the terminal, or gives up when ctx ends
+// (ok false), ending the question's line on the terminal.
+func readLine(ctx context.Context, r *bufio.Reader, tty io.Writer) (line string, ok bool) {
+	typed := make(chan string, 1)
+	go func() {
+		l, _ := r.ReadString('\n')
+		typed <- l
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(tty)
+		return "", false
+	case l := <-typed:
+		return l, true
 	}
 }
 
@@ -218,18 +228,8 @@ func askValueOnTerminal(env *Env) func(context.Context, string, []string) (strin
 			hint = "a JSON object of " + strings.Join(fields, ", ") + "; " + hint
 		}
 		fmt.Fprintf(tty, "%s (%s) ", printableLine(question), hint)
-		line := make(chan string, 1)
-		go func() {
-			l, _ := r.ReadString('\n')
-			line <- l
-		}()
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(tty)
-			return "", false
-		case l := <-line:
-			return strings.TrimSpace(l), true
-		}
+		l, ok := readLine(ctx, r, tty)
+		return strings.TrimSpace(l), ok
 	}
 }
 

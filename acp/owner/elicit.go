@@ -3,7 +3,6 @@ package owner
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
@@ -87,18 +86,6 @@ func (o *owner) elicit(ctx context.Context, q acp.ElicitationQuestion) acp.Elici
 		data["unasked"] = true
 	}
 	b, _ := json.Marshal(data)
-	o.conn.Barrier(func() {
-		o.append(true, &state.Event{Type: state.EventPermissionResolved, TurnID: o.currentTurn(), ToolName: q.Message, ToolKind: ToolKindQuestion, Content: answer.Action, Data: b, RequestID: rid})
-	})
-	if rid != "" {
-		turn := o.currentTurn()
-		o.mu.Lock()
-		o.lastResolved, o.lastResolvedAt, o.lastResolvedTurn = rid, o.now(), turn
-		o.mu.Unlock()
-	}
-	o.update(func(s *state.Session) {
-		s.ParkedRequests = slices.DeleteFunc(s.ParkedRequests, func(p state.ParkedRequest) bool { return p.ID == rid })
-		s.PermissionPending = len(s.ParkedRequests) > 0
-	})
+	o.resolved(rid, &state.Event{Type: state.EventPermissionResolved, ToolName: q.Message, ToolKind: ToolKindQuestion, Content: answer.Action, Data: b})
 	return answer
 }

@@ -224,9 +224,16 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		answer["unasked"] = true
 	}
 	data, _ := json.Marshal(answer)
-	o.conn.Barrier(func() {
-		o.append(true, &state.Event{Type: state.EventPermissionResolved, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data, RequestID: rid})
-	})
+	o.resolved(rid, &state.Event{Type: state.EventPermissionResolved, ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data})
+	return PermissionAnswer(optionID)
+}
+
+// resolved logs e, the answer of request rid ("" when it was never parked),
+// in the current turn, remembers it as the last answered request, and
+// takes it off the record's parked requests.
+func (o *owner) resolved(rid string, e *state.Event) {
+	e.TurnID, e.RequestID = o.currentTurn(), rid
+	o.conn.Barrier(func() { o.append(true, e) })
 	if rid != "" {
 		turn := o.currentTurn()
 		o.mu.Lock()
@@ -237,7 +244,6 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		s.ParkedRequests = slices.DeleteFunc(s.ParkedRequests, func(p state.ParkedRequest) bool { return p.ID == rid })
 		s.PermissionPending = len(s.ParkedRequests) > 0
 	})
-	return PermissionAnswer(optionID)
 }
 
 // Answers of a parked request that no kandev approve or deny gave
