@@ -53,15 +53,31 @@ func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
 	if err != nil {
 		return job, err
 	}
+	if _, err := env.Config(); err != nil {
+		return job, err
+	}
+	if _, err := env.PermissionMode(); err != nil {
+		return job, err
+	}
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return job, err
+	}
+	return ownerJobFor(env, s, job)
+}
+
+// ownerJobFor is ownerJob for the record s the command has already read.
+func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
+	id := s.ID
+	h, err := env.Home()
+	if err != nil {
+		return job, err
+	}
 	cfg, err := env.Config()
 	if err != nil {
 		return job, err
 	}
 	mode, err := env.PermissionMode()
-	if err != nil {
-		return job, err
-	}
-	s, err := h.LoadSession(id)
 	if err != nil {
 		return job, err
 	}
@@ -75,6 +91,7 @@ func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
 	if err != nil {
 		return job, err
 	}
+	job.Record = s
 	return launchJob(env, h, cfg, id, profile, mode, job), nil
 }
 

@@ -259,7 +259,7 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 	res := &Result{}
 	parked := false
 	ask := askParked(ctx, job)
-	follow := &inputTurn{followUpOf: owedFollowUp(h, id), warn: job.Warn}
+	follow := &inputTurn{followUpOf: owedFollowUp(h, job.Record, id), warn: job.Warn}
 	see := func(e state.Event) bool {
 		if job.Emit != nil {
 			job.Emit(e)
@@ -314,11 +314,14 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 
 // owedFollowUp is the interrupted turn of session id that the next owner
 // follows up ("" when none): one left open by an owner that died, or
-// repaired and not continued yet.
-func owedFollowUp(h *state.Home, id string) string {
-	s, err := h.LoadSession(id)
-	if err != nil {
-		return ""
+// repaired and not continued yet. s is the record as the caller read it
+// (nil: read it now).
+func owedFollowUp(h *state.Home, s *state.Session, id string) string {
+	if s == nil {
+		var err error
+		if s, err = h.LoadSession(id); err != nil {
+			return ""
+		}
 	}
 	if alive, _ := h.OwnerAlive(id); s.CurrentTurn != "" && !alive {
 		return s.CurrentTurn

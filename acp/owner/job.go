@@ -22,6 +22,10 @@ type Job struct {
 	SessionID   string
 	Profile     acp.Profile
 	Permissions string
+	// Record is the record as the caller read it before any owner ran
+	// (nil: read it when needed). Only what follows the owner from outside
+	// uses it; an owner reads the record again under its lock.
+	Record *state.Session
 
 	// What the command asks of the owner.
 
