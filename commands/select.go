@@ -300,4 +300,3 @@ func (r SessionRef) load(env *Env, n need) (*state.Home, *state.Session, error) 
 	s, err = h.LoadSession(id) // to say why it cannot be read
 	return h, s, err
 }
-
