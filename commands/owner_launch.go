@@ -124,11 +124,12 @@ func runOwnerResult(env *Env, id string, job owner.Job) (*owner.Result, error) {
 	return res, err
 }
 
-// goLive makes job run in a detached owner when it lingers or defers
-// permissions: the owner must outlive this command. An explicit --linger
-// also rides on a prompt queued for a live owner, which then lingers that
-// long after serving it.
-func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
+// goLive makes job run in a detached owner when owner.DecideReach says so
+// (it lingers or defers permissions: the owner must outlive this command;
+// never for an interactive command, whose terminal is its own). An
+// explicit --linger also rides on a prompt queued for a live owner, which
+// then lingers that long after serving it.
+func goLive(env *Env, job *owner.Job, l LingerFlag, agent string, interactive bool) error {
 	d, err := l.duration(job.Config, agent)
 	if err != nil {
 		return err
@@ -140,7 +141,9 @@ func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
 	// Inputs left behind when this command stops owning the session are
 	// served by a detached owner that exits once they are.
 	job.Serve = serveArgs(env, job, 0)
-	if d <= 0 && job.Permissions != owner.PermDefer {
+	// Whether a live owner is joined is seen when the prompt is delivered;
+	// here: where the owner runs when none is.
+	if owner.DecideReach(owner.ReachFacts{Linger: d, Defers: job.Permissions == owner.PermDefer, Interactive: interactive}) != owner.ReachDetached {
 		return nil
 	}
 	job.Detach = serveArgs(env, job, d)

@@ -121,11 +121,8 @@ func (c *ResumeCmd) run(env *Env, s *state.Session, job owner.Job) (*owner.Resul
 	if err != nil {
 		return nil, err
 	}
-	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
+	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name, c.I); err != nil {
 		return nil, err
-	}
-	if c.I {
-		job.Detach = nil
 	}
 	var res *owner.Result
 	if job.Detach != nil {

@@ -79,7 +79,7 @@ func (c *StartCmd) Run(env *Env) error {
 		env.Out.ShowLead() // a retry follows the turn only: it shows no agent start
 	}
 	job := launchJob(env, h, cfg, s.ID, profile, mode, owner.Job{InitialPrompt: prompt})
-	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
+	if err := goLive(env, &job, c.LingerFlag, agent, false); err != nil {
 		return err
 	}
 	var res *owner.Result

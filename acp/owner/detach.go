@@ -22,6 +22,24 @@ var ErrWaitingForPermission = errors.New("waiting for permission")
 // followed turn ended.
 var errOwnerGone = errors.New("detached owner exited")
 
+// afterFollow is DecideReach for a command whose following of a detached
+// owner it started stopped with err: interrupted (ReachLeave), or that owner
+// exited early (s: the record it left, nil when not read; restored: it
+// started the agent). "" when neither: the following ended as it should.
+func afterFollow(ctx context.Context, err error, follows Follows, s *state.Session, restored bool) Reach {
+	f := ReachFacts{Follows: follows, Interrupted: errInterruptedBy(ctx, err)}
+	if errors.Is(err, errOwnerGone) {
+		f.Early = &EarlyExit{}
+		if s != nil {
+			f.Early.Failure, f.Early.Restored = s.ErrorMessage, restored && s.AgentPID == 0
+		}
+	}
+	if !f.Interrupted && f.Early == nil {
+		return ""
+	}
+	return DecideReach(f)
+}
+
 // startDetached starts a kandev process that owns job's session in its own
 // process session, with stdin on /dev/null and its output appended to the
 // session's owner.out: nothing ties it to this command's terminal or pipes,
@@ -166,8 +184,8 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	}
 	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}
 	at, err := followOwnedUntil(ctx, job, from, t.see, func() bool { return t.noFollowUp(h, id) })
-	switch {
-	case errors.Is(err, errOwnerGone):
+	switch afterFollow(ctx, err, FollowsInput, nil, false) {
+	case ReachHere:
 		// The detached owner failed: run it here, where its error is shown.
 		job.Prompt, job.OwnInput, job.Emit, job.Detach, job.Linger = "", in.ID, t.see0, nil, 0
 		res, err := Run(ctx, job)
@@ -183,8 +201,10 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 			err = cutOffError(h, id, t)
 		}
 		return d, err
-	case errInterruptedBy(ctx, err):
+	case ReachLeave:
 		return d, leaveTurn(ctx, job, t, at)
+	}
+	switch {
 	case err != nil:
 		return d, err
 	case t.awaiting:
@@ -226,15 +246,15 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 		return t.see(e)
 	}
 	at, err := followOwned(ctx, job, 0, see)
-	if errInterruptedBy(ctx, err) {
+	if afterFollow(ctx, err, FollowsFirstTurn, nil, false) == ReachLeave {
 		err = leaveTurn(ctx, job, t, at)
 		return &Result{Session: settledSession(context.WithoutCancel(ctx), job.Home, job.SessionID, t), StopReason: t.stop}, err
 	}
 	s := settledSession(ctx, job.Home, job.SessionID, t)
-	if errors.Is(err, errOwnerGone) {
-		if s != nil && s.ErrorMessage != "" {
-			return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)
-		}
+	switch afterFollow(ctx, err, FollowsFirstTurn, s, false) {
+	case ReachFailed:
+		return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)
+	case ReachHere:
 		job.Detach, job.Linger = nil, 0
 		return Run(ctx, job)
 	}
@@ -285,7 +305,12 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
 	at, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
-	if errInterruptedBy(ctx, err) {
+	var s *state.Session
+	if errors.Is(err, errOwnerGone) {
+		s, _ = h.LoadSession(id)
+	}
+	reach := afterFollow(ctx, err, FollowsRestore, s, res.Restore != "")
+	if reach == ReachLeave {
 		if follow.followUpOf == "" {
 			return res, fmt.Errorf("%w: stopped following; session %s goes on in its owner (kandev attach %s)", interruption(ctx), id, id)
 		}
@@ -297,13 +322,12 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		}
 		return res, err
 	}
-	if errors.Is(err, errOwnerGone) {
-		if s, _ := h.LoadSession(id); s != nil && s.AgentPID == 0 && res.Restore != "" {
-			err = nil // it restored, served what was pending and exited (no linger)
-		} else {
-			job.Detach, job.Linger = nil, 0
-			return Run(ctx, job)
-		}
+	switch reach {
+	case ReachDone:
+		err = nil // it restored, served what was pending and exited (no linger)
+	case ReachHere:
+		job.Detach, job.Linger = nil, 0
+		return Run(ctx, job)
 	}
 	res.Session, _ = h.LoadSession(id)
 	if err == nil && parked {

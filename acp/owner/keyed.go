@@ -68,7 +68,7 @@ func followKeyed(ctx context.Context, job Job, d *Delivery, t *inputTurn) (*Deli
 		var err error
 		if job.Detach != nil {
 			from, err = followOwned(ctx, job, from, t.see)
-			if errors.Is(err, errOwnerGone) {
+			if afterFollow(ctx, err, FollowsInput, nil, false) == ReachHere {
 				job.Detach, job.Linger = nil, 0 // run it here, where its error is shown
 				err = nil
 			}
