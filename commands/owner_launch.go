@@ -119,9 +119,19 @@ func runOwnerResult(env *Env, id string, job owner.Job) (*owner.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := owner.Run(env.Ctx, job)
+	res, err := dialResult(env, job, owner.Request{Follows: owner.FollowsRestore})
 	env.Out.Finish()
 	return res, err
+}
+
+// dialResult reaches the session's owner (owner.Dial) for a command that
+// follows a first turn or a restore, and returns what it ran.
+func dialResult(env *Env, job owner.Job, r owner.Request) (*owner.Result, error) {
+	d, err := owner.Dial(env.Ctx, job, r)
+	if d == nil {
+		return nil, err
+	}
+	return d.Result, err
 }
 
 // goLive makes job run in a detached owner when owner.DecideReach says so

@@ -124,12 +124,7 @@ func (c *ResumeCmd) run(env *Env, s *state.Session, job owner.Job) (*owner.Resul
 	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name, c.I); err != nil {
 		return nil, err
 	}
-	var res *owner.Result
-	if job.Detach != nil {
-		res, err = owner.ResumeDetached(env.Ctx, job)
-	} else {
-		res, err = owner.Run(env.Ctx, job)
-	}
+	res, err := dialResult(env, job, owner.Request{Follows: owner.FollowsRestore})
 	env.Out.Finish()
 	return res, err
 }

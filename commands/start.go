@@ -85,12 +85,10 @@ func (c *StartCmd) Run(env *Env) error {
 	var res *owner.Result
 	if existing {
 		res, err = c.again(env, job, s)
-	} else if job.Detach != nil {
-		// The detached owner gets the prompt as typed over its stdin; the
-		// record keeps it redacted.
-		res, err = owner.StartDetached(env.Ctx, job, prompt != "")
 	} else {
-		res, err = owner.Run(env.Ctx, job)
+		// A detached owner gets the prompt as typed over its stdin; the
+		// record keeps it redacted.
+		res, err = dialResult(env, job, owner.Request{Follows: owner.FollowsFirstTurn, HasPrompt: prompt != ""})
 	}
 	switch {
 	case err == nil:

@@ -215,11 +215,11 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	return d, t.err(id)
 }
 
-// StartDetached runs a new session's first steps in a detached owner and
+// followStart runs a new session's first steps in a detached owner and
 // follows them here: every event from the start of the log until the
 // initial turn ends (or, without an initial prompt, until the agent has
 // started).
-func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
+func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
 	t := &inputTurn{initial: true, emit: job.Emit, warn: job.Warn, ask: askParked(ctx, job)}
 	// What comes before the agent has started is shown only once it has: a
 	// launch that fails is reported once, by the error, as when run here.
@@ -268,13 +268,13 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 	return &Result{Session: s, StopReason: t.stop}, t.err(job.SessionID)
 }
 
-// ResumeDetached restores the session in a detached owner and follows it
+// followResume restores the session in a detached owner and follows it
 // here until that owner is warm and idle (the continuation of an
 // interrupted turn and queued inputs served), parks a permission request,
 // or exits. Ctrl-C here cancels the follow-up of the interrupted turn
 // (before or while it runs; never continued again), SIGTERM interrupts it,
 // as they would with the owner in this command (leaveTurn).
-func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
+func followResume(ctx context.Context, job Job) (*Result, error) {
 	h, id := job.Home, job.SessionID
 	res := &Result{}
 	parked := false

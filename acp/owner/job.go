@@ -96,7 +96,7 @@ type Job struct {
 	// last turn, serving inputs that arrive (0: exit at once).
 	Linger time.Duration
 	// Detach, when set, are the arguments of a kandev process that runs the
-	// owner detached (Deliver starts it); nil runs the owner in this process.
+	// owner detached (Dial starts it); nil runs the owner in this process.
 	Detach []string
 	// Detached: this process is the detached owner (kandev __serve).
 	Detached bool

@@ -1,6 +1,9 @@
 package owner
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Reach is where the owner a command talks to runs, and so what the
 // command does next. It is decided in one place, DecideReach, from data
@@ -91,4 +94,48 @@ func DecideReach(f ReachFacts) Reach {
 		return ReachDetached
 	}
 	return ReachHere
+}
+
+// Request is what a command asks of its session's owner.
+type Request struct {
+	// Follows is what the command follows: a queued prompt's turn, a new
+	// session's first turn, or a restore.
+	Follows Follows
+	// Key sends the prompt at most once per session and key (prompt --key);
+	// with FollowsFirstTurn, the first turn of the session an earlier start
+	// with that key created is followed (or printed) again.
+	Key string
+	// NoFollow only queues the prompt when another process owns the
+	// session (prompt --no-follow).
+	NoFollow bool
+	// HasPrompt: the first turn runs an initial prompt (start "...").
+	HasPrompt bool
+}
+
+// Dial is the one way a command reaches its session's owner, as gopls's
+// lsprpc dialer reaches its server: where the owner runs (this process, a
+// detached owner it starts, a live one it joins) is decided by DecideReach
+// (job.Detach is set where it chose a detached owner; a live owner is
+// found when the prompt is queued); the command then sees the same events,
+// asks, signals and exit codes wherever it runs.
+func Dial(ctx context.Context, job Job, r Request) (*Delivery, error) {
+	switch {
+	case r.Follows == FollowsInput && r.Key != "":
+		return deliverOnce(ctx, job, r.Key, !r.NoFollow)
+	case r.Follows == FollowsInput:
+		return deliver(ctx, job, !r.NoFollow)
+	}
+	var res *Result
+	var err error
+	switch {
+	case r.Follows == FollowsFirstTurn && r.Key != "":
+		res, err = followInitial(ctx, job)
+	case job.Detach == nil:
+		res, err = Run(ctx, job)
+	case r.Follows == FollowsFirstTurn:
+		res, err = followStart(ctx, job, r.HasPrompt)
+	default:
+		res, err = followResume(ctx, job)
+	}
+	return &Delivery{Result: res}, err
 }
