@@ -42,7 +42,7 @@ func (c *AttachCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
+	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name, false); err != nil {
 		return err
 	}
 	job.Detach = serveArgs(env, &job, job.Linger)

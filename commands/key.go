@@ -11,13 +11,12 @@ import (
 // deliverPrompt sends a prompt, at most once per session and key when a
 // key is given (--key).
 func deliverPrompt(ctx context.Context, job owner.Job, key string, follow bool) (*owner.Delivery, error) {
-	if key == "" {
-		return owner.Deliver(ctx, job, follow)
+	if key != "" {
+		if err := checkKey(key); err != nil {
+			return nil, err
+		}
 	}
-	if err := checkKey(key); err != nil {
-		return nil, err
-	}
-	return owner.DeliverOnce(ctx, job, key, follow)
+	return owner.Dial(ctx, job, owner.Request{Follows: owner.FollowsInput, Key: key, NoFollow: !follow})
 }
 
 // createOnce creates the session, or with --key finds the one an earlier
@@ -42,7 +41,7 @@ func (c *StartCmd) again(env *Env, job owner.Job, s *state.Session) (*owner.Resu
 		return &owner.Result{Session: s}, nil // started without a prompt: nothing to follow
 	}
 	job.Detach, job.Linger = nil, 0
-	return owner.FollowInitial(env.Ctx, job)
+	return dialResult(env, job, owner.Request{Follows: owner.FollowsFirstTurn, Key: c.Key})
 }
 
 // MaxKeyBytes bounds an idempotency key.

@@ -65,8 +65,11 @@ func (c *ServeCmd) Run(env *Env) error {
 	job.Ask, job.AskParked, job.Warn = nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
 	// Its caller shows these on its terminal (owner.ProgressPrefix).
 	job.Progress = func(msg string) { fmt.Fprintln(os.Stderr, owner.ProgressPrefix+msg) }
+	before := job.Record // as ownerJob read it: nothing ran since
 	for round := 0; ; round++ {
-		before, _ := h.LoadSession(c.ID)
+		if round > 0 {
+			before, _ = h.LoadSession(c.ID)
+		}
 		_, err = owner.Run(env.Ctx, job)
 		after, lerr := h.LoadSession(c.ID)
 		if env.Ctx.Err() != nil || lerr != nil || before == nil || round == serveRounds ||

@@ -53,15 +53,31 @@ func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
 	if err != nil {
 		return job, err
 	}
+	if _, err := env.Config(); err != nil {
+		return job, err
+	}
+	if _, err := env.PermissionMode(); err != nil {
+		return job, err
+	}
+	s, err := h.LoadSession(id)
+	if err != nil {
+		return job, err
+	}
+	return ownerJobFor(env, s, job)
+}
+
+// ownerJobFor is ownerJob for the record s the command has already read.
+func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
+	id := s.ID
+	h, err := env.Home()
+	if err != nil {
+		return job, err
+	}
 	cfg, err := env.Config()
 	if err != nil {
 		return job, err
 	}
 	mode, err := env.PermissionMode()
-	if err != nil {
-		return job, err
-	}
-	s, err := h.LoadSession(id)
 	if err != nil {
 		return job, err
 	}
@@ -75,6 +91,7 @@ func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
 	if err != nil {
 		return job, err
 	}
+	job.Record = s
 	return launchJob(env, h, cfg, id, profile, mode, job), nil
 }
 
@@ -103,16 +120,27 @@ func runOwnerResult(env *Env, id string, job owner.Job) (*owner.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := owner.Run(env.Ctx, job)
+	res, err := dialResult(env, job, owner.Request{Follows: owner.FollowsRestore})
 	env.Out.Finish()
 	return res, err
 }
 
-// goLive makes job run in a detached owner when it lingers or defers
-// permissions: the owner must outlive this command. An explicit --linger
-// also rides on a prompt queued for a live owner, which then lingers that
-// long after serving it.
-func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
+// dialResult reaches the session's owner (owner.Dial) for a command that
+// follows a first turn or a restore, and returns what it ran.
+func dialResult(env *Env, job owner.Job, r owner.Request) (*owner.Result, error) {
+	d, err := owner.Dial(env.Ctx, job, r)
+	if d == nil {
+		return nil, err
+	}
+	return d.Result, err
+}
+
+// goLive makes job run in a detached owner when owner.DecideReach says so
+// (it lingers or defers permissions: the owner must outlive this command;
+// never for an interactive command, whose terminal is its own). An
+// explicit --linger also rides on a prompt queued for a live owner, which
+// then lingers that long after serving it.
+func goLive(env *Env, job *owner.Job, l LingerFlag, agent string, interactive bool) error {
 	d, err := l.duration(job.Config, agent)
 	if err != nil {
 		return err
@@ -124,7 +152,9 @@ func goLive(env *Env, job *owner.Job, l LingerFlag, agent string) error {
 	// Inputs left behind when this command stops owning the session are
 	// served by a detached owner that exits once they are.
 	job.Serve = serveArgs(env, job, 0)
-	if d <= 0 && job.Permissions != owner.PermDefer {
+	// Whether a live owner is joined is seen when the prompt is delivered;
+	// here: where the owner runs when none is.
+	if owner.DecideReach(owner.ReachFacts{Linger: d, Defers: job.Permissions == owner.PermDefer, Interactive: interactive}) != owner.ReachDetached {
 		return nil
 	}
 	job.Detach = serveArgs(env, job, d)

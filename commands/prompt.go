@@ -61,7 +61,7 @@ func (c *PromptCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
+	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name, false); err != nil {
 		return err
 	}
 	d, err := deliverPrompt(env.Ctx, job, c.Key, !c.NoFollow)

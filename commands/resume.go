@@ -33,14 +33,14 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	_, id, err := c.pickAs(env, needResumable, c.Holder, c.NoContinue)
+	h, id, s, err := c.pickRecord(env, needResumable, c.Holder, c.NoContinue)
 	if err != nil {
 		return err
 	}
-	h, _ := env.Home()
-	s, err := h.LoadSession(id)
-	if err != nil {
-		return err
+	if s == nil { // unreadable when picked: say why
+		if s, err = h.LoadSession(id); err != nil {
+			return err
+		}
 	}
 	if state.IsTerminal(s.State) {
 		return owner.NotResumableState(id, s.State)
@@ -88,7 +88,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		}
 		job.Next = promptReader(env)
 	}
-	res, err := c.run(env, id, job)
+	res, err := c.run(env, s, job)
 	if res != nil && res.Session != nil {
 		restore := map[string]any{"method": string(res.Restore), "fallback_reason": res.FallbackReason}
 		if env.Out.JSON {
@@ -116,23 +116,15 @@ func promptReader(env *Env) func() (string, bool) {
 
 // run runs the owner here, or detached when the session lingers or defers
 // permissions (not with -i: the terminal is this process's).
-func (c *ResumeCmd) run(env *Env, id string, job owner.Job) (*owner.Result, error) {
-	job, err := ownerJob(env, id, job)
+func (c *ResumeCmd) run(env *Env, s *state.Session, job owner.Job) (*owner.Result, error) {
+	job, err := ownerJobFor(env, s, job)
 	if err != nil {
 		return nil, err
 	}
-	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name); err != nil {
+	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name, c.I); err != nil {
 		return nil, err
 	}
-	if c.I {
-		job.Detach = nil
-	}
-	var res *owner.Result
-	if job.Detach != nil {
-		res, err = owner.ResumeDetached(env.Ctx, job)
-	} else {
-		res, err = owner.Run(env.Ctx, job)
-	}
+	res, err := dialResult(env, job, owner.Request{Follows: owner.FollowsRestore})
 	env.Out.Finish()
 	return res, err
 }

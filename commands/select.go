@@ -213,34 +213,46 @@ func (r SessionRef) pick(env *Env, n need) (*state.Home, string, error) {
 // default), whose leases decide what it can act on, and, for resume, with
 // its --no-continue (which lifts some pauses).
 func (r SessionRef) pickAs(env *Env, n need, holder string, noContinue bool) (*state.Home, string, error) {
+	h, id, _, err := r.pickRecord(env, n, holder, noContinue)
+	return h, id, err
+}
+
+// pickRecord is pickAs that also returns the session's record as it was
+// read to pick it (nil when it could not be read): a command that goes on
+// with the record needs no second read.
+func (r SessionRef) pickRecord(env *Env, n need, holder string, noContinue bool) (*state.Home, string, *state.Session, error) {
 	h, err := env.Home()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	switch {
 	case r.ID != "" && r.Latest:
-		return nil, "", usagef("give a session id or --latest, not both")
+		return nil, "", nil, usagef("give a session id or --latest, not both")
 	case r.ID != "":
 		if r.AllWorkspaces || r.Cwd != "" {
-			return nil, "", usagef("--all-workspaces and --cwd only go with --latest")
+			return nil, "", nil, usagef("--all-workspaces and --cwd only go with --latest")
 		}
 		id, err := h.ResolveID(r.ID)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
-		return h, id, refuseNewer(h, id)
+		s, err := h.LoadSession(id)
+		if errors.Is(err, state.ErrNewerFormat) {
+			return h, id, nil, err // commands that read only the log never half-read it
+		}
+		return h, id, s, nil
 	case !r.Latest:
-		return nil, "", usagef("name a session: an id, an id prefix, or --latest (kandev list shows them)")
+		return nil, "", nil, usagef("name a session: an id, an id prefix, or --latest (kandev list shows them)")
 	}
 	scope, err := r.scope()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	undo := readingEverySession()
 	all, err := h.ListSessions()
 	undo()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	cands := make([]latestCandidate, len(all))
 	for i, s := range all {
@@ -249,7 +261,7 @@ func (r SessionRef) pickAs(env *Env, n need, holder string, noContinue bool) (*s
 	if level, deep := n.probeLevel(); deep {
 		p, err := newProbe(env, holder, noContinue)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		state.ForEach(len(cands), func(i int) {
 			c := &cands[i]
@@ -265,12 +277,12 @@ func (r SessionRef) pickAs(env *Env, n need, holder string, noContinue bool) (*s
 	}
 	s, err := selectLatest(cands, n, scope)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if !env.Out.JSON {
 		fmt.Fprintf(env.Out.Err, "kandev: session %s %q in %s\n", s.ID, s.Title, printableLine(s.Workspace))
 	}
-	return h, s.ID, nil
+	return h, s.ID, s, nil
 }
 
 // resolve is pick without the home.
@@ -281,19 +293,10 @@ func (r SessionRef) resolve(env *Env, n need) (string, error) {
 
 // load resolves the reference and reads the session's record.
 func (r SessionRef) load(env *Env, n need) (*state.Home, *state.Session, error) {
-	h, id, err := r.pick(env, n)
-	if err != nil {
-		return nil, nil, err
+	h, id, s, err := r.pickRecord(env, n, "", false)
+	if err != nil || s != nil {
+		return h, s, err
 	}
-	s, err := h.LoadSession(id)
+	s, err = h.LoadSession(id) // to say why it cannot be read
 	return h, s, err
-}
-
-// refuseNewer refuses a session whose record a newer kandev wrote, so that
-// commands that read only its log (events, transcript) never half-read it.
-func refuseNewer(h *state.Home, id string) error {
-	if _, err := h.LoadSession(id); errors.Is(err, state.ErrNewerFormat) {
-		return err
-	}
-	return nil
 }

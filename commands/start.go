@@ -79,18 +79,16 @@ func (c *StartCmd) Run(env *Env) error {
 		env.Out.ShowLead() // a retry follows the turn only: it shows no agent start
 	}
 	job := launchJob(env, h, cfg, s.ID, profile, mode, owner.Job{InitialPrompt: prompt})
-	if err := goLive(env, &job, c.LingerFlag, agent); err != nil {
+	if err := goLive(env, &job, c.LingerFlag, agent, false); err != nil {
 		return err
 	}
 	var res *owner.Result
 	if existing {
 		res, err = c.again(env, job, s)
-	} else if job.Detach != nil {
-		// The detached owner gets the prompt as typed over its stdin; the
-		// record keeps it redacted.
-		res, err = owner.StartDetached(env.Ctx, job, prompt != "")
 	} else {
-		res, err = owner.Run(env.Ctx, job)
+		// A detached owner gets the prompt as typed over its stdin; the
+		// record keeps it redacted.
+		res, err = dialResult(env, job, owner.Request{Follows: owner.FollowsFirstTurn, HasPrompt: prompt != ""})
 	}
 	switch {
 	case err == nil:

@@ -19,7 +19,7 @@ func metaKey(meta map[string]any) string {
 }
 
 // promptOnce runs the editor's prompt at most once per session and key
-// (owner.DeliverOnce): a retried request with the same key, from this
+// (owner.Dial with a key): a retried request with the same key, from this
 // connection or another, follows the same turn or answers again with how it
 // ended. An owner this process runs serves it from the inbox like any
 // other process's input.
@@ -47,7 +47,7 @@ func (s *session) promptOnce(text, key string) (sdk.PromptResponse, error) {
 		}
 		s.send(shown.of(e))
 	}
-	d, err := owner.DeliverOnce(s.srv.opts.Ctx, job, key, true)
+	d, err := owner.Dial(s.srv.opts.Ctx, job, owner.Request{Follows: owner.FollowsInput, Key: key})
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}

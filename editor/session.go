@@ -165,7 +165,7 @@ func (o *localOwner) restoredOrEnded() error {
 }
 
 // prompt runs the editor's turn in this process's owner, or, when another
-// process owns the session, through that owner's inbox (owner.Deliver, which
+// process owns the session, through that owner's inbox (owner.Dial, which
 // also takes over if that owner dies first). Its answer is the end of the
 // turn that carries this prompt, never of a turn the owner ran for its own
 // reasons (turnClaim).
@@ -279,7 +279,7 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 		}
 		s.send(shown.of(e))
 	}
-	d, err := owner.Deliver(s.srv.opts.Ctx, job, true)
+	d, err := owner.Dial(s.srv.opts.Ctx, job, owner.Request{Follows: owner.FollowsInput})
 	stop := ""
 	if d != nil && d.Result != nil {
 		// Followed through the inbox, only the input's own turn is seen; run

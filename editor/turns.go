@@ -44,7 +44,7 @@ func (c *turnClaim) see(e state.Event) (stop string, ended bool) {
 func (c *turnClaim) running() bool { return c.turn != "" }
 
 // lastUserTurn picks the editor's turn of an owner run given the prompt as
-// its job's Prompt and no Next (acp.Deliver becoming the owner here when
+// its job's Prompt and no Next (owner.Dial becoming the owner here when
 // the process that owned the session died): that run sends the prompt as
 // its last user turn, after any re-send of an interrupted one and before
 // the queued inputs it serves ("queued" turns).

@@ -220,6 +220,16 @@ if [ -n "${BENCH_BASELINE:-}" ]; then
 fi
 "$BIN/warmbench" -kandev "$K" -start-delay 1000 -runs "$RUNS" ${WARM_ARGS[@]+"${WARM_ARGS[@]}"} | tee "$WORK/warm.txt" >&2 || echo "  warmbench failed" >&2
 
+# ------------------------------------------------ the resume path
+# What `kandev resume` of an interrupted session opens before its agent starts
+# (scripts/resume-path.sh says how it counts).
+say "resume: paths opened and record reads before the agent starts"
+if command -v strace >/dev/null && command -v python3 >/dev/null; then
+	"$ROOT/scripts/resume-path.sh" "$K" >&2 || echo "  resume path: not measured" >&2
+else
+	echo "  resume path: not available (needs strace and python3)" >&2
+fi
+
 # ------------------------------------------------ go test -bench
 if [ "${SKIP_GO_BENCH:-}" != 1 ]; then
 	say "go test -bench (in-process: append, reverse read, assembly, replay bound, verdict, list)"

@@ -11,23 +11,23 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Delivery is what Deliver did with a prompt.
+// Delivery is what Dial did with what a command asked.
 type Delivery struct {
 	Result  *Result
 	Queued  bool   // the prompt went through the inbox of a live owner
 	InputID string // its inbox id when queued
 }
 
-// Deliver sends job.Prompt. With no live owner and nothing queued this
+// deliver sends job.Prompt. With no live owner and nothing queued this
 // process becomes the owner (Run). Otherwise the prompt is queued in
 // the session's inbox, behind what is already there, carrying the sender's
 // choices (its permission mode, its --linger); with no live owner this
 // process then serves the inbox as its owner. When follow is set, the log
 // is followed until the turn that serves it ends: that turn's events are
 // emitted as if it ran here and its stop reason decides the error. If the
-// owner dies first, Deliver takes over as owner, so a queued input is never
+// owner dies first, deliver takes over as owner, so a queued input is never
 // stranded.
-func Deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
+func deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	if err := costCapped(job); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,24 @@ var ErrWaitingForPermission = errors.New("waiting for permission")
 // followed turn ended.
 var errOwnerGone = errors.New("detached owner exited")
 
+// afterFollow is DecideReach for a command whose following of a detached
+// owner it started stopped with err: interrupted (ReachLeave), or that owner
+// exited early (s: the record it left, nil when not read; restored: it
+// started the agent). "" when neither: the following ended as it should.
+func afterFollow(ctx context.Context, err error, follows Follows, s *state.Session, restored bool) Reach {
+	f := ReachFacts{Follows: follows, Interrupted: errInterruptedBy(ctx, err)}
+	if errors.Is(err, errOwnerGone) {
+		f.Early = &EarlyExit{}
+		if s != nil {
+			f.Early.Failure, f.Early.Restored = s.ErrorMessage, restored && s.AgentPID == 0
+		}
+	}
+	if !f.Interrupted && f.Early == nil {
+		return ""
+	}
+	return DecideReach(f)
+}
+
 // startDetached starts a kandev process that owns job's session in its own
 // process session, with stdin on /dev/null and its output appended to the
 // session's owner.out: nothing ties it to this command's terminal or pipes,
@@ -169,8 +187,8 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	}
 	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}
 	at, err := followOwnedUntil(ctx, job, from, t.see, func() bool { return t.noFollowUp(h, id) })
-	switch {
-	case errors.Is(err, errOwnerGone):
+	switch afterFollow(ctx, err, FollowsInput, nil, false) {
+	case ReachHere:
 		// The detached owner failed: run it here, where its error is shown.
 		job.Prompt, job.OwnInput, job.Emit, job.Detach, job.Linger = "", in.ID, t.see0, nil, 0
 		res, err := Run(ctx, job)
@@ -186,8 +204,10 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 			err = cutOffError(h, id, t)
 		}
 		return d, err
-	case errInterruptedBy(ctx, err):
+	case ReachLeave:
 		return d, leaveTurn(ctx, job, t, at)
+	}
+	switch {
 	case err != nil:
 		return d, err
 	case t.awaiting:
@@ -198,11 +218,11 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	return d, t.err(id)
 }
 
-// StartDetached runs a new session's first steps in a detached owner and
+// followStart runs a new session's first steps in a detached owner and
 // follows them here: every event from the start of the log until the
 // initial turn ends (or, without an initial prompt, until the agent has
 // started).
-func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
+func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) {
 	t := &inputTurn{initial: true, emit: job.Emit, warn: job.Warn, ask: askParked(ctx, job)}
 	// What comes before the agent has started is shown only once it has: a
 	// launch that fails is reported once, by the error, as when run here.
@@ -229,15 +249,15 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 		return t.see(e)
 	}
 	at, err := followOwned(ctx, job, 0, see)
-	if errInterruptedBy(ctx, err) {
+	if afterFollow(ctx, err, FollowsFirstTurn, nil, false) == ReachLeave {
 		err = leaveTurn(ctx, job, t, at)
 		return &Result{Session: settledSession(context.WithoutCancel(ctx), job.Home, job.SessionID, t), StopReason: t.stop}, err
 	}
 	s := settledSession(ctx, job.Home, job.SessionID, t)
-	if errors.Is(err, errOwnerGone) {
-		if s != nil && s.ErrorMessage != "" {
-			return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)
-		}
+	switch afterFollow(ctx, err, FollowsFirstTurn, s, false) {
+	case ReachFailed:
+		return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)
+	case ReachHere:
 		job.Detach, job.Linger = nil, 0
 		return Run(ctx, job)
 	}
@@ -251,18 +271,18 @@ func StartDetached(ctx context.Context, job Job, hasPrompt bool) (*Result, error
 	return &Result{Session: s, StopReason: t.stop}, t.err(job.SessionID)
 }
 
-// ResumeDetached restores the session in a detached owner and follows it
+// followResume restores the session in a detached owner and follows it
 // here until that owner is warm and idle (the continuation of an
 // interrupted turn and queued inputs served), parks a permission request,
 // or exits. Ctrl-C here cancels the follow-up of the interrupted turn
 // (before or while it runs; never continued again), SIGTERM interrupts it,
 // as they would with the owner in this command (leaveTurn).
-func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
+func followResume(ctx context.Context, job Job) (*Result, error) {
 	h, id := job.Home, job.SessionID
 	res := &Result{}
 	parked, question := false, false
 	ask := askParked(ctx, job)
-	follow := &inputTurn{followUpOf: owedFollowUp(h, id), warn: job.Warn}
+	follow := &inputTurn{followUpOf: owedFollowUp(h, job.Record, id), warn: job.Warn}
 	see := func(e state.Event) bool {
 		if job.Emit != nil {
 			job.Emit(e)
@@ -289,7 +309,12 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
 	at, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
-	if errInterruptedBy(ctx, err) {
+	var s *state.Session
+	if errors.Is(err, errOwnerGone) {
+		s, _ = h.LoadSession(id)
+	}
+	reach := afterFollow(ctx, err, FollowsRestore, s, res.Restore != "")
+	if reach == ReachLeave {
 		if follow.followUpOf == "" {
 			return res, fmt.Errorf("%w: stopped following; session %s goes on in its owner (kandev attach %s)", interruption(ctx), id, id)
 		}
@@ -301,13 +326,12 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 		}
 		return res, err
 	}
-	if errors.Is(err, errOwnerGone) {
-		if s, _ := h.LoadSession(id); s != nil && s.AgentPID == 0 && res.Restore != "" {
-			err = nil // it restored, served what was pending and exited (no linger)
-		} else {
-			job.Detach, job.Linger = nil, 0
-			return Run(ctx, job)
-		}
+	switch reach {
+	case ReachDone:
+		err = nil // it restored, served what was pending and exited (no linger)
+	case ReachHere:
+		job.Detach, job.Linger = nil, 0
+		return Run(ctx, job)
 	}
 	res.Session, _ = h.LoadSession(id)
 	if err == nil && parked {
@@ -318,11 +342,14 @@ func ResumeDetached(ctx context.Context, job Job) (*Result, error) {
 
 // owedFollowUp is the interrupted turn of session id that the next owner
 // follows up ("" when none): one left open by an owner that died, or
-// repaired and not continued yet.
-func owedFollowUp(h *state.Home, id string) string {
-	s, err := h.LoadSession(id)
-	if err != nil {
-		return ""
+// repaired and not continued yet. s is the record as the caller read it
+// (nil: read it now).
+func owedFollowUp(h *state.Home, s *state.Session, id string) string {
+	if s == nil {
+		var err error
+		if s, err = h.LoadSession(id); err != nil {
+			return ""
+		}
 	}
 	if alive, _ := h.OwnerAlive(id); s.CurrentTurn != "" && !alive {
 		return s.CurrentTurn

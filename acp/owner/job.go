@@ -22,6 +22,10 @@ type Job struct {
 	SessionID   string
 	Profile     acp.Profile
 	Permissions string
+	// Record is the record as the caller read it before any owner ran
+	// (nil: read it when needed). Only what follows the owner from outside
+	// uses it; an owner reads the record again under its lock.
+	Record *state.Session
 
 	// What the command asks of the owner.
 
@@ -96,7 +100,7 @@ type Job struct {
 	// last turn, serving inputs that arrive (0: exit at once).
 	Linger time.Duration
 	// Detach, when set, are the arguments of a kandev process that runs the
-	// owner detached (Deliver starts it); nil runs the owner in this process.
+	// owner detached (Dial starts it); nil runs the owner in this process.
 	Detach []string
 	// Detached: this process is the detached owner (kandev __serve).
 	Detached bool

@@ -9,7 +9,7 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// DeliverOnce sends job.Prompt at most once for the session and key, across
+// deliverOnce sends job.Prompt at most once for the session and key, across
 // processes and crashes (kandev prompt --key). The key is queued with the
 // input, durably and under the record lock, before any owner can send it
 // (state.EnqueueOnce); every sender, the first and every retry, then
@@ -19,7 +19,7 @@ import (
 // cut off by a crash is answered by its follow-up (its one continuation, or
 // its message sent again when it never reached the agent), never by a
 // second copy of the message.
-func DeliverOnce(ctx context.Context, job Job, key string, follow bool) (*Delivery, error) {
+func deliverOnce(ctx context.Context, job Job, key string, follow bool) (*Delivery, error) {
 	if err := costCapped(job); err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func followKeyed(ctx context.Context, job Job, d *Delivery, t *inputTurn) (*Deli
 		var err error
 		if job.Detach != nil {
 			from, err = followOwned(ctx, job, from, t.see)
-			if errors.Is(err, errOwnerGone) {
+			if afterFollow(ctx, err, FollowsInput, nil, false) == ReachHere {
 				job.Detach, job.Linger = nil, 0 // run it here, where its error is shown
 				err = nil
 			}
@@ -134,11 +134,11 @@ func notFollowedUp(h *state.Home, id string, t *inputTurn) error {
 	return fmt.Errorf("the owner of session %s exited before the prompt (%s) was served; run the command again", id, t.inputID)
 }
 
-// FollowInitial is DeliverOnce for a session's first prompt (kandev start
+// followInitial is deliverOnce for a session's first prompt (kandev start
 // --key run again): the initial turn is printed again when it ended,
 // followed while it runs, and run here, once, when its owner died before
 // sending it; a cut-off one is answered by its follow-up.
-func FollowInitial(ctx context.Context, job Job) (*Result, error) {
+func followInitial(ctx context.Context, job Job) (*Result, error) {
 	t := &inputTurn{initial: true, continues: true, emit: job.Emit, ask: askParked(ctx, job)}
 	d, err := followKeyed(ctx, job, &Delivery{}, t)
 	if d == nil {

@@ -33,8 +33,9 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	defer lock.Release()
 	// Nothing a remote brought runs (nor gets a variable expanded) before
 	// this machine agrees: checked again here, under the owner lock.
-	if s, err := job.Home.LoadSession(job.SessionID); err == nil {
-		if err := state.CheckTrust(s); err != nil {
+	locked, err := job.Home.LoadSession(job.SessionID)
+	if err == nil {
+		if err := state.CheckTrust(locked); err != nil {
 			return nil, err
 		}
 	}
@@ -43,6 +44,7 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
 	claim, err := remote.ClaimTurns(ctx, job.Home, job.Config, job.SessionID, func() { lost(remote.ErrFenced) })
+	synced := claim != nil || err != nil // the claim may have brought a newer record
 	if errors.Is(err, remote.ErrTimeout) {
 		// A remote that stopped answering never hangs a prompt: the turn
 		// runs on this machine's copy, and says so.
@@ -55,9 +57,11 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 		return nil, err
 	}
 	defer func() { err = releaseClaim(context.WithoutCancel(ctx), claim, job, err) }()
-	s, err := job.Home.LoadSession(job.SessionID)
-	if err != nil {
-		return nil, err
+	s := locked
+	if s == nil || synced {
+		if s, err = job.Home.LoadSession(job.SessionID); err != nil {
+			return nil, err
+		}
 	}
 	if s.Limit != nil && s.Limit.Scheduled != nil && s.Limit.Scheduled.Pending {
 		if _, err := SettleSchedule(job.Home, job.SessionID); err != nil {

@@ -1,0 +1,141 @@
+package owner
+
+import (
+	"context"
+	"time"
+)
+
+// Reach is where the owner a command talks to runs, and so what the
+// command does next. It is decided in one place, DecideReach, from data
+// only; the command then talks to that owner the same way wherever it runs
+// (its events, asks, Ctrl-C and SIGTERM: follower.go).
+type Reach string
+
+const (
+	// ReachHere: this process owns the session (Run).
+	ReachHere Reach = "here"
+	// ReachDetached: start a detached owner that outlives the command
+	// (__serve) and follow it.
+	ReachDetached Reach = "detached"
+	// ReachJoin: a live owner holds the session: queue for it and follow.
+	ReachJoin Reach = "join"
+	// ReachLeave: the command was interrupted while following: hand the
+	// turn back to its owner as the signal says (leaveTurn).
+	ReachLeave Reach = "leave"
+	// ReachDone: the detached owner did all the command followed and exited.
+	ReachDone Reach = "done"
+	// ReachFailed: the detached owner exited with the failure it recorded;
+	// the command reports it instead of trying again.
+	ReachFailed Reach = "failed"
+)
+
+// Follows is what a command follows in its owner.
+type Follows int
+
+const (
+	// FollowsInput: the turn that serves one queued input (prompt, a keyed
+	// prompt or a keyed start run again).
+	FollowsInput Follows = iota
+	// FollowsFirstTurn: a new session's start-up and initial turn (start).
+	FollowsFirstTurn
+	// FollowsRestore: a restore and what it serves (resume).
+	FollowsRestore
+)
+
+// EarlyExit is what a detached owner this command started left behind when
+// it exited before what the command follows ended.
+type EarlyExit struct {
+	// Restored: it started the agent (agent_started) and stopped it again:
+	// with no linger, a restore ends that way once it served what waited.
+	Restored bool
+	// Failure is the error it recorded ("" when none).
+	Failure string
+}
+
+// ReachFacts are the facts DecideReach decides from.
+type ReachFacts struct {
+	// Linger is how long the owner stays after its last turn (0: --linger 0,
+	// or $CI); a lingering owner must outlive the command.
+	Linger time.Duration
+	// Defers: permission mode defer, whose parked turn outlives the command.
+	Defers bool
+	// Interactive: the command reads prompts on its own terminal (resume -i).
+	Interactive bool
+	// OwnerAlive: a live owner holds the session's owner lock.
+	OwnerAlive bool
+	// Interrupted: the command got Ctrl-C or SIGTERM while it followed.
+	Interrupted bool
+	// Follows is what the command follows.
+	Follows Follows
+	// Early is set when the detached owner this command started exited
+	// before what it follows ended.
+	Early *EarlyExit
+}
+
+// DecideReach decides where the command's owner runs. A detached owner
+// that exits early is one case here: the command runs the owner itself,
+// where the reason is shown, unless the exit was a finished restore or a
+// first start whose failure is on record.
+func DecideReach(f ReachFacts) Reach {
+	switch {
+	case f.Interrupted:
+		return ReachLeave
+	case f.Early != nil && f.Follows == FollowsRestore && f.Early.Restored:
+		return ReachDone
+	case f.Early != nil && f.Follows == FollowsFirstTurn && f.Early.Failure != "":
+		return ReachFailed
+	case f.Early != nil:
+		return ReachHere
+	case f.OwnerAlive:
+		return ReachJoin
+	case f.Interactive:
+		return ReachHere
+	case f.Linger > 0 || f.Defers:
+		return ReachDetached
+	}
+	return ReachHere
+}
+
+// Request is what a command asks of its session's owner.
+type Request struct {
+	// Follows is what the command follows: a queued prompt's turn, a new
+	// session's first turn, or a restore.
+	Follows Follows
+	// Key sends the prompt at most once per session and key (prompt --key);
+	// with FollowsFirstTurn, the first turn of the session an earlier start
+	// with that key created is followed (or printed) again.
+	Key string
+	// NoFollow only queues the prompt when another process owns the
+	// session (prompt --no-follow).
+	NoFollow bool
+	// HasPrompt: the first turn runs an initial prompt (start "...").
+	HasPrompt bool
+}
+
+// Dial is the one way a command reaches its session's owner, as gopls's
+// lsprpc dialer reaches its server: where the owner runs (this process, a
+// detached owner it starts, a live one it joins) is decided by DecideReach
+// (job.Detach is set where it chose a detached owner; a live owner is
+// found when the prompt is queued); the command then sees the same events,
+// asks, signals and exit codes wherever it runs.
+func Dial(ctx context.Context, job Job, r Request) (*Delivery, error) {
+	switch {
+	case r.Follows == FollowsInput && r.Key != "":
+		return deliverOnce(ctx, job, r.Key, !r.NoFollow)
+	case r.Follows == FollowsInput:
+		return deliver(ctx, job, !r.NoFollow)
+	}
+	var res *Result
+	var err error
+	switch {
+	case r.Follows == FollowsFirstTurn && r.Key != "":
+		res, err = followInitial(ctx, job)
+	case job.Detach == nil:
+		res, err = Run(ctx, job)
+	case r.Follows == FollowsFirstTurn:
+		res, err = followStart(ctx, job, r.HasPrompt)
+	default:
+		res, err = followResume(ctx, job)
+	}
+	return &Delivery{Result: res}, err
+}
