@@ -19,6 +19,9 @@ const (
 	RestoreFlag   RestoreMethod = "flag"
 	// RestoreFail means: stop, keep the token, exit 6 so the user can retry.
 	RestoreFail RestoreMethod = "fail"
+	// RestoreReattach is what kandev resume reports when a live owner
+	// already runs the agent: nothing was restored (never in the log).
+	RestoreReattach RestoreMethod = "reattach"
 )
 
 // Capabilities is what the restore ladder reads of an initialize response.

@@ -61,7 +61,7 @@ func (c *AgentsCmd) Run(env *Env) error {
 		}
 		rows = append(rows, r)
 	}
-	env.Out.Object(map[string]any{"agents": rows}, func(w io.Writer) {
+	env.Out.Object(AgentsOutput{Agents: rows}, func(w io.Writer) {
 		var t table
 		t.add("NAME", "INSTALLED", "COMMAND", "NOTES")
 		for _, r := range rows {

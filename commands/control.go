@@ -55,7 +55,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 			return err
 		}
 		if kind == state.InputCancel && s.CurrentTurn == "" {
-			env.Out.Object(map[string]any{"session_id": id, "requested": kind, "delivered_to": ""}, func(w io.Writer) {
+			env.Out.Object(ControlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("")}, func(w io.Writer) {
 				fmt.Fprintf(w, "nothing to cancel: session %s runs no turn; its agent is warm and idle%s\n", id, untilText(s))
 			})
 			return nil
@@ -63,7 +63,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 		if err := h.Enqueue(id, &state.Input{Kind: kind}); err != nil {
 			return err
 		}
-		env.Out.Object(map[string]any{"session_id": id, "requested": kind, "delivered_to": "owner"}, func(w io.Writer) {
+		env.Out.Object(ControlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("owner")}, func(w io.Writer) {
 			if s.CurrentTurn == "" { // a stop of an idle warm owner: only the mark
 				fmt.Fprintf(w, "session %s stopped: no turn was running, so none was ended; it will not be continued automatically (a prompt restarts it); its agent stays warm%s (kandev close %s ends it now)\n", id, untilText(s), id)
 				return
@@ -77,7 +77,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 		return nil
 	}
 	if kind == state.InputCancel {
-		env.Out.Object(map[string]any{"session_id": id, "requested": kind, "delivered_to": ""}, func(w io.Writer) {
+		env.Out.Object(ControlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("")}, func(w io.Writer) {
 			fmt.Fprintf(w, "nothing to cancel: no kandev process is running session %s\n", id)
 		})
 		return nil
@@ -89,7 +89,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 	if err != nil {
 		return err
 	}
-	env.Out.Object(map[string]any{"session_id": id, "requested": kind, "repair": rep}, func(w io.Writer) {
+	env.Out.Object(ControlOutput{SessionID: id, Requested: kind, Repair: rep}, func(w io.Writer) {
 		fmt.Fprintf(w, "session %s stopped; it will not be continued automatically (a prompt restarts it)\n", id)
 	})
 	return nil
@@ -119,7 +119,7 @@ func (c *DetachCmd) Run(env *Env) error {
 	if err := h.Detach(id, holder, env.Now()); err != nil {
 		return err
 	}
-	env.Out.Object(map[string]any{"session_id": id, "detached": holder}, func(w io.Writer) {
+	env.Out.Object(DetachOutput{SessionID: id, Detached: holder}, func(w io.Writer) {
 		fmt.Fprintf(w, "%s detached from %s\n", holder, id)
 	})
 	return nil
@@ -147,7 +147,7 @@ func (c *RepairCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	env.Out.Object(map[string]any{"repair": rep}, func(w io.Writer) {
+	env.Out.Object(RepairOutput{Repair: rep}, func(w io.Writer) {
 		verb := "repaired"
 		if rep.DryRun {
 			verb = "would repair"
@@ -205,12 +205,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	type outcome struct {
-		ID      string `json:"id"`
-		Outcome string `json:"outcome"`
-		Error   string `json:"error,omitempty"`
-	}
-	results := []outcome{}
+	results := []RecoverOutcome{}
 	var firstErr error
 	for _, s := range all {
 		if env.Ctx.Err() != nil {
@@ -230,7 +225,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		}
 		if err := state.CheckTrust(s); err != nil {
 			// Named, not run: what a pull brought runs only once this machine agrees.
-			results = append(results, outcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
+			results = append(results, RecoverOutcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
 			continue
 		}
 		job := owner.Job{AfterLimit: afterLimit}
@@ -238,7 +233,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 			job.Emit = func(state.Event) {} // one JSON object for the whole command
 		}
 		res, err := runOwnerResult(env, s.ID, job)
-		o := outcome{ID: s.ID, Outcome: "continued"}
+		o := RecoverOutcome{ID: s.ID, Outcome: "continued"}
 		if err != nil {
 			o.Outcome, o.Error = "failed", err.Error()
 			if firstErr == nil {
@@ -249,7 +244,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		}
 		results = append(results, o)
 	}
-	env.Out.Object(map[string]any{"recovered": results}, func(w io.Writer) {
+	env.Out.Object(RecoverOutput{Recovered: results}, func(w io.Writer) {
 		if len(results) == 0 {
 			fmt.Fprintln(w, "no interrupted sessions to recover")
 		}

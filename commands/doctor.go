@@ -80,7 +80,7 @@ func (c *DoctorCmd) Run(env *Env) error {
 			problems++
 		}
 	}
-	env.Out.Object(map[string]any{"checks": checks, "ok": problems == 0}, func(w io.Writer) {
+	env.Out.Object(DoctorOutput{Checks: checks, OK: problems == 0}, func(w io.Writer) {
 		fmt.Fprintf(w, "kandev home %s\n", h.Dir)
 		for _, ch := range checks {
 			mark := "ok  "

@@ -77,7 +77,7 @@ func (c *EventsCmd) Run(env *Env) error {
 			lines[i] = e.Raw
 		}
 	}
-	env.Out.Object(map[string]any{"events": lines}, func(w io.Writer) {
+	env.Out.Object(EventsOutput{Events: lines}, func(w io.Writer) {
 		for _, e := range evs {
 			fmt.Fprintf(w, "%6d  %s  %-20s %s\n", e.Seq, textTimestamp(e.Timestamp), e.Type, eventSummary(e))
 		}

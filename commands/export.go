@@ -153,7 +153,7 @@ func (c *ImportCmd) Run(env *Env) error {
 		os.Remove(h.LogPath(id))
 		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
-	env.Out.Object(map[string]any{"session": imported, "import": map[string]any{"file": c.File, "events": events, "original_id": oldID}},
+	env.Out.Object(ImportOutput{Session: imported, Import: ImportInfo{File: c.File, Events: events, OriginalID: oldID}},
 		func(w io.Writer) {
 			fmt.Fprintln(w, id)
 			fmt.Fprintf(w, "imported %d events from %s (exported as %s); state %s\n", events, c.File, oldID, imported.State)

@@ -57,7 +57,7 @@ func finish(env *Env, ref SessionRef, to string) error {
 	if err := h.Detach(id, state.DefaultHolder(), env.Now()); err != nil && !errors.Is(err, state.ErrLeaseHeld) {
 		return fmt.Errorf("session %s is %s, but its lease could not be released: %w", id, s.State, err)
 	}
-	env.Out.Object(map[string]any{"session": s}, func(w io.Writer) {
+	env.Out.Object(SessionOutput{Session: s}, func(w io.Writer) {
 		fmt.Fprintf(w, "session %s is %s\n", s.ID, s.State)
 	})
 	return nil

@@ -115,7 +115,7 @@ func (c *ListCmd) Run(env *Env) error {
 	if n := len(skipped.Unreadable); n > 0 {
 		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
 	}
-	env.Out.Object(map[string]any{"sessions": out}, func(w io.Writer) {
+	env.Out.Object(ListOutput{Sessions: out}, func(w io.Writer) {
 		if len(out) == 0 {
 			fmt.Fprintln(w, c.noneMessage(len(all) > 0 || anyRecord(h)))
 			return

@@ -101,7 +101,7 @@ func (c *CloseCmd) Run(env *Env) error {
 	h, id, err := c.pick(env, needLive)
 	if errors.Is(err, errNoneEligible) {
 		// Nothing lingers here: as with an id, there is nothing to close.
-		env.Out.Object(map[string]any{"session_id": "", "closed": false}, func(w io.Writer) {
+		env.Out.Object(CloseOutput{}, func(w io.Writer) {
 			fmt.Fprintln(w, "nothing to close: no kandev process is running a session here")
 		})
 		return nil
@@ -123,7 +123,7 @@ func (c *CloseCmd) Run(env *Env) error {
 	if err != nil {
 		env.Out.Warn(err.Error())
 	}
-	env.Out.Object(map[string]any{"session_id": id, "closed": closed, "unscheduled": unscheduled}, func(w io.Writer) {
+	env.Out.Object(CloseOutput{SessionID: id, Closed: closed, Unscheduled: &unscheduled}, func(w io.Writer) {
 		if unscheduled {
 			fmt.Fprintf(w, "cancelled the kandev recover scheduled for the usage limit's reset\n")
 		}
@@ -157,7 +157,7 @@ func (c *CloseCmd) closeAll(env *Env) error {
 			return err
 		}
 	}
-	env.Out.Object(map[string]any{"closed": append([]string{}, ids...)}, func(w io.Writer) {
+	env.Out.Object(CloseAllOutput{Closed: append([]string{}, ids...)}, func(w io.Writer) {
 		if len(ids) == 0 {
 			fmt.Fprintln(w, "nothing to close: no kandev process is running a session in this home")
 			return
@@ -315,7 +315,7 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 		}
 		return fmt.Errorf("%w: request %s of session %s was already answered %s; yours was not applied (kandev status %s lists what waits)", state.ErrNotFound, req.ID, id, how, id)
 	}
-	env.Out.Object(map[string]any{"session_id": id, "answer": in.Kind, "always": in.Always, "request_id": req.ID, "allowed": res.Allowed}, func(w io.Writer) {
+	env.Out.Object(AnswerOutput{SessionID: id, Answer: in.Kind, Always: in.Always, RequestID: req.ID, Allowed: res.Allowed}, func(w io.Writer) {
 		verb := "approved"
 		switch {
 		case in.Kind == state.InputDeny && req.Kind == state.ParkedQuestion:

@@ -67,7 +67,7 @@ func (c *PromptCmd) Run(env *Env) error {
 	d, err := deliverPrompt(env.Ctx, job, c.Key, !c.NoFollow)
 	env.Out.Finish()
 	if d != nil && d.Queued && c.NoFollow {
-		env.Out.Object(map[string]any{"queued": map[string]string{"session_id": id, "input_id": d.InputID}}, func(w io.Writer) {
+		env.Out.Object(PromptQueuedOutput{Queued: QueuedInput{SessionID: id, InputID: d.InputID}}, func(w io.Writer) {
 			fmt.Fprintf(w, "queued as %s: session %s is busy in another kandev process, which will run it next\n", d.InputID, id)
 		})
 		return err

@@ -139,7 +139,7 @@ func (c *PruneCmd) Run(env *Env) error {
 		}
 	}
 	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, shared: shared, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun, agentDeleted: agentDeleted}
-	env.Out.Object(map[string]any{"pruned": pruned, "dry_run": c.DryRun, "temp_files": tempFiles, "fork_logs": forkLogs, "worktrees_removed": removed, "agent_sessions_deleted": agentSessions},
+	env.Out.Object(PruneOutput{Pruned: pruned, DryRun: c.DryRun, TempFiles: tempFiles, ForkLogs: forkLogs, WorktreesRemoved: removed, AgentSessionsDeleted: agentSessions},
 		func(w io.Writer) { res.writeText(w, all) })
 	return nil
 }

@@ -51,7 +51,7 @@ func (c *RecapCmd) Run(env *Env) error {
 		return err
 	}
 	warnSkipped(env, h, s.ID, rep)
-	env.Out.Object(map[string]any{"recap": r}, func(w io.Writer) { writeRecapText(w, r, st.Next) })
+	env.Out.Object(RecapOutput{Recap: r}, func(w io.Writer) { writeRecapText(w, r, st.Next) })
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
 )
@@ -65,12 +66,12 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	attach := map[string]any{"session_id": id, "attached_to": lease.AttachedTo, "attached_at": lease.AttachedAt, "attach_expires_at": lease.AttachExpiresAt}
+	attach := ResumeAttach{SessionID: id, AttachedTo: lease.AttachedTo, AttachedAt: lease.AttachedAt, AttachExpiresAt: lease.AttachExpiresAt}
 	if alive, _ := h.OwnerAlive(id); alive {
 		if wt := a.Worktree; wt != nil && !wt.Valid {
 			return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
 		}
-		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
+		env.Out.Object(ResumeOutput{Session: s, Attach: attach, Restore: ResumeRestore{Method: acp.RestoreReattach}}, func(w io.Writer) {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
 			if s.CurrentTurn == "" && a.Badge != state.BadgeWaitingForPermission {
 				fmt.Fprintf(w, "session %s: its agent is already running, warm and idle%s (kandev process %d): nothing to relaunch, nothing to continue\n", id, untilText(s), s.OwnerPID)
@@ -90,9 +91,9 @@ func (c *ResumeCmd) Run(env *Env) error {
 	}
 	res, err := c.run(env, s, job)
 	if res != nil && res.Session != nil {
-		restore := map[string]any{"method": string(res.Restore), "fallback_reason": res.FallbackReason}
 		if env.Out.JSON {
-			env.Out.Object(map[string]any{"session": res.Session, "attach": attach, "restore": restore}, nil)
+			restore := ResumeRestore{Method: res.Restore, FallbackReason: res.FallbackReason}
+			env.Out.Object(ResumeOutput{Session: res.Session, Attach: attach, Restore: restore}, nil)
 		} else if err == nil && !env.Out.Quiet {
 			printRestored(env.Out.Out, res, h, lease)
 		}

@@ -26,11 +26,6 @@ func (c *SearchCmd) Help() string {
 		"Example:\n  kandev search lexer --since 7d\n  kandev search --regex 'fix(ed)? the (lexer|parser)' --json"
 }
 
-// searchResults is the JSON answer of kandev search.
-type searchResults struct {
-	Results []history.SearchHit `json:"results"`
-}
-
 // Run searches and prints the hits.
 func (c *SearchCmd) readsOnly() bool { return true }
 
@@ -64,7 +59,7 @@ func (c *SearchCmd) Run(env *Env) error {
 		hits = []history.SearchHit{}
 	}
 	now := env.Now()
-	env.Out.Object(searchResults{Results: hits}, func(w io.Writer) { writeSearchText(w, env.Out, hits, now) })
+	env.Out.Object(SearchOutput{Results: hits}, func(w io.Writer) { writeSearchText(w, env.Out, hits, now) })
 	if len(hits) == 0 {
 		return reportedf("no match for %q in %d session(s)", c.Query, rep.Sessions)
 	}

@@ -78,11 +78,7 @@ func (c *StatusCmd) Run(env *Env) error {
 	if alive, _ := h.OwnerAlive(s.ID); !alive && !h.AgentAlive(s.ID) && h.AgentLeftoversPossible(s.ID) {
 		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
 	}
-	out := map[string]any{"session": s, "status": st}
-	synced := remote.SessionStatus(h, s.ID)
-	if synced != nil {
-		out["sync"] = synced
-	}
+	out := StatusOutput{Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID)}
 	env.Out.Object(out, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
 		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
@@ -133,8 +129,8 @@ func (c *StatusCmd) Run(env *Env) error {
 		for _, p := range st.Survivors {
 			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
 		}
-		if synced != nil {
-			fmt.Fprintf(w, "remote    %s\n", synced.Line())
+		if out.Sync != nil {
+			fmt.Fprintf(w, "remote    %s\n", out.Sync.Line())
 		}
 		fmt.Fprintf(w, "activity  %s\n", textTime(s.LastActivityAt))
 		fmt.Fprintf(w, "next      %s\n", st.Next)

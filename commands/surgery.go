@@ -91,7 +91,7 @@ func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
 		return err
 	}
 	env.commit("the rewind of " + id)
-	env.Out.Object(map[string]any{"rewind": rep, "files_rewound": false}, func(w io.Writer) {
+	env.Out.Object(RewindOutput{Rewind: rep}, func(w io.Writer) {
 		if to == 0 {
 			fmt.Fprintf(w, "cleared %s (epoch %d): the next prompt starts a fresh agent session with no history\n", id, rep.Epoch)
 		} else {
@@ -251,8 +251,8 @@ func (c *ForkCmd) Run(env *Env) error {
 	if child, err = h.LoadSession(child.ID); err != nil {
 		return err
 	}
-	info := map[string]any{"parent_id": id, "forked_at": child.ForkedAt, "method": method, "fallback_reason": fallback}
-	env.Out.Object(map[string]any{"session": child, "fork": info}, func(w io.Writer) {
+	info := ForkInfo{ParentID: id, ForkedAt: child.ForkedAt, Method: method, FallbackReason: fallback}
+	env.Out.Object(ForkOutput{Session: child, Fork: info}, func(w io.Writer) {
 		fmt.Fprintln(w, child.ID)
 		how := "the agent's own session/fork"
 		if method == owner.ForkReplay {

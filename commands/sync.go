@@ -150,14 +150,11 @@ func printSync(env *Env, results []*remote.Result, errs []error) error {
 	if results == nil {
 		results = []*remote.Result{}
 	}
-	out := map[string]any{"sessions": results}
 	var msgs []string
 	for _, err := range errs {
 		msgs = append(msgs, err.Error())
 	}
-	if len(msgs) > 0 {
-		out["errors"] = msgs
-	}
+	out := SyncOutput{Sessions: results, Errors: msgs}
 	env.Out.Object(out, func(w io.Writer) {
 		if len(results) == 0 && len(msgs) == 0 {
 			fmt.Fprintln(w, "no session to push or pull (a session travels through the remote of the git repository it runs in; --remote names another)")

@@ -92,7 +92,7 @@ func (c *TrustCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	env.Out.Object(map[string]any{"session_id": s.ID, "trusted": true, "was_pending": was, "mcp_servers": servers}, func(w io.Writer) {
+	env.Out.Object(TrustOutput{SessionID: s.ID, Trusted: true, WasPending: was, MCPServers: servers}, func(w io.Writer) {
 		switch {
 		case was:
 			fmt.Fprintf(w, "trusted: these MCP servers of session %s run on this machine from its next launch, with the variables named above\n", s.ID)

@@ -77,11 +77,11 @@ func (c *UsageCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	report := map[string]any{"by": c.By, "groups": rows, "total": total}
+	report := UsageReport{By: c.By, Groups: rows, Total: total}
 	if !since.IsZero() {
-		report["since"] = state.FormatTime(since)
+		report.Since = state.FormatTime(since)
 	}
-	env.Out.Object(map[string]any{"usage": report}, func(w io.Writer) { c.writeTable(w, rows, total) })
+	env.Out.Object(UsageOutput{Usage: report}, func(w io.Writer) { c.writeTable(w, rows, total) })
 	return nil
 }
 

@@ -1,0 +1,149 @@
+package commands
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+)
+
+// jsonNames are the JSON names of t's fields in order (embedded structs
+// spliced in, as encoding/json does), each with ",omitempty" when it has it.
+func jsonNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			names = append(names, jsonNames(ft)...)
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		if strings.Contains(opts, "omitempty") {
+			name += ",omitempty"
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// The --json objects' field names are what scripts read: a rename, a
+// dropped field or a field that starts or stops being omitted fails here.
+func TestJSONOutputs_FieldNamesAreTheOnesScriptsRead(t *testing.T) {
+	cases := []struct {
+		v    any
+		want string
+	}{
+		{ErrorOutput{}, "error"},
+		{ErrorInfo{}, "code message"},
+		{AgentsOutput{}, "agents"},
+		{agentRow{}, "name command installed default install_hint native_resume history_injection resume_flag,omitempty capabilities,omitempty probe_error,omitempty"},
+		{AnswerOutput{}, "allowed always answer request_id session_id"},
+		{SessionOutput{}, "session"},
+		{ControlOutput{}, "delivered_to,omitempty repair,omitempty requested session_id"},
+		{CloseOutput{}, "closed session_id unscheduled,omitempty"},
+		{CloseAllOutput{}, "closed"},
+		{DetachOutput{}, "detached session_id"},
+		{DoctorOutput{}, "checks ok"},
+		{check{}, "name ok message fix"},
+		{EventsOutput{}, "events"},
+		{ForkOutput{}, "fork session"},
+		{ForkInfo{}, "fallback_reason forked_at method parent_id"},
+		{ImportOutput{}, "import session"},
+		{ImportInfo{}, "events file original_id"},
+		{ListOutput{}, "sessions"},
+		{PromptQueuedOutput{}, "queued"},
+		{QueuedInput{}, "input_id session_id"},
+		{PruneOutput{}, "agent_sessions_deleted dry_run fork_logs pruned temp_files worktrees_removed"},
+		{RecapOutput{}, "recap"},
+		{RecoverOutput{}, "recovered"},
+		{RecoverOutcome{}, "id outcome error,omitempty"},
+		{RepairOutput{}, "repair"},
+		{ResumeOutput{}, "attach restore session"},
+		{ResumeAttach{}, "attach_expires_at attached_at attached_to session_id"},
+		{ResumeRestore{}, "fallback_reason method"},
+		{RewindOutput{}, "files_rewound rewind"},
+		{SearchOutput{}, "results"},
+		{SetOutput{}, "applied,omitempty not_offered,omitempty queued,omitempty session_id setup,omitempty steps,omitempty title,omitempty"},
+		{StatusOutput{}, "session status sync,omitempty"},
+		{Status{}, "needs_resume is_resumable reason badge attachable attached_to attach_expires_at owner_pid pending_inputs warm_until,omitempty permission_requests,omitempty interrupted paused,omitempty pause,omitempty next trust,omitempty survivors,omitempty"},
+		{SyncOutput{}, "errors,omitempty sessions"},
+		{TranscriptPage{}, "entries has_older next_before_sequence limit"},
+		{TrustOutput{}, "mcp_servers session_id trusted was_pending"},
+		{trustedServer{}, "name type,omitempty command,omitempty args,omitempty env_names,omitempty url,omitempty header_names,omitempty reads_env,omitempty"},
+		{UsageOutput{}, "usage"},
+		{UsageReport{}, "by groups since,omitempty total"},
+		{usageRow{}, "key,omitempty agent,omitempty sessions turns_with_usage cost,omitempty tokens,omitempty used,omitempty size,omitempty"},
+	}
+	for _, tc := range cases {
+		typ := reflect.TypeOf(tc.v)
+		if got := strings.Join(jsonNames(typ), " "); got != tc.want {
+			t.Errorf("%s fields:\n got %s\nwant %s", typ.Name(), got, tc.want)
+		}
+	}
+	listedNames := jsonNames(reflect.TypeOf(listed{}))
+	for _, want := range []string{"id", "state", "badge", "problem,omitempty", "warm_until,omitempty"} {
+		if !slices.Contains(listedNames, want) {
+			t.Errorf("list rows lack %q: %v", want, listedNames)
+		}
+	}
+}
+
+// The objects that were built as maps print their keys sorted, as maps
+// did: the same bytes for a script that compares them.
+func TestJSONOutputs_ObjectsKeepTheKeyOrderTheyAlwaysHad(t *testing.T) {
+	sorted := []any{ErrorOutput{}, ErrorInfo{}, AgentsOutput{}, AnswerOutput{}, SessionOutput{}, ControlOutput{},
+		CloseOutput{}, CloseAllOutput{}, DetachOutput{}, DoctorOutput{}, EventsOutput{}, ForkOutput{}, ForkInfo{},
+		ImportOutput{}, ImportInfo{}, ListOutput{}, PromptQueuedOutput{}, QueuedInput{}, PruneOutput{}, RecapOutput{},
+		RecoverOutput{}, RepairOutput{}, ResumeOutput{}, ResumeAttach{}, ResumeRestore{}, RewindOutput{}, SetOutput{},
+		StatusOutput{}, SyncOutput{}, TrustOutput{}, UsageOutput{}, UsageReport{}}
+	for _, v := range sorted {
+		var names []string
+		for _, n := range jsonNames(reflect.TypeOf(v)) {
+			names = append(names, strings.TrimSuffix(n, ",omitempty"))
+		}
+		if !slices.IsSorted(names) {
+			t.Errorf("%T: fields %v are not in the order of their names", v, names)
+		}
+	}
+}
+
+// Every path of the registry is a command kandev has, and every command
+// that prints an object with --json is in it.
+func TestJSONOutputs_NameRealCommands(t *testing.T) {
+	p, err := kong.New(&CLI{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := map[string]bool{}
+	for _, n := range p.Model.Children {
+		commands[n.Name] = true
+	}
+	outs := JSONOutputs()
+	for path, v := range outs {
+		word, _, _ := strings.Cut(path, " ")
+		if !commands[word] {
+			t.Errorf("%q is no kandev command", path)
+		}
+		if reflect.TypeOf(v).Kind() != reflect.Struct {
+			t.Errorf("%q: %T is not a struct", path, v)
+		}
+	}
+	for _, c := range []string{"status", "list", "prompt", "resume", "start", "set", "trust", "doctor", "wait", "usage", "events", "stop", "cancel"} {
+		if outs[c] == nil {
+			t.Errorf("%s is not in JSONOutputs", c)
+		}
+	}
+}
