@@ -114,6 +114,6 @@ func (cl *client) RequestPermission(ctx context.Context, p sdk.RequestPermission
 // SessionUpdate is not reached: updates are intercepted before the SDK.
 func (cl *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
 	b, _ := json.Marshal(n)
-	cl.c.q.push(queued{params: b})
+	cl.c.q.Push(queued{params: b})
 	return nil
 }

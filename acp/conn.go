@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/rpcwire"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -55,13 +55,14 @@ type Conn struct {
 	sdk  *sdk.ClientSideConnection
 	opts ConnOptions
 
-	q        updateQueue
+	q        rpcwire.Queue[queued]
 	fatalMu  sync.Mutex
 	fatal    error
 	activity atomic.Int64 // unix nanos of the last line from the agent
 	replayed atomic.Int64 // updates dropped while replaying a load
 	// replayedUser are the user messages of session/load replays (chunks of
-	// one message joined), for RequestHeld; recorder goroutine, under q.mu.
+	// one message joined), for RequestHeld; recorder goroutine, under replayMu.
+	replayMu     sync.Mutex
 	replayedUser []string
 	lastReplayed bool // the previous replayed update was a user chunk
 	recDone      chan struct{}
@@ -77,7 +78,6 @@ type Conn struct {
 // Connect wires an ACP client connection to a launched agent process.
 func Connect(p Transport, opts ConnOptions) *Conn {
 	c := &Conn{Proc: p, opts: opts, recDone: make(chan struct{})}
-	c.q.cond = sync.NewCond(&c.q.mu)
 	c.activity.Store(time.Now().UnixNano())
 	pr, pw := io.Pipe()
 	stdin, stdout := p.Streams()
@@ -97,48 +97,32 @@ func Connect(p Transport, opts ConnOptions) *Conn {
 }
 
 // intercept reads the agent's stdout line by line: session/update
-// notifications go to kandev's own queue, everything else to the SDK.
+// notifications go to kandev's own queue (updates of any length, any
+// number of them), the answers to kandev's own requests to their callers,
+// everything else to the SDK.
 func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	defer func() {
-		sdkIn.Close()
-		c.q.close()
-	}()
-	for {
-		line, err := state.ReadLine(br)
-		if len(line) > 0 {
-			c.activity.Store(time.Now().UnixNano())
-			trimmed := bytes.TrimSpace(line)
-			switch {
-			case len(trimmed) == 0:
-			case trimmed[0] != '{' || !gjson.ValidBytes(trimmed):
-				c.setFatal(fmt.Errorf("%w: the agent printed non-JSON on stdout: %q", ErrProtocol, history.Clip(string(trimmed), 120)))
-				c.Proc.Kill()
-				return
-			case isUpdateNotification(trimmed):
-				c.q.push(queued{params: []byte(gjson.GetBytes(trimmed, "params").Raw)})
-			case c.own.deliver(trimmed):
-			default:
-				if bytes.Contains(trimmed, []byte(`"agentCapabilities"`)) {
-					c.noteInitialize(trimmed)
-				}
-				if _, werr := sdkIn.Write(append(trimmed, '\n')); werr != nil {
-					return
-				}
-			}
+	defer c.q.Close()
+	pump := rpcwire.Pump{Take: func(line []byte) (bool, error) {
+		c.activity.Store(time.Now().UnixNano())
+		switch {
+		case len(line) == 0:
+			return true, nil
+		case line[0] != '{' || !gjson.ValidBytes(line):
+			c.setFatal(fmt.Errorf("%w: the agent printed non-JSON on stdout: %q", ErrProtocol, history.Clip(string(line), 120)))
+			c.Proc.Kill()
+			return true, ErrProtocol
+		case rpcwire.IsNotification(line, sdk.ClientMethodSessionUpdate):
+			c.q.Push(queued{params: []byte(gjson.GetBytes(line, "params").Raw)})
+			return true, nil
+		case c.own.deliver(line):
+			return true, nil
 		}
-		if err != nil {
-			return
+		if bytes.Contains(line, []byte(`"agentCapabilities"`)) {
+			c.noteInitialize(line)
 		}
-	}
-}
-
-func isUpdateNotification(line []byte) bool {
-	if !bytes.Contains(line, []byte(`"session/update"`)) {
-		return false
-	}
-	r := gjson.GetManyBytes(line, "method", "id")
-	return r[0].String() == sdk.ClientMethodSessionUpdate && !r[1].Exists()
+		return false, nil
+	}}
+	_ = pump.Run(r, sdkIn)
 }
 
 // record drains the update queue in order on its own goroutine.
@@ -154,7 +138,7 @@ func (c *Conn) record() {
 		batch = nil
 	}
 	for {
-		items, ok := c.q.popAll()
+		items, ok := c.q.PopAll()
 		if !ok {
 			flush()
 			return
@@ -187,7 +171,7 @@ func (c *Conn) record() {
 // far has been handed to OnEvents, and waits for it.
 func (c *Conn) Barrier(fn func()) {
 	done := make(chan struct{})
-	if !c.q.push(queued{fn: func() {
+	if !c.q.Push(queued{fn: func() {
 		if fn != nil {
 			fn()
 		}
@@ -209,7 +193,7 @@ func (c *Conn) Barrier(fn func()) {
 
 func (c *Conn) setReplaying(on bool) {
 	v := on
-	c.q.push(queued{replay: &v})
+	c.q.Push(queued{replay: &v})
 }
 
 func (c *Conn) setFatal(err error) {
@@ -239,8 +223,8 @@ func (c *Conn) IdleFor() time.Duration {
 func (c *Conn) noteReplayed(params []byte) {
 	u := gjson.GetManyBytes(params, "update.sessionUpdate", "update.content.text")
 	user := u[0].String() == "user_message_chunk"
-	c.q.mu.Lock()
-	defer c.q.mu.Unlock()
+	c.replayMu.Lock()
+	defer c.replayMu.Unlock()
 	switch {
 	case user && c.lastReplayed:
 		c.replayedUser[len(c.replayedUser)-1] += u[1].String()
@@ -253,8 +237,8 @@ func (c *Conn) noteReplayed(params []byte) {
 // ReplayedUserMessages are the user messages the agent replayed in its
 // session/load (none after any other restore).
 func (c *Conn) ReplayedUserMessages() []string {
-	c.q.mu.Lock()
-	defer c.q.mu.Unlock()
+	c.replayMu.Lock()
+	defer c.replayMu.Unlock()
 	return append([]string(nil), c.replayedUser...)
 }
 
@@ -318,7 +302,7 @@ func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
 	resp, err := c.sdk.Prompt(ctx, sdk.PromptRequest{SessionId: sdk.SessionId(token), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	if err == nil && resp.Usage != nil {
 		// The turn's token counts are logged after its updates, like one more update.
-		c.q.push(queued{event: promptUsageEvent(resp.Usage)})
+		c.q.Push(queued{event: promptUsageEvent(resp.Usage)})
 	}
 	// The turn is over: what it left running is killed and recorded in it.
 	c.KillTerminals()
@@ -415,45 +399,4 @@ type queued struct {
 	event  *state.Event
 	fn     func()
 	replay *bool
-}
-
-// updateQueue is unbounded on purpose: the agent's stdout must never wait
-// for the disk or the terminal.
-type updateQueue struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	items  []queued
-	closed bool
-}
-
-func (q *updateQueue) push(it queued) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return false
-	}
-	q.items = append(q.items, it)
-	q.cond.Signal()
-	return true
-}
-
-func (q *updateQueue) popAll() ([]queued, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.items) == 0 && !q.closed {
-		q.cond.Wait()
-	}
-	if len(q.items) == 0 {
-		return nil, false
-	}
-	items := q.items
-	q.items = nil
-	return items, true
-}
-
-func (q *updateQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.cond.Broadcast()
-	q.mu.Unlock()
 }

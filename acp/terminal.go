@@ -132,12 +132,12 @@ func (cl *client) CreateTerminal(ctx context.Context, p sdk.CreateTerminalReques
 	call := &state.Event{Type: state.EventToolCall, ToolCallID: "terminal-" + id, ToolName: "Terminal: " + t.command,
 		ToolKind: string(sdk.ToolKindExecute), ToolStatus: string(sdk.ToolCallStatusInProgress), Input: input}
 	if err := cmd.Start(); err != nil {
-		c.q.push(queued{event: call})
-		c.q.push(queued{event: &state.Event{Type: state.EventToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
+		c.q.Push(queued{event: call})
+		c.q.Push(queued{event: &state.Event{Type: state.EventToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
 			ToolStatus: string(sdk.ToolCallStatusFailed), Content: err.Error()}})
 		return sdk.CreateTerminalResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	c.q.push(queued{event: call})
+	c.q.Push(queued{event: call})
 	c.terms.mu.Lock()
 	if c.terms.byID == nil {
 		c.terms.byID = map[string]*terminal{}
@@ -188,7 +188,7 @@ func (c *Conn) logTerminal(t *terminal) {
 		}
 	}
 	b, _ := json.Marshal(data)
-	c.q.push(queued{event: &state.Event{Type: state.EventToolResult, ToolCallID: "terminal-" + t.id, ToolName: "Terminal: " + t.command,
+	c.q.Push(queued{event: &state.Event{Type: state.EventToolResult, ToolCallID: "terminal-" + t.id, ToolName: "Terminal: " + t.command,
 		ToolStatus: string(status), Content: r.Output, Data: b}})
 }
 
