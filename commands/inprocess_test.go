@@ -240,3 +240,28 @@ func TestDoctor_NamesAProblemWithItsFixAndIsOKOnceFixed(t *testing.T) {
 		t.Fatalf("doctor in text: exit %d\n%s", code, out)
 	}
 }
+
+// Without --home, the home is $KANDEV_HOME, else ~/.kandev; with neither
+// variable set kandev stops, saying how to name one.
+func TestRun_TheHomeComesFromTheEnvironment(t *testing.T) {
+	h, id := forkableParent(t)
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Run(args, strings.NewReader(""), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KANDEV_HOME", h.Dir)
+	if code, out, errs := run("status", id, "--json"); code != 0 || !strings.Contains(out, `"id":"`+id+`"`) {
+		t.Fatalf("KANDEV_HOME: exit %d\n%s%s", code, out, errs)
+	}
+	t.Setenv("KANDEV_HOME", "")
+	if code, out, errs := run("list", "--json"); code != 0 || out != `{"sessions":[]}`+"\n" {
+		t.Fatalf("~/.kandev: exit %d\n%s%s", code, out, errs)
+	}
+	t.Setenv("HOME", "")
+	code, out, errs := run("list", "--json")
+	if code != ExitError || !strings.Contains(errs, "set KANDEV_HOME or pass --home DIR") || !strings.Contains(out, `{"error":{"code":"error"`) {
+		t.Fatalf("no home: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}

@@ -36,9 +36,10 @@ type Pump struct {
 	Limit int
 	// Take is offered every line read, trimmed of surrounding white space
 	// (so maybe empty: an empty line is never passed on), before the
-	// connection sees it. It returns true for a line it has
-	// taken, which is not passed on, or an error that stops the pump. The
-	// line is the caller's to keep. Nil takes nothing.
+	// connection sees it. It returns true for a line it has taken, which is
+	// not passed on, or an error that stops the pump. The line may be the
+	// reader's buffer: copy what is kept after Take returns. Nil takes
+	// nothing.
 	Take func(line []byte) (bool, error)
 	// Long receives what is kept of a line over Limit. Nil drops it.
 	Long func(*Long)
@@ -49,7 +50,7 @@ type Pump struct {
 // nil at r's end, else the read, write or Take error.
 func (p *Pump) Run(r io.Reader, w io.WriteCloser) error {
 	defer w.Close()
-	br := bufio.NewReaderSize(r, keep)
+	br := bufio.NewReaderSize(r, 1<<20)
 	for {
 		line, long, err := readLine(br, p.Limit)
 		switch {
@@ -99,11 +100,15 @@ func (l *Long) add(b []byte) {
 	}
 }
 
-// readLine reads one line without its newline, in a slice of its own. A
-// line longer than limit (> 0) is read to its end but not kept (long).
+// readLine reads one line without its newline: br's buffer when the line
+// fits in it, else a slice of its own. A line longer than limit (> 0) is
+// read to its end but not kept (long).
 func readLine(br *bufio.Reader, limit int) (line []byte, long *Long, err error) {
 	for {
 		chunk, rerr := br.ReadSlice('\n')
+		if line == nil && long == nil && !errors.Is(rerr, bufio.ErrBufferFull) && (limit == 0 || len(chunk) <= limit+1) {
+			return bytes.TrimRight(chunk, "\r\n"), nil, rerr // the usual line: no copy
+		}
 		switch {
 		case long != nil:
 			long.add(chunk)

@@ -168,7 +168,7 @@ func TestPump_ALineOver10MiBIsRefusedOrTakenWholeAndTheNextIsServed(t *testing.T
 	var taken [][]byte
 	pump := &Pump{Take: func(line []byte) (bool, error) {
 		if IsNotification(line, "x/note") {
-			taken = append(taken, line)
+			taken = append(taken, bytes.Clone(line))
 			return true, nil
 		}
 		return false, nil
