@@ -14,9 +14,7 @@ import (
 // stdout and stderr.
 func runIn(t *testing.T, home string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := Run(append([]string{"--home", home}, args...), strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
+	return kandev(t, home, "", args...)
 }
 
 func TestCLI_EveryMistakeSaysWhatIsWrongAndWhereHelpIs(t *testing.T) {
