@@ -102,13 +102,19 @@ func TestRun_CommandsInProcessAgainstARealHome(t *testing.T) {
 			out: []string{`"id":"ID"`, `"badge":"idle"`, `"title":"parent"`}},
 		{name: "list --resumable keeps an idle session", args: []string{"list", "--resumable"}, out: []string{"ID", "idle", "parent"}},
 		{name: "list --state names a state that does not exist", args: []string{"list", "--state", "DONE"}, code: ExitUsage, err: []string{"DONE"}},
-		{name: "set --title renames the session", args: []string{"set", "ID", "--title", "renamed", "--json"}, shape: "set",
+		{name: "set --title renames the session", args: []string{"set", "ID", "--title", "renamed", "--json"}, shape: "set --title",
 			out: []string{`{"session_id":"ID","title":"renamed"}` + "\n"},
 			check: func(t *testing.T, h *state.Home, id, _ string) {
 				if s, _ := h.LoadSession(id); s.Title != "renamed" {
 					t.Fatalf("title %q after set --title", s.Title)
 				}
 			}},
+		{name: "set --mcp alone records the servers for the agent's next start",
+			setup: func(t *testing.T, h *state.Home, id string) {
+				os.WriteFile(filepath.Join(h.Dir, "mcp.json"), []byte(`{"mcpServers": {"notes": {"command": "notes-mcp"}}}`), 0o600)
+			},
+			args: []string{"set", "ID", "--mcp", "MCPFILE", "--json"}, shape: "set",
+			out: []string{`{"applied":false,"queued":false,"session_id":"ID","setup":{`, `"notes"`}},
 		{name: "set with nothing to set is a usage error", args: []string{"set", "ID"}, code: ExitUsage, err: []string{"nothing to set", "--title"}},
 		{name: "set on a finished session is refused", setup: finished, args: []string{"set", "ID", "--title", "late"}, code: ExitNotResumable},
 		{name: "trust of a session that waits for nothing says so", args: []string{"trust", "ID"}, out: []string{"has no MCP servers", "waits for nothing"}},
@@ -159,7 +165,7 @@ func TestRun_CommandsInProcessAgainstARealHome(t *testing.T) {
 			}
 			args := slices.Clone(tc.args)
 			for i, a := range args {
-				args[i] = strings.ReplaceAll(a, "ID", id)
+				args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "ID", id), "MCPFILE", filepath.Join(h.Dir, "mcp.json"))
 			}
 			code, out, errs := kandev(t, h.Dir, tc.stdin, args...)
 			if code != tc.code {

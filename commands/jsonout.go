@@ -54,6 +54,7 @@ func JSONOutputs() map[string]any {
 		"rewind":             RewindOutput{},
 		"search":             SearchOutput{},
 		"set":                SetOutput{},
+		"set --title":        SetTitleOutput{},
 		"start":              state.Session{},
 		"status":             StatusOutput{},
 		"stop":               ControlOutput{},
@@ -242,18 +243,23 @@ type SearchOutput struct {
 	Results []history.SearchHit `json:"results"`
 }
 
-// SetOutput is kandev set. With only --title it has SessionID and Title;
-// otherwise the setup, whether a live owner got it (Queued) and applied it,
-// and, when kandev set asked an owner, the steps it applied and what the
-// agent does not offer.
+// SetOutput is kandev set: the setup, whether a live owner got it (Queued)
+// and applied it; when kandev set asked an owner, the steps it applied and
+// what the agent does not offer (absent when the change was only recorded:
+// --mcp alone).
 type SetOutput struct {
-	Applied    *bool        `json:"applied,omitempty"`
+	Applied    bool         `json:"applied"`
 	NotOffered *[]string    `json:"not_offered,omitempty"`
-	Queued     *bool        `json:"queued,omitempty"`
+	Queued     bool         `json:"queued"`
 	SessionID  string       `json:"session_id"`
-	Setup      *state.Setup `json:"setup,omitempty"`
+	Setup      *state.Setup `json:"setup"`
 	Steps      *[]string    `json:"steps,omitempty"`
-	Title      string       `json:"title,omitempty"`
+}
+
+// SetTitleOutput is kandev set with only --title.
+type SetTitleOutput struct {
+	SessionID string `json:"session_id"`
+	Title     string `json:"title"`
 }
 
 // StatusOutput is kandev status; Sync is there for a session that travels

@@ -76,7 +76,8 @@ func TestJSONOutputs_FieldNamesAreTheOnesScriptsRead(t *testing.T) {
 		{ResumeRestore{}, "fallback_reason method"},
 		{RewindOutput{}, "files_rewound rewind"},
 		{SearchOutput{}, "results"},
-		{SetOutput{}, "applied,omitempty not_offered,omitempty queued,omitempty session_id setup,omitempty steps,omitempty title,omitempty"},
+		{SetOutput{}, "applied not_offered,omitempty queued session_id setup steps,omitempty"},
+		{SetTitleOutput{}, "session_id title"},
 		{StatusOutput{}, "session status sync,omitempty"},
 		{Status{}, "needs_resume is_resumable reason badge attachable attached_to attach_expires_at owner_pid pending_inputs warm_until,omitempty permission_requests,omitempty interrupted paused,omitempty pause,omitempty next trust,omitempty survivors,omitempty"},
 		{SyncOutput{}, "errors,omitempty sessions"},
@@ -107,7 +108,7 @@ func TestJSONOutputs_ObjectsKeepTheKeyOrderTheyAlwaysHad(t *testing.T) {
 	sorted := []any{ErrorOutput{}, ErrorInfo{}, AgentsOutput{}, AnswerOutput{}, SessionOutput{}, ControlOutput{},
 		CloseOutput{}, CloseAllOutput{}, DetachOutput{}, DoctorOutput{}, EventsOutput{}, ForkOutput{}, ForkInfo{},
 		ImportOutput{}, ImportInfo{}, ListOutput{}, PromptQueuedOutput{}, QueuedInput{}, PruneOutput{}, RecapOutput{},
-		RecoverOutput{}, RepairOutput{}, ResumeOutput{}, ResumeAttach{}, ResumeRestore{}, RewindOutput{}, SetOutput{},
+		RecoverOutput{}, RepairOutput{}, ResumeOutput{}, ResumeAttach{}, ResumeRestore{}, RewindOutput{}, SetOutput{}, SetTitleOutput{},
 		StatusOutput{}, SyncOutput{}, TrustOutput{}, UsageOutput{}, UsageReport{}}
 	for _, v := range sorted {
 		var names []string

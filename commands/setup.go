@@ -152,7 +152,7 @@ func (c *SetCmd) Run(env *Env) error {
 		}
 		env.commit("the title of " + s.ID)
 		if ch.Empty() && len(c.MCP) == 0 {
-			env.Out.Object(SetOutput{SessionID: s.ID, Title: s.Title}, func(w io.Writer) {
+			env.Out.Object(SetTitleOutput{SessionID: s.ID, Title: s.Title}, func(w io.Writer) {
 				fmt.Fprintf(w, "title   %s\n", printableLine(s.Title))
 			})
 			return nil
@@ -168,7 +168,7 @@ func (c *SetCmd) Run(env *Env) error {
 		}
 		env.commit("the MCP servers of " + s.ID)
 		if ch.Empty() {
-			env.Out.Object(SetOutput{SessionID: s.ID, Setup: s.Setup, Queued: ptr(false), Applied: ptr(false)}, func(w io.Writer) {
+			env.Out.Object(SetOutput{SessionID: s.ID, Setup: s.Setup}, func(w io.Writer) {
 				fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(s.Setup)))
 				fmt.Fprintf(w, "recorded: the agent of %s gets these MCP servers when it next starts\n", s.ID)
 			})
@@ -183,7 +183,7 @@ func (c *SetCmd) Run(env *Env) error {
 	if res.Applied && len(res.NotOffered) > 0 {
 		return usagef("%s", refusedSet(s, res))
 	}
-	env.Out.Object(SetOutput{SessionID: s.ID, Setup: res.Setup, Queued: &res.Queued, Applied: &res.Applied,
+	env.Out.Object(SetOutput{SessionID: s.ID, Setup: res.Setup, Queued: res.Queued, Applied: res.Applied,
 		Steps: &res.Steps, NotOffered: &res.NotOffered}, func(w io.Writer) {
 		fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(res.Setup)))
 		switch {
