@@ -14,7 +14,7 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Exit codes (see docs/commands.md).
+// Exit codes: exitCodes below says what each means (docs/reference.md, Exit codes).
 const (
 	ExitOK           = 0
 	ExitError        = 1
@@ -117,32 +117,39 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
+// exitCodes is the one table of exit codes: each code, its machine-readable
+// name (the "code" of a --json error) and what it means. The man page and
+// docs/reference.md are printed from it.
+var exitCodes = []struct {
+	code  int
+	name  string
+	means string
+}{
+	{ExitOK, "", "Success."},
+	{ExitError, "error", "An error (the message says which). With --json its code is error, storage (kandev could not write its files) or newer_format (the files are from a newer kandev)."},
+	{ExitUsage, "usage", "A usage error: a bad flag, an ambiguous or missing choice, a bad config, a prompt over the size limit."},
+	{ExitConflict, "conflict", "Another holder's live lease, an owner busy where the command cannot queue, a session claimed or fenced on the remote, a diverged remote, or a pulled session's MCP servers not yet trusted."},
+	{ExitNotFound, "not_found", "No such session or agent, or nothing to answer."},
+	{ExitNotResumable, "not_resumable", "Not resumable: a finished session, an invalid worktree, or continuation paused."},
+	{ExitAgent, "agent_failure", "The agent failed: it is not installed, cannot launch, or the handshake or protocol failed."},
+	{ExitWaitingForPermission, "waiting_for_permission", "A turn waits on a deferred permission request: kandev approve ID or kandev deny ID."},
+	{ExitRateLimited, "rate_limited", "The agent's usage limit was reached: kandev status says when it resets."},
+	{ExitTimeout, "timeout", "kandev wait --timeout expired."},
+	{ExitInterrupted, "interrupted", "Interrupted by the user (Ctrl-C)."},
+	{ExitTerminated, "terminated", "Terminated (SIGTERM; Ctrl-Break on Windows): the turn is left for one automatic continuation."},
+}
+
 // errorCode is the machine-readable code printed with --json.
 func errorCode(err error) string {
 	if errors.Is(err, state.ErrNewerFormat) {
 		return "newer_format"
 	}
-	switch ExitCode(err) {
-	case ExitUsage:
-		return "usage"
-	case ExitConflict:
-		return "conflict"
-	case ExitNotFound:
-		return "not_found"
-	case ExitNotResumable:
-		return "not_resumable"
-	case ExitAgent:
-		return "agent_failure"
-	case ExitInterrupted:
-		return "interrupted"
-	case ExitTerminated:
-		return "terminated"
-	case ExitWaitingForPermission:
-		return "waiting_for_permission"
-	case ExitRateLimited:
-		return "rate_limited"
-	case ExitTimeout:
-		return "timeout"
+	if code := ExitCode(err); code != ExitOK && code != ExitError {
+		for _, e := range exitCodes {
+			if e.code == code {
+				return e.name
+			}
+		}
 	}
 	if errors.Is(err, owner.ErrStorage) {
 		return "storage"

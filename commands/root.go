@@ -85,6 +85,7 @@ type CLI struct {
 	Complete  CompleteCmd  `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
 	Serve     ServeCmd     `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
 	Man       ManCmd       `cmd:"" name:"__man" hidden:"" help:"Print the kandev(1) man page in roff (for the release archives)."`
+	Reference ReferenceCmd `cmd:"" name:"__reference" hidden:"" help:"Print docs/reference.md, the command reference, in Markdown."`
 	NotifyRun NotifyRunCmd `cmd:"" name:"__notify" hidden:"" help:"Run the [notify] command with a timeout (started by an owner)."`
 }
 

@@ -1,0 +1,175 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// ReferenceCmd is the hidden `kandev __reference`: it prints
+// docs/reference.md from the same command model as --help and the man page,
+// and from the exit-code table, so the reference never drifts from the
+// binary. Regenerate the page with: go run . __reference > docs/reference.md
+type ReferenceCmd struct{}
+
+func (c *ReferenceCmd) readsOnly() bool { return true }
+
+// Run prints the page.
+func (c *ReferenceCmd) Run(env *Env, k *kong.Context) error {
+	return writeReference(env.Out.Out, k.Model)
+}
+
+// referenceCommand is the command that rewrites docs/reference.md.
+const referenceCommand = "go run . __reference > docs/reference.md"
+
+// jsonField is one field of a command's --json output.
+type jsonField struct {
+	Name, Type, Help string
+}
+
+// jsonFields is the --json output of the command at cmdPath (its words
+// after "kandev", e.g. "status"): the one hook through which the reference
+// lists each command's typed --json output. Nothing yet.
+func jsonFields(cmdPath string) []jsonField { return nil }
+
+// writeReference renders app as Markdown: the global flags, each visible
+// command under its group with its usage, help, example, arguments, flags
+// and --json fields, then the exit codes and the environment.
+func writeReference(w io.Writer, app *kong.Application) error {
+	var b strings.Builder
+	b.WriteString("# Command reference\n\n")
+	fmt.Fprintf(&b, "<!-- Generated from the command model by `%s`; do not edit by hand. -->\n\n", referenceCommand)
+	b.WriteString("Every command with its flags, their defaults and help, as `kandev COMMAND --help` prints them, then the exit codes. ")
+	b.WriteString("[commands.md](commands.md) says which command to reach for and how the commands work together.\n\n")
+	b.WriteString("## Global flags\n\nEvery command takes these, before or after its name.\n\n")
+	b.WriteString(flagTable(flagRows(app.Flags), nil))
+	// A flag several commands take alike is described once.
+	seen := map[string]int{}
+	var shared []string
+	for _, cmd := range app.Leaves(true) {
+		for _, r := range flagRows(cmd.Flags) {
+			if seen[r.row]++; seen[r.row] == sharedFlagMin {
+				shared = append(shared, r.row)
+			}
+		}
+	}
+	isShared := func(r flagRow) bool { return seen[r.row] >= sharedFlagMin }
+	b.WriteString("## Flags shared by several commands\n\nA command's section names those of these it takes.\n\n")
+	b.WriteString("| Flag | Meaning |\n|---|---|\n" + strings.Join(shared, "") + "\n")
+	group := ""
+	for _, cmd := range app.Leaves(true) {
+		if g := cmd.ClosestGroup(); g != nil && g.Title != group {
+			group = g.Title
+			fmt.Fprintf(&b, "## %s\n\n", strings.TrimSuffix(group, ":"))
+		}
+		path := strings.TrimPrefix(cmd.Path(), app.Name+" ")
+		fmt.Fprintf(&b, "### kandev %s\n\n", path)
+		fmt.Fprintf(&b, "`%s %s`\n\n", app.Name, cmd.Summary())
+		b.WriteString(markdownText(cmd.Help) + "\n\n")
+		if cmd.Detail != "" {
+			b.WriteString("```text\n" + strings.TrimSpace(cmd.Detail) + "\n```\n\n")
+		}
+		if len(cmd.Positional) > 0 {
+			b.WriteString("| Argument | Meaning |\n|---|---|\n")
+			for _, a := range cmd.Positional {
+				fmt.Fprintf(&b, "| `%s` | %s |\n", a.Summary(), markdownCell(a.Help))
+			}
+			b.WriteString("\n")
+		}
+		rows := flagRows(cmd.Flags)
+		var own []flagRow
+		var also []string
+		for _, r := range rows {
+			if isShared(r) {
+				also = append(also, "`"+r.flag+"`")
+			} else {
+				own = append(own, r)
+			}
+		}
+		b.WriteString(flagTable(own, also))
+		if fields := jsonFields(path); len(fields) > 0 {
+			b.WriteString("With `--json`:\n\n| Field | Type | Meaning |\n|---|---|---|\n")
+			for _, f := range fields {
+				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Type, markdownCell(f.Help))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("## Exit codes\n\nThe same for every command. With `--json`, an error is also printed on stdout as `{\"error\": {\"code\": NAME, \"message\": TEXT}}`.\n\n")
+	b.WriteString("| Exit | Name | Meaning |\n|---|---|---|\n")
+	for _, e := range exitCodes {
+		name := ""
+		if e.name != "" {
+			name = "`" + e.name + "`"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s |\n", e.code, name, markdownCell(e.means))
+	}
+	b.WriteString("\n## Environment\n\n| Variable | Meaning |\n|---|---|\n")
+	for _, e := range manEnvironment {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", e.code, markdownCell(e.means))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sharedFlagMin is how many commands take a flag alike for it to be
+// described once, under "Flags shared by several commands".
+const sharedFlagMin = 3
+
+// flagRow is one visible flag as a table row.
+type flagRow struct{ flag, row string }
+
+// flagRows are the visible flags as table rows: the flag, its help, its
+// default, choices and environment variable.
+func flagRows(flags []*kong.Flag) []flagRow {
+	var rows []flagRow
+	for _, f := range flags {
+		if f.Hidden || f.Name == "help" {
+			continue
+		}
+		var notes []string
+		if f.HasDefault && f.Default != "" && !(f.IsBool() && f.Default == "false") {
+			notes = append(notes, "default `"+f.Default+"`")
+		}
+		if f.Enum != "" {
+			notes = append(notes, "one of "+f.Enum)
+		}
+		for _, env := range f.Envs {
+			notes = append(notes, "env `"+env+"`")
+		}
+		help := markdownCell(f.Help)
+		if len(notes) > 0 {
+			help += " (" + strings.Join(notes, "; ") + ")"
+		}
+		rows = append(rows, flagRow{f.String(), fmt.Sprintf("| `%s` | %s |\n", f.String(), help)})
+	}
+	return rows
+}
+
+// flagTable is a command's own flags as a table, then the shared ones it takes.
+func flagTable(rows []flagRow, also []string) string {
+	var b strings.Builder
+	if len(rows) > 0 {
+		b.WriteString("| Flag | Meaning |\n|---|---|\n")
+		for _, r := range rows {
+			b.WriteString(r.row)
+		}
+		b.WriteString("\n")
+	}
+	if len(also) > 0 {
+		b.WriteString("Also " + strings.Join(also, ", ") + " ([shared](#flags-shared-by-several-commands)).\n\n")
+	}
+	return b.String()
+}
+
+// markdownText is help text safe in Markdown prose: no HTML tags.
+func markdownText(s string) string {
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(strings.TrimSpace(s))
+}
+
+// markdownCell is help text safe in one table cell.
+func markdownCell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(markdownText(s), "\n", " "), "|", `\|`)
+}
