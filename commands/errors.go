@@ -126,16 +126,16 @@ var exitCodes = []struct {
 	means string
 }{
 	{ExitOK, "", "Success."},
-	{ExitError, "error", "An error (the message says which). With --json its code is error, storage (kandev could not write its files) or newer_format (the files are from a newer kandev)."},
-	{ExitUsage, "usage", "A usage error: a bad flag, an ambiguous or missing choice, a bad config, a prompt over the size limit."},
+	{ExitError, "error", "An error (the message says which). A write that failed (a full disk, a read-only home) names the file and the cause and stops a running turn at once: its --json code is storage. Files written by a newer kandev: newer_format."},
+	{ExitUsage, "usage", "A usage error: a bad flag or value, an invalid id or ambiguous prefix, a missing choice, a config kandev cannot use, a prompt over 1 MiB."},
 	{ExitConflict, "conflict", "Another holder's live lease, an owner busy where the command cannot queue, a session claimed or fenced on the remote, a diverged remote, or a pulled session's MCP servers not yet trusted."},
 	{ExitNotFound, "not_found", "No such session or agent, or nothing to answer."},
-	{ExitNotResumable, "not_resumable", "Not resumable: a finished session, an invalid worktree, or continuation paused."},
-	{ExitAgent, "agent_failure", "The agent failed: it is not installed, cannot launch, or the handshake or protocol failed."},
-	{ExitWaitingForPermission, "waiting_for_permission", "A turn waits on a deferred permission request: kandev approve ID or kandev deny ID."},
-	{ExitRateLimited, "rate_limited", "The agent's usage limit was reached: kandev status says when it resets."},
+	{ExitNotResumable, "not_resumable", "Not resumable: a finished session, an invalid worktree, an automatic continuation paused, or a session that spent its [session] max_cost."},
+	{ExitAgent, "agent_failure", "The agent failed: not installed or cannot launch (with the install hint), a failed handshake or protocol, a hang, a death mid-turn."},
+	{ExitWaitingForPermission, "waiting_for_permission", "Under --permissions defer, a turn waits on a permission request or a question: kandev approve ID, kandev answer ID VALUE or kandev deny ID."},
+	{ExitRateLimited, "rate_limited", "The agent refused the turn over its usage or rate limit (badge waiting-for-limit): the line says when it resets, when the agent said so."},
 	{ExitTimeout, "timeout", "kandev wait --timeout expired."},
-	{ExitInterrupted, "interrupted", "Interrupted by the user (Ctrl-C)."},
+	{ExitInterrupted, "interrupted", "Interrupted by the user (Ctrl-C): the turn is cancelled and never continued automatically."},
 	{ExitTerminated, "terminated", "Terminated (SIGTERM; Ctrl-Break on Windows): the turn is left for one automatic continuation."},
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Globals are the flags every command takes (docs/commands.md, Global flags);
+// Globals are the flags every command takes (docs/reference.md, Global flags);
 // each command's help lists them after its own.
 type Globals struct {
 	Home        string           `help:"kandev home directory (default ~/.kandev)." env:"KANDEV_HOME" placeholder:"DIR" group:"Global flags:"`
@@ -108,7 +108,7 @@ type Env struct {
 // A command that changes something is all or nothing for a signal: one
 // that came before the change stops it with nothing done (exit 143 or
 // 130); once the change is written the command finishes, reports it and
-// exits 0, saying the signal came too late (docs/commands.md, "Signals").
+// exits 0, saying the signal came too late (docs/resume.md, "Signals: what survives what").
 
 // beforeCommit ends a command whose signal came before its change: what
 // names the command, for the message.
