@@ -56,7 +56,7 @@ func writeReference(w io.Writer, app *kong.Application) error {
 		}
 	}
 	isShared := func(r flagRow) bool { return seen[r.row] >= sharedFlagMin }
-	b.WriteString("## Flags shared by several commands\n\nA command's section names those of these it takes.\n\n")
+	b.WriteString("## Shared flags\n\nFlags several commands take alike; each command's section names those it takes.\n\n")
 	b.WriteString("| Flag | Meaning |\n|---|---|\n" + strings.Join(shared, "") + "\n")
 	group := ""
 	for _, cmd := range app.Leaves(true) {
@@ -67,9 +67,15 @@ func writeReference(w io.Writer, app *kong.Application) error {
 		path := strings.TrimPrefix(cmd.Path(), app.Name+" ")
 		fmt.Fprintf(&b, "### kandev %s\n\n", path)
 		fmt.Fprintf(&b, "`%s %s`\n\n", app.Name, cmd.Summary())
-		b.WriteString(markdownText(cmd.Help) + "\n\n")
-		if cmd.Detail != "" {
-			b.WriteString("```text\n" + strings.TrimSpace(cmd.Detail) + "\n```\n\n")
+		prose, examples := splitExample(cmd.Detail)
+		if !strings.HasPrefix(prose, strings.TrimSuffix(cmd.Help, ".")) {
+			b.WriteString(markdownText(cmd.Help) + "\n\n") // else the prose says it
+		}
+		if prose != "" {
+			b.WriteString(markdownText(strings.Join(strings.Fields(prose), " ")) + "\n\n")
+		}
+		if examples != "" {
+			b.WriteString("```text\n" + strings.TrimSpace(dedent(examples)) + "\n```\n\n")
 		}
 		if len(cmd.Positional) > 0 {
 			b.WriteString("| Argument | Meaning |\n|---|---|\n")
@@ -83,7 +89,7 @@ func writeReference(w io.Writer, app *kong.Application) error {
 		var also []string
 		for _, r := range rows {
 			if isShared(r) {
-				also = append(also, "`"+r.flag+"`")
+				also = append(also, "`"+r.name+"`")
 			} else {
 				own = append(own, r)
 			}
@@ -115,11 +121,11 @@ func writeReference(w io.Writer, app *kong.Application) error {
 }
 
 // sharedFlagMin is how many commands take a flag alike for it to be
-// described once, under "Flags shared by several commands".
+// described once, under "Shared flags".
 const sharedFlagMin = 3
 
 // flagRow is one visible flag as a table row.
-type flagRow struct{ flag, row string }
+type flagRow struct{ name, row string }
 
 // flagRows are the visible flags as table rows: the flag, its help, its
 // default, choices and environment variable.
@@ -143,7 +149,7 @@ func flagRows(flags []*kong.Flag) []flagRow {
 		if len(notes) > 0 {
 			help += " (" + strings.Join(notes, "; ") + ")"
 		}
-		rows = append(rows, flagRow{f.String(), fmt.Sprintf("| `%s` | %s |\n", f.String(), help)})
+		rows = append(rows, flagRow{"--" + f.Name, fmt.Sprintf("| `%s` | %s |\n", f.String(), help)})
 	}
 	return rows
 }
@@ -159,9 +165,35 @@ func flagTable(rows []flagRow, also []string) string {
 		b.WriteString("\n")
 	}
 	if len(also) > 0 {
-		b.WriteString("Also " + strings.Join(also, ", ") + " ([shared](#flags-shared-by-several-commands)).\n\n")
+		b.WriteString("[Shared](#shared-flags): " + strings.Join(also, ", ") + ".\n\n")
 	}
 	return b.String()
+}
+
+// splitExample cuts a command's detailed help before its first line that
+// starts with "Example" (Example:, Examples:, Example (in CI):); a plain
+// "Example:" or "Examples:" line is dropped, as the code block says it.
+func splitExample(detail string) (prose, examples string) {
+	lines := strings.Split(strings.TrimSpace(detail), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Example") {
+			prose, from := strings.TrimSpace(strings.Join(lines[:i], "\n")), i
+			if l == "Example:" || l == "Examples:" {
+				from++
+			}
+			return prose, strings.Join(lines[from:], "\n")
+		}
+	}
+	return "", strings.Join(lines, "\n")
+}
+
+// dedent removes the two spaces the help indents its example lines with.
+func dedent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "  ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // markdownText is help text safe in Markdown prose: no HTML tags.
