@@ -45,19 +45,25 @@ func writeReference(w io.Writer, app *kong.Application) error {
 	b.WriteString("[commands.md](commands.md) says which command to reach for and how the commands work together.\n\n")
 	b.WriteString("## Global flags\n\nEvery command takes these, before or after its name.\n\n")
 	b.WriteString(flagTable(flagRows(app.Flags), nil))
-	// A flag several commands take alike is described once.
+	// An argument or flag several commands take alike is described once.
+	rowsOf := func(cmd *kong.Node) []flagRow {
+		var rows []flagRow
+		for _, a := range cmd.Positional {
+			rows = append(rows, flagRow{a.Summary(), fmt.Sprintf("| `%s` | %s |\n", a.Summary(), markdownCell(a.Help))})
+		}
+		return append(rows, flagRows(cmd.Flags)...)
+	}
 	seen := map[string]int{}
 	var shared []string
 	for _, cmd := range app.Leaves(true) {
-		for _, r := range flagRows(cmd.Flags) {
+		for _, r := range rowsOf(cmd) {
 			if seen[r.row]++; seen[r.row] == sharedFlagMin {
 				shared = append(shared, r.row)
 			}
 		}
 	}
-	isShared := func(r flagRow) bool { return seen[r.row] >= sharedFlagMin }
-	b.WriteString("## Shared flags\n\nFlags several commands take alike; each command's section names those it takes.\n\n")
-	b.WriteString("| Flag | Meaning |\n|---|---|\n" + strings.Join(shared, "") + "\n")
+	b.WriteString("## Shared arguments and flags\n\nThose several commands take alike; a command's \"Also:\" line names those it takes.\n\n")
+	b.WriteString("| Argument or flag | Meaning |\n|---|---|\n" + strings.Join(shared, "") + "\n")
 	group := ""
 	for _, cmd := range app.Leaves(true) {
 		if g := cmd.ClosestGroup(); g != nil && g.Title != group {
@@ -77,18 +83,10 @@ func writeReference(w io.Writer, app *kong.Application) error {
 		if examples != "" {
 			b.WriteString("```text\n" + strings.TrimSpace(dedent(examples)) + "\n```\n\n")
 		}
-		if len(cmd.Positional) > 0 {
-			b.WriteString("| Argument | Meaning |\n|---|---|\n")
-			for _, a := range cmd.Positional {
-				fmt.Fprintf(&b, "| `%s` | %s |\n", a.Summary(), markdownCell(a.Help))
-			}
-			b.WriteString("\n")
-		}
-		rows := flagRows(cmd.Flags)
 		var own []flagRow
 		var also []string
-		for _, r := range rows {
-			if isShared(r) {
+		for _, r := range rowsOf(cmd) {
+			if seen[r.row] >= sharedFlagMin {
 				also = append(also, "`"+r.name+"`")
 			} else {
 				own = append(own, r)
@@ -120,11 +118,11 @@ func writeReference(w io.Writer, app *kong.Application) error {
 	return err
 }
 
-// sharedFlagMin is how many commands take a flag alike for it to be
-// described once, under "Shared flags".
+// sharedFlagMin is how many commands take an argument or flag alike for it
+// to be described once, under "Shared arguments and flags".
 const sharedFlagMin = 3
 
-// flagRow is one visible flag as a table row.
+// flagRow is one argument or visible flag as a table row.
 type flagRow struct{ name, row string }
 
 // flagRows are the visible flags as table rows: the flag, its help, its
@@ -154,18 +152,19 @@ func flagRows(flags []*kong.Flag) []flagRow {
 	return rows
 }
 
-// flagTable is a command's own flags as a table, then the shared ones it takes.
+// flagTable is a command's arguments and own flags as a table, then the
+// shared flags it takes.
 func flagTable(rows []flagRow, also []string) string {
 	var b strings.Builder
 	if len(rows) > 0 {
-		b.WriteString("| Flag | Meaning |\n|---|---|\n")
+		b.WriteString("| Argument or flag | Meaning |\n|---|---|\n")
 		for _, r := range rows {
 			b.WriteString(r.row)
 		}
 		b.WriteString("\n")
 	}
 	if len(also) > 0 {
-		b.WriteString("[Shared](#shared-flags): " + strings.Join(also, ", ") + ".\n\n")
+		b.WriteString("Also: " + strings.Join(also, ", ") + ".\n\n")
 	}
 	return b.String()
 }
