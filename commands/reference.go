@@ -34,9 +34,10 @@ type jsonField struct {
 // lists each command's typed --json output. Nothing yet.
 func jsonFields(cmdPath string) []jsonField { return nil }
 
-// writeReference renders app as Markdown: the global flags, each visible
-// command under its group with its usage, help, example, arguments, flags
-// and --json fields, then the exit codes and the environment.
+// writeReference renders app as Markdown: the global flags, the shared
+// ones, each visible command under its group with its usage, help,
+// arguments, flags and --json fields, then the exit codes and the
+// environment. The help's examples are left to docs/commands.md.
 func writeReference(w io.Writer, app *kong.Application) error {
 	var b strings.Builder
 	b.WriteString("# Command reference\n\n")
@@ -73,15 +74,12 @@ func writeReference(w io.Writer, app *kong.Application) error {
 		path := strings.TrimPrefix(cmd.Path(), app.Name+" ")
 		fmt.Fprintf(&b, "### kandev %s\n\n", path)
 		fmt.Fprintf(&b, "`%s %s`\n\n", app.Name, cmd.Summary())
-		prose, examples := splitExample(cmd.Detail)
+		prose, _ := splitExample(cmd.Detail) // the examples are in commands.md
 		if !strings.HasPrefix(prose, strings.TrimSuffix(cmd.Help, ".")) {
 			b.WriteString(markdownText(cmd.Help) + "\n\n") // else the prose says it
 		}
 		if prose != "" {
 			b.WriteString(markdownText(strings.Join(strings.Fields(prose), " ")) + "\n\n")
-		}
-		if examples != "" {
-			b.WriteString("```text\n" + strings.TrimSpace(dedent(examples)) + "\n```\n\n")
 		}
 		var own []flagRow
 		var also []string
@@ -171,7 +169,7 @@ func flagTable(rows []flagRow, also []string) string {
 
 // splitExample cuts a command's detailed help before its first line that
 // starts with "Example" (Example:, Examples:, Example (in CI):); a plain
-// "Example:" or "Examples:" line is dropped, as the code block says it.
+// "Example:" or "Examples:" line is dropped.
 func splitExample(detail string) (prose, examples string) {
 	lines := strings.Split(strings.TrimSpace(detail), "\n")
 	for i, l := range lines {
@@ -184,15 +182,6 @@ func splitExample(detail string) (prose, examples string) {
 		}
 	}
 	return "", strings.Join(lines, "\n")
-}
-
-// dedent removes the two spaces the help indents its example lines with.
-func dedent(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimPrefix(l, "  ")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // markdownText is help text safe in Markdown prose: no HTML tags.
