@@ -74,12 +74,12 @@ func writeReference(w io.Writer, app *kong.Application) error {
 		path := strings.TrimPrefix(cmd.Path(), app.Name+" ")
 		fmt.Fprintf(&b, "### kandev %s\n\n", path)
 		fmt.Fprintf(&b, "`%s %s`\n\n", app.Name, cmd.Summary())
-		prose, _ := splitExample(cmd.Detail) // the examples are in commands.md
+		prose := helpProse(cmd.Detail)
 		if !strings.HasPrefix(prose, strings.TrimSuffix(cmd.Help, ".")) {
 			b.WriteString(markdownText(cmd.Help) + "\n\n") // else the prose says it
 		}
 		if prose != "" {
-			b.WriteString(markdownText(strings.Join(strings.Fields(prose), " ")) + "\n\n")
+			b.WriteString(markdownText(prose) + "\n\n")
 		}
 		var own []flagRow
 		var also []string
@@ -167,21 +167,18 @@ func flagTable(rows []flagRow, also []string) string {
 	return b.String()
 }
 
-// splitExample cuts a command's detailed help before its first line that
-// starts with "Example" (Example:, Examples:, Example (in CI):); a plain
-// "Example:" or "Examples:" line is dropped.
-func splitExample(detail string) (prose, examples string) {
+// helpProse is a command's detailed help without its examples: the lines
+// before the first that starts with "Example" (Example:, Example (in CI):).
+// The examples are docs/commands.md's.
+func helpProse(detail string) string {
 	lines := strings.Split(strings.TrimSpace(detail), "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, "Example") {
-			prose, from := strings.TrimSpace(strings.Join(lines[:i], "\n")), i
-			if l == "Example:" || l == "Examples:" {
-				from++
-			}
-			return prose, strings.Join(lines[from:], "\n")
+			lines = lines[:i]
+			break
 		}
 	}
-	return "", strings.Join(lines, "\n")
+	return strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
 }
 
 // markdownText is help text safe in Markdown prose: no HTML tags.

@@ -64,3 +64,17 @@ func TestReference_NamesEveryVisibleCommandAndExitCode(t *testing.T) {
 		}
 	}
 }
+
+func TestReference_HelpProseLeavesOutTheExamples(t *testing.T) {
+	for _, tc := range []struct{ detail, want string }{
+		{"Example:\n  kandev demo", ""},
+		{"Pages go backwards.\n\nExample:\n  kandev transcript ID", "Pages go backwards."},
+		{"Only finished sessions,\nnever a live one.\nExamples:\n  kandev prune", "Only finished sessions, never a live one."},
+		{"Example (in CI):\n  kandev recover --all", ""},
+		{"Prose and no example.", "Prose and no example."},
+	} {
+		if got := helpProse(tc.detail); got != tc.want {
+			t.Errorf("helpProse(%q) = %q, want %q", tc.detail, got, tc.want)
+		}
+	}
+}
