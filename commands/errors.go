@@ -14,7 +14,7 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Exit codes (see docs/commands.md).
+// Exit codes: exitCodes below says what each means (docs/reference.md, Exit codes).
 const (
 	ExitOK           = 0
 	ExitError        = 1
@@ -117,32 +117,39 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
+// exitCodes is the one table of exit codes: each code, its machine-readable
+// name (the "code" of a --json error) and what it means. The man page and
+// docs/reference.md are printed from it.
+var exitCodes = []struct {
+	code  int
+	name  string
+	means string
+}{
+	{ExitOK, "", "Success."},
+	{ExitError, "error", "An error (the message says which). A write that failed (a full disk, a read-only home) names the file and the cause and stops a running turn at once: its --json code is storage. Files written by a newer kandev: newer_format."},
+	{ExitUsage, "usage", "A usage error: a bad flag or value, an invalid id or ambiguous prefix, a missing choice, a config kandev cannot use, a prompt over 1 MiB."},
+	{ExitConflict, "conflict", "Another holder's live lease, an owner busy where the command cannot queue, a session claimed or fenced on the remote, a diverged remote, or a pulled session's MCP servers not yet trusted."},
+	{ExitNotFound, "not_found", "No such session or agent, or nothing to answer."},
+	{ExitNotResumable, "not_resumable", "Not resumable: a finished session, an invalid worktree, an automatic continuation paused, or a session that spent its [session] max_cost."},
+	{ExitAgent, "agent_failure", "The agent failed: not installed or cannot launch (with the install hint), a failed handshake or protocol, a hang, a death mid-turn."},
+	{ExitWaitingForPermission, "waiting_for_permission", "Under --permissions defer, a turn waits on a permission request or a question: kandev approve ID, kandev answer ID VALUE or kandev deny ID."},
+	{ExitRateLimited, "rate_limited", "The agent refused the turn over its usage or rate limit (badge waiting-for-limit): the line says when it resets, when the agent said so."},
+	{ExitTimeout, "timeout", "kandev wait --timeout expired."},
+	{ExitInterrupted, "interrupted", "Interrupted by the user (Ctrl-C): the turn is cancelled and never continued automatically."},
+	{ExitTerminated, "terminated", "Terminated (SIGTERM; Ctrl-Break on Windows): the turn is left for one automatic continuation."},
+}
+
 // errorCode is the machine-readable code printed with --json.
 func errorCode(err error) string {
 	if errors.Is(err, state.ErrNewerFormat) {
 		return "newer_format"
 	}
-	switch ExitCode(err) {
-	case ExitUsage:
-		return "usage"
-	case ExitConflict:
-		return "conflict"
-	case ExitNotFound:
-		return "not_found"
-	case ExitNotResumable:
-		return "not_resumable"
-	case ExitAgent:
-		return "agent_failure"
-	case ExitInterrupted:
-		return "interrupted"
-	case ExitTerminated:
-		return "terminated"
-	case ExitWaitingForPermission:
-		return "waiting_for_permission"
-	case ExitRateLimited:
-		return "rate_limited"
-	case ExitTimeout:
-		return "timeout"
+	if code := ExitCode(err); code != ExitOK && code != ExitError {
+		for _, e := range exitCodes {
+			if e.code == code {
+				return e.name
+			}
+		}
 	}
 	if errors.Is(err, owner.ErrStorage) {
 		return "storage"

@@ -53,7 +53,7 @@ func writeManPage(w io.Writer, app *kong.Application, ver, date string) error {
 		writeManFlags(&b, cmd.Flags)
 	}
 	b.WriteString(".SH EXIT STATUS\n")
-	for _, e := range manExitCodes {
+	for _, e := range exitCodes {
 		fmt.Fprintf(&b, ".TP\n.B %d\n%s\n", e.code, roffText(e.means))
 	}
 	b.WriteString(".SH ENVIRONMENT\n")
@@ -62,24 +62,6 @@ func writeManPage(w io.Writer, app *kong.Application, ver, date string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-var manExitCodes = []struct {
-	code  int
-	means string
-}{
-	{ExitOK, "Success."},
-	{ExitError, "An error (the message says which)."},
-	{ExitUsage, "A usage error: a bad flag, an ambiguous or missing choice."},
-	{ExitConflict, "Another holder's live lease, or an owner busy where the command cannot queue."},
-	{ExitNotFound, "No such session, or nothing to answer."},
-	{ExitNotResumable, "Not resumable: a finished session, an invalid worktree, or continuation paused."},
-	{ExitAgent, "The agent failed: it cannot launch, or the handshake or protocol failed."},
-	{ExitWaitingForPermission, "A turn waits on a deferred permission request: kandev approve ID or kandev deny ID."},
-	{ExitRateLimited, "The agent's usage limit was reached: kandev status says when it resets."},
-	{ExitTimeout, "kandev wait --timeout expired."},
-	{ExitInterrupted, "Interrupted by the user (Ctrl-C)."},
-	{ExitTerminated, "Terminated (SIGTERM; Ctrl-Break on Windows): the turn is left for one automatic continuation."},
 }
 
 var manEnvironment = []struct{ code, means string }{

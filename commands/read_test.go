@@ -33,7 +33,7 @@ func syntheticTurn(t int) []state.Event {
 	}
 }
 
-// writeSyntheticSession writes a session of n events in the SPEC format:
+// writeSyntheticSession writes a session of n events in the docs/event-log.md format:
 // turns of syntheticTurn, with a marker after turn 5 (provider_failure,
 // pending for good) and after the second to last turn (prompt_timeout,
 // pending: no recovery follows), and a session_unhealthy resolved by a

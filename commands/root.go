@@ -19,7 +19,7 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Globals are the flags every command takes (docs/commands.md, Global flags);
+// Globals are the flags every command takes (docs/reference.md, Global flags);
 // each command's help lists them after its own.
 type Globals struct {
 	Home        string           `help:"kandev home directory (default ~/.kandev)." env:"KANDEV_HOME" placeholder:"DIR" group:"Global flags:"`
@@ -85,6 +85,7 @@ type CLI struct {
 	Complete  CompleteCmd  `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
 	Serve     ServeCmd     `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
 	Man       ManCmd       `cmd:"" name:"__man" hidden:"" help:"Print the kandev(1) man page in roff (for the release archives)."`
+	Reference ReferenceCmd `cmd:"" name:"__reference" hidden:"" help:"Print docs/reference.md, the command reference, in Markdown."`
 	NotifyRun NotifyRunCmd `cmd:"" name:"__notify" hidden:"" help:"Run the [notify] command with a timeout (started by an owner)."`
 }
 
@@ -107,7 +108,7 @@ type Env struct {
 // A command that changes something is all or nothing for a signal: one
 // that came before the change stops it with nothing done (exit 143 or
 // 130); once the change is written the command finishes, reports it and
-// exits 0, saying the signal came too late (docs/commands.md, "Signals").
+// exits 0, saying the signal came too late (docs/resume.md, "Signals: what survives what").
 
 // beforeCommit ends a command whose signal came before its change: what
 // names the command, for the message.

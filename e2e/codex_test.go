@@ -589,7 +589,7 @@ func TestCodex_NeverPromptedSessionFallsBackToANewCodexSession(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].SessionID != s.ResumeToken {
 		t.Fatalf("model requests: %+v, want one with session-id %q", reqs, s.ResumeToken)
 	}
-	// Nothing was said before, so there is no history to inject (SPEC 3.2).
+	// Nothing was said before, so there is no history to inject (docs/resume.md, "The resume context").
 	if got := reqs[0].userTexts(); len(got) != 1 || got[0] != prompt {
 		t.Errorf("the model was shown %q, want only the prompt (no resume context for a conversation without history)", got)
 	}

@@ -130,7 +130,7 @@ command = ["` + slowStart + `"]
 				}
 			}
 			decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
-			// SPEC 3.1: an active session with a token and no agent needs resume either way;
+			// docs/resume.md, the verdict: an active session with a token and no agent needs resume either way;
 			// the badge and interrupted say whether a turn was cut off.
 			if !st.Status.NeedsResume || st.Status.Reason != "agent_not_running" {
 				t.Fatalf("verdict after the kill: %+v", st.Status)

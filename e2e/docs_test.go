@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 
@@ -292,7 +293,9 @@ func TestDocs_EveryTOMLExampleIsAValidConfig(t *testing.T) {
 }
 
 // Every top-level command of `kandev --help` has its row in one of the task
-// tables of docs/commands.md and a reference heading there.
+// tables of docs/commands.md and its section in the generated
+// docs/reference.md (commands' TestReference_DocsPageMatchesTheCommandModel
+// keeps that page up to date).
 func TestDocs_CommandsMDNamesEveryCommand(t *testing.T) {
 	help, err := exec.Command(kandevBin, "--help").Output()
 	if err != nil {
@@ -312,19 +315,106 @@ func TestDocs_CommandsMDNamesEveryCommand(t *testing.T) {
 	if len(cmds) < 30 {
 		t.Fatalf("found only %d commands in kandev --help:\n%s", len(cmds), help)
 	}
-	b, err := os.ReadFile(filepath.Join("..", "docs", "commands.md"))
-	if err != nil {
-		t.Fatal(err)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
-	doc := string(b)
+	guide, ref := read("commands.md"), read("reference.md")
 	for _, c := range cmds {
-		if !strings.Contains(doc, "\n| `"+c+"` |") {
+		if !strings.Contains(guide, "\n| `"+c+"` |") {
 			t.Errorf("docs/commands.md has no task-table row for `kandev %s` (| `%s` | what it does | example |)", c, c)
 		}
-		heading := regexp.MustCompile("(?m)^###+ .*`kandev " + regexp.QuoteMeta(c) + "`")
-		if !heading.MatchString(doc) {
-			t.Errorf("docs/commands.md has no reference heading for `kandev %s`", c)
+		if !strings.Contains(ref, "\n### kandev "+c+"\n") {
+			t.Errorf("docs/reference.md has no section for `kandev %s` (regenerate it: go run . __reference > docs/reference.md)", c)
 		}
 	}
 	t.Logf("%d commands checked", len(cmds))
+}
+
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// Every relative link of README.md and docs/*.md names a file that exists
+// and, with #anchor, a heading of that file.
+func TestDocs_EveryRelativeLinkResolves(t *testing.T) {
+	anchors := map[string]map[string]bool{} // file -> heading slugs
+	slugsOf := func(file string) map[string]bool {
+		if a, ok := anchors[file]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		anchors[file] = a
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return a
+		}
+		inBlock := false
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				inBlock = !inBlock
+			}
+			if inBlock || !strings.HasPrefix(l, "#") {
+				continue
+			}
+			slug := headingSlug(strings.TrimLeft(l, "#"))
+			for n := 1; a[slug]; n++ { // GitHub numbers repeated headings
+				slug = fmt.Sprintf("%s-%d", headingSlug(strings.TrimLeft(l, "#")), n)
+			}
+			a[slug] = true
+		}
+		return a
+	}
+	links := 0
+	for _, file := range docFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inBlock := false
+		for n, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				inBlock = !inBlock
+			}
+			if inBlock {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(l, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				path, anchor, _ := strings.Cut(target, "#")
+				dest := file
+				if path != "" {
+					dest = filepath.Join(filepath.Dir(file), filepath.FromSlash(path))
+					if _, err := os.Stat(dest); err != nil {
+						t.Errorf("%s:%d: link %s: no such file", file, n+1, target)
+						continue
+					}
+				}
+				if anchor != "" && strings.HasSuffix(dest, ".md") && !slugsOf(dest)[anchor] {
+					t.Errorf("%s:%d: link %s: no heading with that anchor in %s", file, n+1, target, dest)
+				}
+			}
+		}
+	}
+	t.Logf("%d relative links checked", links)
+}
+
+// headingSlug is the anchor GitHub gives a heading: lower case, spaces as
+// hyphens, punctuation other than - and _ dropped.
+func headingSlug(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -249,7 +249,7 @@ func assertPagesCoverTheTranscript(t *testing.T, w *world, id string, limit int)
 }
 
 // writeMillionEventSession writes a session whose log has n events in the
-// SPEC format: turns of ten events (question; answer in two chunks, a tool
+// docs/event-log.md format: turns of ten events (question; answer in two chunks, a tool
 // call and its result, a last chunk), with a provider_failure marker after
 // turn 5 (pending for good), an unhealthy marker after turn 7 resolved by a
 // recovered one after turn 9, and a prompt_timeout after the second to last

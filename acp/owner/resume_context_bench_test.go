@@ -10,7 +10,7 @@ import (
 
 // BenchmarkResumeContextFromLog is what the first prompt after a fresh agent
 // session costs kandev: read the history from the log and build the bounded
-// block. Its cost must not grow with the log (SPEC 3.3, issue 7: 1M <= 2x 1k).
+// block. Its cost must not grow with the log (docs/resume.md, "The resume context"; issue 7: 1M <= 2x 1k).
 func BenchmarkResumeContextFromLog(b *testing.B) {
 	for _, c := range []struct {
 		name string
