@@ -3,9 +3,13 @@ package commands
 import (
 	"fmt"
 	"io"
+	"reflect"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/kandev/kandev/state"
 )
 
 // ReferenceCmd is the hidden `kandev __reference`: it prints
@@ -24,15 +28,97 @@ func (c *ReferenceCmd) Run(env *Env, k *kong.Context) error {
 // referenceCommand is the command that rewrites docs/reference.md.
 const referenceCommand = "go run . __reference > docs/reference.md"
 
-// jsonField is one field of a command's --json output.
-type jsonField struct {
-	Name, Type, Help string
+// jsonVariants is the --json output of the command at cmdPath (its words
+// after "kandev", e.g. "status") and of each flag that changes its shape
+// ("close --all"), from JSONOutputs, in that order: the one hook through
+// which the reference lists each command's typed --json output.
+func jsonVariants(cmdPath string) (variants []string, outputs []any) {
+	all := JSONOutputs()
+	if v, ok := all[cmdPath]; ok {
+		variants, outputs = append(variants, ""), append(outputs, v)
+	}
+	var flags []string
+	for k := range all {
+		if rest, ok := strings.CutPrefix(k, cmdPath+" --"); ok {
+			flags = append(flags, rest)
+		}
+	}
+	sort.Strings(flags)
+	for _, f := range flags {
+		variants, outputs = append(variants, "--"+f), append(outputs, all[cmdPath+" --"+f])
+	}
+	return variants, outputs
 }
 
-// jsonFields is the --json output of the command at cmdPath (its words
-// after "kandev", e.g. "status"): the one hook through which the reference
-// lists each command's typed --json output. Nothing yet.
-func jsonFields(cmdPath string) []jsonField { return nil }
+// sessionType is the session record, which several commands print whole:
+// the reference lists its fields once.
+var sessionType = reflect.TypeOf(state.Session{})
+
+// jsonFieldList renders t's JSON fields as `name` type, following embedded
+// structs as encoding/json does.
+func jsonFieldList(t reflect.Type) string {
+	var parts []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || (!f.IsExported() && !f.Anonymous) {
+				continue
+			}
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+				walk(ft)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			parts = append(parts, "`"+name+"` "+jsonKind(ft))
+		}
+	}
+	walk(t)
+	return strings.Join(parts, ", ")
+}
+
+// jsonKind names t as JSON does.
+func jsonKind(t reflect.Type) string {
+	switch {
+	case t == sessionType:
+		return "session"
+	case t == reflect.TypeOf(time.Time{}):
+		return "time"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "bool"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "list"
+	}
+	return "object"
+}
+
+// jsonLine is a command's "With --json" line for one of its outputs.
+func jsonLine(variant string, out any) string {
+	with := "With `--json`"
+	if variant != "" {
+		with = "With `--json " + variant + "`"
+	}
+	t := reflect.TypeOf(out)
+	if t == sessionType {
+		return with + ": the [session object](#the-session-object).\n\n"
+	}
+	return with + ": " + jsonFieldList(t) + ".\n\n"
+}
 
 // writeReference renders app as Markdown: the global flags, the shared
 // ones, each visible command under its group with its usage, help,
@@ -91,14 +177,13 @@ func writeReference(w io.Writer, app *kong.Application) error {
 			}
 		}
 		b.WriteString(flagTable(own, also))
-		if fields := jsonFields(path); len(fields) > 0 {
-			b.WriteString("With `--json`:\n\n| Field | Type | Meaning |\n|---|---|---|\n")
-			for _, f := range fields {
-				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Type, markdownCell(f.Help))
-			}
-			b.WriteString("\n")
+		variants, outputs := jsonVariants(path)
+		for i, v := range variants {
+			b.WriteString(jsonLine(v, outputs[i]))
 		}
+
 	}
+	b.WriteString("## The session object\n\nWhat `start`, `prompt`, `compact` and `events --follow` print last with `--json`, and what `list` and `status` hold for each session: " + jsonFieldList(sessionType) + ".\n\n")
 	b.WriteString("## Exit codes\n\nThe same for every command. With `--json`, an error is also printed on stdout as `{\"error\": {\"code\": NAME, \"message\": TEXT}}`.\n\n")
 	b.WriteString("| Exit | Name | Meaning |\n|---|---|---|\n")
 	for _, e := range exitCodes {
