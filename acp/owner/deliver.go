@@ -352,6 +352,9 @@ func deniedUnasked(e state.Event) bool {
 // follow-up: the continuation, or the message sent again (a queued turn
 // that serves no inbox input).
 func (t *inputTurn) starts(e state.Event) bool {
+	if steeredInto(e, t.inputID) {
+		return true
+	}
 	if e.Type != state.EventTurnStarted {
 		return false
 	}

@@ -205,13 +205,23 @@ func (r *progressRelay) stop() {
 }
 
 // sayQueued tells the person that the prompt just queued waits behind a
-// turn the live owner runs for someone else.
+// turn the live owner runs for someone else, or, with --steer, that it
+// joins that turn; where the agent does not steer, that it queues instead
+// (a warning, shown without a terminal too: the person asked to steer).
 func sayQueued(job Job) {
-	if job.Progress == nil {
+	s, err := job.Home.LoadSession(job.SessionID)
+	if alive, _ := job.Home.OwnerAlive(job.SessionID); err != nil || !alive || s.CurrentTurn == "" {
 		return
 	}
-	s, err := job.Home.LoadSession(job.SessionID)
-	if alive, _ := job.Home.OwnerAlive(job.SessionID); err == nil && alive && s.CurrentTurn != "" {
-		job.Progress("queued behind the running turn in " + job.SessionID)
+	queued := "queued behind the running turn in " + job.SessionID
+	switch {
+	case job.Queued.Steer && acp.SteeringAdvertised(s.Capabilities):
+		if job.Progress != nil {
+			job.Progress("steering the running turn in " + job.SessionID)
+		}
+	case job.Queued.Steer && job.Warn != nil:
+		job.Warn(fmt.Sprintf("%s: agent %s does not offer steering, so --steer sends the prompt as the next turn", queued, s.Agent))
+	case job.Progress != nil:
+		job.Progress(queued)
 	}
 }
