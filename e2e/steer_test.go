@@ -35,7 +35,13 @@ func steerWorld(t *testing.T) *world {
 // waits until it runs; it returns that turn's id and the command's result.
 func (w *world) busyTurn(id string, flags []string) (string, <-chan result) {
 	w.t.Helper()
-	done := w.runAsync(append(append([]string{"prompt", id}, flags...), sleepingTurn)...)
+	return w.busyTurnWith(id, append(flags, sleepingTurn)...)
+}
+
+// busyTurnWith is busyTurn with the prompt's arguments args.
+func (w *world) busyTurnWith(id string, args ...string) (string, <-chan result) {
+	w.t.Helper()
+	done := w.runAsync(append([]string{"prompt", id}, args...)...)
 	waitForRunningTurn(w.t, w, id)
 	return w.session(id).CurrentTurn, done
 }
