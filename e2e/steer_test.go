@@ -7,9 +7,11 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/state"
 )
@@ -196,5 +198,38 @@ func TestDemoAgent_AdvertisesSteeringUnlessNoSteer(t *testing.T) {
 		if got != c.want {
 			t.Fatalf("demo-agent %v: steering advertised %v, want %v:\n%s", c.args, got, c.want, out)
 		}
+	}
+}
+
+// Ctrl-C in the command whose message joined the running turn cancels that
+// turn, as it would cancel a turn of its own (exit 130 for both commands).
+func TestPromptSteer_CtrlCOfTheSteeringCommandCancelsTheTurnItJoined(t *testing.T) {
+	w := steerWorld(t)
+	id, r := w.start("remember APPLE")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	turn, busy := w.busyTurn(id, nil)
+	cmd := exec.Command(kandevBin, "prompt", id, "--steer", "/say never said")
+	cmd.Dir, cmd.Env = w.cwd, w.env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the message to join the turn", func() bool { return len(steered(w.eventsSoFar(id))) == 1 })
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("the steering command after Ctrl-C: %v, want exit 130", err)
+	}
+	if b := <-busy; b.code != 130 {
+		t.Fatalf("the command that started the turn: %s, want exit 130 (cancelled from another process)", b)
+	}
+	evs := w.events(id)
+	if stop := turnEnd(evs, turn); stop != state.StopCancelled {
+		t.Fatalf("the turn the message joined ended %q, want cancelled", stop)
+	}
+	if strings.Contains(agentText(evs, ""), "never said") {
+		t.Fatal("the cancelled turn still answered the steered message")
 	}
 }

@@ -93,7 +93,11 @@ func leaveTurn(ctx context.Context, job Job, t *inputTurn, from int64) error {
 		return fmt.Errorf("%w: stopped following; session %s goes on in its owner (kandev attach %s)", ErrShutdown, id, id)
 	}
 	if alive, _ := h.OwnerAlive(id); alive {
-		if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, From: state.FromFollower, ForInput: t.inputID, ForTurn: t.turnID, ForFollowUpOf: t.followUpOf}); err != nil {
+		forInput := t.inputID
+		if t.steered {
+			forInput = "" // its message joined turnID: that turn is its to cancel
+		}
+		if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, From: state.FromFollower, ForInput: forInput, ForTurn: t.turnID, ForFollowUpOf: t.followUpOf}); err != nil {
 			return err
 		}
 		awaitTurnEnd(job, t, from)

@@ -59,16 +59,28 @@ func (o *owner) steerQueued() {
 // control for another turn) is served first, in order, so a steer never
 // overtakes it; one the agent did not take (tried) waits for its own turn.
 func NextSteer(ins []state.Input, answered, tried map[string]bool) (state.Input, bool) {
-	for _, in := range ins {
+	for i, in := range ins {
 		if answered[in.ID] {
 			continue
 		}
-		if in.Kind == state.InputPrompt && in.Steer && !tried[in.ID] {
-			return in, true
+		if in.Kind != state.InputPrompt || !in.Steer || tried[in.ID] || cancelQueued(ins[i+1:], in.ID) {
+			return state.Input{}, false
 		}
-		return state.Input{}, false
+		return in, true
 	}
 	return state.Input{}, false
+}
+
+// cancelQueued reports a cancel of input id among ins: its sender pressed
+// Ctrl-C while it waited, so it is not steered but dropped when served
+// (cancelledWhileQueued).
+func cancelQueued(ins []state.Input, id string) bool {
+	for _, in := range ins {
+		if in.Kind == state.InputCancel && in.ForInput == id {
+			return true
+		}
+	}
+	return false
 }
 
 // steeredInto reports whether e is inbox input id joining a running turn:

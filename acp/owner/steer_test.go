@@ -25,6 +25,7 @@ func TestNextSteer(t *testing.T) {
 		{"an answer already taken does not hold a steer back", []state.Input{approve, steer("s")}, map[string]bool{"a": true}, nil, "s"},
 		{"an answer not taken yet holds it back", []state.Input{approve, steer("s")}, nil, nil, ""},
 		{"a control for another turn holds it back", []state.Input{cancel, steer("s")}, nil, nil, ""},
+		{"one whose sender pressed Ctrl-C while it waited is not steered", []state.Input{steer("s"), {ID: "x", Kind: state.InputCancel, ForInput: "s"}}, nil, nil, ""},
 		{"one the agent handed back waits for its own turn", []state.Input{steer("s"), steer("s2")}, nil, map[string]bool{"s": true}, ""},
 	}
 	for _, c := range cases {
