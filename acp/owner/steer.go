@@ -12,11 +12,14 @@ import (
 // logged as a user_message of the turn that names its input (source
 // steer), so transcripts, replays and a --key retry find it there. Where
 // the agent does not steer, or hands the message back (its turn was
-// ending), the input stays queued and is served as the next turn.
+// ending), the input stays queued and is served as the next turn. The
+// message is logged once the agent took it: an owner killed in between
+// leaves it queued, and the next owner sends it again as a turn of its own
+// (a window of one append).
 
 // steerTimeout bounds the wait for the agent's answer to a steer: the turn
-// loop waits for it.
-const steerTimeout = 10 * time.Second
+// loop (and so a cancel) waits for it.
+const steerTimeout = 5 * time.Second
 
 // steerQueued adds the oldest steer input waiting in the inbox to the
 // running turn, when the agent steers. Runs on the turn loop.
@@ -29,13 +32,9 @@ func (o *owner) steerQueued() {
 	if err != nil {
 		return
 	}
-	o.mu.Lock()
-	answered := make(map[string]bool, len(o.answered))
-	for id := range o.answered {
-		answered[id] = true
-	}
+	o.mu.Lock() // o.answered changes on the connection's goroutines
+	in, ok := NextSteer(ins, o.answered, o.steerTried)
 	o.mu.Unlock()
-	in, ok := NextSteer(ins, answered, o.steerTried)
 	if !ok {
 		return
 	}
