@@ -8,7 +8,9 @@ package e2e_test
 // turn runs in a warm owner an earlier command left.
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -158,21 +160,30 @@ func TestPromptSteer_JSONQuietAndKeyBehaveAsForAnyPrompt(t *testing.T) {
 	}
 }
 
-// The demo agent's switch, seen from kandev agents --probe's side: the
-// initialize answer advertises steering unless --no-steer.
+// The demo agent's switch: its initialize answer advertises steering
+// unless --no-steer.
 func TestDemoAgent_AdvertisesSteeringUnlessNoSteer(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want bool
 	}{{nil, true}, {[]string{"--no-steer"}, false}} {
-		cmd := exec.Command(kandevBin, append([]string{"demo-agent"}, c.args...)...)
 		w := newWorld(t)
+		cmd := exec.Command(kandevBin, append([]string{"demo-agent"}, c.args...)...)
 		cmd.Env = w.env
-		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
-		out, _ := cmd.Output()
-		got := strings.Contains(string(out), `"steering":{"supported":true}`)
-		if got != c.want {
-			t.Fatalf("demo-agent %v: steering advertised %v, want %v:\n%s", c.args, got, c.want, out)
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+		line, err := bufio.NewReader(out).ReadString('\n') // the answer, before stdin closes
+		in.Close()
+		cmd.Wait()
+		if err != nil {
+			t.Fatalf("demo-agent %v: no initialize answer: %v", c.args, err)
+		}
+		if got := strings.Contains(line, `"steering":{"supported":true}`); got != c.want {
+			t.Fatalf("demo-agent %v: steering advertised %v, want %v:\n%s", c.args, got, c.want, line)
 		}
 	}
 }
