@@ -73,6 +73,7 @@ type Conn struct {
 	terms        terminals     // the agent's client terminals (terminal.go)
 	own          ownRequests   // requests kandev writes past the SDK (ext_session_delete.go)
 	offersDelete atomic.Bool   // the agent advertised sessionCapabilities.delete
+	offersSteer  atomic.Bool   // the agent advertised _meta.steering.supported (ext_steering.go)
 }
 
 // Connect wires an ACP client connection to a launched agent process.

@@ -133,6 +133,7 @@ func (c *Conn) noteInitialize(line []byte) {
 	if !caps.Exists() {
 		return
 	}
+	c.offersSteer.Store(steeringIn(gjson.GetBytes(line, "result._meta")))
 	if d := caps.Get("sessionCapabilities.delete"); d.Exists() && d.Type != gjson.Null {
 		c.offersDelete.Store(true)
 	}

@@ -19,8 +19,8 @@ import (
 // release; see docs/agents.md). A command runs in the session's cwd when
 // ConnOptions.AllowTerminal lets it; its output is kept up to the byte
 // limit the agent asked for (else defaultTerminalOutput), the end kept, and
-// recorded in the log as a tool call and its result (so it passes the
-// owner's redaction). Every terminal still running is killed when the turn
+// recorded in the log as a tool call, its output as it comes (bounded,
+// terminal_live.go) and its result (so it passes the owner's redaction). Every terminal still running is killed when the turn
 // ends (Conn.Prompt returns) and when the agent's connection closes.
 
 // defaultTerminalOutput bounds a terminal's kept output when the agent
@@ -41,9 +41,13 @@ type terminal struct {
 	// groupKilled: the command's process group was killed (once).
 	groupKilled bool
 	command     string
+	live        *liveOutput // the output recorded as it comes (terminal_live.go)
 }
 
 func (t *terminal) Write(p []byte) (int, error) {
+	if t.live != nil {
+		t.live.write(p)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.out = append(t.out, p...)
@@ -131,13 +135,13 @@ func (cl *client) CreateTerminal(ctx context.Context, p sdk.CreateTerminalReques
 	input, _ := json.Marshal(map[string]any{"command": p.Command, "args": p.Args, "cwd": dir})
 	call := &state.Event{Type: state.EventToolCall, ToolCallID: "terminal-" + id, ToolName: "Terminal: " + t.command,
 		ToolKind: string(sdk.ToolKindExecute), ToolStatus: string(sdk.ToolCallStatusInProgress), Input: input}
+	c.q.Push(queued{event: call})
+	t.live = newLiveOutput(*call, func(e *state.Event) { c.q.Push(queued{event: e}) })
 	if err := cmd.Start(); err != nil {
-		c.q.Push(queued{event: call})
 		c.q.Push(queued{event: &state.Event{Type: state.EventToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
 			ToolStatus: string(sdk.ToolCallStatusFailed), Content: err.Error()}})
 		return sdk.CreateTerminalResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	c.q.Push(queued{event: call})
 	c.terms.mu.Lock()
 	if c.terms.byID == nil {
 		c.terms.byID = map[string]*terminal{}
@@ -161,6 +165,7 @@ func (cl *client) CreateTerminal(ctx context.Context, p sdk.CreateTerminalReques
 		t.mu.Unlock()
 		// Recorded before done closes: a turn that waits for its terminals
 		// finds their output in its log.
+		t.live.end()
 		c.logTerminal(t)
 		close(t.done)
 	}()

@@ -19,6 +19,7 @@ type DemoAgentCmd struct {
 	SetupAsOptions bool `help:"Offer the model only as a config option of category model (no models list), effort as thought_level and a boolean option fast, as current agents do."`
 	NoClose        bool `help:"Do not advertise or serve session/close."`
 	NoDelete       bool `help:"Do not advertise or serve session/delete."`
+	NoSteer        bool `help:"Do not advertise or serve steering (_session/steering: a message added to the running turn)."`
 	IgnoreEOF      bool `help:"Keep running when stdin closes, until a signal (an agent like Claude's or codex's adapter; set exit_on_eof = false for it)."`
 }
 
@@ -38,7 +39,7 @@ func (c *DemoAgentCmd) Run(env *Env) error {
 	}
 	err = demoagent.Run(env.Ctx, demoagent.Options{
 		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
-		NoFork: c.NoFork, NoCommands: c.NoCommands, SetupAsOptions: c.SetupAsOptions, NoClose: c.NoClose, NoDelete: c.NoDelete,
+		NoFork: c.NoFork, NoCommands: c.NoCommands, SetupAsOptions: c.SetupAsOptions, NoClose: c.NoClose, NoDelete: c.NoDelete, NoSteer: c.NoSteer,
 		Delay: time.Duration(c.Delay) * time.Millisecond, StartDelay: time.Duration(c.StartDelay) * time.Millisecond,
 	}, env.Stdin, os.Stdout)
 	if c.IgnoreEOF && err == nil {

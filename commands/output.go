@@ -29,6 +29,7 @@ type Output struct {
 	mu        sync.Mutex
 	midLine   bool   // the last text written did not end a line
 	lastKind  string // type of the last event rendered
+	lastCall  string // tool call id of the last tool_call rendered
 	finalText strings.Builder
 	// lead is a line for Out held until the agent has started (kandev
 	// start's session id): a start whose agent cannot launch prints only
@@ -179,8 +180,17 @@ func (o *Output) Event(e state.Event) {
 		io.WriteString(o.Out, o.dim(printable(e.Content)))
 		o.midLine = !strings.HasSuffix(e.Content, "\n")
 	case state.EventToolCall:
-		o.breakLine()
-		fmt.Fprintf(o.Out, "%s %s (%s)\n", o.bold("[tool]"), printableLine(e.ToolName), printableLine(e.ToolStatus))
+		// Output of the call just shown (a terminal's, as the command
+		// prints it) follows its line without repeating it.
+		if e.Content == "" || o.lastKind != state.EventToolCall || o.lastCall != e.ToolCallID || e.ToolCallID == "" {
+			o.breakLine()
+			fmt.Fprintf(o.Out, "%s %s (%s)\n", o.bold("[tool]"), printableLine(e.ToolName), printableLine(e.ToolStatus))
+		}
+		o.lastCall = e.ToolCallID
+		if e.Content != "" {
+			io.WriteString(o.Out, o.dim(printable(e.Content)))
+			o.midLine = !strings.HasSuffix(e.Content, "\n")
+		}
 	case state.EventToolResult:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "  -> %s %s%s\n", printableLine(e.ToolName), printableLine(e.ToolStatus), printableLine(fold(e.Content)))

@@ -18,12 +18,13 @@ type PromptCmd struct {
 	Holder   string   `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
 	Force    bool     `help:"Send even while another holder's lease is live."`
 	Key      string   `help:"Idempotency key: the message is sent at most once per session and KEY; a retry follows or prints that turn again." placeholder:"KEY"`
+	Steer    bool     `help:"Add the message to the turn that runs now, where the agent steers; otherwise it is sent as the next turn (and says so)."`
 	LingerFlag
 }
 
 // Help shows an example.
 func (c *PromptCmd) Help() string {
-	return "Example:\n  kandev prompt --latest \"recall\""
+	return "Examples:\n  kandev prompt --latest \"recall\"\n  kandev prompt --latest --steer \"also update the changelog\""
 }
 
 // Run sends the message, becoming the owner when no process owns the session.
@@ -64,6 +65,7 @@ func (c *PromptCmd) Run(env *Env) error {
 	if err := goLive(env, &job, c.LingerFlag, job.Profile.Name, false); err != nil {
 		return err
 	}
+	job.Queued.Steer = c.Steer
 	d, err := deliverPrompt(env.Ctx, job, c.Key, !c.NoFollow)
 	env.Out.Finish()
 	if d != nil && d.Queued && c.NoFollow {

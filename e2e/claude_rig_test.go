@@ -165,8 +165,13 @@ type claudeRequest struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
-		Tools []struct{ Name string } `json:"tools"`
+		Tools        []struct{ Name string } `json:"tools"`
+		OutputConfig struct {
+			Effort string `json:"effort"`
+		} `json:"output_config"`
+		Speed string `json:"speed"` // "fast" in fast mode
 	} `json:"body"`
+	Beta string `json:"beta"` // the anthropic-beta header
 }
 
 // input is the request's whole conversation as one string, for searching.

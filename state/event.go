@@ -41,6 +41,9 @@ const (
 	// SourceMaintenance is a turn kandev sends for the session's upkeep (the
 	// agent's own compaction command), not a user's message.
 	SourceMaintenance = "maintenance"
+	// SourceSteer marks a user_message that joined a running turn (kandev
+	// prompt --steer): its input_id and key name the inbox input it served.
+	SourceSteer = "steer"
 )
 
 // Event is one line of a session's event log. The four history types
@@ -62,9 +65,9 @@ type Event struct {
 	ToolKind   string          `json:"tool_kind,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
 
-	Source  string `json:"source,omitempty"`   // turn_started
-	InputID string `json:"input_id,omitempty"` // turn_started: the inbox input this turn serves
-	Key     string `json:"key,omitempty"`      // turn_started: that input's idempotency key (prompt --key)
+	Source  string `json:"source,omitempty"`   // turn_started; user_message: steer
+	InputID string `json:"input_id,omitempty"` // turn_started (a steered user_message): the inbox input it serves
+	Key     string `json:"key,omitempty"`      // turn_started (a steered user_message): that input's idempotency key (prompt --key)
 	// SendRecorded (turn_started): this turn's owner appends prompt_sent when
 	// it writes the prompt; a turn_started without it comes from an older
 	// kandev, whose log cannot prove a prompt was never sent.

@@ -69,9 +69,13 @@ type Input struct {
 	// resume that follows it, before or while it runs.
 	ForFollowUpOf string `json:"for_follow_up_of,omitempty"`
 	// Scrubbed marks a served prompt whose text was removed from the inbox.
-	Scrubbed bool      `json:"scrubbed,omitempty"`
-	From     string    `json:"from,omitempty"` // FromEditor, or "" for a kandev command
-	Key      string    `json:"key,omitempty"`  // prompt: the sender's idempotency key (EnqueueOnce)
+	Scrubbed bool   `json:"scrubbed,omitempty"`
+	From     string `json:"from,omitempty"` // FromEditor, or "" for a kandev command
+	Key      string `json:"key,omitempty"`  // prompt: the sender's idempotency key (EnqueueOnce)
+	// Steer: a prompt for the running turn (kandev prompt --steer); an
+	// owner whose agent steers adds it to that turn, otherwise it is served
+	// as the next turn like any prompt.
+	Steer    bool      `json:"steer,omitempty"`
 	QueuedAt time.Time `json:"queued_at"`
 	Offset   int64     `json:"-"` // byte offset just past this entry
 	Start    int64     `json:"-"` // byte offset of this entry

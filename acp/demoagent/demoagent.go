@@ -63,6 +63,9 @@
 //     file and notes its id in <Dir>/deleted-sessions.log (delete.go).
 //   - A request the client cancels with $/cancel_request while it waits
 //     (initialize during StartDelay) is noted in <Dir>/cancelled-requests.log.
+//   - _session/steering (advertised in initialize's _meta unless NoSteer)
+//     adds a message to the running turn, answered after the line the
+//     turn is on (steer.go).
 //   - Unknown sessions answer -32002 "Resource not found: session <id>".
 //   - session/cancel stops a turn between lines and chunks and during
 //     /sleep; the turn then answers stopReason "cancelled".
@@ -106,6 +109,9 @@ type Options struct {
 	// NoDelete: do not advertise or serve session/delete (which otherwise
 	// removes the session's file and notes it in deleted-sessions.log).
 	NoDelete bool
+	// NoSteer: do not advertise or serve _session/steering (which
+	// otherwise adds a message to the running turn, steer.go).
+	NoSteer bool
 }
 
 // Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
@@ -282,6 +288,7 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 		AgentCapabilities: caps,
 		AgentInfo:         &acp.Implementation{Name: "kandev-demo-agent", Version: "0.1.0"},
 		AuthMethods:       []acp.AuthMethod{},
+		Meta:              a.steerMeta(),
 	}, nil
 }
 

@@ -32,6 +32,7 @@ type session struct {
 	// alwaysAllow: the client answered a write's permission request with
 	// allow_always; later writes are not asked about (kept in memory only).
 	alwaysAllow bool
+	steer       steerBox // messages steered into the running turn (steer.go)
 }
 
 // sessionFile is the content of <Dir>/<id>.json.

@@ -47,7 +47,12 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (resp acp.Promp
 	}
 
 	t := &turn{a: a, s: s, ctx: ctx, user: len(s.file.Entries) - 1}
+	s.steer.begin()
 	runErr := t.run(text)
+	if runErr == nil {
+		runErr = t.runSteered() // steer.go
+	}
+	s.steer.end()
 	if err := save(a.opts.Dir, &s.file); err != nil {
 		return acp.PromptResponse{}, internalError(err)
 	}

@@ -224,6 +224,7 @@ type inputTurn struct {
 	// the cut-off turn (continue it, pause, or not) is made.
 	restored bool
 	turnID   string
+	steered  bool // the input joined turnID, which serves another input (steer.go)
 	ended    bool
 	parked   bool
 	question bool // what is parked is the agent's question
@@ -263,6 +264,7 @@ func (t *inputTurn) see0(e state.Event) {
 	if t.turnID == "" {
 		if t.starts(e) {
 			t.turnID, t.awaiting = e.TurnID, false
+			t.steered = steeredInto(e, t.inputID)
 		} else {
 			return
 		}
@@ -352,6 +354,9 @@ func deniedUnasked(e state.Event) bool {
 // follow-up: the continuation, or the message sent again (a queued turn
 // that serves no inbox input).
 func (t *inputTurn) starts(e state.Event) bool {
+	if steeredInto(e, t.inputID) {
+		return true
+	}
 	if e.Type != state.EventTurnStarted {
 		return false
 	}

@@ -93,7 +93,11 @@ func leaveTurn(ctx context.Context, job Job, t *inputTurn, from int64) error {
 		return fmt.Errorf("%w: stopped following; session %s goes on in its owner (kandev attach %s)", ErrShutdown, id, id)
 	}
 	if alive, _ := h.OwnerAlive(id); alive {
-		if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, From: state.FromFollower, ForInput: t.inputID, ForTurn: t.turnID, ForFollowUpOf: t.followUpOf}); err != nil {
+		forInput := t.inputID
+		if t.steered {
+			forInput = "" // its message joined turnID: that turn is its to cancel
+		}
+		if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, From: state.FromFollower, ForInput: forInput, ForTurn: t.turnID, ForFollowUpOf: t.followUpOf}); err != nil {
 			return err
 		}
 		awaitTurnEnd(job, t, from)
@@ -205,13 +209,23 @@ func (r *progressRelay) stop() {
 }
 
 // sayQueued tells the person that the prompt just queued waits behind a
-// turn the live owner runs for someone else.
+// turn the live owner runs for someone else, or, with --steer, that it
+// joins that turn; where the agent does not steer, that it queues instead
+// (a warning, shown without a terminal too: the person asked to steer).
 func sayQueued(job Job) {
-	if job.Progress == nil {
+	s, err := job.Home.LoadSession(job.SessionID)
+	if alive, _ := job.Home.OwnerAlive(job.SessionID); err != nil || !alive || s.CurrentTurn == "" {
 		return
 	}
-	s, err := job.Home.LoadSession(job.SessionID)
-	if alive, _ := job.Home.OwnerAlive(job.SessionID); err == nil && alive && s.CurrentTurn != "" {
-		job.Progress("queued behind the running turn in " + job.SessionID)
+	queued := "queued behind the running turn in " + job.SessionID
+	switch {
+	case job.Queued.Steer && acp.SteeringAdvertised(s.Capabilities):
+		if job.Progress != nil {
+			job.Progress("steering the running turn in " + job.SessionID)
+		}
+	case job.Queued.Steer && job.Warn != nil:
+		job.Warn(fmt.Sprintf("%s: agent %s does not offer steering, so --steer sends the prompt as the next turn", queued, s.Agent))
+	case job.Progress != nil:
+		job.Progress(queued)
 	}
 }

@@ -18,12 +18,15 @@ type QueuedChoices struct {
 	// Linger is the sender's --linger when it gave one (nil: the owner
 	// keeps its own).
 	Linger *time.Duration
+	// Steer: the prompt is for the turn the owner runs when it arrives
+	// (kandev prompt --steer), where the agent steers (steer.go).
+	Steer bool
 }
 
 // PromptInput is the inbox entry of job's prompt: the text and the
 // sender's choices that its turn runs under.
 func PromptInput(job Job) *state.Input {
-	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions, Ask: askerOf(job)}
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Permissions: job.Permissions, Ask: askerOf(job), Steer: job.Queued.Steer}
 	if d := job.Queued.Linger; d != nil {
 		secs := int64(*d / time.Second)
 		in.LingerSeconds = &secs

@@ -28,7 +28,7 @@ func deliverOnce(ctx context.Context, job Job, key string, follow bool) (*Delive
 	if ctx.Err() != nil {
 		return nil, interruption(ctx)
 	}
-	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Key: key, Ask: askerOf(job)}
+	in := &state.Input{Kind: state.InputPrompt, Text: job.Prompt, Key: key, Ask: askerOf(job), Steer: job.Queued.Steer}
 	if _, err := h.EnqueueOnce(id, in); err != nil {
 		return nil, err
 	}

@@ -142,6 +142,7 @@ type owner struct {
 	agentInfo     *sdk.Implementation
 	agentCaps     sdk.AgentCapabilities
 	acted         map[string]bool // control inputs already acted on
+	steerTried    map[string]bool // steer inputs the agent did not take into a turn; the turn loop only
 	// loggedCalls are the tool calls this run logged; recorder goroutine only.
 	loggedCalls map[string]bool
 	cancelled   atomic.Bool // the current turn is being cancelled

@@ -245,6 +245,7 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 		o.marker(history.MarkerPromptCancel, cancelNote(in), "")
 		return state.StopCancelled, nil, true
 	}
+	o.steerQueued() // steer.go
 	idle := time.Duration(o.job.Config.IdleTimeoutSeconds()) * time.Second
 	if o.conn.IdleFor() > idle && !o.session().PermissionPending {
 		o.proc.Kill()

@@ -19,7 +19,8 @@
 // Every request is appended to -log as one JSON line {n, method, path, body}
 // before it is answered (n is 0 for anything but a Messages request of the
 // agent's loop: side requests, see request.side, are answered with a fixed
-// text). -delay pauses between events (only for turns whose
+// text, or {"title": -title} when they ask for the session's title; the
+// anthropic-beta header is logged as "beta"). -delay pauses between events (only for turns whose
 // latest user text contains -delay-word, when that is set). The server exits
 // by itself after -idle without requests. -limit-word answers the API's 429
 // rate_limit_error instead, with the unified rate-limit headers (reset
@@ -45,6 +46,7 @@ type server struct {
 	toolCmd  string
 	mcpWord  string
 	mcpTool  string
+	title    string
 
 	log *fakeserver.RequestLog
 }
@@ -61,6 +63,7 @@ func main() {
 	flag.StringVar(&s.toolCmd, "tool-command", "echo fake-tool-ran", "the command of that tool call")
 	flag.StringVar(&s.mcpWord, "mcp-word", "MCPNOTE", "answer with a call of -mcp-tool when the latest user text contains this word")
 	flag.StringVar(&s.mcpTool, "mcp-tool", "mcp__notes__append", "the MCP tool called, {\"text\": what follows -mcp-word}")
+	flag.StringVar(&s.title, "title", "Fake model title", "the title a side request for the session's title (a {title} JSON schema) gets")
 	flag.Parse()
 
 	s.log = fakeserver.OpenRequestLog(*logPath)
@@ -74,7 +77,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bad := json.Unmarshal(body, &req)
 	user := req.latestUserText()
 	side := isMessages && bad == nil && req.side(user)
-	n := s.log.Record(r, body, isMessages && !side, nil)
+	var extra map[string]any
+	if beta := r.Header.Get("anthropic-beta"); beta != "" {
+		extra = map[string]any{"beta": beta} // fast mode, say, is a beta
+	}
+	n := s.log.Record(r, body, isMessages && !side, extra)
 	if !isMessages {
 		http.NotFound(w, r)
 		return
@@ -85,6 +92,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if side {
 		blocks := []block{{Type: "text", Text: "fake side answer"}}
+		if req.asksTitle() {
+			t, _ := json.Marshal(map[string]string{"title": s.title})
+			blocks[0].Text = string(t)
+		}
 		if !req.Stream {
 			writeMessage(w, 0, req.Model, blocks)
 			return
@@ -126,6 +137,21 @@ type request struct {
 	Tools    []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
+	// OutputConfig.Format is a structured answer's schema: Claude Code asks
+	// for the session's title as {"title": string}.
+	OutputConfig struct {
+		Format struct {
+			Schema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"schema"`
+		} `json:"format"`
+	} `json:"output_config"`
+}
+
+// asksTitle reports a side request for the session's title.
+func (r request) asksTitle() bool {
+	_, ok := r.OutputConfig.Format.Schema.Properties["title"]
+	return ok && len(r.OutputConfig.Format.Schema.Properties) == 1
 }
 
 type message struct {

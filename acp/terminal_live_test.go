@@ -1,0 +1,36 @@
+package acp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kandev/kandev/state"
+)
+
+func TestLiveOutput_ASecretPrintedAcrossTwoFlushesIsRedactedWhole(t *testing.T) {
+	var got []string
+	l := newLiveOutput(state.Event{Type: state.EventToolCall, ToolCallID: "terminal-term-1"}, func(e *state.Event) { got = append(got, e.Content) })
+	secret := "ghp_" + strings.Repeat("Z9y8", 9)
+	l.write([]byte("token: " + secret[:10]))
+	l.mu.Lock()
+	l.flushLocked(false)
+	l.mu.Unlock()
+	l.write([]byte(secret[10:] + "\ndone\n"))
+	l.end()
+	all := strings.Join(got, "")
+	if strings.Contains(all, secret[:10]) || !strings.Contains(all, "done") {
+		t.Fatalf("live output %q", got)
+	}
+}
+
+func TestLiveOutput_StopsAtItsBoundAtACharacterBoundary(t *testing.T) {
+	var got strings.Builder
+	l := newLiveOutput(state.Event{}, func(e *state.Event) { got.WriteString(e.Content) })
+	l.write([]byte(strings.Repeat("é", liveTerminalOutput))) // 2 bytes each: twice the bound
+	l.write([]byte("more"))
+	l.end()
+	out := strings.TrimSuffix(got.String(), liveCutNote)
+	if len(out) > liveTerminalOutput || strings.Contains(out, "more") || !strings.HasSuffix(got.String(), liveCutNote) || strings.ContainsRune(out, '\uFFFD') {
+		t.Fatalf("%d bytes, ends %q", len(out), got.String()[max(0, got.Len()-80):])
+	}
+}
