@@ -72,11 +72,15 @@ type Conn struct {
 	terms        terminals     // the agent's client terminals (terminal.go)
 	own          ownRequests   // requests kandev writes past the SDK (ext_session_delete.go)
 	offersDelete atomic.Bool   // the agent advertised sessionCapabilities.delete
+	// lines counts the stream's lines handled (queued or given to the SDK),
+	// for an Acker; orphans are RelayOrphanMethod answers (reattach.go).
+	lines   atomic.Int64
+	orphans chan orphan
 }
 
 // Connect wires an ACP client connection to a launched agent process.
 func Connect(p Transport, opts ConnOptions) *Conn {
-	c := &Conn{Proc: p, opts: opts, recDone: make(chan struct{})}
+	c := &Conn{Proc: p, opts: opts, recDone: make(chan struct{}), orphans: make(chan orphan, 16)}
 	c.q.cond = sync.NewCond(&c.q.mu)
 	c.activity.Store(time.Now().UnixNano())
 	pr, pw := io.Pipe()
@@ -89,6 +93,9 @@ func Connect(p Transport, opts ConnOptions) *Conn {
 	c.sdk.SetLogger(slog.New(slog.DiscardHandler))
 	go c.intercept(stdout, pw)
 	go c.record()
+	if a, ok := p.(Acker); ok {
+		go c.ackLoop(a)
+	}
 	go func() {
 		<-c.sdk.Done()
 		c.KillTerminals()
@@ -117,6 +124,8 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 				return
 			case isUpdateNotification(trimmed):
 				c.q.push(queued{params: []byte(gjson.GetBytes(trimmed, "params").Raw)})
+			case isOrphan(trimmed):
+				c.queueOrphan(trimmed)
 			case c.own.deliver(trimmed):
 			default:
 				if bytes.Contains(trimmed, []byte(`"agentCapabilities"`)) {
@@ -126,6 +135,9 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 					return
 				}
 			}
+		}
+		if err == nil || len(line) > 0 {
+			c.lines.Add(1) // one line of the stream handled
 		}
 		if err != nil {
 			return
@@ -323,6 +335,7 @@ func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
 	// The turn is over: what it left running is killed and recorded in it.
 	c.KillTerminals()
 	c.Barrier(nil)
+	c.ackNow()
 	return string(resp.StopReason), c.wrap(ctx, err)
 }
 

@@ -17,6 +17,9 @@ const (
 	RestoreLoad   RestoreMethod = "load"
 	RestoreNew    RestoreMethod = "new"
 	RestoreFlag   RestoreMethod = "flag"
+	// RestoreReattach: the agent never stopped (it runs in a container
+	// whose relay kept it); kandev connected to it again, nothing was restored.
+	RestoreReattach RestoreMethod = "reattach"
 	// RestoreFail means: stop, keep the token, exit 6 so the user can retry.
 	RestoreFail RestoreMethod = "fail"
 )

@@ -1,0 +1,457 @@
+package container
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/kandev/kandev/acp"
+)
+
+// relayCommand is kandev's hidden command that runs inside the container.
+const relayCommand = "__relay"
+
+// The relay's own methods in the stream (acp's names; never sent to the
+// agent): the client's acknowledgement, and the agent's answer to a request
+// of an earlier client (the prompt of a turn whose kandev died).
+const (
+	MethodAck    = acp.RelayAckMethod
+	MethodOrphan = acp.RelayOrphanMethod
+)
+
+// maxUnacked bounds the journal: past it the relay stops reading the
+// agent's stdout (the agent waits) until a client acknowledges.
+const maxUnacked = 64 << 20
+
+// Hello is the first line the relay writes to a client that attaches.
+type Hello struct {
+	AgentPID int `json:"agent_pid"`
+	// Initialized: the agent answered an initialize (a client talked to it).
+	Initialized bool `json:"initialized"`
+	// Outstanding are the methods of requests earlier clients sent that the
+	// agent has not answered yet (their answers come as MethodOrphan).
+	Outstanding []string `json:"outstanding,omitempty"`
+	// Resent counts the agent's unanswered requests sent again first,
+	// before the journal from the acknowledged line.
+	Resent int `json:"resent"`
+	// Replayed counts the journal lines that follow, already written by
+	// the agent and not acknowledged by a client.
+	Replayed int `json:"replayed"`
+}
+
+// RelayMain runs `kandev __relay serve DIR -- CMD...` (the container's main
+// process) or `kandev __relay attach DIR` (a client, through the engine's
+// exec) and exits; it returns when args are not the relay's.
+func RelayMain(args []string) {
+	if len(args) < 2 || args[0] != relayCommand {
+		return
+	}
+	var err error
+	code := 0
+	switch {
+	case args[1] == "serve" && len(args) >= 5 && args[3] == "--":
+		code, err = serve(args[2], args[4:])
+	case args[1] == "attach" && len(args) == 3:
+		err = attach(args[2])
+	default:
+		err = fmt.Errorf("usage: kandev %s serve DIR -- CMD... | attach DIR", relayCommand)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kandev relay: "+err.Error())
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// request is a client's request the agent has not answered yet.
+type request struct {
+	epoch  int
+	orig   json.RawMessage
+	method string
+}
+
+// relay keeps the agent's pipes and what it wrote that no client has
+// acknowledged (its journal), and serves one client at a time.
+type relay struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	// lines[i] is line base+i of what the agent wrote; lines before acked
+	// are dropped.
+	lines   [][]byte
+	base    int
+	acked   int
+	size    int // bytes in lines
+	exited  bool
+	stdin   io.WriteCloser
+	pid     int
+	inited  bool
+	epoch   int
+	conn    net.Conn
+	nextID  int64
+	ids     map[int64]request // global id -> the client request it stands for
+	pending map[string][]byte // the agent's unanswered requests, by raw id
+	order   []string          // pending's ids in arrival order
+}
+
+func serve(dir string, command []string) (int, error) {
+	cmd := exec.Command(command[0], command[1:]...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 1, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 1, err
+	}
+	errf, err := os.OpenFile(filepath.Join(dir, "agent.err"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err == nil {
+		cmd.Stderr = errf
+	}
+	if err := cmd.Start(); err != nil {
+		return 1, err
+	}
+	r := &relay{stdin: stdin, pid: cmd.Process.Pid, ids: map[int64]request{}, pending: map[string][]byte{}, nextID: 1}
+	r.cond = sync.NewCond(&r.mu)
+	// The engine's stop signals the container's main process: the agent gets it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	sock := filepath.Join(dir, "sock")
+	_ = os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return 1, err
+	}
+	_ = os.Chmod(sock, 0o600)
+	_ = writeState(dir, r.pid)
+	go r.accept(ln)
+	r.readAgent(stdout)
+	werr := cmd.Wait()
+	r.mu.Lock()
+	r.exited = true
+	r.cond.Broadcast()
+	r.mu.Unlock()
+	// A client still attached reads what the agent wrote last.
+	r.drained(2 * time.Second)
+	_ = ln.Close()
+	if ee, ok := werr.(*exec.ExitError); ok {
+		return ee.ExitCode(), nil
+	}
+	return 0, werr
+}
+
+// writeState leaves the agent's pid where the host can read it.
+func writeState(dir string, pid int) error {
+	b, _ := json.Marshal(map[string]any{"agent_pid": pid, "started_at": time.Now().UTC().Format(time.RFC3339Nano)})
+	tmp := filepath.Join(dir, "relay.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, "relay.json"))
+}
+
+// readAgent journals every line the agent writes.
+func (r *relay) readAgent(stdout io.Reader) {
+	br := bufio.NewReaderSize(stdout, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if line[len(line)-1] != '\n' {
+				line = append(line, '\n')
+			}
+			r.mu.Lock()
+			for r.size > maxUnacked && !r.exited {
+				r.cond.Wait()
+			}
+			r.noteAgentLine(line)
+			r.lines = append(r.lines, line)
+			r.size += len(line)
+			r.cond.Broadcast()
+			r.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// noteAgentLine keeps track of the agent's requests and answers; under mu.
+func (r *relay) noteAgentLine(line []byte) {
+	f := gjson.GetManyBytes(line, "id", "method")
+	switch {
+	case !f[0].Exists():
+	case f[1].Exists(): // a request to the client
+		r.pending[f[0].Raw] = line
+		r.order = append(r.order, f[0].Raw)
+	default: // an answer to a client's request
+		if req, ok := r.ids[f[0].Int()]; ok && req.method == "initialize" {
+			r.inited = true
+		}
+	}
+}
+
+// drained waits until the client has acknowledged everything, at most d.
+func (r *relay) drained(d time.Duration) {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		r.mu.Lock()
+		done := r.conn == nil || r.acked >= r.base+len(r.lines)
+		r.mu.Unlock()
+		if done {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *relay) accept(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go r.serveClient(c)
+	}
+}
+
+// serveClient makes c the one client: an earlier one is dropped.
+func (r *relay) serveClient(c net.Conn) {
+	r.mu.Lock()
+	if r.conn != nil {
+		_ = r.conn.Close()
+	}
+	r.conn = c
+	r.epoch++
+	epoch := r.epoch
+	hello := Hello{AgentPID: r.pid, Initialized: r.inited, Replayed: r.base + len(r.lines) - r.acked}
+	for _, req := range r.ids {
+		if req.epoch < epoch {
+			hello.Outstanding = append(hello.Outstanding, req.method)
+		}
+	}
+	var resent [][]byte
+	for _, id := range r.order {
+		if line, ok := r.pending[id]; ok && r.indexOf(line) < r.acked {
+			resent = append(resent, line)
+		}
+	}
+	hello.Resent = len(resent)
+	from := r.acked
+	r.mu.Unlock()
+
+	w := bufio.NewWriter(c)
+	b, _ := json.Marshal(hello)
+	_, _ = w.Write(append(b, '\n'))
+	for _, l := range resent {
+		_, _ = w.Write(l)
+	}
+	if w.Flush() != nil {
+		_ = c.Close()
+		return
+	}
+	go r.readClient(c, epoch, from, len(resent))
+	r.feed(c, w, epoch, from)
+}
+
+// indexOf is the line number of a line held in lines (-1: gone); under mu.
+func (r *relay) indexOf(line []byte) int {
+	for i, l := range r.lines {
+		if &l[0] == &line[0] {
+			return r.base + i
+		}
+	}
+	return -1
+}
+
+// feed writes the journal from line from on, then each line as the agent
+// writes it, until the client goes or the agent's output ends.
+func (r *relay) feed(c net.Conn, w *bufio.Writer, epoch, from int) {
+	next := from
+	for {
+		r.mu.Lock()
+		for next >= r.base+len(r.lines) && !r.exited && r.conn == c {
+			r.cond.Wait()
+		}
+		if r.conn != c {
+			r.mu.Unlock()
+			return
+		}
+		if next < r.base {
+			next = r.base
+		}
+		batch := make([][]byte, 0, r.base+len(r.lines)-next)
+		for ; next < r.base+len(r.lines); next++ {
+			batch = append(batch, r.toClient(r.lines[next-r.base], epoch))
+		}
+		ended := r.exited
+		r.mu.Unlock()
+		for _, l := range batch {
+			if _, err := w.Write(l); err != nil {
+				_ = c.Close()
+				return
+			}
+		}
+		if w.Flush() != nil {
+			_ = c.Close()
+			return
+		}
+		if ended && len(batch) == 0 {
+			_ = c.Close()
+			return
+		}
+	}
+}
+
+// toClient is an agent's line as the client of epoch sees it: an answer
+// to one of its requests gets the request's own id back; an answer to an
+// earlier client's request comes as MethodOrphan; under mu.
+func (r *relay) toClient(line []byte, epoch int) []byte {
+	f := gjson.GetManyBytes(line, "id", "method")
+	if !f[0].Exists() || f[1].Exists() {
+		return line
+	}
+	id := f[0].Int()
+	req, ok := r.ids[id]
+	if !ok {
+		return line
+	}
+	if req.epoch != epoch {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": MethodOrphan,
+			"params": map[string]any{"method": req.method, "response": json.RawMessage(line)}})
+		return append(b, '\n')
+	}
+	return withID(line, req.orig)
+}
+
+// withID is a JSON-RPC message with its id replaced.
+func withID(line []byte, id json.RawMessage) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return line
+	}
+	m["id"] = id
+	b, err := json.Marshal(m)
+	if err != nil {
+		return line
+	}
+	return append(b, '\n')
+}
+
+// readClient passes the client's lines to the agent: its requests under a
+// relay-wide id (so a later client's ids never collide with them), its
+// answers as they are, its acknowledgements to the journal.
+func (r *relay) readClient(c net.Conn, epoch, from, resent int) {
+	br := bufio.NewReaderSize(c, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			r.fromClient(line, epoch, from, resent)
+		}
+		if err != nil {
+			r.mu.Lock()
+			if r.conn == c {
+				r.conn = nil
+				r.cond.Broadcast()
+			}
+			r.mu.Unlock()
+			_ = c.Close()
+			return
+		}
+	}
+}
+
+func (r *relay) fromClient(line []byte, epoch, from, resent int) {
+	f := gjson.GetManyBytes(line, "id", "method", "params.lines")
+	r.mu.Lock()
+	if f[1].String() == MethodAck {
+		if n := from + int(f[2].Int()) - resent; n > r.acked && n <= r.base+len(r.lines) && f[2].Int() >= int64(resent) {
+			r.acked = n
+			r.trim()
+		}
+		r.mu.Unlock()
+		return
+	}
+	switch {
+	case f[0].Exists() && f[1].Exists(): // a request: a relay-wide id
+		id := r.nextID
+		r.nextID++
+		r.ids[id] = request{epoch: epoch, orig: json.RawMessage(f[0].Raw), method: f[1].String()}
+		line = withID(line, json.RawMessage(fmt.Sprint(id)))
+	case f[0].Exists(): // an answer to the agent's request
+		delete(r.pending, f[0].Raw)
+	}
+	r.mu.Unlock()
+	_, _ = r.stdin.Write(line)
+}
+
+// trim drops acknowledged lines, keeping the agent's unanswered requests
+// (held in pending) and forgetting answered client requests; under mu.
+func (r *relay) trim() {
+	n := r.acked - r.base
+	if n <= 0 {
+		return
+	}
+	for _, l := range r.lines[:n] {
+		r.size -= len(l)
+		f := gjson.GetManyBytes(l, "id", "method")
+		if f[0].Exists() && !f[1].Exists() {
+			delete(r.ids, f[0].Int())
+		}
+	}
+	r.lines = append([][]byte(nil), r.lines[n:]...)
+	r.base = r.acked
+	kept := r.order[:0]
+	for _, id := range r.order {
+		if _, ok := r.pending[id]; ok {
+			kept = append(kept, id)
+		}
+	}
+	r.order = kept
+	r.cond.Broadcast()
+}
+
+// attach connects this process's stdio to the relay of dir (through the
+// engine's exec), waiting a little for a relay that is starting.
+func attach(dir string) error {
+	sock := filepath.Join(dir, "sock")
+	var c net.Conn
+	var err error
+	for i := 0; i < 100; i++ {
+		if c, err = net.Dial("unix", sock); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("the relay at %s does not answer: %w", sock, err)
+	}
+	done := make(chan struct{}, 2)
+	go func() {
+		_, _ = io.Copy(c, os.Stdin)
+		done <- struct{}{}
+	}()
+	go func() {
+		_, _ = io.Copy(os.Stdout, c)
+		done <- struct{}{}
+	}()
+	<-done
+	return nil
+}
