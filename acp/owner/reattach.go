@@ -52,6 +52,8 @@ func (o *owner) reattach(ctx context.Context) error {
 	_ = json.Unmarshal(o.s.Capabilities, &init)
 	o.agentInfo, o.agentCaps = init.AgentInfo, init.AgentCapabilities
 	o.update(func(s *state.Session) { s.OwnerPID = ownPID })
+	o.res.Restore = acp.RestoreReattach
+	o.recordStarted(nil)
 	if turn == "" {
 		return nil
 	}

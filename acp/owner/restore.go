@@ -23,25 +23,28 @@ const flagFastFail = 2 * time.Second
 // the resume flag first when the plan says so, once more without it when
 // the agent refuses the flag, then the restore ladder.
 func (o *owner) start(ctx context.Context) error {
-	var applied []string
 	if o.reattached {
-		// The agent never stopped (reattach.go): nothing to launch or restore.
-		o.res.Restore = acp.RestoreReattach
-	} else {
-		if err := o.launchAndRestore(ctx); err != nil {
-			return err
-		}
-		applied = o.applySetup(ctx) // owner_setup.go: the recorded setup, applied again where the agent differs
+		return nil // the agent never stopped (reattach.go): nothing to launch or restore
 	}
+	if err := o.launchAndRestore(ctx); err != nil {
+		return err
+	}
+	applied := o.applySetup(ctx) // owner_setup.go: the recorded setup, applied again where the agent differs
+	o.recordStarted(applied)
+	if o.s.State == state.StateStarting {
+		o.setState(state.StateWaitingForInput)
+	}
+	return nil
+}
+
+// recordStarted records agent_started: how the agent came back, what it
+// is, and the setup applied to it.
+func (o *owner) recordStarted(applied []string) {
 	pid, _ := o.proc.Identity()
 	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.CommandLine(), "replayed_updates": o.conn.Replayed(), "setup_applied": applied})
 	// Durable at once unless a prompt is about to be sent: its prompt_sent's
 	// fsync, a moment later, makes this line durable too.
 	o.append(!o.promptFollows(), &state.Event{Type: state.EventAgentStarted, PID: pid, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
-	if o.s.State == state.StateStarting {
-		o.setState(state.StateWaitingForInput)
-	}
-	return nil
 }
 
 // launchAndRestore launches the agent (with the resume flag first when the

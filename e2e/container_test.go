@@ -1,0 +1,241 @@
+//go:build linux
+
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// The container runtime's tests (docs/containers.md) run the demo agent in
+// podman containers made from the host's own root (no image, no registry).
+// .ci/podman-setup installs and configures podman; without it they skip.
+
+var podmanOnce struct {
+	sync.Once
+	why string // "" when podman runs containers here
+}
+
+// requirePodman skips, visibly, unless podman can run a container here.
+func requirePodman(t *testing.T) {
+	t.Helper()
+	podmanOnce.Do(func() {
+		if _, err := exec.LookPath("podman"); err != nil {
+			podmanOnce.why = "podman is not installed (.ci/podman-setup installs and configures it)"
+			return
+		}
+		out, err := exec.Command("podman", "run", "--rm", "--network=host", "--rootfs", "/:O", "true").CombinedOutput()
+		if err != nil {
+			podmanOnce.why = "podman cannot run a container here (.ci/podman-setup configures it): " + strings.TrimSpace(string(out))
+		}
+	})
+	if podmanOnce.why != "" {
+		t.Skip("SKIP: " + podmanOnce.why)
+	}
+}
+
+// containerOf is the id and state of session id's container ("" when none).
+func containerOf(t *testing.T, id string) (string, string) {
+	t.Helper()
+	out, err := exec.Command("podman", "ps", "-a", "--filter", "label=kandev.session="+id, "--format", "{{.ID}}").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		return "", ""
+	}
+	ctr := strings.Fields(string(out))[0]
+	st, _ := exec.Command("podman", "inspect", "--format", "{{.State.Status}}", ctr).Output()
+	return ctr, strings.TrimSpace(string(st))
+}
+
+// removeContainerAtEnd removes session id's container when the test ends.
+func removeContainerAtEnd(t *testing.T, id string) {
+	t.Cleanup(func() {
+		if ctr, _ := containerOf(t, id); ctr != "" {
+			_ = exec.Command("podman", "rm", "-f", "-t", "0", ctr).Run()
+		}
+	})
+}
+
+// relayAgent is the agent process the session's relay runs: its pid in the
+// container and when the relay started it.
+func (w *world) relayAgent(id string) (pid int, started string) {
+	w.t.Helper()
+	var st struct {
+		AgentPID  int    `json:"agent_pid"`
+		StartedAt string `json:"started_at"`
+	}
+	b, err := os.ReadFile(filepath.Join(w.home, "sessions", id+".relay", "relay.json"))
+	if err != nil {
+		w.t.Fatalf("the relay left no state: %v", err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		w.t.Fatal(err)
+	}
+	return st.AgentPID, st.StartedAt
+}
+
+// killHostKandevs SIGKILLs every kandev process on the host: every process
+// of the test's binary (the relay and the agent in the container run the
+// same binary mounted at another path, and are left alone).
+func killHostKandevs(t *testing.T) int {
+	t.Helper()
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid := 0
+		for _, c := range e.Name() {
+			if c < '0' || c > '9' {
+				pid = -1
+				break
+			}
+			pid = pid*10 + int(c-'0')
+		}
+		if pid <= 0 {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 == kandevBin {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	began := time.Now()
+	id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	t.Logf("cold start in a container, first turn included: %s", time.Since(began).Round(time.Millisecond))
+	pid, started := w.relayAgent(id)
+
+	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 2500\n/say done sleeping")
+	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
+		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+	})
+	if n := killHostKandevs(t); n < 2 {
+		t.Fatalf("killed %d kandev processes, want the command and its detached owner", n)
+	}
+	_ = cmd.Wait()
+	if ctr, st := containerOf(t, id); st != "running" {
+		t.Fatalf("container %q is %q after every kandev was killed, want running", ctr, st)
+	}
+
+	began = time.Now()
+	r = w.mustRun("prompt", id, "--linger", "0", "recall")
+	t.Logf("reattach, the rest of the sleep and one more turn: %s", time.Since(began).Round(time.Millisecond))
+	if !strings.Contains(r.stdout, "PEAR") {
+		t.Fatalf("recall after the reattach forgot PEAR: %s", r)
+	}
+	if p, s := w.relayAgent(id); p != pid || s != started {
+		t.Fatalf("the agent is pid %d started %s, want the same process (pid %d started %s)", p, s, pid, started)
+	}
+	evs := w.events(id)
+	assertNoSeqGap(t, evs)
+	var starts []string
+	for _, e := range ofType(evs, state.EventTurnStarted) {
+		starts = append(starts, e.TurnID+":"+e.Source)
+	}
+	if strings.Join(starts, " ") != "t1:initial t2:user t3:user" && strings.Join(starts, " ") != "t1:initial t2:queued t3:user" {
+		t.Fatalf("turns started: %v, want t1, t2 (once) and t3: no continuation", starts)
+	}
+	if got := agentText(evs, "t2"); !strings.Contains(got, "done sleeping") {
+		t.Fatalf("turn t2's answer %q lacks what the agent wrote after the kill", got)
+	}
+	for _, e := range ofType(evs, state.EventTurnEnded) {
+		if e.TurnID == "t2" && e.StopReason != state.StopEndTurn {
+			t.Fatalf("turn t2 ended %q, want end_turn (not repaired)", e.StopReason)
+		}
+	}
+	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+		t.Fatalf("markers after a reattach (repair, recovery, continuation?): %+v", m)
+	}
+	reattached := false
+	for _, e := range ofType(evs, state.EventAgentStarted) {
+		reattached = reattached || e.Restore == "reattach"
+	}
+	if !reattached {
+		t.Fatalf("no agent_started with restore reattach: %+v", ofType(evs, state.EventAgentStarted))
+	}
+	// linger 0: the command's owner stopped the container when it ended.
+	if _, st := containerOf(t, id); st == "running" {
+		t.Fatalf("the container still runs after an owner with --linger 0 ended")
+	}
+}
+
+func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	_, started := w.relayAgent(id)
+	ctr, _ := containerOf(t, id)
+	if out, err := exec.Command("podman", "kill", ctr).CombinedOutput(); err != nil {
+		t.Fatalf("podman kill: %v %s", err, out)
+	}
+	r = w.mustRun("prompt", id, "--linger", "0", "recall")
+	if !strings.Contains(r.stdout, "PEAR") {
+		t.Fatalf("recall after the container was killed forgot PEAR: %s", r)
+	}
+	if _, s := w.relayAgent(id); s == started {
+		t.Fatalf("the relay was not started again")
+	}
+	last := ofType(w.events(id), state.EventAgentStarted)
+	if got := last[len(last)-1].Restore; got != "resume" && got != "load" {
+		t.Fatalf("restored by %q, want the ladder (resume or load)", got)
+	}
+	if c2, _ := containerOf(t, id); c2 != ctr {
+		t.Fatalf("container %s replaced by %s, want the same one started again", ctr, c2)
+	}
+}
+
+func TestContainer_AMissingEngineExits6WithOneLine(t *testing.T) {
+	w := newWorld(t)
+	w.config("[runtime]\nengine = \"no-such-engine\"\n")
+	_, r := w.start("--runtime", "container", "hello")
+	if r.code != 6 {
+		t.Fatalf("want exit 6 for a missing engine: %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "no-such-engine") || !strings.Contains(lines[0], "install") {
+		t.Fatalf("want one line naming the engine and what to do, got:\n%s", r.stderr)
+	}
+}
+
+func TestContainer_PruneRemovesTheContainer(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	if ctr, _ := containerOf(t, id); ctr == "" {
+		t.Fatalf("no container for session %s", id)
+	}
+	w.mustRun("done", id)
+	w.mustRun("prune", "--yes")
+	if ctr, st := containerOf(t, id); ctr != "" {
+		t.Fatalf("container %s (%s) of pruned session %s is still there", ctr, st, id)
+	}
+}
