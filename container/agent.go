@@ -283,3 +283,28 @@ func (a *Agent) Ack(lines int64) {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": acp.RelayAckMethod, "params": map[string]any{"lines": lines}})
 	_, _ = lineWriter{a}.Write(append(b, '\n'))
 }
+
+// RemoveSessions removes the containers of sessions ids and their relay
+// directories (kandev prune): the ids whose container was removed.
+func RemoveSessions(ctx context.Context, cfg state.RuntimeConfig, homeDir string, ids []string) ([]string, error) {
+	eng, err := FindEngine(cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	home := HomeHash(homeDir)
+	var removed []string
+	for _, id := range ids {
+		c, err := eng.Find(ctx, home, id)
+		if err != nil {
+			return removed, err
+		}
+		if c != nil {
+			if err := eng.Remove(ctx, c.ID); err != nil {
+				return removed, err
+			}
+			removed = append(removed, id)
+		}
+		_ = os.RemoveAll(RelayDir(homeDir, id))
+	}
+	return removed, nil
+}

@@ -234,7 +234,7 @@ func TestContainer_PruneRemovesTheContainer(t *testing.T) {
 		t.Fatalf("no container for session %s", id)
 	}
 	w.mustRun("done", id)
-	w.mustRun("prune", "--yes")
+	w.mustRun("prune")
 	if ctr, st := containerOf(t, id); ctr != "" {
 		t.Fatalf("container %s (%s) of pruned session %s is still there", ctr, st, id)
 	}
