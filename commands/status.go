@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"context"
 	"fmt"
+	"github.com/kandev/kandev/container"
 	"io"
 	"strings"
 
@@ -79,6 +81,10 @@ func (c *StatusCmd) Run(env *Env) error {
 		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
 	}
 	out := map[string]any{"session": s, "status": st}
+	ctr, ctrErr := containerStatus(env, h, s)
+	if ctr != nil {
+		out["container"] = ctr
+	}
 	synced := remote.SessionStatus(h, s.ID)
 	if synced != nil {
 		out["sync"] = synced
@@ -130,6 +136,7 @@ func (c *StatusCmd) Run(env *Env) error {
 		if s.ErrorMessage != "" {
 			fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)
 		}
+		containerLine(w, s, ctr, ctrErr)
 		for _, p := range st.Survivors {
 			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
 		}
@@ -149,4 +156,36 @@ func serverNames(s *state.Session) []string {
 		out = append(out, m.Name)
 	}
 	return out
+}
+
+// containerStatus is the session's container as its engine reports it
+// (nil for a session that runs no agent in a container, or has none now).
+func containerStatus(env *Env, h *state.Home, s *state.Session) (*container.Container, error) {
+	if s.Runtime != state.RuntimeContainer {
+		return nil, nil
+	}
+	cfg, err := env.Config()
+	if err != nil {
+		return nil, err
+	}
+	c, err := container.Of(context.Background(), cfg.Runtime, h.Dir, s.ID)
+	if c == nil && err == nil {
+		c = &container.Container{Session: s.ID, State: "gone"}
+	}
+	return c, err
+}
+
+// containerLine says where the agent of a container session is.
+func containerLine(w io.Writer, s *state.Session, c *container.Container, err error) {
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "container unknown: %s\n", err)
+	case c == nil:
+	case c.State == "gone":
+		fmt.Fprintf(w, "container none (the next prompt creates one and restores the conversation)\n")
+	case c.Running():
+		fmt.Fprintf(w, "container %s running (the next command reattaches to its agent)\n", c.ID)
+	default:
+		fmt.Fprintf(w, "container %s %s (the next prompt starts it again and restores the conversation)\n", c.ID, c.State)
+	}
 }

@@ -308,3 +308,21 @@ func RemoveSessions(ctx context.Context, cfg state.RuntimeConfig, homeDir string
 	}
 	return removed, nil
 }
+
+// Of is session id's container (nil: none), for status and doctor.
+func Of(ctx context.Context, cfg state.RuntimeConfig, homeDir, id string) (*Container, error) {
+	eng, err := FindEngine(cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	return eng.Find(ctx, HomeHash(homeDir), id)
+}
+
+// All are every container of the home (kandev doctor).
+func All(ctx context.Context, cfg state.RuntimeConfig, homeDir string) ([]Container, error) {
+	eng, err := FindEngine(cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	return eng.List(ctx, HomeHash(homeDir), "")
+}

@@ -239,3 +239,42 @@ func TestContainer_PruneRemovesTheContainer(t *testing.T) {
 		t.Fatalf("container %s (%s) of pruned session %s is still there", ctr, st, id)
 	}
 }
+
+func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	var st struct {
+		Container struct{ ID, State string } `json:"container"`
+	}
+	decodeJSON(t, w.mustRun("status", id, "--json").stdout, &st)
+	ctr, state := containerOf(t, id)
+	if st.Container.ID != ctr || st.Container.State != state || ctr == "" {
+		t.Fatalf("status shows container %+v, want %s %s", st.Container, ctr, state)
+	}
+	// A container whose session is gone, and a session whose container is gone.
+	orphan, r := w.start("--runtime", "container", "--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, orphan)
+	orphanCtr, _ := containerOf(t, orphan)
+	if err := os.Remove(filepath.Join(w.home, "sessions", orphan+".json")); err != nil {
+		t.Fatal(err)
+	}
+	_ = exec.Command("podman", "rm", "-f", ctr).Run()
+	r = w.run("doctor")
+	if !strings.Contains(r.stdout, "FAIL  container "+orphanCtr) || !strings.Contains(r.stdout, "rm -f "+orphanCtr) {
+		t.Fatalf("doctor does not name the container whose session is gone:\n%s", r)
+	}
+	if !strings.Contains(r.stdout, "session "+id+": its container is gone") {
+		t.Fatalf("doctor does not name the session whose container is gone:\n%s", r)
+	}
+	if !strings.Contains(w.mustRun("status", id).stdout, "container none") {
+		t.Fatalf("status does not say the container is gone")
+	}
+}
