@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -325,4 +326,24 @@ func All(ctx context.Context, cfg state.RuntimeConfig, homeDir string) ([]Contai
 		return nil, err
 	}
 	return eng.List(ctx, HomeHash(homeDir), "")
+}
+
+// ErrNotRunning says a session's container does not run.
+var ErrNotRunning = errors.New("container not running")
+
+// StopSession stops session id's container when it runs (kandev close of
+// a session no owner runs); ErrNotRunning when it does not.
+func StopSession(ctx context.Context, cfg state.RuntimeConfig, homeDir, id string) error {
+	eng, err := FindEngine(cfg.Engine)
+	if err != nil {
+		return err
+	}
+	c, err := eng.Find(ctx, HomeHash(homeDir), id)
+	if err != nil {
+		return err
+	}
+	if c == nil || !c.Running() {
+		return ErrNotRunning
+	}
+	return eng.Stop(ctx, c.ID, 10*time.Second)
 }

@@ -278,3 +278,29 @@ func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
 		t.Fatalf("status does not say the container is gone")
 	}
 }
+
+func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	if _, st := containerOf(t, id); st != "running" {
+		t.Fatalf("the lingering owner's container is %q, want running", st)
+	}
+	w.mustRun("close", id)
+	if _, st := containerOf(t, id); st == "running" {
+		t.Fatalf("the container still runs after kandev close")
+	}
+	w.mustRun("prompt", id, "--linger", "60", "hello again")
+	killHostKandevs(t) // the owner dies; the container outlives it
+	if _, st := containerOf(t, id); st != "running" {
+		t.Fatalf("the container is %q after its owner was killed, want running", st)
+	}
+	w.mustRun("close", "--all")
+	if _, st := containerOf(t, id); st == "running" {
+		t.Fatalf("the container of a killed owner still runs after kandev close --all")
+	}
+}
