@@ -304,3 +304,36 @@ func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
 		t.Fatalf("the container of a killed owner still runs after kandev close --all")
 	}
 }
+
+func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	notes := filepath.Join(w.cwd, "notes.txt")
+	cmd, _ := w.background("--permissions", "approve-all", "prompt", id, "--linger", "60", "/sleep 1200\n/write "+notes+" written-in-the-container")
+	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
+		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+	})
+	killHostKandevs(t)
+	_ = cmd.Wait()
+	// The agent asks for the write while no kandev runs; the request waits in the relay.
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := os.Stat(notes); err == nil {
+		t.Fatal("the file was written while no kandev ran")
+	}
+	w.mustRun("--permissions", "approve-all", "resume", id, "--linger", "0")
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "written-in-the-container" {
+		t.Fatalf("notes.txt = %q, %v: the pending write was not answered on reattach", b, err)
+	}
+	evs := w.events(id)
+	if len(ofType(evs, state.EventPermissionResolved)) != 1 {
+		t.Fatalf("permission_resolved: %+v", ofType(evs, state.EventPermissionResolved))
+	}
+	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+		t.Fatalf("markers after a reattach: %+v", m)
+	}
+}
