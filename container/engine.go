@@ -119,7 +119,7 @@ func (e *Engine) refusal(verb, stderr string, err error) error {
 	switch {
 	case strings.Contains(low, "permission denied"):
 		advice = "run kandev as a user the engine accepts (docker group, or rootless podman)"
-	case strings.Contains(low, "cannot connect") || strings.Contains(low, "is the docker daemon running") || strings.Contains(low, "connection refused"):
+	case strings.Contains(low, "cannot connect") || strings.Contains(low, "unable to connect") || strings.Contains(low, "is the docker daemon running") || strings.Contains(low, "connection refused"):
 		advice = "start the engine (systemctl start " + e.Name + "), or check DOCKER_HOST / CONTAINER_HOST"
 	case strings.Contains(low, "image not known") || strings.Contains(low, "no such image") || strings.Contains(low, "pull access denied") || strings.Contains(low, "manifest unknown") || strings.Contains(low, "initializing source"):
 		advice = "build or pull the image first, or set [runtime] rootfs instead of image"

@@ -337,3 +337,39 @@ func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testi
 		t.Fatalf("markers after a reattach: %+v", m)
 	}
 }
+
+func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T) {
+	requirePodman(t)
+	root := t.TempDir()
+	url, _ := startSSHD(t, root)
+	userAt, rest, _ := strings.Cut(strings.TrimPrefix(url, "ssh://"), "@127.0.0.1:")
+	port, _, _ := strings.Cut(rest, "/")
+	sock := filepath.Join(root, "podman.sock")
+	svc := exec.Command("podman", "system", "service", "--time=0", "unix://"+sock)
+	if err := svc.Start(); err != nil {
+		t.Skip("SKIP: podman system service: ", err)
+	}
+	t.Cleanup(func() { _ = svc.Process.Kill(); _ = svc.Wait() })
+	waitFor(t, 10*time.Second, "podman's API socket", func() bool { _, err := os.Stat(sock); return err == nil })
+
+	w := newWorld(t)
+	w.env = append(w.env, "CONTAINER_HOST=ssh://"+userAt+"@127.0.0.1:"+port+sock, "CONTAINER_SSHKEY="+filepath.Join(root, "ssh", "client_key"))
+	id, r := w.start("--runtime", "container", "--linger", "60", "remember LIME")
+	if r.code != 0 {
+		t.Fatalf("start over ssh: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 1500\n/say over ssh")
+	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
+		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+	})
+	killHostKandevs(t)
+	_ = cmd.Wait()
+	r = w.mustRun("prompt", id, "--linger", "0", "recall")
+	if !strings.Contains(r.stdout, "over ssh") || !strings.Contains(r.stdout, "LIME") {
+		t.Fatalf("the reattach over ssh lost the turn or the conversation: %s", r)
+	}
+	if m := ofType(w.events(id), state.EventMarker); len(m) > 0 {
+		t.Fatalf("markers after a reattach over ssh: %+v", m)
+	}
+}
