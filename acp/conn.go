@@ -113,6 +113,7 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 	}()
 	for {
 		line, err := state.ReadLine(br)
+		counted := false
 		if len(line) > 0 {
 			c.activity.Store(time.Now().UnixNano())
 			trimmed := bytes.TrimSpace(line)
@@ -128,6 +129,10 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 				c.queueOrphan(trimmed)
 			case c.own.deliver(trimmed):
 			default:
+				// Counted before the SDK has it: a caller the answer wakes
+				// acknowledges it with everything before it (ackNow).
+				c.lines.Add(1)
+				counted = true
 				if bytes.Contains(trimmed, []byte(`"agentCapabilities"`)) {
 					c.noteInitialize(trimmed)
 				}
@@ -136,7 +141,7 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 				}
 			}
 		}
-		if err == nil || len(line) > 0 {
+		if (err == nil || len(line) > 0) && !counted {
 			c.lines.Add(1) // one line of the stream handled
 		}
 		if err != nil {

@@ -15,8 +15,8 @@ import (
 // orphan is the agent's answer to a request an earlier kandev sent before
 // it died (RelayOrphanMethod): the JSON-RPC response as the agent wrote it.
 type orphan struct {
-	method   string
-	response []byte
+	id, method string
+	response   []byte
 }
 
 func isOrphan(line []byte) bool {
@@ -26,8 +26,8 @@ func isOrphan(line []byte) bool {
 // queueOrphan hands an orphaned answer over after every update the agent
 // wrote before it has been recorded.
 func (c *Conn) queueOrphan(line []byte) {
-	p := gjson.GetManyBytes(line, "params.method", "params.response")
-	o := orphan{method: p[0].String(), response: []byte(p[1].Raw)}
+	p := gjson.GetManyBytes(line, "params.method", "params.response", "params.id")
+	o := orphan{id: p[2].Raw, method: p[0].String(), response: []byte(p[1].Raw)}
 	c.q.push(queued{fn: func() {
 		select {
 		case c.orphans <- o:
@@ -38,13 +38,14 @@ func (c *Conn) queueOrphan(line []byte) {
 
 // AwaitPrompt waits for the end of a turn an earlier kandev prompted and
 // this one reattached to: the stop reason the agent answered that prompt
-// with. Every update the agent sent before has been handed to OnEvents
+// (the relay's id, Reattachable) with; answers to earlier prompts, already
+// recorded, are passed over. Every update the agent sent before has been handed to OnEvents
 // when it returns. ctx ending gives up waiting (the turn goes on).
-func (c *Conn) AwaitPrompt(ctx context.Context) (string, error) {
+func (c *Conn) AwaitPrompt(ctx context.Context, id string) (string, error) {
 	for {
 		select {
 		case o := <-c.orphans:
-			if o.method != "session/prompt" {
+			if o.method != "session/prompt" || o.id != id {
 				continue
 			}
 			var resp struct {
@@ -56,7 +57,6 @@ func (c *Conn) AwaitPrompt(ctx context.Context) (string, error) {
 			if err := json.Unmarshal(o.response, &resp); err != nil {
 				return "", c.wrap(ctx, err)
 			}
-			c.ackNow()
 			if resp.Error != nil {
 				return "", c.wrap(ctx, resp.Error)
 			}

@@ -56,9 +56,10 @@ func (p *Process) CommandLine() []string { return p.Args }
 // docs/containers.md).
 type Reattachable interface {
 	// Reattached says whether an earlier client initialized the agent, and
-	// the methods of that client's requests the agent has not answered yet
-	// (their answers arrive as RelayOrphanMethod notifications).
-	Reattached() (initialized bool, outstanding []string)
+	// the id of the newest session/prompt an earlier client sent whose
+	// answer is still to be recorded ("": none); that answer arrives as a
+	// RelayOrphanMethod notification with this id (Conn.AwaitPrompt).
+	Reattached() (initialized bool, prompt string)
 }
 
 // Acker is a transport that keeps what the agent wrote until kandev has
@@ -72,6 +73,6 @@ const (
 	// RelayAckMethod carries Acker's acknowledgement to the relay.
 	RelayAckMethod = "_kandev/relay/ack"
 	// RelayOrphanMethod carries the agent's answer to a request an earlier
-	// client sent: params {method, response}.
+	// client sent: params {id, method, response}.
 	RelayOrphanMethod = "_kandev/relay/orphan"
 )

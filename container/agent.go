@@ -276,8 +276,13 @@ func (a *Agent) stopContainer(grace time.Duration) {
 }
 
 // Reattached says whether an earlier kandev had initialized the agent, and
-// what it asked that the agent has not answered.
-func (a *Agent) Reattached() (bool, []string) { return a.hello.Initialized, a.hello.Outstanding }
+// which prompt of its the answer of is still to be recorded.
+func (a *Agent) Reattached() (bool, string) {
+	if a.hello.Prompt == 0 {
+		return a.hello.Initialized, ""
+	}
+	return a.hello.Initialized, fmt.Sprint(a.hello.Prompt)
+}
 
 // Ack tells the relay the first lines of its stream are recorded.
 func (a *Agent) Ack(lines int64) {

@@ -39,9 +39,11 @@ type Hello struct {
 	AgentPID int `json:"agent_pid"`
 	// Initialized: the agent answered an initialize (a client talked to it).
 	Initialized bool `json:"initialized"`
-	// Outstanding are the methods of requests earlier clients sent that the
-	// agent has not answered yet (their answers come as MethodOrphan).
-	Outstanding []string `json:"outstanding,omitempty"`
+	// Prompt is the relay's id of the newest session/prompt an earlier
+	// client sent whose answer no client has recorded (0: none): the turn
+	// that client left running, or that ended while no client was there.
+	// Its answer comes as MethodOrphan with this id.
+	Prompt int64 `json:"prompt,omitempty"`
 	// Resent counts the agent's unanswered requests sent again first,
 	// before the journal from the acknowledged line.
 	Resent int `json:"resent"`
@@ -241,19 +243,7 @@ func (r *relay) serveClient(c net.Conn) {
 	r.conn = c
 	r.epoch++
 	epoch := r.epoch
-	hello := Hello{AgentPID: r.pid, Initialized: r.inited, Replayed: r.base + len(r.lines) - r.acked}
-	for _, req := range r.ids {
-		if req.epoch < epoch {
-			hello.Outstanding = append(hello.Outstanding, req.method)
-		}
-	}
-	var resent [][]byte
-	for _, id := range r.order {
-		if line, ok := r.pending[id]; ok && r.indexOf(line) < r.acked {
-			resent = append(resent, line)
-		}
-	}
-	hello.Resent = len(resent)
+	hello, resent := r.helloFor(epoch)
 	from := r.acked
 	r.mu.Unlock()
 
@@ -269,6 +259,25 @@ func (r *relay) serveClient(c net.Conn) {
 	}
 	go r.readClient(c, epoch, from, len(resent))
 	r.feed(c, w, epoch, from)
+}
+
+// helloFor is what a client of epoch is told first, and the agent's
+// unanswered requests it is sent again; under mu.
+func (r *relay) helloFor(epoch int) (Hello, [][]byte) {
+	hello := Hello{AgentPID: r.pid, Initialized: r.inited, Replayed: r.base + len(r.lines) - r.acked}
+	for id, req := range r.ids {
+		if req.epoch < epoch && req.method == "session/prompt" && id > hello.Prompt {
+			hello.Prompt = id
+		}
+	}
+	var resent [][]byte
+	for _, id := range r.order {
+		if line, ok := r.pending[id]; ok && r.indexOf(line) < r.acked {
+			resent = append(resent, line)
+		}
+	}
+	hello.Resent = len(resent)
+	return hello, resent
 }
 
 // indexOf is the line number of a line held in lines (-1: gone); under mu.
@@ -335,7 +344,7 @@ func (r *relay) toClient(line []byte, epoch int) []byte {
 	}
 	if req.epoch != epoch {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": MethodOrphan,
-			"params": map[string]any{"method": req.method, "response": json.RawMessage(line)}})
+			"params": map[string]any{"id": id, "method": req.method, "response": json.RawMessage(line)}})
 		return append(b, '\n')
 	}
 	return withID(line, req.orig)

@@ -48,6 +48,7 @@ func TestRelay_ALaterClientsIDsNeverCollideAndADeadClientsAnswerComesAsOrphan(t 
 	toNew := string(r.toClient([]byte(`{"jsonrpc":"2.0","id":`+gjson.Get(agent.lines[1], "id").Raw+`,"result":{}}`+"\n"), 2))
 	r.mu.Unlock()
 	if gjson.Get(toOld, "method").String() != MethodOrphan || gjson.Get(toOld, "params.method").String() != "session/prompt" ||
+		gjson.Get(toOld, "params.id").Raw != gjson.Get(agent.lines[0], "id").Raw ||
 		gjson.Get(toOld, "params.response.result.stopReason").String() != "end_turn" {
 		t.Fatalf("the dead client's answer reached client 2 as %s", toOld)
 	}
@@ -82,5 +83,26 @@ func TestRelay_AnAckBeyondWhatWasWrittenIsIgnored(t *testing.T) {
 	r.fromClient([]byte(`{"jsonrpc":"2.0","method":"`+MethodAck+`","params":{"lines":5}}`+"\n"), 1, 0, 0)
 	if r.acked != 0 || len(r.lines) != 1 {
 		t.Fatalf("acked %d of 1 line", r.acked)
+	}
+}
+
+func TestRelay_TheNextClientIsToldTheNewestPromptAndGetsTheAcknowledgedRequestAgain(t *testing.T) {
+	r, agent := newTestRelay()
+	r.fromClient([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n"), 1, 0, 0)
+	r.agentWrites(`{"jsonrpc":"2.0","id":` + gjson.Get(agent.lines[0], "id").Raw + `,"result":{}}`)
+	r.fromClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}`+"\n"), 1, 0, 0)
+	r.agentWrites(`{"jsonrpc":"2.0","id":` + gjson.Get(agent.lines[1], "id").Raw + `,"result":{"stopReason":"end_turn"}}`)
+	r.fromClient([]byte(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}`+"\n"), 1, 0, 0)
+	r.agentWrites(`{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{}}`)
+	// The client recorded the first turn's answer and the request, then died.
+	r.fromClient([]byte(`{"jsonrpc":"2.0","method":"`+MethodAck+`","params":{"lines":3}}`+"\n"), 1, 0, 0)
+	r.mu.Lock()
+	hello, resent := r.helloFor(2)
+	r.mu.Unlock()
+	if !hello.Initialized || hello.Prompt != gjson.Get(agent.lines[2], "id").Int() {
+		t.Fatalf("hello %+v, want initialized and the second prompt (%s)", hello, gjson.Get(agent.lines[2], "id").Raw)
+	}
+	if len(resent) != 1 || !strings.Contains(string(resent[0]), "request_permission") || hello.Resent != 1 {
+		t.Fatalf("resent %q, want the unanswered permission request", resent)
 	}
 }

@@ -366,10 +366,11 @@ func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T)
 	killHostKandevs(t)
 	_ = cmd.Wait()
 	r = w.mustRun("prompt", id, "--linger", "0", "recall")
-	if !strings.Contains(r.stdout, "over ssh") || !strings.Contains(r.stdout, "LIME") {
-		t.Fatalf("the reattach over ssh lost the turn or the conversation: %s", r)
+	evs := w.events(id)
+	if !strings.Contains(agentText(evs, "t2"), "over ssh") || !strings.Contains(r.stdout, "LIME") {
+		t.Fatalf("the reattach over ssh lost the turn or the conversation: %s\n%+v", r, evs)
 	}
-	if m := ofType(w.events(id), state.EventMarker); len(m) > 0 {
+	if m := ofType(evs, state.EventMarker); len(m) > 0 {
 		t.Fatalf("markers after a reattach over ssh: %+v", m)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -30,12 +29,12 @@ func (o *owner) reattach(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrAgentFailed, err)
 	}
-	initialized, outstanding := false, []string(nil)
+	initialized, prompt := false, ""
 	if r, ok := proc.(acp.Reattachable); ok {
-		initialized, outstanding = r.Reattached()
+		initialized, prompt = r.Reattached()
 	}
 	turn := ""
-	if initialized && o.s.CurrentTurn != "" && slices.Contains(outstanding, "session/prompt") {
+	if initialized && o.s.CurrentTurn != "" && prompt != "" {
 		// What the agent wrote meanwhile belongs to that turn: set before
 		// the connection reads the first line of the journal.
 		turn = o.s.CurrentTurn
@@ -60,7 +59,7 @@ func (o *owner) reattach(ctx context.Context) error {
 	o.progress("reattached to turn " + turn + ", still running in the agent")
 	done := make(chan promptAnswer, 1)
 	go func() {
-		stop, err := o.conn.AwaitPrompt(context.Background())
+		stop, err := o.conn.AwaitPrompt(context.Background(), prompt)
 		done <- promptAnswer{stop, err}
 	}()
 	stop, err := o.awaitTurnEnd(ctx, done)
