@@ -193,6 +193,9 @@ func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *test
 	if out, err := exec.Command("podman", "kill", ctr).CombinedOutput(); err != nil {
 		t.Fatalf("podman kill: %v %s", err, out)
 	}
+	// The warm owner sees its agent gone and exits (a prompt queued in the
+	// instant before would meet the dead agent, as with a local one).
+	waitFor(t, 10*time.Second, "the warm owner to exit", func() bool { return !w.ownerAlive(id) })
 	r = w.mustRun("prompt", id, "--linger", "0", "recall")
 	if !strings.Contains(r.stdout, "PEAR") {
 		t.Fatalf("recall after the container was killed forgot PEAR: %s", r)
