@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kandev/kandev/acp"
@@ -112,7 +113,7 @@ type Agent struct {
 	done    chan struct{}
 	began   time.Time
 	ended   time.Time
-	stopped bool // Stop or Kill stopped the container
+	stopped atomic.Bool // Stop or Kill stopped the container
 }
 
 // attachTo runs the relay's client in container id and reads its hello.
@@ -233,7 +234,7 @@ func (a *Agent) ExitDescription() string {
 	default:
 		return ""
 	}
-	if a.stopped {
+	if a.stopped.Load() {
 		return "stopped with its container " + a.ID
 	}
 	if st, err := a.eng.call(context.Background(), callTimeout, "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", a.ID); err == nil {
@@ -265,7 +266,7 @@ func (a *Agent) Stop(grace time.Duration) {
 func (a *Agent) Kill() { a.stopContainer(0) }
 
 func (a *Agent) stopContainer(grace time.Duration) {
-	a.stopped = true
+	a.stopped.Store(true)
 	_ = a.eng.Stop(context.Background(), a.ID, grace)
 	select {
 	case <-a.done:

@@ -197,7 +197,8 @@ func (e *Engine) Start(ctx context.Context, id string) error {
 
 // Stop stops a container, killing its processes after grace.
 func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) error {
-	_, err := e.call(ctx, callTimeout+grace, "stop", "-t", fmt.Sprint(int(grace.Seconds())), id)
+	secs := int((grace + time.Second - 1) / time.Second) // the engine counts whole seconds: round up
+	_, err := e.call(ctx, callTimeout+grace, "stop", "-t", fmt.Sprint(secs), id)
 	return err
 }
 

@@ -132,6 +132,7 @@ func serve(dir string, command []string) (int, error) {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
 		for s := range sigs {
+			_ = stdin.Close() // an agent that exits on EOF ends as it would under kandev's own stop
 			_ = cmd.Process.Signal(s)
 		}
 	}()
