@@ -73,8 +73,11 @@ type Conn struct {
 	own          ownRequests   // requests kandev writes past the SDK (ext_session_delete.go)
 	offersDelete atomic.Bool   // the agent advertised sessionCapabilities.delete
 	// lines counts the stream's lines handled (queued or given to the SDK),
-	// for an Acker; orphans are RelayOrphanMethod answers (reattach.go).
+	// for an Acker; an update is counted and queued under countMu, so an
+	// acknowledgement never runs ahead of the queue (reattach.go). orphans
+	// are RelayOrphanMethod answers.
 	lines   atomic.Int64
+	countMu sync.Mutex
 	orphans chan orphan
 }
 
@@ -124,9 +127,17 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 				c.Proc.Kill()
 				return
 			case isUpdateNotification(trimmed):
-				c.q.push(queued{params: []byte(gjson.GetBytes(trimmed, "params").Raw)})
+				params := []byte(gjson.GetBytes(trimmed, "params").Raw)
+				c.countMu.Lock()
+				c.q.push(queued{params: params, line: c.lines.Add(1)})
+				c.countMu.Unlock()
+				counted = true
 			case isOrphan(trimmed):
+				c.countMu.Lock()
+				c.lines.Add(1)
 				c.queueOrphan(trimmed)
+				c.countMu.Unlock()
+				counted = true
 			case c.own.deliver(trimmed):
 			default:
 				// Counted before the SDK has it: a caller the answer wakes
@@ -164,11 +175,19 @@ func (c *Conn) record() {
 	tools := toolNames{}
 	replaying := false
 	var batch []*state.Event
+	acker, _ := c.Proc.(Acker)
+	var recorded, acked int64 // stream lines recorded, and acknowledged
 	flush := func() {
 		if len(batch) > 0 && c.opts.OnEvents != nil {
 			c.opts.OnEvents(batch)
 		}
 		batch = nil
+		// What OnEvents has recorded is acknowledged at once: a kandev killed
+		// now is shown none of it again when the next one attaches.
+		if acker != nil && recorded > acked {
+			acker.Ack(recorded)
+			acked = recorded
+		}
 	}
 	for {
 		items, ok := c.q.popAll()
@@ -187,9 +206,11 @@ func (c *Conn) record() {
 			case it.event != nil:
 				batch = append(batch, it.event)
 			case replaying:
+				recorded = max(recorded, it.line) // dropped on purpose: handled
 				c.replayed.Add(1)
 				c.noteReplayed(it.params)
 			default:
+				recorded = max(recorded, it.line)
 				batch = append(batch, updateToEvent(it.params, tools))
 				if len(batch) >= 4096 {
 					flush()
@@ -430,6 +451,7 @@ func lastLine(s string) string {
 // kandev made itself, a barrier function, or a replay switch.
 type queued struct {
 	params []byte
+	line   int64 // the stream's line number of an update (for an Acker)
 	event  *state.Event
 	fn     func()
 	replay *bool

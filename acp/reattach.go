@@ -95,6 +95,16 @@ func (c *Conn) ackNow() {
 	if !ok {
 		return
 	}
+	c.countMu.Lock()
 	n := c.lines.Load()
-	c.Barrier(func() { a.Ack(n) })
+	done := make(chan struct{})
+	pushed := c.q.push(queued{fn: func() { a.Ack(n); close(done) }})
+	c.countMu.Unlock()
+	if !pushed {
+		return // the stream has ended: nothing more is acknowledged
+	}
+	select {
+	case <-done:
+	case <-c.recDone:
+	}
 }
