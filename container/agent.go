@@ -54,17 +54,22 @@ func Launch(ctx context.Context, cfg state.RuntimeConfig, homeDir string, spec a
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case c == nil:
+	if c != nil && !c.Running() {
+		if err := eng.Start(ctx, c.ID); err != nil {
+			// One that cannot start again (its kandev binary moved, a mount
+			// gone) is replaced: its agent is gone either way.
+			if rerr := eng.Remove(ctx, c.ID); rerr != nil {
+				return nil, err
+			}
+			c = nil
+		}
+	}
+	if c == nil {
 		id, err := eng.Run(ctx, runSpec(cfg, home, dir, spec))
 		if err != nil {
 			return nil, err
 		}
 		c = &Container{ID: id, Session: spec.SessionID, State: "running"}
-	case !c.Running():
-		if err := eng.Start(ctx, c.ID); err != nil {
-			return nil, err
-		}
 	}
 	a, err := attachTo(eng, c.ID, dir, spec.Command)
 	if err != nil {
@@ -78,13 +83,14 @@ func Launch(ctx context.Context, cfg state.RuntimeConfig, homeDir string, spec a
 // binary at its path inside, only the session's cwd and the configured
 // mounts, and only the environment the profile names.
 func runSpec(cfg state.RuntimeConfig, home, dir string, spec acp.LaunchSpec) RunSpec {
-	exe, _ := os.Executable()
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
+	self, _ := os.Executable()
+	exe := self
+	if p, err := filepath.EvalSymlinks(self); err == nil {
+		exe = p // the file itself is mounted, not a link to it
 	}
 	command := append([]string(nil), spec.Command...)
 	for i, a := range command {
-		if a == exe {
+		if a == self || a == exe { // {kandev}: the demo agent runs from the mounted copy
 			command[i] = ExePath
 		}
 	}

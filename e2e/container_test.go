@@ -306,6 +306,12 @@ func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
 	if _, st := containerOf(t, id); st == "running" {
 		t.Fatalf("the container of a killed owner still runs after kandev close --all")
 	}
+	// The linger ending stops it too.
+	w.mustRun("prompt", id, "--linger", "1s", "hello once more")
+	waitFor(t, 15*time.Second, "the container to stop when the linger ends", func() bool {
+		_, st := containerOf(t, id)
+		return st != "running"
+	})
 }
 
 func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testing.T) {
