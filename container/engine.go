@@ -117,12 +117,13 @@ func (e *Engine) refusal(verb, stderr string, err error) error {
 	low := strings.ToLower(msg)
 	advice := ""
 	switch {
+	case strings.Contains(low, "image not known") || strings.Contains(low, "no such image") || strings.Contains(low, "unable to find image") ||
+		strings.Contains(low, "pull access denied") || strings.Contains(low, "manifest unknown") || strings.Contains(low, "initializing source"):
+		advice = "build or pull the image first (kandev pulls nothing), or set [runtime] rootfs instead of image"
 	case strings.Contains(low, "permission denied"):
 		advice = "run kandev as a user the engine accepts (docker group, or rootless podman)"
 	case strings.Contains(low, "cannot connect") || strings.Contains(low, "unable to connect") || strings.Contains(low, "is the docker daemon running") || strings.Contains(low, "connection refused"):
 		advice = "start the engine (systemctl start " + e.Name + "), or check DOCKER_HOST / CONTAINER_HOST"
-	case strings.Contains(low, "image not known") || strings.Contains(low, "no such image") || strings.Contains(low, "pull access denied") || strings.Contains(low, "manifest unknown") || strings.Contains(low, "initializing source"):
-		advice = "build or pull the image first, or set [runtime] rootfs instead of image"
 	}
 	return &EngineError{Engine: e.Name, Problem: e.Name + " " + verb + ": " + msg, Advice: advice}
 }
@@ -235,7 +236,7 @@ func (e *Engine) Run(ctx context.Context, r RunSpec) (string, error) {
 	}
 	args := []string{"run", "-d", "--name", Name(r.Home, r.Session),
 		"--label", LabelSession + "=" + r.Session, "--label", LabelHome + "=" + r.Home,
-		"--network", network, "--init=false",
+		"--network", network, "--pull", "never",
 		"-v", r.Exe + ":" + ExePath + ":ro", "-v", r.RelayDir + ":" + RelayPath}
 	if r.Cwd != "" {
 		args = append(args, "-v", r.Cwd+":"+r.Cwd, "-w", r.Cwd)

@@ -383,3 +383,21 @@ func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T)
 		t.Fatalf("markers after a reattach over ssh: %+v", m)
 	}
 }
+
+func TestContainer_AMissingImageExits6WithOneLineAtOnce(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	w.config("[runtime]\nimage = \"localhost/kandev-no-such-image:1\"\n")
+	began := time.Now()
+	_, r := w.start("--runtime", "container", "hello")
+	if r.code != 6 {
+		t.Fatalf("want exit 6 for a missing image: %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "kandev-no-such-image") || !strings.Contains(lines[0], "pull the image first") {
+		t.Fatalf("want one line naming the image and what to do, got:\n%s", r.stderr)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Fatalf("a missing image took %s: kandev must not try a registry", took)
+	}
+}
