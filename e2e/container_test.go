@@ -401,3 +401,30 @@ func TestContainer_AMissingImageExits6WithOneLineAtOnce(t *testing.T) {
 		t.Fatalf("a missing image took %s: kandev must not try a registry", took)
 	}
 }
+
+func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 5000")
+	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
+		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+	})
+	killHostKandevs(t)
+	_ = cmd.Wait()
+	w.mustRun("stop", id)
+	if _, st := containerOf(t, id); st == "running" {
+		t.Fatalf("the container still runs its turn after kandev stop")
+	}
+	if s := w.session(id); s.StopReason != state.StopUserCanceled || s.CurrentTurn != "" {
+		t.Fatalf("after stop: stop_reason %q, current turn %q", s.StopReason, s.CurrentTurn)
+	}
+	r = w.mustRun("prompt", id, "--linger", "0", "hello again")
+	if !strings.Contains(r.stdout, "hello again") {
+		t.Fatalf("the prompt after the stop: %s", r)
+	}
+}
