@@ -428,3 +428,24 @@ func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
 		t.Fatalf("the prompt after the stop: %s", r)
 	}
 }
+
+func TestContainer_TheAgentsRuntimeInTheConfigChoosesAndTheFlagWins(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	w.config("[agents.demo]\nruntime = \"container\"\n")
+	id, r := w.start("--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	if ctr, _ := containerOf(t, id); ctr == "" || w.session(id).Runtime != "container" {
+		t.Fatalf("[agents.demo] runtime = \"container\" ran no container")
+	}
+	local, r := w.start("--runtime", "process", "--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start --runtime process: %s", r)
+	}
+	if ctr, _ := containerOf(t, local); ctr != "" || w.session(local).Runtime != "" {
+		t.Fatalf("--runtime process still ran a container")
+	}
+}
