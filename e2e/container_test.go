@@ -449,3 +449,19 @@ func TestContainer_TheAgentsRuntimeInTheConfigChoosesAndTheFlagWins(t *testing.T
 		t.Fatalf("--runtime process still ran a container")
 	}
 }
+
+func TestContainer_AStoppedEngineExits6WithOneLineSayingToStartIt(t *testing.T) {
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Skip("SKIP: no docker CLI to stand for an engine whose daemon is stopped")
+	}
+	if exec.Command("docker", "version").Run() == nil {
+		t.Skip("SKIP: docker's daemon runs here: no stopped engine to test")
+	}
+	w := newWorld(t)
+	w.config("[runtime]\nengine = \"docker\"\n")
+	_, r := w.start("--runtime", "container", "hello")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code != 6 || len(lines) != 1 || !strings.Contains(lines[0], "container engine docker") || !strings.Contains(lines[0], "start the engine") {
+		t.Fatalf("want exit 6 and one line saying to start docker: %s", r)
+	}
+}
