@@ -74,11 +74,18 @@ type Conn struct {
 	own          ownRequests   // requests kandev writes past the SDK (ext_session_delete.go)
 	offersDelete atomic.Bool   // the agent advertised sessionCapabilities.delete
 	offersSteer  atomic.Bool   // the agent advertised _meta.steering.supported (ext_steering.go)
+	// lines counts the stream's lines handled (queued or given to the SDK),
+	// for an Acker; an update is counted and queued under countMu, so an
+	// acknowledgement never runs ahead of the queue (reattach.go). orphans
+	// are RelayOrphanMethod answers.
+	lines   atomic.Int64
+	countMu sync.Mutex
+	orphans chan orphan
 }
 
 // Connect wires an ACP client connection to a launched agent process.
 func Connect(p Transport, opts ConnOptions) *Conn {
-	c := &Conn{Proc: p, opts: opts, recDone: make(chan struct{})}
+	c := &Conn{Proc: p, opts: opts, recDone: make(chan struct{}), orphans: make(chan orphan, 16)}
 	c.activity.Store(time.Now().UnixNano())
 	pr, pw := io.Pipe()
 	stdin, stdout := p.Streams()
@@ -90,6 +97,9 @@ func Connect(p Transport, opts ConnOptions) *Conn {
 	c.sdk.SetLogger(slog.New(slog.DiscardHandler))
 	go c.intercept(stdout, pw)
 	go c.record()
+	if a, ok := p.(Acker); ok {
+		go c.ackLoop(a)
+	}
 	go func() {
 		<-c.sdk.Done()
 		c.KillTerminals()
@@ -107,15 +117,29 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 		c.activity.Store(time.Now().UnixNano())
 		switch {
 		case len(line) == 0:
+			c.lines.Add(1) // one line of the stream handled
 			return true, nil
 		case line[0] != '{' || !gjson.ValidBytes(line):
 			c.setFatal(fmt.Errorf("%w: the agent printed non-JSON on stdout: %q", ErrProtocol, history.Clip(string(line), 120)))
 			c.Proc.Kill()
 			return true, ErrProtocol
 		case rpcwire.IsNotification(line, sdk.ClientMethodSessionUpdate):
-			c.q.Push(queued{params: []byte(gjson.GetBytes(line, "params").Raw)})
+			params := []byte(gjson.GetBytes(line, "params").Raw)
+			c.countMu.Lock()
+			c.q.Push(queued{params: params, line: c.lines.Add(1)})
+			c.countMu.Unlock()
 			return true, nil
-		case c.own.deliver(line):
+		case isOrphan(line):
+			c.countMu.Lock()
+			c.lines.Add(1)
+			c.queueOrphan(line)
+			c.countMu.Unlock()
+			return true, nil
+		}
+		// Counted before the SDK has it: a caller the answer wakes
+		// acknowledges it with everything before it (ackNow).
+		c.lines.Add(1)
+		if c.own.deliver(line) {
 			return true, nil
 		}
 		if bytes.Contains(line, []byte(`"agentCapabilities"`)) {
@@ -132,11 +156,19 @@ func (c *Conn) record() {
 	tools := toolNames{}
 	replaying := false
 	var batch []*state.Event
+	acker, _ := c.Proc.(Acker)
+	var recorded, acked int64 // stream lines recorded, and acknowledged
 	flush := func() {
 		if len(batch) > 0 && c.opts.OnEvents != nil {
 			c.opts.OnEvents(batch)
 		}
 		batch = nil
+		// What OnEvents has recorded is acknowledged at once: a kandev killed
+		// now is shown none of it again when the next one attaches.
+		if acker != nil && recorded > acked {
+			acker.Ack(recorded)
+			acked = recorded
+		}
 	}
 	for {
 		items, ok := c.q.PopAll()
@@ -155,9 +187,11 @@ func (c *Conn) record() {
 			case it.event != nil:
 				batch = append(batch, it.event)
 			case replaying:
+				recorded = max(recorded, it.line) // dropped on purpose: handled
 				c.replayed.Add(1)
 				c.noteReplayed(it.params)
 			default:
+				recorded = max(recorded, it.line)
 				batch = append(batch, updateToEvent(it.params, tools))
 				if len(batch) >= 4096 {
 					flush()
@@ -308,6 +342,7 @@ func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
 	// The turn is over: what it left running is killed and recorded in it.
 	c.KillTerminals()
 	c.Barrier(nil)
+	c.ackNow()
 	return string(resp.StopReason), c.wrap(ctx, err)
 }
 
@@ -397,6 +432,7 @@ func lastLine(s string) string {
 // kandev made itself, a barrier function, or a replay switch.
 type queued struct {
 	params []byte
+	line   int64 // the stream's line number of an update (for an Acker)
 	event  *state.Event
 	fn     func()
 	replay *bool

@@ -17,11 +17,12 @@ const (
 	RestoreLoad   RestoreMethod = "load"
 	RestoreNew    RestoreMethod = "new"
 	RestoreFlag   RestoreMethod = "flag"
+	// RestoreReattach: the agent never stopped, so nothing was restored:
+	// kandev connected again to an agent a container's relay kept (in the
+	// log), or kandev resume found a live owner already running it.
+	RestoreReattach RestoreMethod = "reattach"
 	// RestoreFail means: stop, keep the token, exit 6 so the user can retry.
 	RestoreFail RestoreMethod = "fail"
-	// RestoreReattach is what kandev resume reports when a live owner
-	// already runs the agent: nothing was restored (never in the log).
-	RestoreReattach RestoreMethod = "reattach"
 )
 
 // Capabilities is what the restore ladder reads of an initialize response.

@@ -50,3 +50,29 @@ func (p *Process) Identity() (int, string) { return p.PID, p.Start }
 
 // CommandLine is the agent's command line as launched.
 func (p *Process) CommandLine() []string { return p.Args }
+
+// Reattachable is a transport that may connect to an agent an earlier
+// kandev process started and left running (a container's relay,
+// docs/containers.md).
+type Reattachable interface {
+	// Reattached says whether an earlier client initialized the agent, and
+	// the id of the newest session/prompt an earlier client sent whose
+	// answer is still to be recorded ("": none); that answer arrives as a
+	// RelayOrphanMethod notification with this id (Conn.AwaitPrompt).
+	Reattached() (initialized bool, prompt string)
+}
+
+// Acker is a transport that keeps what the agent wrote until kandev has
+// recorded it: Ack says the first lines of the stream are recorded.
+type Acker interface {
+	Ack(lines int64)
+}
+
+// Methods a relay adds to the agent's stream (never the agent's own).
+const (
+	// RelayAckMethod carries Acker's acknowledgement to the relay.
+	RelayAckMethod = "_kandev/relay/ack"
+	// RelayOrphanMethod carries the agent's answer to a request an earlier
+	// client sent: params {id, method, response}.
+	RelayOrphanMethod = "_kandev/relay/orphan"
+)

@@ -2,6 +2,8 @@ package commands
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,6 +21,12 @@ func checkConfigNames(c *state.Config, path string) error {
 		modes := []string{owner.PermAsk, owner.PermApproveReads, owner.PermApproveAll, owner.PermDenyAll, owner.PermDefer}
 		return &state.ConfigError{Path: path, Problem: fmt.Sprintf("[permissions] mode = %q is not a permission mode%s; use %s",
 			m, didYouMean(m, modes), strings.Join(modes, ", "))}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Agents)) {
+		if rt := c.Agents[name].Runtime; rt != "" && rt != "process" && rt != state.RuntimeContainer {
+			return &state.ConfigError{Path: path, Problem: fmt.Sprintf("[agents.%s] runtime = %q is no runtime%s; use process or container",
+				name, rt, didYouMean(rt, []string{"process", state.RuntimeContainer}))}
+		}
 	}
 	if a := c.DefaultAgent; a != "" {
 		var names []string

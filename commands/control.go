@@ -82,6 +82,9 @@ func control(env *Env, h *state.Home, id, kind string) error {
 		})
 		return nil
 	}
+	// An agent that outlived its owner in a container ends with the stop:
+	// a prompt restarts and restores it (docs/containers.md).
+	stoppedContainers(env, h, []string{id})
 	rep, err := owner.Repair(h, id, state.StopUserCanceled, false)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return control(env, h, id, kind) // an owner appeared meanwhile

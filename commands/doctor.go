@@ -72,6 +72,7 @@ func (c *DoctorCmd) Run(env *Env) error {
 	checks = append(checks, sessionChecks(probeWith(h, cfg, mode, "", false, env.Now()))...)
 	checks = append(checks, leftoverChecks(h, env.Now())...)
 	checks = append(checks, agentChecks(env.Ctx, h, cfg)...)
+	checks = append(checks, containerChecks(env.Ctx, h, cfg)...)
 	checks = append(checks, gitCheck())
 
 	problems := 0

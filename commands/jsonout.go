@@ -5,6 +5,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/container"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
@@ -181,6 +182,7 @@ type QueuedInput struct {
 // PruneOutput is kandev prune.
 type PruneOutput struct {
 	AgentSessionsDeleted []string `json:"agent_sessions_deleted"`
+	ContainersRemoved    []string `json:"containers_removed"`
 	DryRun               bool     `json:"dry_run"`
 	ForkLogs             []string `json:"fork_logs"`
 	Pruned               []string `json:"pruned"`
@@ -265,9 +267,10 @@ type SetTitleOutput struct {
 // StatusOutput is kandev status; Sync is there for a session that travels
 // through a git remote.
 type StatusOutput struct {
-	Session *state.Session `json:"session"`
-	Status  Status         `json:"status"`
-	Sync    *remote.Synced `json:"sync,omitempty"`
+	Container *container.Container `json:"container,omitempty"`
+	Session   *state.Session       `json:"session"`
+	Status    Status               `json:"status"`
+	Sync      *remote.Synced       `json:"sync,omitempty"`
 }
 
 // SyncOutput is kandev push and pull; Errors lists the sessions that failed (--all).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,6 +120,9 @@ func (c *CloseCmd) Run(env *Env) error {
 		}
 		closed = true
 	}
+	if stoppedContainers(env, h, []string{id}) > 0 {
+		closed = true
+	}
 	unscheduled, err := cancelLimitSchedule(h, id)
 	if err != nil {
 		env.Out.Warn(err.Error())
@@ -157,6 +161,14 @@ func (c *CloseCmd) closeAll(env *Env) error {
 			return err
 		}
 	}
+	all, _ := h.ListSessions()
+	var rest []string
+	for _, s := range all {
+		if !slices.Contains(ids, s.ID) {
+			rest = append(rest, s.ID)
+		}
+	}
+	stoppedContainers(env, h, rest)
 	env.Out.Object(CloseAllOutput{Closed: append([]string{}, ids...)}, func(w io.Writer) {
 		if len(ids) == 0 {
 			fmt.Fprintln(w, "nothing to close: no kandev process is running a session in this home")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/kandev/kandev/container"
 	"io"
 	"strconv"
 	"strings"
@@ -100,6 +101,7 @@ func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
 // events, asks, warns and notifies on this terminal.
 func launchJob(env *Env, h *state.Home, cfg *state.Config, id string, profile acp.Profile, mode string, job owner.Job) owner.Job {
 	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
+	inContainer(&job)
 	if job.Emit == nil {
 		job.Emit = env.Out.Event
 	}
@@ -298,4 +300,16 @@ func permissionTitle(req sdk.RequestPermissionRequest) string {
 		return *req.ToolCall.Title
 	}
 	return string(req.ToolCall.ToolCallId)
+}
+
+// inContainer runs the agent of a session whose runtime is "container" in
+// its container (docs/containers.md), which outlives the owner.
+func inContainer(job *owner.Job) {
+	s := job.Record
+	if s == nil {
+		s, _ = job.Home.LoadSession(job.SessionID)
+	}
+	if s != nil && s.Runtime == state.RuntimeContainer {
+		job.Launch, job.Outlives = container.Launcher(job.Config.Runtime, job.Home.Dir), true
+	}
 }

@@ -1,8 +1,11 @@
 package commands
 
 import (
+	"context"
+
 	"errors"
 	"fmt"
+	"github.com/kandev/kandev/container"
 	"io"
 	"os"
 	"path/filepath"
@@ -132,6 +135,10 @@ func (c *PruneCmd) Run(env *Env) error {
 			env.Out.Warn(w)
 		}
 	}
+	containers := []string{}
+	if !c.DryRun {
+		containers = pruneContainers(env, h, all, pruned)
+	}
 	agentSessions := []string{}
 	for _, id := range pruned {
 		if agentDeleted[id] != "" {
@@ -139,7 +146,7 @@ func (c *PruneCmd) Run(env *Env) error {
 		}
 	}
 	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, shared: shared, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun, agentDeleted: agentDeleted}
-	env.Out.Object(PruneOutput{Pruned: pruned, DryRun: c.DryRun, TempFiles: tempFiles, ForkLogs: forkLogs, WorktreesRemoved: removed, AgentSessionsDeleted: agentSessions},
+	env.Out.Object(PruneOutput{Pruned: pruned, DryRun: c.DryRun, TempFiles: tempFiles, ForkLogs: forkLogs, WorktreesRemoved: removed, AgentSessionsDeleted: agentSessions, ContainersRemoved: containers},
 		func(w io.Writer) { res.writeText(w, all) })
 	return nil
 }
@@ -496,4 +503,36 @@ func (r pruneResult) writeText(w io.Writer, all []*state.Session) {
 	default:
 		fmt.Fprintf(w, "%d session(s) pruned\n", len(r.pruned))
 	}
+}
+
+// pruneContainers removes the containers of the pruned sessions that ran
+// their agent in one (docs/containers.md); an engine that fails is a
+// warning: the sessions are gone, and kandev doctor lists what is left.
+func pruneContainers(env *Env, h *state.Home, all []*state.Session, pruned []string) []string {
+	gone := map[string]bool{}
+	for _, id := range pruned {
+		gone[id] = true
+	}
+	var ids []string
+	for _, s := range all {
+		if gone[s.ID] && s.Runtime == state.RuntimeContainer {
+			ids = append(ids, s.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return []string{}
+	}
+	cfg, err := env.Config()
+	if err != nil {
+		env.Out.Warn(err.Error())
+		return []string{}
+	}
+	removed, err := container.RemoveSessions(context.Background(), cfg.Runtime, h.Dir, ids)
+	if err != nil {
+		env.Out.Warn("the containers of pruned sessions were not all removed: " + err.Error())
+	}
+	if removed == nil {
+		removed = []string{}
+	}
+	return removed
 }

@@ -18,6 +18,7 @@ type StartCmd struct {
 	Parent    string       `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
 	Worktree  WorktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
 	Prompt    []string     `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
+	Runtime   string       `help:"Where the agent runs: process (default) or container (docs/containers.md; default: the agent's runtime in the config)." placeholder:"R" enum:",process,container" default:""`
 	Key       string       `help:"Idempotency key: at most one session is started per KEY in this home; a retry follows or prints its first turn again." placeholder:"KEY"`
 	LingerFlag
 	SetupFlags // setup.go: --model, --mode, --set, --mcp
@@ -62,7 +63,14 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err // before the session exists
 	}
-	s, existing, err := c.createOnce(env, h, cwd, agent, prompt, func(s *state.Session) { s.Setup, s.MCPConfig = su, servers })
+	runtime := c.Runtime
+	if runtime == "" {
+		runtime = cfg.Agents[agent].Runtime
+	}
+	if runtime == "process" {
+		runtime = ""
+	}
+	s, existing, err := c.createOnce(env, h, cwd, agent, prompt, func(s *state.Session) { s.Setup, s.MCPConfig, s.Runtime = su, servers, runtime })
 	if err != nil {
 		return err
 	}

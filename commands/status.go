@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"context"
 	"fmt"
+	"github.com/kandev/kandev/container"
 	"io"
 	"strings"
 
@@ -78,7 +80,8 @@ func (c *StatusCmd) Run(env *Env) error {
 	if alive, _ := h.OwnerAlive(s.ID); !alive && !h.AgentAlive(s.ID) && h.AgentLeftoversPossible(s.ID) {
 		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
 	}
-	out := StatusOutput{Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID)}
+	ctr, ctrErr := containerStatus(env, h, s)
+	out := StatusOutput{Container: ctr, Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID)}
 	env.Out.Object(out, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
 		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
@@ -126,6 +129,7 @@ func (c *StatusCmd) Run(env *Env) error {
 		if s.ErrorMessage != "" {
 			fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)
 		}
+		containerLine(w, s, ctr, ctrErr)
 		for _, p := range st.Survivors {
 			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
 		}
@@ -145,4 +149,36 @@ func serverNames(s *state.Session) []string {
 		out = append(out, m.Name)
 	}
 	return out
+}
+
+// containerStatus is the session's container as its engine reports it
+// (nil for a session that runs no agent in a container, or has none now).
+func containerStatus(env *Env, h *state.Home, s *state.Session) (*container.Container, error) {
+	if s.Runtime != state.RuntimeContainer {
+		return nil, nil
+	}
+	cfg, err := env.Config()
+	if err != nil {
+		return nil, err
+	}
+	c, err := container.Of(context.Background(), cfg.Runtime, h.Dir, s.ID)
+	if c == nil && err == nil {
+		c = &container.Container{Session: s.ID, State: "gone"}
+	}
+	return c, err
+}
+
+// containerLine says where the agent of a container session is.
+func containerLine(w io.Writer, s *state.Session, c *container.Container, err error) {
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "container unknown: %s\n", err)
+	case c == nil:
+	case c.State == "gone":
+		fmt.Fprintf(w, "container none (the next prompt creates one and restores the conversation)\n")
+	case c.Running():
+		fmt.Fprintf(w, "container %s running (the next command reattaches to its agent)\n", c.ID)
+	default:
+		fmt.Fprintf(w, "container %s %s (the next prompt starts it again and restores the conversation)\n", c.ID, c.State)
+	}
 }

@@ -88,6 +88,7 @@ func TestConfig_AWrongNameSaysTheFileTheKeyAndTheValidValues(t *testing.T) {
 		{"near-miss permission mode", "[permissions]\nmode = \"approve-al\"\n", []string{`did you mean "approve-all"`}},
 		{"default agent", "default_agent = \"cluade\"\n", []string{`default_agent = "cluade"`, `did you mean "claude"`, "known agents:", "demo"}},
 		{"default agent far from any", "default_agent = \"zzzzzzzz\"\n", []string{`default_agent = "zzzzzzzz"`, "known agents:"}},
+		{"agent runtime", "[agents.demo]\nruntime = \"contianer\"\n", []string{`[agents.demo] runtime = "contianer"`, `did you mean "container"`, "use process or container"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

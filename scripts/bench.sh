@@ -220,6 +220,10 @@ if [ -n "${BENCH_BASELINE:-}" ]; then
 fi
 "$BIN/warmbench" -kandev "$K" -start-delay 1000 -runs "$RUNS" ${WARM_ARGS[@]+"${WARM_ARGS[@]}"} | tee "$WORK/warm.txt" >&2 || echo "  warmbench failed" >&2
 
+# ------------------------------------------------ agents in containers
+say "container runtime: cold start, warm prompt, reattach after SIGKILL (podman)"
+BENCH_RUNS=$RUNS "$ROOT/scripts/bench-container.sh" "$K" | tee "$WORK/container.txt" >&2 || echo "  bench-container failed" >&2
+
 # ------------------------------------------------ the resume path
 # What `kandev resume` of an interrupted session opens before its agent starts
 # (scripts/resume-path.sh says how it counts).
@@ -251,6 +255,10 @@ if [ -s "$WORK/warm.txt" ]; then
 	echo
 	cat "$WORK/warm.txt"
 fi
+if [ -s "$WORK/container.txt" ]; then
+	echo
+	cat "$WORK/container.txt"
+fi
 # The bench section of docs/figures.md, dated, with the machine: copy it over
 # that section when the figures change.
 {
@@ -275,6 +283,12 @@ fi
 		echo
 		echo '```'
 		cat "$WORK/warm.txt"
+		echo '```'
+	fi
+	if [ -s "$WORK/container.txt" ]; then
+		echo
+		echo '```'
+		cat "$WORK/container.txt"
 		echo '```'
 	fi
 } >"$WORK/figures.md"

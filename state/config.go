@@ -23,6 +23,23 @@ type Config struct {
 	MCP    map[string]MCPServer `toml:"mcp"`
 	Notify NotifyConfig         `toml:"notify"`
 	Sync   SyncConfig           `toml:"sync"`
+	// Runtime is [runtime]: the container engine for agents whose runtime
+	// is "container" (docs/containers.md).
+	Runtime RuntimeConfig `toml:"runtime"`
+}
+
+// RuntimeConfig is [runtime]: how an agent runs in a container.
+type RuntimeConfig struct {
+	// Engine is the engine's CLI (default: podman, else docker, on PATH).
+	Engine string `toml:"engine"`
+	// Image is the container image; Rootfs a root filesystem directory used
+	// instead (default: "/", the host's own root as an overlay).
+	Image  string `toml:"image"`
+	Rootfs string `toml:"rootfs"`
+	// Mounts are host paths mounted besides the session's cwd ("SRC[:DST[:ro]]").
+	Mounts []string `toml:"mounts"`
+	// Network is the container's network (default "host").
+	Network string `toml:"network"`
 }
 
 // NotifyConfig is [notify]: how kandev tells a person a session needs them.
@@ -97,6 +114,9 @@ type AgentProfile struct {
 	ResumeFlag       []string          `toml:"resume_flag" json:"resume_flag,omitempty"`
 	InstallHint      string            `toml:"install_hint" json:"install_hint,omitempty"`
 	LingerSeconds    *int              `toml:"linger_seconds" json:"linger_seconds,omitempty"`
+	// Runtime "container" runs the agent in a container ([runtime]); "" or
+	// "process" runs it as a local process.
+	Runtime string `toml:"runtime" json:"runtime,omitempty"`
 	// ExitOnEOF false says the agent ignores its stdin closing: it is
 	// signalled at once when it is shut down (nil: the profile's).
 	ExitOnEOF        *bool `toml:"exit_on_eof" json:"exit_on_eof,omitempty"`
@@ -344,3 +364,6 @@ func (c *Config) SyncTimeout() time.Duration {
 
 // ClaimTTLSeconds is [sync] claim_ttl_seconds, 900 by default.
 func (c *Config) ClaimTTLSeconds() int { return orDefault(c.Sync.ClaimTTLSeconds, DefaultTTLSeconds) }
+
+// RuntimeContainer is the runtime of an agent run in a container.
+const RuntimeContainer = "container"

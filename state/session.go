@@ -101,6 +101,9 @@ type Session struct {
 	// AgentCommand is the command line the session's agent was launched with;
 	// a change pauses automatic continuation.
 	AgentCommand []string `json:"agent_command,omitempty"`
+	// Runtime is where the agent runs: "container" (docs/containers.md), or
+	// "" for a local process.
+	Runtime string `json:"runtime,omitempty"`
 	// AgentLaunched is set once an agent process was started for the session.
 	AgentLaunched bool `json:"agent_launched,omitempty"`
 	// AgentPID and AgentStart identify the live agent's supervisor, the leader

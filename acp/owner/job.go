@@ -113,6 +113,10 @@ type Job struct {
 	// Launch starts the agent; nil launches it as an OS process
 	// (acp.LaunchProcess).
 	Launch acp.Launcher
+	// Outlives: the agent may outlive its owner (it runs in a container,
+	// docs/containers.md); the owner connects to it before it plans, and
+	// takes over a turn an owner that died left running (reattach.go).
+	Outlives bool
 	// Now is the clock for record times and the continuation budget; nil is time.Now.
 	Now func() time.Time
 }

@@ -117,6 +117,9 @@ type owner struct {
 	res  *Result
 	proc acp.Transport
 	conn *acp.Conn
+	// reattached: the agent was running when this owner connected to it
+	// (reattach.go); it is neither launched nor restored.
+	reattached bool
 	// claim is this machine's claim on a session that travels (nil: none).
 	claim *remote.Turns
 
@@ -181,6 +184,9 @@ type owner struct {
 // prompt, the interrupted turn's follow-up, the user's prompt, the inbox
 // and the interactive prompts, in that order; then the linger.
 func (o *owner) run(ctx context.Context) error {
+	if err := o.reattach(ctx); err != nil {
+		return err
+	}
 	plan, err := o.prepare()
 	if err != nil {
 		return err

@@ -23,6 +23,34 @@ const flagFastFail = 2 * time.Second
 // the resume flag first when the plan says so, once more without it when
 // the agent refuses the flag, then the restore ladder.
 func (o *owner) start(ctx context.Context) error {
+	if o.reattached {
+		return nil // the agent never stopped (reattach.go): nothing to launch or restore
+	}
+	if err := o.launchAndRestore(ctx); err != nil {
+		return err
+	}
+	applied := o.applySetup(ctx) // owner_setup.go: the recorded setup, applied again where the agent differs
+	o.recordStarted(applied)
+	if o.s.State == state.StateStarting {
+		o.setState(state.StateWaitingForInput)
+	}
+	return nil
+}
+
+// recordStarted records agent_started: how the agent came back, what it
+// is, and the setup applied to it.
+func (o *owner) recordStarted(applied []string) {
+	pid, _ := o.proc.Identity()
+	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.CommandLine(), "replayed_updates": o.conn.Replayed(), "setup_applied": applied})
+	// Durable at once unless a prompt is about to be sent: its prompt_sent's
+	// fsync, a moment later, makes this line durable too.
+	o.append(!o.promptFollows(), &state.Event{Type: state.EventAgentStarted, PID: pid, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
+}
+
+// launchAndRestore launches the agent (with the resume flag first when the
+// plan says so, once more without it when the agent refuses the flag) and
+// walks the restore ladder.
+func (o *owner) launchAndRestore(ctx context.Context) error {
 	o.stopLeftovers()
 	flagRefused := false
 	var fallback []string
@@ -33,6 +61,7 @@ func (o *owner) start(ctx context.Context) error {
 			// The agent refused the resume flag: once more without it, with the resume context.
 			fallback = append(fallback, "resume flag: agent "+o.proc.ExitDescription()+" within 2s")
 			o.proc.Kill()
+			o.conn = nil
 			flagRefused = true
 			if o.plan.OwesResumeContext(acp.RestoreNone, true) {
 				o.update(func(s *state.Session) { s.PendingContext = true })
@@ -42,21 +71,8 @@ func (o *owner) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := o.restore(ctx, init, flagRefused, &fallback); err != nil {
-			return err
-		}
-		break
+		return o.restore(ctx, init, flagRefused, &fallback)
 	}
-	applied := o.applySetup(ctx) // owner_setup.go: the recorded setup, applied again where the agent differs
-	pid, _ := o.proc.Identity()
-	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.CommandLine(), "replayed_updates": o.conn.Replayed(), "setup_applied": applied})
-	// Durable at once unless a prompt is about to be sent: its prompt_sent's
-	// fsync, a moment later, makes this line durable too.
-	o.append(!o.promptFollows(), &state.Event{Type: state.EventAgentStarted, PID: pid, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
-	if o.s.State == state.StateStarting {
-		o.setState(state.StateWaitingForInput)
-	}
-	return nil
 }
 
 // stopLeftovers stops the agent a previous owner did not clean up, and
@@ -84,26 +100,28 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 			cmd = append(cmd, strings.ReplaceAll(a, "{token}", o.s.ResumeToken))
 		}
 	}
-	o.progress("launching " + p.Name + " agent")
-	launch := o.job.Launch
-	if launch == nil {
-		launch = acp.LaunchProcess
-	}
-	// The previous owner may have returned while its agent still stops
-	// (EOF, grace, SIGTERM): never two agents of one session at once.
-	if !o.job.Home.AwaitAgentGone(ctx, o.s.ID, agentGoneWait) && o.job.Warn != nil {
-		o.job.Warn(fmt.Sprintf("the previous agent of session %s is still stopping after %s; starting a new one", o.s.ID, agentGoneWait))
-	}
-	proc, err := launch(acp.LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint, SessionID: o.s.ID, AgentLock: o.job.Home.AgentLockPath(o.s.ID)})
-	if err != nil {
-		o.failStart(err)
-		if o.plan.FirstLaunch {
-			return sdk.InitializeResponse{}, fmt.Errorf("%w: %w; session %s is FAILED", ErrAgentFailed, err, o.s.ID)
+	if o.conn == nil { // else reattach connected to a container's new agent
+		o.progress("launching " + p.Name + " agent")
+		launch := o.job.Launch
+		if launch == nil {
+			launch = acp.LaunchProcess
 		}
-		return sdk.InitializeResponse{}, fmt.Errorf("%w: %w", ErrAgentFailed, err)
+		// The previous owner may have returned while its agent still stops
+		// (EOF, grace, SIGTERM): never two agents of one session at once.
+		if !o.job.Home.AwaitAgentGone(ctx, o.s.ID, agentGoneWait) && o.job.Warn != nil {
+			o.job.Warn(fmt.Sprintf("the previous agent of session %s is still stopping after %s; starting a new one", o.s.ID, agentGoneWait))
+		}
+		proc, err := launch(o.launchSpec(cmd))
+		if err != nil {
+			o.failStart(err)
+			if o.plan.FirstLaunch {
+				return sdk.InitializeResponse{}, fmt.Errorf("%w: %w; session %s is FAILED", ErrAgentFailed, err, o.s.ID)
+			}
+			return sdk.InitializeResponse{}, fmt.Errorf("%w: %w", ErrAgentFailed, err)
+		}
+		o.connect(proc)
 	}
-	o.proc = proc
-	pid, start := proc.Identity()
+	pid, start := o.proc.Identity()
 	o.update(func(s *state.Session) {
 		s.AgentLaunched = true
 		s.AgentPID, s.AgentStart, s.OwnerPID = pid, start, ownPID
@@ -112,7 +130,6 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 			s.State = state.StateStarting
 		}
 	})
-	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers(), AllowTerminal: o.terminalAllowed, Elicit: o.elicit})
 	hctx, cancel := context.WithTimeout(ctx, o.handshakeTimeout())
 	defer cancel()
 	o.progress("initializing agent")
@@ -127,6 +144,18 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 	o.agentInfo, o.agentCaps = init.AgentInfo, init.AgentCapabilities
 	o.update(func(s *state.Session) { s.Capabilities = capsJSON })
 	return init, nil
+}
+
+// launchSpec is how the session's agent is launched with command.
+func (o *owner) launchSpec(cmd []string) acp.LaunchSpec {
+	p := o.job.Profile
+	return acp.LaunchSpec{Command: cmd, Env: p.Env, Dir: o.s.Cwd, Home: o.job.Home.Dir, Hint: p.InstallHint, SessionID: o.s.ID, AgentLock: o.job.Home.AgentLockPath(o.s.ID)}
+}
+
+// connect makes proc the owner's agent and opens the ACP connection to it.
+func (o *owner) connect(proc acp.Transport) {
+	o.proc = proc
+	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers(), AllowTerminal: o.terminalAllowed, Elicit: o.elicit})
 }
 
 // progress reports a start-up step to the person (Job.Progress).

@@ -160,6 +160,12 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 		stop, err := o.conn.Prompt(context.Background(), token, text)
 		done <- promptAnswer{stop, err}
 	}()
+	return o.awaitTurnEnd(ctx, done)
+}
+
+// awaitTurnEnd waits for the running turn's answer on done, the agent's
+// death, the idle timeout, a control input or the user's interrupt.
+func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (string, error) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {

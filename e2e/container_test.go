@@ -1,0 +1,467 @@
+//go:build linux
+
+package e2e_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/state"
+)
+
+// The container runtime's tests (docs/containers.md) run the demo agent in
+// podman containers made from the host's own root (no image, no registry).
+// .ci/podman-setup installs and configures podman; without it they skip.
+
+var podmanOnce struct {
+	sync.Once
+	why string // "" when podman runs containers here
+}
+
+// requirePodman skips, visibly, unless podman can run a container here.
+func requirePodman(t *testing.T) {
+	t.Helper()
+	podmanOnce.Do(func() {
+		if _, err := exec.LookPath("podman"); err != nil {
+			podmanOnce.why = "podman is not installed (.ci/podman-setup installs and configures it)"
+			return
+		}
+		out, err := exec.Command("podman", "run", "--rm", "--network=host", "--rootfs", "/:O", "true").CombinedOutput()
+		if err != nil {
+			podmanOnce.why = "podman cannot run a container here (.ci/podman-setup configures it): " + strings.TrimSpace(string(out))
+		}
+	})
+	if podmanOnce.why != "" {
+		t.Skip("SKIP: " + podmanOnce.why)
+	}
+}
+
+// containerOf is the id and state of session id's container ("" when none).
+func containerOf(t *testing.T, id string) (string, string) {
+	t.Helper()
+	out, err := exec.Command("podman", "ps", "-a", "--filter", "label=kandev.session="+id, "--format", "{{.ID}}").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		return "", ""
+	}
+	ctr := strings.Fields(string(out))[0]
+	st, _ := exec.Command("podman", "inspect", "--format", "{{.State.Status}}", ctr).Output()
+	return ctr, strings.TrimSpace(string(st))
+}
+
+// removeContainerAtEnd removes session id's container when the test ends.
+func removeContainerAtEnd(t *testing.T, id string) {
+	t.Cleanup(func() {
+		if ctr, _ := containerOf(t, id); ctr != "" {
+			_ = exec.Command("podman", "rm", "-f", "-t", "0", ctr).Run()
+		}
+	})
+}
+
+// relayAgent is the agent process the session's relay runs: its pid in the
+// container and when the relay started it.
+func (w *world) relayAgent(id string) (pid int, started string) {
+	w.t.Helper()
+	var st struct {
+		AgentPID  int    `json:"agent_pid"`
+		StartedAt string `json:"started_at"`
+	}
+	b, err := os.ReadFile(filepath.Join(w.home, "sessions", id+".relay", "relay.json"))
+	if err != nil {
+		w.t.Fatalf("the relay left no state: %v", err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		w.t.Fatal(err)
+	}
+	return st.AgentPID, st.StartedAt
+}
+
+// killHostKandevs SIGKILLs every kandev process on the host: every process
+// of the test's binary (the relay and the agent in the container run the
+// same binary mounted at another path, and are left alone).
+func killHostKandevs(t *testing.T) int {
+	t.Helper()
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid := 0
+		for _, c := range e.Name() {
+			if c < '0' || c > '9' {
+				pid = -1
+				break
+			}
+			pid = pid*10 + int(c-'0')
+		}
+		if pid <= 0 {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 == kandevBin {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	began := time.Now()
+	id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	t.Logf("cold start in a container, first turn included: %s", time.Since(began).Round(time.Millisecond))
+	pid, started := w.relayAgent(id)
+
+	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 2500\n/say done sleeping")
+	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
+		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+	})
+	if n := killHostKandevs(t); n < 2 {
+		t.Fatalf("killed %d kandev processes, want the command and its detached owner", n)
+	}
+	_ = cmd.Wait()
+	if ctr, st := containerOf(t, id); st != "running" {
+		t.Fatalf("container %q is %q after every kandev was killed, want running", ctr, st)
+	}
+
+	began = time.Now()
+	r = w.mustRun("prompt", id, "--linger", "0", "recall")
+	t.Logf("reattach, the rest of the sleep and one more turn: %s", time.Since(began).Round(time.Millisecond))
+	if !strings.Contains(r.stdout, "PEAR") {
+		t.Fatalf("recall after the reattach forgot PEAR: %s", r)
+	}
+	if p, s := w.relayAgent(id); p != pid || s != started {
+		t.Fatalf("the agent is pid %d started %s, want the same process (pid %d started %s)", p, s, pid, started)
+	}
+	evs := w.events(id)
+	assertNoSeqGap(t, evs)
+	var starts []string
+	for _, e := range ofType(evs, state.EventTurnStarted) {
+		starts = append(starts, e.TurnID+":"+e.Source)
+	}
+	if strings.Join(starts, " ") != "t1:initial t2:user t3:user" && strings.Join(starts, " ") != "t1:initial t2:queued t3:user" {
+		t.Fatalf("turns started: %v, want t1, t2 (once) and t3: no continuation", starts)
+	}
+	if got := agentText(evs, "t2"); !strings.Contains(got, "done sleeping") {
+		t.Fatalf("turn t2's answer %q lacks what the agent wrote after the kill", got)
+	}
+	for _, e := range ofType(evs, state.EventTurnEnded) {
+		if e.TurnID == "t2" && e.StopReason != state.StopEndTurn {
+			t.Fatalf("turn t2 ended %q, want end_turn (not repaired)", e.StopReason)
+		}
+	}
+	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+		t.Fatalf("markers after a reattach (repair, recovery, continuation?): %+v", m)
+	}
+	reattached := false
+	for _, e := range ofType(evs, state.EventAgentStarted) {
+		reattached = reattached || e.Restore == "reattach"
+	}
+	if !reattached {
+		t.Fatalf("no agent_started with restore reattach: %+v", ofType(evs, state.EventAgentStarted))
+	}
+	// linger 0: the command's owner stopped the container when it ended.
+	if _, st := containerOf(t, id); st == "running" {
+		t.Fatalf("the container still runs after an owner with --linger 0 ended")
+	}
+}
+
+func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	_, started := w.relayAgent(id)
+	ctr, _ := containerOf(t, id)
+	if out, err := exec.Command("podman", "kill", ctr).CombinedOutput(); err != nil {
+		t.Fatalf("podman kill: %v %s", err, out)
+	}
+	// The warm owner sees its agent gone and exits (a prompt queued in the
+	// instant before would meet the dead agent, as with a local one).
+	waitFor(t, 10*time.Second, "the warm owner to exit", func() bool { return !w.ownerAlive(id) })
+	r = w.mustRun("prompt", id, "--linger", "0", "recall")
+	if !strings.Contains(r.stdout, "PEAR") {
+		t.Fatalf("recall after the container was killed forgot PEAR: %s", r)
+	}
+	if _, s := w.relayAgent(id); s == started {
+		t.Fatalf("the relay was not started again")
+	}
+	last := ofType(w.events(id), state.EventAgentStarted)
+	if got := last[len(last)-1].Restore; got != "resume" && got != "load" {
+		t.Fatalf("restored by %q, want the ladder (resume or load)", got)
+	}
+	if c2, _ := containerOf(t, id); c2 != ctr {
+		t.Fatalf("container %s replaced by %s, want the same one started again", ctr, c2)
+	}
+}
+
+func TestContainer_AMissingEngineExits6WithOneLine(t *testing.T) {
+	w := newWorld(t)
+	w.config("[runtime]\nengine = \"no-such-engine\"\n")
+	_, r := w.start("--runtime", "container", "hello")
+	if r.code != 6 {
+		t.Fatalf("want exit 6 for a missing engine: %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "no-such-engine") || !strings.Contains(lines[0], "install") {
+		t.Fatalf("want one line naming the engine and what to do, got:\n%s", r.stderr)
+	}
+}
+
+func TestContainer_PruneRemovesTheContainer(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	if ctr, _ := containerOf(t, id); ctr == "" {
+		t.Fatalf("no container for session %s", id)
+	}
+	w.mustRun("done", id)
+	w.mustRun("prune")
+	if ctr, st := containerOf(t, id); ctr != "" {
+		t.Fatalf("container %s (%s) of pruned session %s is still there", ctr, st, id)
+	}
+}
+
+func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	var st struct {
+		Container struct{ ID, State string } `json:"container"`
+	}
+	decodeJSON(t, w.mustRun("status", id, "--json").stdout, &st)
+	ctr, state := containerOf(t, id)
+	if st.Container.ID != ctr || st.Container.State != state || ctr == "" {
+		t.Fatalf("status shows container %+v, want %s %s", st.Container, ctr, state)
+	}
+	// A container whose session is gone, and a session whose container is gone.
+	orphan, r := w.start("--runtime", "container", "--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, orphan)
+	orphanCtr, _ := containerOf(t, orphan)
+	if err := os.Remove(filepath.Join(w.home, "sessions", orphan+".json")); err != nil {
+		t.Fatal(err)
+	}
+	_ = exec.Command("podman", "rm", "-f", ctr).Run()
+	r = w.run("doctor")
+	if !strings.Contains(r.stdout, "FAIL  container "+orphanCtr) || !strings.Contains(r.stdout, "rm -f "+orphanCtr) {
+		t.Fatalf("doctor does not name the container whose session is gone:\n%s", r)
+	}
+	if !strings.Contains(r.stdout, "session "+id+": its container is gone") {
+		t.Fatalf("doctor does not name the session whose container is gone:\n%s", r)
+	}
+	if !strings.Contains(w.mustRun("status", id).stdout, "container none") {
+		t.Fatalf("status does not say the container is gone")
+	}
+}
+
+func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	if _, st := containerOf(t, id); st != "running" {
+		t.Fatalf("the lingering owner's container is %q, want running", st)
+	}
+	w.mustRun("close", id)
+	if _, st := containerOf(t, id); st == "running" {
+		t.Fatalf("the container still runs after kandev close")
+	}
+	w.mustRun("prompt", id, "--linger", "60", "hello again")
+	killHostKandevs(t) // the owner dies; the container outlives it
+	if _, st := containerOf(t, id); st != "running" {
+		t.Fatalf("the container is %q after its owner was killed, want running", st)
+	}
+	w.mustRun("close", "--all")
+	if _, st := containerOf(t, id); st == "running" {
+		t.Fatalf("the container of a killed owner still runs after kandev close --all")
+	}
+	// The linger ending stops it too.
+	w.mustRun("prompt", id, "--linger", "1s", "hello once more")
+	waitFor(t, 15*time.Second, "the container to stop when the linger ends", func() bool {
+		_, st := containerOf(t, id)
+		return st != "running"
+	})
+}
+
+func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	notes := filepath.Join(w.cwd, "notes.txt")
+	cmd, _ := w.background("--permissions", "approve-all", "prompt", id, "--linger", "60", "/sleep 1200\n/write "+notes+" written-in-the-container")
+	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
+		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+	})
+	killHostKandevs(t)
+	_ = cmd.Wait()
+	// The agent asks for the write while no kandev runs; the request waits in the relay.
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := os.Stat(notes); err == nil {
+		t.Fatal("the file was written while no kandev ran")
+	}
+	w.mustRun("--permissions", "approve-all", "resume", id, "--linger", "0")
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "written-in-the-container" {
+		t.Fatalf("notes.txt = %q, %v: the pending write was not answered on reattach", b, err)
+	}
+	evs := w.events(id)
+	if len(ofType(evs, state.EventPermissionResolved)) != 1 {
+		t.Fatalf("permission_resolved: %+v", ofType(evs, state.EventPermissionResolved))
+	}
+	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+		t.Fatalf("markers after a reattach: %+v", m)
+	}
+}
+
+func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T) {
+	requirePodman(t)
+	root := t.TempDir()
+	url, _ := startSSHD(t, root)
+	userAt, rest, _ := strings.Cut(strings.TrimPrefix(url, "ssh://"), "@127.0.0.1:")
+	port, _, _ := strings.Cut(rest, "/")
+	sock := filepath.Join(root, "podman.sock")
+	svc := exec.Command("podman", "system", "service", "--time=0", "unix://"+sock)
+	if err := svc.Start(); err != nil {
+		t.Skip("SKIP: podman system service: ", err)
+	}
+	t.Cleanup(func() { _ = svc.Process.Kill(); _ = svc.Wait() })
+	waitFor(t, 10*time.Second, "podman's API socket", func() bool { _, err := os.Stat(sock); return err == nil })
+
+	w := newWorld(t)
+	w.env = append(w.env, "CONTAINER_HOST=ssh://"+userAt+"@127.0.0.1:"+port+sock, "CONTAINER_SSHKEY="+filepath.Join(root, "ssh", "client_key"))
+	id, r := w.start("--runtime", "container", "--linger", "60", "remember LIME")
+	if r.code != 0 {
+		t.Fatalf("start over ssh: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 1500\n/say over ssh")
+	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
+		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+	})
+	killHostKandevs(t)
+	_ = cmd.Wait()
+	r = w.mustRun("prompt", id, "--linger", "0", "recall")
+	evs := w.events(id)
+	if !strings.Contains(agentText(evs, "t2"), "over ssh") || !strings.Contains(r.stdout, "LIME") {
+		t.Fatalf("the reattach over ssh lost the turn or the conversation: %s\n%+v", r, evs)
+	}
+	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+		t.Fatalf("markers after a reattach over ssh: %+v", m)
+	}
+}
+
+func TestContainer_AMissingImageExits6WithOneLineAtOnce(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	w.config("[runtime]\nimage = \"localhost/kandev-no-such-image:1\"\n")
+	began := time.Now()
+	_, r := w.start("--runtime", "container", "hello")
+	if r.code != 6 {
+		t.Fatalf("want exit 6 for a missing image: %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "kandev-no-such-image") || !strings.Contains(lines[0], "pull the image first") {
+		t.Fatalf("want one line naming the image and what to do, got:\n%s", r.stderr)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Fatalf("a missing image took %s: kandev must not try a registry", took)
+	}
+}
+
+func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 5000")
+	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
+		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+	})
+	killHostKandevs(t)
+	_ = cmd.Wait()
+	w.mustRun("stop", id)
+	if _, st := containerOf(t, id); st == "running" {
+		t.Fatalf("the container still runs its turn after kandev stop")
+	}
+	if s := w.session(id); s.StopReason != state.StopUserCanceled || s.CurrentTurn != "" {
+		t.Fatalf("after stop: stop_reason %q, current turn %q", s.StopReason, s.CurrentTurn)
+	}
+	r = w.mustRun("prompt", id, "--linger", "0", "hello again")
+	if !strings.Contains(r.stdout, "hello again") {
+		t.Fatalf("the prompt after the stop: %s", r)
+	}
+}
+
+func TestContainer_TheAgentsRuntimeInTheConfigChoosesAndTheFlagWins(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	w.config("[agents.demo]\nruntime = \"container\"\n")
+	id, r := w.start("--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	if ctr, _ := containerOf(t, id); ctr == "" || w.session(id).Runtime != "container" {
+		t.Fatalf("[agents.demo] runtime = \"container\" ran no container")
+	}
+	local, r := w.start("--runtime", "process", "--linger", "0", "hello")
+	if r.code != 0 {
+		t.Fatalf("start --runtime process: %s", r)
+	}
+	if ctr, _ := containerOf(t, local); ctr != "" || w.session(local).Runtime != "" {
+		t.Fatalf("--runtime process still ran a container")
+	}
+}
+
+func TestContainer_AStoppedEngineExits6WithOneLineSayingToStartIt(t *testing.T) {
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Skip("SKIP: no docker CLI to stand for an engine whose daemon is stopped")
+	}
+	if exec.Command("docker", "version").Run() == nil {
+		t.Skip("SKIP: docker's daemon runs here: no stopped engine to test")
+	}
+	w := newWorld(t)
+	w.config("[runtime]\nengine = \"docker\"\n")
+	_, r := w.start("--runtime", "container", "hello")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code != 6 || len(lines) != 1 || !strings.Contains(lines[0], "container engine docker") || !strings.Contains(lines[0], "start the engine") {
+		t.Fatalf("want exit 6 and one line saying to start docker: %s", r)
+	}
+}
