@@ -103,6 +103,16 @@ type AgentProfile struct {
 	AgentSetupConfig       // model, mode, options, mcp (setup.go)
 }
 
+// AgentSetupConfig is the setup part of [agents.NAME]: the defaults of a
+// new session of that agent (flags win over them).
+type AgentSetupConfig struct {
+	Model   string            `toml:"model" json:"model,omitempty"`
+	Mode    string            `toml:"mode" json:"mode,omitempty"`
+	Options map[string]string `toml:"options" json:"options,omitempty"`
+	// MCP names [mcp.NAME] tables whose servers the agent is given.
+	MCP []string `toml:"mcp" json:"mcp,omitempty"`
+}
+
 // Defaults, as docs/configuration.md gives them.
 const (
 	DefaultMaxAttempts    = 3
@@ -110,8 +120,6 @@ const (
 	DefaultMaxReplayBytes = 131072
 	// MinReplayBytes is the least max_replay_bytes a config may set.
 	MinReplayBytes      = 1024
-	DefaultTTLSeconds   = 900
-	MaxTTLSeconds       = 86400
 	DefaultDeferTimeout = 3600
 	// MaxLingerSeconds bounds a linger (a day, like a lease).
 	MaxLingerSeconds = 86400

@@ -9,6 +9,12 @@ import (
 	"time"
 )
 
+// A lease's default and longest time to live, in seconds (a day).
+const (
+	DefaultTTLSeconds = 900
+	MaxTTLSeconds     = 86400
+)
+
 // Lease is a holder's time-bounded claim to drive a session (see docs/resume.md).
 type Lease struct {
 	SessionID       string    `json:"session_id"`

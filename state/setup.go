@@ -48,16 +48,6 @@ type MCPServer struct {
 	Headers map[string]string `json:"headers,omitempty" toml:"headers"`
 }
 
-// AgentSetupConfig is the setup part of [agents.NAME]: the defaults of a
-// new session of that agent (flags win over them).
-type AgentSetupConfig struct {
-	Model   string            `toml:"model" json:"model,omitempty"`
-	Mode    string            `toml:"mode" json:"mode,omitempty"`
-	Options map[string]string `toml:"options" json:"options,omitempty"`
-	// MCP names [mcp.NAME] tables whose servers the agent is given.
-	MCP []string `toml:"mcp" json:"mcp,omitempty"`
-}
-
 // SetupsEqual reports whether two setups are the same (nil is the empty setup).
 func SetupsEqual(a, b *Setup) bool {
 	var x, y Setup
