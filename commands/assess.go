@@ -5,6 +5,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -14,7 +15,7 @@ import (
 // configuration and permission mode a relaunch would run under.
 type probe struct {
 	h          *state.Home
-	cfg        *state.Config
+	cfg        *config.Config
 	commands   map[string][]string // agent name -> profile command
 	mode       string
 	holder     string
@@ -42,7 +43,7 @@ func newProbe(env *Env, holder string, noContinue bool) (*probe, error) {
 }
 
 // probeWith is a probe from parts already loaded.
-func probeWith(h *state.Home, cfg *state.Config, mode, holder string, noContinue bool, now time.Time) *probe {
+func probeWith(h *state.Home, cfg *config.Config, mode, holder string, noContinue bool, now time.Time) *probe {
 	if holder == "" {
 		holder = state.DefaultHolder()
 	}

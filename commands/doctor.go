@@ -17,6 +17,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -253,14 +254,14 @@ func formatCheck(h *state.Home) check {
 
 // configCheck loads the config; a broken one is reported and the built-in
 // profiles are checked instead.
-func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
+func configCheck(env *Env, h *state.Home) (*config.Config, *check) {
 	cfg, err := env.Config()
 	if err != nil {
 		path := env.G.Config
 		if path == "" {
 			path = h.ConfigPath()
 		}
-		return &state.Config{}, &check{Name: "config", Message: err.Error(), Fix: "fix the TOML in " + path}
+		return &config.Config{}, &check{Name: "config", Message: err.Error(), Fix: "fix the TOML in " + path}
 	}
 	if _, err := os.Stat(h.ConfigPath()); env.G.Config == "" && errors.Is(err, os.ErrNotExist) {
 		return cfg, &check{Name: "config", OK: true, Message: "no config file: built-in defaults"}
@@ -428,7 +429,7 @@ func orphanFix(s *state.Session) string {
 // agentChecks report every profile: installed or how to install it, and for
 // installed ones the capabilities their handshake advertises. A missing
 // agent is a problem only when the config names it.
-func agentChecks(ctx context.Context, h *state.Home, cfg *state.Config) []check {
+func agentChecks(ctx context.Context, h *state.Home, cfg *config.Config) []check {
 	profiles := acp.Profiles(cfg)
 	def, _ := acp.DefaultAgent(cfg)
 	out := make([]check, len(profiles))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
@@ -88,7 +89,7 @@ func ExitCode(err error) int {
 		return hook.ExitCode()
 	case errors.Is(err, owner.ErrStorage):
 		return ExitError
-	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig),
+	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, config.ErrConfig),
 		errors.Is(err, state.ErrPromptTooLarge):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -28,7 +29,7 @@ type LingerFlag struct {
 }
 
 // duration is the flag's value, else the config's for agent.
-func (l LingerFlag) duration(cfg *state.Config, agent string) (time.Duration, error) {
+func (l LingerFlag) duration(cfg *config.Config, agent string) (time.Duration, error) {
 	if l.Linger == "" {
 		return time.Duration(cfg.LingerSeconds(agent)) * time.Second, nil
 	}
@@ -40,7 +41,7 @@ func (l LingerFlag) duration(cfg *state.Config, agent string) (time.Duration, er
 		}
 		d = time.Duration(n) * time.Second
 	}
-	if d < 0 || d > state.MaxLingerSeconds*time.Second {
+	if d < 0 || d > config.MaxLingerSeconds*time.Second {
 		return 0, usagef("--linger %s is outside 0..24h", l.Linger)
 	}
 	return d, nil
@@ -98,7 +99,7 @@ func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
 // launchJob fills job for session id with what it needs from this command:
 // where the session lives, its agent and permission mode, and how it shows
 // events, asks, warns and notifies on this terminal.
-func launchJob(env *Env, h *state.Home, cfg *state.Config, id string, profile acp.Profile, mode string, job owner.Job) owner.Job {
+func launchJob(env *Env, h *state.Home, cfg *config.Config, id string, profile acp.Profile, mode string, job owner.Job) owner.Job {
 	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
 	if job.Emit == nil {
 		job.Emit = env.Out.Event

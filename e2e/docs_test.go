@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -276,7 +277,7 @@ func TestDocs_EveryTOMLExampleIsAValidConfig(t *testing.T) {
 			}
 			path := filepath.Join(t.TempDir(), "config.toml")
 			os.WriteFile(path, []byte(text), 0o600)
-			if _, err := state.LoadConfig(path, true); err != nil {
+			if _, err := config.LoadConfig(path, true); err != nil {
 				t.Errorf("%s: kandev's config loader refuses it: %v", where, err)
 				continue
 			}

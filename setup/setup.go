@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -239,8 +240,8 @@ type Flags struct {
 // over them (a flag's model or mode replaces, its options and servers are
 // added, a server of the same name replaces the config's). nil, nil when
 // there is no setup at all.
-func Initial(cfg *state.Config, agent string, f Flags) (*state.Setup, []state.MCPServer, error) {
-	var def state.AgentSetupConfig
+func Initial(cfg *config.Config, agent string, f Flags) (*state.Setup, []state.MCPServer, error) {
+	var def config.AgentSetupConfig
 	if cfg != nil {
 		def = cfg.Agents[agent].AgentSetupConfig
 	}

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
 // ContinuationPolicy is the part of the continuation rule that comes from
 // the configuration, the agent profile and the permission mode.
-func ContinuationPolicy(cfg *state.Config, command []string, mode string, noContinue bool) state.ContinuationPolicy {
+func ContinuationPolicy(cfg *config.Config, command []string, mode string, noContinue bool) state.ContinuationPolicy {
 	return state.ContinuationPolicy{
 		AutoContinue: cfg.AutoContinue(), NoContinue: noContinue,
 		MaxAttempts: cfg.MaxAttempts(), Window: time.Duration(cfg.WindowSeconds()) * time.Second,

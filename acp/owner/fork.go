@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -164,7 +165,7 @@ func lastTurnNumber(evs []state.Event) int {
 // its first owner then restores like any other. It launches the agent in
 // the child's directory for that one request. An error leaves the child on
 // the replay path (the caller reports why).
-func NativeFork(ctx context.Context, h *state.Home, cfg *state.Config, p acp.Profile, parent, child *state.Session) error {
+func NativeFork(ctx context.Context, h *state.Home, cfg *config.Config, p acp.Profile, parent, child *state.Session) error {
 	proc, err := acp.Launch(acp.LaunchSpec{Command: p.ResolvedCommand(), Env: p.Env, Dir: child.Cwd, Home: h.Dir, Hint: p.InstallHint, SessionID: child.ID})
 	if err != nil {
 		return err

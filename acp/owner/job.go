@@ -7,6 +7,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/state"
 )
@@ -18,7 +19,7 @@ type Job struct {
 	// configuration, the agent's profile and the permission mode
 	// (commands' ownerJob, the editor).
 	Home        *state.Home
-	Config      *state.Config
+	Config      *config.Config
 	SessionID   string
 	Profile     acp.Profile
 	Permissions string

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -171,7 +172,7 @@ func TestNewPlan_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 			if tc.caps != nil {
 				caps = *tc.caps
 			}
-			cfg := &state.Config{}
+			cfg := &config.Config{}
 			p := NewPlan(PlanInput{Session: &s, Facts: tc.facts, Profile: prof, Prompt: tc.prompt, OwnQueued: tc.queued, Now: planNow,
 				Policy: ContinuationPolicy(cfg, prof.Command, PermApproveAll, tc.noCont)})
 			got := planWant{repair: p.Repair, follow: p.FollowUp, resend: p.Resend, refused: p.Refusal != nil,
@@ -242,7 +243,7 @@ func TestPlan_WhenTheResumeContextIsOwedAndCarried(t *testing.T) {
 func TestPlan_TheLadderFollowsARefusedResumeFlag(t *testing.T) {
 	p := NewPlan(PlanInput{Session: &state.Session{ID: "s1", AgentLaunched: true, ResumeToken: "tok", Turns: 1},
 		Profile: acp.Profile{Command: []string{"x"}, NativeResume: true, ResumeFlag: []string{"--resume={token}"}}, Now: planNow,
-		Policy: ContinuationPolicy(&state.Config{}, []string{"x"}, PermAsk, false)})
+		Policy: ContinuationPolicy(&config.Config{}, []string{"x"}, PermAsk, false)})
 	if got := p.FirstStep(acp.Capabilities{Load: true}, true); got != acp.RestoreLoad {
 		t.Fatalf("after a refused flag: %s, want load", got)
 	}

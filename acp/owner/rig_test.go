@@ -14,6 +14,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/demoagent"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -22,7 +23,7 @@ import (
 type rig struct {
 	t    *testing.T
 	home *state.Home
-	cfg  *state.Config
+	cfg  *config.Config
 	opts demoagent.Options // for the next agent launched
 	// rewrite, when set, changes each line the agent sends before the
 	// owner reads it (to make the agent advertise what it does not serve).
@@ -38,7 +39,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &state.Config{}
+	cfg := &config.Config{}
 	cfg.Agent.CancelGraceSeconds = 5
 	return &rig{t: t, home: h, cfg: cfg, opts: demoagent.Options{Dir: filepath.Join(t.TempDir(), "demo")}}
 }

@@ -1,4 +1,6 @@
-package state
+// Package config reads $KANDEV_HOME/config.toml: the settings and agent profiles
+// that flags override (see docs/configuration.md).
+package config
 
 import (
 	"errors"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/kandev/kandev/state"
 )
 
 // Config is $KANDEV_HOME/config.toml (see docs/configuration.md). Flags win over it.
@@ -20,9 +23,9 @@ type Config struct {
 	Agent        AgentTimeouts           `toml:"agent"`
 	Agents       map[string]AgentProfile `toml:"agents"`
 	// MCP are the [mcp.NAME] servers an agent's setup can name (setup.go).
-	MCP    map[string]MCPServer `toml:"mcp"`
-	Notify NotifyConfig         `toml:"notify"`
-	Sync   SyncConfig           `toml:"sync"`
+	MCP    map[string]state.MCPServer `toml:"mcp"`
+	Notify NotifyConfig               `toml:"notify"`
+	Sync   SyncConfig                 `toml:"sync"`
 }
 
 // NotifyConfig is [notify]: how kandev tells a person a session needs them.
@@ -214,14 +217,14 @@ func (c *Config) validate(defined func(key ...string) bool) error {
 			return fmt.Errorf("[agents.%s] command = %s names no program: give the program and its arguments, e.g. command = [\"my-agent\", \"--acp\"]", name, tomlList(a.Command))
 		}
 	}
-	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > MaxTTLSeconds {
-		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
+	if ttl := c.Session.Attach.DefaultTTLSeconds; ttl > state.MaxTTLSeconds {
+		return fmt.Errorf("[session.attach] default_ttl_seconds = %d is over the limit of %d", ttl, state.MaxTTLSeconds)
 	}
-	if t := c.Sync.TimeoutSeconds; t > MaxTTLSeconds {
-		return fmt.Errorf("[sync] timeout_seconds = %d is over the limit of %d", t, MaxTTLSeconds)
+	if t := c.Sync.TimeoutSeconds; t > state.MaxTTLSeconds {
+		return fmt.Errorf("[sync] timeout_seconds = %d is over the limit of %d", t, state.MaxTTLSeconds)
 	}
-	if ttl := c.Sync.ClaimTTLSeconds; ttl > MaxTTLSeconds {
-		return fmt.Errorf("[sync] claim_ttl_seconds = %d is over the limit of %d", ttl, MaxTTLSeconds)
+	if ttl := c.Sync.ClaimTTLSeconds; ttl > state.MaxTTLSeconds {
+		return fmt.Errorf("[sync] claim_ttl_seconds = %d is over the limit of %d", ttl, state.MaxTTLSeconds)
 	}
 	if c.Session.MaxCost < 0 {
 		return fmt.Errorf("[session] max_cost = %v is negative (leave it out for no cap)", c.Session.MaxCost)
@@ -351,4 +354,6 @@ func (c *Config) SyncTimeout() time.Duration {
 }
 
 // ClaimTTLSeconds is [sync] claim_ttl_seconds, 900 by default.
-func (c *Config) ClaimTTLSeconds() int { return orDefault(c.Sync.ClaimTTLSeconds, DefaultTTLSeconds) }
+func (c *Config) ClaimTTLSeconds() int {
+	return orDefault(c.Sync.ClaimTTLSeconds, state.DefaultTTLSeconds)
+}

@@ -1,6 +1,7 @@
-package state
+package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -60,7 +61,7 @@ func TestLoadConfig_RefusesWhatItCannotUse(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !isErr(err, ErrConfig) {
+			if err == nil || !errors.Is(err, ErrConfig) {
 				t.Fatalf("LoadConfig = %v, want an ErrConfig", err)
 			}
 			if !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
