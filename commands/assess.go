@@ -6,6 +6,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -88,7 +89,7 @@ func (p *probe) assess(s *state.Session, level int) state.Assessment {
 		o.TurnClosed = s.CurrentTurn == "" || state.TurnClosed(p.h.LogPath(s.ID), s.CurrentTurn)
 	}
 	if s.Worktree != nil && !state.IsTerminal(s.State) && (full || awaiting != "") {
-		wt := state.CheckWorktree(*s.Worktree)
+		wt := worktree.CheckWorktree(*s.Worktree)
 		o.Worktree = &wt
 	}
 	if full && (p.leases == nil || p.leases[s.ID]) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -334,14 +335,14 @@ func pruneBlocker(h *state.Home, s *state.Session, holder string, withWorktree b
 // worktree it did not make is never touched), unless it has uncommitted
 // changes: then it says why the session is kept. Its branch stays. dryRun
 // only checks.
-func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err error) {
+func removeOwnedWorktree(wt *worktree.Worktree, dryRun bool) (kept string, err error) {
 	if wt == nil || !wt.Owned || wt.Path == "" {
 		return "", nil
 	}
 	if _, err := os.Stat(wt.Path); errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
-	changes, err := state.WorktreeChanges(wt.Path)
+	changes, err := worktree.WorktreeChanges(wt.Path)
 	if err != nil {
 		return "its worktree " + wt.Path + " could not be checked: " + err.Error(), nil
 	}
@@ -351,7 +352,7 @@ func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err erro
 	if dryRun {
 		return "", nil
 	}
-	if err := state.RemoveWorktree(wt.Path); err != nil {
+	if err := worktree.RemoveWorktree(wt.Path); err != nil {
 		return "its worktree " + wt.Path + " could not be removed: " + err.Error(), nil
 	}
 	return "", nil

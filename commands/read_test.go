@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -249,7 +250,7 @@ func TestImportedRecord_IsIdleAndOwnsNoProcess(t *testing.T) {
 		got.CurrentTurn != "" || got.ResumeToken != "" || got.InboxOffset != 0 || got.PermissionPending || strings.Contains(got.Title, "abcd1234") {
 		t.Fatalf("%+v", got)
 	}
-	s.Worktree = &state.Worktree{Path: "/src/app-wt", Branch: "wt", Owned: true}
+	s.Worktree = &worktree.Worktree{Path: "/src/app-wt", Branch: "wt", Owned: true}
 	for _, keepID := range []bool{false, true} {
 		if got := importedRecord(s, "new", keepID, time.Time{}); got.Worktree == nil || got.Worktree.Owned || got.Worktree.Path != "/src/app-wt" || !s.Worktree.Owned {
 			t.Fatalf("keepID %v: an imported worktree must never be owned (prune would delete it), and the input is not changed: %+v", keepID, got.Worktree)

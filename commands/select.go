@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -197,7 +198,7 @@ func (r SessionRef) scope() (workspaceScope, error) {
 	if err != nil {
 		return workspaceScope{}, err
 	}
-	if wt, ok, _ := state.DetectWorktree(dir); ok {
+	if wt, ok, _ := worktree.DetectWorktree(dir); ok {
 		dir = wt.Path
 	}
 	return workspaceScope{Root: dir}, nil

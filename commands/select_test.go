@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -44,7 +45,7 @@ func TestSelectLatest_PicksTheNewestSessionOfTheWorkspaceThatTheCommandCanActOn(
 		}, needAny, here, "mine"},
 		{"a worktree kandev made for the repository is in it", []c{
 			{S: &state.Session{ID: "wt", Cwd: "/src/app-kandev-abc", Workspace: "app", State: state.StateWaitingForInput, LastActivityAt: at(9),
-				Worktree: &state.Worktree{Path: "/src/app-kandev-abc", Owned: true}}, A: idle},
+				Worktree: &worktree.Worktree{Path: "/src/app-kandev-abc", Owned: true}}, A: idle},
 			{S: sess("mine", "/src/app", "app", state.StateWaitingForInput, 1), A: idle},
 		}, needOpen, here, "wt"},
 		{"--all-workspaces looks everywhere", []c{

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -277,7 +278,7 @@ func TestResume_WorktreeMovedDeletedOrSwitchedIsNotResumable(t *testing.T) {
 			}
 			tc.break_(t, repo, wt)
 			var st struct {
-				Session struct{ Worktree state.Worktree }
+				Session struct{ Worktree worktree.Worktree }
 				Status  struct {
 					IsResumable bool `json:"is_resumable"`
 				}

@@ -11,6 +11,7 @@ import (
 	gitconfig "github.com/go-git/go-git/v5/config"
 
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -29,7 +30,7 @@ func looksLikeURL(r string) bool {
 
 // repoRemote is a repository's top level and the URL of its remote name.
 func repoRemote(dir, name string) (top, url string, err error) {
-	wt, ok, err := state.DetectWorktree(dir)
+	wt, ok, err := worktree.DetectWorktree(dir)
 	if err != nil || !ok {
 		return "", "", fmt.Errorf("%w: %s is not inside a git repository (give --remote URL, or run in a clone)", ErrNoRemote, dir)
 	}
@@ -64,7 +65,7 @@ var errRemoteNotFound = errors.New("remote not found")
 // package is not used: it links OpenPGP signing and every transport into
 // every kandev command (see docs/testing.md, start-up).
 func repoConfig(top string) (*gitconfig.Config, error) {
-	dir, err := state.CommonGitDir(top)
+	dir, err := worktree.CommonGitDir(top)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +145,7 @@ func originOf(cfg *config.Config, s *state.Session, url string) Origin {
 
 // cloneAt describes the work tree enclosing dir, for MapWorktree.
 func cloneAt(dir string) (Clone, bool) {
-	wt, ok, err := state.DetectWorktree(dir)
+	wt, ok, err := worktree.DetectWorktree(dir)
 	if err != nil || !ok {
 		return Clone{}, false
 	}

@@ -1,6 +1,10 @@
 package state
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/kandev/kandev/internal/worktree"
+)
 
 // Assessment answers "can resume act on this session now", with everything
 // status, list and resume show about it. It is a function of the record and
@@ -22,7 +26,7 @@ type Assessment struct {
 	Next string
 	Why  string
 	// Worktree is the session's worktree as assessed (nil when none).
-	Worktree *Worktree
+	Worktree *worktree.Worktree
 }
 
 // Pause is the pause in force, nil when none.

@@ -4,14 +4,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/internal/worktree"
 )
 
 func TestAssess_EverySessionSituation(t *testing.T) {
 	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 	cmd := []string{"kandev", "demo-agent"}
-	okTree := &Worktree{Path: "/w", Branch: "feature", Valid: true}
-	offBranch := &Worktree{Path: "/w", Branch: "feature", Problem: `worktree /w is on branch "other"`, OffBranch: true}
-	gone := &Worktree{Path: "/w", Branch: "feature", Problem: "worktree /w no longer exists"}
+	okTree := &worktree.Worktree{Path: "/w", Branch: "feature", Valid: true}
+	offBranch := &worktree.Worktree{Path: "/w", Branch: "feature", Problem: `worktree /w is on branch "other"`, OffBranch: true}
+	gone := &worktree.Worktree{Path: "/w", Branch: "feature", Problem: "worktree /w no longer exists"}
 	recent := []time.Time{now.Add(-time.Minute), now.Add(-2 * time.Minute), now.Add(-3 * time.Minute)}
 	old := []time.Time{now.Add(-time.Hour), now.Add(-2 * time.Hour), now.Add(-3 * time.Hour)}
 	others := &Lease{SessionID: "s1", AttachedTo: "editor", AttachExpiresAt: now.Add(time.Minute)}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/kandev/kandev/internal/worktree"
 )
 
 // Pause kinds: why an interrupted turn waits for an operator instead of
@@ -93,7 +95,7 @@ type ContinuationDecision struct {
 // changed agent command, a changed permission mode, an explicit stop, a spent
 // max_cost or a spent budget; otherwise continue. wt is the worktree as
 // checked now (nil when none).
-func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time.Time) ContinuationDecision {
+func DecideContinuation(s *Session, wt *worktree.Worktree, p ContinuationPolicy, now time.Time) ContinuationDecision {
 	turn, permissionOpen := s.AwaitingContinuation()
 	d := ContinuationDecision{Turn: turn}
 	pause := func(kind, reason string) { d.Pause = &Pause{Kind: kind, Reason: reason, Turn: turn} }
@@ -134,7 +136,7 @@ func DecideContinuation(s *Session, wt *Worktree, p ContinuationPolicy, now time
 }
 
 // clearedBecause says why the recorded pause no longer holds.
-func clearedBecause(s *Session, wt *Worktree, p ContinuationPolicy, d ContinuationDecision) string {
+func clearedBecause(s *Session, wt *worktree.Worktree, p ContinuationPolicy, d ContinuationDecision) string {
 	switch {
 	case d.Turn == "" || d.Turn != s.Pause.Turn:
 		return "no interrupted turn waits for it any more"

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kandev/kandev/internal/worktree"
 )
 
 // Session states (see docs/resume.md).
@@ -74,19 +76,19 @@ type Session struct {
 	Title  string `json:"title"`
 	// TitleNamed: the person named the session (start or fork --title,
 	// kandev set --title), so a title the agent sends does not replace it.
-	TitleNamed     bool      `json:"title_named,omitempty"`
-	Workspace      string    `json:"workspace"`
-	Cwd            string    `json:"cwd"`
-	Agent          string    `json:"agent"`
-	State          string    `json:"state"`
-	TaskState      string    `json:"task_state"`
-	StopReason     string    `json:"stop_reason"`
-	ParentID       string    `json:"parent_id"`
-	CreatedAt      time.Time `json:"created_at"`
-	LastActivityAt time.Time `json:"last_activity_at"`
-	ResumeToken    string    `json:"resume_token"`
-	Worktree       *Worktree `json:"worktree"`
-	ErrorMessage   string    `json:"error_message"`
+	TitleNamed     bool               `json:"title_named,omitempty"`
+	Workspace      string             `json:"workspace"`
+	Cwd            string             `json:"cwd"`
+	Agent          string             `json:"agent"`
+	State          string             `json:"state"`
+	TaskState      string             `json:"task_state"`
+	StopReason     string             `json:"stop_reason"`
+	ParentID       string             `json:"parent_id"`
+	CreatedAt      time.Time          `json:"created_at"`
+	LastActivityAt time.Time          `json:"last_activity_at"`
+	ResumeToken    string             `json:"resume_token"`
+	Worktree       *worktree.Worktree `json:"worktree"`
+	ErrorMessage   string             `json:"error_message"`
 	// ForkedAt is the seq of the parent's log this session was forked at
 	// (0: not a fork); its log starts with a copy of the parent's
 	// conversation up to there.

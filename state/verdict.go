@@ -1,6 +1,10 @@
 package state
 
-import "time"
+import (
+	"time"
+
+	"github.com/kandev/kandev/internal/worktree"
+)
 
 // Verdict reasons (see docs/resume.md).
 const (
@@ -22,7 +26,7 @@ type Observation struct {
 	// died after writing turn_ended, before updating the record).
 	TurnClosed bool
 	// Worktree is the session's worktree as checked now; nil: use the record's.
-	Worktree *Worktree
+	Worktree *worktree.Worktree
 	Lease    *Lease // the attach lease as read now
 	Holder   string // who would take the lease (resume's --holder)
 	Policy   ContinuationPolicy

@@ -3,11 +3,13 @@ package state
 import (
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/internal/worktree"
 )
 
 func TestDecide_FirstMatchingRuleWins(t *testing.T) {
 	now := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
-	bad := &Worktree{Path: "/x", Branch: "main", Valid: false, Problem: "worktree /x no longer exists"}
+	bad := &worktree.Worktree{Path: "/x", Branch: "main", Valid: false, Problem: "worktree /x no longer exists"}
 	cases := []struct {
 		name string
 		s    Session

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -24,7 +25,7 @@ func ContinuationPolicy(cfg *config.Config, command []string, mode string, noCon
 // settlePause records the pause transitions of d: a pause whose cause is
 // gone clears with an info marker, a pause found now is recorded with a
 // warning marker. wt is the worktree as checked now (nil when none).
-func (o *owner) settlePause(d state.ContinuationDecision, wt *state.Worktree) {
+func (o *owner) settlePause(d state.ContinuationDecision, wt *worktree.Worktree) {
 	if d.Cleared != nil {
 		o.update(func(s *state.Session) { s.Pause = nil })
 		o.marker(history.MarkerContinuationResumed, "Continuation resumed: "+d.ClearedBecause+".", "")
@@ -46,7 +47,7 @@ func (o *owner) pause(p state.Pause, advice string) {
 
 // pauseAdvice says what the operator does about a pause of this kind; wt
 // is the worktree as checked now (nil when none).
-func pauseAdvice(id string, wt *state.Worktree, kind string) string {
+func pauseAdvice(id string, wt *worktree.Worktree, kind string) string {
 	switch {
 	case kind == state.PauseWorktree && wt != nil && wt.OffBranch:
 		return fmt.Sprintf("check out branch %s in %s and run kandev resume %s again, or start a follow-up with kandev start --parent %s", wt.Branch, wt.Path, id, id)
@@ -101,9 +102,9 @@ func SettlePause(h *state.Home, id string, pol state.ContinuationPolicy, now tim
 	if err != nil || state.IsTerminal(s.State) {
 		return err
 	}
-	var wt *state.Worktree
+	var wt *worktree.Worktree
 	if s.Worktree != nil {
-		w := state.CheckWorktree(*s.Worktree)
+		w := worktree.CheckWorktree(*s.Worktree)
 		wt = &w
 	}
 	d := state.DecideContinuation(s, wt, pol, now)

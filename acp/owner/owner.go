@@ -12,6 +12,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
@@ -280,7 +281,7 @@ func (o *owner) readFacts() (Facts, []state.Input) {
 	inbox, _ := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
 	f.StopQueued = stopQueued(inbox)
 	if o.s.Worktree != nil {
-		w := state.CheckWorktree(*o.s.Worktree)
+		w := worktree.CheckWorktree(*o.s.Worktree)
 		f.Worktree = &w
 	}
 	if turn := awaitingTurn(o.s, f); turn != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -27,7 +28,7 @@ type Facts struct {
 	// StopQueued is set when a kandev stop is left at the head of the inbox.
 	StopQueued bool
 	// Worktree is the session's worktree as checked now, nil when none.
-	Worktree *state.Worktree
+	Worktree *worktree.Worktree
 }
 
 // PlanInput is everything the owner's plan depends on.
@@ -218,7 +219,7 @@ func releaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
 
 // refusal is why the owner must not run: a broken worktree, or a pause
 // that only an operator's prompt lifts.
-func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompted bool) *NotResumableError {
+func refusal(id string, wt *worktree.Worktree, d state.ContinuationDecision, prompted bool) *NotResumableError {
 	switch {
 	case wt != nil && !wt.Valid:
 		return &NotResumableError{SessionID: id, Reason: wt.Problem, Advice: pauseAdvice(id, wt, state.PauseWorktree)}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -154,7 +155,7 @@ func TestNewPlan_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 		{name: "does not continue with --no-continue", session: running(), facts: acceptedT2, noCont: true,
 			want: planWant{repair: true, step: acp.RestoreResume}},
 		{name: "refuses a broken worktree even with a prompt", session: waiting(), prompt: "x",
-			facts: Facts{Worktree: &state.Worktree{Path: "/w", Problem: "the worktree /w is gone"}},
+			facts: Facts{Worktree: &worktree.Worktree{Path: "/w", Problem: "the worktree /w is gone"}},
 			want:  planWant{refused: true, step: acp.RestoreResume}},
 	}
 	for _, tc := range cases {

@@ -1,4 +1,6 @@
-package state
+// Package worktree finds, checks, adds and removes the git work trees
+// sessions run in (see docs/resume.md).
+package worktree
 
 import (
 	"errors"
