@@ -6,6 +6,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
@@ -83,7 +84,7 @@ func (p *probe) assess(s *state.Session, level int) state.Assessment {
 	if level == probeFull || running || awaiting != "" {
 		o.OwnerAlive, _ = p.h.OwnerAlive(s.ID)
 		// An agent's supervisor ends itself moments after its owner dies: give it that moment.
-		o.AgentAlive = !o.OwnerAlive && s.AgentPID != 0 && state.AliveAfter(s.AgentPID, s.AgentStart, supervisorExitGrace)
+		o.AgentAlive = !o.OwnerAlive && s.AgentPID != 0 && proc.AliveAfter(s.AgentPID, s.AgentStart, supervisorExitGrace)
 	}
 	if !o.OwnerAlive && s.State == state.StateRunning {
 		o.TurnClosed = s.CurrentTurn == "" || state.TurnClosed(p.h.LogPath(s.ID), s.CurrentTurn)

@@ -19,6 +19,7 @@ import (
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
 
@@ -282,7 +283,7 @@ func sessionChecks(p *probe) []check {
 	}
 	var out []check
 	n := 0
-	tagged := state.TaggedProcesses(h.Dir)
+	tagged := proc.TaggedProcesses(h.Dir)
 	for _, e := range entries {
 		id, ok := recordID(e.Name())
 		if !ok {
@@ -307,7 +308,7 @@ func recordID(name string) (string, bool) {
 }
 
 // sessionCheck checks one session; tagged are the live processes carrying its id.
-func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
+func sessionCheck(p *probe, id string, tagged []proc.Proc) []check {
 	h := p.h
 	name := "session " + id
 	s, err := h.LoadSession(id)
@@ -346,7 +347,7 @@ func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
 
 // survivorCheck reports processes that an agent of the session started and
 // that outlived its owner (found by the session tag in their environment).
-func survivorCheck(name string, procs []state.Proc) check {
+func survivorCheck(name string, procs []proc.Proc) check {
 	var list, pids []string
 	for _, p := range procs {
 		list = append(list, fmt.Sprintf("%d (%s)", p.PID, history.Clip(p.Command, 60)))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
@@ -46,7 +47,7 @@ type Status struct {
 	// trust (nothing of them runs here until then); empty otherwise.
 	Trust string `json:"trust,omitempty"`
 	// Survivors are processes carrying the session's tag although its owner is dead.
-	Survivors []state.Proc `json:"survivors,omitempty"`
+	Survivors []proc.Proc `json:"survivors,omitempty"`
 	// why says in words what the session needs (text output).
 	why string
 }
@@ -76,7 +77,7 @@ func (c *StatusCmd) Run(env *Env) error {
 	// An agent its supervisor still stops is no survivor; after a supervisor
 	// that ended the agent's tree, none can be (no process list to read).
 	if alive, _ := h.OwnerAlive(s.ID); !alive && !h.AgentAlive(s.ID) && h.AgentLeftoversPossible(s.ID) {
-		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
+		st.Survivors = proc.TaggedProcesses(h.Dir)[s.ID]
 	}
 	out := map[string]any{"session": s, "status": st}
 	synced := remote.SessionStatus(h, s.ID)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
 
@@ -224,7 +225,7 @@ func dailyKillOwnerMidTurn(w *world, id, prompt string) {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() {
-		if s, err := dailyRecord(w.home, id); err == nil && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart) {
+		if s, err := dailyRecord(w.home, id); err == nil && s.AgentPID != 0 && proc.ProcessAlive(s.AgentPID, s.AgentStart) {
 			kill(s.AgentPID, syscall.SIGKILL)
 		}
 	})
@@ -274,7 +275,7 @@ func TestDoctor_ReportsEachProblemWithTheCommandThatFixesIt(t *testing.T) {
 	sleeper.Start()
 	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
 	h.UpdateSession(orphaned, func(s *state.Session) error {
-		s.AgentPID, s.AgentStart = sleeper.Process.Pid, state.ProcessStart(sleeper.Process.Pid)
+		s.AgentPID, s.AgentStart = sleeper.Process.Pid, proc.ProcessStart(sleeper.Process.Pid)
 		return nil
 	})
 	// A record others can read, and one that is not JSON.

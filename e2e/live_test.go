@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
 
@@ -102,7 +103,7 @@ func TestLinger_ExpiryStopsTheAgentAndTheOwner(t *testing.T) {
 		t.Fatalf("record after expiry: warm_until=%v agent_pid=%d", s.WarmUntil, s.AgentPID)
 	}
 	time.Sleep(600 * time.Millisecond) // the shutdown grace of the agent's supervisor
-	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
+	if left := proc.TaggedProcesses(w.home)[id]; len(left) > 0 {
 		t.Fatalf("processes outlived the linger: %+v", left)
 	}
 	if st := w.mustRun("status", id); !strings.Contains(st.stdout, "[idle]") {
@@ -143,9 +144,9 @@ func TestLinger_KilledWarmOwnerTakesItsAgentAndTheNextPromptRestores(t *testing.
 	}
 	w.waitOwnerGone(id, 10*time.Second)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(state.TaggedProcesses(w.home)[id]) > 0 {
+	for len(proc.TaggedProcesses(w.home)[id]) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the agent outlived its killed owner: %+v", state.TaggedProcesses(w.home)[id])
+			t.Fatalf("the agent outlived its killed owner: %+v", proc.TaggedProcesses(w.home)[id])
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -212,7 +213,7 @@ func TestClose_EndsTheWarmOwnerAndLeavesTheSessionResumable(t *testing.T) {
 		t.Fatalf("last event after close is %s, want agent_exited", last.Type)
 	}
 	time.Sleep(600 * time.Millisecond) // the shutdown grace of the agent's supervisor
-	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
+	if left := proc.TaggedProcesses(w.home)[id]; len(left) > 0 {
 		t.Fatalf("processes outlived close: %+v", left)
 	}
 	if r := w.mustRun("close", id); !strings.Contains(r.stdout, "nothing to close") {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
 
@@ -168,7 +169,7 @@ func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
 	if r.took > 20*time.Second {
 		t.Fatalf("the second SIGTERM did not stop at once: %s", r.took)
 	}
-	if state.ProcessAlive(agent.AgentPID, agent.AgentStart) {
+	if proc.ProcessAlive(agent.AgentPID, agent.AgentStart) {
 		t.Fatalf("agent %d survived", agent.AgentPID)
 	}
 	evs := w.events(id)

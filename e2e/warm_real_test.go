@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
 
@@ -146,7 +147,7 @@ func warmAgainstCold(t *testing.T, w *world, r warmRig) {
 	w.mustRun("close", id)
 	w.waitOwnerGone(id, 20*time.Second)
 	r.noneLeft("close")
-	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
+	if left := proc.TaggedProcesses(w.home)[id]; len(left) > 0 {
 		t.Fatalf("processes outlived close: %+v", left)
 	}
 }

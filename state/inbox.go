@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // Input kinds queued in a session's inbox.
@@ -112,11 +114,11 @@ type Asker struct {
 // ThisAsker is the asker that is this process.
 func ThisAsker() *Asker {
 	pid := os.Getpid()
-	return &Asker{PID: pid, Start: ProcessStart(pid)}
+	return &Asker{PID: pid, Start: proc.ProcessStart(pid)}
 }
 
 // Alive reports whether the asker still runs.
-func (a *Asker) Alive() bool { return a != nil && ProcessAlive(a.PID, a.Start) }
+func (a *Asker) Alive() bool { return a != nil && proc.ProcessAlive(a.PID, a.Start) }
 
 // String is the asker as a flag value (PID:START), ParseAsker's input.
 func (a *Asker) String() string { return strconv.Itoa(a.PID) + ":" + a.Start }

@@ -1,4 +1,6 @@
-package state
+// Package proc probes processes: whether one is still the process that
+// started at a given time, and which carry a session's tag in their environment.
+package proc
 
 import (
 	"path/filepath"

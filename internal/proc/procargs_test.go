@@ -1,10 +1,11 @@
-package state
+package proc
 
 import (
 	"encoding/binary"
 	"os"
 	"os/exec"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,5 +63,12 @@ func TestTaggedProcesses_FindsAProcessOfThisHomeByItsSessionTagUntilItDies(t *te
 	ours.Wait()
 	if found := TaggedProcesses(home)[id]; len(found) != 1 || found[0].PID != noHome.Process.Pid {
 		t.Fatalf("after one died: %+v, want only %d", found, noHome.Process.Pid)
+	}
+}
+
+func skipOnWindows(t *testing.T, why string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("not on Windows: " + why)
 	}
 }
