@@ -3,7 +3,6 @@ package state
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 func usageUpdate(turn string, used int64, cost float64) *Event {
@@ -94,22 +93,5 @@ func TestCostCapReached(t *testing.T) {
 				t.Fatalf("CostCapReached = %q, %v; want %v", msg, got, tc.want)
 			}
 		})
-	}
-}
-
-func TestDecideContinuation_PausesOnSpentMaxCostAndClearsWhenRaised(t *testing.T) {
-	now := time.Now()
-	s := Session{ID: "s1", State: StateWaitingForInput, ResumeToken: "tok", AgentLaunched: true,
-		Interrupted: &Interruption{Turn: "t3"}, Usage: &UsageTotals{Cost: &Cost{Amount: 0.002, Currency: "USD"}}}
-	pol := ContinuationPolicy{AutoContinue: true, MaxAttempts: 3, Window: time.Minute, MaxCost: 0.002}
-	d := DecideContinuation(&s, nil, pol, now)
-	if d.Continue || d.Pause == nil || d.Pause.Kind != PauseCost || d.Pause.Reason != "the session has spent 0.002 USD of its max_cost 0.002 USD" {
-		t.Fatalf("at the cap: %+v pause %+v", d, d.Pause)
-	}
-	s.Pause = d.Pause
-	pol.MaxCost = 0.01
-	d = DecideContinuation(&s, nil, pol, now)
-	if !d.Continue || d.Cleared == nil || d.Cleared.Kind != PauseCost || !strings.Contains(d.ClearedBecause, "max_cost") {
-		t.Fatalf("raised: %+v", d)
 	}
 }

@@ -1,0 +1,19 @@
+package state
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkVerdict is the pure part of status and of every list row: the
+// verdict and the badge of one record.
+func BenchmarkVerdict(b *testing.B) {
+	s := &Session{ID: "x", State: StateRunning, CurrentTurn: "t3", ResumeToken: "tok", AgentLaunched: true}
+	obs := Observation{Now: time.Now()}
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := Decide(s, obs); !v.NeedsResume || Badge(s, false) != BadgeNeedsResume {
+			b.Fatal(v)
+		}
+	}
+}
