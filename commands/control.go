@@ -8,6 +8,7 @@ import (
 
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // CancelCmd is kandev cancel.
@@ -225,7 +226,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		}
 		a := p.assess(s, probeFull)
 		afterLimit := limitDue(s, a, env.Now())
-		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning) {
+		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == verdict.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
 		if err := state.CheckTrust(s); err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // DemoCmd is kandev demo: the whole story on the built-in demo agent.
@@ -128,7 +129,7 @@ func (d *demoRun) stepStatus(id string) error {
 		return err
 	}
 	d.say("badge %q, needs_resume %v, reason %q, interrupted turn: %v", st.Status.Badge, st.Status.NeedsResume, st.Status.Reason, st.Status.Interrupted)
-	if st.Status.Badge != state.BadgeNeedsResume || !st.Status.Interrupted {
+	if st.Status.Badge != verdict.BadgeNeedsResume || !st.Status.Interrupted {
 		return d.fail("status did not report an interrupted turn")
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // DoctorCmd is kandev doctor: it checks the home, the agents and git, and
@@ -333,13 +334,13 @@ func sessionCheck(p *probe, id string, tagged []proc.Proc) []check {
 	}
 	st := p.observe(s)
 	switch {
-	case st.Reason == state.ReasonStaleExecution:
+	case st.Reason == verdict.ReasonStaleExecution:
 		out = append(out, check{Name: name, Message: fmt.Sprintf("orphaned agent process %d is still running but its kandev owner is gone", s.AgentPID),
 			Fix: orphanFix(s)})
-	case st.Badge == state.BadgeNeedsResume:
+	case st.Badge == verdict.BadgeNeedsResume:
 		out = append(out, check{Name: name, Message: "interrupted: state " + s.State + " but no process holds its owner lock (the owner died mid-turn)",
 			Fix: "kandev resume " + id})
-	case st.Badge == state.BadgePaused:
+	case st.Badge == verdict.BadgePaused:
 		out = append(out, check{Name: name, Message: "automatic continuation paused: " + st.Paused, Fix: st.Next})
 	}
 	return out

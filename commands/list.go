@@ -12,6 +12,7 @@ import (
 
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // ListCmd is kandev list.
@@ -88,7 +89,7 @@ func (c *ListCmd) Run(env *Env) error {
 	}
 	for lo := 0; lo < len(picked) && (c.Limit == 0 || len(out) < c.Limit); lo += batch {
 		part := picked[lo:min(lo+batch, len(picked))]
-		as := make([]state.Assessment, len(part))
+		as := make([]verdict.Assessment, len(part))
 		level := probeBadge
 		if c.Resumable {
 			level = probeResumable
@@ -204,7 +205,7 @@ func (c *ListCmd) unreadable(bad []state.UnreadableRecord, shown int) []listed {
 		if c.Limit > 0 && shown+len(out) >= c.Limit {
 			break
 		}
-		out = append(out, listed{Session: &state.Session{ID: r.ID}, Badge: state.BadgeUnknown, Problem: r.Problem})
+		out = append(out, listed{Session: &state.Session{ID: r.ID}, Badge: verdict.BadgeUnknown, Problem: r.Problem})
 	}
 	return out
 }

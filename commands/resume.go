@@ -8,6 +8,7 @@ import (
 
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // ResumeCmd is kandev resume.
@@ -72,7 +73,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		}
 		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
-			if s.CurrentTurn == "" && a.Badge != state.BadgeWaitingForPermission {
+			if s.CurrentTurn == "" && a.Badge != verdict.BadgeWaitingForPermission {
 				fmt.Fprintf(w, "session %s: its agent is already running, warm and idle%s (kandev process %d): nothing to relaunch, nothing to continue\n", id, untilText(s), s.OwnerPID)
 				fmt.Fprintf(w, "next: %s (or kandev resume -i %s to type prompts here); attached to %s until %s\n", a.Next, id, lease.AttachedTo, textTime(lease.AttachExpiresAt))
 				return

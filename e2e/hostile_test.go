@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 func TestStart_AgentThatCannotLaunchLeavesAFailedSessionSaidOnceAndLatestSkipsIt(t *testing.T) {
@@ -37,7 +38,7 @@ func TestStart_AgentThatCannotLaunchLeavesAFailedSessionSaidOnceAndLatestSkipsIt
 			if s.State != state.StateFailed || !strings.Contains(s.ErrorMessage, tc.want) {
 				t.Fatalf("record: state %s, error %q", s.State, s.ErrorMessage)
 			}
-			if st := w.status(id); st.Status.Badge != state.BadgeFailed {
+			if st := w.status(id); st.Status.Badge != verdict.BadgeFailed {
 				t.Fatalf("status: %+v", st.Status)
 			}
 			r = w.mustRun("prompt", "--latest", "recall")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // resolutions are the permission_resolved events' data of the session.
@@ -239,7 +240,7 @@ func TestLinger_AWarmOwnerWhoseAgentDiedExitsAndTheNextPromptRestores(t *testing
 		Status struct{ Reason string } `json:"status"`
 	}
 	decodeJSON(t, w.mustRun("status", id, "--json").stdout, &st)
-	if st.Status.Reason == state.ReasonAgentRunning {
+	if st.Status.Reason == verdict.ReasonAgentRunning {
 		t.Fatalf("status after the agent died: %+v", st.Status)
 	}
 	w.recalls(id, "KIWI", 2, "start, then the restore")

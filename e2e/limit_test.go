@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // limitMarker is the usage_limit marker of the log and its reset time.
@@ -45,7 +46,7 @@ func TestLimit_TheDemoAgentsLimitEndsTheTurnRateLimitedWithTheResetTimeAndExit8(
 	if want := before.Add(120 * time.Second); reset.Before(want.Add(-2*time.Second)) || reset.After(want.Add(3*time.Second)) || m.Severity != "warning" {
 		t.Fatalf("marker %+v: reset %v, want about %v", m, reset, want)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeWaitingForLimit {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeWaitingForLimit {
 		t.Fatalf("badge %q, want waiting-for-limit", st.Status.Badge)
 	}
 	// --json: the error object names it.
@@ -57,7 +58,7 @@ func TestLimit_TheDemoAgentsLimitEndsTheTurnRateLimitedWithTheResetTimeAndExit8(
 	if got := w.mustRun("prompt", id, "--linger", "0", "/say AFTER").stdout; !strings.Contains(got, "AFTER") {
 		t.Fatalf("prompt after the limit: %q", got)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 		t.Fatalf("badge after a turn ran: %q, want idle", st.Status.Badge)
 	}
 }
@@ -73,7 +74,7 @@ func TestLimit_AFollowerOfAQueuedPromptAlsoExits8(t *testing.T) {
 	if q.code != 8 {
 		t.Fatalf("a prompt served by the warm owner: want exit 8: %s", q)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeWaitingForLimit {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeWaitingForLimit {
 		t.Fatalf("badge %q with a warm owner, want waiting-for-limit", st.Status.Badge)
 	}
 }
@@ -111,7 +112,7 @@ func TestLimit_RecoverContinuesASessionWhoseResetTimeHasPassed(t *testing.T) {
 	if s := w.session(id); s.Limit != nil || s.LimitResumes != 0 {
 		t.Fatalf("after a turn that ended well the limit is still recorded: %+v resumes %d", s.Limit, s.LimitResumes)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 		t.Fatalf("badge %q", st.Status.Badge)
 	}
 	// Nothing left to continue: a second recover does nothing.

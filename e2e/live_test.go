@@ -13,6 +13,7 @@ import (
 
 	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // closeOnCleanup ends a lingering owner when the test ends, whatever happened.
@@ -75,7 +76,7 @@ func TestLinger_WarmPromptReattachesWithoutStartingTheAgent(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); got.Status.WarmUntil == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		decodeJSON(t, w.mustRun("status", id, "--json").stdout, &got)
 	}
-	if got.Status.Reason != state.ReasonAgentRunning || got.Status.Badge != state.BadgeIdle || got.Status.WarmUntil == "" {
+	if got.Status.Reason != verdict.ReasonAgentRunning || got.Status.Badge != verdict.BadgeIdle || got.Status.WarmUntil == "" {
 		t.Fatalf("status of a warm session: %+v", got.Status)
 	}
 	w.recalls(id, "APPLE", 1, "the second prompt must reattach")
@@ -253,7 +254,7 @@ func TestWait_ReturnsAtTheBadgeAndExits124OnTimeout(t *testing.T) {
 	r = w.mustRun("wait", id, "--until", "idle,done", "--json", "--timeout", "20s")
 	var st struct{ Badge, Reason string }
 	decodeJSON(t, r.stdout, &st)
-	if st.Badge != state.BadgeIdle || st.Reason != state.ReasonAgentRunning {
+	if st.Badge != verdict.BadgeIdle || st.Reason != verdict.ReasonAgentRunning {
 		t.Fatalf("wait --json: %+v", st)
 	}
 	r = w.run("wait", id, "--until", "done", "--timeout", "300ms")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // The newcomer's breaks of issue 33: each test below drives the built binary
@@ -259,7 +260,7 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 				t.Fatalf("nothing says the turn was cut off and continued:\n%s", r.stderr)
 			}
 			// Nothing is left for a resume to continue.
-			if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+			if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 				t.Fatalf("status after the prompt: %+v", st.Status)
 			}
 		})

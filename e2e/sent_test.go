@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // silentTurn is a first prompt the demo agent works on for 20 s without
@@ -148,7 +149,7 @@ func TestSent_ASilentTurnCutOffBySIGTERMOrSIGKILLIsContinuedOnceQuotingTheReques
 			if strings.Contains(r.stderr, "not be sent") {
 				t.Fatalf("a sent prompt reported as not sent:\n%s", r.stderr)
 			}
-			if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+			if st := w.status(id); st.Status.Badge != verdict.BadgeNeedsResume {
 				t.Fatalf("status after %s: %+v", sig, st.Status)
 			}
 			began := time.Now()
@@ -207,7 +208,7 @@ func TestSent_CtrlCOnASilentSentTurnIsAPlainCancel(t *testing.T) {
 	if stop := turnEnd(evs, "t1"); stop != state.StopCancelled {
 		t.Fatalf("turn t1 ended %q, want cancelled", stop)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle || st.Status.NeedsResume && st.Status.Interrupted {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle || st.Status.NeedsResume && st.Status.Interrupted {
 		t.Fatalf("status after Ctrl-C: %+v", st.Status)
 	}
 	w.mustRun("resume", id, "--linger", "0")
@@ -354,7 +355,7 @@ func TestSent_ClearEndsAPendingFirstPromptSoTheNextPromptIsTheUsersOwn(t *testin
 			waitFor(t, 30*time.Second, "the point to cut", func() bool { return tc.cut(w) })
 			b.stop(t, syscall.SIGKILL)
 			id := w.onlySession()
-			if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+			if st := w.status(id); st.Status.Badge != verdict.BadgeNeedsResume {
 				t.Fatalf("before clear: %+v", st.Status)
 			}
 			w.mustRun("clear", id)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // sleepingTurn streams a word, sleeps, then streams "after": a signal sent
@@ -80,7 +81,7 @@ func TestSignals_CtrlCCancelsTheTurnExits130AndIsNeverContinued(t *testing.T) {
 	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
 		t.Fatalf("turn ended %q, want cancelled", stop)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle || st.Status.Interrupted {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle || st.Status.Interrupted {
 		t.Fatalf("status after Ctrl-C: %+v", st.Status)
 	}
 	w.mustRun("resume", id)
@@ -107,7 +108,7 @@ func TestSignals_SIGTERMExits143AndTheNextResumeContinuesTheTurnOnce(t *testing.
 	if stop := turnEnd(evs, cut); stop != state.StopShutdown {
 		t.Fatalf("turn ended %q, want shutdown", stop)
 	}
-	if st := w.status(id); !st.Status.NeedsResume || st.Status.Badge != state.BadgeNeedsResume || !st.Status.Interrupted {
+	if st := w.status(id); !st.Status.NeedsResume || st.Status.Badge != verdict.BadgeNeedsResume || !st.Status.Interrupted {
 		t.Fatalf("status after SIGTERM: %+v", st.Status)
 	}
 	w.mustRun("resume", id)
@@ -123,7 +124,7 @@ func TestSignals_SIGTERMExits143AndTheNextResumeContinuesTheTurnOnce(t *testing.
 	if again := w.events(id); len(ofType(again, state.EventTurnStarted)) != len(ofType(after, state.EventTurnStarted)) {
 		t.Fatal("a second resume added a turn")
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 		t.Fatalf("status after the continuation: %+v", st.Status)
 	}
 }
@@ -143,7 +144,7 @@ func TestSignals_SIGHUPLetsTheTurnRunToItsEndWithNothingToResume(t *testing.T) {
 	if strings.Contains(r.stdout, "after") {
 		t.Fatalf("wrote to the terminal after it hung up:\n%s", r.stdout)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle || st.Status.Interrupted {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle || st.Status.Interrupted {
 		t.Fatalf("status after SIGHUP: %+v", st.Status)
 	}
 	w.mustRun("resume", id)
@@ -177,7 +178,7 @@ func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
 	if stop := turnEnd(evs, cut); stop != "" {
 		t.Fatalf("turn ended %q; want it left for repair", stop)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeNeedsResume {
 		t.Fatalf("status: %+v", st.Status)
 	}
 	w.mustRun("resume", id)
@@ -213,7 +214,7 @@ func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T
 	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopShutdown {
 		t.Fatalf("recover's turn ended %q, want shutdown", stop)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeNeedsResume {
 		t.Fatalf("status: %+v", st.Status)
 	}
 	w.mustRun("recover", "--all")
@@ -224,7 +225,7 @@ func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T
 	if last := lastTurn(after); turnEnd(after, last) != state.StopEndTurn || len(conts) != 1 || !strings.Contains(conts[0], "> /sleep 4000") {
 		t.Fatalf("the next recover did not continue the work: %s ended %q, continuations %q", last, turnEnd(after, last), conts)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 		t.Fatalf("status after recover: %+v", st.Status)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce
@@ -62,7 +63,7 @@ func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t
 				t.Fatalf("A did not take B's turns: last turn %s", lastTurn(evsA))
 			}
 			assertNoSeqGap(t, evsA)
-			if st := a.status(id); st.Status.Badge != state.BadgeIdle {
+			if st := a.status(id); st.Status.Badge != verdict.BadgeIdle {
 				t.Fatalf("A's status after taking B's turns: %+v", st.Status)
 			}
 			for _, dir := range []string{a.home, b.home} {

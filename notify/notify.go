@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // Events a notification is sent for (Note.Event).
@@ -37,23 +38,23 @@ type Note struct {
 func For(e state.Event, detached bool) (Note, bool) {
 	switch {
 	case e.Type == state.EventPermissionRequest && e.Deferred && e.ToolKind == "elicitation":
-		return Note{Event: EventPermission, Badge: state.BadgeWaitingForPermission,
+		return Note{Event: EventPermission, Badge: verdict.BadgeWaitingForPermission,
 			Summary: "the agent asks: " + e.ToolName + " (kandev answer " + e.SessionID + " VALUE | kandev deny " + e.SessionID + ")"}, true
 	case e.Type == state.EventPermissionRequest && e.Deferred:
-		return Note{Event: EventPermission, Badge: state.BadgeWaitingForPermission,
+		return Note{Event: EventPermission, Badge: verdict.BadgeWaitingForPermission,
 			Summary: "waiting for permission: " + nonEmpty(e.Content, e.ToolName, "a tool call") + " (kandev approve " + e.SessionID + " | kandev deny " + e.SessionID + ")"}, true
 	case e.Type == state.EventMarker && e.Kind == "continuation_paused":
-		return Note{Event: EventPaused, Badge: state.BadgePaused, Summary: e.Summary}, true
+		return Note{Event: EventPaused, Badge: verdict.BadgePaused, Summary: e.Summary}, true
 	case e.Type == state.EventMarker && e.Kind == "usage_limit":
-		return Note{Event: EventUsageLimit, Badge: state.BadgeWaitingForLimit, Summary: e.Summary}, true
+		return Note{Event: EventUsageLimit, Badge: verdict.BadgeWaitingForLimit, Summary: e.Summary}, true
 	case e.Type == state.EventTurnEnded && detached:
 		switch e.StopReason {
 		case state.StopRateLimited, state.StopShutdown:
 			return Note{}, false // the usage_limit marker told it; a shutdown is continued
 		case state.StopError, state.StopProcessExit:
-			return Note{Event: EventTurnFailed, Badge: state.BadgeIdle, Summary: fmt.Sprintf("turn %s failed (%s); kandev events %s shows why", e.TurnID, e.StopReason, e.SessionID)}, true
+			return Note{Event: EventTurnFailed, Badge: verdict.BadgeIdle, Summary: fmt.Sprintf("turn %s failed (%s); kandev events %s shows why", e.TurnID, e.StopReason, e.SessionID)}, true
 		}
-		return Note{Event: EventTurnEnded, Badge: state.BadgeIdle, Summary: fmt.Sprintf("turn %s ended (%s)", e.TurnID, e.StopReason)}, true
+		return Note{Event: EventTurnEnded, Badge: verdict.BadgeIdle, Summary: fmt.Sprintf("turn %s ended (%s)", e.TurnID, e.StopReason)}, true
 	}
 	return Note{}, false
 }

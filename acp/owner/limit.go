@@ -14,6 +14,7 @@ import (
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/schedule"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // submitSchedule and cancelSchedule talk to the OS scheduler; variables so
@@ -57,7 +58,7 @@ func (o *owner) limitReached(a acp.UsageLimitAnswer) (string, error) {
 
 // scheduleAfterLimit asks the scheduler for a kandev recover of the session
 // at the limit's reset time when [session] resume_after_limit is on and the
-// budget allows (state.ResumeAfterLimit); it says what it did ("" when the
+// budget allows (verdict.ResumeAfterLimit); it says what it did ("" when the
 // option is off).
 func (o *owner) scheduleAfterLimit(lim *state.UsageLimit) string {
 	cfg := o.job.Config
@@ -68,7 +69,7 @@ func (o *owner) scheduleAfterLimit(lim *state.UsageLimit) string {
 	switch {
 	case lim.ResetAt == nil:
 		return "The agent did not say when it resets, so no kandev recover was scheduled."
-	case !state.ResumeAfterLimit(true, lim, s.LimitResumes, cfg.MaxAttempts()):
+	case !verdict.ResumeAfterLimit(true, lim, s.LimitResumes, cfg.MaxAttempts()):
 		return fmt.Sprintf("No kandev recover was scheduled: %d automatic resumes after a usage limit ran in a row ([session.restart] max_attempts).", s.LimitResumes)
 	}
 	exe, err := os.Executable()
@@ -133,7 +134,7 @@ func SettleSchedule(h *state.Home, id string) (*state.ScheduledRecover, error) {
 // counts against resume_after_limit's budget until a turn ends otherwise.
 func (o *owner) continueAfterLimit(ctx context.Context) error {
 	lim := o.s.Limit
-	if !o.job.AfterLimit || lim == nil || !state.LimitLifted(lim, o.now()) {
+	if !o.job.AfterLimit || lim == nil || !verdict.LimitLifted(lim, o.now()) {
 		return nil
 	}
 	request := ""

@@ -16,6 +16,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // cutOff leaves session id as an owner killed during turn would: the
@@ -360,7 +361,7 @@ func TestOwner_CtrlCBeforeTheAgentTookTheFirstPromptDropsItAndLeavesNothingToRes
 			if s.InitialPrompt != "" || s.State != state.StateWaitingForInput {
 				t.Fatalf("record after Ctrl-C: initial prompt %q, state %s; want none, %s", s.InitialPrompt, s.State, state.StateWaitingForInput)
 			}
-			if b := state.Badge(s, false); b != state.BadgeIdle {
+			if b := verdict.Badge(s, false); b != verdict.BadgeIdle {
 				t.Fatalf("badge %q, want idle", b)
 			}
 			r.mustRun(r.job(id, ""))
@@ -398,7 +399,7 @@ func TestOwner_ASilentFirstPromptCutBySIGTERMIsContinuedQuotingItNotSentAgain(t 
 	if s.InitialPrompt != "" || s.Interrupted == nil || s.Interrupted.Turn != "t1" {
 		t.Fatalf("record after SIGTERM: initial %q, interrupted %+v; want the sent prompt's turn owed its continuation", s.InitialPrompt, s.Interrupted)
 	}
-	if b := state.Badge(s, false); b != state.BadgeNeedsResume {
+	if b := verdict.Badge(s, false); b != verdict.BadgeNeedsResume {
 		t.Fatalf("badge %q", b)
 	}
 	r.mustRun(r.job(id, ""))
@@ -450,7 +451,7 @@ func TestOwner_CtrlCOnASentFirstPromptIsAPlainCancel(t *testing.T) {
 			t.Fatalf("a sent prompt was reported as not sent: %s", e.Summary)
 		}
 	}
-	if s := r.session(id); s.InitialPrompt != "" || s.StopReason != state.StopCancelled || state.Badge(s, false) != state.BadgeIdle {
+	if s := r.session(id); s.InitialPrompt != "" || s.StopReason != state.StopCancelled || verdict.Badge(s, false) != verdict.BadgeIdle {
 		t.Fatalf("record after Ctrl-C: %+v", s)
 	}
 	r.mustRun(r.job(id, ""))

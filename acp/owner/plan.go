@@ -8,6 +8,7 @@ import (
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // Facts are what the owner reads from disk before it decides: the
@@ -35,7 +36,7 @@ type Facts struct {
 type PlanInput struct {
 	Session *state.Session // the record as loaded
 	Facts   Facts
-	Policy  state.ContinuationPolicy // config, profile command, permission mode, --no-continue
+	Policy  verdict.ContinuationPolicy // config, profile command, permission mode, --no-continue
 	Profile acp.Profile
 	// Prompt is the user's prompt ("" for none); InitialPrompt is the
 	// initial prompt as typed ("" sends the record's copy).
@@ -69,7 +70,7 @@ type Plan struct {
 	Repair bool
 	// Continuation is state's continuation rule applied to the record as it
 	// is after the repair (pause, cleared pause, drop, continue).
-	Continuation state.ContinuationDecision
+	Continuation verdict.ContinuationDecision
 	// Refusal stops the owner before it launches the agent.
 	Refusal *NotResumableError
 	// FollowUp of the interrupted turn Continuation.Turn, and what it sends.
@@ -114,7 +115,7 @@ type Message struct {
 
 // NewPlan decides the owner's run from data alone: the record, what the
 // log and the disk say, the configuration, the job and the clock. The
-// continuation rule itself is state.DecideContinuation.
+// continuation rule itself is verdict.DecideContinuation.
 func NewPlan(in PlanInput) Plan {
 	s := in.Session
 	p := Plan{
@@ -127,7 +128,7 @@ func NewPlan(in PlanInput) Plan {
 		HistoryInjection:    in.Profile.HistoryInjection,
 	}
 	rec := expectedRecord(s, in.Facts)
-	d := state.DecideContinuation(rec, in.Facts.Worktree, in.Policy, in.Now)
+	d := verdict.DecideContinuation(rec, in.Facts.Worktree, in.Policy, in.Now)
 	p.Continuation = d
 	p.Refusal = refusal(s.ID, in.Facts.Worktree, d, in.Prompt != "" || in.OwnQueued)
 	if d.Continue {
@@ -219,7 +220,7 @@ func releaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
 
 // refusal is why the owner must not run: a broken worktree, or a pause
 // that only an operator's prompt lifts.
-func refusal(id string, wt *worktree.Worktree, d state.ContinuationDecision, prompted bool) *NotResumableError {
+func refusal(id string, wt *worktree.Worktree, d verdict.ContinuationDecision, prompted bool) *NotResumableError {
 	switch {
 	case wt != nil && !wt.Valid:
 		return &NotResumableError{SessionID: id, Reason: wt.Problem, Advice: pauseAdvice(id, wt, state.PauseWorktree)}

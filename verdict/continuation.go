@@ -1,4 +1,4 @@
-package state
+package verdict
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/internal/worktree"
+	"github.com/kandev/kandev/state"
 )
 
 // ContinuationPolicy is the configuration and present facts a continuation
@@ -30,8 +31,8 @@ type ContinuationDecision struct {
 	// Drop: the continuation is switched off (config or flag): the turn
 	// stays repaired and is never continued.
 	Drop    bool
-	Pause   *Pause // the pause in force, nil when none
-	Cleared *Pause // the recorded pause whose cause is gone
+	Pause   *state.Pause // the pause in force, nil when none
+	Cleared *state.Pause // the recorded pause whose cause is gone
 	// ClearedBecause says, for a user, why Cleared no longer holds.
 	ClearedBecause string
 }
@@ -42,33 +43,33 @@ type ContinuationDecision struct {
 // changed agent command, a changed permission mode, an explicit stop, a spent
 // max_cost or a spent budget; otherwise continue. wt is the worktree as
 // checked now (nil when none).
-func DecideContinuation(s *Session, wt *worktree.Worktree, p ContinuationPolicy, now time.Time) ContinuationDecision {
+func DecideContinuation(s *state.Session, wt *worktree.Worktree, p ContinuationPolicy, now time.Time) ContinuationDecision {
 	turn, permissionOpen := s.AwaitingContinuation()
 	d := ContinuationDecision{Turn: turn}
-	pause := func(kind, reason string) { d.Pause = &Pause{Kind: kind, Reason: reason, Turn: turn} }
-	spent, capped := CostCapReached(s.Usage, p.MaxCost)
+	pause := func(kind, reason string) { d.Pause = &state.Pause{Kind: kind, Reason: reason, Turn: turn} }
+	spent, capped := state.CostCapReached(s.Usage, p.MaxCost)
 	switch {
 	case turn == "":
 	case wt != nil && !wt.Valid:
-		pause(PauseWorktree, "the worktree is not usable: "+wt.Problem)
+		pause(state.PauseWorktree, "the worktree is not usable: "+wt.Problem)
 	case p.NoContinue || !p.AutoContinue:
 		d.Drop = true
 	case permissionOpen:
-		pause(PausePermissionPending, "a permission request was pending when the turn was cut off")
+		pause(state.PausePermissionPending, "a permission request was pending when the turn was cut off")
 	case s.Interrupted != nil && s.Interrupted.Turn == turn && s.Interrupted.Maintenance:
-		pause(PauseMaintenance, "the interrupted turn was a maintenance turn (kandev compact); run it again if it is still wanted")
+		pause(state.PauseMaintenance, "the interrupted turn was a maintenance turn (kandev compact); run it again if it is still wanted")
 	case len(s.AgentCommand) > 0 && p.Command != nil && !slices.Equal(s.AgentCommand, p.Command):
-		pause(PauseAgentChanged, "the agent profile or its command changed since the turn started")
+		pause(state.PauseAgentChanged, "the agent profile or its command changed since the turn started")
 	case s.TurnPermissionMode != "" && p.PermissionMode != "" && s.TurnPermissionMode != p.PermissionMode:
-		pause(PausePermissionModeChanged, fmt.Sprintf("the turn ran under permission mode %s, the mode now is %s", s.TurnPermissionMode, p.PermissionMode))
-	case SetupDiffers(s.TurnSetup, s.Setup) != "":
-		pause(PauseSetupChanged, "the agent's setup changed: "+SetupDiffers(s.TurnSetup, s.Setup))
+		pause(state.PausePermissionModeChanged, fmt.Sprintf("the turn ran under permission mode %s, the mode now is %s", s.TurnPermissionMode, p.PermissionMode))
+	case state.SetupDiffers(s.TurnSetup, s.Setup) != "":
+		pause(state.PauseSetupChanged, "the agent's setup changed: "+state.SetupDiffers(s.TurnSetup, s.Setup))
 	case s.Stopped:
-		pause(PauseStopped, "the session was stopped explicitly (kandev stop)")
+		pause(state.PauseStopped, "the session was stopped explicitly (kandev stop)")
 	case capped:
-		pause(PauseCost, spent)
+		pause(state.PauseCost, spent)
 	case AttemptsWithin(s.RestartAttempts, now, p.Window) >= p.MaxAttempts:
-		pause(PauseBudget, fmt.Sprintf("the automatic continuation budget is spent (%d continuations within %s)", p.MaxAttempts, p.Window))
+		pause(state.PauseBudget, fmt.Sprintf("the automatic continuation budget is spent (%d continuations within %s)", p.MaxAttempts, p.Window))
 	default:
 		d.Continue = true
 	}
@@ -83,7 +84,7 @@ func DecideContinuation(s *Session, wt *worktree.Worktree, p ContinuationPolicy,
 }
 
 // clearedBecause says why the recorded pause no longer holds.
-func clearedBecause(s *Session, wt *worktree.Worktree, p ContinuationPolicy, d ContinuationDecision) string {
+func clearedBecause(s *state.Session, wt *worktree.Worktree, p ContinuationPolicy, d ContinuationDecision) string {
 	switch {
 	case d.Turn == "" || d.Turn != s.Pause.Turn:
 		return "no interrupted turn waits for it any more"
@@ -91,20 +92,20 @@ func clearedBecause(s *Session, wt *worktree.Worktree, p ContinuationPolicy, d C
 		return "automatic continuation is switched off, the turn stays as it ended"
 	}
 	switch s.Pause.Kind {
-	case PauseWorktree:
+	case state.PauseWorktree:
 		if wt != nil && wt.Branch != "" {
 			return fmt.Sprintf("the worktree %s is back on branch %s", wt.Path, wt.Branch)
 		}
 		return "the worktree is usable again"
-	case PauseAgentChanged:
+	case state.PauseAgentChanged:
 		return "the agent command is the one the turn started with again"
-	case PausePermissionModeChanged:
+	case state.PausePermissionModeChanged:
 		return "the permission mode is " + p.PermissionMode + " again, as when the turn ran"
-	case PauseBudget:
+	case state.PauseBudget:
 		return "the continuation budget has room again (the window has passed)"
-	case PauseCost:
+	case state.PauseCost:
 		return "the session's spending is under [session] max_cost again"
-	case PauseSetupChanged:
+	case state.PauseSetupChanged:
 		return "the agent's setup is the one the turn ran under again"
 	}
 	return "its cause is gone"

@@ -1,9 +1,10 @@
-package state
+package verdict
 
 import (
 	"strings"
 
 	"github.com/kandev/kandev/internal/worktree"
+	"github.com/kandev/kandev/state"
 )
 
 // Assessment answers "can resume act on this session now", with everything
@@ -30,22 +31,22 @@ type Assessment struct {
 }
 
 // Pause is the pause in force, nil when none.
-func (a Assessment) Pause() *Pause { return a.Continuation.Pause }
+func (a Assessment) Pause() *state.Pause { return a.Continuation.Pause }
 
 // Assess decides, first from the verdict (Decide), then from the
 // continuation rule (DecideContinuation), what resume would do now.
-func Assess(s *Session, o Observation) Assessment {
+func Assess(s *state.Session, o Observation) Assessment {
 	eff := *s
-	if !o.OwnerAlive && o.TurnClosed && eff.State == StateRunning {
+	if !o.OwnerAlive && o.TurnClosed && eff.State == state.StateRunning {
 		// The log is the truth: the turn is complete.
-		eff.State, eff.CurrentTurn = StateWaitingForInput, ""
+		eff.State, eff.CurrentTurn = state.StateWaitingForInput, ""
 	}
 	if o.Worktree != nil {
 		eff.Worktree = o.Worktree
 	}
 	var d ContinuationDecision
 	switch {
-	case IsTerminal(eff.State):
+	case state.IsTerminal(eff.State):
 		eff.Pause = nil
 	case o.OwnerAlive:
 		d.Pause = eff.Pause // the live owner keeps it up to date
@@ -62,7 +63,7 @@ func Assess(s *Session, o Observation) Assessment {
 	}
 	a := Assessment{Verdict: v, Badge: Badge(&eff, o.OwnerAlive), Continuation: d, Worktree: eff.Worktree}
 	a.LeaseHeld = o.Lease.Live(o.Now) && o.Lease.AttachedTo != o.Holder
-	a.Attachable = v.IsResumable && !IsTerminal(eff.State) && !a.LeaseHeld
+	a.Attachable = v.IsResumable && !state.IsTerminal(eff.State) && !a.LeaseHeld
 	a.Resumable = a.Attachable && (o.OwnerAlive || eff.Pause == nil)
 	a.Next, a.Why = nextCommand(&eff, a, o)
 	return a
@@ -76,7 +77,7 @@ const UntilTurnEnds = BadgeIdle + "," + BadgeWaitingForPermission + "," + BadgeN
 // and is the one a person wants next ("..." stands for the user's
 // message), and why. A warm owner takes a prompt at once; following its
 // events would block until its linger ends.
-func nextCommand(s *Session, a Assessment, o Observation) (next, why string) {
+func nextCommand(s *state.Session, a Assessment, o Observation) (next, why string) {
 	id := s.ID
 	wt := s.Worktree
 	force := ""
@@ -84,7 +85,7 @@ func nextCommand(s *Session, a Assessment, o Observation) (next, why string) {
 		force = " --force"
 	}
 	switch {
-	case IsTerminal(s.State):
+	case state.IsTerminal(s.State):
 		return "kandev start --parent " + id + ` "..."`, "finished: a new session can carry on from its history"
 	case o.OwnerAlive && a.Badge == BadgeWaitingForPermission:
 		return "kandev approve " + id, "the turn waits for a permission answer (kandev deny " + id + " refuses it)"

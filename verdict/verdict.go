@@ -1,9 +1,14 @@
-package state
+// Package verdict is the policy status, list and resume apply to a session's
+// record and probes: the resume verdict, the badge, whether an interrupted
+// turn is continued or paused, and what to run next. Pure functions of data,
+// each with a table test (see docs/resume.md).
+package verdict
 
 import (
 	"time"
 
 	"github.com/kandev/kandev/internal/worktree"
+	"github.com/kandev/kandev/state"
 )
 
 // Verdict reasons (see docs/resume.md).
@@ -27,8 +32,8 @@ type Observation struct {
 	TurnClosed bool
 	// Worktree is the session's worktree as checked now; nil: use the record's.
 	Worktree *worktree.Worktree
-	Lease    *Lease // the attach lease as read now
-	Holder   string // who would take the lease (resume's --holder)
+	Lease    *state.Lease // the attach lease as read now
+	Holder   string       // who would take the lease (resume's --holder)
 	Policy   ContinuationPolicy
 	Now      time.Time
 }
@@ -43,7 +48,7 @@ type Verdict struct {
 }
 
 // Decide computes the verdict; the first matching rule wins.
-func Decide(s *Session, o Observation) Verdict {
+func Decide(s *state.Session, o Observation) Verdict {
 	v := decide(s, o)
 	if s.Worktree != nil && !s.Worktree.Valid {
 		v.IsResumable = false
@@ -51,23 +56,23 @@ func Decide(s *Session, o Observation) Verdict {
 	return v
 }
 
-func decide(s *Session, o Observation) Verdict {
+func decide(s *state.Session, o Observation) Verdict {
 	// A first prompt not yet sent to the agent is sent by the next resume.
-	pendingStart := s.InitialPrompt != "" && !IsTerminal(s.State)
-	interrupted := !o.OwnerAlive && ((s.State == StateRunning || s.State == StateStarting) && s.AgentLaunched || pendingStart)
+	pendingStart := s.InitialPrompt != "" && !state.IsTerminal(s.State)
+	interrupted := !o.OwnerAlive && ((s.State == state.StateRunning || s.State == state.StateStarting) && s.AgentLaunched || pendingStart)
 	switch {
 	case o.OwnerAlive:
-		return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonAgentRunning}
+		return Verdict{NeedsResume: false, IsResumable: !state.IsTerminal(s.State), Reason: ReasonAgentRunning}
 	case o.AgentAlive:
-		return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonStaleExecution, Interrupted: interrupted}
-	case IsTerminal(s.State):
+		return Verdict{NeedsResume: false, IsResumable: !state.IsTerminal(s.State), Reason: ReasonStaleExecution, Interrupted: interrupted}
+	case state.IsTerminal(s.State):
 		return Verdict{NeedsResume: false, IsResumable: false, Reason: ReasonTerminal}
-	case s.ResumeToken != "" && IsActive(s.State):
+	case s.ResumeToken != "" && state.IsActive(s.State):
 		return Verdict{NeedsResume: true, IsResumable: true, Reason: ReasonAgentNotRunning, Interrupted: interrupted}
-	case s.AgentLaunched && IsActive(s.State) || pendingStart:
+	case s.AgentLaunched && state.IsActive(s.State) || pendingStart:
 		return Verdict{NeedsResume: true, IsResumable: true, Reason: ReasonAgentNotRunningNew, Interrupted: interrupted}
 	}
-	return Verdict{NeedsResume: false, IsResumable: !IsTerminal(s.State), Reason: ReasonNotStarted}
+	return Verdict{NeedsResume: false, IsResumable: !state.IsTerminal(s.State), Reason: ReasonNotStarted}
 }
 
 // Badges (see docs/resume.md).
@@ -85,17 +90,17 @@ const (
 )
 
 // Badge is the one word a client shows for a session; first match wins.
-func Badge(s *Session, ownerAlive bool) string {
+func Badge(s *state.Session, ownerAlive bool) string {
 	switch {
-	case s.State == StateCompleted:
+	case s.State == state.StateCompleted:
 		return BadgeDone
-	case s.State == StateFailed:
+	case s.State == state.StateFailed:
 		return BadgeFailed
-	case s.State == StateCancelled:
+	case s.State == state.StateCancelled:
 		return BadgeCancelled
 	case s.Pause != nil:
 		return BadgePaused
-	case !ownerAlive && (s.State == StateRunning || s.State == StateStarting):
+	case !ownerAlive && (s.State == state.StateRunning || s.State == state.StateStarting):
 		return BadgeNeedsResume
 	case !ownerAlive && s.Interrupted != nil && s.Interrupted.Turn != s.ContinuedTurn && s.InitialPrompt == "":
 		return BadgeNeedsResume
@@ -103,13 +108,13 @@ func Badge(s *Session, ownerAlive bool) string {
 		return BadgeNeedsResume // the first prompt was never sent: resume sends it
 	case ownerAlive && s.PermissionPending:
 		return BadgeWaitingForPermission
-	case ownerAlive && (s.State == StateRunning || s.State == StateStarting):
+	case ownerAlive && (s.State == state.StateRunning || s.State == state.StateStarting):
 		return BadgeRunning
 	case s.Limit != nil:
 		return BadgeWaitingForLimit
 	case s.Stopped:
 		return BadgeStopped
-	case s.State == StateWaitingForInput || s.State == StateCreated:
+	case s.State == state.StateWaitingForInput || s.State == state.StateCreated:
 		return BadgeIdle
 	}
 	return BadgeUnknown
