@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp/owner"
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/verdict"
 )
 
@@ -52,7 +52,7 @@ func (c *WaitCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	changes := state.WatchFiles(h.RecordPath(id), h.LogPath(id), h.InboxPath(id))
+	changes := watch.WatchFiles(h.RecordPath(id), h.LogPath(id), h.InboxPath(id))
 	defer changes.Close()
 	var deadline time.Time
 	if c.Timeout > 0 {

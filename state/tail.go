@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/tidwall/gjson"
 )
 
@@ -33,7 +34,7 @@ func (h *Home) LogSize(id string) int64 {
 // moments after it is written. It returns the offset just past the last
 // line it read.
 func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, stop func() bool) (int64, error) {
-	changes := WatchFiles(path)
+	changes := watch.WatchFiles(path)
 	defer changes.Close()
 	var f *os.File
 	defer func() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/state"
 )
 
@@ -383,7 +384,7 @@ func Ensure(ctx context.Context, job Job) error {
 // turn: its owner writes the record just after the turn's last lines, so a
 // follower that stops at turn_ended waits (briefly) for it.
 func settledSession(ctx context.Context, h *state.Home, id string, t *inputTurn) *state.Session {
-	changes := state.WatchFiles(h.RecordPath(id))
+	changes := watch.WatchFiles(h.RecordPath(id))
 	defer changes.Close()
 	deadline := time.Now().Add(2 * time.Second)
 	for {

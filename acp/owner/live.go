@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
@@ -25,7 +26,7 @@ func (o *owner) linger(ctx context.Context) error {
 	if o.closing {
 		return nil
 	}
-	changes := state.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
+	changes := watch.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
 	defer changes.Close()
 	defer o.update(func(s *state.Session) { s.WarmUntil = nil })
 	// The wait also ends when the agent dies: a warm owner whose agent is
@@ -129,7 +130,7 @@ func (o *owner) awaitAnswer(ctx context.Context, rid string, asker *state.Asker)
 // (nil, and why, when the turn's cancel, the asker's exit or the defer
 // timeout ends the wait).
 func (o *owner) awaitInput(ctx context.Context, rid string, asker *state.Asker, kinds ...string) (*state.Input, string) {
-	changes := state.WatchFiles(o.job.Home.InboxPath(o.session().ID))
+	changes := watch.WatchFiles(o.job.Home.InboxPath(o.session().ID))
 	defer changes.Close()
 	timeout := time.Duration(o.job.Config.DeferTimeoutSeconds()) * time.Second
 	deadline := time.Now().Add(timeout)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -266,7 +267,7 @@ func SetSetup(ctx context.Context, h *state.Home, id string, c setup.Change) (*S
 func queueSet(ctx context.Context, h *state.Home, id string, c setup.Change) (*SetResult, error) {
 	b, _ := json.Marshal(c)
 	in := &state.Input{Kind: state.InputSet, Text: string(b)}
-	changes := state.WatchFiles(h.LogPath(id))
+	changes := watch.WatchFiles(h.LogPath(id))
 	defer changes.Close()
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err

@@ -1,4 +1,6 @@
-package state
+// Package watch wakes a follower when one of a few files changes, so
+// followers of a log, a record or an inbox need not poll.
+package watch
 
 import (
 	"context"
