@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"
 )
@@ -229,7 +230,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == verdict.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
-		if err := state.CheckTrust(s); err != nil {
+		if err := setup.CheckTrust(s); err != nil {
 			// Named, not run: what a pull brought runs only once this machine agrees.
 			results = append(results, outcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
 			continue

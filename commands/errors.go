@@ -12,6 +12,7 @@ import (
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/remote"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -94,7 +95,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy),
 		errors.Is(err, remote.ErrClaimHeld), errors.Is(err, remote.ErrFenced), errors.Is(err, remote.ErrDiverged),
-		errors.Is(err, state.ErrTrustPending):
+		errors.Is(err, setup.ErrTrustPending):
 		return ExitConflict
 	case errors.Is(err, state.ErrNotFound), errors.Is(err, acp.ErrUnknownAgent):
 		return ExitNotFound

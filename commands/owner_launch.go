@@ -15,6 +15,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -85,7 +86,7 @@ func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
 	if state.IsTerminal(s.State) {
 		return job, owner.NotResumableState(id, s.State)
 	}
-	if err := state.CheckTrust(s); err != nil {
+	if err := setup.CheckTrust(s); err != nil {
 		return job, err // nothing a remote brought runs before this machine agrees
 	}
 	profile, err := acp.LookupProfile(cfg, s.Agent)

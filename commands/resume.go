@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"
 )
@@ -46,7 +47,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if state.IsTerminal(s.State) {
 		return owner.NotResumableState(id, s.State)
 	}
-	if err := state.CheckTrust(s); err != nil {
+	if err := setup.CheckTrust(s); err != nil {
 		return err // before the lease: a refused resume leaves nothing behind
 	}
 	holder := c.Holder

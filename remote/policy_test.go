@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/internal/worktree"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -232,7 +233,7 @@ func TestPulledTrust_OnlyServersThisMachineTrustedAsTheyAreRunWithoutKandevTrust
 		{"waiting here, same servers: still waits", &state.Session{MCPConfig: srv, TrustPending: true}, srv, true},
 	}
 	for _, c := range cases {
-		if got := state.PulledTrust(c.local, c.pulled); got != c.want {
+		if got := setup.PulledTrust(c.local, c.pulled); got != c.want {
 			t.Errorf("%s: pending %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -118,7 +119,7 @@ func LocalRecord(rec state.Session, local *state.Session, origin Origin, clone C
 		l.Scheduled = scheduled
 		rec.Limit = &l
 	}
-	rec.TrustPending = state.PulledTrust(local, rec.MCPConfig)
+	rec.TrustPending = setup.PulledTrust(local, rec.MCPConfig)
 	if rec.Worktree != nil {
 		w := *rec.Worktree
 		w.Owned = false

@@ -322,15 +322,15 @@ func orNil(s *state.Setup) *state.Setup {
 }
 
 // Equal reports whether two setups are the same (nil is the empty setup).
-func Equal(a, b *state.Setup) bool { return state.SetupsEqual(a, b) }
+func Equal(a, b *state.Setup) bool { return SetupsEqual(a, b) }
 
 // Describe is a setup in one line: "model M, mode X, options k=v, MCP a, b",
 // or "the agent's defaults".
-func Describe(s *state.Setup) string { return state.DescribeSetup(s) }
+func Describe(s *state.Setup) string { return DescribeSetup(s) }
 
 // TurnSetupDiffers says why an interrupted turn's continuation must wait
 // for an operator: the turn ran under turn, a restore would use now. ""
 // when they are the same, or when the turn's setup was never recorded (nil:
 // a record of an older format, nothing to compare; a turn that ran under
 // the agent's defaults records an empty setup).
-func TurnSetupDiffers(turn, now *state.Setup) string { return state.SetupDiffers(turn, now) }
+func TurnSetupDiffers(turn, now *state.Setup) string { return SetupDiffers(turn, now) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/internal/worktree"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -62,8 +63,8 @@ func DecideContinuation(s *state.Session, wt *worktree.Worktree, p ContinuationP
 		pause(state.PauseAgentChanged, "the agent profile or its command changed since the turn started")
 	case s.TurnPermissionMode != "" && p.PermissionMode != "" && s.TurnPermissionMode != p.PermissionMode:
 		pause(state.PausePermissionModeChanged, fmt.Sprintf("the turn ran under permission mode %s, the mode now is %s", s.TurnPermissionMode, p.PermissionMode))
-	case state.SetupDiffers(s.TurnSetup, s.Setup) != "":
-		pause(state.PauseSetupChanged, "the agent's setup changed: "+state.SetupDiffers(s.TurnSetup, s.Setup))
+	case setup.SetupDiffers(s.TurnSetup, s.Setup) != "":
+		pause(state.PauseSetupChanged, "the agent's setup changed: "+setup.SetupDiffers(s.TurnSetup, s.Setup))
 	case s.Stopped:
 		pause(state.PauseStopped, "the session was stopped explicitly (kandev stop)")
 	case capped:

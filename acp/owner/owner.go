@@ -14,6 +14,7 @@ import (
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/remote"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -36,7 +37,7 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	// this machine agrees: checked again here, under the owner lock.
 	locked, err := job.Home.LoadSession(job.SessionID)
 	if err == nil {
-		if err := state.CheckTrust(locked); err != nil {
+		if err := setup.CheckTrust(locked); err != nil {
 			return nil, err
 		}
 	}
@@ -75,7 +76,7 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
-	if err := state.CheckTrust(s); err != nil {
+	if err := setup.CheckTrust(s); err != nil {
 		return nil, err // the claim brought the remote's newer record, with servers not trusted here
 	}
 	o := &owner{job: job, s: s, res: &Result{}, claim: claim}

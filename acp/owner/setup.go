@@ -208,7 +208,7 @@ func (o *owner) noteAgentSetup(evs []*state.Event) {
 			if s.CurrentTurn != "" {
 				// The agent changed itself mid-turn: the turn goes on under it, so a
 				// cut-off of it is no reason to pause.
-				s.TurnSetup = state.TurnSetupOf(next)
+				s.TurnSetup = setup.TurnSetupOf(next)
 			}
 		})
 		o.append(true, SetupChangedEvent(SetupFromAgent, next, nil, nil))

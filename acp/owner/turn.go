@@ -10,6 +10,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -86,7 +87,7 @@ func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 		s.CurrentTurn = turnID
 		s.StopReason = ""
 		s.ErrorMessage = ""
-		s.TurnSetup = state.TurnSetupOf(s.Setup) // a continuation under another setup pauses
+		s.TurnSetup = setup.TurnSetupOf(s.Setup) // a continuation under another setup pauses
 		s.State = state.StateRunning
 		s.LastActivityAt = o.now()
 	})

@@ -1,4 +1,4 @@
-package state
+package setup
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/kandev/kandev/state"
 )
 
 // ErrTrustPending marks a session whose MCP servers came from another
@@ -26,7 +28,7 @@ func (e *TrustPendingError) Error() string {
 func (e *TrustPendingError) Is(target error) bool { return target == ErrTrustPending }
 
 // CheckTrust is nil unless s waits for trust.
-func CheckTrust(s *Session) error {
+func CheckTrust(s *state.Session) error {
 	if s == nil || !s.TrustPending {
 		return nil
 	}
@@ -41,7 +43,7 @@ func CheckTrust(s *Session) error {
 // not when it has none, nor when this machine already holds the session
 // with the same servers and trusts them (local: its record before the
 // pull, nil when it had none). Everything else a remote brings waits.
-func PulledTrust(local *Session, pulled []MCPServer) (pending bool) {
+func PulledTrust(local *state.Session, pulled []state.MCPServer) (pending bool) {
 	if len(pulled) == 0 {
 		return false
 	}
@@ -52,7 +54,7 @@ func PulledTrust(local *Session, pulled []MCPServer) (pending bool) {
 }
 
 // SameMCPServer reports whether a and b are the same server, field by field.
-func SameMCPServer(a, b MCPServer) bool {
+func SameMCPServer(a, b state.MCPServer) bool {
 	return a.Name == b.Name && a.Type == b.Type && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
 		maps.Equal(a.Env, b.Env) && a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
 }

@@ -1,15 +1,17 @@
-package state
+package setup
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/kandev/kandev/state"
 )
 
 // SetupsEqual reports whether two setups are the same (nil is the empty setup).
-func SetupsEqual(a, b *Setup) bool {
-	var x, y Setup
+func SetupsEqual(a, b *state.Setup) bool {
+	var x, y state.Setup
 	if a != nil {
 		x = *a
 	}
@@ -21,7 +23,7 @@ func SetupsEqual(a, b *Setup) bool {
 
 // DescribeSetup is a setup in one line: "model M, mode X, options k=v, MCP
 // a, b", or "the agent's defaults".
-func DescribeSetup(s *Setup) string {
+func DescribeSetup(s *state.Setup) string {
 	var parts []string
 	if s != nil && s.Model != "" {
 		parts = append(parts, "model "+s.Model)
@@ -49,7 +51,7 @@ func DescribeSetup(s *Setup) string {
 // differs from the one a restore would use (now): "" when they are the
 // same, or when the turn's setup was never recorded (nil: a record of an
 // older format; a turn under the agent's defaults records an empty one).
-func SetupDiffers(turn, now *Setup) string {
+func SetupDiffers(turn, now *state.Setup) string {
 	if turn == nil || SetupsEqual(turn, now) {
 		return ""
 	}
@@ -58,9 +60,9 @@ func SetupDiffers(turn, now *Setup) string {
 
 // TurnSetupOf is what a turn records of the setup it runs under: never
 // nil, so that "not recorded" stays distinct from "the defaults".
-func TurnSetupOf(s *Setup) *Setup {
+func TurnSetupOf(s *state.Setup) *state.Setup {
 	if s == nil {
-		return &Setup{}
+		return &state.Setup{}
 	}
 	c := *s
 	c.Options = maps.Clone(s.Options)
