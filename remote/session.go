@@ -16,6 +16,7 @@ import (
 
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 
@@ -171,7 +172,7 @@ func (l *link) compare(v view) (sides, error) {
 // readLogFrom returns the log's complete lines from byte offset from; a
 // torn last line (a crash mid-append) is not part of it.
 func readLogFrom(path string, from int64) ([]byte, bool, error) {
-	if err := state.RefuseLinks(path); err != nil {
+	if err := safefile.RefuseLinks(path); err != nil {
 		return nil, true, err // never read, and never push, a file a link names
 	}
 	f, err := os.Open(path)
@@ -337,7 +338,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		return nil, refusedPull(l.id, l.shown, fmt.Sprintf("it holds session %q", snap.Meta.ID))
 	}
 	path := l.s.home.LogPath(l.id)
-	if err := state.RefuseLinks(path, l.s.home.RecordPath(l.id), l.s.syncPath(l.id)); err != nil {
+	if err := safefile.RefuseLinks(path, l.s.home.RecordPath(l.id), l.s.syncPath(l.id)); err != nil {
 		return nil, err
 	}
 	// Everything is checked before anything is written: a log or record
@@ -366,7 +367,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		}
 	}
 	if len(add) > 0 {
-		if err := state.AppendLines(path, add); err != nil {
+		if err := safefile.AppendLines(path, add); err != nil {
 			return nil, err
 		}
 		failpoint.Wait(ctx, failpoint.AfterPullAppended)

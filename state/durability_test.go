@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // smallDisk mounts a tmpfs of size bytes in a temp dir, or skips visibly
@@ -123,14 +125,14 @@ func TestAppendWhole_ShortWriteIsCutBackSoTheNextAppendStartsAFreshLine(t *testi
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := appendWhole(f, path, []byte("{\"seq\":1}\n")); err != nil {
+	if err := safefile.AppendWhole(f, path, []byte("{\"seq\":1}\n")); err != nil {
 		t.Fatal(err)
 	}
-	err = appendWhole(failingDisk{f, 5}, path, []byte("{\"seq\":2,\"content\":\"long\"}\n"))
+	err = safefile.AppendWhole(failingDisk{f, 5}, path, []byte("{\"seq\":2,\"content\":\"long\"}\n"))
 	if !errors.Is(err, syscall.EIO) || !strings.HasPrefix(err.Error(), "append to "+path+": ") {
 		t.Fatalf("short write: %v", err)
 	}
-	if err := appendWhole(f, path, []byte("{\"seq\":2}\n")); err != nil {
+	if err := safefile.AppendWhole(f, path, []byte("{\"seq\":2}\n")); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "{\"seq\":1}\n{\"seq\":2}\n" {

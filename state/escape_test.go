@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
@@ -50,7 +52,7 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 			link(a.path)
 			defer os.Remove(a.path)
 			err := a.do()
-			if !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), a.path) {
+			if !errors.Is(err, safefile.ErrSymlink) || !strings.Contains(err.Error(), a.path) {
 				t.Fatalf("got %v, want a refusal naming %s", err, a.path)
 			}
 			if b, _ := os.ReadFile(outside); string(b) != original {
@@ -87,7 +89,7 @@ func TestSessionFiles_DanglingLinksAreNeitherFollowedNorCreated(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = tc.do(h)
-			if !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+			if !errors.Is(err, safefile.ErrSymlink) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("got %v, want a one-line refusal naming %s", err, path)
 			}
 			if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {

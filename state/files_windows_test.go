@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // A reader of a record (another kandev following the session) has it open
@@ -17,7 +19,7 @@ func TestWriteFileAtomic_ReplacesAFileAReaderHasOpen(t *testing.T) {
 	if err := WriteFileAtomic(path, []byte(`{"v":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	r, err := openSessionFile(path, os.O_RDONLY, 0)
+	r, err := safefile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

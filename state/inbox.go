@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/internal/proc"
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // Input kinds queued in a session's inbox.
@@ -174,17 +175,17 @@ func (h *Home) enqueueLocked(id string, in *Input) error {
 		return err // a queued prompt is bounded as a sent one is: never queued at all
 	}
 	path := h.InboxPath(id)
-	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+	f, err := safefile.Open(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
 		return fmt.Errorf("open inbox of %s: %w", id, err)
 	}
 	defer f.Close()
 	b, _ := json.Marshal(in)
-	if err := appendWhole(f, path, append(b, '\n')); err != nil {
+	if err := safefile.AppendWhole(f, path, append(b, '\n')); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, bareCause(err))
+		return fmt.Errorf("sync %s: %w", path, safefile.BareCause(err))
 	}
 	return nil
 }
@@ -193,7 +194,7 @@ func (h *Home) enqueueLocked(id string, in *Input) error {
 // arrival order. An unterminated last line (an enqueue in progress or torn)
 // is left for later.
 func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
-	f, err := openSessionFile(h.InboxPath(id), os.O_RDONLY, 0)
+	f, err := safefile.Open(h.InboxPath(id), os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
@@ -249,7 +250,7 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	}
 	defer unlock()
 	path := h.InboxPath(id)
-	f, err := openSessionFile(path, os.O_RDWR, 0)
+	f, err := safefile.Open(path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("open inbox of %s: %w", id, err)
 	}
@@ -257,7 +258,7 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	n := in.Offset - in.Start
 	old := make([]byte, n)
 	if _, err := f.ReadAt(old, in.Start); err != nil {
-		return fmt.Errorf("read %s: %w", path, bareCause(err))
+		return fmt.Errorf("read %s: %w", path, safefile.BareCause(err))
 	}
 	var cur Input
 	if json.Unmarshal(old, &cur) != nil || cur.ID != in.ID {
@@ -274,10 +275,10 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	line := append(b, bytes.Repeat([]byte{' '}, int(n)-len(b)-1)...)
 	line = append(line, '\n')
 	if _, err := f.WriteAt(line, in.Start); err != nil {
-		return fmt.Errorf("scrub %s: %w", path, bareCause(err))
+		return fmt.Errorf("scrub %s: %w", path, safefile.BareCause(err))
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, bareCause(err))
+		return fmt.Errorf("sync %s: %w", path, safefile.BareCause(err))
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/user"
 	"time"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // A lease's default and longest time to live, in seconds (a day).
@@ -106,7 +108,7 @@ func ValidateTTL(seconds int64, def int) (time.Duration, error) {
 
 // ReadLease returns the session's lease, nil when there is none.
 func (h *Home) ReadLease(id string) (*Lease, error) {
-	b, err := readRecordFile(atCWD, "", h.LeasePath(id), nil)
+	b, err := safefile.ReadRecordFile(safefile.AtCWD, "", h.LeasePath(id), nil)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

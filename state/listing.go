@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/tidwall/gjson"
 )
 
@@ -124,7 +125,7 @@ func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, boo
 				continue
 			}
 			var err error
-			buf, err = readRecordFile(dirfd, dirPath, name, buf[:0])
+			buf, err = safefile.ReadRecordFile(dirfd, dirPath, name, buf[:0])
 			if v, keep := fn(id, buf, err); keep {
 				r.out = append(r.out, v)
 			}

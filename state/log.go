@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // EventLog appends events to one session's log. Only the owner of a session
@@ -53,7 +55,7 @@ func (h *Home) OpenLog(id string, opts OpenLogOptions) (log *EventLog, tornBytes
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, 0, err
 	}
-	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+	f, err := safefile.Open(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open event log: %w", err)
 	}
@@ -98,7 +100,7 @@ func (l *EventLog) Append(events ...*Event) error {
 		seq++
 	}
 	l.unsynced = true // a failed append is cut back off the file: that too is to flush
-	if err := appendWhole(l.f, l.path, l.buf.Bytes()); err != nil {
+	if err := safefile.AppendWhole(l.f, l.path, l.buf.Bytes()); err != nil {
 		return err
 	}
 	l.nextSeq = seq
@@ -113,7 +115,7 @@ func (l *EventLog) Sync() error {
 		return nil
 	}
 	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", l.path, bareCause(err))
+		return fmt.Errorf("sync %s: %w", l.path, safefile.BareCause(err))
 	}
 	l.unsynced = false
 	return nil

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/tidwall/gjson"
 )
 
@@ -31,7 +32,7 @@ func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
 // ScanBackwardAt is ScanBackward that also passes the byte offset of each line.
 func ScanBackwardAt(path string, fn func(off int64, line []byte) bool) (ReadReport, error) {
 	rep := ReadReport{Path: path}
-	f, err := openSessionFile(path, os.O_RDONLY, 0)
+	f, err := safefile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return rep, fmt.Errorf("event log %s: %w", path, ErrNotFound)

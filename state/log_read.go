@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // ReadReport says what a reader skipped.
@@ -153,7 +155,7 @@ func ScanLines(path string, fn func(line []byte) bool) (tornBytes int64, err err
 // scanLinesWith is scanLines with its reader taken from pool (nil: a new
 // one), for callers that scan thousands of logs.
 func scanLinesWith(path string, pool *sync.Pool, fn func(line []byte) bool) (tornBytes int64, err error) {
-	f, err := openSessionFile(path, os.O_RDONLY, 0)
+	f, err := safefile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return 0, fmt.Errorf("event log %s: %w", path, ErrNotFound)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // ReadLogBlocks reads the event log at path front to back in blocks of whole
@@ -15,7 +17,7 @@ import (
 // fn; its length is returned. fn returning false stops the read. A missing
 // log is ErrNotFound.
 func ReadLogBlocks(path string, buf []byte, fn func(block []byte) bool) (_ []byte, tornBytes int64, err error) {
-	f, err := openSessionFile(path, os.O_RDONLY, 0)
+	f, err := safefile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return buf, 0, fmt.Errorf("event log %s: %w", path, ErrNotFound)

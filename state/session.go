@@ -17,8 +17,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/internal/worktree"
 )
+
+// ErrRecordID is a session record whose id field is not its file name.
+// Paths are built from ids, so such a record is refused rather than used.
+var ErrRecordID = errors.New("a record's id must be its file name (fix the id field or move the file out of the home)")
 
 // Session states (see docs/resume.md).
 const (
@@ -218,7 +223,7 @@ func (h *Home) LoadSession(id string) (*Session, error) {
 	}
 	buf := recordBufs.Get().(*[]byte)
 	defer recordBufs.Put(buf)
-	b, err := readRecordFile(atCWD, "", h.RecordPath(id), (*buf)[:0])
+	b, err := safefile.ReadRecordFile(safefile.AtCWD, "", h.RecordPath(id), (*buf)[:0])
 	*buf = b // recordFrom copies what it keeps: the buffer serves the next record
 	return h.recordFrom(id, b, err)
 }
@@ -235,7 +240,7 @@ func (h *Home) recordFrom(id string, b []byte, err error) (*Session, error) {
 	var s Session
 	err = decodeRecord(b, &s)
 	if err != nil { // perhaps a short read of a file edited in place: read it whole
-		if b, err = readSessionFile(h.RecordPath(id)); err == nil {
+		if b, err = safefile.ReadFile(h.RecordPath(id)); err == nil {
 			s = Session{}
 			err = decodeRecord(b, &s)
 		}
@@ -383,7 +388,7 @@ func (h *Home) DeleteSessionFiles(id string) error {
 // Every failure (a full disk, a read-only home) is returned, naming path.
 func WriteFileAtomic(path string, data []byte) error {
 	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("write %s: %w", path, bareCause(err))
+		return fmt.Errorf("write %s: %w", path, safefile.BareCause(err))
 	}
 	return nil
 }
@@ -411,7 +416,7 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := renameReplace(name, path); err != nil {
+	if err := safefile.RenameReplace(name, path); err != nil {
 		return err
 	}
 	if d, err := os.Open(dir); err == nil {

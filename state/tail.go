@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/internal/watch"
 	"github.com/tidwall/gjson"
 )
@@ -49,7 +50,7 @@ func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, s
 	for {
 		if f == nil {
 			var err error
-			f, err = openSessionFile(path, os.O_RDONLY, 0)
+			f, err = safefile.Open(path, os.O_RDONLY, 0)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return off, err
 			}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/tidwall/gjson"
 )
 
@@ -52,7 +53,7 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 		ForEach(len(ids), func(i int) {
 			buf := recordBufs.Get().(*[]byte)
 			defer recordBufs.Put(buf)
-			b, err := readRecordFile(atCWD, "", h.RecordPath(ids[i]), (*buf)[:0])
+			b, err := safefile.ReadRecordFile(safefile.AtCWD, "", h.RecordPath(ids[i]), (*buf)[:0])
 			*buf = b
 			all[i], _ = usageOf(ids[i], b, err)
 		})

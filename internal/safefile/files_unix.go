@@ -1,6 +1,6 @@
 //go:build unix
 
-package state
+package safefile
 
 import (
 	"fmt"
@@ -12,13 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openSessionFile opens a file of the sessions directory without following
+// Open opens a file of the sessions directory without following
 // a symbolic link in its last component: a link is refused with ErrSymlink.
 // It opens by descriptor and wraps it with os.NewFile: os.OpenFile also
 // tries to register every file with the network poller, four more system
 // calls per open that fail or undo each other for a regular file.
-func openSessionFile(path string, flag int, perm os.FileMode) (*os.File, error) {
-	fd, err := retryEINTR(func() (int, error) {
+func Open(path string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, err := RetryEINTR(func() (int, error) {
 		return unix.Open(path, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	})
 	if err == nil {
@@ -32,24 +32,24 @@ func openSessionFile(path string, flag int, perm os.FileMode) (*os.File, error) 
 	return nil, &os.PathError{Op: "open", Path: path, Err: err}
 }
 
-// readRecordFile is readSessionFile for the small files replaced whole
+// ReadRecordFile is ReadFile for the small files replaced whole
 // (records, leases) that a listing reads by the thousand: plain system
 // calls into one buffer (no poller registration, no growing reads), and no
 // read to confirm the end once a read comes back short: a record is only
 // ever replaced by rename, never written in place, so the file a name
-// points at does not grow. Any error is left to readSessionFile, which
-// names it. name is opened in the directory open as dir, dirPath (atCWD
+// points at does not grow. Any error is left to ReadFile, which
+// names it. name is opened in the directory open as dir, dirPath (AtCWD
 // and "": name is a path). The file is appended to buf, whose room is used
 // first.
-func readRecordFile(dir int, dirPath, name string, buf []byte) ([]byte, error) {
-	fd, err := retryEINTR(func() (int, error) {
+func ReadRecordFile(dir int, dirPath, name string, buf []byte) ([]byte, error) {
+	fd, err := RetryEINTR(func() (int, error) {
 		return unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	})
 	if err == unix.ENOENT { // no lease, a record removed meanwhile: common, and cheap to say
 		return nil, &os.PathError{Op: "open", Path: filepath.Join(dirPath, name), Err: err}
 	}
 	if err != nil {
-		return readSessionFile(filepath.Join(dirPath, name))
+		return ReadFile(filepath.Join(dirPath, name))
 	}
 	defer unix.Close(fd)
 	if cap(buf)-len(buf) < 512 {
@@ -65,7 +65,7 @@ func readRecordFile(dir int, dirPath, name string, buf []byte) ([]byte, error) {
 		case err == unix.EINTR:
 			continue
 		case err != nil:
-			return readSessionFile(filepath.Join(dirPath, name))
+			return ReadFile(filepath.Join(dirPath, name))
 		}
 		buf = buf[:len(buf)+n]
 		if n < room {
@@ -74,8 +74,8 @@ func readRecordFile(dir int, dirPath, name string, buf []byte) ([]byte, error) {
 	}
 }
 
-// retryEINTR calls fn again while it is interrupted by a signal.
-func retryEINTR(fn func() (int, error)) (int, error) {
+// RetryEINTR calls fn again while it is interrupted by a signal.
+func RetryEINTR(fn func() (int, error)) (int, error) {
 	for {
 		n, err := fn()
 		if err != syscall.EINTR {
@@ -84,9 +84,9 @@ func retryEINTR(fn func() (int, error)) (int, error) {
 	}
 }
 
-// atCWD opens a path as given (openat's AT_FDCWD).
-const atCWD = unix.AT_FDCWD
+// AtCWD opens a path as given (openat's AT_FDCWD).
+const AtCWD = unix.AT_FDCWD
 
-// renameReplace is os.Rename for a rename over an existing file: on unix a
+// RenameReplace is os.Rename for a rename over an existing file: on unix a
 // reader that has the old file open never stands in its way.
-func renameReplace(from, to string) error { return os.Rename(from, to) }
+func RenameReplace(from, to string) error { return os.Rename(from, to) }

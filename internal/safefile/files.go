@@ -1,4 +1,7 @@
-package state
+// Package safefile opens, reads and appends to the files kept under
+// $KANDEV_HOME: 0600, never through a symbolic link, an append either whole
+// or cut back. The platform detail (O_NOFOLLOW, Windows share modes) is here.
+package safefile
 
 import (
 	"errors"
@@ -12,13 +15,9 @@ import (
 // or written in a session's name.
 var ErrSymlink = errors.New("is a symbolic link")
 
-// ErrRecordID is a session record whose id field is not its file name.
-// Paths are built from ids, so such a record is refused rather than used.
-var ErrRecordID = errors.New("a record's id must be its file name (fix the id field or move the file out of the home)")
-
-// readSessionFile is os.ReadFile through openSessionFile.
-func readSessionFile(path string) ([]byte, error) {
-	f, err := openSessionFile(path, os.O_RDONLY, 0)
+// ReadFile is os.ReadFile through Open.
+func ReadFile(path string) ([]byte, error) {
+	f, err := Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -26,16 +25,16 @@ func readSessionFile(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// appendWhole appends data (whole lines) to f, opened with O_APPEND by the
+// AppendWhole appends data (whole lines) to f, opened with O_APPEND by the
 // only writer of the file, so that it is either all on the file or none of
 // it: when the write fails or comes back short (a full disk, an I/O error),
 // the file is cut back to its length before the write, and the next append
 // starts on a fresh line instead of gluing onto a partial one. The error
 // names path and wraps the cause.
-func appendWhole(f appendFile, path string, data []byte) error {
+func AppendWhole(f AppendFile, path string, data []byte) error {
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("append to %s: %w", path, bareCause(err))
+		return fmt.Errorf("append to %s: %w", path, BareCause(err))
 	}
 	n, err := f.Write(data)
 	if err == nil && n == len(data) {
@@ -45,22 +44,22 @@ func appendWhole(f appendFile, path string, data []byte) error {
 		err = io.ErrShortWrite
 	}
 	if terr := f.Truncate(st.Size()); terr != nil {
-		return fmt.Errorf("append to %s: %w (cutting back the partial line failed too: %v; run kandev repair once the disk is writable)", path, bareCause(err), bareCause(terr))
+		return fmt.Errorf("append to %s: %w (cutting back the partial line failed too: %v; run kandev repair once the disk is writable)", path, BareCause(err), BareCause(terr))
 	}
-	return fmt.Errorf("append to %s: %w", path, bareCause(err))
+	return fmt.Errorf("append to %s: %w", path, BareCause(err))
 }
 
-// appendFile is what appendWhole needs of an *os.File; tests put a failing
+// AppendFile is what AppendWhole needs of an *os.File; tests put a failing
 // disk behind it.
-type appendFile interface {
+type AppendFile interface {
 	Stat() (os.FileInfo, error)
 	Write([]byte) (int, error)
 	Truncate(size int64) error
 }
 
-// bareCause drops the *os.PathError around err (its path is already in our
+// BareCause drops the *os.PathError around err (its path is already in our
 // message), keeping the errno for errors.Is.
-func bareCause(err error) error {
+func BareCause(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -73,17 +72,17 @@ func bareCause(err error) error {
 // refused with ErrSymlink, so a file a link points at, inside the home or
 // not, is never created or written.
 func AppendLines(path string, data []byte) error {
-	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := Open(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
-	if err := appendWhole(f, path, data); err != nil {
+	if err := AppendWhole(f, path, data); err != nil {
 		f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("append to %s: %w", path, bareCause(err))
+		return fmt.Errorf("append to %s: %w", path, BareCause(err))
 	}
 	return f.Close()
 }

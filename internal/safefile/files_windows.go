@@ -1,4 +1,4 @@
-package state
+package safefile
 
 import (
 	"errors"
@@ -10,12 +10,12 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// openSessionFile opens a file of the sessions directory without following
+// Open opens a file of the sessions directory without following
 // a reparse point (a symbolic link or a junction) in its last component: it
 // opens the point itself (FILE_FLAG_OPEN_REPARSE_POINT) and refuses it with
 // ErrSymlink. The file is shared for deletion too, so a record can be
 // replaced by rename while a reader has it open, as on unix.
-func openSessionFile(path string, flag int, perm os.FileMode) (*os.File, error) {
+func Open(path string, flag int, perm os.FileMode) (*os.File, error) {
 	name, err := windows.UTF16PtrFromString(path)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -65,38 +65,38 @@ func openSessionFile(path string, flag int, perm os.FileMode) (*os.File, error) 
 	if flag&os.O_TRUNC != 0 {
 		if err := f.Truncate(0); err != nil {
 			f.Close()
-			return nil, &os.PathError{Op: "open", Path: path, Err: bareCause(err)}
+			return nil, &os.PathError{Op: "open", Path: path, Err: BareCause(err)}
 		}
 	}
 	return f, nil
 }
 
-// readRecordFile appends the file name in the directory dirPath ("": name
-// is a path) to buf, opened as openSessionFile does. Windows has no openat:
+// ReadRecordFile appends the file name in the directory dirPath ("": name
+// is a path) to buf, opened as Open does. Windows has no openat:
 // dir is not used.
-func readRecordFile(_ int, dirPath, name string, buf []byte) ([]byte, error) {
+func ReadRecordFile(_ int, dirPath, name string, buf []byte) ([]byte, error) {
 	path := name
 	if dirPath != "" {
 		path = filepath.Join(dirPath, name)
 	}
-	b, err := readSessionFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return append(buf, b...), nil
 }
 
-// atCWD stands for openat's AT_FDCWD, which readRecordFile does not use here.
-const atCWD = -1
+// AtCWD stands for openat's AT_FDCWD, which ReadRecordFile does not use here.
+const AtCWD = -1
 
-// renameReplace is os.Rename for a rename over an existing file. Windows
+// RenameReplace is os.Rename for a rename over an existing file. Windows
 // refuses to replace a file while a handle that does not share deletion is
 // open on it, and Wine refuses while any handle is open, sharing or not:
 // another kandev reading the record (a follower of the session) makes the
 // owner's replace fail with "Access is denied" for the moment of its read.
 // The replace is tried again until that reader is done, within a bound,
 // so a real refusal (a read-only file) is still reported.
-func renameReplace(from, to string) error {
+func RenameReplace(from, to string) error {
 	deadline := time.Now().Add(2 * time.Second)
 	wait := time.Millisecond
 	for {
