@@ -135,3 +135,17 @@ func (e Event) Time() time.Time {
 
 // FormatTime renders t the way every timestamp in the log is written.
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Stop reasons kandev adds to the ACP ones.
+const (
+	StopShutdown     = "shutdown"
+	StopUserCanceled = "user_canceled"
+	StopError        = "error"
+	StopProcessExit  = "process_exit"
+	StopCancelled    = "cancelled"
+	StopEndTurn      = "end_turn"
+)
+
+// EventSetupChanged is logged when the session's setup changes: set on
+// start or fork, by kandev set, or reported by the agent itself.
+const EventSetupChanged = "setup_changed"

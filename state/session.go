@@ -36,16 +36,6 @@ const (
 	StateCancelled       = "CANCELLED"
 )
 
-// Stop reasons kandev adds to the ACP ones.
-const (
-	StopShutdown     = "shutdown"
-	StopUserCanceled = "user_canceled"
-	StopError        = "error"
-	StopProcessExit  = "process_exit"
-	StopCancelled    = "cancelled"
-	StopEndTurn      = "end_turn"
-)
-
 // IsTerminal reports whether state blocks resume.
 func IsTerminal(state string) bool {
 	return state == StateCompleted || state == StateFailed || state == StateCancelled

@@ -4,10 +4,6 @@ package state
 // set up with survives every restore. The policy (parsing, merging, what to
 // apply again) lives in package setup; this is the data.
 
-// EventSetupChanged is logged when the session's setup changes: set on
-// start or fork, by kandev set, or reported by the agent itself.
-const EventSetupChanged = "setup_changed"
-
 // InputSet is an inbox input that changes a live owner's agent setup; its
 // Text is the change as JSON (a Setup of the fields to change).
 const InputSet = "set"

@@ -19,15 +19,6 @@ import (
 // killed outright writes nothing that would wake it.
 const stopPoll = 200 * time.Millisecond
 
-// LogSize is the current length of session id's log (0 if missing).
-func (h *Home) LogSize(id string) int64 {
-	st, err := os.Stat(h.LogPath(id))
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
 // Follow calls fn for every complete event appended to the log at path at
 // or after byte offset from, in order, until fn returns false, ctx ends, or
 // stop returns true while no new data is waiting (stop is checked about
