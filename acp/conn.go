@@ -16,9 +16,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/setup"
-	"github.com/kandev/kandev/state"
 )
 
 // ErrProtocol says the agent broke the protocol (non-JSON on stdout, ...).
@@ -30,7 +30,7 @@ type ConnOptions struct {
 	// OnEvents receives converted session/update events in order, in batches,
 	// on the connection's recorder goroutine (never on the SDK's), so the
 	// time it takes never backs up the SDK's bounded notification queue.
-	OnEvents func([]*state.Event)
+	OnEvents func([]*eventlog.Event)
 	// Permission answers session/request_permission.
 	Permission func(ctx context.Context, req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	// MCPServers are passed with every session/new, load and resume
@@ -105,7 +105,7 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 		c.q.close()
 	}()
 	for {
-		line, err := state.ReadLine(br)
+		line, err := eventlog.ReadLine(br)
 		if len(line) > 0 {
 			c.activity.Store(time.Now().UnixNano())
 			trimmed := bytes.TrimSpace(line)
@@ -146,7 +146,7 @@ func (c *Conn) record() {
 	defer close(c.recDone)
 	tools := toolNames{}
 	replaying := false
-	var batch []*state.Event
+	var batch []*eventlog.Event
 	flush := func() {
 		if len(batch) > 0 && c.opts.OnEvents != nil {
 			c.opts.OnEvents(batch)
@@ -412,7 +412,7 @@ func lastLine(s string) string {
 // kandev made itself, a barrier function, or a replay switch.
 type queued struct {
 	params []byte
-	event  *state.Event
+	event  *eventlog.Event
 	fn     func()
 	replay *bool
 }

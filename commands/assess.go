@@ -6,6 +6,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
@@ -88,7 +89,7 @@ func (p *probe) assess(s *state.Session, level int) verdict.Assessment {
 		o.AgentAlive = !o.OwnerAlive && s.AgentPID != 0 && proc.AliveAfter(s.AgentPID, s.AgentStart, supervisorExitGrace)
 	}
 	if !o.OwnerAlive && s.State == state.StateRunning {
-		o.TurnClosed = s.CurrentTurn == "" || state.TurnClosed(p.h.LogPath(s.ID), s.CurrentTurn)
+		o.TurnClosed = s.CurrentTurn == "" || eventlog.TurnClosed(p.h.LogPath(s.ID), s.CurrentTurn)
 	}
 	if s.Worktree != nil && !state.IsTerminal(s.State) && (full || awaiting != "") {
 		wt := worktree.CheckWorktree(*s.Worktree)

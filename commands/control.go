@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"
@@ -84,7 +85,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 		})
 		return nil
 	}
-	rep, err := owner.Repair(h, id, state.StopUserCanceled, false)
+	rep, err := owner.Repair(h, id, eventlog.StopUserCanceled, false)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return control(env, h, id, kind) // an owner appeared meanwhile
 	}
@@ -142,7 +143,7 @@ func (c *RepairCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := owner.Repair(h, id, state.StopShutdown, c.DryRun)
+	rep, err := owner.Repair(h, id, eventlog.StopShutdown, c.DryRun)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return fmt.Errorf("%w: session %s is running in another kandev process; nothing to repair while it lives", state.ErrOwnerBusy, id)
 	}
@@ -237,7 +238,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		}
 		job := owner.Job{AfterLimit: afterLimit}
 		if env.Out.JSON {
-			job.Emit = func(state.Event) {} // one JSON object for the whole command
+			job.Emit = func(eventlog.Event) {} // one JSON object for the whole command
 		}
 		res, err := runOwnerResult(env, s.ID, job)
 		o := outcome{ID: s.ID, Outcome: "continued"}

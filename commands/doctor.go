@@ -18,6 +18,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
@@ -364,7 +365,7 @@ func survivorCheck(name string, procs []proc.Proc) check {
 // lines and keep the file order, and doctor says so.
 func logChecks(h *state.Home, id string) []check {
 	name, path := "session "+id, h.LogPath(id)
-	lh, err := state.InspectLog(path)
+	lh, err := eventlog.InspectLog(path)
 	var out []check
 	switch {
 	case errors.Is(err, state.ErrNotFound):
@@ -380,7 +381,7 @@ func logChecks(h *state.Home, id string) []check {
 		if lh.CorruptAfter[0] > 0 {
 			where = fmt.Sprintf("after seq %d, %s", lh.CorruptAfter[0], where)
 		}
-		out = append(out, check{Name: name, Message: fmt.Sprintf("event log has %d line(s) that are not readable events (first %s: not JSON, or a seq that is not a whole number from 1 to %d); readers skip them and number on from the last readable event", n, where, int64(state.MaxSeq)),
+		out = append(out, check{Name: name, Message: fmt.Sprintf("event log has %d line(s) that are not readable events (first %s: not JSON, or a seq that is not a whole number from 1 to %d); readers skip them and number on from the last readable event", n, where, int64(eventlog.MaxSeq)),
 			Fix: "none in place (a log is never rewritten); kandev transcript " + id + " shows what is readable"})
 	}
 	if n := len(lh.SeqFaults); n > 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -48,7 +49,7 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, Asker: asker, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
+	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, Asker: asker, OwnInput: c.Input, Detached: true, Emit: func(eventlog.Event) {}}
 	if c.PromptStdin {
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
@@ -236,8 +237,8 @@ func forkLeftover(h *state.Home, l state.Leftover) bool {
 	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
-	last, _, err := state.LastEvent(l.Path)
-	if err != nil || last.Type != state.EventMarker || last.Kind != string(history.MarkerSessionForked) {
+	last, _, err := eventlog.LastEvent(l.Path)
+	if err != nil || last.Type != eventlog.EventMarker || last.Kind != string(history.MarkerSessionForked) {
 		return false
 	}
 	alive, err := h.OwnerAlive(strings.TrimSuffix(filepath.Base(l.Path), ".jsonl"))

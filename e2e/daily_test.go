@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
@@ -454,9 +455,9 @@ func dailySorted(s ...string) []string {
 
 // turnStartedInLog reports whether session id's log holds turn's turn_started.
 func turnStartedInLog(home, id, turn string) bool {
-	evs, _, _ := state.ReadAll(filepath.Join(home, "sessions", id+".jsonl"))
+	evs, _, _ := eventlog.ReadAll(filepath.Join(home, "sessions", id+".jsonl"))
 	for _, e := range evs {
-		if e.Type == state.EventTurnStarted && e.TurnID == turn {
+		if e.Type == eventlog.EventTurnStarted && e.TurnID == turn {
 			return true
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/kandev/kandev/config"
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // The examples of README.md and docs/*.md run as written (docs/testing.md,
@@ -158,7 +158,7 @@ func newDocWorld(t *testing.T) *docWorld {
 	w.mustRun("prompt", id, "the lexer now skips a torn token")
 	dw := &docWorld{world: w, id: id}
 	for _, e := range w.events(id) {
-		if e.Type == state.EventTurnEnded {
+		if e.Type == eventlog.EventTurnEnded {
 			dw.seq = e.Seq
 			break
 		}

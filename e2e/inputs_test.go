@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"
 )
@@ -17,7 +18,7 @@ import (
 // resolutions are the permission_resolved events' data of the session.
 func (w *world) resolutions(id string) []map[string]any {
 	var out []map[string]any
-	for _, e := range ofType(w.events(id), state.EventPermissionResolved) {
+	for _, e := range ofType(w.events(id), eventlog.EventPermissionResolved) {
 		var d map[string]any
 		json.Unmarshal(e.Data, &d)
 		d["request_id"] = e.RequestID
@@ -187,7 +188,7 @@ func TestApprove_TwoAnswersAtOnceApproveOneRequestAndTheSpareIsRefused(t *testin
 	if len(res) != 2 || res[0]["request_id"] != first[0].ID || res[0]["allowed"] != true || res[1]["request_id"] != second[0].ID || res[1]["allowed"] != false {
 		t.Fatalf("resolutions: %+v", res)
 	}
-	for _, e := range ofType(w.events(id), state.EventPermissionRequest) {
+	for _, e := range ofType(w.events(id), eventlog.EventPermissionRequest) {
 		if e.RequestID == "" {
 			t.Fatalf("a parked request without request_id: %+v", e)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"
@@ -97,7 +98,7 @@ func TestLinger_ExpiryStopsTheAgentAndTheOwner(t *testing.T) {
 	id := w.startWarm("1s", "hello")
 	w.waitOwnerGone(id, 20*time.Second)
 	evs := w.events(id)
-	if last := evs[len(evs)-1]; last.Type != state.EventAgentExited {
+	if last := evs[len(evs)-1]; last.Type != eventlog.EventAgentExited {
 		t.Fatalf("last event after linger expiry is %s, want agent_exited", last.Type)
 	}
 	if s := w.session(id); s.WarmUntil != nil || s.AgentPID != 0 {
@@ -177,7 +178,7 @@ func TestLinger_TwoPromptsRacingToAWarmOwnerAreEachServedOnce(t *testing.T) {
 	if n := len(agentStarts(evs)); n != 1 {
 		t.Fatalf("%d agent starts, want 1", n)
 	}
-	if n := len(ofType(evs, state.EventUserMessage)); n != 2 {
+	if n := len(ofType(evs, eventlog.EventUserMessage)); n != 2 {
 		t.Fatalf("%d user messages, want each prompt once", n)
 	}
 }
@@ -192,7 +193,7 @@ func TestLinger_PromptAsTheLingerExpiresIsServedExactlyOnce(t *testing.T) {
 		w.mustRun("prompt", id, "/say tick")
 	}
 	n := 0
-	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+	for _, e := range ofType(w.events(id), eventlog.EventUserMessage) {
 		if e.Content == "/say tick" {
 			n++
 		}
@@ -210,7 +211,7 @@ func TestClose_EndsTheWarmOwnerAndLeavesTheSessionResumable(t *testing.T) {
 		t.Fatalf("close: owner alive=%v\n%s", w.ownerAlive(id), r)
 	}
 	evs := w.events(id)
-	if last := evs[len(evs)-1]; last.Type != state.EventAgentExited {
+	if last := evs[len(evs)-1]; last.Type != eventlog.EventAgentExited {
 		t.Fatalf("last event after close is %s, want agent_exited", last.Type)
 	}
 	time.Sleep(600 * time.Millisecond) // the shutdown grace of the agent's supervisor
@@ -234,8 +235,8 @@ func TestClose_NowCancelsTheRunningTurn(t *testing.T) {
 	if w.ownerAlive(id) {
 		t.Fatal("close --now returned with the owner alive")
 	}
-	ends := ofType(w.events(id), state.EventTurnEnded)
-	if stop := ends[len(ends)-1].StopReason; stop != state.StopCancelled {
+	ends := ofType(w.events(id), eventlog.EventTurnEnded)
+	if stop := ends[len(ends)-1].StopReason; stop != eventlog.StopCancelled {
 		t.Fatalf("the running turn ended with %q, want cancelled", stop)
 	}
 	if st := w.mustRun("status", id); !strings.Contains(st.stdout, "[idle]") {
@@ -280,7 +281,7 @@ func TestDefer_ParksTheWriteExits7AndApproveContinuesTheTurnInTheOwner(t *testin
 	if !strings.Contains(st.stdout, "[waiting-for-permission]") {
 		t.Fatalf("status of a parked turn:\n%s", st)
 	}
-	req := ofType(w.events(id), state.EventPermissionRequest)
+	req := ofType(w.events(id), eventlog.EventPermissionRequest)
 	if len(req) != 1 || !req[0].Deferred || len(req[0].Data) == 0 {
 		t.Fatalf("the parked request is logged with its options: %+v", req)
 	}
@@ -290,8 +291,8 @@ func TestDefer_ParksTheWriteExits7AndApproveContinuesTheTurnInTheOwner(t *testin
 	if err != nil || string(b) != "APPROVED" {
 		t.Fatalf("approved write: %q %v", b, err)
 	}
-	ends := ofType(w.events(id), state.EventTurnEnded)
-	if ends[len(ends)-1].StopReason != state.StopEndTurn {
+	ends := ofType(w.events(id), eventlog.EventTurnEnded)
+	if ends[len(ends)-1].StopReason != eventlog.StopEndTurn {
 		t.Fatalf("the approved turn ended with %s", ends[len(ends)-1].StopReason)
 	}
 	if r := w.run("approve", id); r.code != 4 {
@@ -319,7 +320,7 @@ func TestDefer_DenyRejectsAndReadsNeedNoAnswer(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
 		t.Fatal("a denied write happened")
 	}
-	res := ofType(w.events(id), state.EventPermissionResolved)
+	res := ofType(w.events(id), eventlog.EventPermissionResolved)
 	if last := res[len(res)-1]; !strings.Contains(string(last.Data), `"allowed":false`) {
 		t.Fatalf("deny resolved as %s", last.Data)
 	}
@@ -337,7 +338,7 @@ func TestDefer_UnansweredRequestIsDeniedAfterTheTimeout(t *testing.T) {
 		t.Fatal("a write nobody approved happened")
 	}
 	found := false
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		found = found || m.Kind == "permission_timeout"
 	}
 	if !found {

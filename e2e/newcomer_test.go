@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"
 )
@@ -71,7 +72,7 @@ func TestSet_AValueTheRunningAgentDoesNotOfferIsAUsageErrorAndIsNotRecorded(t *t
 		t.Fatalf("set claims the agent runs with what it refused: %s", r)
 	}
 	marks := 0
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		if m.Kind == "setup_not_offered" && strings.Contains(m.Summary, "gpt-5") {
 			marks++
 		}
@@ -242,8 +243,8 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 			}
 			evs := w.events(id)
 			var cont string
-			for _, e := range ofType(evs, state.EventTurnStarted) {
-				if e.Source == state.SourceContinuation {
+			for _, e := range ofType(evs, eventlog.EventTurnStarted) {
+				if e.Source == eventlog.SourceContinuation {
 					cont = e.TurnID
 				}
 			}

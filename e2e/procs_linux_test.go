@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/proc"
-	"github.com/kandev/kandev/state"
 )
 
 // agentLockSize is the size of session id's agent lock file: its supervisor
@@ -100,7 +100,7 @@ func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *tes
 		t.Fatalf("prompt after the killed supervisor: %s", r)
 	}
 	recovered := false
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		recovered = recovered || m.Kind == "session_recovered"
 	}
 	if !recovered {

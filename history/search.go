@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -123,7 +124,7 @@ func scanSession(h *state.Home, s *state.Session, m matcher, limit int) logScan 
 	defer blockBufs.Put(buf)
 	path := h.LogPath(s.ID)
 	rewound := s.Epoch > 0 || s.RewindPending != nil
-	*buf, _, f.err = state.ReadLogBlocks(path, *buf, func(b []byte) bool {
+	*buf, _, f.err = eventlog.ReadLogBlocks(path, *buf, func(b []byte) bool {
 		if rewound {
 			f.findRewinds(b)
 		}
@@ -134,7 +135,7 @@ func scanSession(h *state.Home, s *state.Session, m matcher, limit int) logScan 
 		f.err = nil
 	}
 	if f.err == nil && len(f.turns) > 0 {
-		*buf, _, f.err = state.ReadLogBlocks(path, *buf, func(b []byte) bool {
+		*buf, _, f.err = eventlog.ReadLogBlocks(path, *buf, func(b []byte) bool {
 			f.assemble(b)
 			return true
 		})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
@@ -50,7 +51,7 @@ func checkPulledLog(id, url string, data []byte, prev, firstLine int64) error {
 		if err := state.CheckNesting(line); err != nil {
 			return refusedPull(id, url, where+": "+err.Error())
 		}
-		e, ok := state.DecodeEvent(line)
+		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
 			return refusedPull(id, url, where+" is not an event")
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/internal/safefile"
@@ -208,7 +209,7 @@ func readLogFrom(path string, from int64) ([]byte, bool, error) {
 func checkLogRedacted(id string, data []byte, firstLine int64) error {
 	r := bufio.NewReader(bytes.NewReader(data))
 	for n := firstLine; ; n++ {
-		line, err := state.ReadLine(r)
+		line, err := eventlog.ReadLine(r)
 		if len(line) == 0 {
 			if err == io.EOF {
 				return nil
@@ -217,7 +218,7 @@ func checkLogRedacted(id string, data []byte, firstLine int64) error {
 				return err
 			}
 		}
-		e, ok := state.DecodeEvent(line)
+		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
 			continue
 		}
@@ -350,7 +351,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 	add := sd.RemoteExtra[len(sd.LocalExtra):]
 	var prev int64
 	if sd.LocalExists {
-		last, _, err := state.LastEvent(path)
+		last, _, err := eventlog.LastEvent(path)
 		if err != nil && !errors.Is(err, state.ErrNotFound) {
 			return nil, err
 		}
@@ -362,7 +363,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 	}
 	failpoint.Wait(ctx, failpoint.PullChecked)
 	if sd.LocalExists {
-		if _, err := state.TruncateTornTail(path); err != nil {
+		if _, err := eventlog.TruncateTornTail(path); err != nil {
 			return nil, err
 		}
 	}

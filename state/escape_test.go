@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/safefile"
 )
 
@@ -33,9 +34,9 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 		path string
 		do   func() error
 	}{
-		{"log append", h.LogPath("s1"), func() error { _, _, err := h.OpenLog("s1", OpenLogOptions{}); return err }},
-		{"log read", h.LogPath("s1"), func() error { _, _, err := ReadAll(h.LogPath("s1")); return err }},
-		{"log read backward", h.LogPath("s1"), func() error { _, _, err := LastEvent(h.LogPath("s1")); return err }},
+		{"log append", h.LogPath("s1"), func() error { _, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{}); return err }},
+		{"log read", h.LogPath("s1"), func() error { _, _, err := eventlog.ReadAll(h.LogPath("s1")); return err }},
+		{"log read backward", h.LogPath("s1"), func() error { _, _, err := eventlog.LastEvent(h.LogPath("s1")); return err }},
 		{"record read", h.RecordPath("s1"), func() error { _, err := h.LoadSession("s1"); return err }},
 		{"inbox append", h.InboxPath("s1"), func() error { return h.Enqueue("s1", &Input{Kind: InputPrompt, Text: "x"}) }},
 		{"inbox read", h.InboxPath("s1"), func() error { _, err := h.ReadInbox("s1", 0); return err }},
@@ -74,7 +75,7 @@ func TestSessionFiles_DanglingLinksAreNeitherFollowedNorCreated(t *testing.T) {
 		{"s1.owner.out", func(h *Home) error { _, err := h.OpenOwnerOut("s1"); return err }},
 		{"s1.prompt", func(h *Home) error { _, _, err := h.ReadPromptHandoff("s1"); return err }},
 		{"s1.inbox.jsonl", func(h *Home) error { return h.Enqueue("s1", &Input{Kind: InputPrompt, Text: "x"}) }},
-		{"s1.jsonl", func(h *Home) error { _, _, err := h.OpenLog("s1", OpenLogOptions{}); return err }},
+		{"s1.jsonl", func(h *Home) error { _, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{}); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

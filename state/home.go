@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
 // Typed errors that commands map to exit codes in one place.
 var (
-	ErrNotFound    = errors.New("not found")
+	ErrNotFound    = eventlog.ErrNotFound
 	ErrAmbiguous   = errors.New("ambiguous")
 	ErrInvalidID   = errors.New("invalid session id")
 	ErrLeaseHeld   = errors.New("lease held by another holder")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/internal/safefile"
 )
@@ -209,7 +210,7 @@ func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
 	var out []Input
 	off := from
 	for {
-		line, err := ReadLine(r)
+		line, err := eventlog.ReadLine(r)
 		if len(line) > 0 && line[len(line)-1] == '\n' {
 			off += int64(len(line))
 			var in Input

@@ -1,5 +1,7 @@
 package state
 
+import "github.com/kandev/kandev/eventlog"
+
 // Rewind is an epoch fence: from epoch Epoch on, the conversation is what
 // the log held up to seq ToSeq (0: nothing, a clear).
 type Rewind struct {
@@ -8,9 +10,9 @@ type Rewind struct {
 }
 
 // Event is the rewind event that fences the log.
-func (r Rewind) Event() *Event {
+func (r Rewind) Event() *eventlog.Event {
 	to := r.ToSeq
-	return &Event{Type: EventRewind, Epoch: r.Epoch, ToSeq: &to}
+	return &eventlog.Event{Type: eventlog.EventRewind, Epoch: r.Epoch, ToSeq: &to}
 }
 
 // BeginRewind records the rewind r in s: the agent's session is dropped (the

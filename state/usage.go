@@ -2,6 +2,8 @@ package state
 
 import (
 	"fmt"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
 // costEpsilon absorbs float noise when a total is compared with a cap.
@@ -11,11 +13,11 @@ const costEpsilon = 1e-9
 // (status and list show them): the context window as last reported, the
 // money spent and the tokens counted over the whole session.
 type UsageTotals struct {
-	Used           int64   `json:"used"`           // tokens in the agent's context, last reported
-	Size           int64   `json:"size"`           // the agent's context window, last reported
-	Cost           *Cost   `json:"cost,omitempty"` // spent over the whole session
-	Tokens         *Tokens `json:"tokens,omitempty"`
-	TurnsWithUsage int     `json:"turns_with_usage"`
+	Used           int64            `json:"used"`           // tokens in the agent's context, last reported
+	Size           int64            `json:"size"`           // the agent's context window, last reported
+	Cost           *eventlog.Cost   `json:"cost,omitempty"` // spent over the whole session
+	Tokens         *eventlog.Tokens `json:"tokens,omitempty"`
+	TurnsWithUsage int              `json:"turns_with_usage"`
 }
 
 // UsageCount is the bookkeeping behind UsageTotals.Cost. Agents report the
@@ -36,7 +38,7 @@ type UsageCount struct {
 // session, starts a new count: the agent counted again from zero. The total
 // is the closed counts plus the running count's latest figure, so within one
 // count the total equals what the agent reports.
-func (s *Session) AccountUsage(e *Event, token string) {
+func (s *Session) AccountUsage(e *eventlog.Event, token string) {
 	u := s.Usage
 	if u == nil {
 		u = &UsageTotals{}
@@ -53,7 +55,7 @@ func (s *Session) AccountUsage(e *Event, token string) {
 		u.Size = *e.Size
 	}
 	if e.Tokens != nil {
-		t := e.Tokens.Add(Tokens{})
+		t := e.Tokens.Add(eventlog.Tokens{})
 		if u.Tokens != nil {
 			t = u.Tokens.Add(*e.Tokens)
 		}
@@ -65,7 +67,7 @@ func (s *Session) AccountUsage(e *Event, token string) {
 			c.Token = token
 		}
 		c.Amount = e.Cost.Amount
-		u.Cost = &Cost{Amount: c.Closed + c.Amount, Currency: e.Cost.Currency}
+		u.Cost = &eventlog.Cost{Amount: c.Closed + c.Amount, Currency: e.Cost.Currency}
 	}
 	if u.Cost != nil {
 		total := *u.Cost
@@ -83,5 +85,5 @@ func CostCapReached(u *UsageTotals, maxCost float64) (string, bool) {
 	if maxCost <= 0 || u == nil || u.Cost == nil || u.Cost.Amount < maxCost-costEpsilon {
 		return "", false
 	}
-	return fmt.Sprintf("the session has spent %s of its max_cost %s", u.Cost, Cost{Amount: maxCost, Currency: u.Cost.Currency}), true
+	return fmt.Sprintf("the session has spent %s of its max_cost %s", u.Cost, eventlog.Cost{Amount: maxCost, Currency: u.Cost.Currency}), true
 }

@@ -3,17 +3,19 @@ package state
 import (
 	"strings"
 	"testing"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
-func usageUpdate(turn string, used int64, cost float64) *Event {
+func usageUpdate(turn string, used int64, cost float64) *eventlog.Event {
 	size := int64(100000)
-	return &Event{Type: EventUsage, TurnID: turn, Used: &used, Size: &size, Cost: &Cost{Amount: cost, Currency: "USD"}}
+	return &eventlog.Event{Type: eventlog.EventUsage, TurnID: turn, Used: &used, Size: &size, Cost: &eventlog.Cost{Amount: cost, Currency: "USD"}}
 }
 
 func TestAccountUsage_TotalFollowsTheAgentsCountAcrossItsRestarts(t *testing.T) {
 	type step struct {
 		token     string
-		ev        *Event
+		ev        *eventlog.Event
 		wantTotal float64
 	}
 	cases := []struct {
@@ -40,7 +42,7 @@ func TestAccountUsage_TotalFollowsTheAgentsCountAcrossItsRestarts(t *testing.T) 
 		}},
 		{"token counts do not touch the cost", []step{
 			{"a", usageUpdate("t1", 10, 0.5), 0.5},
-			{"a", &Event{Type: EventUsage, TurnID: "t1", Tokens: &Tokens{Input: 3, Output: 4, Total: 7}}, 0.5},
+			{"a", &eventlog.Event{Type: eventlog.EventUsage, TurnID: "t1", Tokens: &eventlog.Tokens{Input: 3, Output: 4, Total: 7}}, 0.5},
 		}},
 	}
 	for _, tc := range cases {
@@ -59,11 +61,11 @@ func TestAccountUsage_TotalFollowsTheAgentsCountAcrossItsRestarts(t *testing.T) 
 func TestAccountUsage_KeepsTheLatestWindowSumsTokensCountsTurns(t *testing.T) {
 	var s Session
 	s.AccountUsage(usageUpdate("t1", 10, 0.001), "a")
-	s.AccountUsage(&Event{Type: EventUsage, TurnID: "t1", Tokens: &Tokens{Input: 3, Output: 4, Total: 7}}, "a")
+	s.AccountUsage(&eventlog.Event{Type: eventlog.EventUsage, TurnID: "t1", Tokens: &eventlog.Tokens{Input: 3, Output: 4, Total: 7}}, "a")
 	s.AccountUsage(usageUpdate("t2", 25, 0.002), "a")
-	s.AccountUsage(&Event{Type: EventUsage, TurnID: "t2", Tokens: &Tokens{Input: 5, Output: 1, Total: 6, Thought: 2}}, "a")
+	s.AccountUsage(&eventlog.Event{Type: eventlog.EventUsage, TurnID: "t2", Tokens: &eventlog.Tokens{Input: 5, Output: 1, Total: 6, Thought: 2}}, "a")
 	u := s.Usage
-	if u.Used != 25 || u.Size != 100000 || u.TurnsWithUsage != 2 || *u.Tokens != (Tokens{Input: 8, Output: 5, Total: 13, Thought: 2}) {
+	if u.Used != 25 || u.Size != 100000 || u.TurnsWithUsage != 2 || *u.Tokens != (eventlog.Tokens{Input: 8, Output: 5, Total: 13, Thought: 2}) {
 		t.Fatalf("totals %+v tokens %+v", u, u.Tokens)
 	}
 	if got := u.Cost.String(); got != "0.002 USD" {
@@ -72,7 +74,7 @@ func TestAccountUsage_KeepsTheLatestWindowSumsTokensCountsTurns(t *testing.T) {
 }
 
 func TestCostCapReached(t *testing.T) {
-	spent := func(v float64) *UsageTotals { return &UsageTotals{Cost: &Cost{Amount: v, Currency: "USD"}} }
+	spent := func(v float64) *UsageTotals { return &UsageTotals{Cost: &eventlog.Cost{Amount: v, Currency: "USD"}} }
 	cases := []struct {
 		name string
 		u    *UsageTotals

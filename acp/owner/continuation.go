@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
@@ -112,7 +113,7 @@ func SettlePause(h *state.Home, id string, pol verdict.ContinuationPolicy, now t
 	if d.Cleared == nil && (d.Pause == nil || s.Pause != nil && *s.Pause == *d.Pause) {
 		return nil
 	}
-	log, torn, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, torn, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -132,10 +133,10 @@ func Fork(h *state.Home, spec ForkSpec) (*state.Session, bool, error) {
 
 // writeForkLog writes the child's log in one atomic write: the copied
 // events with the child's seq and id, then the fork marker.
-func writeForkLog(h *state.Home, child *state.Session, copied []state.Event, summary string) error {
+func writeForkLog(h *state.Home, child *state.Session, copied []eventlog.Event, summary string) error {
 	var b strings.Builder
 	m := history.NewMarker(history.MarkerSessionForked, summary, "")
-	m.Timestamp = state.FormatTime(child.CreatedAt)
+	m.Timestamp = eventlog.FormatTime(child.CreatedAt)
 	for i, e := range append(copied, m) {
 		e.Seq, e.SessionID, e.Raw = int64(i+1), child.ID, nil
 		line, err := json.Marshal(e)
@@ -150,7 +151,7 @@ func writeForkLog(h *state.Home, child *state.Session, copied []state.Event, sum
 
 // lastTurnNumber is the highest n of the turn ids "tn" in evs, so the
 // child's next turn id is new.
-func lastTurnNumber(evs []state.Event) int {
+func lastTurnNumber(evs []eventlog.Event) int {
 	n := 0
 	for _, e := range evs {
 		if k, err := strconv.Atoi(strings.TrimPrefix(e.TurnID, "t")); err == nil && k > n {
@@ -171,7 +172,7 @@ func NativeFork(ctx context.Context, h *state.Home, cfg *config.Config, p acp.Pr
 		return err
 	}
 	defer proc.Stop(500 * time.Millisecond)
-	conn := acp.Connect(proc, acp.ConnOptions{Cwd: child.Cwd, OnEvents: func([]*state.Event) {}, Permission: denyAll})
+	conn := acp.Connect(proc, acp.ConnOptions{Cwd: child.Cwd, OnEvents: func([]*eventlog.Event) {}, Permission: denyAll})
 	hctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.HandshakeTimeoutSeconds())*time.Second)
 	defer cancel()
 	init, err := conn.Initialize(hctx)

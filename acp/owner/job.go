@@ -8,6 +8,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/state"
 )
@@ -56,7 +57,7 @@ type Job struct {
 	// callbacks. Each may be nil unless it says otherwise.
 
 	// Emit receives every event once it is in the log, in seq order.
-	Emit func(state.Event)
+	Emit func(eventlog.Event)
 	// Progress reports start-up steps ("launching agent", ...).
 	Progress func(string)
 	// Warn reports a failure that is not this command's own (a queued input

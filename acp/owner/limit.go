@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/schedule"
 	"github.com/kandev/kandev/state"
@@ -41,7 +42,7 @@ func (o *owner) limitReached(a acp.UsageLimitAnswer) (string, error) {
 	m := history.NewMarker(history.MarkerUsageLimit, summary, a.Said)
 	m.TurnID = turn
 	if a.ResetAt != nil {
-		m.Data, _ = json.Marshal(map[string]string{"reset_at": state.FormatTime(*a.ResetAt)})
+		m.Data, _ = json.Marshal(map[string]string{"reset_at": eventlog.FormatTime(*a.ResetAt)})
 	}
 	o.append(true, &m)
 	msg := "agent " + o.job.Profile.Name + " reached its usage limit"
@@ -142,7 +143,7 @@ func (o *owner) continueAfterLimit(ctx context.Context) error {
 		request = DescribeTurn(turnEvents(o.job.Home.LogPath(o.s.ID), lim.Turn), lim.Turn).UserText
 	}
 	o.update(func(s *state.Session) { s.LimitResumes++ })
-	return o.turn(ctx, state.SourceContinuation, LimitContinuationPrompt(request, o.s.ID, o.job.Config.MaxReplayBytes()))
+	return o.turn(ctx, eventlog.SourceContinuation, LimitContinuationPrompt(request, o.s.ID, o.job.Config.MaxReplayBytes()))
 }
 
 // LimitContinuationPrompt is the prompt that continues after a usage limit:
@@ -167,14 +168,14 @@ func LimitContinuationPrompt(request, sessionID string, maxBytes int) string {
 const maxAnswerHead = 1024
 
 // noteAnswer keeps the start of the current turn's agent message text.
-func (o *owner) noteAnswer(turn string, evs []*state.Event) {
+func (o *owner) noteAnswer(turn string, evs []*eventlog.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.answerTurn != turn {
 		o.answerTurn, o.answerHead = turn, ""
 	}
 	for _, e := range evs {
-		if e.Type == state.EventAgentMessage && len(o.answerHead) < maxAnswerHead {
+		if e.Type == eventlog.EventAgentMessage && len(o.answerHead) < maxAnswerHead {
 			o.answerHead += e.Content
 		}
 	}
@@ -183,7 +184,7 @@ func (o *owner) noteAnswer(turn string, evs []*state.Event) {
 // limitInAnswer ends a turn the agent ended normally as rate limited when its
 // whole answer is a usage limit error (RecognizeLimitAnswer).
 func (o *owner) limitInAnswer(turnID, stop string) (string, error) {
-	if stop != state.StopEndTurn {
+	if stop != eventlog.StopEndTurn {
 		return stop, nil
 	}
 	o.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/remote"
@@ -197,8 +198,8 @@ type Resolution struct {
 // request was never answered.
 func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, rid string) (*Resolution, error) {
 	var res *Resolution
-	see := func(e state.Event) bool {
-		if e.Type != state.EventPermissionResolved || e.RequestID != rid {
+	see := func(e eventlog.Event) bool {
+		if e.Type != eventlog.EventPermissionResolved || e.RequestID != rid {
 			return true
 		}
 		var d struct {
@@ -212,12 +213,12 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 	// The answer may be logged before from while the record still lists the
 	// request (it stops listing it just after): look back as far as the
 	// request itself first.
-	_, _ = state.ScanBackward(h.LogPath(id), func(line []byte) bool {
-		e, ok := state.DecodeEvent(line)
+	_, _ = eventlog.ScanBackward(h.LogPath(id), func(line []byte) bool {
+		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
 			return true
 		}
-		if e.Type == state.EventPermissionRequest && e.RequestID == rid {
+		if e.Type == eventlog.EventPermissionRequest && e.RequestID == rid {
 			return false
 		}
 		return see(e)
@@ -228,7 +229,7 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 	// The owner takes an answer within moments; one that has not after
 	// answerWait is reported, never taken for done.
 	deadline := time.Now().Add(answerWait)
-	_, err := state.Follow(ctx, h.LogPath(id), from, see, func() bool {
+	_, err := eventlog.Follow(ctx, h.LogPath(id), from, see, func() bool {
 		alive, _ := h.OwnerAlive(id)
 		return !alive || time.Now().After(deadline)
 	})
@@ -252,7 +253,7 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 func (o *owner) reopenLog() {
 	o.emitMu.Lock()
 	defer o.emitMu.Unlock()
-	log, _, err := o.job.Home.OpenLog(o.job.SessionID, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := o.job.Home.OpenLog(o.job.SessionID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		o.failWrite("the log of session "+o.job.SessionID, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
@@ -80,7 +81,7 @@ type Plan struct {
 	// FollowContinue (ContinuationPrompt): the interrupted request as logged
 	// and the tool calls whose outcome is unknown.
 	Request      string
-	UnknownCalls []state.Event
+	UnknownCalls []eventlog.Event
 	// NotResent is the message of an interrupted turn that never reached the
 	// agent and is not sent again because automatic continuation is off
 	// ("" for none): the owner says so.
@@ -195,13 +196,13 @@ func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
 		// but its record write was lost.
 		owed = tr.ClosedByShutdown && s.Interrupted == nil
 	} else {
-		s.StopReason = state.StopShutdown
+		s.StopReason = eventlog.StopShutdown
 	}
 	releaseInitialPrompt(s, tr, owed)
 	owed = owed && s.InitialPrompt == ""
 	if owed {
 		s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending,
-			Maintenance: tr.Source == state.SourceMaintenance}
+			Maintenance: tr.Source == eventlog.SourceMaintenance}
 	}
 	s.CurrentTurn = ""
 	s.State = state.StateWaitingForInput
@@ -213,7 +214,7 @@ func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
 // the agent (it is continued, never sent again) or the turn is owed its
 // follow-up (which sends it again, within the continuation budget).
 func releaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
-	if tr.Source == state.SourceInitial && (owed || tr.Delivery != PromptNeverSent) {
+	if tr.Source == eventlog.SourceInitial && (owed || tr.Delivery != PromptNeverSent) {
 		s.InitialPrompt = ""
 	}
 }
@@ -268,8 +269,8 @@ func DecideDelivery(info TurnInfo) PromptDelivery {
 func followUp(info TurnInfo) (FollowUp, Message) {
 	if DecideDelivery(info) == PromptNeverSent && info.UserText != "" {
 		source := info.Source
-		if source == "" || source == state.SourceInitial {
-			source = state.SourceUser
+		if source == "" || source == eventlog.SourceInitial {
+			source = eventlog.SourceUser
 		}
 		return FollowResend, Message{Source: source, Text: info.UserText}
 	}
@@ -337,9 +338,9 @@ func (p Plan) OwesResumeContext(step acp.RestoreMethod, flagRefused bool) bool {
 // it stays for the next ordinary prompt.
 func shouldInjectResumeContext(pending bool, source, parentID string) bool {
 	switch source {
-	case state.SourceMaintenance:
+	case eventlog.SourceMaintenance:
 		return false
-	case state.SourceInitial:
+	case eventlog.SourceInitial:
 		return pending && parentID != ""
 	}
 	return pending

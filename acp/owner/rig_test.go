@@ -15,6 +15,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/demoagent"
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -88,9 +89,9 @@ func (r *rig) session(id string) *state.Session {
 	return s
 }
 
-func (r *rig) events(id string) []state.Event {
+func (r *rig) events(id string) []eventlog.Event {
 	r.t.Helper()
-	evs, _, err := state.ReadAll(r.home.LogPath(id))
+	evs, _, err := eventlog.ReadAll(r.home.LogPath(id))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func (r *rig) launch(spec acp.LaunchSpec) (acp.Transport, error) {
 		defer close(filtered)
 		br := bufio.NewReader(outR)
 		for {
-			line, err := state.ReadLine(br)
+			line, err := eventlog.ReadLine(br)
 			if len(line) > 0 {
 				if rewrite != nil {
 					line = rewrite(line)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -16,10 +17,10 @@ const costAdvice = "raise [session] max_cost or start a new session"
 // turn's end, which usually comes a moment after the agent's last report, or
 // usageFlushDelay later, whichever is first. So a usage report costs no write
 // of its own, and the fsync of turn_ended makes it durable with the turn.
-func (o *owner) appendUpdates(evs []*state.Event) {
-	var usage []*state.Event
+func (o *owner) appendUpdates(evs []*eventlog.Event) {
+	var usage []*eventlog.Event
 	for _, e := range evs {
-		if e.Type == state.EventUsage {
+		if e.Type == eventlog.EventUsage {
 			usage = append(usage, e)
 		}
 	}

@@ -1,4 +1,4 @@
-package state
+package eventlog
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package state
+package eventlog
 
 import (
 	"bufio"
@@ -149,7 +149,7 @@ func DecodeEvent(line []byte) (e Event, ok bool) {
 // included, and returns the length of an unterminated last line: for
 // readers that pass over most lines without decoding them.
 func ScanLines(path string, fn func(line []byte) bool) (tornBytes int64, err error) {
-	return scanLinesWith(path, nil, fn)
+	return scanLinesWith(path, &lineReaders, fn)
 }
 
 // scanLinesWith is scanLines with its reader taken from pool (nil: a new
@@ -211,3 +211,7 @@ func ReadAll(path string) ([]Event, ReadReport, error) {
 	rep, err := ScanLog(path, func(e Event) bool { out = append(out, e); return true })
 	return out, rep, err
 }
+
+// lineReaders are the line readers of ScanLines, reused across logs (a
+// usage report scans thousands).
+var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}

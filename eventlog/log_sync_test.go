@@ -1,17 +1,15 @@
-package state
+package eventlog
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
 // A Sync with nothing written since the last one makes no system call: the
 // log's file is closed behind its back, so an fsync would fail.
 func TestEventLog_SyncFlushesOnlyWhatWasWrittenSinceTheLastSync(t *testing.T) {
-	h, err := OpenHome(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := filepath.Join(t.TempDir(), "s1.jsonl")
 	syncAfterClose := func(l *EventLog) error {
 		t.Helper()
 		l.f.Close()
@@ -20,7 +18,7 @@ func TestEventLog_SyncFlushesOnlyWhatWasWrittenSinceTheLastSync(t *testing.T) {
 		return err
 	}
 
-	l, _, err := h.OpenLog("s1", OpenLogOptions{})
+	l, _, err := Open(path, "s1", OpenLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +26,7 @@ func TestEventLog_SyncFlushesOnlyWhatWasWrittenSinceTheLastSync(t *testing.T) {
 		t.Fatalf("a new log's Sync flushed (nothing was written): %v", err)
 	}
 
-	l, _, _ = h.OpenLog("s1", OpenLogOptions{})
+	l, _, _ = Open(path, "s1", OpenLogOptions{})
 	if err := l.AppendSync(&Event{Type: EventState}); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +34,7 @@ func TestEventLog_SyncFlushesOnlyWhatWasWrittenSinceTheLastSync(t *testing.T) {
 		t.Fatalf("a Sync after AppendSync flushed again: %v", err)
 	}
 
-	l, _, _ = h.OpenLog("s1", OpenLogOptions{})
+	l, _, _ = Open(path, "s1", OpenLogOptions{})
 	if err := l.Append(&Event{Type: EventState}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +43,10 @@ func TestEventLog_SyncFlushesOnlyWhatWasWrittenSinceTheLastSync(t *testing.T) {
 	}
 
 	// A torn tail cut off on open is flushed by the first Sync.
-	f, _ := os.OpenFile(h.LogPath("s1"), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"seq":3,"type":"sta`)
 	f.Close()
-	l, torn, _ := h.OpenLog("s1", OpenLogOptions{})
+	l, torn, _ := Open(path, "s1", OpenLogOptions{})
 	if torn == 0 {
 		t.Fatal("no torn tail cut")
 	}

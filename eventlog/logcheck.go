@@ -1,4 +1,4 @@
-package state
+package eventlog
 
 // LogHealth is what one full read of an event log found wrong. Readers
 // already live with each of these (they skip what does not parse and keep
