@@ -45,7 +45,7 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 		{"owner lock probed", h.LockPath("s1"), func() error { _, err := h.OwnerAlive("s1"); return err }},
 		{"record lock taken", h.RecordLockPath("s1"), func() error { _, err := h.LockRecord("s1"); return err }},
 		{"owner.out opened", h.OwnerOutPath("s1"), func() error { _, err := h.OpenOwnerOut("s1"); return err }},
-		{"prompt handoff read", h.PromptHandoffPath("s1"), func() error { _, _, err := h.ReadPromptHandoff("s1"); return err }},
+		{"prompt handoff read", h.PromptHandoffPath("s1"), func() error { _, _, err := h.readPromptHandoff("s1"); return err }},
 		{"recap digest read", h.DigestPath("s1"), func() error { _, err := h.ReadDigest("s1"); return err }},
 	}
 	for _, a := range attempts {
@@ -73,7 +73,7 @@ func TestSessionFiles_DanglingLinksAreNeitherFollowedNorCreated(t *testing.T) {
 		{"s1.owner.lock", func(h *Home) error { _, err := h.OwnerAlive("s1"); return err }},
 		{"s1.record.lock", func(h *Home) error { _, err := h.UpdateSession("s1", func(*Session) error { return nil }); return err }},
 		{"s1.owner.out", func(h *Home) error { _, err := h.OpenOwnerOut("s1"); return err }},
-		{"s1.prompt", func(h *Home) error { _, _, err := h.ReadPromptHandoff("s1"); return err }},
+		{"s1.prompt", func(h *Home) error { _, _, err := h.readPromptHandoff("s1"); return err }},
 		{"s1.inbox.jsonl", func(h *Home) error { return h.Enqueue("s1", &Input{Kind: InputPrompt, Text: "x"}) }},
 		{"s1.jsonl", func(h *Home) error { _, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{}); return err }},
 	}

@@ -151,7 +151,7 @@ func TestSession_RecordOfANewerFormatIsRefusedNeverRewritten(t *testing.T) {
 	if b, _ := os.ReadFile(h.RecordPath("new")); string(b) != body {
 		t.Fatalf("the newer record was rewritten: %s", b)
 	}
-	ss, rep, err := h.ListSessionsReport()
+	ss, rep, err := h.listSessionsReport()
 	if err != nil || len(ss) != 1 || ss[0].ID != "cur" || rep.Newer != 1 || rep.NewerFormat != 99 {
 		t.Fatalf("list: %d sessions, %+v, %v", len(ss), rep, err)
 	}

@@ -145,8 +145,8 @@ func NewRequestID() string {
 	return "rq-" + hex.EncodeToString(b[:])
 }
 
-// NewInputID returns a fresh inbox input id.
-func NewInputID() string {
+// newInputID returns a fresh inbox input id.
+func newInputID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return "in-" + hex.EncodeToString(b[:])
@@ -157,7 +157,7 @@ func NewInputID() string {
 // interleave.
 func (h *Home) Enqueue(id string, in *Input) error {
 	if in.ID == "" {
-		in.ID = NewInputID()
+		in.ID = newInputID()
 	}
 	if in.QueuedAt.IsZero() {
 		in.QueuedAt = time.Now().UTC()

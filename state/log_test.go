@@ -205,7 +205,7 @@ func TestOwner_OnlyOneOwnerPerSession(t *testing.T) {
 	if alive, _ := h.OwnerAlive("s"); !alive {
 		t.Fatal("probe says no owner while one holds the lock")
 	}
-	if _, err := h.AcquireOwner("s"); !IsOwnerBusy(err) {
+	if _, err := h.AcquireOwner("s"); !isOwnerBusy(err) {
 		t.Fatalf("second owner: %v", err)
 	}
 	o.Release()

@@ -295,7 +295,7 @@ func (h *Home) LockRecord(id string) (func(), error) {
 
 // ListSessions returns every readable session record, newest activity first.
 func (h *Home) ListSessions() ([]*Session, error) {
-	ss, _, err := h.ListSessionsReport()
+	ss, _, err := h.listSessionsReport()
 	return ss, err
 }
 

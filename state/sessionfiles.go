@@ -25,10 +25,10 @@ func (h *Home) OpenOwnerOut(id string) (*os.File, error) {
 	return f, nil
 }
 
-// ReadPromptHandoff returns the prompt a command handed to the detached
+// readPromptHandoff returns the prompt a command handed to the detached
 // owner it started; ok is false when there is none. A symbolic link in its
 // place is refused (ErrSymlink), never read.
-func (h *Home) ReadPromptHandoff(id string) (prompt string, ok bool, err error) {
+func (h *Home) readPromptHandoff(id string) (prompt string, ok bool, err error) {
 	if err := ValidateID(id); err != nil {
 		return "", false, err
 	}
