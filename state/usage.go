@@ -1,8 +1,6 @@
 package state
 
 import (
-	"fmt"
-
 	"github.com/kandev/kandev/eventlog"
 )
 
@@ -77,13 +75,4 @@ func (s *Session) AccountUsage(e *eventlog.Event, token string) {
 		c.LastTurn = e.TurnID
 		u.TurnsWithUsage++
 	}
-}
-
-// CostCapReached says whether the session's spending has reached maxCost
-// (<= 0: no cap), and the message that says so.
-func CostCapReached(u *UsageTotals, maxCost float64) (string, bool) {
-	if maxCost <= 0 || u == nil || u.Cost == nil || u.Cost.Amount < maxCost-costEpsilon {
-		return "", false
-	}
-	return fmt.Sprintf("the session has spent %s of its max_cost %s", u.Cost, eventlog.Cost{Amount: maxCost, Currency: u.Cost.Currency}), true
 }

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kandev/kandev/eventlog"
@@ -70,30 +69,5 @@ func TestAccountUsage_KeepsTheLatestWindowSumsTokensCountsTurns(t *testing.T) {
 	}
 	if got := u.Cost.String(); got != "0.002 USD" {
 		t.Fatalf("cost %q", got)
-	}
-}
-
-func TestCostCapReached(t *testing.T) {
-	spent := func(v float64) *UsageTotals { return &UsageTotals{Cost: &eventlog.Cost{Amount: v, Currency: "USD"}} }
-	cases := []struct {
-		name string
-		u    *UsageTotals
-		max  float64
-		want bool
-	}{
-		{"no cap", spent(5), 0, false},
-		{"no cost reported", &UsageTotals{Used: 5}, 0.001, false},
-		{"under the cap", spent(0.001), 0.002, false},
-		{"at the cap", spent(0.002), 0.002, true},
-		{"at the cap but for float noise", spent(0.1 + 0.2), 0.3, true},
-		{"over the cap", spent(0.003), 0.002, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			msg, got := CostCapReached(tc.u, tc.max)
-			if got != tc.want || got && !strings.Contains(msg, "of its max_cost") {
-				t.Fatalf("CostCapReached = %q, %v; want %v", msg, got, tc.want)
-			}
-		})
 	}
 }

@@ -48,7 +48,7 @@ func DecideContinuation(s *state.Session, wt *worktree.Worktree, p ContinuationP
 	turn, permissionOpen := s.AwaitingContinuation()
 	d := ContinuationDecision{Turn: turn}
 	pause := func(kind, reason string) { d.Pause = &state.Pause{Kind: kind, Reason: reason, Turn: turn} }
-	spent, capped := state.CostCapReached(s.Usage, p.MaxCost)
+	spent, capped := CostCapReached(s.Usage, p.MaxCost)
 	switch {
 	case turn == "":
 	case wt != nil && !wt.Valid:

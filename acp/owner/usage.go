@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kandev/kandev/verdict"
+
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
@@ -112,7 +114,7 @@ func costCapped(job Job) error {
 	if err != nil {
 		return nil // the owner reports it
 	}
-	if msg, ok := state.CostCapReached(s.Usage, job.Config.Session.MaxCost); ok {
+	if msg, ok := verdict.CostCapReached(s.Usage, job.Config.Session.MaxCost); ok {
 		return fmt.Errorf("%w: %s; %s", ErrNotResumable, msg, costAdvice)
 	}
 	return nil
