@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/internal/worktree"
 )
@@ -93,7 +94,7 @@ type Session struct {
 	Epoch int `json:"epoch,omitempty"`
 	// RewindPending is a rewind recorded here but perhaps not yet in the
 	// log: the next command that owns the session appends its fence.
-	RewindPending *Rewind `json:"rewind_pending,omitempty"`
+	RewindPending *eventlog.Rewind `json:"rewind_pending,omitempty"`
 
 	// AgentCommand is the command line the session's agent was launched with;
 	// a change pauses automatic continuation.

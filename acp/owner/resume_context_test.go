@@ -46,7 +46,7 @@ func TestHistoryForContext_ARewindBeforeTheWindowDecidesTheFirstRequest(t *testi
 			log.Append(&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t1", Content: "the original request"},
 				&eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: "end_turn"},
 				&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t2", Content: "a request the rewind takes back"},
-				state.Rewind{Epoch: 1, ToSeq: tc.to}.Event(),
+				eventlog.Rewind{Epoch: 1, ToSeq: tc.to}.Event(),
 				&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t3", Content: "after the rewind"})
 			for i := 0; i < 3000; i++ {
 				log.Append(&eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: "t3", Content: strings.Repeat("a", 200)})

@@ -108,7 +108,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	for _, c := range history.FileChanges(epoch, to) {
 		rep.FileChanges = append(rep.FileChanges, FileChange{Seq: c.Seq, ToolCallID: c.ToolCallID, Title: c.ToolName, Kind: c.ToolKind})
 	}
-	r := state.Rewind{Epoch: s.Epoch + 1, ToSeq: to}
+	r := eventlog.Rewind{Epoch: s.Epoch + 1, ToSeq: to}
 	rep.Epoch = r.Epoch
 	// The record first, with the fence pending: a crash before the fence is
 	// in the log leaves it for the next command to append, once.

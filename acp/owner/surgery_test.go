@@ -73,7 +73,7 @@ func TestRewind_AFenceLeftPendingByACrashIsAppendedOnceByTheNextCommand(t *testi
 		name := map[bool]string{false: "killed before the fence was logged", true: "killed after the fence was logged"}[logged]
 		t.Run(name, func(t *testing.T) {
 			h, ends := surgeryHome(t)
-			r := state.Rewind{Epoch: 1, ToSeq: ends[0]}
+			r := eventlog.Rewind{Epoch: 1, ToSeq: ends[0]}
 			if _, err := h.UpdateSession("s1", func(s *state.Session) error { s.BeginRewind(r); return nil }); err != nil {
 				t.Fatal(err)
 			}
