@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/kandev/kandev/internal/safefile"
+
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -147,7 +149,7 @@ func (c *ImportCmd) Run(env *Env) error {
 			return errIDTaken{id: id, home: h.Dir}
 		}
 	}
-	if err := state.WriteFileAtomic(h.LogPath(id), log); err != nil {
+	if err := safefile.WriteFileAtomic(h.LogPath(id), log); err != nil {
 		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
 	if err := h.CreateSession(&imported); err != nil {

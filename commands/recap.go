@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/internal/safefile"
+
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/setup"
@@ -129,7 +131,7 @@ func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpoc
 	if ok && !allEpochs && (next.Through != before.Through || !floorSeen) {
 		next.Check = checks[next.Through]
 		if b, err := json.Marshal(next); err == nil {
-			_ = state.WriteFileAtomic(h.DigestPath(s.ID), append(b, '\n')) // a cache: a read-only home only makes the next recap slower
+			_ = safefile.WriteFileAtomic(h.DigestPath(s.ID), append(b, '\n')) // a cache: a read-only home only makes the next recap slower
 		}
 	}
 	return r, rep, nil

@@ -16,7 +16,7 @@ import (
 // handle holds open cannot be replaced.
 func TestWriteFileAtomic_ReplacesAFileAReaderHasOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.json")
-	if err := WriteFileAtomic(path, []byte(`{"v":1}`)); err != nil {
+	if err := safefile.WriteFileAtomic(path, []byte(`{"v":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	r, err := safefile.Open(path, os.O_RDONLY, 0)
@@ -27,7 +27,7 @@ func TestWriteFileAtomic_ReplacesAFileAReaderHasOpen(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		r.Close()
 	}()
-	if err := WriteFileAtomic(path, []byte(`{"v":2}`)); err != nil {
+	if err := safefile.WriteFileAtomic(path, []byte(`{"v":2}`)); err != nil {
 		t.Fatalf("replacing a record a reader had open for 100 ms failed: %v", err)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != `{"v":2}` {

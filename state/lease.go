@@ -143,7 +143,7 @@ func (h *Home) Attach(id, holder string, ttl time.Duration, now time.Time) (*Lea
 		l.AttachedAt = cur.AttachedAt // a renewal keeps when the holder attached
 	}
 	b, _ := json.Marshal(l)
-	return l, WriteFileAtomic(h.LeasePath(id), append(b, '\n'))
+	return l, safefile.WriteFileAtomic(h.LeasePath(id), append(b, '\n'))
 }
 
 // Detach releases holder's lease; releasing a lease one does not hold is an error.

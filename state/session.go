@@ -200,7 +200,7 @@ func (h *Home) CreateSession(s *Session) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(h.RecordPath(s.ID), b)
+	return safefile.WriteFileAtomic(h.RecordPath(s.ID), b)
 }
 
 // recordBufs are read buffers for records (and leases), reused across the
@@ -278,7 +278,7 @@ func (h *Home) UpdateSession(id string, fn func(*Session) error) (*Session, erro
 	if bytes.Equal(before, after) {
 		return s, nil
 	}
-	if err := WriteFileAtomic(h.RecordPath(id), after); err != nil {
+	if err := safefile.WriteFileAtomic(h.RecordPath(id), after); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -372,47 +372,4 @@ func (h *Home) DeleteSessionFiles(id string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// WriteFileAtomic replaces path with data so that a crash at any instant
-// leaves the old or the new content: temp file, fsync, rename, fsync dir.
-// Every failure (a full disk, a read-only home) is returned, naming path.
-func WriteFileAtomic(path string, data []byte) error {
-	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("write %s: %w", path, safefile.BareCause(err))
-	}
-	return nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // no-op after a successful rename
-	if err := tmp.Chmod(filePerm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := safefile.RenameReplace(name, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

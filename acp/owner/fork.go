@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/internal/safefile"
+
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
@@ -146,7 +148,7 @@ func writeForkLog(h *state.Home, child *state.Session, copied []eventlog.Event, 
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	return state.WriteFileAtomic(h.LogPath(child.ID), []byte(b.String()))
+	return safefile.WriteFileAtomic(h.LogPath(child.ID), []byte(b.String()))
 }
 
 // lastTurnNumber is the highest n of the turn ids "tn" in evs, so the
