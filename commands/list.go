@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/internal/parallel"
+
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"
@@ -95,7 +97,7 @@ func (c *ListCmd) Run(env *Env) error {
 			level = probeResumable
 		}
 		rows := make([][]string, len(part))
-		state.ForEach(len(part), func(i int) {
+		parallel.ForEach(len(part), func(i int) {
 			as[i] = p.assess(part[i], level)
 			if !env.Out.JSON {
 				rows[i] = listRow(part[i], badgeCell(as[i].Badge, warmUntil(h, part[i])), now)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kandev/kandev/internal/parallel"
+
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"
@@ -265,7 +267,7 @@ func (r SessionRef) pickRecord(env *Env, n need, holder string, noContinue bool)
 		if err != nil {
 			return nil, "", nil, err
 		}
-		state.ForEach(len(cands), func(i int) {
+		parallel.ForEach(len(cands), func(i int) {
 			c := &cands[i]
 			if !scope.contains(c.S) || state.IsTerminal(c.S.State) {
 				return

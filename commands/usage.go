@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/internal/parallel"
+
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
@@ -112,7 +114,7 @@ func (c *UsageCmd) sum(h *state.Home, recs []state.UsageRecord, since time.Time)
 	}
 	per := make([][]state.UsageEvent, len(recs))
 	errs := make([]error, len(recs))
-	state.ForEach(len(recs), func(i int) {
+	parallel.ForEach(len(recs), func(i int) {
 		if recs[i].Usage == nil {
 			return // reported nothing: its log holds no usage event
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kandev/kandev/internal/parallel"
+
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
@@ -72,7 +74,7 @@ func Search(h *state.Home, opts SearchOptions) ([]SearchHit, SearchReport, error
 	rep.Sessions = len(all)
 	// Newest sessions first, a batch at a time, so that a limit stops the
 	// reading once the batches read so far fill it. A batch is large enough
-	// for state.ForEach to spread it over every core.
+	// for parallel.ForEach to spread it over every core.
 	batch := len(all)
 	if opts.Limit > 0 {
 		batch = 64 * min(runtime.GOMAXPROCS(0), 8)
@@ -81,7 +83,7 @@ func Search(h *state.Home, opts SearchOptions) ([]SearchHit, SearchReport, error
 	for lo := 0; lo < len(all) && (opts.Limit == 0 || len(out) < opts.Limit); lo += batch {
 		part := all[lo:min(lo+batch, len(all))]
 		found := make([]logScan, len(part))
-		state.ForEach(len(part), func(i int) { found[i] = scanSession(h, part[i], m, opts.Limit) })
+		parallel.ForEach(len(part), func(i int) { found[i] = scanSession(h, part[i], m, opts.Limit) })
 		for _, f := range found {
 			rep.SkippedLines += f.skipped
 			if f.err != nil {

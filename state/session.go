@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kandev/kandev/eventlog"
@@ -298,29 +296,6 @@ func (h *Home) LockRecord(id string) (func(), error) {
 func (h *Home) ListSessions() ([]*Session, error) {
 	ss, _, err := h.listSessionsReport()
 	return ss, err
-}
-
-// ForEach calls fn(i) for every i in [0, n) on up to GOMAXPROCS goroutines
-// and returns when all calls have. Reading thousands of small files is
-// system calls and decoding that spread over the cores.
-func ForEach(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), 8, (n+63)/64)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // SortByActivity orders sessions newest activity first (id breaks ties:

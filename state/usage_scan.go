@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/kandev/kandev/internal/parallel"
+
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/safefile"
 	"github.com/tidwall/gjson"
@@ -49,7 +51,7 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 		}
 	} else {
 		all = make([]read, len(ids))
-		ForEach(len(ids), func(i int) {
+		parallel.ForEach(len(ids), func(i int) {
 			buf := recordBufs.Get().(*[]byte)
 			defer recordBufs.Put(buf)
 			b, err := safefile.ReadRecordFile(safefile.AtCWD, "", h.RecordPath(ids[i]), (*buf)[:0])
