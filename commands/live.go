@@ -263,7 +263,7 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 	if err != nil {
 		return err
 	}
-	from := h.LogSize(id) // before the record: a resolution after this is seen
+	from := eventlog.Size(h.LogPath(id)) // before the record: a resolution after this is seen
 	s, err := h.LoadSession(id)
 	if err != nil {
 		return err

@@ -19,6 +19,16 @@ import (
 // killed outright writes nothing that would wake it.
 const stopPoll = 200 * time.Millisecond
 
+// Size is the current length of the log at path (0 if missing): where a
+// Follow that must see only what comes next starts.
+func Size(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
 // Follow calls fn for every complete event appended to the log at path at
 // or after byte offset from, in order, until fn returns false, ctx ends, or
 // stop returns true while no new data is waiting (stop is checked about

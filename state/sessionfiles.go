@@ -50,12 +50,3 @@ func (h *Home) ReadDigest(id string) ([]byte, error) {
 	}
 	return safefile.ReadFile(h.DigestPath(id))
 }
-
-// LogSize is the current length of session id's log (0 if missing).
-func (h *Home) LogSize(id string) int64 {
-	st, err := os.Stat(h.LogPath(id))
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}

@@ -58,7 +58,7 @@ func deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 			return &Delivery{Result: res}, err
 		}
 	}
-	from := h.LogSize(job.SessionID)
+	from := eventlog.Size(h.LogPath(job.SessionID))
 	in := PromptInput(job)
 	if err := h.Enqueue(job.SessionID, in); err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 		if t.awaiting { // this owner served everything: no follow-up comes
 			return d, cutOffError(h, job.SessionID, t)
 		}
-		from = h.LogSize(job.SessionID)
+		from = eventlog.Size(h.LogPath(job.SessionID))
 	}
 	d.Result = &Result{Session: settledSession(ctx, h, job.SessionID, t), StopReason: t.stop}
 	t.causeFrom(d.Result.Session)

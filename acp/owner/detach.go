@@ -173,7 +173,7 @@ func waitingError(id string, question bool) error {
 // permission request ends the command with ErrWaitingForPermission.
 func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	h, id := job.Home, job.SessionID
-	from := h.LogSize(id)
+	from := eventlog.Size(h.LogPath(id))
 	in := PromptInput(job)
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		job.Prompt, job.OwnInput, job.Emit, job.Detach, job.Linger = "", in.ID, t.see0, nil, 0
 		res, err := Run(ctx, job)
 		if errors.Is(err, state.ErrOwnerBusy) {
-			return deliverFollow(ctx, job, d, t, h.LogSize(id))
+			return deliverFollow(ctx, job, d, t, eventlog.Size(h.LogPath(id)))
 		}
 		handOver(ctx, job)
 		d.Result = res
@@ -310,7 +310,7 @@ func followResume(ctx context.Context, job Job) (*Result, error) {
 		alive, _ := h.OwnerAlive(id)
 		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
-	at, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
+	at, err := followOwnedUntil(ctx, job, eventlog.Size(h.LogPath(id)), see, settled)
 	var s *state.Session
 	if errors.Is(err, errOwnerGone) {
 		s, _ = h.LoadSession(id)
