@@ -108,7 +108,7 @@ func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (T
 	}
 	var newer []rawLine // raw lines at or after before, newest first, since the last turn_started
 	skipping := before > 0
-	rep, err := eventlog.ScanBackwardAt(path, func(off int64, line []byte) bool {
+	rep, err := eventlog.ScanBackward(path, func(off int64, line []byte) bool {
 		if !fence.keep(line) {
 			return true
 		}

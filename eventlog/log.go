@@ -145,7 +145,7 @@ func (l *EventLog) Close() error {
 // TruncateTornTail cuts an unterminated last line off the log at path and
 // returns how many bytes it removed. A missing file is not an error.
 func TruncateTornTail(path string) (int64, error) {
-	rep, err := ScanBackward(path, func([]byte) bool { return false })
+	rep, err := ScanBackward(path, func(int64, []byte) bool { return false })
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}

@@ -20,17 +20,12 @@ const (
 	backChunk      = 64 << 10
 )
 
-// ScanBackward calls fn for each complete line of the file at path, newest
-// first, reading blocks from the end: its cost depends on how far fn reads,
-// not on the file's length, and is linear in the length of each line read.
-// An unterminated last line is skipped and reported. fn returning false
-// stops the scan; line is only valid during the call.
-func ScanBackward(path string, fn func(line []byte) bool) (ReadReport, error) {
-	return ScanBackwardAt(path, func(_ int64, line []byte) bool { return fn(line) })
-}
-
-// ScanBackwardAt is ScanBackward that also passes the byte offset of each line.
-func ScanBackwardAt(path string, fn func(off int64, line []byte) bool) (ReadReport, error) {
+// ScanBackward calls fn for each complete line of the file at path and its
+// byte offset, newest first, reading blocks from the end: its cost depends on
+// how far fn reads, not on the file's length, and is linear in the length of
+// each line read. An unterminated last line is skipped and reported. fn
+// returning false stops the scan; line is only valid during the call.
+func ScanBackward(path string, fn func(off int64, line []byte) bool) (ReadReport, error) {
 	rep := ReadReport{Path: path}
 	f, err := safefile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
@@ -137,7 +132,7 @@ func ReadLast(path string, n int, keep func(*Event) bool) ([]Event, ReadReport, 
 // valid during the call.
 func ScanEventsBackward(path string, fn func(e Event, line []byte) bool) (ReadReport, error) {
 	var bad CorruptTracker
-	rep, err := ScanBackwardAt(path, func(off int64, line []byte) bool {
+	rep, err := ScanBackward(path, func(off int64, line []byte) bool {
 		var e Event
 		if json.Unmarshal(line, &e) != nil || !ValidSeq(e.Seq) {
 			bad.Line(off, line)
@@ -171,7 +166,7 @@ func TurnClosed(path, turnID string) bool {
 	// A turn whose turn_started never reached the log did not begin: there
 	// is nothing of it to resume.
 	closed := true
-	_, _ = ScanBackward(path, func(line []byte) bool {
+	_, _ = ScanBackward(path, func(_ int64, line []byte) bool {
 		// Three fields of turn_started and turn_ended lines decide: the others
 		// (a whole turn of streamed chunks) are passed over without decoding.
 		if !bytes.Contains(line, []byte(`"type":"turn_`)) || !gjson.ValidBytes(line) {

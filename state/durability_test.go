@@ -183,7 +183,7 @@ func TestScanBackward_LinesLongerThanABlockAreWhole(t *testing.T) {
 	all.WriteString(strings.Repeat("t", 2*backChunk)) // a torn tail longer than a block
 	os.WriteFile(path, all.Bytes(), filePerm)
 	var got [][]byte
-	rep, err := eventlog.ScanBackward(path, func(line []byte) bool { got = append(got, bytes.Clone(line)); return true })
+	rep, err := eventlog.ScanBackward(path, func(_ int64, line []byte) bool { got = append(got, bytes.Clone(line)); return true })
 	if err != nil || rep.TornBytes != 2*backChunk {
 		t.Fatal(err, rep)
 	}

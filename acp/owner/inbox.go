@@ -99,7 +99,7 @@ func (o *owner) reconcileInbox(ins []state.Input) {
 		return
 	}
 	started := ""
-	_, _ = eventlog.ScanBackward(o.job.Home.LogPath(o.s.ID), func(line []byte) bool {
+	_, _ = eventlog.ScanBackward(o.job.Home.LogPath(o.s.ID), func(_ int64, line []byte) bool {
 		var e eventlog.Event
 		if json.Unmarshal(line, &e) == nil && e.Type == eventlog.EventTurnStarted {
 			started = e.InputID

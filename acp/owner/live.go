@@ -213,7 +213,7 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 	// The answer may be logged before from while the record still lists the
 	// request (it stops listing it just after): look back as far as the
 	// request itself first.
-	_, _ = eventlog.ScanBackward(h.LogPath(id), func(line []byte) bool {
+	_, _ = eventlog.ScanBackward(h.LogPath(id), func(_ int64, line []byte) bool {
 		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
 			return true

@@ -158,7 +158,7 @@ func RepairTurn(events []eventlog.Event, turnID, stop string) TurnRepair {
 // cost depends on the turn's length, not the log's.
 func turnEvents(path, turnID string) []eventlog.Event {
 	var out []eventlog.Event
-	_, _ = eventlog.ScanBackward(path, func(line []byte) bool {
+	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
 		var e eventlog.Event
 		if json.Unmarshal(line, &e) != nil {
 			return true
@@ -176,7 +176,7 @@ func turnEvents(path, turnID string) []eventlog.Event {
 // none; read from the end of the log.
 func newestTurnOf(path, source string) string {
 	turn := ""
-	_, _ = eventlog.ScanBackward(path, func(line []byte) bool {
+	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
 		if gjson.GetBytes(line, "type").String() != eventlog.EventTurnStarted {
 			return true // not decoded: a long message line costs one pass
 		}
@@ -298,7 +298,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 // loaded record, changed in this copy only.
 func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairReport, error) {
 	rep := &RepairReport{SessionID: id, DryRun: true, UnknownCalls: []string{}}
-	r, err := eventlog.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
+	r, err := eventlog.ScanBackward(h.LogPath(id), func(int64, []byte) bool { return false })
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func historyForContext(path string, maxBytes, epoch int) (evs []eventlog.Event, 
 	firstSeq := int64(math.MaxInt64)
 	fence := history.NewFence()
 	whole := true
-	_, err := eventlog.ScanBackward(path, func(line []byte) bool {
+	_, err := eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
 		if window <= 0 {
 			whole = false
 			return false

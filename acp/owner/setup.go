@@ -303,7 +303,7 @@ func queueSet(ctx context.Context, h *state.Home, id string, c setup.Change) (*S
 func setupServed(path, inputID string) (eventlog.Event, bool) {
 	var found eventlog.Event
 	ok := false
-	_, _ = eventlog.ScanBackward(path, func(line []byte) bool {
+	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
 		var e eventlog.Event
 		if json.Unmarshal(line, &e) != nil {
 			return true

@@ -183,7 +183,7 @@ func fenceLogged(path string, epoch int) bool {
 // advertised any), read from the end.
 func AdvertisedCommands(path string) []string {
 	var names []string
-	_, _ = eventlog.ScanBackward(path, func(line []byte) bool {
+	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
 		if !bytes.Contains(line, []byte("available_commands_update")) {
 			return true
 		}
