@@ -129,19 +129,6 @@ func (h *Home) AwaitAgentGone(ctx context.Context, id string, timeout time.Durat
 	return ok
 }
 
-// holdAgentLock takes the agent lock at path for the calling process (the
-// agent's supervisor); release (deferred until the agent's tree is gone)
-// keeps it referenced, so that no finalizer closes it sooner. ok is false
-// when it is held elsewhere.
-func holdAgentLock(path string) (release func(), ok bool) {
-	fl := newLock(path)
-	ok, err := fl.TryLock()
-	if err != nil || !ok {
-		return func() {}, false
-	}
-	return func() { _ = fl.Unlock() }, true
-}
-
 // newLock is the flock of a session's lock file at path, opened with
 // lockOpenFlags: a symbolic link there is refused, never followed.
 func newLock(path string) *flock.Flock {
