@@ -10,10 +10,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/kandev/kandev/internal/safefile"
-
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 

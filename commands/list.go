@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/internal/parallel"
-
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"

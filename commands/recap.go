@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kandev/kandev/internal/safefile"
-
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/internal/parallel"
-
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/verdict"

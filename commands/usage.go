@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kandev/kandev/internal/parallel"
-
 	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/parallel"
 	"github.com/kandev/kandev/state"
 )
 

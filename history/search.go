@@ -9,9 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kandev/kandev/internal/parallel"
-
 	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/parallel"
 	"github.com/kandev/kandev/state"
 )
 

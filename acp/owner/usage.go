@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kandev/kandev/verdict"
-
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // costAdvice is what the operator does about a session that spent its max_cost.
