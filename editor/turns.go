@@ -1,8 +1,6 @@
 package editor
 
-import (
-	"github.com/kandev/kandev/eventlog"
-)
+import "github.com/kandev/kandev/eventlog"
 
 // turnClaim tells the editor's own turn from the turns the owner runs for
 // its own reasons: an initial prompt, the continuation or the re-send of an

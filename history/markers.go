@@ -1,8 +1,6 @@
 package history
 
-import (
-	"github.com/kandev/kandev/eventlog"
-)
+import "github.com/kandev/kandev/eventlog"
 
 // MarkerKind names what a marker says about the session. The set is closed:
 // every kind has one fixed severity.

@@ -1,8 +1,6 @@
 package state
 
-import (
-	"github.com/kandev/kandev/eventlog"
-)
+import "github.com/kandev/kandev/eventlog"
 
 // costEpsilon absorbs float noise when a total is compared with a cap.
 const costEpsilon = 1e-9
