@@ -22,7 +22,7 @@ type Config struct {
 	Session      SessionConfig           `toml:"session"`
 	Agent        AgentTimeouts           `toml:"agent"`
 	Agents       map[string]AgentProfile `toml:"agents"`
-	// MCP are the [mcp.NAME] servers an agent's setup can name (setup.go).
+	// MCP are the [mcp.NAME] servers an agent's setup can name (state/setup.go).
 	MCP    map[string]state.MCPServer `toml:"mcp"`
 	Notify NotifyConfig               `toml:"notify"`
 	Sync   SyncConfig                 `toml:"sync"`
@@ -103,7 +103,7 @@ type AgentProfile struct {
 	// ExitOnEOF false says the agent ignores its stdin closing: it is
 	// signalled at once when it is shut down (nil: the profile's).
 	ExitOnEOF        *bool `toml:"exit_on_eof" json:"exit_on_eof,omitempty"`
-	AgentSetupConfig       // model, mode, options, mcp (setup.go)
+	AgentSetupConfig       // model, mode, options, mcp (package setup applies them)
 }
 
 // AgentSetupConfig is the setup part of [agents.NAME]: the defaults of a

@@ -11,11 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kandev/kandev/internal/safefile"
-
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 

@@ -101,7 +101,7 @@ func checkPulledRecord(id, url string, b []byte) (state.Session, error) {
 // the other machine are cleared (or kept from local, this machine's record
 // before the pull, nil when it had none); a worktree is never owned (only
 // what this machine made may be removed by prune); MCP servers this machine
-// has not trusted as they are wait for kandev trust (state.PulledTrust); and
+// has not trusted as they are wait for kandev trust (setup.PulledTrust); and
 // a worktree recorded there maps to the local clone of the same repository
 // when there is one.
 func LocalRecord(rec state.Session, local *state.Session, origin Origin, clone Clone, mapped bool) state.Session {

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kandev/kandev/internal/safefile"
-
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 
