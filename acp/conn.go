@@ -15,10 +15,10 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/rpcwire"
 	"github.com/kandev/kandev/setup"
-	"github.com/kandev/kandev/state"
 )
 
 // ErrProtocol says the agent broke the protocol (non-JSON on stdout, ...).
@@ -30,7 +30,7 @@ type ConnOptions struct {
 	// OnEvents receives converted session/update events in order, in batches,
 	// on the connection's recorder goroutine (never on the SDK's), so the
 	// time it takes never backs up the SDK's bounded notification queue.
-	OnEvents func([]*state.Event)
+	OnEvents func([]*eventlog.Event)
 	// Permission answers session/request_permission.
 	Permission func(ctx context.Context, req sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	// MCPServers are passed with every session/new, load and resume
@@ -155,7 +155,7 @@ func (c *Conn) record() {
 	defer close(c.recDone)
 	tools := toolNames{}
 	replaying := false
-	var batch []*state.Event
+	var batch []*eventlog.Event
 	acker, _ := c.Proc.(Acker)
 	var recorded, acked int64 // stream lines recorded, and acknowledged
 	flush := func() {
@@ -433,7 +433,7 @@ func lastLine(s string) string {
 type queued struct {
 	params []byte
 	line   int64 // the stream's line number of an update (for an Acker)
-	event  *state.Event
+	event  *eventlog.Event
 	fn     func()
 	replay *bool
 }

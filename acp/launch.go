@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // ErrAgentNotInstalled says the agent's program is not on PATH.
@@ -131,7 +131,7 @@ func startProcess(cmd *exec.Cmd, watch io.Closer, args, command []string, adopt 
 	}
 	stdout.started()
 	p.PID = cmd.Process.Pid
-	p.Start = state.ProcessStart(p.PID)
+	p.Start = proc.ProcessStart(p.PID)
 	p.began = time.Now()
 	go func() {
 		p.err = cmd.Wait()

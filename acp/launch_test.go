@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // testHome is the home every launch test's agent is tagged with.
@@ -27,11 +27,11 @@ func launchSh(t *testing.T, script string) (*Process, string) {
 }
 
 // waitTaggedCount waits until n processes carry the session tag id.
-func waitTaggedCount(t *testing.T, id string, n int) []state.Proc {
+func waitTaggedCount(t *testing.T, id string, n int) []proc.Proc {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		procs := state.TaggedProcesses(testHome)[id]
+		procs := proc.TaggedProcesses(testHome)[id]
 		if len(procs) == n {
 			return procs
 		}
@@ -50,7 +50,7 @@ func TestLaunch_AgentThatExitsLeavesNothingRunning(t *testing.T) {
 	if d := p.ExitDescription(); d != "exited with status 0" {
 		t.Fatalf("agent ended %q, want exited with status 0", d)
 	}
-	if left := state.TaggedProcesses(testHome)[id]; len(left) != 0 {
+	if left := proc.TaggedProcesses(testHome)[id]; len(left) != 0 {
 		t.Fatalf("processes left after the agent exited: %+v", left)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/internal/supervise"
-	"github.com/kandev/kandev/state"
 )
 
 // Launch starts the agent under its supervisor.
@@ -32,7 +32,7 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	defer watchR.Close() // the supervisor holds its own copy
 	cmd := exec.Command(supervise.SelfExe(), args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, state.SessionTagEnv+"="+spec.SessionID, supervise.Env+"=1")
+	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, proc.SessionTagEnv+"="+spec.SessionID, supervise.Env+"=1")
 	if spec.AgentLock != "" {
 		cmd.Env = append(cmd.Env, supervise.LockEnv+"="+spec.AgentLock)
 	}
@@ -87,7 +87,7 @@ func (p *Process) Kill() {
 	if p.exitsWithin(500 * time.Millisecond) {
 		return
 	}
-	kids := state.Descendants(p.PID)
+	kids := proc.Descendants(p.PID)
 	_ = syscall.Kill(-p.PID, syscall.SIGKILL)
 	<-p.done
 	supervise.KillGroups(kids)
@@ -96,14 +96,14 @@ func (p *Process) Kill() {
 // KillStale stops an agent process left behind by a dead owner, after
 // checking that pid is still the process that was recorded.
 func KillStale(pid int, start string) bool {
-	if !state.ProcessAlive(pid, start) || start == "" {
+	if !proc.ProcessAlive(pid, start) || start == "" {
 		return false
 	}
-	kids := state.Descendants(pid)
+	kids := proc.Descendants(pid)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	supervise.KillGroups(kids)
-	for i := 0; i < 100 && state.ProcessAlive(pid, start); i++ {
+	for i := 0; i < 100 && proc.ProcessAlive(pid, start); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
@@ -114,7 +114,7 @@ func KillStale(pid int, start string) bool {
 // environment, which its children inherit. The supervisor normally leaves
 // none; this covers one that was itself killed with SIGKILL.
 func KillSessionLeftovers(home, id string) int {
-	procs := state.TaggedProcesses(home)[id]
+	procs := proc.TaggedProcesses(home)[id]
 	for _, pr := range procs {
 		_ = syscall.Kill(pr.PID, syscall.SIGKILL)
 	}

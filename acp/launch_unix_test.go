@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 func TestLaunch_ReadsOfAnExitedAgentsOutputEndEvenIfAnOrphanHoldsIt(t *testing.T) {
@@ -28,7 +28,7 @@ func TestLaunch_ReadsOfAnExitedAgentsOutputEndEvenIfAnOrphanHoldsIt(t *testing.T
 	case <-time.After(stdoutDrain + 5*time.Second):
 		t.Fatal("reading the exited agent's output never ended")
 	}
-	if left := state.TaggedProcesses(testHome)[id]; len(left) != 1 {
+	if left := proc.TaggedProcesses(testHome)[id]; len(left) != 1 {
 		t.Fatalf("want the orphaned sleep still running (what holds the pipe), have %+v", left)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // On Windows the agent runs in a Job Object created for it with
@@ -39,7 +39,7 @@ func Launch(spec LaunchSpec) (*Process, error) {
 	}
 	cmd := exec.Command(path, spec.Command[1:]...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, state.SessionTagEnv+"="+spec.SessionID)
+	cmd.Env = append(os.Environ(), "KANDEV_HOME="+spec.Home, proc.SessionTagEnv+"="+spec.SessionID)
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -80,15 +80,15 @@ func (p *Process) Kill() {
 // checking that pid is still the process that was recorded. Its job died
 // with its owner, so this only finds an agent that was started outside one.
 func KillStale(pid int, start string) bool {
-	if !state.ProcessAlive(pid, start) || start == "" {
+	if !proc.ProcessAlive(pid, start) || start == "" {
 		return false
 	}
-	kids := state.Descendants(pid)
+	kids := proc.Descendants(pid)
 	terminate(pid)
 	for _, k := range kids {
 		terminate(k)
 	}
-	for i := 0; i < 100 && state.ProcessAlive(pid, start); i++ {
+	for i := 0; i < 100 && proc.ProcessAlive(pid, start); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
@@ -98,7 +98,7 @@ func KillStale(pid int, start string) bool {
 // and that outlived it. On Windows another process's environment cannot be
 // read, so none is found by its tag; the Job Object leaves none.
 func KillSessionLeftovers(home, id string) int {
-	procs := state.TaggedProcesses(home)[id]
+	procs := proc.TaggedProcesses(home)[id]
 	for _, pr := range procs {
 		terminate(pr.PID)
 	}

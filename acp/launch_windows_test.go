@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // treeRole makes the test binary a stand-in: "owner" launches an "agent"
@@ -60,10 +60,10 @@ func TestJob_KillEndsTheAgentAndEverythingItStarted(t *testing.T) {
 		p.Kill()
 		t.Fatalf("the agent printed %q, %v; want its child's pid", line, err)
 	}
-	gcStart := state.ProcessStart(grandchild)
-	if gcStart == "" || !state.ProcessAlive(p.PID, p.Start) {
+	gcStart := proc.ProcessStart(grandchild)
+	if gcStart == "" || !proc.ProcessAlive(p.PID, p.Start) {
 		p.Kill()
-		t.Fatalf("before Kill: agent alive %v, grandchild start %q", state.ProcessAlive(p.PID, p.Start), gcStart)
+		t.Fatalf("before Kill: agent alive %v, grandchild start %q", proc.ProcessAlive(p.PID, p.Start), gcStart)
 	}
 	p.Kill()
 	select {
@@ -71,7 +71,7 @@ func TestJob_KillEndsTheAgentAndEverythingItStarted(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the agent did not end within 5 s of Kill")
 	}
-	if state.AliveAfter(grandchild, gcStart, 5*time.Second) {
+	if proc.AliveAfter(grandchild, gcStart, 5*time.Second) {
 		terminate(grandchild)
 		t.Fatalf("the agent's child %d outlived the job", grandchild)
 	}
@@ -94,7 +94,7 @@ func TestJob_TheAgentAndItsChildrenDieWithTheirOwnerHoweverItDies(t *testing.T) 
 	if err != nil || agent == 0 || grandchild == 0 {
 		t.Fatalf("the owner printed %q, %v; want the agent's and its child's pids", line, err)
 	}
-	agentStart, gcStart := state.ProcessStart(agent), state.ProcessStart(grandchild)
+	agentStart, gcStart := proc.ProcessStart(agent), proc.ProcessStart(grandchild)
 	if agentStart == "" || gcStart == "" {
 		t.Fatalf("before the owner died: agent start %q, grandchild start %q", agentStart, gcStart)
 	}
@@ -104,7 +104,7 @@ func TestJob_TheAgentAndItsChildrenDieWithTheirOwnerHoweverItDies(t *testing.T) 
 		pid   int
 		start string
 	}{"agent": {agent, agentStart}, "agent's child": {grandchild, gcStart}} {
-		if state.AliveAfter(pr.pid, pr.start, 5*time.Second) {
+		if proc.AliveAfter(pr.pid, pr.start, 5*time.Second) {
 			terminate(pr.pid)
 			t.Errorf("the %s (%d) outlived its killed owner", name, pr.pid)
 		}

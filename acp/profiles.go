@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/config"
 )
 
 // Profile says how to launch and restore one agent.
@@ -63,7 +63,7 @@ func builtins() map[string]Profile {
 
 // Profiles returns the built-in profiles overlaid with the config's
 // [agents.NAME] tables, sorted by name.
-func Profiles(cfg *state.Config) []Profile {
+func Profiles(cfg *config.Config) []Profile {
 	all := builtins()
 	for name, p := range all {
 		p.Name, p.BuiltIn, p.ExitOnEOF = name, true, !ignoresEOF[name]
@@ -107,7 +107,7 @@ func Profiles(cfg *state.Config) []Profile {
 
 // DefaultAgent is the agent a session gets when none is named: the config's
 // default_agent, else the demo agent (chosen says the config named it).
-func DefaultAgent(cfg *state.Config) (name string, chosen bool) {
+func DefaultAgent(cfg *config.Config) (name string, chosen bool) {
 	if cfg.DefaultAgent != "" {
 		return cfg.DefaultAgent, true
 	}
@@ -141,7 +141,7 @@ func DemoDefaultNotice(real []string) string {
 var ErrUnknownAgent = fmt.Errorf("unknown agent")
 
 // LookupProfile finds the profile called name.
-func LookupProfile(cfg *state.Config, name string) (Profile, error) {
+func LookupProfile(cfg *config.Config, name string) (Profile, error) {
 	for _, p := range Profiles(cfg) {
 		if p.Name == name {
 			return p, nil

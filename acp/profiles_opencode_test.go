@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/config"
 )
 
 // OpenCode 1.18 serves ACP as `opencode acp`, restores sessions natively
 // (session/resume) and needs no history injection or resume flag.
 func TestProfiles_OpenCodeRunsOpenCodeACPAndResumesNatively(t *testing.T) {
-	p, err := LookupProfile(&state.Config{}, "opencode")
+	p, err := LookupProfile(&config.Config{}, "opencode")
 	if err != nil {
 		t.Fatal(err)
 	}

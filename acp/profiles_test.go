@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/config"
 )
 
 func TestProfiles_BuiltInsRunTodaysACPEntryPoints(t *testing.T) {
@@ -23,7 +23,7 @@ func TestProfiles_BuiltInsRunTodaysACPEntryPoints(t *testing.T) {
 		{"gemini", []string{"gemini", "--acp"}, "@google/gemini-cli"},
 		{"opencode", []string{"opencode", "acp"}, "opencode-ai"},
 	}
-	got := Profiles(&state.Config{})
+	got := Profiles(&config.Config{})
 	if len(got) != len(want) {
 		t.Fatalf("%d built-in profiles, want %d: %+v", len(got), len(want), got)
 	}
@@ -39,7 +39,7 @@ func TestProfiles_BuiltInsRunTodaysACPEntryPoints(t *testing.T) {
 }
 
 func TestProfiles_ConfigOverridesABuiltInCommandAndKeepsItsHint(t *testing.T) {
-	cfg := &state.Config{Agents: map[string]state.AgentProfile{"claude": {Command: []string{"/opt/claude-agent-acp"}}}}
+	cfg := &config.Config{Agents: map[string]config.AgentProfile{"claude": {Command: []string{"/opt/claude-agent-acp"}}}}
 	p, err := LookupProfile(cfg, "claude")
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestDefaultAgent_IsTheConfigsChoiceElseTheDemoAgent(t *testing.T) {
 		{"claude", "claude", true},
 		{"demo", "demo", true},
 	} {
-		name, chosen := DefaultAgent(&state.Config{DefaultAgent: tc.config})
+		name, chosen := DefaultAgent(&config.Config{DefaultAgent: tc.config})
 		if name != tc.want || chosen != tc.chosen {
 			t.Errorf("default_agent %q: got %q chosen=%v, want %q chosen=%v", tc.config, name, chosen, tc.want, tc.chosen)
 		}
@@ -66,7 +66,7 @@ func TestDefaultAgent_IsTheConfigsChoiceElseTheDemoAgent(t *testing.T) {
 }
 
 func TestDemoDefaultNotice_NamesTheInstalledRealAgentsAndHowToChoose(t *testing.T) {
-	profiles := Profiles(&state.Config{})
+	profiles := Profiles(&config.Config{})
 	installed := func(names ...string) func(Profile) bool {
 		return func(p Profile) bool {
 			for _, n := range names {
@@ -108,7 +108,7 @@ func TestDemoDefaultNotice_NamesTheInstalledRealAgentsAndHowToChoose(t *testing.
 func TestProfiles_ExitOnEOF(t *testing.T) {
 	no := false
 	yes := true
-	cfg := &state.Config{Agents: map[string]state.AgentProfile{
+	cfg := &config.Config{Agents: map[string]config.AgentProfile{
 		"demo": {ExitOnEOF: &no}, "codex": {ExitOnEOF: &yes}, "mine": {Command: []string{"mine"}},
 	}}
 	want := map[string]bool{"claude": false, "codex": true, "demo": false, "gemini": true, "mine": true}

@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // The client's terminals (terminal/create, output, wait_for_exit, kill,
@@ -133,12 +133,12 @@ func (cl *client) CreateTerminal(ctx context.Context, p sdk.CreateTerminalReques
 	cmd.Stdout, cmd.Stderr = t, t
 	ownGroup(cmd)
 	input, _ := json.Marshal(map[string]any{"command": p.Command, "args": p.Args, "cwd": dir})
-	call := &state.Event{Type: state.EventToolCall, ToolCallID: "terminal-" + id, ToolName: "Terminal: " + t.command,
+	call := &eventlog.Event{Type: eventlog.EventToolCall, ToolCallID: "terminal-" + id, ToolName: "Terminal: " + t.command,
 		ToolKind: string(sdk.ToolKindExecute), ToolStatus: string(sdk.ToolCallStatusInProgress), Input: input}
 	c.q.Push(queued{event: call})
-	t.live = newLiveOutput(*call, func(e *state.Event) { c.q.Push(queued{event: e}) })
+	t.live = newLiveOutput(*call, func(e *eventlog.Event) { c.q.Push(queued{event: e}) })
 	if err := cmd.Start(); err != nil {
-		c.q.Push(queued{event: &state.Event{Type: state.EventToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
+		c.q.Push(queued{event: &eventlog.Event{Type: eventlog.EventToolResult, ToolCallID: call.ToolCallID, ToolName: call.ToolName,
 			ToolStatus: string(sdk.ToolCallStatusFailed), Content: err.Error()}})
 		return sdk.CreateTerminalResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
@@ -193,7 +193,7 @@ func (c *Conn) logTerminal(t *terminal) {
 		}
 	}
 	b, _ := json.Marshal(data)
-	c.q.Push(queued{event: &state.Event{Type: state.EventToolResult, ToolCallID: "terminal-" + t.id, ToolName: "Terminal: " + t.command,
+	c.q.Push(queued{event: &eventlog.Event{Type: eventlog.EventToolResult, ToolCallID: "terminal-" + t.id, ToolName: "Terminal: " + t.command,
 		ToolStatus: string(status), Content: r.Output, Data: b}})
 }
 

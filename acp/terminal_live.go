@@ -5,8 +5,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
-	"github.com/kandev/kandev/state"
 )
 
 // A terminal's output is recorded while its command runs, not only when it
@@ -30,8 +30,8 @@ const liveCutNote = "\n[live output stops here; the result keeps the end]\n"
 // liveOutput records one terminal's output as it is produced.
 type liveOutput struct {
 	mu      sync.Mutex
-	push    func(*state.Event)
-	call    state.Event // the tool call the output belongs to
+	push    func(*eventlog.Event)
+	call    eventlog.Event // the tool call the output belongs to
 	pending []byte
 	taken   int // bytes taken for the live record so far
 	red     history.StreamRedactor
@@ -39,7 +39,7 @@ type liveOutput struct {
 	stopped bool
 }
 
-func newLiveOutput(call state.Event, push func(*state.Event)) *liveOutput {
+func newLiveOutput(call eventlog.Event, push func(*eventlog.Event)) *liveOutput {
 	call.Input, call.ToolStatus = nil, "in_progress"
 	return &liveOutput{call: call, push: push}
 }
@@ -99,13 +99,13 @@ func (l *liveOutput) flushLocked(last bool) {
 	if len(l.pending) == 0 && !last {
 		return
 	}
-	evs := []*state.Event{{Type: state.EventAgentMessage, Content: string(l.pending)}}
+	evs := []*eventlog.Event{{Type: eventlog.EventAgentMessage, Content: string(l.pending)}}
 	l.pending = nil
 	if last {
-		evs = append(evs, &state.Event{}) // any other event releases the held text
+		evs = append(evs, &eventlog.Event{}) // any other event releases the held text
 	}
 	for _, e := range l.red.Events(evs) {
-		if e.Type != state.EventAgentMessage || e.Content == "" {
+		if e.Type != eventlog.EventAgentMessage || e.Content == "" {
 			continue
 		}
 		ev := l.call

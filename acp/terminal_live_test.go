@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestLiveOutput_ASecretPrintedAcrossTwoFlushesIsRedactedWhole(t *testing.T) {
 	var got []string
-	l := newLiveOutput(state.Event{Type: state.EventToolCall, ToolCallID: "terminal-term-1"}, func(e *state.Event) { got = append(got, e.Content) })
+	l := newLiveOutput(eventlog.Event{Type: eventlog.EventToolCall, ToolCallID: "terminal-term-1"}, func(e *eventlog.Event) { got = append(got, e.Content) })
 	secret := "ghp_" + strings.Repeat("Z9y8", 9)
 	l.write([]byte("token: " + secret[:10]))
 	l.mu.Lock()
@@ -25,7 +25,7 @@ func TestLiveOutput_ASecretPrintedAcrossTwoFlushesIsRedactedWhole(t *testing.T) 
 
 func TestLiveOutput_StopsAtItsBoundAtACharacterBoundary(t *testing.T) {
 	var got strings.Builder
-	l := newLiveOutput(state.Event{}, func(e *state.Event) { got.WriteString(e.Content) })
+	l := newLiveOutput(eventlog.Event{}, func(e *eventlog.Event) { got.WriteString(e.Content) })
 	l.write([]byte(strings.Repeat("é", liveTerminalOutput))) // 2 bytes each: twice the bound
 	l.write([]byte("more"))
 	l.end()

@@ -7,7 +7,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // toolNames remembers each tool call's title so its result can name it.
@@ -16,22 +16,22 @@ type toolNames map[string]string
 // updateToEvent turns the params of one session/update notification into a
 // log event. It never fails: what kandev does not interpret is kept raw as
 // an agent_update event, never misread.
-func updateToEvent(params []byte, tools toolNames) *state.Event {
+func updateToEvent(params []byte, tools toolNames) *eventlog.Event {
 	upd := gjson.GetBytes(params, "update")
 	kind := upd.Get("sessionUpdate").String()
 	switch kind {
 	case "agent_message_chunk", "agent_thought_chunk":
 		// The hot path of a streaming turn: read the text without decoding the rest.
-		typ := state.EventAgentMessage
+		typ := eventlog.EventAgentMessage
 		if kind == "agent_thought_chunk" {
-			typ = state.EventAgentThought
+			typ = eventlog.EventAgentThought
 		}
 		c := upd.Get("content")
 		text := c.Get("text").String()
 		if c.Get("type").String() != "text" {
 			text = "[" + c.Get("type").String() + " content]"
 		}
-		return &state.Event{Type: typ, Role: "assistant", Content: text}
+		return &eventlog.Event{Type: typ, Role: "assistant", Content: text}
 	case "tool_call":
 		var tc sdk.SessionUpdateToolCall
 		if json.Unmarshal([]byte(upd.Raw), &tc) != nil {
@@ -44,10 +44,10 @@ func updateToEvent(params []byte, tools toolNames) *state.Event {
 			status = "pending"
 		}
 		if status == "completed" || status == "failed" {
-			return &state.Event{Type: state.EventToolResult, ToolName: tc.Title, ToolCallID: id, ToolStatus: status,
+			return &eventlog.Event{Type: eventlog.EventToolResult, ToolName: tc.Title, ToolCallID: id, ToolStatus: status,
 				ToolKind: string(tc.Kind), Content: toolContentText(tc.Content, tc.RawOutput), Input: rawJSON(tc.RawInput)}
 		}
-		return &state.Event{Type: state.EventToolCall, ToolName: tc.Title, ToolCallID: id, ToolStatus: status,
+		return &eventlog.Event{Type: eventlog.EventToolCall, ToolName: tc.Title, ToolCallID: id, ToolStatus: status,
 			ToolKind: string(tc.Kind), Input: rawJSON(tc.RawInput)}
 	case "tool_call_update":
 		var tu sdk.SessionToolCallUpdate
@@ -73,17 +73,17 @@ func updateToEvent(params []byte, tools toolNames) *state.Event {
 			if out != "" && toolContentText(tu.Content, nil) == "" {
 				text = out
 			}
-			return &state.Event{Type: state.EventToolResult, ToolName: name, ToolCallID: id, ToolStatus: status,
+			return &eventlog.Event{Type: eventlog.EventToolResult, ToolName: name, ToolCallID: id, ToolStatus: status,
 				ToolKind: kindStr, Content: text}
 		}
-		return &state.Event{Type: state.EventToolCall, ToolName: name, ToolCallID: id, ToolStatus: status,
+		return &eventlog.Event{Type: eventlog.EventToolCall, ToolName: name, ToolCallID: id, ToolStatus: status,
 			ToolKind: kindStr, Input: rawJSON(tu.RawInput), Content: out}
 	case "usage_update":
 		if e := usageEvent(upd.Raw); e != nil {
 			return e
 		}
 	case "plan":
-		return &state.Event{Type: state.EventPlan, Data: json.RawMessage(upd.Get("entries").Raw)}
+		return &eventlog.Event{Type: eventlog.EventPlan, Data: json.RawMessage(upd.Get("entries").Raw)}
 	case "user_message_chunk":
 		// Only seen in replays (filtered out) or as an echo of what kandev
 		// already logged as user_message: kept raw so it is not counted twice.
@@ -92,7 +92,7 @@ func updateToEvent(params []byte, tools toolNames) *state.Event {
 	if raw == "" {
 		raw = string(params)
 	}
-	return &state.Event{Type: state.EventAgentUpdate, Data: json.RawMessage(raw)}
+	return &eventlog.Event{Type: eventlog.EventAgentUpdate, Data: json.RawMessage(raw)}
 }
 
 // terminalOutput is the command output a tool call update carries in its
@@ -109,8 +109,8 @@ func terminalOutput(upd gjson.Result) string {
 
 // RequestedToolCall is the tool call a permission request names, as it is
 // logged when the agent asks before it announced the call (Gemini CLI).
-func RequestedToolCall(turnID string, req sdk.RequestPermissionRequest) *state.Event {
-	e := &state.Event{Type: state.EventToolCall, TurnID: turnID, ToolCallID: string(req.ToolCall.ToolCallId),
+func RequestedToolCall(turnID string, req sdk.RequestPermissionRequest) *eventlog.Event {
+	e := &eventlog.Event{Type: eventlog.EventToolCall, TurnID: turnID, ToolCallID: string(req.ToolCall.ToolCallId),
 		ToolStatus: "pending", Input: rawJSON(req.ToolCall.RawInput)}
 	if req.ToolCall.Title != nil {
 		e.ToolName = *req.ToolCall.Title
@@ -160,22 +160,22 @@ func toolContentText(content []sdk.ToolCallContent, rawOutput any) string {
 
 // usageEvent turns a usage_update (the agent's context window and its
 // cumulative cost) into a usage event; nil when it does not decode.
-func usageEvent(raw string) *state.Event {
+func usageEvent(raw string) *eventlog.Event {
 	var u sdk.SessionUsageUpdate
 	if json.Unmarshal([]byte(raw), &u) != nil {
 		return nil
 	}
 	used, size := int64(u.Used), int64(u.Size)
-	e := &state.Event{Type: state.EventUsage, Used: &used, Size: &size}
+	e := &eventlog.Event{Type: eventlog.EventUsage, Used: &used, Size: &size}
 	if u.Cost != nil {
-		e.Cost = &state.Cost{Amount: u.Cost.Amount, Currency: u.Cost.Currency}
+		e.Cost = &eventlog.Cost{Amount: u.Cost.Amount, Currency: u.Cost.Currency}
 	}
 	return e
 }
 
 // promptUsageEvent is the usage event of a prompt response's token counts.
-func promptUsageEvent(u *sdk.Usage) *state.Event {
-	t := state.Tokens{Input: int64(u.InputTokens), Output: int64(u.OutputTokens), Total: int64(u.TotalTokens)}
+func promptUsageEvent(u *sdk.Usage) *eventlog.Event {
+	t := eventlog.Tokens{Input: int64(u.InputTokens), Output: int64(u.OutputTokens), Total: int64(u.TotalTokens)}
 	for _, f := range []struct {
 		from *int
 		to   *int64
@@ -184,5 +184,5 @@ func promptUsageEvent(u *sdk.Usage) *state.Event {
 			*f.to = int64(*f.from)
 		}
 	}
-	return &state.Event{Type: state.EventUsage, Tokens: &t}
+	return &eventlog.Event{Type: eventlog.EventUsage, Tokens: &t}
 }

@@ -5,16 +5,21 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
-// probe gathers, for state.Assess, what a session's record does not say:
+// probe gathers, for verdict.Assess, what a session's record does not say:
 // the owner lock, the recorded agent pid, the log's view of the current
 // turn, the worktree and the lease; and, once per command, the
 // configuration and permission mode a relaunch would run under.
 type probe struct {
 	h          *state.Home
-	cfg        *state.Config
+	cfg        *config.Config
 	commands   map[string][]string // agent name -> profile command
 	mode       string
 	holder     string
@@ -42,7 +47,7 @@ func newProbe(env *Env, holder string, noContinue bool) (*probe, error) {
 }
 
 // probeWith is a probe from parts already loaded.
-func probeWith(h *state.Home, cfg *state.Config, mode, holder string, noContinue bool, now time.Time) *probe {
+func probeWith(h *state.Home, cfg *config.Config, mode, holder string, noContinue bool, now time.Time) *probe {
 	if holder == "" {
 		holder = state.DefaultHolder()
 	}
@@ -54,7 +59,7 @@ func probeWith(h *state.Home, cfg *state.Config, mode, holder string, noContinue
 }
 
 // policy is what a continuation of s is checked against.
-func (p *probe) policy(s *state.Session) state.ContinuationPolicy {
+func (p *probe) policy(s *state.Session) verdict.ContinuationPolicy {
 	return owner.ContinuationPolicy(p.cfg, p.commands[s.Agent], p.mode, p.noContinue)
 }
 
@@ -73,33 +78,33 @@ const (
 )
 
 // assess probes s as deep as level and decides.
-func (p *probe) assess(s *state.Session, level int) state.Assessment {
-	o := state.Observation{Holder: p.holder, Now: p.now, Policy: p.policy(s)}
+func (p *probe) assess(s *state.Session, level int) verdict.Assessment {
+	o := verdict.Observation{Holder: p.holder, Now: p.now, Policy: p.policy(s)}
 	running := s.State == state.StateRunning || s.State == state.StateStarting
 	awaiting, _ := s.AwaitingContinuation()
 	full := level >= probeResumable
 	if level == probeFull || running || awaiting != "" {
 		o.OwnerAlive, _ = p.h.OwnerAlive(s.ID)
 		// An agent's supervisor ends itself moments after its owner dies: give it that moment.
-		o.AgentAlive = !o.OwnerAlive && s.AgentPID != 0 && state.AliveAfter(s.AgentPID, s.AgentStart, supervisorExitGrace)
+		o.AgentAlive = !o.OwnerAlive && s.AgentPID != 0 && proc.AliveAfter(s.AgentPID, s.AgentStart, supervisorExitGrace)
 	}
 	if !o.OwnerAlive && s.State == state.StateRunning {
-		o.TurnClosed = s.CurrentTurn == "" || state.TurnClosed(p.h.LogPath(s.ID), s.CurrentTurn)
+		o.TurnClosed = s.CurrentTurn == "" || eventlog.TurnClosed(p.h.LogPath(s.ID), s.CurrentTurn)
 	}
 	if s.Worktree != nil && !state.IsTerminal(s.State) && (full || awaiting != "") {
-		wt := state.CheckWorktree(*s.Worktree)
+		wt := worktree.CheckWorktree(*s.Worktree)
 		o.Worktree = &wt
 	}
 	if full && (p.leases == nil || p.leases[s.ID]) {
 		o.Lease, _ = p.h.ReadLease(s.ID)
 	}
-	return state.Assess(s, o)
+	return verdict.Assess(s, o)
 }
 
 // settle records, when no owner runs the session, a pause whose cause is
 // gone (cleared, with an info marker) or one found now, and returns the
 // session and assessment as they then are.
-func (p *probe) settle(s *state.Session, a state.Assessment) (*state.Session, state.Assessment) {
+func (p *probe) settle(s *state.Session, a verdict.Assessment) (*state.Session, verdict.Assessment) {
 	d := a.Continuation
 	changed := d.Cleared != nil || d.Pause != nil && (s.Pause == nil || *s.Pause != *d.Pause)
 	if !changed || state.IsTerminal(s.State) {
@@ -115,13 +120,13 @@ func (p *probe) settle(s *state.Session, a state.Assessment) (*state.Session, st
 }
 
 // statusOf is the status object of an assessment.
-func statusOf(h *state.Home, s *state.Session, a state.Assessment, o *probe) Status {
+func statusOf(h *state.Home, s *state.Session, a verdict.Assessment, o *probe) Status {
 	st := Status{NeedsResume: a.NeedsResume, IsResumable: a.IsResumable, Reason: a.Reason, Badge: a.Badge,
 		Attachable: a.Attachable, Interrupted: a.Interrupted, Pause: a.Pause(), Next: a.Next, why: a.Why}
 	if p := a.Pause(); p != nil {
 		st.Paused = p.Reason
 	}
-	if a.Reason == state.ReasonAgentRunning {
+	if a.Reason == verdict.ReasonAgentRunning {
 		st.OwnerPID = s.OwnerPID
 		st.PermissionRequests = s.ParkedRequests
 		if s.WarmUntil != nil {

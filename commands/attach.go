@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -53,17 +54,17 @@ func (c *AttachCmd) Run(env *Env) error {
 	env.Out.Info("attached to %s: each line you type is sent as a prompt; Ctrl-C detaches (the session keeps running)", id)
 	// A request parked for an answer is asked here: the next line typed
 	// answers it (by its request_id) instead of going to the agent.
-	parked := make(chan state.Event, 16)
+	parked := make(chan eventlog.Event, 16)
 	go func() {
-		_, _ = state.Follow(env.Ctx, h.LogPath(id), from, func(e state.Event) bool {
+		_, _ = eventlog.Follow(env.Ctx, h.LogPath(id), from, func(e eventlog.Event) bool {
 			env.Out.Event(e)
-			if e.Type == state.EventPermissionRequest && e.Deferred {
+			if e.Type == eventlog.EventPermissionRequest && e.Deferred {
 				parked <- e
 			}
 			return true
 		}, nil)
 	}()
-	var asking []state.Event
+	var asking []eventlog.Event
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
@@ -115,10 +116,10 @@ func (c *AttachCmd) Run(env *Env) error {
 // showLastTurns prints the events of the last c.Turns turns and returns the
 // log offset just past them, where following starts.
 func (c *AttachCmd) showLastTurns(env *Env, h *state.Home, id string) (int64, error) {
-	var evs []state.Event
+	var evs []eventlog.Event
 	var starts []int
-	_, err := state.ScanLog(h.LogPath(id), func(e state.Event) bool {
-		if e.Type == state.EventTurnStarted {
+	_, err := eventlog.ScanLog(h.LogPath(id), func(e eventlog.Event) bool {
+		if e.Type == eventlog.EventTurnStarted {
 			starts = append(starts, len(evs))
 		}
 		evs = append(evs, e)
@@ -134,7 +135,7 @@ func (c *AttachCmd) showLastTurns(env *Env, h *state.Home, id string) (int64, er
 	if len(evs) > 0 {
 		last = evs[len(evs)-1].Seq
 	}
-	return state.OffsetAfterSeq(h.LogPath(id), last)
+	return eventlog.OffsetAfterSeq(h.LogPath(id), last)
 }
 
 // firstOfLastTurns is the index of the first event of the last n turns,
@@ -152,7 +153,7 @@ func firstOfLastTurns(starts []int, total, n int) int {
 
 // askMarker asks about parked request e: the marker says the next line is
 // an answer, not a message.
-func askMarker(env *Env, e state.Event) {
+func askMarker(env *Env, e eventlog.Event) {
 	if e.ToolKind == owner.ToolKindQuestion {
 		env.Out.mu.Lock()
 		env.Out.breakLine()
@@ -171,7 +172,7 @@ func askMarker(env *Env, e state.Event) {
 }
 
 // answerTyped queues the answer that line gives to parked request e.
-func answerTyped(env *Env, h *state.Home, id string, e state.Event, line string) error {
+func answerTyped(env *Env, h *state.Home, id string, e eventlog.Event, line string) error {
 	if e.ToolKind == owner.ToolKindQuestion {
 		in := &state.Input{Kind: state.InputDeny, RequestID: e.RequestID}
 		if v := strings.TrimSpace(line); v != "" {
@@ -189,7 +190,7 @@ func answerTyped(env *Env, h *state.Home, id string, e state.Event, line string)
 }
 
 // offersAlways reports whether parked request e offers an "always allow" option.
-func offersAlways(e state.Event) bool {
+func offersAlways(e eventlog.Event) bool {
 	var opts []sdk.PermissionOption
 	_ = json.Unmarshal(e.Data, &opts)
 	for _, o := range opts {

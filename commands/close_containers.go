@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/container"
 	"github.com/kandev/kandev/state"
 )
@@ -20,7 +21,7 @@ func stoppedContainers(env *Env, h *state.Home, ids []string) int {
 	n := 0
 	for _, id := range ids {
 		s, err := h.LoadSession(id)
-		if err != nil || s.Runtime != state.RuntimeContainer {
+		if err != nil || s.Runtime != config.RuntimeContainer {
 			continue
 		}
 		if alive, _ := h.OwnerAlive(id); alive {

@@ -10,6 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -79,7 +80,7 @@ type candidate struct{ Value, Desc string }
 // completionSource supplies the values that live outside the grammar.
 type completionSource struct {
 	home   *state.Home // nil when there is no home yet
-	config *state.Config
+	config *config.Config
 }
 
 // maxCandidates keeps a TAB on a large home short: the newest sessions first.
@@ -133,7 +134,7 @@ func completionHome(env *Env, words []string) *state.Home {
 
 // completionConfig is the config the completed command line names, else the
 // home's; an unreadable config leaves the built-in agents.
-func completionConfig(env *Env, words []string) *state.Config {
+func completionConfig(env *Env, words []string) *config.Config {
 	path := flagInWords(words, "config")
 	if path == "" {
 		path = env.G.Config
@@ -141,13 +142,13 @@ func completionConfig(env *Env, words []string) *state.Config {
 	if path == "" {
 		h := completionHome(env, words)
 		if h == nil {
-			return &state.Config{}
+			return &config.Config{}
 		}
 		path = h.ConfigPath()
 	}
-	c, err := state.LoadConfig(path, false)
+	c, err := config.LoadConfig(path, false)
 	if err != nil {
-		return &state.Config{}
+		return &config.Config{}
 	}
 	return c
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -51,7 +52,7 @@ func TestComplete_OffersWhatTheCursorPositionTakes(t *testing.T) {
 		state.Session{ID: "s-mid", State: state.StateWaitingForInput, Workspace: "web"},
 		state.Session{ID: "s-new", State: state.StateRunning, Workspace: "api"},
 	)
-	src := completionSource{home: h, config: &state.Config{Agents: map[string]state.AgentProfile{"mine": {Command: []string{"my-agent"}}}}}
+	src := completionSource{home: h, config: &config.Config{Agents: map[string]config.AgentProfile{"mine": {Command: []string{"my-agent"}}}}}
 	app := grammar(t)
 	cases := []struct {
 		words []string
@@ -86,7 +87,7 @@ func TestComplete_OffersWhatTheCursorPositionTakes(t *testing.T) {
 
 func TestComplete_WithoutAHomeStillCompletesCommandsAndAgents(t *testing.T) {
 	app := grammar(t)
-	src := completionSource{config: &state.Config{}}
+	src := completionSource{config: &config.Config{}}
 	if got := values(complete(app, []string{"status", ""}, src)); got != "" {
 		t.Fatalf("ids without a home: %q", got)
 	}

@@ -9,23 +9,23 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/config"
 )
 
 // checkConfigNames refuses a config whose names point at nothing: a
 // permission mode or a default agent that does not exist. The error names
 // the file, the key and the valid values (and the nearest one), so a typo
 // is found at once instead of at the first start.
-func checkConfigNames(c *state.Config, path string) error {
+func checkConfigNames(c *config.Config, path string) error {
 	if m := c.Permissions.Mode; m != "" && !owner.ValidPermissionMode(m) {
 		modes := []string{owner.PermAsk, owner.PermApproveReads, owner.PermApproveAll, owner.PermDenyAll, owner.PermDefer}
-		return &state.ConfigError{Path: path, Problem: fmt.Sprintf("[permissions] mode = %q is not a permission mode%s; use %s",
+		return &config.ConfigError{Path: path, Problem: fmt.Sprintf("[permissions] mode = %q is not a permission mode%s; use %s",
 			m, didYouMean(m, modes), strings.Join(modes, ", "))}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Agents)) {
-		if rt := c.Agents[name].Runtime; rt != "" && rt != "process" && rt != state.RuntimeContainer {
-			return &state.ConfigError{Path: path, Problem: fmt.Sprintf("[agents.%s] runtime = %q is no runtime%s; use process or container",
-				name, rt, didYouMean(rt, []string{"process", state.RuntimeContainer}))}
+		if rt := c.Agents[name].Runtime; rt != "" && rt != "process" && rt != config.RuntimeContainer {
+			return &config.ConfigError{Path: path, Problem: fmt.Sprintf("[agents.%s] runtime = %q is no runtime%s; use process or container",
+				name, rt, didYouMean(rt, []string{"process", config.RuntimeContainer}))}
 		}
 	}
 	if a := c.DefaultAgent; a != "" {
@@ -37,7 +37,7 @@ func checkConfigNames(c *state.Config, path string) error {
 			names = append(names, p.Name)
 		}
 		sort.Strings(names)
-		return &state.ConfigError{Path: path, Problem: fmt.Sprintf("default_agent = %q names no agent%s; known agents: %s (or add [agents.%s])",
+		return &config.ConfigError{Path: path, Problem: fmt.Sprintf("default_agent = %q names no agent%s; known agents: %s (or add [agents.%s])",
 			a, didYouMean(a, names), strings.Join(names, ", "), a)}
 	}
 	return nil

@@ -7,7 +7,10 @@ import (
 	"io"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // CancelCmd is kandev cancel.
@@ -85,7 +88,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 	// An agent that outlived its owner in a container ends with the stop:
 	// a prompt restarts and restores it (docs/containers.md).
 	stoppedContainers(env, h, []string{id})
-	rep, err := owner.Repair(h, id, state.StopUserCanceled, false)
+	rep, err := owner.Repair(h, id, eventlog.StopUserCanceled, false)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return control(env, h, id, kind) // an owner appeared meanwhile
 	}
@@ -143,7 +146,7 @@ func (c *RepairCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := owner.Repair(h, id, state.StopShutdown, c.DryRun)
+	rep, err := owner.Repair(h, id, eventlog.StopShutdown, c.DryRun)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return fmt.Errorf("%w: session %s is running in another kandev process; nothing to repair while it lives", state.ErrOwnerBusy, id)
 	}
@@ -223,17 +226,17 @@ func (c *RecoverCmd) Run(env *Env) error {
 		}
 		a := p.assess(s, probeFull)
 		afterLimit := limitDue(s, a, env.Now())
-		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == state.ReasonAgentRunning) {
+		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == verdict.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
-		if err := state.CheckTrust(s); err != nil {
+		if err := setup.CheckTrust(s); err != nil {
 			// Named, not run: what a pull brought runs only once this machine agrees.
 			results = append(results, RecoverOutcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
 			continue
 		}
 		job := owner.Job{AfterLimit: afterLimit}
 		if env.Out.JSON {
-			job.Emit = func(state.Event) {} // one JSON object for the whole command
+			job.Emit = func(eventlog.Event) {} // one JSON object for the whole command
 		}
 		res, err := runOwnerResult(env, s.ID, job)
 		o := RecoverOutcome{ID: s.ID, Outcome: "continued"}

@@ -15,7 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/verdict"
 )
 
 // DemoCmd is kandev demo: the whole story on the built-in demo agent.
@@ -128,7 +129,7 @@ func (d *demoRun) stepStatus(id string) error {
 		return err
 	}
 	d.say("badge %q, needs_resume %v, reason %q, interrupted turn: %v", st.Status.Badge, st.Status.NeedsResume, st.Status.Reason, st.Status.Interrupted)
-	if st.Status.Badge != state.BadgeNeedsResume || !st.Status.Interrupted {
+	if st.Status.Badge != verdict.BadgeNeedsResume || !st.Status.Interrupted {
 		return d.fail("status did not report an interrupted turn")
 	}
 	return nil
@@ -139,7 +140,7 @@ func (d *demoRun) stepResume(id string) error {
 	if _, err := d.kandev(false, "resume", id); err != nil {
 		return err
 	}
-	evs, _, err := state.ReadAll(d.logPath(id))
+	evs, _, err := eventlog.ReadAll(d.logPath(id))
 	if err != nil {
 		return err
 	}
@@ -147,11 +148,11 @@ func (d *demoRun) stepResume(id string) error {
 	unknown, conts := 0, 0
 	for _, e := range evs {
 		switch {
-		case e.Type == state.EventAgentStarted:
+		case e.Type == eventlog.EventAgentStarted:
 			restore = e.Restore
-		case e.Type == state.EventToolResult && e.ToolStatus == "unknown":
+		case e.Type == eventlog.EventToolResult && e.ToolStatus == "unknown":
 			unknown++
-		case e.Type == state.EventTurnStarted && e.Source == state.SourceContinuation:
+		case e.Type == eventlog.EventTurnStarted && e.Source == eventlog.SourceContinuation:
 			conts++
 		}
 	}
@@ -164,20 +165,20 @@ func (d *demoRun) stepResume(id string) error {
 
 func (d *demoRun) stepResumeAgain(id string) error {
 	d.header("A second resume changes nothing: a turn is continued at most once.", "kandev resume "+id, "")
-	before, _, err := state.ReadAll(d.logPath(id))
+	before, _, err := eventlog.ReadAll(d.logPath(id))
 	if err != nil {
 		return err
 	}
 	if _, err := d.kandev(true, "resume", id); err != nil {
 		return err
 	}
-	after, _, err := state.ReadAll(d.logPath(id))
+	after, _, err := eventlog.ReadAll(d.logPath(id))
 	if err != nil {
 		return err
 	}
 	added := 0
 	for _, e := range after[len(before):] {
-		if e.Type == state.EventTurnStarted {
+		if e.Type == eventlog.EventTurnStarted {
 			added++
 		}
 	}
@@ -259,7 +260,7 @@ func (d *demoRun) indent(s string) {
 
 // startAndKill starts the session and SIGKILLs the owning process as soon as
 // it has printed the tool call (so the call has no result yet).
-func (d *demoRun) startAndKill(prompt string) (string, []state.Event, error) {
+func (d *demoRun) startAndKill(prompt string) (string, []eventlog.Event, error) {
 	cmd := exec.Command(d.exe, "--json", "start", prompt)
 	cmd.Dir = d.cwd
 	cmd.Env = append(os.Environ(), "KANDEV_HOME="+d.home, "NO_COLOR=1")
@@ -276,20 +277,20 @@ func (d *demoRun) startAndKill(prompt string) (string, []state.Event, error) {
 		_ = cmd.Process.Kill()
 	})
 	defer timer.Stop()
-	var printed []state.Event
+	var printed []eventlog.Event
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	killed := false
 	for sc.Scan() {
-		var e state.Event
+		var e eventlog.Event
 		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Seq == 0 {
 			continue
 		}
 		printed = append(printed, e)
 		switch e.Type {
-		case state.EventAgentMessage:
+		case eventlog.EventAgentMessage:
 			d.say("agent: %s", strings.TrimSpace(e.Content))
-		case state.EventToolCall:
+		case eventlog.EventToolCall:
 			d.say("tool call: %s (%s)", e.ToolName, e.ToolStatus)
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			killed = true

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/config"
 )
 
 // A step's kandev resume relaunches the agent, which kandev itself gives
@@ -17,7 +17,7 @@ import (
 // reported as a bare "signal: killed" (exit status 1 on Windows) instead
 // of kandev's own error, or instead of passing.
 func TestDemo_StepBoundOutlastsTheAgentHandshakeAndATurn(t *testing.T) {
-	handshake := time.Duration(new(state.Config).HandshakeTimeoutSeconds()) * time.Second
+	handshake := time.Duration(new(config.Config).HandshakeTimeoutSeconds()) * time.Second
 	const turn = 60 * time.Second // the demo's longest turn takes about 5 s
 	if demoStepBound < handshake+turn {
 		t.Fatalf("a demo step may run %s, less than kandev's own handshake timeout (%s) plus a turn (%s)", demoStepBound, handshake, turn)

@@ -17,8 +17,12 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // DoctorCmd is kandev doctor: it checks the home, the agents and git, and
@@ -254,14 +258,14 @@ func formatCheck(h *state.Home) check {
 
 // configCheck loads the config; a broken one is reported and the built-in
 // profiles are checked instead.
-func configCheck(env *Env, h *state.Home) (*state.Config, *check) {
+func configCheck(env *Env, h *state.Home) (*config.Config, *check) {
 	cfg, err := env.Config()
 	if err != nil {
 		path := env.G.Config
 		if path == "" {
 			path = h.ConfigPath()
 		}
-		return &state.Config{}, &check{Name: "config", Message: err.Error(), Fix: "fix the TOML in " + path}
+		return &config.Config{}, &check{Name: "config", Message: err.Error(), Fix: "fix the TOML in " + path}
 	}
 	if _, err := os.Stat(h.ConfigPath()); env.G.Config == "" && errors.Is(err, os.ErrNotExist) {
 		return cfg, &check{Name: "config", OK: true, Message: "no config file: built-in defaults"}
@@ -282,7 +286,7 @@ func sessionChecks(p *probe) []check {
 	}
 	var out []check
 	n := 0
-	tagged := state.TaggedProcesses(h.Dir)
+	tagged := proc.TaggedProcesses(h.Dir)
 	for _, e := range entries {
 		id, ok := recordID(e.Name())
 		if !ok {
@@ -307,7 +311,7 @@ func recordID(name string) (string, bool) {
 }
 
 // sessionCheck checks one session; tagged are the live processes carrying its id.
-func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
+func sessionCheck(p *probe, id string, tagged []proc.Proc) []check {
 	h := p.h
 	name := "session " + id
 	s, err := h.LoadSession(id)
@@ -332,13 +336,13 @@ func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
 	}
 	st := p.observe(s)
 	switch {
-	case st.Reason == state.ReasonStaleExecution:
+	case st.Reason == verdict.ReasonStaleExecution:
 		out = append(out, check{Name: name, Message: fmt.Sprintf("orphaned agent process %d is still running but its kandev owner is gone", s.AgentPID),
 			Fix: orphanFix(s)})
-	case st.Badge == state.BadgeNeedsResume:
+	case st.Badge == verdict.BadgeNeedsResume:
 		out = append(out, check{Name: name, Message: "interrupted: state " + s.State + " but no process holds its owner lock (the owner died mid-turn)",
 			Fix: "kandev resume " + id})
-	case st.Badge == state.BadgePaused:
+	case st.Badge == verdict.BadgePaused:
 		out = append(out, check{Name: name, Message: "automatic continuation paused: " + st.Paused, Fix: st.Next})
 	}
 	return out
@@ -346,7 +350,7 @@ func sessionCheck(p *probe, id string, tagged []state.Proc) []check {
 
 // survivorCheck reports processes that an agent of the session started and
 // that outlived its owner (found by the session tag in their environment).
-func survivorCheck(name string, procs []state.Proc) check {
+func survivorCheck(name string, procs []proc.Proc) check {
 	var list, pids []string
 	for _, p := range procs {
 		list = append(list, fmt.Sprintf("%d (%s)", p.PID, history.Clip(p.Command, 60)))
@@ -362,7 +366,7 @@ func survivorCheck(name string, procs []state.Proc) check {
 // lines and keep the file order, and doctor says so.
 func logChecks(h *state.Home, id string) []check {
 	name, path := "session "+id, h.LogPath(id)
-	lh, err := state.InspectLog(path)
+	lh, err := eventlog.InspectLog(path)
 	var out []check
 	switch {
 	case errors.Is(err, state.ErrNotFound):
@@ -378,7 +382,7 @@ func logChecks(h *state.Home, id string) []check {
 		if lh.CorruptAfter[0] > 0 {
 			where = fmt.Sprintf("after seq %d, %s", lh.CorruptAfter[0], where)
 		}
-		out = append(out, check{Name: name, Message: fmt.Sprintf("event log has %d line(s) that are not readable events (first %s: not JSON, or a seq that is not a whole number from 1 to %d); readers skip them and number on from the last readable event", n, where, int64(state.MaxSeq)),
+		out = append(out, check{Name: name, Message: fmt.Sprintf("event log has %d line(s) that are not readable events (first %s: not JSON, or a seq that is not a whole number from 1 to %d); readers skip them and number on from the last readable event", n, where, int64(eventlog.MaxSeq)),
 			Fix: "none in place (a log is never rewritten); kandev transcript " + id + " shows what is readable"})
 	}
 	if n := len(lh.SeqFaults); n > 0 {
@@ -429,7 +433,7 @@ func orphanFix(s *state.Session) string {
 // agentChecks report every profile: installed or how to install it, and for
 // installed ones the capabilities their handshake advertises. A missing
 // agent is a problem only when the config names it.
-func agentChecks(ctx context.Context, h *state.Home, cfg *state.Config) []check {
+func agentChecks(ctx context.Context, h *state.Home, cfg *config.Config) []check {
 	profiles := acp.Profiles(cfg)
 	def, _ := acp.DefaultAgent(cfg)
 	out := make([]check, len(profiles))

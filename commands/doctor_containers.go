@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/container"
 	"github.com/kandev/kandev/state"
 )
@@ -14,13 +15,13 @@ import (
 // (nothing will ever use or remove it); a live session whose container is
 // gone is said, as the next prompt creates one and restores the
 // conversation. Without an engine and container sessions, nothing is checked.
-func containerChecks(ctx context.Context, h *state.Home, cfg *state.Config) []check {
+func containerChecks(ctx context.Context, h *state.Home, cfg *config.Config) []check {
 	all, _ := h.ListSessions()
 	sessions := map[string]*state.Session{}
 	using := 0
 	for _, s := range all {
 		sessions[s.ID] = s
-		if s.Runtime == state.RuntimeContainer {
+		if s.Runtime == config.RuntimeContainer {
 			using++
 		}
 	}
@@ -48,7 +49,7 @@ func containerChecks(ctx context.Context, h *state.Home, cfg *state.Config) []ch
 		}
 	}
 	for _, s := range all {
-		if s.Runtime == state.RuntimeContainer && s.AgentLaunched && !state.IsTerminal(s.State) && !have[s.ID] {
+		if s.Runtime == config.RuntimeContainer && s.AgentLaunched && !state.IsTerminal(s.State) && !have[s.ID] {
 			out = append(out, check{Name: "session " + s.ID, OK: true, Message: "its container is gone; the next prompt creates one and restores the conversation"})
 		}
 	}
@@ -59,7 +60,7 @@ func containerChecks(ctx context.Context, h *state.Home, cfg *state.Config) []ch
 }
 
 // cfgEngine names the engine for a fix line.
-func cfgEngine(cfg *state.Config) string {
+func cfgEngine(cfg *config.Config) string {
 	if e, err := container.FindEngine(cfg.Runtime.Engine); err == nil {
 		return e.Name
 	}

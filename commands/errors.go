@@ -9,8 +9,10 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/remote"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -88,12 +90,12 @@ func ExitCode(err error) int {
 		return hook.ExitCode()
 	case errors.Is(err, owner.ErrStorage):
 		return ExitError
-	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, state.ErrConfig),
+	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, config.ErrConfig),
 		errors.Is(err, state.ErrPromptTooLarge):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy),
 		errors.Is(err, remote.ErrClaimHeld), errors.Is(err, remote.ErrFenced), errors.Is(err, remote.ErrDiverged),
-		errors.Is(err, state.ErrTrustPending):
+		errors.Is(err, setup.ErrTrustPending):
 		return ExitConflict
 	case errors.Is(err, state.ErrNotFound), errors.Is(err, acp.ErrUnknownAgent):
 		return ExitNotFound

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -49,7 +50,7 @@ func TestExitCode_EveryKindOfErrorHasItsCode(t *testing.T) {
 		{"a usage error with a cause", &UsageError{Err: owner.ErrBadPermissionMode("x")}, ExitUsage, "usage"},
 		{"an ambiguous id", fmt.Errorf("%w: two sessions match", state.ErrAmbiguous), ExitUsage, "usage"},
 		{"an invalid id", state.ErrInvalidID, ExitUsage, "usage"},
-		{"a bad config", &state.ConfigError{Path: "c.toml", Problem: "bad"}, ExitUsage, "usage"},
+		{"a bad config", &config.ConfigError{Path: "c.toml", Problem: "bad"}, ExitUsage, "usage"},
 		{"a lease held by someone else", &state.LeaseHeldError{Lease: state.Lease{SessionID: "s", AttachedTo: "h"}}, ExitConflict, "conflict"},
 		{"an owner alive elsewhere", state.ErrOwnerBusy, ExitConflict, "conflict"},
 		{"an unknown session", state.ErrNotFound, ExitNotFound, "not_found"},

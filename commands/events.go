@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -33,7 +34,7 @@ func (c *EventsCmd) Run(env *Env) error {
 	types := map[string]bool{}
 	for _, t := range strings.Split(c.Type, ",") {
 		if t = strings.TrimSpace(t); t != "" {
-			if c.Follow && !state.KnownEventType(t) {
+			if c.Follow && !eventlog.KnownEventType(t) {
 				return unknownTypeError(t)
 			}
 			types[t] = true
@@ -47,8 +48,8 @@ func (c *EventsCmd) Run(env *Env) error {
 	if c.Follow {
 		return c.follow(env, h, id, types)
 	}
-	var evs []state.Event
-	rep, err := state.ScanLog(h.LogPath(id), func(e state.Event) bool {
+	var evs []eventlog.Event
+	rep, err := eventlog.ScanLog(h.LogPath(id), func(e eventlog.Event) bool {
 		if e.Seq > c.Since && (len(types) == 0 || types[e.Type]) {
 			evs = append(evs, e)
 		}
@@ -60,7 +61,7 @@ func (c *EventsCmd) Run(env *Env) error {
 	// A type this kandev does not know is taken only when the log has
 	// events of it (a newer kandev wrote them): else it is a typo.
 	for t := range types {
-		if !state.KnownEventType(t) && !slices.ContainsFunc(evs, func(e state.Event) bool { return e.Type == t }) {
+		if !eventlog.KnownEventType(t) && !slices.ContainsFunc(evs, func(e eventlog.Event) bool { return e.Type == t }) {
 			return unknownTypeError(t)
 		}
 	}
@@ -91,39 +92,39 @@ func unknownTypeError(t string) error {
 
 // eventTypes are the event types --type takes, in the order a turn writes them.
 var eventTypes = []string{
-	state.EventTurnStarted, state.EventUserMessage, state.EventAgentMessage, state.EventAgentThought,
-	state.EventToolCall, state.EventToolResult, state.EventPlan, state.EventPermissionRequest,
-	state.EventPermissionResolved, state.EventTurnEnded, state.EventState, state.EventAgentStarted,
-	state.EventAgentExited, state.EventMarker, state.EventUsage, state.EventRewind, state.EventAgentUpdate,
+	eventlog.EventTurnStarted, eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventAgentThought,
+	eventlog.EventToolCall, eventlog.EventToolResult, eventlog.EventPlan, eventlog.EventPermissionRequest,
+	eventlog.EventPermissionResolved, eventlog.EventTurnEnded, eventlog.EventState, eventlog.EventAgentStarted,
+	eventlog.EventAgentExited, eventlog.EventMarker, eventlog.EventUsage, eventlog.EventRewind, eventlog.EventAgentUpdate,
 }
 
 // eventSummary is one line describing an event.
-func eventSummary(e state.Event) string {
+func eventSummary(e eventlog.Event) string {
 	var s string
 	switch e.Type {
-	case state.EventUserMessage, state.EventAgentMessage, state.EventAgentThought:
+	case eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventAgentThought:
 		s = e.Content
-	case state.EventToolCall, state.EventToolResult:
+	case eventlog.EventToolCall, eventlog.EventToolResult:
 		s = fmt.Sprintf("%s %s [%s] %s", e.ToolCallID, e.ToolName, e.ToolStatus, e.Content)
-	case state.EventTurnStarted:
+	case eventlog.EventTurnStarted:
 		s = e.TurnID + " source=" + e.Source
-	case state.EventTurnEnded:
+	case eventlog.EventTurnEnded:
 		s = e.TurnID + " stop_reason=" + e.StopReason
-	case state.EventPromptSent:
+	case eventlog.EventPromptSent:
 		s = e.TurnID
-	case state.EventState:
+	case eventlog.EventState:
 		s = e.State
-	case state.EventAgentStarted:
+	case eventlog.EventAgentStarted:
 		s = fmt.Sprintf("pid=%d restore=%s %s", e.PID, e.Restore, e.FallbackReason)
-	case state.EventAgentExited:
+	case eventlog.EventAgentExited:
 		s = fmt.Sprintf("pid=%d %s", e.PID, e.Content)
-	case state.EventMarker:
+	case eventlog.EventMarker:
 		s = e.Kind + " (" + e.Severity + "): " + e.Summary
-	case state.EventUsage:
+	case eventlog.EventUsage:
 		s = usageSummary(e)
-	case state.EventSetupChanged:
+	case eventlog.EventSetupChanged:
 		s = e.Source + ": " + e.Summary
-	case state.EventPermissionRequest, state.EventPermissionResolved:
+	case eventlog.EventPermissionRequest, eventlog.EventPermissionResolved:
 		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
 	default:
 		s = string(e.Data)
@@ -138,12 +139,12 @@ func eventSummary(e state.Event) string {
 // follow prints the events after --since, then new ones as the owner
 // appends them, and returns when no process owns the session any more.
 func (c *EventsCmd) follow(env *Env, h *state.Home, id string, types map[string]bool) error {
-	from, err := state.OffsetAfterSeq(h.LogPath(id), c.Since)
+	from, err := eventlog.OffsetAfterSeq(h.LogPath(id), c.Since)
 	if err != nil {
 		return err
 	}
 	last := c.Since
-	print := func(e state.Event) bool {
+	print := func(e eventlog.Event) bool {
 		if e.Seq <= last {
 			return true
 		}
@@ -162,12 +163,12 @@ func (c *EventsCmd) follow(env *Env, h *state.Home, id string, types map[string]
 		alive, _ := h.OwnerAlive(id)
 		return !alive
 	}
-	from, err = state.Follow(env.Ctx, h.LogPath(id), from, print, ownerGone)
+	from, err = eventlog.Follow(env.Ctx, h.LogPath(id), from, print, ownerGone)
 	if err != nil && env.Ctx.Err() != nil {
 		return nil // Ctrl-C ends a follow normally
 	}
 	// Pick up what the owner wrote just before it exited.
-	_, _ = state.Follow(env.Ctx, h.LogPath(id), from, print, func() bool { return true })
+	_, _ = eventlog.Follow(env.Ctx, h.LogPath(id), from, print, func() bool { return true })
 	if s, err := h.LoadSession(id); err == nil && env.Out.JSON {
 		env.Out.Object(s, nil)
 	}

@@ -10,7 +10,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 
@@ -54,7 +56,7 @@ func (c *ExportCmd) Run(env *Env) error {
 	out.Write(append(head, '\n'))
 	var werr error
 	want := int64(1)
-	rep, err := state.ScanLog(h.LogPath(s.ID), func(e state.Event) bool {
+	rep, err := eventlog.ScanLog(h.LogPath(s.ID), func(e eventlog.Event) bool {
 		if e.Seq != want && werr == nil {
 			werr = fmt.Errorf("the log of %s has a gap before seq %d (expected %d): run kandev doctor; the bundle would not import", s.ID, e.Seq, want)
 		}
@@ -146,7 +148,7 @@ func (c *ImportCmd) Run(env *Env) error {
 			return errIDTaken{id: id, home: h.Dir}
 		}
 	}
-	if err := state.WriteFileAtomic(h.LogPath(id), log); err != nil {
+	if err := safefile.WriteFileAtomic(h.LogPath(id), log); err != nil {
 		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
 	if err := h.CreateSession(&imported); err != nil {
@@ -179,7 +181,7 @@ func (c *ImportCmd) open(env *Env) (io.ReadCloser, error) {
 // the line.
 func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events int, err error) {
 	br := bufio.NewReaderSize(r, 256<<10)
-	line, err := state.ReadLine(br)
+	line, err := eventlog.ReadLine(br)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, nil, 0, err
 	}
@@ -210,9 +212,9 @@ func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events 
 	}
 	var out bytes.Buffer
 	for n := 2; ; n++ {
-		line, err := state.ReadLine(br)
+		line, err := eventlog.ReadLine(br)
 		if len(line) > 0 {
-			var e state.Event
+			var e eventlog.Event
 			if err := json.Unmarshal(line, &e); err != nil {
 				return nil, nil, 0, fmt.Errorf("line %d: not a JSON event (%v)", n, err)
 			}

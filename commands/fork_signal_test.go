@@ -9,6 +9,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -26,15 +27,15 @@ func forkableParent(t *testing.T) (*state.Home, string) {
 	if err := h.CreateSession(s); err != nil {
 		t.Fatal(err)
 	}
-	log, _, err := h.OpenLog(s.ID, state.OpenLogOptions{})
+	log, _, err := h.OpenLog(s.ID, eventlog.OpenLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	if err := log.AppendSync(&state.Event{Type: state.EventTurnStarted, TurnID: "t1", Source: state.SourceInitial},
-		&state.Event{Type: state.EventUserMessage, TurnID: "t1", Role: "user", Content: "remember FIG"},
-		&state.Event{Type: state.EventAgentMessage, TurnID: "t1", Role: "agent", Content: "OK"},
-		&state.Event{Type: state.EventTurnEnded, TurnID: "t1", StopReason: state.StopEndTurn}); err != nil {
+	if err := log.AppendSync(&eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: "t1", Source: eventlog.SourceInitial},
+		&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t1", Role: "user", Content: "remember FIG"},
+		&eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: "t1", Role: "agent", Content: "OK"},
+		&eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: eventlog.StopEndTurn}); err != nil {
 		t.Fatal(err)
 	}
 	return h, s.ID

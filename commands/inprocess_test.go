@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // kandev runs kandev in-process, as main does, with its own streams: the
@@ -90,7 +91,7 @@ func TestRun_CommandsInProcessAgainstARealHome(t *testing.T) {
 			check: func(t *testing.T, h *state.Home, id, stdout string) {
 				var o StatusOutput
 				json.Unmarshal([]byte(stdout), &o)
-				if o.Session == nil || o.Session.ID != id || o.Status.Badge != state.BadgeIdle || !o.Status.IsResumable || o.Status.NeedsResume {
+				if o.Session == nil || o.Session.ID != id || o.Status.Badge != verdict.BadgeIdle || !o.Status.IsResumable || o.Status.NeedsResume {
 					t.Fatalf("status %s", stdout)
 				}
 			}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -49,7 +50,7 @@ func finish(env *Env, ref SessionRef, to string) error {
 	if err != nil {
 		return err
 	}
-	if err := appendOffline(h, id, &state.Event{Type: state.EventState, State: to}); err != nil {
+	if err := appendOffline(h, id, &eventlog.Event{Type: eventlog.EventState, State: to}); err != nil {
 		return err
 	}
 	// A finished session is driven by nobody: the caller's own lease goes
@@ -65,13 +66,13 @@ func finish(env *Env, ref SessionRef, to string) error {
 
 // appendOffline appends to the log of a session that has no live owner,
 // holding the owner lock while it does, so it never races an owner.
-func appendOffline(h *state.Home, id string, evs ...*state.Event) error {
+func appendOffline(h *state.Home, id string, evs ...*eventlog.Event) error {
 	lock, err := h.AcquireOwner(id)
 	if err != nil {
 		return err
 	}
 	defer lock.Release()
-	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return err
 	}

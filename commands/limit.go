@@ -8,13 +8,14 @@ import (
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/schedule"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // limitDue reports a session whose usage limit has reset and that no owner
 // runs: kandev recover continues it.
-func limitDue(s *state.Session, a state.Assessment, now time.Time) bool {
-	return s.Limit != nil && state.LimitLifted(s.Limit, now) && !state.IsTerminal(s.State) &&
-		a.Reason != state.ReasonAgentRunning && a.Pause() == nil && a.IsResumable
+func limitDue(s *state.Session, a verdict.Assessment, now time.Time) bool {
+	return s.Limit != nil && verdict.LimitLifted(s.Limit, now) && !state.IsTerminal(s.State) &&
+		a.Reason != verdict.ReasonAgentRunning && a.Pause() == nil && a.IsResumable
 }
 
 // limitLines are status's lines about a usage limit and its scheduled recover.

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/internal/parallel"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // ListCmd is kandev list.
@@ -88,13 +90,13 @@ func (c *ListCmd) Run(env *Env) error {
 	}
 	for lo := 0; lo < len(picked) && (c.Limit == 0 || len(out) < c.Limit); lo += batch {
 		part := picked[lo:min(lo+batch, len(picked))]
-		as := make([]state.Assessment, len(part))
+		as := make([]verdict.Assessment, len(part))
 		level := probeBadge
 		if c.Resumable {
 			level = probeResumable
 		}
 		rows := make([][]string, len(part))
-		state.ForEach(len(part), func(i int) {
+		parallel.ForEach(len(part), func(i int) {
 			as[i] = p.assess(part[i], level)
 			if !env.Out.JSON {
 				rows[i] = listRow(part[i], badgeCell(as[i].Badge, warmUntil(h, part[i])), now)
@@ -204,7 +206,7 @@ func (c *ListCmd) unreadable(bad []state.UnreadableRecord, shown int) []listed {
 		if c.Limit > 0 && shown+len(out) >= c.Limit {
 			break
 		}
-		out = append(out, listed{Session: &state.Session{ID: r.ID}, Badge: state.BadgeUnknown, Problem: r.Problem})
+		out = append(out, listed{Session: &state.Session{ID: r.ID}, Badge: verdict.BadgeUnknown, Problem: r.Problem})
 	}
 	return out
 }

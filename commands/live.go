@@ -14,6 +14,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -49,7 +50,7 @@ func (c *ServeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, Asker: asker, OwnInput: c.Input, Detached: true, Emit: func(state.Event) {}}
+	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, Asker: asker, OwnInput: c.Input, Detached: true, Emit: func(eventlog.Event) {}}
 	if c.PromptStdin {
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {
@@ -274,7 +275,7 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 	if err != nil {
 		return err
 	}
-	from := h.LogSize(id) // before the record: a resolution after this is seen
+	from := eventlog.Size(h.LogPath(id)) // before the record: a resolution after this is seen
 	s, err := h.LoadSession(id)
 	if err != nil {
 		return err

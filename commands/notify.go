@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/notify"
-	"github.com/kandev/kandev/state"
 )
 
 // NotifyRunCmd runs the [notify] command for one notification, detached
@@ -30,7 +31,7 @@ func (c *NotifyRunCmd) Run(env *Env) error {
 }
 
 // withNotify sets the job's notifications from the [notify] config.
-func withNotify(job *owner.Job, cfg *state.Config) {
+func withNotify(job *owner.Job, cfg *config.Config) {
 	if len(cfg.Notify.Command) == 0 {
 		return
 	}
@@ -49,7 +50,7 @@ const DefaultNotifyAfter = 30 * time.Second
 // longTurnNotice wraps emit so that a turn that ran longer than [notify]
 // after_seconds ends with an OSC 9 terminal notification on stderr, when
 // stderr is a terminal.
-func longTurnNotice(env *Env, cfg *state.Config, id string, emit func(state.Event)) func(state.Event) {
+func longTurnNotice(env *Env, cfg *config.Config, id string, emit func(eventlog.Event)) func(eventlog.Event) {
 	after := DefaultNotifyAfter
 	if s := cfg.Notify.AfterSeconds; s != 0 {
 		after = time.Duration(s) * time.Second
@@ -59,14 +60,14 @@ func longTurnNotice(env *Env, cfg *state.Config, id string, emit func(state.Even
 	}
 	var mu sync.Mutex
 	started := map[string]time.Time{}
-	return func(e state.Event) {
+	return func(e eventlog.Event) {
 		emit(e)
 		mu.Lock()
 		defer mu.Unlock()
 		switch e.Type {
-		case state.EventTurnStarted:
+		case eventlog.EventTurnStarted:
 			started[e.TurnID] = e.Time()
-		case state.EventTurnEnded:
+		case eventlog.EventTurnEnded:
 			if t0, ok := started[e.TurnID]; ok && e.Time().Sub(t0) > after {
 				env.Out.mu.Lock()
 				writeOSC9(env.Out.Err, fmt.Sprintf("kandev: session %s: turn %s ended (%s)", id, e.TurnID, e.StopReason))

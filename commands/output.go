@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
-	"github.com/kandev/kandev/state"
 )
 
 // Output is the one writer for text and JSON. Streaming commands hand it
@@ -138,7 +138,7 @@ func (o *Output) breakLine() {
 // Event renders one event of a streaming command: the log line itself in
 // JSON mode, a readable stream in text mode (tool calls one line each, and
 // the agent's text with control characters made visible).
-func (o *Output) Event(e state.Event) {
+func (o *Output) Event(e eventlog.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.JSON {
@@ -149,40 +149,40 @@ func (o *Output) Event(e state.Event) {
 		o.Out.Write(append(b, '\n'))
 		return
 	}
-	if e.Type == state.EventAgentStarted {
+	if e.Type == eventlog.EventAgentStarted {
 		o.showLead()
 	}
 	if o.Quiet {
 		switch e.Type {
-		case state.EventTurnStarted:
+		case eventlog.EventTurnStarted:
 			o.finalText.Reset()
-		case state.EventAgentMessage:
+		case eventlog.EventAgentMessage:
 			o.finalText.WriteString(e.Content)
 		}
 		return
 	}
 	defer func() { o.lastKind = e.Type }()
 	switch e.Type {
-	case state.EventAgentMessage:
-		if o.lastKind != state.EventAgentMessage {
+	case eventlog.EventAgentMessage:
+		if o.lastKind != eventlog.EventAgentMessage {
 			o.breakLine()
 		}
 		io.WriteString(o.Out, printable(e.Content))
 		o.midLine = e.Content != "" && !strings.HasSuffix(e.Content, "\n")
 		if e.Content == "" {
-			o.midLine = o.midLine || o.lastKind == state.EventAgentMessage
+			o.midLine = o.midLine || o.lastKind == eventlog.EventAgentMessage
 		}
-	case state.EventAgentThought:
-		if o.lastKind != state.EventAgentThought {
+	case eventlog.EventAgentThought:
+		if o.lastKind != eventlog.EventAgentThought {
 			o.breakLine()
 			io.WriteString(o.Out, o.dim("thinking: "))
 		}
 		io.WriteString(o.Out, o.dim(printable(e.Content)))
 		o.midLine = !strings.HasSuffix(e.Content, "\n")
-	case state.EventToolCall:
+	case eventlog.EventToolCall:
 		// Output of the call just shown (a terminal's, as the command
 		// prints it) follows its line without repeating it.
-		if e.Content == "" || o.lastKind != state.EventToolCall || o.lastCall != e.ToolCallID || e.ToolCallID == "" {
+		if e.Content == "" || o.lastKind != eventlog.EventToolCall || o.lastCall != e.ToolCallID || e.ToolCallID == "" {
 			o.breakLine()
 			fmt.Fprintf(o.Out, "%s %s (%s)\n", o.bold("[tool]"), printableLine(e.ToolName), printableLine(e.ToolStatus))
 		}
@@ -191,30 +191,30 @@ func (o *Output) Event(e state.Event) {
 			io.WriteString(o.Out, o.dim(printable(e.Content)))
 			o.midLine = !strings.HasSuffix(e.Content, "\n")
 		}
-	case state.EventToolResult:
+	case eventlog.EventToolResult:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "  -> %s %s%s\n", printableLine(e.ToolName), printableLine(e.ToolStatus), printableLine(fold(e.Content)))
-	case state.EventPermissionRequest:
+	case eventlog.EventPermissionRequest:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[permission]"), printableLine(e.ToolName))
-	case state.EventPermissionResolved:
+	case eventlog.EventPermissionResolved:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "  -> %s\n", printableLine(e.Content))
-	case state.EventPlan:
+	case eventlog.EventPlan:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[plan]"), string(e.Data))
-	case state.EventMarker:
+	case eventlog.EventMarker:
 		o.breakLine()
 		fmt.Fprintf(o.Err, "%s %s\n", markerPrefix(e.Severity), printableLine(e.Summary))
-	case state.EventTurnEnded:
+	case eventlog.EventTurnEnded:
 		o.breakLine()
-		if e.StopReason != state.StopEndTurn {
+		if e.StopReason != eventlog.StopEndTurn {
 			fmt.Fprintf(o.Err, "%s\n", o.dimErr("(turn ended: "+e.StopReason+")"))
 		}
-	case state.EventSetupChanged:
+	case eventlog.EventSetupChanged:
 		o.breakLine()
 		fmt.Fprintln(o.Err, o.dimErr("setup: "+printableLine(e.Summary)+" (from "+e.Source+")"))
-	case state.EventAgentStarted:
+	case eventlog.EventAgentStarted:
 		o.breakLine()
 		msg := "agent started (pid " + fmt.Sprint(e.PID) + ", restore: " + e.Restore
 		if e.FallbackReason != "" {

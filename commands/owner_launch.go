@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/kandev/kandev/container"
 	"io"
 	"strconv"
 	"strings"
@@ -15,6 +14,9 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/container"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -29,7 +31,7 @@ type LingerFlag struct {
 }
 
 // duration is the flag's value, else the config's for agent.
-func (l LingerFlag) duration(cfg *state.Config, agent string) (time.Duration, error) {
+func (l LingerFlag) duration(cfg *config.Config, agent string) (time.Duration, error) {
 	if l.Linger == "" {
 		return time.Duration(cfg.LingerSeconds(agent)) * time.Second, nil
 	}
@@ -41,7 +43,7 @@ func (l LingerFlag) duration(cfg *state.Config, agent string) (time.Duration, er
 		}
 		d = time.Duration(n) * time.Second
 	}
-	if d < 0 || d > state.MaxLingerSeconds*time.Second {
+	if d < 0 || d > config.MaxLingerSeconds*time.Second {
 		return 0, usagef("--linger %s is outside 0..24h", l.Linger)
 	}
 	return d, nil
@@ -85,7 +87,7 @@ func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
 	if state.IsTerminal(s.State) {
 		return job, owner.NotResumableState(id, s.State)
 	}
-	if err := state.CheckTrust(s); err != nil {
+	if err := setup.CheckTrust(s); err != nil {
 		return job, err // nothing a remote brought runs before this machine agrees
 	}
 	profile, err := acp.LookupProfile(cfg, s.Agent)
@@ -99,7 +101,7 @@ func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
 // launchJob fills job for session id with what it needs from this command:
 // where the session lives, its agent and permission mode, and how it shows
 // events, asks, warns and notifies on this terminal.
-func launchJob(env *Env, h *state.Home, cfg *state.Config, id string, profile acp.Profile, mode string, job owner.Job) owner.Job {
+func launchJob(env *Env, h *state.Home, cfg *config.Config, id string, profile acp.Profile, mode string, job owner.Job) owner.Job {
 	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
 	inContainer(&job)
 	if job.Emit == nil {
@@ -309,7 +311,7 @@ func inContainer(job *owner.Job) {
 	if s == nil {
 		s, _ = job.Home.LoadSession(job.SessionID)
 	}
-	if s != nil && s.Runtime == state.RuntimeContainer {
+	if s != nil && s.Runtime == config.RuntimeContainer {
 		job.Launch, job.Outlives = container.Launcher(job.Config.Runtime, job.Home.Dir), true
 	}
 }

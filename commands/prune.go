@@ -5,7 +5,6 @@ import (
 
 	"errors"
 	"fmt"
-	"github.com/kandev/kandev/container"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,7 +14,11 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/container"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -242,8 +245,8 @@ func forkLeftover(h *state.Home, l state.Leftover) bool {
 	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
-	last, _, err := state.LastEvent(l.Path)
-	if err != nil || last.Type != state.EventMarker || last.Kind != string(history.MarkerSessionForked) {
+	last, _, err := eventlog.LastEvent(l.Path)
+	if err != nil || last.Type != eventlog.EventMarker || last.Kind != string(history.MarkerSessionForked) {
 		return false
 	}
 	alive, err := h.OwnerAlive(strings.TrimSuffix(filepath.Base(l.Path), ".jsonl"))
@@ -341,14 +344,14 @@ func pruneBlocker(h *state.Home, s *state.Session, holder string, withWorktree b
 // worktree it did not make is never touched), unless it has uncommitted
 // changes: then it says why the session is kept. Its branch stays. dryRun
 // only checks.
-func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err error) {
+func removeOwnedWorktree(wt *worktree.Worktree, dryRun bool) (kept string, err error) {
 	if wt == nil || !wt.Owned || wt.Path == "" {
 		return "", nil
 	}
 	if _, err := os.Stat(wt.Path); errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
-	changes, err := state.WorktreeChanges(wt.Path)
+	changes, err := worktree.WorktreeChanges(wt.Path)
 	if err != nil {
 		return "its worktree " + wt.Path + " could not be checked: " + err.Error(), nil
 	}
@@ -358,7 +361,7 @@ func removeOwnedWorktree(wt *state.Worktree, dryRun bool) (kept string, err erro
 	if dryRun {
 		return "", nil
 	}
-	if err := state.RemoveWorktree(wt.Path); err != nil {
+	if err := worktree.RemoveWorktree(wt.Path); err != nil {
 		return "its worktree " + wt.Path + " could not be removed: " + err.Error(), nil
 	}
 	return "", nil
@@ -515,7 +518,7 @@ func pruneContainers(env *Env, h *state.Home, all []*state.Session, pruned []str
 	}
 	var ids []string
 	for _, s := range all {
-		if gone[s.ID] && s.Runtime == state.RuntimeContainer {
+		if gone[s.ID] && s.Runtime == config.RuntimeContainer {
 			ids = append(ids, s.ID)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -99,7 +100,7 @@ func TestParentKept_APrunedParentWaitsForEverySessionStartedFromIt(t *testing.T)
 }
 
 func TestWorktreeSharer_AWorktreeGoesOnlyWithTheLastSessionInIt(t *testing.T) {
-	wt := func(path string, owned bool) *state.Worktree { return &state.Worktree{Path: path, Owned: owned} }
+	wt := func(path string, owned bool) *worktree.Worktree { return &worktree.Worktree{Path: path, Owned: owned} }
 	parent := &state.Session{ID: "parent", Worktree: wt("/src/app-kandev-1", true)}
 	fork := &state.Session{ID: "fork", Worktree: wt("/src/app-kandev-1", true)}
 	inside := &state.Session{ID: "inside", Worktree: wt("/src/app-kandev-1/", false)}

@@ -10,26 +10,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
 // syntheticTurn is one turn of a synthetic log: 10 events, two messages
 // (the question, and the answer with one tool call).
-func syntheticTurn(t int) []state.Event {
+func syntheticTurn(t int) []eventlog.Event {
 	turn := fmt.Sprint("t", t)
 	call := fmt.Sprint("call-", t)
-	return []state.Event{
-		{Type: state.EventTurnStarted, TurnID: turn, Source: state.SourceUser},
-		{Type: state.EventUserMessage, TurnID: turn, Role: "user", Content: fmt.Sprintf("question %d", t)},
-		{Type: state.EventState, TurnID: turn, State: state.StateRunning},
-		{Type: state.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d part 1. ", t)},
-		{Type: state.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d part 2. ", t)},
-		{Type: state.EventToolCall, TurnID: turn, ToolCallID: call, ToolName: "Read state/log.go", ToolStatus: "pending", Input: json.RawMessage(`{"path":"state/log.go"}`)},
-		{Type: state.EventToolResult, TurnID: turn, ToolCallID: call, ToolName: "Read state/log.go", ToolStatus: "completed", Content: "package state"},
-		{Type: state.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d done.", t)},
-		{Type: state.EventTurnEnded, TurnID: turn, StopReason: state.StopEndTurn},
-		{Type: state.EventState, TurnID: turn, State: state.StateWaitingForInput},
+	return []eventlog.Event{
+		{Type: eventlog.EventTurnStarted, TurnID: turn, Source: eventlog.SourceUser},
+		{Type: eventlog.EventUserMessage, TurnID: turn, Role: "user", Content: fmt.Sprintf("question %d", t)},
+		{Type: eventlog.EventState, TurnID: turn, State: state.StateRunning},
+		{Type: eventlog.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d part 1. ", t)},
+		{Type: eventlog.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d part 2. ", t)},
+		{Type: eventlog.EventToolCall, TurnID: turn, ToolCallID: call, ToolName: "Read state/log.go", ToolStatus: "pending", Input: json.RawMessage(`{"path":"state/log.go"}`)},
+		{Type: eventlog.EventToolResult, TurnID: turn, ToolCallID: call, ToolName: "Read state/log.go", ToolStatus: "completed", Content: "package state"},
+		{Type: eventlog.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d done.", t)},
+		{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: eventlog.StopEndTurn},
+		{Type: eventlog.EventState, TurnID: turn, State: state.StateWaitingForInput},
 	}
 }
 
@@ -41,7 +43,7 @@ func syntheticTurn(t int) []state.Event {
 func writeSyntheticSession(tb testing.TB, h *state.Home, id string, n int) int {
 	tb.Helper()
 	turns := (n - 4) / 10
-	markers := map[int]state.Event{
+	markers := map[int]eventlog.Event{
 		5:         history.NewMarker(history.MarkerProviderFailure, "The agent failed the turn: 529 overloaded", ""),
 		7:         history.NewMarker(history.MarkerSessionUnhealthy, "The agent stopped answering pings", ""),
 		9:         history.NewMarker(history.MarkerSessionRecovered, "The agent answers again", ""),
@@ -53,7 +55,7 @@ func writeSyntheticSession(tb testing.TB, h *state.Home, id string, n int) int {
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	seq := int64(0)
-	write := func(e state.Event) {
+	write := func(e eventlog.Event) {
 		seq++
 		e.Seq, e.SessionID, e.Timestamp = seq, id, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(seq)*time.Millisecond).Format(time.RFC3339Nano)
 		b, _ := json.Marshal(e)
@@ -69,7 +71,7 @@ func writeSyntheticSession(tb testing.TB, h *state.Home, id string, n int) int {
 		}
 	}
 	for seq < int64(n) {
-		write(state.Event{Type: state.EventAgentExited, Content: "exited with status 0", PID: 4242})
+		write(eventlog.Event{Type: eventlog.EventAgentExited, Content: "exited with status 0", PID: 4242})
 	}
 	if err := w.Flush(); err != nil {
 		tb.Fatal(err)
@@ -77,7 +79,7 @@ func writeSyntheticSession(tb testing.TB, h *state.Home, id string, n int) int {
 	f.Close()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := &state.Session{ID: id, TaskID: id, Title: "synthetic", Workspace: "bench", Cwd: "/tmp", Agent: "demo",
-		State: state.StateWaitingForInput, StopReason: state.StopEndTurn, CreatedAt: now, LastActivityAt: now, AgentLaunched: true, Turns: turns}
+		State: state.StateWaitingForInput, StopReason: eventlog.StopEndTurn, CreatedAt: now, LastActivityAt: now, AgentLaunched: true, Turns: turns}
 	if err := h.CreateSession(s); err != nil {
 		tb.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func TestReadTranscriptPage_LastPageOfASyntheticLog(t *testing.T) {
 // the file is history.Page over the whole transcript.
 func TestReadTranscriptPage_EveryPageIsThePageOfTheWholeTranscript(t *testing.T) {
 	h, s, _ := newSyntheticHome(t, 1500)
-	evs, _, _ := state.ReadAll(h.LogPath(s.ID))
+	evs, _, _ := eventlog.ReadAll(h.LogPath(s.ID))
 	all := history.Assemble(evs)
 	for before := int64(0); before <= 1501; before += 3 {
 		for _, limit := range []int{1, 5} {
@@ -166,7 +168,7 @@ func TestReadRecap_DigestGivesTheSameRecap(t *testing.T) {
 	}
 
 	// The log grows by two turns; the digest still covers its start.
-	l, _, err := h.OpenLog(s.ID, state.OpenLogOptions{})
+	l, _, err := h.OpenLog(s.ID, eventlog.OpenLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +251,7 @@ func TestImportedRecord_IsIdleAndOwnsNoProcess(t *testing.T) {
 		got.CurrentTurn != "" || got.ResumeToken != "" || got.InboxOffset != 0 || got.PermissionPending || strings.Contains(got.Title, "abcd1234") {
 		t.Fatalf("%+v", got)
 	}
-	s.Worktree = &state.Worktree{Path: "/src/app-wt", Branch: "wt", Owned: true}
+	s.Worktree = &worktree.Worktree{Path: "/src/app-wt", Branch: "wt", Owned: true}
 	for _, keepID := range []bool{false, true} {
 		if got := importedRecord(s, "new", keepID, time.Time{}); got.Worktree == nil || got.Worktree.Owned || got.Worktree.Path != "/src/app-wt" || !s.Worktree.Owned {
 			t.Fatalf("keepID %v: an imported worktree must never be owned (prune would delete it), and the input is not changed: %+v", keepID, got.Worktree)

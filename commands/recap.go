@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -65,7 +67,7 @@ func (c *RecapCmd) Run(env *Env) error {
 // Unless allEpochs, what a rewind took back is neither shown nor counted; a
 // digest made before a rewind counts it, so meeting a rewind drops the
 // digest. allEpochs reads the whole log and leaves the cache alone.
-func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpochs bool, now time.Time) (history.Recap, state.ReadReport, error) {
+func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpochs bool, now time.Time) (history.Recap, eventlog.ReadReport, error) {
 	var before history.Digest
 	if !allEpochs {
 		before = loadDigest(h, s.ID)
@@ -74,17 +76,17 @@ func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpoc
 	floor, floorSeen := before.Through, false
 	window := history.NewTailWindow(0, limit, false)
 	var skipped history.Span
-	var stretch []state.Event    // newest first: the turn being counted after the window
+	var stretch []eventlog.Event // newest first: the turn being counted after the window
 	checks := map[int64]string{} // turn_started seq -> check of its line, within the window
-	rep, err := state.ScanEventsBackward(h.LogPath(s.ID), func(e state.Event, line []byte) bool {
+	rep, err := eventlog.ScanEventsBackward(h.LogPath(s.ID), func(e eventlog.Event, line []byte) bool {
 		if !allEpochs && !fence.Visible(e) {
 			return true
 		}
-		if e.Type == state.EventRewind && !allEpochs {
+		if e.Type == eventlog.EventRewind && !allEpochs {
 			before, floor = history.Digest{}, 0
 		}
 		if floor > 0 && !floorSeen && e.Seq <= floor {
-			if e.Seq == floor && e.Type == state.EventTurnStarted && lineCheck(line) == before.Check {
+			if e.Seq == floor && e.Type == eventlog.EventTurnStarted && lineCheck(line) == before.Check {
 				floorSeen = true
 			} else { // the log is not the one the digest was made of
 				before, floor = history.Digest{}, 0
@@ -92,7 +94,7 @@ func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpoc
 		}
 		history.RedactEvent(&e)
 		if !window.Done() {
-			if e.Type == state.EventTurnStarted {
+			if e.Type == eventlog.EventTurnStarted {
 				checks[e.Seq] = lineCheck(line)
 			}
 			if window.Add(e) {
@@ -101,7 +103,7 @@ func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpoc
 			return !(floorSeen && e.Seq <= floor)
 		}
 		stretch = append(stretch, e)
-		if e.Type == state.EventTurnStarted {
+		if e.Type == eventlog.EventTurnStarted {
 			skipped.AddOlder(oldestFirst(stretch))
 			stretch = stretch[:0]
 			if floorSeen && e.Seq == floor {
@@ -128,7 +130,7 @@ func readRecap(h *state.Home, s *state.Session, badge string, limit int, allEpoc
 	if ok && !allEpochs && (next.Through != before.Through || !floorSeen) {
 		next.Check = checks[next.Through]
 		if b, err := json.Marshal(next); err == nil {
-			_ = state.WriteFileAtomic(h.DigestPath(s.ID), append(b, '\n')) // a cache: a read-only home only makes the next recap slower
+			_ = safefile.WriteFileAtomic(h.DigestPath(s.ID), append(b, '\n')) // a cache: a read-only home only makes the next recap slower
 		}
 	}
 	return r, rep, nil
@@ -154,7 +156,7 @@ func lineCheck(line []byte) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func oldestFirst(evs []state.Event) []state.Event {
+func oldestFirst(evs []eventlog.Event) []eventlog.Event {
 	out := slices.Clone(evs)
 	slices.Reverse(out)
 	return out
@@ -212,6 +214,6 @@ func writeRecapText(w io.Writer, r history.Recap, next string) {
 }
 
 // markerLine is one marker on one line: "#seq severity kind: summary".
-func markerLine(m state.Event) string {
+func markerLine(m eventlog.Event) string {
 	return fmt.Sprintf("#%d %s %s: %s", m.Seq, m.Severity, m.Kind, history.Clip(strings.TrimSpace(firstLine(m.Summary)), 120))
 }

@@ -8,7 +8,9 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // ResumeCmd is kandev resume.
@@ -46,7 +48,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if state.IsTerminal(s.State) {
 		return owner.NotResumableState(id, s.State)
 	}
-	if err := state.CheckTrust(s); err != nil {
+	if err := setup.CheckTrust(s); err != nil {
 		return err // before the lease: a refused resume leaves nothing behind
 	}
 	holder := c.Holder
@@ -73,7 +75,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		}
 		env.Out.Object(ResumeOutput{Session: s, Attach: attach, Restore: ResumeRestore{Method: acp.RestoreReattach}}, func(w io.Writer) {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
-			if s.CurrentTurn == "" && a.Badge != state.BadgeWaitingForPermission {
+			if s.CurrentTurn == "" && a.Badge != verdict.BadgeWaitingForPermission {
 				fmt.Fprintf(w, "session %s: its agent is already running, warm and idle%s (kandev process %d): nothing to relaunch, nothing to continue\n", id, untilText(s), s.OwnerPID)
 				fmt.Fprintf(w, "next: %s (or kandev resume -i %s to type prompts here); attached to %s until %s\n", a.Next, id, lease.AttachedTo, textTime(lease.AttachExpiresAt))
 				return

@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/internal/version"
 	"github.com/kandev/kandev/state"
 )
@@ -99,7 +100,7 @@ type Env struct {
 	Abort  <-chan struct{}
 	Now    func() time.Time
 	home   *state.Home
-	config *state.Config
+	config *config.Config
 	// committed: the command's effect is made and reported, so a SIGTERM
 	// that arrived meanwhile does not turn its success into exit 143.
 	committed bool
@@ -159,7 +160,7 @@ func (e *Env) homeDir() (string, error) {
 }
 
 // Config loads the config lazily.
-func (e *Env) Config() (*state.Config, error) {
+func (e *Env) Config() (*config.Config, error) {
 	if e.config != nil {
 		return e.config, nil
 	}
@@ -171,7 +172,7 @@ func (e *Env) Config() (*state.Config, error) {
 		}
 		path = h.ConfigPath()
 	}
-	c, err := state.LoadConfig(path, explicit)
+	c, err := config.LoadConfig(path, explicit)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kandev/kandev/internal/parallel"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // SessionRef is how a command names one session: an id or unique prefix, or
@@ -118,7 +121,7 @@ func within(path, root string) bool {
 // latestCandidate is a session as --latest weighs it.
 type latestCandidate struct {
 	S *state.Session
-	A state.Assessment // filled for sessions in scope when the need asks for it
+	A verdict.Assessment // filled for sessions in scope when the need asks for it
 	// MyLease: the caller holds a live attach lease on it (needLease only).
 	MyLease bool
 }
@@ -132,15 +135,15 @@ func (c latestCandidate) has(n need) bool {
 	case needOpen:
 		return !terminal
 	case needIdle:
-		return !terminal && c.A.Badge != state.BadgeRunning && c.A.Badge != state.BadgeWaitingForPermission
+		return !terminal && c.A.Badge != verdict.BadgeRunning && c.A.Badge != verdict.BadgeWaitingForPermission
 	case needResumable:
 		return c.A.Resumable
 	case needLive:
-		return c.A.Reason == state.ReasonAgentRunning
+		return c.A.Reason == verdict.ReasonAgentRunning
 	case needTurn:
-		return c.A.Reason == state.ReasonAgentRunning && (c.A.Badge == state.BadgeRunning || c.A.Badge == state.BadgeWaitingForPermission)
+		return c.A.Reason == verdict.ReasonAgentRunning && (c.A.Badge == verdict.BadgeRunning || c.A.Badge == verdict.BadgeWaitingForPermission)
 	case needPermission:
-		return c.A.Badge == state.BadgeWaitingForPermission
+		return c.A.Badge == verdict.BadgeWaitingForPermission
 	case needLease:
 		return c.MyLease && !terminal
 	}
@@ -197,7 +200,7 @@ func (r SessionRef) scope() (workspaceScope, error) {
 	if err != nil {
 		return workspaceScope{}, err
 	}
-	if wt, ok, _ := state.DetectWorktree(dir); ok {
+	if wt, ok, _ := worktree.DetectWorktree(dir); ok {
 		dir = wt.Path
 	}
 	return workspaceScope{Root: dir}, nil
@@ -263,7 +266,7 @@ func (r SessionRef) pickRecord(env *Env, n need, holder string, noContinue bool)
 		if err != nil {
 			return nil, "", nil, err
 		}
-		state.ForEach(len(cands), func(i int) {
+		parallel.ForEach(len(cands), func(i int) {
 			c := &cands[i]
 			if !scope.contains(c.S) || state.IsTerminal(c.S.State) {
 				return

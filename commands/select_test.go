@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 func TestSelectLatest_PicksTheNewestSessionOfTheWorkspaceThatTheCommandCanActOn(t *testing.T) {
@@ -15,11 +17,11 @@ func TestSelectLatest_PicksTheNewestSessionOfTheWorkspaceThatTheCommandCanActOn(
 	sess := func(id, cwd, ws, st string, min int) *state.Session {
 		return &state.Session{ID: id, Cwd: cwd, Workspace: ws, State: st, LastActivityAt: at(min)}
 	}
-	idle := state.Assessment{Verdict: state.Verdict{Reason: state.ReasonAgentNotRunning, IsResumable: true}, Badge: state.BadgeIdle, Resumable: true}
-	paused := state.Assessment{Verdict: state.Verdict{Reason: state.ReasonAgentNotRunning}, Badge: state.BadgePaused}
-	warm := state.Assessment{Verdict: state.Verdict{Reason: state.ReasonAgentRunning, IsResumable: true}, Badge: state.BadgeIdle, Resumable: true}
-	running := state.Assessment{Verdict: state.Verdict{Reason: state.ReasonAgentRunning, IsResumable: true}, Badge: state.BadgeRunning, Resumable: true}
-	parked := state.Assessment{Verdict: state.Verdict{Reason: state.ReasonAgentRunning, IsResumable: true}, Badge: state.BadgeWaitingForPermission, Resumable: true}
+	idle := verdict.Assessment{Verdict: verdict.Verdict{Reason: verdict.ReasonAgentNotRunning, IsResumable: true}, Badge: verdict.BadgeIdle, Resumable: true}
+	paused := verdict.Assessment{Verdict: verdict.Verdict{Reason: verdict.ReasonAgentNotRunning}, Badge: verdict.BadgePaused}
+	warm := verdict.Assessment{Verdict: verdict.Verdict{Reason: verdict.ReasonAgentRunning, IsResumable: true}, Badge: verdict.BadgeIdle, Resumable: true}
+	running := verdict.Assessment{Verdict: verdict.Verdict{Reason: verdict.ReasonAgentRunning, IsResumable: true}, Badge: verdict.BadgeRunning, Resumable: true}
+	parked := verdict.Assessment{Verdict: verdict.Verdict{Reason: verdict.ReasonAgentRunning, IsResumable: true}, Badge: verdict.BadgeWaitingForPermission, Resumable: true}
 	here := workspaceScope{Root: "/src/app"}
 
 	type c = latestCandidate
@@ -44,7 +46,7 @@ func TestSelectLatest_PicksTheNewestSessionOfTheWorkspaceThatTheCommandCanActOn(
 		}, needAny, here, "mine"},
 		{"a worktree kandev made for the repository is in it", []c{
 			{S: &state.Session{ID: "wt", Cwd: "/src/app-kandev-abc", Workspace: "app", State: state.StateWaitingForInput, LastActivityAt: at(9),
-				Worktree: &state.Worktree{Path: "/src/app-kandev-abc", Owned: true}}, A: idle},
+				Worktree: &worktree.Worktree{Path: "/src/app-kandev-abc", Owned: true}}, A: idle},
 			{S: sess("mine", "/src/app", "app", state.StateWaitingForInput, 1), A: idle},
 		}, needOpen, here, "wt"},
 		{"--all-workspaces looks everywhere", []c{

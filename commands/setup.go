@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -63,7 +64,7 @@ func readMCPFile(path string) ([]byte, error) {
 
 // initial is the setup a new session of agent starts with: the config's
 // defaults with the flags over them.
-func (f SetupFlags) initial(cfg *state.Config, agent string) (*state.Setup, []state.MCPServer, error) {
+func (f SetupFlags) initial(cfg *config.Config, agent string) (*state.Setup, []state.MCPServer, error) {
 	fl, err := f.flags()
 	if err != nil {
 		return nil, nil, err

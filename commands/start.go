@@ -6,6 +6,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -128,7 +129,7 @@ func namedFailure(h *state.Home, id string, err error) error {
 
 // agent is the agent to run: --agent, else the default, saying so when the
 // demo agent is chosen although a real one is installed.
-func (c *StartCmd) agent(env *Env, cfg *state.Config) string {
+func (c *StartCmd) agent(env *Env, cfg *config.Config) string {
 	if c.Agent != "" {
 		return c.Agent
 	}

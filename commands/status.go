@@ -3,11 +3,13 @@ package commands
 import (
 	"context"
 	"fmt"
-	"github.com/kandev/kandev/container"
 	"io"
 	"strings"
 
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/container"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
@@ -48,7 +50,7 @@ type Status struct {
 	// trust (nothing of them runs here until then); empty otherwise.
 	Trust string `json:"trust,omitempty"`
 	// Survivors are processes carrying the session's tag although its owner is dead.
-	Survivors []state.Proc `json:"survivors,omitempty"`
+	Survivors []proc.Proc `json:"survivors,omitempty"`
 	// why says in words what the session needs (text output).
 	why string
 }
@@ -78,7 +80,7 @@ func (c *StatusCmd) Run(env *Env) error {
 	// An agent its supervisor still stops is no survivor; after a supervisor
 	// that ended the agent's tree, none can be (no process list to read).
 	if alive, _ := h.OwnerAlive(s.ID); !alive && !h.AgentAlive(s.ID) && h.AgentLeftoversPossible(s.ID) {
-		st.Survivors = state.TaggedProcesses(h.Dir)[s.ID]
+		st.Survivors = proc.TaggedProcesses(h.Dir)[s.ID]
 	}
 	ctr, ctrErr := containerStatus(env, h, s)
 	out := StatusOutput{Container: ctr, Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID)}
@@ -154,7 +156,7 @@ func serverNames(s *state.Session) []string {
 // containerStatus is the session's container as its engine reports it
 // (nil for a session that runs no agent in a container, or has none now).
 func containerStatus(env *Env, h *state.Home, s *state.Session) (*container.Container, error) {
-	if s.Runtime != state.RuntimeContainer {
+	if s.Runtime != config.RuntimeContainer {
 		return nil, nil
 	}
 	cfg, err := env.Config()

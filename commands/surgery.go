@@ -11,6 +11,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -166,14 +167,14 @@ func (f *WorktreeFlag) IsBool() bool { return true }
 // made from the HEAD of the repository s.Cwd is in, and moves s there.
 func placeInWorktree(s *state.Session, branch string) error {
 	if branch == "" {
-		branch = state.DefaultWorktreeBranch(s.ID)
+		branch = worktree.DefaultWorktreeBranch(s.ID)
 	}
 	top := s.Cwd
 	if s.Worktree != nil && s.Worktree.Path != "" {
 		top = s.Worktree.Path
 	}
-	wt, rel, err := state.AddWorktree(s.Cwd, branch, state.SessionWorktreePath(top, s.ID))
-	if errors.Is(err, state.ErrNoGit) {
+	wt, rel, err := worktree.AddWorktree(s.Cwd, branch, worktree.SessionWorktreePath(top, s.ID))
+	if errors.Is(err, worktree.ErrNoGit) {
 		return usagef("--worktree: %s", err.Error())
 	}
 	if err != nil {

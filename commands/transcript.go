@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -67,7 +68,7 @@ func (c *TranscriptCmd) Run(env *Env) error {
 
 // warnSkipped reports a torn or corrupt line a reader skipped, but not the
 // unterminated line of an append a live owner is making right now.
-func warnSkipped(env *Env, h *state.Home, id string, rep state.ReadReport) {
+func warnSkipped(env *Env, h *state.Home, id string, rep eventlog.ReadReport) {
 	if alive, _ := h.OwnerAlive(id); alive && len(rep.CorruptLines) == 0 {
 		return
 	}
@@ -87,13 +88,13 @@ func warnSkipped(env *Env, h *state.Home, id string, rep state.ReadReport) {
 // lines and decoded only once the page is reached: skipping costs a scan for
 // newlines, not a JSON decode per line. Unless allEpochs, what a rewind took
 // back is left out.
-func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (TranscriptPage, state.ReadReport, error) {
+func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (TranscriptPage, eventlog.ReadReport, error) {
 	w := history.NewTailWindow(before, limit+1, true)
 	fence := newLineFence(allEpochs)
-	var bad state.CorruptTracker // lines the page would have shown, were they readable
+	var bad eventlog.CorruptTracker // lines the page would have shown, were they readable
 	feed := func(off int64, line []byte) bool {
-		var e state.Event
-		if json.Unmarshal(line, &e) != nil || !state.ValidSeq(e.Seq) {
+		var e eventlog.Event
+		if json.Unmarshal(line, &e) != nil || !eventlog.ValidSeq(e.Seq) {
 			bad.Line(off, line)
 			return true
 		}
@@ -107,7 +108,7 @@ func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (T
 	}
 	var newer []rawLine // raw lines at or after before, newest first, since the last turn_started
 	skipping := before > 0
-	rep, err := state.ScanBackwardAt(path, func(off int64, line []byte) bool {
+	rep, err := eventlog.ScanBackward(path, func(off int64, line []byte) bool {
 		if !fence.keep(line) {
 			return true
 		}
@@ -154,14 +155,14 @@ func lineSeq(line []byte) (int64, bool) {
 		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
 			n = n*10 + int64(rest[i]-'0')
 		}
-		if i > 0 && i <= 16 && i < len(rest) && rest[i] == ',' && state.ValidSeq(n) {
+		if i > 0 && i <= 16 && i < len(rest) && rest[i] == ',' && eventlog.ValidSeq(n) {
 			return n, true
 		}
 	}
 	var e struct {
 		Seq int64 `json:"seq"`
 	}
-	if json.Unmarshal(line, &e) != nil || !state.ValidSeq(e.Seq) {
+	if json.Unmarshal(line, &e) != nil || !eventlog.ValidSeq(e.Seq) {
 		return 0, false
 	}
 	return e.Seq, true
@@ -175,7 +176,7 @@ func isTurnStart(line []byte) bool {
 	var e struct {
 		Type string `json:"type"`
 	}
-	return json.Unmarshal(line, &e) == nil && e.Type == state.EventTurnStarted
+	return json.Unmarshal(line, &e) == nil && e.Type == eventlog.EventTurnStarted
 }
 
 // lineFence is history.Fence over raw log lines read newest first; nil
@@ -203,8 +204,8 @@ func (l *lineFence) keep(line []byte) bool {
 		return false
 	}
 	if bytes.Contains(line, []byte(`"rewind"`)) {
-		var e state.Event
-		if json.Unmarshal(line, &e) == nil && e.Type == state.EventRewind {
+		var e eventlog.Event
+		if json.Unmarshal(line, &e) == nil && e.Type == eventlog.EventRewind {
 			l.f.Visible(e)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -83,7 +84,7 @@ func (c *TrustCmd) Run(env *Env) error {
 	if was {
 		if _, err := h.UpdateSession(s.ID, func(cur *state.Session) error {
 			// Only what was shown is trusted: a pull that changed the servers meanwhile wins.
-			if !slices.EqualFunc(cur.MCPConfig, shown, state.SameMCPServer) {
+			if !slices.EqualFunc(cur.MCPConfig, shown, setup.SameMCPServer) {
 				return fmt.Errorf("the MCP servers of session %s changed while they were shown (a pull?); nothing was trusted: run kandev trust %s again", s.ID, s.ID)
 			}
 			cur.TrustPending = false

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/parallel"
 	"github.com/kandev/kandev/state"
 )
 
@@ -26,14 +28,14 @@ func (c *UsageCmd) Help() string {
 
 // usageRow is one group of a usage report, or its total.
 type usageRow struct {
-	Key            string        `json:"key,omitempty"` // session id, agent name or day (YYYY-MM-DD, local time)
-	Agent          string        `json:"agent,omitempty"`
-	Sessions       int           `json:"sessions"`
-	TurnsWithUsage int           `json:"turns_with_usage"`
-	Cost           *state.Cost   `json:"cost,omitempty"`
-	Tokens         *state.Tokens `json:"tokens,omitempty"`
-	Used           int64         `json:"used,omitempty"` // by session: the context window as last reported
-	Size           int64         `json:"size,omitempty"`
+	Key            string           `json:"key,omitempty"` // session id, agent name or day (YYYY-MM-DD, local time)
+	Agent          string           `json:"agent,omitempty"`
+	Sessions       int              `json:"sessions"`
+	TurnsWithUsage int              `json:"turns_with_usage"`
+	Cost           *eventlog.Cost   `json:"cost,omitempty"`
+	Tokens         *eventlog.Tokens `json:"tokens,omitempty"`
+	Used           int64            `json:"used,omitempty"` // by session: the context window as last reported
+	Size           int64            `json:"size,omitempty"`
 	seen           map[string]bool
 }
 
@@ -79,7 +81,7 @@ func (c *UsageCmd) Run(env *Env) error {
 	}
 	report := UsageReport{By: c.By, Groups: rows, Total: total}
 	if !since.IsZero() {
-		report.Since = state.FormatTime(since)
+		report.Since = eventlog.FormatTime(since)
 	}
 	env.Out.Object(UsageOutput{Usage: report}, func(w io.Writer) { c.writeTable(w, rows, total) })
 	return nil
@@ -111,7 +113,7 @@ func (c *UsageCmd) sum(h *state.Home, recs []state.UsageRecord, since time.Time)
 	}
 	per := make([][]state.UsageEvent, len(recs))
 	errs := make([]error, len(recs))
-	state.ForEach(len(recs), func(i int) {
+	parallel.ForEach(len(recs), func(i int) {
 		if recs[i].Usage == nil {
 			return // reported nothing: its log holds no usage event
 		}
@@ -121,7 +123,7 @@ func (c *UsageCmd) sum(h *state.Home, recs []state.UsageRecord, since time.Time)
 		if errs[i] != nil {
 			return nil, total, errs[i]
 		}
-		var before *state.Cost // the session's total before each event
+		var before *eventlog.Cost // the session's total before each event
 		for _, e := range per[i] {
 			spent := spentBy(e, before)
 			if e.SessionCost != nil {
@@ -139,7 +141,7 @@ func (c *UsageCmd) sum(h *state.Home, recs []state.UsageRecord, since time.Time)
 }
 
 // spentBy is what event e added to the session's cost, given the total before it.
-func spentBy(e state.UsageEvent, before *state.Cost) *state.Cost {
+func spentBy(e state.UsageEvent, before *eventlog.Cost) *eventlog.Cost {
 	if e.SessionCost == nil {
 		return nil
 	}
@@ -174,7 +176,7 @@ func (c *UsageCmd) group(groups map[string]*usageRow, r state.UsageRecord, day s
 }
 
 // usageSummary is a usage event in one line, for kandev events.
-func usageSummary(e state.Event) string {
+func usageSummary(e eventlog.Event) string {
 	var parts []string
 	if e.Used != nil && e.Size != nil {
 		parts = append(parts, fmt.Sprintf("context %d/%d", *e.Used, *e.Size))
@@ -210,7 +212,7 @@ func addTotals(g *usageRow, r state.UsageRecord, u *state.UsageTotals) {
 	g.Tokens = addTokens(g.Tokens, u.Tokens)
 }
 
-func addEvent(g *usageRow, r state.UsageRecord, e state.UsageEvent, spent *state.Cost) {
+func addEvent(g *usageRow, r state.UsageRecord, e state.UsageEvent, spent *eventlog.Cost) {
 	if !g.seen[r.ID] {
 		g.seen[r.ID] = true
 		g.Sessions++
@@ -224,7 +226,7 @@ func addEvent(g *usageRow, r state.UsageRecord, e state.UsageEvent, spent *state
 }
 
 // addCost sums two costs; sums of different currencies say "mixed".
-func addCost(a, b *state.Cost) *state.Cost {
+func addCost(a, b *eventlog.Cost) *eventlog.Cost {
 	switch {
 	case b == nil:
 		return a
@@ -232,14 +234,14 @@ func addCost(a, b *state.Cost) *state.Cost {
 		c := *b
 		return &c
 	}
-	c := state.Cost{Amount: a.Amount + b.Amount, Currency: a.Currency}
+	c := eventlog.Cost{Amount: a.Amount + b.Amount, Currency: a.Currency}
 	if a.Currency != b.Currency {
 		c.Currency = "mixed"
 	}
 	return &c
 }
 
-func addTokens(a, b *state.Tokens) *state.Tokens {
+func addTokens(a, b *eventlog.Tokens) *eventlog.Tokens {
 	switch {
 	case b == nil:
 		return a

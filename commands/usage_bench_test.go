@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -35,13 +36,13 @@ func usageHome(tb testing.TB, n int) string {
 			at := now.Add(time.Duration(turn-4) * 48 * time.Hour)
 			for k := 0; k < 9; k++ {
 				seq++
-				e, _ := json.Marshal(state.Event{Seq: seq, Timestamp: state.FormatTime(at), Type: state.EventAgentMessage, SessionID: id, TurnID: fmt.Sprintf("t%d", turn), Content: "a streamed chunk"})
+				e, _ := json.Marshal(eventlog.Event{Seq: seq, Timestamp: eventlog.FormatTime(at), Type: eventlog.EventAgentMessage, SessionID: id, TurnID: fmt.Sprintf("t%d", turn), Content: "a streamed chunk"})
 				log.Write(append(e, '\n'))
 			}
 			seq++
 			used, size := int64(100*turn), int64(100000)
-			e := state.Event{Seq: seq, Timestamp: state.FormatTime(at), Type: state.EventUsage, SessionID: id, TurnID: fmt.Sprintf("t%d", turn),
-				Used: &used, Size: &size, Cost: &state.Cost{Amount: float64(turn) / 1000, Currency: "USD"}}
+			e := eventlog.Event{Seq: seq, Timestamp: eventlog.FormatTime(at), Type: eventlog.EventUsage, SessionID: id, TurnID: fmt.Sprintf("t%d", turn),
+				Used: &used, Size: &size, Cost: &eventlog.Cost{Amount: float64(turn) / 1000, Currency: "USD"}}
 			s.AccountUsage(&e, s.ResumeToken)
 			b, _ := json.Marshal(e)
 			log.Write(append(b, '\n'))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/config"
 )
 
 // runIn runs kandev in-process against home and returns its exit code,
@@ -117,7 +117,7 @@ func TestConfig_AWrongNameSaysTheFileTheKeyAndTheValidValues(t *testing.T) {
 func TestStart_DefaultAgentNoticeEscapesAConfiguredAgentName(t *testing.T) {
 	var stderr bytes.Buffer
 	env := &Env{G: &Globals{}, Out: &Output{Out: &bytes.Buffer{}, Err: &stderr}}
-	cfg := &state.Config{Agents: map[string]state.AgentProfile{"evil\x1b[31m": {Command: []string{"sh"}}}}
+	cfg := &config.Config{Agents: map[string]config.AgentProfile{"evil\x1b[31m": {Command: []string{"sh"}}}}
 	if got := (&StartCmd{}).agent(env, cfg); got != "demo" {
 		t.Fatalf("agent %q, want demo", got)
 	}

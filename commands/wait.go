@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp/owner"
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/watch"
+	"github.com/kandev/kandev/verdict"
 )
 
 // WaitCmd is kandev wait.
@@ -23,10 +24,10 @@ func (c *WaitCmd) Help() string {
 }
 
 var knownBadges = map[string]bool{
-	state.BadgeDone: true, state.BadgeFailed: true, state.BadgeCancelled: true, state.BadgePaused: true,
-	state.BadgeNeedsResume: true, state.BadgeWaitingForPermission: true, state.BadgeRunning: true,
-	state.BadgeStopped: true, state.BadgeIdle: true, state.BadgeUnknown: true,
-	state.BadgeWaitingForLimit: true,
+	verdict.BadgeDone: true, verdict.BadgeFailed: true, verdict.BadgeCancelled: true, verdict.BadgePaused: true,
+	verdict.BadgeNeedsResume: true, verdict.BadgeWaitingForPermission: true, verdict.BadgeRunning: true,
+	verdict.BadgeStopped: true, verdict.BadgeIdle: true, verdict.BadgeUnknown: true,
+	verdict.BadgeWaitingForLimit: true,
 }
 
 // Run blocks until the session's badge is one of --until, waking when its
@@ -51,7 +52,7 @@ func (c *WaitCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	changes := state.WatchFiles(h.RecordPath(id), h.LogPath(id), h.InboxPath(id))
+	changes := watch.WatchFiles(h.RecordPath(id), h.LogPath(id), h.InboxPath(id))
 	defer changes.Close()
 	var deadline time.Time
 	if c.Timeout > 0 {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/config"
 )
 
 // RelayDir is where session id's relay keeps its socket, its state and the
@@ -32,14 +32,14 @@ const helloTimeout = 15 * time.Second
 // container: it finds the container by its labels and attaches to the
 // agent that runs there, starts a stopped one again (a new agent: the
 // owner restores the conversation), or creates one.
-func Launcher(cfg state.RuntimeConfig, homeDir string) acp.Launcher {
+func Launcher(cfg config.RuntimeConfig, homeDir string) acp.Launcher {
 	return func(spec acp.LaunchSpec) (acp.Transport, error) {
 		return Launch(context.Background(), cfg, homeDir, spec)
 	}
 }
 
 // Launch is Launcher's work for one launch.
-func Launch(ctx context.Context, cfg state.RuntimeConfig, homeDir string, spec acp.LaunchSpec) (*Agent, error) {
+func Launch(ctx context.Context, cfg config.RuntimeConfig, homeDir string, spec acp.LaunchSpec) (*Agent, error) {
 	eng, err := FindEngine(cfg.Engine)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func Launch(ctx context.Context, cfg state.RuntimeConfig, homeDir string, spec a
 // runSpec is the container of spec: the agent's command with this kandev
 // binary at its path inside, only the session's cwd and the configured
 // mounts, and only the environment the profile names.
-func runSpec(cfg state.RuntimeConfig, home, dir string, spec acp.LaunchSpec) RunSpec {
+func runSpec(cfg config.RuntimeConfig, home, dir string, spec acp.LaunchSpec) RunSpec {
 	self, _ := os.Executable()
 	exe := self
 	if p, err := filepath.EvalSymlinks(self); err == nil {
@@ -299,7 +299,7 @@ func (a *Agent) Ack(lines int64) {
 
 // RemoveSessions removes the containers of sessions ids and their relay
 // directories (kandev prune): the ids whose container was removed.
-func RemoveSessions(ctx context.Context, cfg state.RuntimeConfig, homeDir string, ids []string) ([]string, error) {
+func RemoveSessions(ctx context.Context, cfg config.RuntimeConfig, homeDir string, ids []string) ([]string, error) {
 	eng, err := FindEngine(cfg.Engine)
 	if err != nil {
 		return nil, err
@@ -323,7 +323,7 @@ func RemoveSessions(ctx context.Context, cfg state.RuntimeConfig, homeDir string
 }
 
 // Of is session id's container (nil: none), for status and doctor.
-func Of(ctx context.Context, cfg state.RuntimeConfig, homeDir, id string) (*Container, error) {
+func Of(ctx context.Context, cfg config.RuntimeConfig, homeDir, id string) (*Container, error) {
 	eng, err := FindEngine(cfg.Engine)
 	if err != nil {
 		return nil, err
@@ -332,7 +332,7 @@ func Of(ctx context.Context, cfg state.RuntimeConfig, homeDir, id string) (*Cont
 }
 
 // All are every container of the home (kandev doctor).
-func All(ctx context.Context, cfg state.RuntimeConfig, homeDir string) ([]Container, error) {
+func All(ctx context.Context, cfg config.RuntimeConfig, homeDir string) ([]Container, error) {
 	eng, err := FindEngine(cfg.Engine)
 	if err != nil {
 		return nil, err
@@ -345,7 +345,7 @@ var ErrNotRunning = errors.New("container not running")
 
 // StopSession stops session id's container when it runs (kandev close of
 // a session no owner runs); ErrNotRunning when it does not.
-func StopSession(ctx context.Context, cfg state.RuntimeConfig, homeDir, id string) error {
+func StopSession(ctx context.Context, cfg config.RuntimeConfig, homeDir, id string) error {
 	eng, err := FindEngine(cfg.Engine)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // currentAgents are demo agents that speak as ACP 1.x agents do.
@@ -40,7 +40,7 @@ func TestSetup_ModelEffortAndABooleanOfferedOnlyAsConfigOptions(t *testing.T) {
 	if !strings.Contains(r.stdout, want) {
 		t.Fatalf("the agent does not run with the model, effort and fast given as options: %s", r)
 	}
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		if m.Kind == "setup_not_offered" {
 			t.Fatalf("what the agent offers as options was not taken: %s", m.Summary)
 		}
@@ -76,8 +76,8 @@ func TestSetup_AValueTheAgentDoesNotOfferSaysWhatItOffersAndStatusShowsWhatRuns(
 	if n := strings.Count(r.stderr, "warning:"); n != 1 {
 		t.Fatalf("want one warning line, got %d: %s", n, r.stderr)
 	}
-	var marks []state.Event
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	var marks []eventlog.Event
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		if m.Kind == "setup_not_offered" {
 			marks = append(marks, m)
 		}
@@ -197,7 +197,7 @@ func TestClose_AWarmOwnerThatEndsClosesTheAgentsSessionWhereTheAgentOffersIt(t *
 	if n := w.demoClosed(nc); n != 0 {
 		t.Fatalf("session/close sent to an agent that does not offer it (%d)", n)
 	}
-	for _, m := range ofType(w.events(nc), state.EventMarker) {
+	for _, m := range ofType(w.events(nc), eventlog.EventMarker) {
 		t.Fatalf("a marker about the close: %s", m.Summary)
 	}
 }

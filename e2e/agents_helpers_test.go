@@ -16,7 +16,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // npmInstall installs pkgs (name@version) into dir unless installed says
@@ -49,13 +49,13 @@ func npmInstall(dir string, installed func() bool, pkgs ...string) string {
 }
 
 // eventsSoFar reads the log of a session that may still be written to.
-func (w *world) eventsSoFar(id string) []state.Event {
-	evs, _, _ := state.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
+func (w *world) eventsSoFar(id string) []eventlog.Event {
+	evs, _, _ := eventlog.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
 	return evs
 }
 
 // waitForEvents polls the session's log until ok holds (60 s at most).
-func (w *world) waitForEvents(id, what string, ok func([]state.Event) bool) []state.Event {
+func (w *world) waitForEvents(id, what string, ok func([]eventlog.Event) bool) []eventlog.Event {
 	w.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {

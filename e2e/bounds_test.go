@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -44,9 +45,9 @@ func (w *world) runWithin(d time.Duration, stdin string, args ...string) result 
 	return result{out.String(), errb.String(), code}
 }
 
-func markersOf(evs []state.Event, kind string) []state.Event {
-	var out []state.Event
-	for _, e := range ofType(evs, state.EventMarker) {
+func markersOf(evs []eventlog.Event, kind string) []eventlog.Event {
+	var out []eventlog.Event
+	for _, e := range ofType(evs, eventlog.EventMarker) {
 		if e.Kind == kind {
 			out = append(out, e)
 		}
@@ -91,7 +92,7 @@ func TestNotify_AFailingHookIsOneWarningMarkerPerKindAndOwner(t *testing.T) {
 			for _, word := range []string{"ONE", "TWO", "THREE"} {
 				w.mustRun("prompt", id, "/say "+word)
 			}
-			var marks []state.Event
+			var marks []eventlog.Event
 			waitFor(t, 20*time.Second, "a notify_failed marker", func() bool {
 				marks = markersOf(w.eventsSoFar(id), "notify_failed")
 				return len(marks) > 0
@@ -148,7 +149,7 @@ func TestInputs_APromptOverItsLimitIsRefusedBeforeTheAgentSeesIt(t *testing.T) {
 		t.Fatalf("a refused prompt wrote %d events", n-before)
 	}
 	for _, e := range w.events(warm)[warmBefore:] {
-		if e.Type == state.EventTurnStarted || len(e.Content) > 1<<20 {
+		if e.Type == eventlog.EventTurnStarted || len(e.Content) > 1<<20 {
 			t.Fatalf("a refused queued prompt reached the log: %s %s", e.Type, e.TurnID)
 		}
 	}
@@ -176,7 +177,7 @@ func TestEditor_APromptOverItsLimitIsAnErrorAndTheNextOneRuns(t *testing.T) {
 		t.Fatalf("the 2 MiB prompt was answered %s, want an error naming the limit", mustJSON(got["3"]))
 	}
 	evs := w.events(created.SessionID)
-	if n := len(ofType(evs, state.EventTurnStarted)); n != 1 || !strings.Contains(agentText(evs, ""), "AFTER") {
+	if n := len(ofType(evs, eventlog.EventTurnStarted)); n != 1 || !strings.Contains(agentText(evs, ""), "AFTER") {
 		t.Fatalf("%d turns in the log, want only the prompt after the refused one", n)
 	}
 }
@@ -228,7 +229,7 @@ func TestSetup_TheMarkerAboutUnsetVariablesIsWhole(t *testing.T) {
 	if r.code != 0 {
 		t.Fatal(r)
 	}
-	var unset []state.Event
+	var unset []eventlog.Event
 	for _, m := range markersOf(w.events(id), "setup_not_offered") {
 		if strings.Contains(m.Summary, "not set") {
 			unset = append(unset, m)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -77,12 +78,12 @@ func (r *chatAgent) killOwnerMidTurnThenResume(t *testing.T, slowPrompt, wantRes
 	all := r.events(id)
 	assertNoSeqGap(t, all)
 	evs := all[killedAt:]
-	if starts := ofType(evs, state.EventAgentStarted); len(starts) != 1 || starts[0].Restore != wantRestore {
+	if starts := ofType(evs, eventlog.EventAgentStarted); len(starts) != 1 || starts[0].Restore != wantRestore {
 		t.Errorf("agent_started after the kill: %+v, want restore %s", starts, wantRestore)
 	}
-	var continuations []state.Event
-	for _, e := range ofType(evs, state.EventTurnStarted) {
-		if e.Source == state.SourceContinuation {
+	var continuations []eventlog.Event
+	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
+		if e.Source == eventlog.SourceContinuation {
 			continuations = append(continuations, e)
 		}
 	}
@@ -119,7 +120,7 @@ func (r *chatAgent) killOwnerMidTurnThenResume(t *testing.T, slowPrompt, wantRes
 		t.Fatalf("second resume: %s", res)
 	}
 	r.assertNoAgentSurvives(id, "the second resume exited")
-	if n := len(ofType(r.events(id), state.EventTurnStarted)) - len(ofType(all, state.EventTurnStarted)); n != 0 {
+	if n := len(ofType(r.events(id), eventlog.EventTurnStarted)) - len(ofType(all, eventlog.EventTurnStarted)); n != 0 {
 		t.Fatalf("the second resume started %d turns", n)
 	}
 	if n := len(r.fake.turns()); n != len(turns) {
@@ -150,7 +151,7 @@ func (r *chatAgent) cancelSlowTurnFromAnotherProcess(t *testing.T, slowPrompt st
 	r.assertNoAgentSurvives(id, "the cancelled prompt exited")
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	ended := ofType(evs, state.EventTurnEnded)
+	ended := ofType(evs, eventlog.EventTurnEnded)
 	if len(ended) == 0 || ended[len(ended)-1].StopReason != "cancelled" {
 		t.Fatalf("turn_ended events: %+v", ended)
 	}
@@ -171,7 +172,7 @@ func (r *chatAgent) cancelSlowTurnFromAnotherProcess(t *testing.T, slowPrompt st
 // command ran exactly when allowed, that the log holds one permission
 // request and its answer for one tool call, and that call's one result
 // with status. It returns the session, its log and the tool call.
-func (r *chatAgent) startToolTurn(t *testing.T, mode, toolWord string, allowed bool, status string) (string, []state.Event, string) {
+func (r *chatAgent) startToolTurn(t *testing.T, mode, toolWord string, allowed bool, status string) (string, []eventlog.Event, string) {
 	id, res := r.start("--agent", r.name, "--permissions", mode, "please "+toolWord+" now")
 	if res.code != 0 {
 		t.Fatalf("start: %s", res)
@@ -183,7 +184,7 @@ func (r *chatAgent) startToolTurn(t *testing.T, mode, toolWord string, allowed b
 	}
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	asked, resolved := ofType(evs, state.EventPermissionRequest), ofType(evs, state.EventPermissionResolved)
+	asked, resolved := ofType(evs, eventlog.EventPermissionRequest), ofType(evs, eventlog.EventPermissionResolved)
 	if len(asked) != 1 || len(resolved) != 1 || !strings.Contains(string(resolved[0].Data), fmt.Sprintf(`"allowed":%v`, allowed)) {
 		t.Fatalf("permission events: %+v %+v", asked, resolved)
 	}
@@ -191,7 +192,7 @@ func (r *chatAgent) startToolTurn(t *testing.T, mode, toolWord string, allowed b
 	if call == "" || resolved[0].ToolCallID != call {
 		t.Fatalf("permission request and answer name different tool calls: %q, %q", call, resolved[0].ToolCallID)
 	}
-	results := ofType(evs, state.EventToolResult)
+	results := ofType(evs, eventlog.EventToolResult)
 	if len(results) != 1 || results[0].ToolCallID != call || results[0].ToolStatus != status {
 		t.Fatalf("tool_result events: %+v", results)
 	}

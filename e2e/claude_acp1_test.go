@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // loopSince are the agent loop's model requests after the first n.
@@ -30,7 +30,7 @@ func TestClaude_ModelEffortAndFastOptionsReachTheModelRequest(t *testing.T) {
 	r := newClaudeRig(t)
 	id, res := r.start("--agent", "claude", "--model", "opus", "--set", "effort=high", "--set", "fast=on", "hello with options")
 	mustOK(t, res)
-	for _, m := range ofType(r.events(id), state.EventMarker) {
+	for _, m := range ofType(r.events(id), eventlog.EventMarker) {
 		if m.Kind == "setup_not_offered" {
 			t.Fatalf("Claude did not take what it offers: %s", m.Summary)
 		}
@@ -56,7 +56,7 @@ func TestClaude_ModelEffortAndFastOptionsReachTheModelRequest(t *testing.T) {
 			t.Fatalf("after kandev set, request %d: model %q, effort %q, speed %q; want sonnet, low, not fast", i+1, q.Body.Model, q.Body.OutputConfig.Effort, q.Body.Speed)
 		}
 	}
-	if starts := ofType(r.events(id), state.EventAgentStarted); len(starts) != 2 {
+	if starts := ofType(r.events(id), eventlog.EventAgentStarted); len(starts) != 2 {
 		t.Fatalf("agent starts: %+v", starts)
 	}
 }
@@ -72,7 +72,7 @@ func TestClaude_ItsTitleNamesTheSessionUnlessThePersonGaveOne(t *testing.T) {
 	mustOK(t, res)
 	// The agent sent its title for this session too; the person's stays.
 	waitFor(t, 20*time.Second, "Claude's title update for the named session", func() bool {
-		return slices.ContainsFunc(ofType(r.events(named), state.EventAgentUpdate), func(e state.Event) bool {
+		return slices.ContainsFunc(ofType(r.events(named), eventlog.EventAgentUpdate), func(e eventlog.Event) bool {
 			return strings.Contains(string(e.Data), "session_info_update") && strings.Contains(string(e.Data), "Login bug triage")
 		})
 	})

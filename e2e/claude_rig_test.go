@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 const (
@@ -226,7 +226,7 @@ func (r *claudeRig) assertNoAgentSurvives(after string) {
 // logTimings reports, for one kandev command begun at began, how long the
 // agent took to be ready (launch to initialize and session ready), the turn,
 // and the agent's stop.
-func logTimings(t *testing.T, what string, began time.Time, total time.Duration, evs []state.Event) {
+func logTimings(t *testing.T, what string, began time.Time, total time.Duration, evs []eventlog.Event) {
 	t.Helper()
 	var ready, turnStart, turnEnd, exited time.Time
 	for _, e := range evs {
@@ -235,13 +235,13 @@ func logTimings(t *testing.T, what string, began time.Time, total time.Duration,
 			continue
 		}
 		switch e.Type {
-		case state.EventAgentStarted:
+		case eventlog.EventAgentStarted:
 			ready = at
-		case state.EventTurnStarted:
+		case eventlog.EventTurnStarted:
 			turnStart = at
-		case state.EventTurnEnded:
+		case eventlog.EventTurnEnded:
 			turnEnd = at
-		case state.EventAgentExited:
+		case eventlog.EventAgentExited:
 			exited = at
 		}
 	}

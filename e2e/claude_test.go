@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -100,9 +101,9 @@ func TestClaude_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testing
 	if starts := codexAgentStarts(evs); len(starts) != 1 || starts[0].Restore != "resume" {
 		t.Errorf("agent_started after the kill: %+v", starts)
 	}
-	var continuations []state.Event
-	for _, e := range ofType(evs, state.EventTurnStarted) {
-		if e.Source == state.SourceContinuation {
+	var continuations []eventlog.Event
+	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
+		if e.Source == eventlog.SourceContinuation {
 			continuations = append(continuations, e)
 		}
 	}
@@ -126,11 +127,11 @@ func TestClaude_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testing
 	}
 
 	// A second resume has nothing to continue: no turn, no model request.
-	turns := len(ofType(r.events(id), state.EventTurnStarted))
+	turns := len(ofType(r.events(id), eventlog.EventTurnStarted))
 	if res := r.run("resume", id); res.code != 0 {
 		t.Fatalf("second resume: %s", res)
 	}
-	if n := len(ofType(r.events(id), state.EventTurnStarted)); n != turns {
+	if n := len(ofType(r.events(id), eventlog.EventTurnStarted)); n != turns {
 		t.Fatalf("the second resume started %d turns", n-turns)
 	}
 	if n := len(r.requests()); n != len(reqs) {
@@ -161,7 +162,7 @@ func TestClaude_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T)
 	r.assertNoAgentSurvives("the cancelled prompt exited")
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	ended := ofType(evs, state.EventTurnEnded)
+	ended := ofType(evs, eventlog.EventTurnEnded)
 	if len(ended) == 0 || ended[len(ended)-1].StopReason != "cancelled" {
 		t.Fatalf("turn_ended events: %+v", ended)
 	}
@@ -200,7 +201,7 @@ func TestClaude_PermissionModeAnswersClaudesBashRequests(t *testing.T) {
 			}
 			evs := r.events(id)
 			assertNoSeqGap(t, evs)
-			asked, answered := ofType(evs, state.EventPermissionRequest), ofType(evs, state.EventPermissionResolved)
+			asked, answered := ofType(evs, eventlog.EventPermissionRequest), ofType(evs, eventlog.EventPermissionResolved)
 			if len(asked) != 1 || len(answered) != 1 || !strings.Contains(string(answered[0].Data), fmt.Sprintf(`"allowed":%v`, tc.allowed)) {
 				t.Fatalf("permission events: %+v %+v", asked, answered)
 			}
@@ -208,7 +209,7 @@ func TestClaude_PermissionModeAnswersClaudesBashRequests(t *testing.T) {
 			if call == "" || answered[0].ToolCallID != call {
 				t.Fatalf("permission request and answer name different tool calls: %q, %q", call, answered[0].ToolCallID)
 			}
-			results := ofType(evs, state.EventToolResult)
+			results := ofType(evs, eventlog.EventToolResult)
 			if len(results) == 0 || results[len(results)-1].ToolCallID != call || !strings.Contains(results[len(results)-1].Content, tc.result) {
 				t.Fatalf("tool_result events: %+v\nlog:\n%s", results, codexDump(evs))
 			}

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -225,14 +226,14 @@ func (r *codexRig) requests() []codexRequest {
 }
 
 // codexStreamingTurn holds when the turn for prompt has streamed agent text.
-func codexStreamingTurn(prompt string) func([]state.Event) bool {
-	return func(evs []state.Event) bool {
+func codexStreamingTurn(prompt string) func([]eventlog.Event) bool {
+	return func(evs []eventlog.Event) bool {
 		turn := ""
 		for _, e := range evs {
-			if e.Type == state.EventUserMessage && e.Content == prompt {
+			if e.Type == eventlog.EventUserMessage && e.Content == prompt {
 				turn = e.TurnID
 			}
-			if turn != "" && e.Type == state.EventAgentMessage && e.TurnID == turn {
+			if turn != "" && e.Type == eventlog.EventAgentMessage && e.TurnID == turn {
 				return true
 			}
 		}
@@ -248,7 +249,7 @@ func (r *codexRig) assertNoAgentSurvives(after string) {
 }
 
 // codexDump renders a log compactly for failure messages.
-func codexDump(evs []state.Event) string {
+func codexDump(evs []eventlog.Event) string {
 	var b strings.Builder
 	for _, e := range evs {
 		fmt.Fprintf(&b, "%d %s turn=%s %s %s %s %s\n", e.Seq, e.Type, e.TurnID, e.ToolCallID, e.ToolStatus, e.StopReason, strings.ReplaceAll(trimTo(e.Content+string(e.Data), 300), "\n", " "))
@@ -263,8 +264,8 @@ func trimTo(s string, n int) string {
 	return s
 }
 
-func codexAgentStarts(evs []state.Event) []state.Event {
-	return ofType(evs, state.EventAgentStarted)
+func codexAgentStarts(evs []eventlog.Event) []eventlog.Event {
+	return ofType(evs, eventlog.EventAgentStarted)
 }
 
 func TestCodex_PromptInANewProcessResumesTheCodexSessionWithItsContext(t *testing.T) {
@@ -370,28 +371,28 @@ func TestCodex_OwnerKilledMidStreamLeavesNoAgentAndResumeContinuesOnce(t *testin
 	// Repair appended a shutdown end to the killed turn; restore was native.
 	slowTurn := ""
 	for _, e := range all {
-		if e.Type == state.EventUserMessage && e.Content == codexSlowPrompt {
+		if e.Type == eventlog.EventUserMessage && e.Content == codexSlowPrompt {
 			slowTurn = e.TurnID
 		}
 	}
 	repaired := false
-	for _, e := range ofType(evs, state.EventTurnEnded) {
+	for _, e := range ofType(evs, eventlog.EventTurnEnded) {
 		repaired = repaired || e.TurnID == slowTurn && e.StopReason == "shutdown"
 	}
 	if !repaired {
-		t.Errorf("the killed turn %s got no turn_ended shutdown after resume: %+v", slowTurn, ofType(evs, state.EventTurnEnded))
+		t.Errorf("the killed turn %s got no turn_ended shutdown after resume: %+v", slowTurn, ofType(evs, eventlog.EventTurnEnded))
 	}
 	if starts := codexAgentStarts(evs); len(starts) != 1 || starts[0].Restore != "resume" {
 		t.Errorf("agent_started after the kill: %+v", starts)
 	}
-	var continuations []state.Event
-	for _, e := range ofType(evs, state.EventTurnStarted) {
-		if e.Source == state.SourceContinuation {
+	var continuations []eventlog.Event
+	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
+		if e.Source == eventlog.SourceContinuation {
 			continuations = append(continuations, e)
 		}
 	}
 	if len(continuations) != 1 {
-		t.Fatalf("resume sent %d continuation turns, want 1\n%s\nturns after the kill: %+v", len(continuations), res, ofType(evs, state.EventTurnStarted, state.EventTurnEnded))
+		t.Fatalf("resume sent %d continuation turns, want 1\n%s\nturns after the kill: %+v", len(continuations), res, ofType(evs, eventlog.EventTurnStarted, eventlog.EventTurnEnded))
 	}
 	if s := r.session(id); s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
 		t.Fatalf("record after the continuation: state %s, stop %q", s.State, s.StopReason)
@@ -441,7 +442,7 @@ func TestCodex_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T) 
 	r.assertNoAgentSurvives("the cancelled prompt exited")
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	ended := ofType(evs, state.EventTurnEnded)
+	ended := ofType(evs, eventlog.EventTurnEnded)
 	if len(ended) == 0 || ended[len(ended)-1].StopReason != "cancelled" {
 		t.Fatalf("turn_ended events: %+v", ended)
 	}
@@ -478,14 +479,14 @@ func TestCodex_PermissionModeAnswersCodexEscalationRequests(t *testing.T) {
 		}
 		evs := r.events(id)
 		assertNoSeqGap(t, evs)
-		reqs, resolved := ofType(evs, state.EventPermissionRequest), ofType(evs, state.EventPermissionResolved)
+		reqs, resolved := ofType(evs, eventlog.EventPermissionRequest), ofType(evs, eventlog.EventPermissionResolved)
 		if len(reqs) != 1 || len(resolved) != 1 || !strings.Contains(string(resolved[0].Data), `"allowed":true`) {
 			t.Fatalf("permission events: %+v %+v", reqs, resolved)
 		}
 		if reqs[0].ToolCallID == "" || resolved[0].ToolCallID != reqs[0].ToolCallID {
 			t.Fatalf("permission request and answer name different tool calls: %q, %q", reqs[0].ToolCallID, resolved[0].ToolCallID)
 		}
-		calls, results := ofType(evs, state.EventToolCall), ofType(evs, state.EventToolResult)
+		calls, results := ofType(evs, eventlog.EventToolCall), ofType(evs, eventlog.EventToolResult)
 		if len(calls) == 0 || calls[0].ToolCallID != reqs[0].ToolCallID || !strings.Contains(string(calls[0].Input), "tool-proof.txt") {
 			t.Fatalf("tool_call events: %+v", calls)
 		}
@@ -528,7 +529,7 @@ func TestCodex_PermissionModeAnswersCodexEscalationRequests(t *testing.T) {
 			t.Fatal("the command ran although permission was denied")
 		}
 		evs := r.events(id)
-		resolved := ofType(evs, state.EventPermissionResolved)
+		resolved := ofType(evs, eventlog.EventPermissionResolved)
 		if len(resolved) != 1 || !strings.Contains(string(resolved[0].Data), `"allowed":false`) {
 			t.Fatalf("permission answers: %+v", resolved)
 		}
@@ -572,7 +573,7 @@ func TestCodex_NeverPromptedSessionFallsBackToANewCodexSession(t *testing.T) {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
 	warned := false
-	for _, m := range ofType(evs, state.EventMarker) {
+	for _, m := range ofType(evs, eventlog.EventMarker) {
 		warned = warned || m.Severity == "warning"
 	}
 	if !warned {

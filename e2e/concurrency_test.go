@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -70,7 +71,7 @@ func TestPrompt_FiftyConcurrentPromptsOneOwnerEachPrintsItsOwnTurn(t *testing.T)
 	}
 	evs := w.events(id)
 	assertNoSeqGap(t, evs)
-	turns := ofType(evs, state.EventTurnStarted)
+	turns := ofType(evs, eventlog.EventTurnStarted)
 	if len(turns) != n {
 		t.Fatalf("%d turns, want %d", len(turns), n)
 	}
@@ -83,10 +84,10 @@ func TestPrompt_FiftyConcurrentPromptsOneOwnerEachPrintsItsOwnTurn(t *testing.T)
 	}
 	var servedOrder []string
 	for _, tr := range turns {
-		if tr.Source == state.SourceQueued {
+		if tr.Source == eventlog.SourceQueued {
 			servedOrder = append(servedOrder, tr.InputID)
 		}
-		users := ofType(evs, state.EventUserMessage)
+		users := ofType(evs, eventlog.EventUserMessage)
 		_ = users
 	}
 	if strings.Join(servedOrder, ",") != strings.Join(queuedOrder, ",") {
@@ -95,7 +96,7 @@ func TestPrompt_FiftyConcurrentPromptsOneOwnerEachPrintsItsOwnTurn(t *testing.T)
 	for _, tr := range turns {
 		var user, text string
 		for _, e := range evs {
-			if e.TurnID == tr.TurnID && e.Type == state.EventUserMessage {
+			if e.TurnID == tr.TurnID && e.Type == eventlog.EventUserMessage {
 				user = e.Content
 			}
 		}
@@ -231,7 +232,7 @@ func TestInbox_OwnerKilledWithQueuedInputsTheNextOwnerServesThemInOrderOnce(t *t
 	evs := w.events(id)
 	assertNoSeqGap(t, evs)
 	var order []string
-	for _, tr := range ofType(evs, state.EventTurnStarted) {
+	for _, tr := range ofType(evs, eventlog.EventTurnStarted) {
 		order = append(order, tr.Source)
 	}
 	want := "user continuation queued queued queued"
@@ -244,7 +245,7 @@ func TestInbox_OwnerKilledWithQueuedInputsTheNextOwnerServesThemInOrderOnce(t *t
 	}
 	// A second resume serves nothing again.
 	w.mustRun("resume", id)
-	if got := len(ofType(w.events(id), state.EventTurnStarted)); got != 5 {
+	if got := len(ofType(w.events(id), eventlog.EventTurnStarted)); got != 5 {
 		t.Fatalf("%d turns after a second resume", got)
 	}
 }
@@ -294,7 +295,7 @@ func TestEvents_FollowPrintsEveryEventOnceAndEndsWithTheOwner(t *testing.T) {
 	evs := w.events(id)
 	seen := map[int64]int{}
 	for _, l := range lines[:len(lines)-1] {
-		var e state.Event
+		var e eventlog.Event
 		decodeJSON(t, l, &e)
 		seen[e.Seq]++
 	}
@@ -310,7 +311,7 @@ func TestEvents_FollowPrintsEveryEventOnceAndEndsWithTheOwner(t *testing.T) {
 	mid := evs[len(evs)/2].Seq
 	outb, _ = exec.Command(kandevBin, "--home", w.home, "--json", "events", id, "--follow", "--since", fmt.Sprint(mid)).Output()
 	lines = strings.Split(strings.TrimSpace(string(outb)), "\n")
-	var first state.Event
+	var first eventlog.Event
 	decodeJSON(t, lines[0], &first)
 	if first.Seq != mid+1 || len(lines)-1 != len(evs)-int(mid) {
 		t.Fatalf("--since %d started at %d with %d events", mid, first.Seq, len(lines)-1)

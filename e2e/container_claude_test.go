@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // Claude's current adapter in a container of the host's root (node and the
@@ -80,11 +80,11 @@ func TestContainer_ClaudesTurnSurvivesEveryKandevKilledAndEndsInTheSameProcess(t
 	}
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+	if m := ofType(evs, eventlog.EventMarker); len(m) > 0 {
 		t.Fatalf("markers after the reattach: %+v", m)
 	}
-	for _, e := range ofType(evs, state.EventTurnEnded) {
-		if e.StopReason != state.StopEndTurn {
+	for _, e := range ofType(evs, eventlog.EventTurnEnded) {
+		if e.StopReason != eventlog.StopEndTurn {
 			t.Fatalf("turn %s ended %q", e.TurnID, e.StopReason)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // The container runtime's tests (docs/containers.md) run the demo agent in
@@ -128,7 +128,7 @@ func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
 
 	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 2500\n/say done sleeping")
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
-		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
 	})
 	if n := killHostKandevs(t); n < 2 {
 		t.Fatalf("killed %d kandev processes, want the command and its detached owner", n)
@@ -150,7 +150,7 @@ func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
 	evs := w.events(id)
 	assertNoSeqGap(t, evs)
 	var starts []string
-	for _, e := range ofType(evs, state.EventTurnStarted) {
+	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
 		starts = append(starts, e.TurnID+":"+e.Source)
 	}
 	if strings.Join(starts, " ") != "t1:initial t2:user t3:user" && strings.Join(starts, " ") != "t1:initial t2:queued t3:user" {
@@ -159,20 +159,20 @@ func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
 	if got := agentText(evs, "t2"); !strings.Contains(got, "done sleeping") {
 		t.Fatalf("turn t2's answer %q lacks what the agent wrote after the kill", got)
 	}
-	for _, e := range ofType(evs, state.EventTurnEnded) {
-		if e.TurnID == "t2" && e.StopReason != state.StopEndTurn {
+	for _, e := range ofType(evs, eventlog.EventTurnEnded) {
+		if e.TurnID == "t2" && e.StopReason != eventlog.StopEndTurn {
 			t.Fatalf("turn t2 ended %q, want end_turn (not repaired)", e.StopReason)
 		}
 	}
-	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+	if m := ofType(evs, eventlog.EventMarker); len(m) > 0 {
 		t.Fatalf("markers after a reattach (repair, recovery, continuation?): %+v", m)
 	}
 	reattached := false
-	for _, e := range ofType(evs, state.EventAgentStarted) {
+	for _, e := range ofType(evs, eventlog.EventAgentStarted) {
 		reattached = reattached || e.Restore == "reattach"
 	}
 	if !reattached {
-		t.Fatalf("no agent_started with restore reattach: %+v", ofType(evs, state.EventAgentStarted))
+		t.Fatalf("no agent_started with restore reattach: %+v", ofType(evs, eventlog.EventAgentStarted))
 	}
 	// linger 0: the command's owner stopped the container when it ended.
 	if _, st := containerOf(t, id); st == "running" {
@@ -203,7 +203,7 @@ func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *test
 	if _, s := w.relayAgent(id); s == started {
 		t.Fatalf("the relay was not started again")
 	}
-	last := ofType(w.events(id), state.EventAgentStarted)
+	last := ofType(w.events(id), eventlog.EventAgentStarted)
 	if got := last[len(last)-1].Restore; got != "resume" && got != "load" {
 		t.Fatalf("restored by %q, want the ladder (resume or load)", got)
 	}
@@ -325,7 +325,7 @@ func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testi
 	notes := filepath.Join(w.cwd, "notes.txt")
 	cmd, _ := w.background("--permissions", "approve-all", "prompt", id, "--linger", "60", "/sleep 1200\n/write "+notes+" written-in-the-container")
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
-		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
 	})
 	killHostKandevs(t)
 	_ = cmd.Wait()
@@ -339,10 +339,10 @@ func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testi
 		t.Fatalf("notes.txt = %q, %v: the pending write was not answered on reattach", b, err)
 	}
 	evs := w.events(id)
-	if len(ofType(evs, state.EventPermissionResolved)) != 1 {
-		t.Fatalf("permission_resolved: %+v", ofType(evs, state.EventPermissionResolved))
+	if len(ofType(evs, eventlog.EventPermissionResolved)) != 1 {
+		t.Fatalf("permission_resolved: %+v", ofType(evs, eventlog.EventPermissionResolved))
 	}
-	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+	if m := ofType(evs, eventlog.EventMarker); len(m) > 0 {
 		t.Fatalf("markers after a reattach: %+v", m)
 	}
 }
@@ -370,7 +370,7 @@ func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T)
 	removeContainerAtEnd(t, id)
 	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 1500\n/say over ssh")
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
-		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
 	})
 	killHostKandevs(t)
 	_ = cmd.Wait()
@@ -379,7 +379,7 @@ func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T)
 	if !strings.Contains(agentText(evs, "t2"), "over ssh") || !strings.Contains(r.stdout, "LIME") {
 		t.Fatalf("the reattach over ssh lost the turn or the conversation: %s\n%+v", r, evs)
 	}
-	if m := ofType(evs, state.EventMarker); len(m) > 0 {
+	if m := ofType(evs, eventlog.EventMarker); len(m) > 0 {
 		t.Fatalf("markers after a reattach over ssh: %+v", m)
 	}
 }
@@ -412,7 +412,7 @@ func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
 	removeContainerAtEnd(t, id)
 	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 5000")
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
-		return len(ofType(w.events(id), state.EventPromptSent)) == 2
+		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
 	})
 	killHostKandevs(t)
 	_ = cmd.Wait()
@@ -420,7 +420,7 @@ func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
 	if _, st := containerOf(t, id); st == "running" {
 		t.Fatalf("the container still runs its turn after kandev stop")
 	}
-	if s := w.session(id); s.StopReason != state.StopUserCanceled || s.CurrentTurn != "" {
+	if s := w.session(id); s.StopReason != eventlog.StopUserCanceled || s.CurrentTurn != "" {
 		t.Fatalf("after stop: stop_reason %q, current turn %q", s.StopReason, s.CurrentTurn)
 	}
 	r = w.mustRun("prompt", id, "--linger", "0", "hello again")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -43,7 +44,7 @@ func TestCopilot_PromptInANewProcessLoadsTheCopilotSessionWithItsContext(t *test
 
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	starts := ofType(evs, state.EventAgentStarted)
+	starts := ofType(evs, eventlog.EventAgentStarted)
 	if len(starts) != 2 || starts[0].Restore != "new" || starts[1].Restore != "load" || starts[1].FallbackReason != "" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
@@ -85,11 +86,11 @@ func TestCopilot_NeverPromptedSessionFallsBackToAFreshCopilotSession(t *testing.
 	// Copilot stores a session only once it has a turn: the load fails with
 	// "not found" and kandev opens a fresh session, saying so.
 	evs := r.events(id)
-	starts := ofType(evs, state.EventAgentStarted)
+	starts := ofType(evs, eventlog.EventAgentStarted)
 	if len(starts) != 2 || starts[1].Restore != "new" || !strings.Contains(starts[1].FallbackReason, "session/load: -32002") {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
-	if m := ofType(evs, state.EventMarker); len(m) != 1 || m[0].Kind != "resume_failed" || !strings.Contains(m[0].Summary, "no history") {
+	if m := ofType(evs, eventlog.EventMarker); len(m) != 1 || m[0].Kind != "resume_failed" || !strings.Contains(m[0].Summary, "no history") {
 		t.Fatalf("markers: %+v", m)
 	}
 	if s := r.session(id); s.ResumeToken == token || s.StopReason != "end_turn" {

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
 // killAt runs kandev with --json and SIGKILLs it as soon as trigger accepts a
 // printed event line (or after timeout). It returns the events kandev had
 // printed, i.e. acknowledged, before it died.
-func (w *world) killAt(trigger func(e state.Event) bool, timeout time.Duration, args ...string) []state.Event {
+func (w *world) killAt(trigger func(e eventlog.Event) bool, timeout time.Duration, args ...string) []eventlog.Event {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -28,14 +29,14 @@ func (w *world) killAt(trigger func(e state.Event) bool, timeout time.Duration, 
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}
-	var printed []state.Event
+	var printed []eventlog.Event
 	killed := make(chan struct{})
 	timer := time.AfterFunc(timeout, func() { cmd.Process.Signal(syscall.SIGKILL) })
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
 		for sc.Scan() {
-			var e state.Event
+			var e eventlog.Event
 			if json.Unmarshal(sc.Bytes(), &e) != nil || e.Seq == 0 {
 				continue
 			}
@@ -55,9 +56,9 @@ func (w *world) killAt(trigger func(e state.Event) bool, timeout time.Duration, 
 }
 
 // assertAcknowledgedKept checks every printed event is in the log unchanged.
-func assertAcknowledgedKept(t *testing.T, printed, logged []state.Event) {
+func assertAcknowledgedKept(t *testing.T, printed, logged []eventlog.Event) {
 	t.Helper()
-	bySeq := map[int64]state.Event{}
+	bySeq := map[int64]eventlog.Event{}
 	for _, e := range logged {
 		bySeq[e.Seq] = e
 	}
@@ -69,18 +70,18 @@ func assertAcknowledgedKept(t *testing.T, printed, logged []state.Event) {
 	}
 }
 
-func continuations(evs []state.Event) int {
+func continuations(evs []eventlog.Event) int {
 	n := 0
 	for _, e := range evs {
-		if e.Type == state.EventTurnStarted && e.Source == state.SourceContinuation {
+		if e.Type == eventlog.EventTurnStarted && e.Source == eventlog.SourceContinuation {
 			n++
 		}
 	}
 	return n
 }
 
-func isType(typ string) func(state.Event) bool {
-	return func(e state.Event) bool { return e.Type == typ }
+func isType(typ string) func(eventlog.Event) bool {
+	return func(e eventlog.Event) bool { return e.Type == typ }
 }
 
 func TestCrash_KilledAtChosenPointsThenResumed(t *testing.T) {
@@ -88,16 +89,16 @@ func TestCrash_KilledAtChosenPointsThenResumed(t *testing.T) {
 		name         string
 		agent        string
 		prompt       string
-		trigger      func(state.Event) bool
+		trigger      func(eventlog.Event) bool
 		interrupted  bool
 		unknownTools int
 	}{
-		{"mid-stream", "slow", "/say one two three four five six seven eight", isType(state.EventAgentMessage), true, 0},
-		{"during a tool call", "slow", "/read notes.txt", isType(state.EventToolCall), true, 1},
-		{"during a sleep", "demo", "/say start\n/sleep 5000", isType(state.EventAgentMessage), true, 0},
-		{"right after turn_ended", "demo", "/say done quickly", isType(state.EventTurnEnded), false, 0},
+		{"mid-stream", "slow", "/say one two three four five six seven eight", isType(eventlog.EventAgentMessage), true, 0},
+		{"during a tool call", "slow", "/read notes.txt", isType(eventlog.EventToolCall), true, 1},
+		{"during a sleep", "demo", "/say start\n/sleep 5000", isType(eventlog.EventAgentMessage), true, 0},
+		{"right after turn_ended", "demo", "/say done quickly", isType(eventlog.EventTurnEnded), false, 0},
 		// Killed before the agent answered initialize: no turn began, nothing to continue.
-		{"during initialize", "slowstart", "/say hi", func(state.Event) bool { return false }, false, 0},
+		{"during initialize", "slowstart", "/say hi", func(eventlog.Event) bool { return false }, false, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ command = ["` + slowStart + `"]
 				t.Fatalf("%d continuations, want %d", n, want)
 			}
 			unknown := 0
-			for _, e := range ofType(evs, state.EventToolResult) {
+			for _, e := range ofType(evs, eventlog.EventToolResult) {
 				if e.ToolStatus == "unknown" {
 					unknown++
 				}
@@ -162,7 +163,7 @@ command = ["` + slowStart + `"]
 				t.Fatalf("%d unknown-outcome tool results, want %d", unknown, tc.unknownTools)
 			}
 			if tc.interrupted {
-				ended := ofType(evs, state.EventTurnEnded)
+				ended := ofType(evs, eventlog.EventTurnEnded)
 				if len(ended) < 2 || ended[len(ended)-2].StopReason != "shutdown" {
 					t.Fatalf("interrupted turn not closed with shutdown: %+v", ended)
 				}
@@ -183,7 +184,7 @@ func TestCrash_InitialPromptKilledBeforeAcceptanceIsSentAgain(t *testing.T) {
 	w := newWorld(t)
 	slowStart := writeScript(t, "slow-start", "sleep 2\nexec "+kandevBin+" demo-agent\n")
 	w.config("[agents.slowstart]\ncommand = [\"" + slowStart + "\"]\n")
-	w.killAt(func(state.Event) bool { return false }, 700*time.Millisecond, "start", "--agent", "slowstart", "remember GUAVA")
+	w.killAt(func(eventlog.Event) bool { return false }, 700*time.Millisecond, "start", "--agent", "slowstart", "remember GUAVA")
 	h, _ := state.OpenHome(w.home)
 	all, _ := h.ListSessions()
 	if len(all) != 1 {
@@ -231,7 +232,7 @@ func TestCrash_BudgetPausesTheFourthContinuationWithinTheWindow(t *testing.T) {
 	w.config("[session.restart]\nmax_attempts = 3\nwindow_seconds = 15\n")
 	id, _ := w.start()
 	crash := func() {
-		w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+		w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
 	}
 	for i := 1; i <= 3; i++ {
 		crash()
@@ -272,13 +273,13 @@ func TestCrash_AutoContinueOffRepairsWithoutContinuing(t *testing.T) {
 	w := newWorld(t)
 	w.config("[session.restart]\nauto_continue = false\n")
 	id, _ := w.start()
-	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
 	w.mustRun("resume", id)
 	evs := w.events(id)
 	if continuations(evs) != 0 {
 		t.Fatal("continued although auto_continue is off")
 	}
-	ended := ofType(evs, state.EventTurnEnded)
+	ended := ofType(evs, eventlog.EventTurnEnded)
 	if ended[len(ended)-1].StopReason != "shutdown" {
 		t.Fatalf("not repaired: %+v", ended)
 	}
@@ -287,7 +288,7 @@ func TestCrash_AutoContinueOffRepairsWithoutContinuing(t *testing.T) {
 func TestCrash_StoppedSessionIsNeverContinued(t *testing.T) {
 	w := newWorld(t)
 	id, _ := w.start()
-	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
 	r := w.mustRun("stop", id)
 	if !strings.Contains(r.stdout, "stopped") {
 		t.Fatal(r)
@@ -302,7 +303,7 @@ func TestCrash_StoppedSessionIsNeverContinued(t *testing.T) {
 	if continuations(evs) != 0 {
 		t.Fatal("a stopped session was continued")
 	}
-	ended := ofType(evs, state.EventTurnEnded)
+	ended := ofType(evs, eventlog.EventTurnEnded)
 	if ended[len(ended)-1].StopReason != "user_canceled" {
 		t.Fatalf("stop reason %+v", ended[len(ended)-1])
 	}
@@ -311,7 +312,7 @@ func TestCrash_StoppedSessionIsNeverContinued(t *testing.T) {
 func TestRepair_IsIdempotentAndDryRunChangesNothing(t *testing.T) {
 	w := newWorld(t)
 	id, _ := w.start()
-	w.killAt(isType(state.EventToolCall), 10*time.Second, "prompt", id, "/read missing.txt\n/sleep 5000")
+	w.killAt(isType(eventlog.EventToolCall), 10*time.Second, "prompt", id, "/read missing.txt\n/sleep 5000")
 	path := filepath.Join(w.home, "sessions", id+".jsonl")
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"seq":999,"type":"tor`)
@@ -340,7 +341,7 @@ func TestRecover_ContinuesEveryInterruptedSessionOfTheWorkspace(t *testing.T) {
 	var ids []string
 	for i := 0; i < 2; i++ {
 		id, _ := w.start()
-		w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+		w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
 		ids = append(ids, id)
 	}
 	idle, _ := w.start()
@@ -380,7 +381,7 @@ func TestCrash_ChangedAgentCommandPausesTheContinuation(t *testing.T) {
 	w := newWorld(t)
 	w.config("[agents.mine]\ncommand = [\"" + kandevBin + "\", \"demo-agent\"]\n")
 	id, _ := w.start("--agent", "mine")
-	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
 	w.config("[agents.mine]\ncommand = [\"" + kandevBin + "\", \"demo-agent\", \"--no-load\"]\n")
 	r := w.run("resume", id)
 	if r.code != 5 || !strings.Contains(r.stderr, "command changed") {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
 
@@ -224,7 +226,7 @@ func dailyKillOwnerMidTurn(w *world, id, prompt string) {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() {
-		if s, err := dailyRecord(w.home, id); err == nil && s.AgentPID != 0 && state.ProcessAlive(s.AgentPID, s.AgentStart) {
+		if s, err := dailyRecord(w.home, id); err == nil && s.AgentPID != 0 && proc.ProcessAlive(s.AgentPID, s.AgentStart) {
 			kill(s.AgentPID, syscall.SIGKILL)
 		}
 	})
@@ -274,7 +276,7 @@ func TestDoctor_ReportsEachProblemWithTheCommandThatFixesIt(t *testing.T) {
 	sleeper.Start()
 	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
 	h.UpdateSession(orphaned, func(s *state.Session) error {
-		s.AgentPID, s.AgentStart = sleeper.Process.Pid, state.ProcessStart(sleeper.Process.Pid)
+		s.AgentPID, s.AgentStart = sleeper.Process.Pid, proc.ProcessStart(sleeper.Process.Pid)
 		return nil
 	})
 	// A record others can read, and one that is not JSON.
@@ -453,9 +455,9 @@ func dailySorted(s ...string) []string {
 
 // turnStartedInLog reports whether session id's log holds turn's turn_started.
 func turnStartedInLog(home, id, turn string) bool {
-	evs, _, _ := state.ReadAll(filepath.Join(home, "sessions", id+".jsonl"))
+	evs, _, _ := eventlog.ReadAll(filepath.Join(home, "sessions", id+".jsonl"))
 	for _, e := range evs {
-		if e.Type == state.EventTurnStarted && e.TurnID == turn {
+		if e.Type == eventlog.EventTurnStarted && e.TurnID == turn {
 			return true
 		}
 	}

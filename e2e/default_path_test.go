@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // The command a person types is the session wherever its owner runs: in
@@ -130,7 +130,7 @@ var defaultPathRules = []struct {
 		}
 		evs := w.events(id)
 		turn := lastTurn(evs)
-		if stop := turnEnd(evs, turn); stop != state.StopCancelled {
+		if stop := turnEnd(evs, turn); stop != eventlog.StopCancelled {
 			t.Fatalf("turn %s ended %q, want cancelled:\n%s", turn, stop, tm.screen())
 		}
 		time.Sleep(3500 * time.Millisecond) // past the sleep: a turn that ran on would say "after"
@@ -150,7 +150,7 @@ var defaultPathRules = []struct {
 			t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
 		}
 		evs := w.events(id)
-		if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+		if stop := turnEnd(evs, lastTurn(evs)); stop != eventlog.StopCancelled {
 			t.Fatalf("turn ended %q, want cancelled:\n%s", stop, tm.screen())
 		}
 		if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
@@ -164,7 +164,7 @@ var defaultPathRules = []struct {
 		}
 		w.waitOwnerGone(id, 15*time.Second)
 		evs := w.events(id)
-		if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopShutdown {
+		if stop := turnEnd(evs, lastTurn(evs)); stop != eventlog.StopShutdown {
 			t.Fatalf("turn ended %q, want shutdown", stop)
 		}
 		w.mustRun("resume", "--linger", "0", id)
@@ -179,7 +179,7 @@ var defaultPathRules = []struct {
 		}
 		evs := w.events(id)
 		turn := lastTurn(evs)
-		if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
+		if stop := turnEnd(evs, turn); stop != eventlog.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
 			t.Fatalf("turn ended %q with %q, want end_turn with the text after the sleep", stop, agentText(evs, turn))
 		}
 		if st := w.status(id); st.Status.Interrupted {
@@ -258,7 +258,7 @@ func ownerCarriesTheTurn(t *testing.T, w *world, id, want string) {
 	})
 	evs := w.events(id)
 	turn := lastTurn(evs)
-	if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), want) {
+	if stop := turnEnd(evs, turn); stop != eventlog.StopEndTurn || !strings.Contains(agentText(evs, turn), want) {
 		t.Fatalf("turn ended %q with %q, want end_turn: the owner carries it", stop, agentText(evs, turn))
 	}
 }
@@ -279,7 +279,7 @@ func TestDefaultPath_AttachAsksAboutTheRequestsOfWhatItFollowsAndATypedYIsTheAns
 	if code := terminalExit(tm); code != "0" {
 		t.Fatalf("attach exit %s:\n%s", code, tm.screen())
 	}
-	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+	for _, e := range ofType(w.events(id), eventlog.EventUserMessage) {
 		if strings.TrimSpace(e.Content) == "y" {
 			t.Fatal("the typed answer was sent to the agent as a message")
 		}
@@ -332,7 +332,7 @@ func TestDefaultPath_StartAsksAndCtrlCCancelsItsFirstTurnWhereverTheOwnerRuns(t 
 			}
 			id := w.newSessionID()
 			evs := w.events(id)
-			if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+			if stop := turnEnd(evs, lastTurn(evs)); stop != eventlog.StopCancelled {
 				t.Fatalf("first turn ended %q, want cancelled:\n%s", stop, tm.screen())
 			}
 		})
@@ -356,7 +356,7 @@ func TestDefaultPath_SurgeryOnAnIdleWarmSessionDoesNotWaitForTheLinger(t *testin
 	w.mustRun("prompt", id, "/say warm once more")
 	evs := w.events(id)
 	var to int64
-	for _, e := range ofType(evs, state.EventTurnEnded) {
+	for _, e := range ofType(evs, eventlog.EventTurnEnded) {
 		to = e.Seq
 	}
 	w.mustRun("prompt", id, "/say one more turn")
@@ -414,7 +414,7 @@ func TestDefaultPath_CtrlCOfAPromptQueuedBehindAnotherTurnLeavesThatTurnAlone(t 
 		t.Fatalf("the other command's turn was disturbed: %v", err)
 	}
 	evs := w.events(id)
-	if stop := turnEnd(evs, other); stop != state.StopEndTurn || !strings.Contains(agentText(evs, other), "after") {
+	if stop := turnEnd(evs, other); stop != eventlog.StopEndTurn || !strings.Contains(agentText(evs, other), "after") {
 		t.Fatalf("the running turn ended %q: a Ctrl-C of the prompt queued behind it cancelled it", stop)
 	}
 	waitFor(t, 15*time.Second, "the queued prompt's turn to end", func() bool {
@@ -422,7 +422,7 @@ func TestDefaultPath_CtrlCOfAPromptQueuedBehindAnotherTurnLeavesThatTurnAlone(t 
 		return lastTurn(evs) != other && turnEnd(evs, lastTurn(evs)) != ""
 	})
 	evs = w.events(id)
-	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+	if stop := turnEnd(evs, lastTurn(evs)); stop != eventlog.StopCancelled {
 		t.Fatalf("the cancelled prompt's turn ended %q, want cancelled", stop)
 	}
 }
@@ -456,9 +456,9 @@ func (w *world) interruptedSessionOf(agent string) string {
 }
 
 // continuationStop is how the newest continuation of session id ended.
-func continuationStop(evs []state.Event) (turn, stop string) {
-	for _, e := range ofType(evs, state.EventTurnStarted) {
-		if e.Source == state.SourceContinuation {
+func continuationStop(evs []eventlog.Event) (turn, stop string) {
+	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
+		if e.Source == eventlog.SourceContinuation {
 			turn = e.TurnID
 		}
 	}
@@ -477,7 +477,7 @@ func TestDefaultPath_ResumeCtrlCCancelsAndSIGTERMInterruptsTheContinuationWherev
 				t.Fatalf("exit %s, want 130:\n%s", code, tm.screen())
 			}
 			turn, stop := continuationStop(w.events(id))
-			if stop != state.StopCancelled {
+			if stop != eventlog.StopCancelled {
 				t.Fatalf("continuation %s ended %q, want cancelled:\n%s", turn, stop, tm.screen())
 			}
 			w.mustRun("resume", id)
@@ -496,7 +496,7 @@ func TestDefaultPath_ResumeCtrlCCancelsAndSIGTERMInterruptsTheContinuationWherev
 			}
 			w.mustRun("resume", id)
 			evs := w.events(id)
-			if turn, stop := continuationStop(evs); turn != "" && (stop != state.StopCancelled || agentText(evs, turn) != "") {
+			if turn, stop := continuationStop(evs); turn != "" && (stop != eventlog.StopCancelled || agentText(evs, turn) != "") {
 				t.Fatalf("continuation %s after Ctrl-C during the launch ended %q with %q, want cancelled before it was sent", turn, stop, agentText(evs, turn))
 			}
 			if n := continuations(evs); n > 1 {
@@ -511,7 +511,7 @@ func TestDefaultPath_ResumeCtrlCCancelsAndSIGTERMInterruptsTheContinuationWherev
 				t.Fatalf("exit %d, want 143\n%s", r.code, r.result)
 			}
 			w.waitOwnerGone(id, 15*time.Second)
-			if turn, stop := continuationStop(w.events(id)); stop != state.StopShutdown {
+			if turn, stop := continuationStop(w.events(id)); stop != eventlog.StopShutdown {
 				t.Fatalf("continuation %s ended %q, want shutdown", turn, stop)
 			}
 		})

@@ -14,7 +14,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // The examples of README.md and docs/*.md run as written (docs/testing.md,
@@ -158,7 +159,7 @@ func newDocWorld(t *testing.T) *docWorld {
 	w.mustRun("prompt", id, "the lexer now skips a torn token")
 	dw := &docWorld{world: w, id: id}
 	for _, e := range w.events(id) {
-		if e.Type == state.EventTurnEnded {
+		if e.Type == eventlog.EventTurnEnded {
 			dw.seq = e.Seq
 			break
 		}
@@ -277,7 +278,7 @@ func TestDocs_EveryTOMLExampleIsAValidConfig(t *testing.T) {
 			}
 			path := filepath.Join(t.TempDir(), "config.toml")
 			os.WriteFile(path, []byte(text), 0o600)
-			if _, err := state.LoadConfig(path, true); err != nil {
+			if _, err := config.LoadConfig(path, true); err != nil {
 				t.Errorf("%s: kandev's config loader refuses it: %v", where, err)
 				continue
 			}

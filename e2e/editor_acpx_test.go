@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 const acpxVersion = "0.19.1"
@@ -152,7 +152,7 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 	if out := a.mustRun("recall"); !strings.Contains(out, "KIWI") {
 		t.Fatalf("recall in a new acpx process and a new kandev acp:\n%s", out)
 	}
-	if n := len(ofType(a.events(id), state.EventAgentStarted)); n < 2 {
+	if n := len(ofType(a.events(id), eventlog.EventAgentStarted)); n < 2 {
 		t.Fatalf("%d agent starts: the recall did not run in a new kandev acp", n)
 	}
 
@@ -162,7 +162,7 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 			t.Fatalf("read:\n%s", out)
 		}
 		evs := a.events(id)
-		res := ofType(evs, state.EventToolResult)
+		res := ofType(evs, eventlog.EventToolResult)
 		if len(res) == 0 || res[len(res)-1].ToolStatus != "completed" {
 			t.Fatalf("tool results %s", mustJSON(res))
 		}
@@ -181,7 +181,7 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(a.cwd, "denied.txt")); err == nil {
 			t.Fatal("the denied write happened")
 		}
-		resolved := ofType(a.events(id), state.EventPermissionResolved)
+		resolved := ofType(a.events(id), eventlog.EventPermissionResolved)
 		if len(resolved) != 2 {
 			t.Fatalf("permission answers logged: %s", mustJSON(resolved))
 		}
@@ -196,7 +196,7 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "[done] cancelled") {
 			t.Fatalf("the cancelled prompt: exit %d\n%s", code, out)
 		}
-		ended := ofType(a.events(id), state.EventTurnEnded)
+		ended := ofType(a.events(id), eventlog.EventTurnEnded)
 		if last := ended[len(ended)-1]; last.StopReason != "cancelled" {
 			t.Fatalf("last turn ended %s", mustJSON(last))
 		}
@@ -221,7 +221,7 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 		evs := a.events(id)
 		mine := ""
 		for _, e := range evs {
-			if e.Type == state.EventUserMessage && e.Content == "/say MINE" {
+			if e.Type == eventlog.EventUserMessage && e.Content == "/say MINE" {
 				mine = e.TurnID
 			}
 		}

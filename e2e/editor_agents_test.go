@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestEditor_ClaudeBehindKandevACPIsLoadedInANewProcessWithItsContext(t *testing.T) {
@@ -131,9 +131,9 @@ func TestEditor_OpenCodeBehindKandevACPIsLoadedInANewProcessWithItsContext(t *te
 
 // assertRestoredNatively holds when the session's agent was started twice:
 // new for the first editor, then resumed by the agent itself for the second.
-func assertRestoredNatively(t *testing.T, evs []state.Event) {
+func assertRestoredNatively(t *testing.T, evs []eventlog.Event) {
 	t.Helper()
-	starts := ofType(evs, state.EventAgentStarted)
+	starts := ofType(evs, eventlog.EventAgentStarted)
 	if len(starts) != 2 || starts[0].Restore != "new" || starts[1].Restore != "resume" || starts[1].FallbackReason != "" {
 		t.Fatalf("agent_started events: %s", mustJSON(starts))
 	}

@@ -15,7 +15,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestEditor_ReopenedEditorListsLoadsReplaysAndRecallsItsSession(t *testing.T) {
@@ -63,7 +63,7 @@ func TestEditor_ReopenedEditorListsLoadsReplaysAndRecallsItsSession(t *testing.T
 	if code := ed2.quit(); code != 0 {
 		t.Fatalf("kandev acp exit %d\n%s", code, ed2.stderr)
 	}
-	if n := len(ofType(w.events(string(id)), state.EventTurnStarted)); n != 2 {
+	if n := len(ofType(w.events(string(id)), eventlog.EventTurnStarted)); n != 2 {
 		t.Fatalf("%d turns, want 2: loading must not run one", n)
 	}
 }

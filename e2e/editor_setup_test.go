@@ -16,7 +16,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // notesServer is the mcpnotes server as an editor gives it: its token is a
@@ -128,7 +128,7 @@ func TestEditor_SetupBothWaysAndMCPServersSurviveANewEditorProcess(t *testing.T)
 		t.Fatalf("the MCP server's file holds %q", b)
 	}
 	ed.quit()
-	started := ofType(w.events(string(id)), state.EventAgentStarted)
+	started := ofType(w.events(string(id)), eventlog.EventAgentStarted)
 	if len(started) != 2 || started[1].Restore != "resume" {
 		t.Fatalf("agent starts: %+v", started)
 	}
@@ -215,7 +215,7 @@ func TestEditor_AllowAlwaysReachesTheAgentAsSuch(t *testing.T) {
 		t.Fatalf("b.txt holds %q", b)
 	}
 	ed.quit()
-	resolved := ofType(w.events(string(id)), state.EventPermissionResolved)
+	resolved := ofType(w.events(string(id)), eventlog.EventPermissionResolved)
 	if len(resolved) != 1 {
 		t.Fatalf("%d permission_resolved events", len(resolved))
 	}
@@ -278,7 +278,7 @@ func TestEditor_LoadAddsItsMCPServersToAShellSession(t *testing.T) {
 	if s := w.session(id); s.Setup == nil || strings.Join(s.Setup.MCPServers, ",") != "notes" {
 		t.Fatalf("recorded setup: %+v", s.Setup)
 	}
-	changed := ofType(w.events(id), state.EventSetupChanged)
+	changed := ofType(w.events(id), eventlog.EventSetupChanged)
 	if len(changed) != 1 || changed[0].Source != "editor" {
 		t.Fatalf("setup_changed events: %+v", changed)
 	}

@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -150,7 +151,7 @@ func TestEditor_APromptWrittenJustBeforeStdinClosesRunsToItsEnd(t *testing.T) {
 		t.Fatalf("the prompt read before EOF was answered %s, want end_turn\n%s", mustJSON(got["3"]), a.stderr)
 	}
 	evs := w.events(created.SessionID)
-	if ended := ofType(evs, state.EventTurnEnded); len(ended) != 1 || ended[0].StopReason != "end_turn" || !strings.Contains(agentText(evs, ""), "KIWI") {
+	if ended := ofType(evs, eventlog.EventTurnEnded); len(ended) != 1 || ended[0].StopReason != "end_turn" || !strings.Contains(agentText(evs, ""), "KIWI") {
 		t.Fatalf("the turn in the log: %s", mustJSON(ended))
 	}
 }
@@ -182,7 +183,7 @@ func TestEditor_ALineOverTenMegabytesIsAnsweredWithAnErrorAndNothingElseIsLost(t
 		t.Fatalf("stderr does not say what was refused: %q", a.stderr)
 	}
 	evs := w.events(created.SessionID)
-	if n := len(ofType(evs, state.EventTurnStarted)); n != 1 || !strings.Contains(agentText(evs, ""), "AFTER") {
+	if n := len(ofType(evs, eventlog.EventTurnStarted)); n != 1 || !strings.Contains(agentText(evs, ""), "AFTER") {
 		t.Fatalf("%d turns in the log, want only the prompt after the refused one", n)
 	}
 }
@@ -207,8 +208,8 @@ func TestEditor_SIGTERMMidTurnAnswersThePromptAndLeavesTheTurnForItsContinuation
 		stop, err = ed.prompt(id, "remember FIG\n/sleep 30000")
 		answered <- err
 	}()
-	w.waitForEvents(string(id), "the agent's first words", func(evs []state.Event) bool {
-		return len(ofType(evs, state.EventAgentMessage)) > 0
+	w.waitForEvents(string(id), "the agent's first words", func(evs []eventlog.Event) bool {
+		return len(ofType(evs, eventlog.EventAgentMessage)) > 0
 	})
 	ed.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -223,8 +224,8 @@ func TestEditor_SIGTERMMidTurnAnswersThePromptAndLeavesTheTurnForItsContinuation
 	if ed.code != 143 {
 		t.Fatalf("kandev acp exit %d after SIGTERM, want 143\n%s", ed.code, ed.stderr)
 	}
-	ended := ofType(w.events(string(id)), state.EventTurnEnded)
-	if len(ended) != 1 || ended[0].StopReason != state.StopShutdown {
+	ended := ofType(w.events(string(id)), eventlog.EventTurnEnded)
+	if len(ended) != 1 || ended[0].StopReason != eventlog.StopShutdown {
 		t.Fatalf("turn ends %s, want one shutdown", mustJSON(ended))
 	}
 	if s := w.session(string(id)); s.Interrupted == nil {

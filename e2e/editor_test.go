@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -105,7 +106,7 @@ func TestEditor_PermissionRequestsAreAnsweredByTheEditor(t *testing.T) {
 		if len(asked) != 1 || asked[0].SessionId != id {
 			t.Fatalf("permission requests seen by the editor: %s", mustJSON(asked))
 		}
-		res := ofType(w.events(string(id)), state.EventPermissionResolved)
+		res := ofType(w.events(string(id)), eventlog.EventPermissionResolved)
 		if len(res) != 1 || !strings.Contains(string(res[0].Data), `"allowed":`+map[bool]string{true: "true", false: "false"}[allow]) {
 			t.Fatalf("logged answer: %s", mustJSON(res))
 		}
@@ -135,7 +136,7 @@ func TestEditor_CancelEndsTheRunningTurnCancelled(t *testing.T) {
 	if err != nil || stop != sdk.StopReasonCancelled || time.Since(began) > 15*time.Second {
 		t.Fatalf("after cancel: stop %q, err %v", stop, err)
 	}
-	if m := ofType(w.events(string(id)), state.EventMarker); len(m) != 1 || !strings.Contains(m[0].Summary, "cancelled from the editor") {
+	if m := ofType(w.events(string(id)), eventlog.EventMarker); len(m) != 1 || !strings.Contains(m[0].Summary, "cancelled from the editor") {
 		t.Fatalf("the cancel's marker does not say the editor cancelled: %s", mustJSON(m))
 	}
 	// The session goes on.
@@ -153,7 +154,7 @@ func TestEditor_CancelEndsTheRunningTurnCancelled(t *testing.T) {
 	wg.Wait()
 	if err != nil || stop != sdk.StopReasonCancelled || w.ownerAlive(string(id)) {
 		inbox, _ := os.ReadFile(filepath.Join(w.home, "sessions", string(id)+".inbox.jsonl"))
-		t.Fatalf("after close: stop %q, err %v, owner alive %v\ninbox:\n%s\nevents: %s\n%s", stop, err, w.ownerAlive(string(id)), inbox, mustJSON(ofType(w.events(string(id)), state.EventTurnStarted, state.EventTurnEnded, state.EventMarker)), ed.stderr)
+		t.Fatalf("after close: stop %q, err %v, owner alive %v\ninbox:\n%s\nevents: %s\n%s", stop, err, w.ownerAlive(string(id)), inbox, mustJSON(ofType(w.events(string(id)), eventlog.EventTurnStarted, eventlog.EventTurnEnded, eventlog.EventMarker)), ed.stderr)
 	}
 	ed.quit()
 }
@@ -253,8 +254,8 @@ func TestEditor_KilledMidTurnIsRepairedAndContinuedOnceOnTheNextLoad(t *testing.
 	go ed.prompt(id, "remember MANGO\n/sleep 30000")
 	// Killed once the agent has answered: a prompt it never accepted would be
 	// sent again instead of continued.
-	w.waitForEvents(string(id), "the agent's first words", func(evs []state.Event) bool {
-		return len(ofType(evs, state.EventAgentMessage)) > 0
+	w.waitForEvents(string(id), "the agent's first words", func(evs []eventlog.Event) bool {
+		return len(ofType(evs, eventlog.EventAgentMessage)) > 0
 	})
 	ed.cmd.Process.Signal(syscall.SIGKILL)
 	<-ed.exited
@@ -263,15 +264,15 @@ func TestEditor_KilledMidTurnIsRepairedAndContinuedOnceOnTheNextLoad(t *testing.
 	ed2.initialize()
 	ed2.load(id, w.cwd)
 	// The load answers once the agent is restored; the continuation runs after it.
-	evs := w.waitForEvents(string(id), "the continuation's end", func(evs []state.Event) bool {
-		return len(ofType(evs, state.EventTurnEnded)) == 2
+	evs := w.waitForEvents(string(id), "the continuation's end", func(evs []eventlog.Event) bool {
+		return len(ofType(evs, eventlog.EventTurnEnded)) == 2
 	})
 	var shutdown, continued int
 	for _, e := range evs {
-		if e.Type == state.EventTurnEnded && e.StopReason == state.StopShutdown {
+		if e.Type == eventlog.EventTurnEnded && e.StopReason == eventlog.StopShutdown {
 			shutdown++
 		}
-		if e.Type == state.EventTurnStarted && e.Source == state.SourceContinuation {
+		if e.Type == eventlog.EventTurnStarted && e.Source == eventlog.SourceContinuation {
 			continued++
 		}
 	}
@@ -288,7 +289,7 @@ func TestEditor_KilledMidTurnIsRepairedAndContinuedOnceOnTheNextLoad(t *testing.
 	ed3.initialize()
 	ed3.load(id, w.cwd)
 	ed3.quit()
-	if n := len(ofType(w.events(string(id)), state.EventTurnStarted)); n != 3 {
+	if n := len(ofType(w.events(string(id)), eventlog.EventTurnStarted)); n != 3 {
 		t.Fatalf("%d turns after a second load, want 3 (prompt, continuation, recall)", n)
 	}
 }
@@ -304,7 +305,7 @@ func TestEditor_StdinClosedMidTurnLetsTheTurnFinish(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, ed.stderr)
 	}
 	evs := w.events(string(id))
-	ended := ofType(evs, state.EventTurnEnded)
+	ended := ofType(evs, eventlog.EventTurnEnded)
 	if len(ended) != 1 || ended[0].StopReason != "end_turn" || !strings.Contains(agentText(evs, ""), "KIWI") {
 		t.Fatalf("turn after the editor went away: %s", mustJSON(ended))
 	}
@@ -362,7 +363,7 @@ func waitForTurnStarted(t *testing.T, w *world, id, turn string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		evs, _, _ := state.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
+		evs, _, _ := eventlog.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
 		if lastTurn(evs) == turn {
 			return
 		}
@@ -399,7 +400,7 @@ func TestEditor_LoadRestoresTheAgentInEveryRestoreMode(t *testing.T) {
 			if got := chunkText(ed.take(sdk.SessionId(id)), "agent"); !strings.Contains(got, "PINEAPPLE") {
 				t.Fatalf("recall after load: %q", got)
 			}
-			started := ofType(w.events(id), state.EventAgentStarted)
+			started := ofType(w.events(id), eventlog.EventAgentStarted)
 			if last := started[len(started)-1]; last.Restore != c.restore {
 				t.Fatalf("restored by %q (%s), want %q", last.Restore, last.FallbackReason, c.restore)
 			}
@@ -412,7 +413,7 @@ func TestEditor_PausedSessionLoadsAndTheNextPromptTakesOver(t *testing.T) {
 	w := newWorld(t)
 	// Killed mid-turn under approve-all: the editor runs under ask, so the
 	// continuation pauses for an operator.
-	printed := w.killAt(func(e state.Event) bool { return e.Type == state.EventAgentMessage }, 10*time.Second,
+	printed := w.killAt(func(e eventlog.Event) bool { return e.Type == eventlog.EventAgentMessage }, 10*time.Second,
 		"--permissions", "approve-all", "start", "remember MANGO\n/sleep 30000")
 	id := printed[0].SessionID
 	ed := w.openEditor()
@@ -425,7 +426,7 @@ func TestEditor_PausedSessionLoadsAndTheNextPromptTakesOver(t *testing.T) {
 	if got := chunkText(ed.take(sdk.SessionId(id)), "agent"); !strings.Contains(got, "MANGO") {
 		t.Fatalf("recall after taking over the pause: %q", got)
 	}
-	if n := len(ofType(w.events(id), state.EventTurnStarted)); n != 2 {
+	if n := len(ofType(w.events(id), eventlog.EventTurnStarted)); n != 2 {
 		t.Fatalf("%d turns, want 2 (the interrupted one and the editor's; no continuation)", n)
 	}
 	ed.quit()

@@ -13,7 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // killEditorBeforeTheAgentSpoke runs prompt in an editor and SIGKILLs
@@ -26,7 +26,7 @@ func killEditorBeforeTheAgentSpoke(t *testing.T, w *world, prompt string) sdk.Se
 	go ed.prompt(id, prompt)
 	waitForRunningTurn(t, w, string(id))
 	time.Sleep(300 * time.Millisecond) // the prompt is with the agent, which says nothing during /sleep
-	if n := len(ofType(w.eventsSoFar(string(id)), state.EventAgentMessage)); n != 0 {
+	if n := len(ofType(w.eventsSoFar(string(id)), eventlog.EventAgentMessage)); n != 0 {
 		t.Fatalf("the agent spoke (%d messages) before the kill", n)
 	}
 	ed.cmd.Process.Signal(syscall.SIGKILL)
@@ -53,14 +53,14 @@ func promptOwnAnswer(t *testing.T, w *world, ed *editorProc, id sdk.SessionId, w
 	evs := w.events(string(id))
 	var mine string
 	for _, e := range evs {
-		if e.Type == state.EventUserMessage && e.Content == "/say "+word {
+		if e.Type == eventlog.EventUserMessage && e.Content == "/say "+word {
 			mine = e.TurnID
 		}
 	}
 	if mine == "" || !strings.Contains(agentText(evs, mine), word) {
 		t.Fatalf("no turn of the log carries %q and its answer", word)
 	}
-	for _, e := range ofType(evs, state.EventTurnEnded) {
+	for _, e := range ofType(evs, eventlog.EventTurnEnded) {
 		if e.TurnID == mine && e.StopReason == "end_turn" {
 			return append(before, during...)
 		}
@@ -94,11 +94,11 @@ func TestEditor_AfterAKilledUnansweredTurnEveryPromptGetsItsOwnAnswer(t *testing
 				t.Fatalf("kandev acp exit %d\n%s", code, ed.stderr)
 			}
 			evs := w.events(string(id))
-			if n := len(ofType(evs, state.EventTurnStarted)); n != 5 {
+			if n := len(ofType(evs, eventlog.EventTurnStarted)); n != 5 {
 				t.Fatalf("%d turns, want 5 (the killed one, its follow-up, three prompts)", n)
 			}
-			follow := ofType(evs, state.EventTurnStarted)[1]
-			if follow.Source == state.SourceQueued || follow.InputID != "" {
+			follow := ofType(evs, eventlog.EventTurnStarted)[1]
+			if follow.Source == eventlog.SourceQueued || follow.InputID != "" {
 				t.Fatalf("the follow-up of the killed turn: %s", mustJSON(follow))
 			}
 		})
@@ -123,8 +123,8 @@ func loadOrResumeDuringAContinuation(t *testing.T, method string) {
 	ed.initialize()
 	id := ed.newSession(w.cwd)
 	go ed.prompt(id, "remember MANGO\n/sleep 30000")
-	w.waitForEvents(string(id), "the agent's first words", func(evs []state.Event) bool {
-		return len(ofType(evs, state.EventAgentMessage)) > 0
+	w.waitForEvents(string(id), "the agent's first words", func(evs []eventlog.Event) bool {
+		return len(ofType(evs, eventlog.EventAgentMessage)) > 0
 	})
 	ed.cmd.Process.Signal(syscall.SIGKILL)
 	<-ed.exited
@@ -143,7 +143,7 @@ func loadOrResumeDuringAContinuation(t *testing.T, method string) {
 	}
 	loaded := time.Since(began)
 	evs := w.events(string(id))
-	for _, e := range ofType(evs, state.EventTurnEnded) {
+	for _, e := range ofType(evs, eventlog.EventTurnEnded) {
 		if e.TurnID != "t1" {
 			t.Fatalf("%s was answered %s after the continuation ended (%s): it must not wait for it", method, loaded, mustJSON(e))
 		}
@@ -155,16 +155,16 @@ func loadOrResumeDuringAContinuation(t *testing.T, method string) {
 	}
 	t.Logf("%s answered in %s, before the continuation ended", method, loaded)
 	evs = w.events(string(id))
-	starts := ofType(evs, state.EventTurnStarted)
-	if len(starts) != 3 || starts[1].Source != state.SourceContinuation {
+	starts := ofType(evs, eventlog.EventTurnStarted)
+	if len(starts) != 3 || starts[1].Source != eventlog.SourceContinuation {
 		t.Fatalf("turns %s, want the killed one, its continuation, the editor's prompt", mustJSON(starts))
 	}
 	var contEnd, mineStart int64
 	for _, e := range evs {
-		if e.Type == state.EventTurnEnded && e.TurnID == starts[1].TurnID {
+		if e.Type == eventlog.EventTurnEnded && e.TurnID == starts[1].TurnID {
 			contEnd = e.Seq
 		}
-		if e.Type == state.EventTurnStarted && e.TurnID == starts[2].TurnID {
+		if e.Type == eventlog.EventTurnStarted && e.TurnID == starts[2].TurnID {
 			mineStart = e.Seq
 		}
 	}

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
-func agentSaid(evs []state.Event) string {
+func agentSaid(evs []eventlog.Event) string {
 	var b strings.Builder
-	for _, e := range ofType(evs, state.EventAgentMessage) {
+	for _, e := range ofType(evs, eventlog.EventAgentMessage) {
 		b.WriteString(e.Content)
 	}
 	return b.String()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -30,20 +31,20 @@ func TestStart_EachDirectiveOnTheDemoAgentIsLoggedInOrder(t *testing.T) {
 		}
 	}
 	thought := ""
-	for _, e := range ofType(evs, state.EventAgentThought) {
+	for _, e := range ofType(evs, eventlog.EventAgentThought) {
 		thought += e.Content
 	}
 	if thought != "pondering quietly" {
 		t.Errorf("thought recorded as %q", thought)
 	}
-	results := ofType(evs, state.EventToolResult)
+	results := ofType(evs, eventlog.EventToolResult)
 	if len(results) != 2 || !strings.Contains(results[0].Content, "the notes file") || results[1].ToolStatus != "completed" {
 		t.Fatalf("tool results: %+v", results)
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.cwd, "out.txt")); string(b) != "written by the agent" {
 		t.Fatalf("out.txt = %q", b)
 	}
-	if len(ofType(evs, state.EventPermissionRequest)) != 1 || len(ofType(evs, state.EventPermissionResolved)) != 1 {
+	if len(ofType(evs, eventlog.EventPermissionRequest)) != 1 || len(ofType(evs, eventlog.EventPermissionResolved)) != 1 {
 		t.Fatal("permission request and answer not both logged")
 	}
 	// The order of one turn: started, user message, ..., ended, then idle.
@@ -71,7 +72,7 @@ func TestStart_DenyAllRefusesTheWrite(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
 		t.Fatal("the file was written although permission was denied")
 	}
-	res := ofType(w.events(id), state.EventToolResult)
+	res := ofType(w.events(id), eventlog.EventToolResult)
 	if len(res) != 1 || res[0].ToolStatus != "failed" {
 		t.Fatalf("tool result: %+v", res)
 	}
@@ -86,7 +87,7 @@ func TestStart_FileAccessOutsideTheCwdIsRefused(t *testing.T) {
 	if r.code != 0 {
 		t.Fatal(r)
 	}
-	for _, res := range ofType(w.events(id), state.EventToolResult) {
+	for _, res := range ofType(w.events(id), eventlog.EventToolResult) {
 		if res.ToolStatus != "failed" || strings.Contains(res.Content, "outside") && !strings.Contains(res.Content, "outside the session") {
 			t.Fatalf("read outside the cwd was served: %+v", res)
 		}
@@ -101,7 +102,7 @@ func TestStart_BulkTurnOf100000ChunksKeepsTheConnection(t *testing.T) {
 	}
 	evs := w.events(id)
 	assertNoSeqGap(t, evs)
-	if n := len(ofType(evs, state.EventAgentMessage)); n != 100000 {
+	if n := len(ofType(evs, eventlog.EventAgentMessage)); n != 100000 {
 		t.Fatalf("got %d message chunks, want 100000", n)
 	}
 	if s := w.session(id); s.StopReason != "end_turn" {
@@ -158,7 +159,7 @@ func TestAgentFailures_EndTheTurnWithExit6AndALogThatSaysWhy(t *testing.T) {
 			}
 			evs := w.events(id)
 			assertNoSeqGap(t, evs)
-			markers := ofType(evs, state.EventMarker)
+			markers := ofType(evs, eventlog.EventMarker)
 			if len(markers) == 0 || markers[len(markers)-1].Severity != "error" {
 				t.Fatalf("no error marker in the log: %+v", evs)
 			}
@@ -194,7 +195,7 @@ func TestEvents_ReportTornAndCorruptLinesButShowTheRest(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "torn") {
 		t.Fatalf("%s", r)
 	}
-	var out struct{ Events []state.Event }
+	var out struct{ Events []eventlog.Event }
 	decodeJSON(t, r.stdout, &out)
 	if len(out.Events) != n {
 		t.Fatalf("got %d events, want %d", len(out.Events), n)
@@ -203,7 +204,7 @@ func TestEvents_ReportTornAndCorruptLinesButShowTheRest(t *testing.T) {
 	if r := w.run("prompt", id, "/say two"); r.code != 0 {
 		t.Fatal(r)
 	}
-	evs, rep, _ := state.ReadAll(path)
+	evs, rep, _ := eventlog.ReadAll(path)
 	if rep.TornBytes != 0 || len(rep.CorruptLines) != 1 || evs[len(evs)-1].Seq != int64(len(evs)) {
 		t.Fatalf("after prompt: report %+v, last seq %d of %d", rep, evs[len(evs)-1].Seq, len(evs))
 	}
@@ -392,12 +393,12 @@ func TestInterop_ExampleAgentsUnderApproveAllAndDenyAll(t *testing.T) {
 					if s := w.session(id); s.StopReason != "end_turn" {
 						t.Fatalf("stop reason %q", s.StopReason)
 					}
-					calls := ofType(evs, state.EventToolCall)
-					results := ofType(evs, state.EventToolResult)
+					calls := ofType(evs, eventlog.EventToolCall)
+					results := ofType(evs, eventlog.EventToolResult)
 					if len(calls) < 2 || len(results) < 1 || results[0].ToolCallID != "call_1" {
 						t.Fatalf("tool calls %+v results %+v", calls, results)
 					}
-					resolved := ofType(evs, state.EventPermissionResolved)
+					resolved := ofType(evs, eventlog.EventPermissionResolved)
 					if len(resolved) != 1 {
 						t.Fatalf("permission answers: %+v", resolved)
 					}

@@ -17,7 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // freshAgent is one agent of the freshness run.
@@ -102,7 +102,7 @@ var freshScenarios = []freshScenario{
 		if res.code != 0 {
 			return fmt.Sprintf("prompt: exit %d: %s", res.code, lastLines(res.stderr, 2))
 		}
-		starts := ofType(r.w.events(*id), state.EventAgentStarted)
+		starts := ofType(r.w.events(*id), eventlog.EventAgentStarted)
 		if last := starts[len(starts)-1]; last.Restore == "new" || last.FallbackReason != "" {
 			return fmt.Sprintf("not restored natively: restore %s (%s)", last.Restore, trimTo(last.FallbackReason, 80))
 		}
@@ -119,13 +119,13 @@ var freshScenarios = []freshScenario{
 		if res := r.w.run("prompt", *id, "first lingering prompt about pears", "--linger", "60s"); res.code != 0 {
 			return fmt.Sprintf("prompt --linger: exit %d: %s", res.code, lastLines(res.stderr, 2))
 		}
-		starts := len(ofType(r.w.events(*id), state.EventAgentStarted))
+		starts := len(ofType(r.w.events(*id), eventlog.EventAgentStarted))
 		res := r.w.run("prompt", *id, "warm prompt about plums")
 		if res.code != 0 {
 			return fmt.Sprintf("warm prompt: exit %d: %s", res.code, lastLines(res.stderr, 2))
 		}
 		evs := r.w.events(*id)
-		if n := len(ofType(evs, state.EventAgentStarted)); n != starts {
+		if n := len(ofType(evs, eventlog.EventAgentStarted)); n != starts {
 			return "the prompt started the agent again instead of reattaching"
 		}
 		if got := agentText(evs, lastTurn(evs)); !strings.Contains(got, "plums") {

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 const (
@@ -201,7 +201,7 @@ func (r *geminiRig) assertNoAgentSurvives(after string) {
 }
 
 // eventTime is when an event was written.
-func eventTime(t *testing.T, e state.Event) time.Time {
+func eventTime(t *testing.T, e eventlog.Event) time.Time {
 	t.Helper()
 	ts, err := time.Parse(time.RFC3339Nano, e.Timestamp)
 	if err != nil {

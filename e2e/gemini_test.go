@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -34,7 +35,7 @@ func TestGemini_PromptSecondsAfterStartReachesTheModelWithTheFirstTurn(t *testin
 	r.assertNoAgentSurvives("prompt exited")
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	starts := ofType(evs, state.EventAgentStarted)
+	starts := ofType(evs, eventlog.EventAgentStarted)
 	if len(starts) != 2 || starts[0].Restore != "new" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
@@ -61,7 +62,7 @@ func TestGemini_PromptSecondsAfterStartReachesTheModelWithTheFirstTurn(t *testin
 		t.Fatalf("restore after a same-minute load: %+v", starts[1])
 	}
 	warned := false
-	for _, m := range ofType(evs, state.EventMarker) {
+	for _, m := range ofType(evs, eventlog.EventMarker) {
 		warned = warned || m.Severity == "warning" && strings.Contains(m.Summary, "No previous sessions found") &&
 			strings.Contains(m.Summary, "fresh agent session with the stored history")
 	}
@@ -97,7 +98,7 @@ func TestGemini_PromptInALaterMinuteLoadsTheGeminiSession(t *testing.T) {
 		t.Fatalf("start: %s", res)
 	}
 	evs := r.events(id)
-	startup := eventTime(t, ofType(evs, state.EventAgentStarted)[0]).Sub(began)
+	startup := eventTime(t, ofType(evs, eventlog.EventAgentStarted)[0]).Sub(began)
 	turn := geminiTurnTime(t, evs, lastTurn(evs))
 	token := r.session(id).ResumeToken
 
@@ -112,14 +113,14 @@ func TestGemini_PromptInALaterMinuteLoadsTheGeminiSession(t *testing.T) {
 	r.assertNoAgentSurvives("prompt exited")
 	evs = r.events(id)
 	assertNoSeqGap(t, evs)
-	starts := ofType(evs, state.EventAgentStarted)
+	starts := ofType(evs, eventlog.EventAgentStarted)
 	if len(starts) != 2 || starts[1].Restore != "load" || starts[1].FallbackReason != "" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
 	if s := r.session(id); s.ResumeToken != token || s.State != state.StateWaitingForInput {
 		t.Fatalf("record after the load: token %q (was %q), state %s", s.ResumeToken, token, s.State)
 	}
-	if n := len(ofType(evs, state.EventUserMessage)); n != 2 {
+	if n := len(ofType(evs, eventlog.EventUserMessage)); n != 2 {
 		t.Fatalf("the load's replay was recorded again: %d user messages\n%s", n, codexDump(evs))
 	}
 	reqs := r.requests()
@@ -140,14 +141,14 @@ func TestGemini_PromptInALaterMinuteLoadsTheGeminiSession(t *testing.T) {
 }
 
 // geminiTurnTime is the time from a turn's start to its end.
-func geminiTurnTime(t *testing.T, evs []state.Event, turn string) time.Duration {
+func geminiTurnTime(t *testing.T, evs []eventlog.Event, turn string) time.Duration {
 	t.Helper()
 	var from, to time.Time
 	for _, e := range evs {
-		if e.TurnID == turn && e.Type == state.EventTurnStarted {
+		if e.TurnID == turn && e.Type == eventlog.EventTurnStarted {
 			from = eventTime(t, e)
 		}
-		if e.TurnID == turn && e.Type == state.EventTurnEnded {
+		if e.TurnID == turn && e.Type == eventlog.EventTurnEnded {
 			to = eventTime(t, e)
 		}
 	}
@@ -171,12 +172,12 @@ func TestGemini_PermissionModeAnswersShellCommandRequests(t *testing.T) {
 		}
 		evs := r.events(id)
 		assertNoSeqGap(t, evs)
-		asked, resolved := ofType(evs, state.EventPermissionRequest), ofType(evs, state.EventPermissionResolved)
+		asked, resolved := ofType(evs, eventlog.EventPermissionRequest), ofType(evs, eventlog.EventPermissionResolved)
 		if len(asked) != 1 || len(resolved) != 1 || !strings.Contains(string(resolved[0].Data), `"allowed":true`) ||
 			asked[0].ToolCallID == "" || resolved[0].ToolCallID != asked[0].ToolCallID || !strings.Contains(asked[0].ToolName, "tool-proof.txt") {
 			t.Fatalf("permission events: %+v %+v", asked, resolved)
 		}
-		results := ofType(evs, state.EventToolResult)
+		results := ofType(evs, eventlog.EventToolResult)
 		if len(results) != 1 || results[0].ToolCallID != asked[0].ToolCallID || results[0].ToolStatus != "completed" {
 			t.Fatalf("tool_result events: %+v\n%s", results, codexDump(evs))
 		}
@@ -204,7 +205,7 @@ func TestGemini_PermissionModeAnswersShellCommandRequests(t *testing.T) {
 			t.Fatal("the command ran although permission was denied")
 		}
 		evs := r.events(id)
-		resolved := ofType(evs, state.EventPermissionResolved)
+		resolved := ofType(evs, eventlog.EventPermissionResolved)
 		if len(resolved) != 1 || !strings.Contains(string(resolved[0].Data), `"allowed":false`) {
 			t.Fatalf("permission answers: %+v", resolved)
 		}
@@ -238,7 +239,7 @@ func TestGemini_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T)
 	r.assertNoAgentSurvives("the cancelled prompt exited")
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	ended := ofType(evs, state.EventTurnEnded)
+	ended := ofType(evs, eventlog.EventTurnEnded)
 	if len(ended) == 0 || ended[len(ended)-1].StopReason != "cancelled" {
 		t.Fatalf("turn_ended events: %+v", ended)
 	}
@@ -273,9 +274,9 @@ func TestGemini_OwnerKilledMidStreamLeavesNoAgentAndResumeContinuesOnce(t *testi
 	r.assertNoAgentSurvives("resume exited")
 	all := r.events(id)
 	assertNoSeqGap(t, all)
-	var continuations []state.Event
-	for _, e := range ofType(all[killedAt:], state.EventTurnStarted) {
-		if e.Source == state.SourceContinuation {
+	var continuations []eventlog.Event
+	for _, e := range ofType(all[killedAt:], eventlog.EventTurnStarted) {
+		if e.Source == eventlog.SourceContinuation {
 			continuations = append(continuations, e)
 		}
 	}
@@ -296,12 +297,12 @@ func TestGemini_OwnerKilledMidStreamLeavesNoAgentAndResumeContinuesOnce(t *testi
 	}
 
 	// A second resume finds nothing to continue: no turn, no model request.
-	turns := len(ofType(r.events(id), state.EventTurnStarted))
+	turns := len(ofType(r.events(id), eventlog.EventTurnStarted))
 	if res := r.run("resume", id); res.code != 0 {
 		t.Fatalf("second resume: %s", res)
 	}
 	r.assertNoAgentSurvives("the second resume exited")
-	if n := len(ofType(r.events(id), state.EventTurnStarted)); n != turns {
+	if n := len(ofType(r.events(id), eventlog.EventTurnStarted)); n != turns {
 		t.Fatalf("the second resume started %d turns", n-turns)
 	}
 	if n := len(r.requests()); n != len(reqs) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -78,14 +79,14 @@ func TestGoldenHome_Generate(t *testing.T) {
 	mustOK(t, r)
 	// Under the default permission mode, the one the checks run under: a turn
 	// killed under another mode would pause for the change.
-	w.killAt(isType(state.EventToolCall), 20*time.Second, "prompt", id, "remember MANGO\n/read notes.txt\n/say after the read")
-	if evs := w.events(id); len(ofType(evs, state.EventToolCall)) == 0 || len(ofType(evs, state.EventToolResult)) != 0 {
-		t.Fatalf("interrupted: want an open tool call, got %d calls %d results", len(ofType(evs, state.EventToolCall)), len(ofType(evs, state.EventToolResult)))
+	w.killAt(isType(eventlog.EventToolCall), 20*time.Second, "prompt", id, "remember MANGO\n/read notes.txt\n/say after the read")
+	if evs := w.events(id); len(ofType(evs, eventlog.EventToolCall)) == 0 || len(ofType(evs, eventlog.EventToolResult)) != 0 {
+		t.Fatalf("interrupted: want an open tool call, got %d calls %d results", len(ofType(evs, eventlog.EventToolCall)), len(ofType(evs, eventlog.EventToolResult)))
 	}
 
 	id, r = w.start("--title", "paused", "--agent", "mine")
 	mustOK(t, r)
-	w.killAt(isType(state.EventAgentMessage), 20*time.Second, "prompt", id, "/say working\n/sleep 60000")
+	w.killAt(isType(eventlog.EventAgentMessage), 20*time.Second, "prompt", id, "/say working\n/sleep 60000")
 	w.config(goldenConfig)
 	if r := w.run("resume", id); r.code != 5 {
 		t.Fatalf("paused: resume after the command changed: %s", r)
@@ -321,7 +322,7 @@ func checkGoldenResumes(t *testing.T, w *world, byTitle map[string]goldenSession
 		t.Fatalf("interrupted: %d continuations after resume, want 1", n)
 	}
 	unknown := 0
-	for _, e := range ofType(evs, state.EventToolResult) {
+	for _, e := range ofType(evs, eventlog.EventToolResult) {
 		if e.ToolStatus == "unknown" {
 			unknown++
 		}
@@ -329,9 +330,9 @@ func checkGoldenResumes(t *testing.T, w *world, byTitle map[string]goldenSession
 	if unknown != 1 {
 		t.Fatalf("interrupted: %d unknown-outcome tool results, want 1", unknown)
 	}
-	turns := len(ofType(evs, state.EventTurnStarted))
+	turns := len(ofType(evs, eventlog.EventTurnStarted))
 	w.mustRun("resume", id)
-	if n := len(ofType(w.events(id), state.EventTurnStarted)); n != turns {
+	if n := len(ofType(w.events(id), eventlog.EventTurnStarted)); n != turns {
 		t.Fatalf("interrupted: a second resume started %d more turn(s)", n-turns)
 	}
 	if !bytes.HasPrefix(logOf("interrupted"), before) {

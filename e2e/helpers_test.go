@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -156,9 +157,9 @@ func (w *world) start(args ...string) (string, result) {
 var failedStart = regexp.MustCompile(`session (\S+) is FAILED`)
 
 // events reads the session's log as the test's ground truth.
-func (w *world) events(id string) []state.Event {
+func (w *world) events(id string) []eventlog.Event {
 	w.t.Helper()
-	evs, rep, err := state.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
+	evs, rep, err := eventlog.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
 	if err != nil {
 		w.t.Fatalf("reading log of %s: %v", id, err)
 	}
@@ -180,7 +181,7 @@ func (w *world) session(id string) *state.Session {
 }
 
 // assertNoSeqGap checks seq is 1, 2, 3, ...
-func assertNoSeqGap(t *testing.T, evs []state.Event) {
+func assertNoSeqGap(t *testing.T, evs []eventlog.Event) {
 	t.Helper()
 	for i, e := range evs {
 		if e.Seq != int64(i+1) {
@@ -190,8 +191,8 @@ func assertNoSeqGap(t *testing.T, evs []state.Event) {
 }
 
 // ofType filters events.
-func ofType(evs []state.Event, types ...string) []state.Event {
-	var out []state.Event
+func ofType(evs []eventlog.Event, types ...string) []eventlog.Event {
+	var out []eventlog.Event
 	for _, e := range evs {
 		for _, t := range types {
 			if e.Type == t {
@@ -203,10 +204,10 @@ func ofType(evs []state.Event, types ...string) []state.Event {
 }
 
 // agentText concatenates the agent_message content of a turn ("" = all turns).
-func agentText(evs []state.Event, turn string) string {
+func agentText(evs []eventlog.Event, turn string) string {
 	var b strings.Builder
 	for _, e := range evs {
-		if e.Type == state.EventAgentMessage && (turn == "" || e.TurnID == turn) {
+		if e.Type == eventlog.EventAgentMessage && (turn == "" || e.TurnID == turn) {
 			b.WriteString(e.Content)
 		}
 	}
@@ -214,10 +215,10 @@ func agentText(evs []state.Event, turn string) string {
 }
 
 // lastTurn is the turn id of the newest turn_started.
-func lastTurn(evs []state.Event) string {
+func lastTurn(evs []eventlog.Event) string {
 	t := ""
 	for _, e := range evs {
-		if e.Type == state.EventTurnStarted {
+		if e.Type == eventlog.EventTurnStarted {
 			t = e.TurnID
 		}
 	}

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 func TestStart_AgentThatCannotLaunchLeavesAFailedSessionSaidOnceAndLatestSkipsIt(t *testing.T) {
@@ -37,7 +39,7 @@ func TestStart_AgentThatCannotLaunchLeavesAFailedSessionSaidOnceAndLatestSkipsIt
 			if s.State != state.StateFailed || !strings.Contains(s.ErrorMessage, tc.want) {
 				t.Fatalf("record: state %s, error %q", s.State, s.ErrorMessage)
 			}
-			if st := w.status(id); st.Status.Badge != state.BadgeFailed {
+			if st := w.status(id); st.Status.Badge != verdict.BadgeFailed {
 				t.Fatalf("status: %+v", st.Status)
 			}
 			r = w.mustRun("prompt", "--latest", "recall")
@@ -90,11 +92,11 @@ func TestRead_AFileTooLargeForOneAnswerFailsTheToolClearlyAndTheTurnCompletes(t 
 		t.Fatal(r)
 	}
 	evs := w.events(id)
-	res := ofType(evs, state.EventToolResult)
+	res := ofType(evs, eventlog.EventToolResult)
 	if len(res) != 1 || res[0].ToolStatus != "failed" || !strings.Contains(res[0].Content, "too large") {
 		t.Fatalf("tool result: %+v", res)
 	}
-	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopEndTurn || !strings.Contains(agentText(evs, ""), "still here") {
+	if stop := turnEnd(evs, lastTurn(evs)); stop != eventlog.StopEndTurn || !strings.Contains(agentText(evs, ""), "still here") {
 		t.Fatalf("turn ended %q, want end_turn after the read", stop)
 	}
 }
@@ -118,7 +120,7 @@ func TestPrompt_ALaterQueuedInputThatFailsIsAWarningNotTheExitCode(t *testing.T)
 	if !strings.Contains(errb.String(), "warning: ") || !strings.Contains(errb.String(), "failed") {
 		t.Fatalf("no warning about the failed queued input:\n%s", errb.String())
 	}
-	if evs := w.events(id); turnEnd(evs, lastTurn(evs)) != state.StopProcessExit {
+	if evs := w.events(id); turnEnd(evs, lastTurn(evs)) != eventlog.StopProcessExit {
 		t.Fatalf("the queued input was not served: %s", turnEnd(evs, lastTurn(evs)))
 	}
 }
@@ -162,14 +164,14 @@ func TestStorage_FullDiskMidTurnEndsWithOneLineExit1AndRepairGivesAReadableLog(t
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var printed []state.Event
+	var printed []eventlog.Event
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<24)
 		for sc.Scan() {
-			var e state.Event
+			var e eventlog.Event
 			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Seq > 0 {
 				printed = append(printed, e)
 			}
@@ -193,7 +195,7 @@ func TestStorage_FullDiskMidTurnEndsWithOneLineExit1AndRepairGivesAReadableLog(t
 	}
 	os.Remove(filler)
 	t.Logf("stderr: %s\nprinted %d events; repair: %s", errb.String(), len(printed), w.mustRun("repair", id).stdout)
-	var ev struct{ Events []state.Event }
+	var ev struct{ Events []eventlog.Event }
 	decodeJSON(t, w.mustRun("--json", "events", id).stdout, &ev)
 	assertNoSeqGap(t, ev.Events)
 	assertAcknowledgedKept(t, printed, ev.Events)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -85,12 +86,12 @@ func TestLease_RewindClearAndCompactRefuseAnotherHoldersLeaseUnlessForced(t *tes
 			t.Errorf("%s under another holder's lease: %s", args[0], r)
 		}
 	}
-	if n := len(ofType(w.events(id), state.EventRewind)); n != 0 {
+	if n := len(ofType(w.events(id), eventlog.EventRewind)); n != 0 {
 		t.Fatalf("a refused rewind was applied (%d rewind events)", n)
 	}
 	w.mustRun("clear", id, "--force")
 	w.mustRun("compact", id, "--holder", "editor:other")
-	if n := len(ofType(w.events(id), state.EventRewind)); n != 1 {
+	if n := len(ofType(w.events(id), eventlog.EventRewind)); n != 1 {
 		t.Fatalf("%d rewind events after a forced clear", n)
 	}
 }
@@ -137,7 +138,7 @@ func TestSecrets_AQueuedPromptKilledWithItsOwnerIsGoneOnceResumeServesIt(t *test
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	w.mustRun("prompt", id, "--no-follow", "/say working\n/sleep 60000")
-	waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), state.EventAgentMessage)) > 0 })
+	waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), eventlog.EventAgentMessage)) > 0 })
 	w.mustRun("prompt", id, "--no-follow", "use "+secretShape)
 	pid := w.session(id).OwnerPID
 	_ = kill(pid, syscall.SIGKILL)
@@ -149,7 +150,7 @@ func TestSecrets_AQueuedPromptKilledWithItsOwnerIsGoneOnceResumeServesIt(t *test
 	}
 	w.mustRun("resume", id, "--linger", "0")
 	served := false
-	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+	for _, e := range ofType(w.events(id), eventlog.EventUserMessage) {
 		served = served || strings.HasPrefix(e.Content, "use ") && !strings.Contains(e.Content, secretShape)
 	}
 	if !served {
@@ -208,7 +209,7 @@ func TestExit_APromptCancelledFromAnotherProcessExits130(t *testing.T) {
 			w.closeOnCleanup(id)
 			cmd, _ := w.background("prompt", id, "/say working\n/sleep 60000")
 			w.mustRun("wait", id, "--until", "running", "--timeout", "20s")
-			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), state.EventAgentMessage)) > 0 })
+			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), eventlog.EventAgentMessage)) > 0 })
 			w.mustRun("cancel", id)
 			if code := exitOf(t, cmd, 20*time.Second); code != 130 {
 				t.Fatalf("a prompt whose turn was cancelled exited %d, want 130", code)
@@ -226,7 +227,7 @@ func TestExit_AFollowerOfADetachedOwnerExitsAsItsOwnerWasStopped(t *testing.T) {
 			w := newWorld(t)
 			id := w.startWarm("60s")
 			cmd, _ := w.background("prompt", id, "/say working\n/sleep 60000")
-			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), state.EventAgentMessage)) > 0 })
+			waitFor(t, 20*time.Second, "the agent to answer", func() bool { return len(ofType(w.eventsSoFar(id), eventlog.EventAgentMessage)) > 0 })
 			_ = kill(w.session(id).OwnerPID, tc.sig)
 			if code := exitOf(t, cmd, 20*time.Second); code != tc.want {
 				t.Fatalf("the follower exited %d after its owner got %s, want %d", code, tc.sig, tc.want)

@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // resolutions are the permission_resolved events' data of the session.
 func (w *world) resolutions(id string) []map[string]any {
 	var out []map[string]any
-	for _, e := range ofType(w.events(id), state.EventPermissionResolved) {
+	for _, e := range ofType(w.events(id), eventlog.EventPermissionResolved) {
 		var d map[string]any
 		json.Unmarshal(e.Data, &d)
 		d["request_id"] = e.RequestID
@@ -186,7 +188,7 @@ func TestApprove_TwoAnswersAtOnceApproveOneRequestAndTheSpareIsRefused(t *testin
 	if len(res) != 2 || res[0]["request_id"] != first[0].ID || res[0]["allowed"] != true || res[1]["request_id"] != second[0].ID || res[1]["allowed"] != false {
 		t.Fatalf("resolutions: %+v", res)
 	}
-	for _, e := range ofType(w.events(id), state.EventPermissionRequest) {
+	for _, e := range ofType(w.events(id), eventlog.EventPermissionRequest) {
 		if e.RequestID == "" {
 			t.Fatalf("a parked request without request_id: %+v", e)
 		}
@@ -239,7 +241,7 @@ func TestLinger_AWarmOwnerWhoseAgentDiedExitsAndTheNextPromptRestores(t *testing
 		Status struct{ Reason string } `json:"status"`
 	}
 	decodeJSON(t, w.mustRun("status", id, "--json").stdout, &st)
-	if st.Status.Reason == state.ReasonAgentRunning {
+	if st.Status.Reason == verdict.ReasonAgentRunning {
 		t.Fatalf("status after the agent died: %+v", st.Status)
 	}
 	w.recalls(id, "KIWI", 2, "start, then the restore")

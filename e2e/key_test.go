@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -25,10 +26,10 @@ func keyWorld(t *testing.T) (*world, string) {
 }
 
 // keyedTurns are the turn_started events that carry key.
-func keyedTurns(evs []state.Event, key string) []state.Event {
-	var out []state.Event
+func keyedTurns(evs []eventlog.Event, key string) []eventlog.Event {
+	var out []eventlog.Event
 	for _, e := range evs {
-		if e.Type == state.EventTurnStarted && e.Key == key {
+		if e.Type == eventlog.EventTurnStarted && e.Key == key {
 			out = append(out, e)
 		}
 	}
@@ -57,7 +58,7 @@ func TestKey_TenProcessesRetryingOneKeySendItOnceAndAllPrintItsAnswer(t *testing
 	if n := len(keyedTurns(evs, "k1")); n != 1 {
 		t.Fatalf("%d turns carry key k1, want exactly 1", n)
 	}
-	if n := len(ofType(evs, state.EventTurnStarted)); n != 1 {
+	if n := len(ofType(evs, eventlog.EventTurnStarted)); n != 1 {
 		t.Fatalf("%d turns in the log, want 1", n)
 	}
 	if n := w.received(strings.TrimSuffix(msg, "\n")); n != 1 {
@@ -79,8 +80,8 @@ func TestKey_ARetryAfterTheTurnEndedPrintsItAgainWithItsExitCode(t *testing.T) {
 		t.Fatalf("crash: %s\nretry: %s", crash, retry)
 	}
 	evs := w.events(id)
-	if len(keyedTurns(evs, "ok")) != 1 || len(keyedTurns(evs, "boom")) != 1 || len(ofType(evs, state.EventTurnStarted)) != 2 {
-		t.Fatalf("want one turn per key and two in all: %d turns", len(ofType(evs, state.EventTurnStarted)))
+	if len(keyedTurns(evs, "ok")) != 1 || len(keyedTurns(evs, "boom")) != 1 || len(ofType(evs, eventlog.EventTurnStarted)) != 2 {
+		t.Fatalf("want one turn per key and two in all: %d turns", len(ofType(evs, eventlog.EventTurnStarted)))
 	}
 	// Another key is another message.
 	if r := w.mustRun("prompt", id, "--key", "other", "--linger", "0", "/say FIRST-ANSWER"); !strings.Contains(r.stdout, "FIRST-ANSWER") {
@@ -143,7 +144,7 @@ func TestKey_ARetryAfterSIGKILLAtEachPointOfTheSendNeitherLosesNorDuplicatesTheT
 			}
 			// A third try changes nothing.
 			w.runInput(msg, "prompt", id, "--key", "K", "--linger", "0", "-")
-			if n := len(ofType(w.events(id), state.EventTurnStarted)); n != len(ofType(evs, state.EventTurnStarted)) {
+			if n := len(ofType(w.events(id), eventlog.EventTurnStarted)); n != len(ofType(evs, eventlog.EventTurnStarted)) {
 				t.Fatalf("a third try with the key started another turn")
 			}
 		})
@@ -199,7 +200,7 @@ func TestKey_StartWithAKeyCreatesOneSessionAcrossRacersAndRetries(t *testing.T) 
 	}
 	id2 := strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
 	evs := w.events(id2)
-	if n := len(userMessages(evs, state.SourceInitial)); n != 1 || continuations(evs) != 1 || w.received("/sleep 1500\n/say SECOND") != 1 {
+	if n := len(userMessages(evs, eventlog.SourceInitial)); n != 1 || continuations(evs) != 1 || w.received("/sleep 1500\n/say SECOND") != 1 {
 		t.Fatalf("want one first turn, continued once: %d initial, %d continuations", n, continuations(evs))
 	}
 }

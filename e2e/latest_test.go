@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // namedRepo is a git repository with one commit at DIR/name.
@@ -174,7 +174,7 @@ func TestRecover_DefaultsToTheWorkspaceOfTheDirectoryNotItsName(t *testing.T) {
 	var ids []string
 	for _, dir := range []string{mine, twin} {
 		id, _ := w.in(dir).start()
-		w.in(dir).killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+		w.in(dir).killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
 		ids = append(ids, id)
 	}
 	var out struct {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 const limitWord = "OVERQUOTA"
@@ -29,7 +30,7 @@ func assertRateLimited(t *testing.T, w *world, id string, res result, wantReset 
 	if !wantReset.IsZero() && (reset.Before(wantReset.Add(-90*time.Second)) || reset.After(wantReset.Add(90*time.Second))) {
 		t.Fatalf("reset %v, want about %v (agent said %q)", reset, wantReset, m.Diagnostic)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeWaitingForLimit {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeWaitingForLimit {
 		t.Fatalf("badge %q", st.Status.Badge)
 	}
 }

@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // limitMarker is the usage_limit marker of the log and its reset time.
-func limitMarker(t *testing.T, evs []state.Event) (state.Event, time.Time) {
+func limitMarker(t *testing.T, evs []eventlog.Event) (eventlog.Event, time.Time) {
 	t.Helper()
 	for _, e := range evs {
-		if e.Type == state.EventMarker && e.Kind == "usage_limit" {
+		if e.Type == eventlog.EventMarker && e.Kind == "usage_limit" {
 			var d struct {
 				ResetAt time.Time `json:"reset_at"`
 			}
@@ -24,7 +26,7 @@ func limitMarker(t *testing.T, evs []state.Event) (state.Event, time.Time) {
 		}
 	}
 	t.Fatal("no usage_limit marker in the log")
-	return state.Event{}, time.Time{}
+	return eventlog.Event{}, time.Time{}
 }
 
 func TestLimit_TheDemoAgentsLimitEndsTheTurnRateLimitedWithTheResetTimeAndExit8(t *testing.T) {
@@ -45,7 +47,7 @@ func TestLimit_TheDemoAgentsLimitEndsTheTurnRateLimitedWithTheResetTimeAndExit8(
 	if want := before.Add(120 * time.Second); reset.Before(want.Add(-2*time.Second)) || reset.After(want.Add(3*time.Second)) || m.Severity != "warning" {
 		t.Fatalf("marker %+v: reset %v, want about %v", m, reset, want)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeWaitingForLimit {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeWaitingForLimit {
 		t.Fatalf("badge %q, want waiting-for-limit", st.Status.Badge)
 	}
 	// --json: the error object names it.
@@ -57,7 +59,7 @@ func TestLimit_TheDemoAgentsLimitEndsTheTurnRateLimitedWithTheResetTimeAndExit8(
 	if got := w.mustRun("prompt", id, "--linger", "0", "/say AFTER").stdout; !strings.Contains(got, "AFTER") {
 		t.Fatalf("prompt after the limit: %q", got)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 		t.Fatalf("badge after a turn ran: %q, want idle", st.Status.Badge)
 	}
 }
@@ -73,16 +75,16 @@ func TestLimit_AFollowerOfAQueuedPromptAlsoExits8(t *testing.T) {
 	if q.code != 8 {
 		t.Fatalf("a prompt served by the warm owner: want exit 8: %s", q)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeWaitingForLimit {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeWaitingForLimit {
 		t.Fatalf("badge %q with a warm owner, want waiting-for-limit", st.Status.Badge)
 	}
 }
 
 // limitContinuations are the turns that continued after a usage limit.
-func limitContinuations(evs []state.Event) []state.Event {
-	var out []state.Event
+func limitContinuations(evs []eventlog.Event) []eventlog.Event {
+	var out []eventlog.Event
 	for _, e := range evs {
-		if e.Type == state.EventUserMessage && strings.HasPrefix(e.Content, "The usage limit that stopped your previous turn has reset.") {
+		if e.Type == eventlog.EventUserMessage && strings.HasPrefix(e.Content, "The usage limit that stopped your previous turn has reset.") {
 			out = append(out, e)
 		}
 	}
@@ -105,13 +107,13 @@ func TestLimit_RecoverContinuesASessionWhoseResetTimeHasPassed(t *testing.T) {
 	if len(conts) != 1 || !strings.Contains(conts[0].Content, "> /limit 1") {
 		t.Fatalf("want one continuation quoting the cut-off request: %d\n%s", len(conts), r)
 	}
-	if stop := turnEnd(evs, conts[0].TurnID); stop != state.StopEndTurn {
+	if stop := turnEnd(evs, conts[0].TurnID); stop != eventlog.StopEndTurn {
 		t.Fatalf("the continuation ended %q", stop)
 	}
 	if s := w.session(id); s.Limit != nil || s.LimitResumes != 0 {
 		t.Fatalf("after a turn that ended well the limit is still recorded: %+v resumes %d", s.Limit, s.LimitResumes)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 		t.Fatalf("badge %q", st.Status.Badge)
 	}
 	// Nothing left to continue: a second recover does nothing.
@@ -170,7 +172,7 @@ func TestLimit_ResumeAfterLimitSchedulesRecoverWithTheOSSchedulerAndCloseCancels
 	waitFor(t, 90*time.Second, "the scheduled recover to continue the session", func() bool {
 		evs := w.eventsSoFar(id)
 		c := limitContinuations(evs)
-		return len(c) == 1 && turnEnd(evs, c[0].TurnID) == state.StopEndTurn
+		return len(c) == 1 && turnEnd(evs, c[0].TurnID) == eventlog.StopEndTurn
 	})
 	waitFor(t, 10*time.Second, "the record to settle", func() bool { return w.session(id).Limit == nil })
 

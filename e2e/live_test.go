@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // closeOnCleanup ends a lingering owner when the test ends, whatever happened.
@@ -74,7 +77,7 @@ func TestLinger_WarmPromptReattachesWithoutStartingTheAgent(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); got.Status.WarmUntil == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		decodeJSON(t, w.mustRun("status", id, "--json").stdout, &got)
 	}
-	if got.Status.Reason != state.ReasonAgentRunning || got.Status.Badge != state.BadgeIdle || got.Status.WarmUntil == "" {
+	if got.Status.Reason != verdict.ReasonAgentRunning || got.Status.Badge != verdict.BadgeIdle || got.Status.WarmUntil == "" {
 		t.Fatalf("status of a warm session: %+v", got.Status)
 	}
 	w.recalls(id, "APPLE", 1, "the second prompt must reattach")
@@ -95,14 +98,14 @@ func TestLinger_ExpiryStopsTheAgentAndTheOwner(t *testing.T) {
 	id := w.startWarm("1s", "hello")
 	w.waitOwnerGone(id, 20*time.Second)
 	evs := w.events(id)
-	if last := evs[len(evs)-1]; last.Type != state.EventAgentExited {
+	if last := evs[len(evs)-1]; last.Type != eventlog.EventAgentExited {
 		t.Fatalf("last event after linger expiry is %s, want agent_exited", last.Type)
 	}
 	if s := w.session(id); s.WarmUntil != nil || s.AgentPID != 0 {
 		t.Fatalf("record after expiry: warm_until=%v agent_pid=%d", s.WarmUntil, s.AgentPID)
 	}
 	time.Sleep(600 * time.Millisecond) // the shutdown grace of the agent's supervisor
-	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
+	if left := proc.TaggedProcesses(w.home)[id]; len(left) > 0 {
 		t.Fatalf("processes outlived the linger: %+v", left)
 	}
 	if st := w.mustRun("status", id); !strings.Contains(st.stdout, "[idle]") {
@@ -143,9 +146,9 @@ func TestLinger_KilledWarmOwnerTakesItsAgentAndTheNextPromptRestores(t *testing.
 	}
 	w.waitOwnerGone(id, 10*time.Second)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(state.TaggedProcesses(w.home)[id]) > 0 {
+	for len(proc.TaggedProcesses(w.home)[id]) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the agent outlived its killed owner: %+v", state.TaggedProcesses(w.home)[id])
+			t.Fatalf("the agent outlived its killed owner: %+v", proc.TaggedProcesses(w.home)[id])
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -175,7 +178,7 @@ func TestLinger_TwoPromptsRacingToAWarmOwnerAreEachServedOnce(t *testing.T) {
 	if n := len(agentStarts(evs)); n != 1 {
 		t.Fatalf("%d agent starts, want 1", n)
 	}
-	if n := len(ofType(evs, state.EventUserMessage)); n != 2 {
+	if n := len(ofType(evs, eventlog.EventUserMessage)); n != 2 {
 		t.Fatalf("%d user messages, want each prompt once", n)
 	}
 }
@@ -190,7 +193,7 @@ func TestLinger_PromptAsTheLingerExpiresIsServedExactlyOnce(t *testing.T) {
 		w.mustRun("prompt", id, "/say tick")
 	}
 	n := 0
-	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+	for _, e := range ofType(w.events(id), eventlog.EventUserMessage) {
 		if e.Content == "/say tick" {
 			n++
 		}
@@ -208,11 +211,11 @@ func TestClose_EndsTheWarmOwnerAndLeavesTheSessionResumable(t *testing.T) {
 		t.Fatalf("close: owner alive=%v\n%s", w.ownerAlive(id), r)
 	}
 	evs := w.events(id)
-	if last := evs[len(evs)-1]; last.Type != state.EventAgentExited {
+	if last := evs[len(evs)-1]; last.Type != eventlog.EventAgentExited {
 		t.Fatalf("last event after close is %s, want agent_exited", last.Type)
 	}
 	time.Sleep(600 * time.Millisecond) // the shutdown grace of the agent's supervisor
-	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
+	if left := proc.TaggedProcesses(w.home)[id]; len(left) > 0 {
 		t.Fatalf("processes outlived close: %+v", left)
 	}
 	if r := w.mustRun("close", id); !strings.Contains(r.stdout, "nothing to close") {
@@ -232,8 +235,8 @@ func TestClose_NowCancelsTheRunningTurn(t *testing.T) {
 	if w.ownerAlive(id) {
 		t.Fatal("close --now returned with the owner alive")
 	}
-	ends := ofType(w.events(id), state.EventTurnEnded)
-	if stop := ends[len(ends)-1].StopReason; stop != state.StopCancelled {
+	ends := ofType(w.events(id), eventlog.EventTurnEnded)
+	if stop := ends[len(ends)-1].StopReason; stop != eventlog.StopCancelled {
 		t.Fatalf("the running turn ended with %q, want cancelled", stop)
 	}
 	if st := w.mustRun("status", id); !strings.Contains(st.stdout, "[idle]") {
@@ -252,7 +255,7 @@ func TestWait_ReturnsAtTheBadgeAndExits124OnTimeout(t *testing.T) {
 	r = w.mustRun("wait", id, "--until", "idle,done", "--json", "--timeout", "20s")
 	var st struct{ Badge, Reason string }
 	decodeJSON(t, r.stdout, &st)
-	if st.Badge != state.BadgeIdle || st.Reason != state.ReasonAgentRunning {
+	if st.Badge != verdict.BadgeIdle || st.Reason != verdict.ReasonAgentRunning {
 		t.Fatalf("wait --json: %+v", st)
 	}
 	r = w.run("wait", id, "--until", "done", "--timeout", "300ms")
@@ -278,7 +281,7 @@ func TestDefer_ParksTheWriteExits7AndApproveContinuesTheTurnInTheOwner(t *testin
 	if !strings.Contains(st.stdout, "[waiting-for-permission]") {
 		t.Fatalf("status of a parked turn:\n%s", st)
 	}
-	req := ofType(w.events(id), state.EventPermissionRequest)
+	req := ofType(w.events(id), eventlog.EventPermissionRequest)
 	if len(req) != 1 || !req[0].Deferred || len(req[0].Data) == 0 {
 		t.Fatalf("the parked request is logged with its options: %+v", req)
 	}
@@ -288,8 +291,8 @@ func TestDefer_ParksTheWriteExits7AndApproveContinuesTheTurnInTheOwner(t *testin
 	if err != nil || string(b) != "APPROVED" {
 		t.Fatalf("approved write: %q %v", b, err)
 	}
-	ends := ofType(w.events(id), state.EventTurnEnded)
-	if ends[len(ends)-1].StopReason != state.StopEndTurn {
+	ends := ofType(w.events(id), eventlog.EventTurnEnded)
+	if ends[len(ends)-1].StopReason != eventlog.StopEndTurn {
 		t.Fatalf("the approved turn ended with %s", ends[len(ends)-1].StopReason)
 	}
 	if r := w.run("approve", id); r.code != 4 {
@@ -317,7 +320,7 @@ func TestDefer_DenyRejectsAndReadsNeedNoAnswer(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.cwd, "out.txt")); err == nil {
 		t.Fatal("a denied write happened")
 	}
-	res := ofType(w.events(id), state.EventPermissionResolved)
+	res := ofType(w.events(id), eventlog.EventPermissionResolved)
 	if last := res[len(res)-1]; !strings.Contains(string(last.Data), `"allowed":false`) {
 		t.Fatalf("deny resolved as %s", last.Data)
 	}
@@ -335,7 +338,7 @@ func TestDefer_UnansweredRequestIsDeniedAfterTheTimeout(t *testing.T) {
 		t.Fatal("a write nobody approved happened")
 	}
 	found := false
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		found = found || m.Kind == "permission_timeout"
 	}
 	if !found {

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // The newcomer's breaks of issue 33: each test below drives the built binary
@@ -70,7 +72,7 @@ func TestSet_AValueTheRunningAgentDoesNotOfferIsAUsageErrorAndIsNotRecorded(t *t
 		t.Fatalf("set claims the agent runs with what it refused: %s", r)
 	}
 	marks := 0
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		if m.Kind == "setup_not_offered" && strings.Contains(m.Summary, "gpt-5") {
 			marks++
 		}
@@ -241,8 +243,8 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 			}
 			evs := w.events(id)
 			var cont string
-			for _, e := range ofType(evs, state.EventTurnStarted) {
-				if e.Source == state.SourceContinuation {
+			for _, e := range ofType(evs, eventlog.EventTurnStarted) {
+				if e.Source == eventlog.SourceContinuation {
 					cont = e.TurnID
 				}
 			}
@@ -259,7 +261,7 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 				t.Fatalf("nothing says the turn was cut off and continued:\n%s", r.stderr)
 			}
 			// Nothing is left for a resume to continue.
-			if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+			if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 				t.Fatalf("status after the prompt: %+v", st.Status)
 			}
 		})

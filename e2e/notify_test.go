@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 type noteJSON struct {
@@ -58,7 +58,7 @@ func TestNotify_AUsageLimitNotifies(t *testing.T) {
 	if r := w.run("prompt", id, "--linger", "0", "/limit 60"); r.code != 8 {
 		t.Fatal(r)
 	}
-	if n := waitNote(t, notes, id, "usage_limit"); n.Badge != state.BadgeWaitingForLimit || !strings.Contains(n.Summary, "resets at") {
+	if n := waitNote(t, notes, id, "usage_limit"); n.Badge != verdict.BadgeWaitingForLimit || !strings.Contains(n.Summary, "resets at") {
 		t.Fatalf("note %+v", n)
 	}
 	// A turn that ends in the foreground is seen there: no note.
@@ -73,7 +73,7 @@ func TestNotify_ATurnEndedOrFailedInADetachedOwnerNotifies(t *testing.T) {
 	w, notes := notifyWorld(t, "")
 	id := w.startWarm("60s")
 	w.mustRun("prompt", id, "/say DONE")
-	if n := waitNote(t, notes, id, "turn_ended"); n.Badge != state.BadgeIdle || !strings.Contains(n.Summary, "end_turn") {
+	if n := waitNote(t, notes, id, "turn_ended"); n.Badge != verdict.BadgeIdle || !strings.Contains(n.Summary, "end_turn") {
 		t.Fatalf("note %+v", n)
 	}
 	if r := w.run("prompt", id, "/crash"); r.code != 6 {
@@ -88,7 +88,7 @@ func TestNotify_AParkedPermissionNotifies(t *testing.T) {
 	if r := w.run("--permissions", "defer", "prompt", id, "/write out.txt X"); r.code != 7 {
 		t.Fatalf("want exit 7: %s", r)
 	}
-	if n := waitNote(t, notes, id, "permission"); n.Badge != state.BadgeWaitingForPermission || !strings.Contains(n.Summary, "kandev approve "+id) {
+	if n := waitNote(t, notes, id, "permission"); n.Badge != verdict.BadgeWaitingForPermission || !strings.Contains(n.Summary, "kandev approve "+id) {
 		t.Fatalf("note %+v", n)
 	}
 	w.mustRun("deny", id)
@@ -102,7 +102,7 @@ func TestNotify_APauseNotifies(t *testing.T) {
 	if r := w.run("--permissions", "deny-all", "resume", id); r.code != 5 {
 		t.Fatalf("want the continuation paused (exit 5): %s", r)
 	}
-	if n := waitNote(t, notes, id, "paused"); n.Badge != state.BadgePaused {
+	if n := waitNote(t, notes, id, "paused"); n.Badge != verdict.BadgePaused {
 		t.Fatalf("note %+v", n)
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 const (
@@ -139,7 +139,7 @@ func newOpenCodeRigWith(t *testing.T, bin string, fakeArgs ...string) *openCodeR
 
 // openCodeTimings logs, for one kandev command begun at began, how long the
 // agent took to be ready (launch to initialize and session ready) and the turn.
-func openCodeTimings(t *testing.T, what string, began time.Time, total time.Duration, evs []state.Event) {
+func openCodeTimings(t *testing.T, what string, began time.Time, total time.Duration, evs []eventlog.Event) {
 	t.Helper()
 	var ready, turnStart, turnEnd time.Time
 	for _, e := range evs {
@@ -148,11 +148,11 @@ func openCodeTimings(t *testing.T, what string, began time.Time, total time.Dura
 			continue
 		}
 		switch e.Type {
-		case state.EventAgentStarted:
+		case eventlog.EventAgentStarted:
 			ready = at
-		case state.EventTurnStarted:
+		case eventlog.EventTurnStarted:
 			turnStart = at
-		case state.EventTurnEnded:
+		case eventlog.EventTurnEnded:
 			turnEnd = at
 		}
 	}
@@ -161,14 +161,14 @@ func openCodeTimings(t *testing.T, what string, began time.Time, total time.Dura
 }
 
 // openCodeStreamingTurn holds when the turn for prompt has streamed agent text.
-func openCodeStreamingTurn(prompt string) func([]state.Event) bool {
-	return func(evs []state.Event) bool {
+func openCodeStreamingTurn(prompt string) func([]eventlog.Event) bool {
+	return func(evs []eventlog.Event) bool {
 		turn := ""
 		for _, e := range evs {
-			if e.Type == state.EventUserMessage && e.Content == prompt {
+			if e.Type == eventlog.EventUserMessage && e.Content == prompt {
 				turn = e.TurnID
 			}
-			if turn != "" && e.Type == state.EventAgentMessage && e.TurnID == turn {
+			if turn != "" && e.Type == eventlog.EventAgentMessage && e.TurnID == turn {
 				return true
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -45,7 +46,7 @@ func TestOpenCode_PromptInANewProcessResumesTheOpenCodeSessionWithItsContext(t *
 
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	starts := ofType(evs, state.EventAgentStarted)
+	starts := ofType(evs, eventlog.EventAgentStarted)
 	if len(starts) != 2 || starts[0].Restore != "new" || starts[1].Restore != "resume" || starts[1].FallbackReason != "" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
@@ -89,11 +90,11 @@ func TestOpenCode_NeverPromptedSessionIsResumedNatively(t *testing.T) {
 	}
 	r.assertNoAgentSurvives(id, "prompt exited")
 	evs := r.events(id)
-	starts := ofType(evs, state.EventAgentStarted)
+	starts := ofType(evs, eventlog.EventAgentStarted)
 	if len(starts) != 2 || starts[1].Restore != "resume" || starts[1].FallbackReason != "" {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
-	for _, m := range ofType(evs, state.EventMarker) {
+	for _, m := range ofType(evs, eventlog.EventMarker) {
 		if m.Severity == "warning" {
 			t.Errorf("unexpected warning marker: %s", m.Content)
 		}
@@ -183,12 +184,12 @@ func TestOpenCode_SessionOpenCodeNoLongerHasFallsBackToAFreshSessionWithTheHisto
 	r.assertNoAgentSurvives(id, "prompt exited")
 	evs := r.events(id)
 	assertNoSeqGap(t, evs)
-	starts := ofType(evs, state.EventAgentStarted)
+	starts := ofType(evs, eventlog.EventAgentStarted)
 	if len(starts) != 2 || starts[1].Restore != "new" || !strings.Contains(starts[1].FallbackReason, "-32603") {
 		t.Fatalf("agent_started events: %+v", starts)
 	}
 	warned := false
-	for _, m := range ofType(evs, state.EventMarker) {
+	for _, m := range ofType(evs, eventlog.EventMarker) {
 		warned = warned || m.Severity == "warning"
 	}
 	if !warned {
@@ -208,7 +209,7 @@ func TestOpenCode_SessionOpenCodeNoLongerHasFallsBackToAFreshSessionWithTheHisto
 	if res := r.run("prompt", id, "and once more"); res.code != 0 {
 		t.Fatalf("third prompt: %s", res)
 	}
-	if starts := ofType(r.events(id), state.EventAgentStarted); starts[len(starts)-1].Restore != "resume" {
+	if starts := ofType(r.events(id), eventlog.EventAgentStarted); starts[len(starts)-1].Restore != "resume" {
 		t.Fatalf("third agent_started: %+v", starts[len(starts)-1])
 	}
 	r.assertNoAgentSurvives(id, "the last prompt exited")

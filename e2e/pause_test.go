@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
 // hasMarker reports whether the log has a marker of kind whose summary contains text.
-func hasMarker(evs []state.Event, kind, text string) bool {
+func hasMarker(evs []eventlog.Event, kind, text string) bool {
 	for _, e := range evs {
-		if e.Type == state.EventMarker && e.Kind == kind && strings.Contains(e.Summary, text) {
+		if e.Type == eventlog.EventMarker && e.Kind == kind && strings.Contains(e.Summary, text) {
 			return true
 		}
 	}
@@ -24,7 +25,7 @@ func hasMarker(evs []state.Event, kind, text string) bool {
 // crashMidTurn SIGKILLs the owner of a prompt on id once the agent is answering.
 func (w *world) crashMidTurn(id string, flags ...string) {
 	w.t.Helper()
-	w.killAt(isType(state.EventAgentMessage), 10*time.Second, append(flags, "prompt", id, "/say working\n/sleep 5000")...)
+	w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, append(flags, "prompt", id, "/say working\n/sleep 5000")...)
 	if s := w.session(id); s.State != state.StateRunning {
 		w.t.Fatalf("no interrupted turn after the kill: %+v", s)
 	}
@@ -84,7 +85,7 @@ func TestPause_WrongBranchPausesAndCheckingOutBackContinuesOnce(t *testing.T) {
 	if st.Status.Badge != "paused" || st.Status.Pause == nil || st.Status.Pause.Kind != state.PauseWorktree || st.Status.Next != "git -C "+repo+" checkout feature" {
 		t.Fatalf("status on the wrong branch: %+v", st.Status)
 	}
-	if n := len(ofType(w.events(id), state.EventMarker)); !hasMarker(w.events(id), "continuation_paused", `"other"`) || n == 0 {
+	if n := len(ofType(w.events(id), eventlog.EventMarker)); !hasMarker(w.events(id), "continuation_paused", `"other"`) || n == 0 {
 		t.Fatal("no warning marker for the pause")
 	}
 	git(t, repo, "checkout", "-q", "feature")

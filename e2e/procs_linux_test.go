@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // agentLockSize is the size of session id's agent lock file: its supervisor
@@ -23,11 +24,11 @@ func agentLockSize(t *testing.T, w *world, id string) int64 {
 	return st.Size()
 }
 
-func statusSurvivors(t *testing.T, w *world, id string) []state.Proc {
+func statusSurvivors(t *testing.T, w *world, id string) []proc.Proc {
 	t.Helper()
 	var st struct {
 		Status struct {
-			Survivors []state.Proc `json:"survivors"`
+			Survivors []proc.Proc `json:"survivors"`
 		} `json:"status"`
 	}
 	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
@@ -81,7 +82,7 @@ func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *tes
 	_ = owner.Process.Kill()
 	_ = owner.Wait()
 
-	var sleep state.Proc
+	var sleep proc.Proc
 	deadline = time.Now().Add(10 * time.Second)
 	for sleep.PID == 0 {
 		for _, p := range statusSurvivors(t, w, id) {
@@ -90,7 +91,7 @@ func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *tes
 			}
 		}
 		if sleep.PID == 0 && time.Now().After(deadline) {
-			t.Fatalf("status never showed the sleep that outlived the killed supervisor; tagged: %+v", state.TaggedProcesses(w.home)[id])
+			t.Fatalf("status never showed the sleep that outlived the killed supervisor; tagged: %+v", proc.TaggedProcesses(w.home)[id])
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -99,7 +100,7 @@ func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *tes
 		t.Fatalf("prompt after the killed supervisor: %s", r)
 	}
 	recovered := false
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		recovered = recovered || m.Kind == "session_recovered"
 	}
 	if !recovered {
@@ -107,7 +108,7 @@ func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *tes
 	}
 	deadline = time.Now().Add(5 * time.Second)
 	for {
-		left := state.TaggedProcesses(w.home)[id]
+		left := proc.TaggedProcesses(w.home)[id]
 		if len(left) == 0 && agentLockSize(t, w, id) == 0 {
 			break
 		}

@@ -10,24 +10,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
 
 // killSurvivors is a test's safety net: it ends the processes tagged with
 // id that a failing test would otherwise leave behind.
 func killSurvivors(home, id string) {
-	for _, p := range state.TaggedProcesses(home)[id] {
+	for _, p := range proc.TaggedProcesses(home)[id] {
 		kill(p.PID, syscall.SIGKILL)
 	}
 }
 
 // waitTagged waits until the processes tagged with id include one whose
 // command contains each of want, and returns them.
-func waitTagged(t *testing.T, w *world, id string, want ...string) []state.Proc {
+func waitTagged(t *testing.T, w *world, id string, want ...string) []proc.Proc {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		procs := state.TaggedProcesses(w.home)[id]
+		procs := proc.TaggedProcesses(w.home)[id]
 		all := true
 		for _, w := range want {
 			found := false
@@ -77,7 +78,7 @@ func TestWrappedAgent_DiesWithItsOwnerWhenTheOwnerIsKilled(t *testing.T) {
 
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				left := state.TaggedProcesses(w.home)[id]
+				left := proc.TaggedProcesses(w.home)[id]
 				if len(left) == 0 {
 					break
 				}
@@ -115,7 +116,7 @@ func TestDoctor_ReportsAProcessThatOutlivedItsSessionsOwner(t *testing.T) {
 	// A process an agent started, left running after its owner died: it
 	// carries the agent's environment.
 	survivor := exec.Command("sleep", "1000")
-	survivor.Env = append(os.Environ(), "KANDEV_HOME="+w.home, state.SessionTagEnv+"="+id)
+	survivor.Env = append(os.Environ(), "KANDEV_HOME="+w.home, proc.SessionTagEnv+"="+id)
 	if err := survivor.Start(); err != nil {
 		t.Fatal(err)
 	}

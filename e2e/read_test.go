@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -110,7 +111,7 @@ func (n readNormalizer) text(s string) string {
 
 // killWhen runs kandev in the background and SIGKILLs it once the session's
 // log has an event that matches (the agent dies with it: its supervisor sees the owner go).
-func (w *world) killWhen(id string, match func(state.Event) bool, args ...string) {
+func (w *world) killWhen(id string, match func(eventlog.Event) bool, args ...string) {
 	w.t.Helper()
 	cmd := exec.Command(kandevBin, args...)
 	cmd.Dir, cmd.Env = w.cwd, w.env
@@ -120,7 +121,7 @@ func (w *world) killWhen(id string, match func(state.Event) bool, args ...string
 	defer cmd.Wait()
 	defer cmd.Process.Kill()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		evs, _, _ := state.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
+		evs, _, _ := eventlog.ReadAll(filepath.Join(w.home, "sessions", id+".jsonl"))
 		for _, e := range evs {
 			if match(e) {
 				return
@@ -145,8 +146,8 @@ func demoEveryDirective(t *testing.T) (*world, string) {
 	w.mustRun("prompt", id, "recall")
 	// Killed once the agent has said all it will before sleeping, so the log
 	// is the same every run; the continuation quotes the request.
-	w.killWhen(id, func(e state.Event) bool {
-		return e.TurnID == "t3" && e.Type == state.EventAgentMessage && strings.HasSuffix(e.Content, "it")
+	w.killWhen(id, func(e eventlog.Event) bool {
+		return e.TurnID == "t3" && e.Type == eventlog.EventAgentMessage && strings.HasSuffix(e.Content, "it")
 	}, "prompt", id, "/say working on it\n/sleep 30000")
 	if r := w.run("resume", id); r.code != 0 {
 		t.Fatal(r)
@@ -261,7 +262,7 @@ func writeMillionEventSession(t *testing.T, home, id string, n int) int {
 		t.Fatal(err)
 	}
 	turns := (n - 4) / 10
-	markers := map[int]state.Event{
+	markers := map[int]eventlog.Event{
 		5:         history.NewMarker(history.MarkerProviderFailure, "The agent failed the turn: 529 overloaded", ""),
 		7:         history.NewMarker(history.MarkerSessionUnhealthy, "The agent stopped answering", ""),
 		9:         history.NewMarker(history.MarkerSessionRecovered, "The agent answers again", ""),
@@ -274,25 +275,25 @@ func writeMillionEventSession(t *testing.T, home, id string, n int) int {
 	bw := bufio.NewWriterSize(f, 1<<20)
 	seq := int64(0)
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	write := func(e state.Event) {
+	write := func(e eventlog.Event) {
 		seq++
-		e.Seq, e.SessionID, e.Timestamp = seq, id, state.FormatTime(base.Add(time.Duration(seq)*time.Millisecond))
+		e.Seq, e.SessionID, e.Timestamp = seq, id, eventlog.FormatTime(base.Add(time.Duration(seq)*time.Millisecond))
 		b, _ := json.Marshal(e)
 		bw.Write(append(b, '\n'))
 	}
 	for i := 1; i <= turns; i++ {
 		turn, call := fmt.Sprint("t", i), fmt.Sprint("call-", i)
-		for _, e := range []state.Event{
-			{Type: state.EventTurnStarted, TurnID: turn, Source: state.SourceUser},
-			{Type: state.EventUserMessage, TurnID: turn, Role: "user", Content: fmt.Sprintf("question %d", i)},
-			{Type: state.EventState, TurnID: turn, State: state.StateRunning},
-			{Type: state.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d part 1. ", i)},
-			{Type: state.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d part 2. ", i)},
-			{Type: state.EventToolCall, TurnID: turn, ToolCallID: call, ToolName: "Read state/log.go", ToolStatus: "pending", Input: json.RawMessage(`{"path":"state/log.go"}`)},
-			{Type: state.EventToolResult, TurnID: turn, ToolCallID: call, ToolName: "Read state/log.go", ToolStatus: "completed", Content: "package state"},
-			{Type: state.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d done.", i)},
-			{Type: state.EventTurnEnded, TurnID: turn, StopReason: state.StopEndTurn},
-			{Type: state.EventState, TurnID: turn, State: state.StateWaitingForInput},
+		for _, e := range []eventlog.Event{
+			{Type: eventlog.EventTurnStarted, TurnID: turn, Source: eventlog.SourceUser},
+			{Type: eventlog.EventUserMessage, TurnID: turn, Role: "user", Content: fmt.Sprintf("question %d", i)},
+			{Type: eventlog.EventState, TurnID: turn, State: state.StateRunning},
+			{Type: eventlog.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d part 1. ", i)},
+			{Type: eventlog.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d part 2. ", i)},
+			{Type: eventlog.EventToolCall, TurnID: turn, ToolCallID: call, ToolName: "Read state/log.go", ToolStatus: "pending", Input: json.RawMessage(`{"path":"state/log.go"}`)},
+			{Type: eventlog.EventToolResult, TurnID: turn, ToolCallID: call, ToolName: "Read state/log.go", ToolStatus: "completed", Content: "package state"},
+			{Type: eventlog.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("answer %d done.", i)},
+			{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: eventlog.StopEndTurn},
+			{Type: eventlog.EventState, TurnID: turn, State: state.StateWaitingForInput},
 		} {
 			write(e)
 		}
@@ -302,14 +303,14 @@ func writeMillionEventSession(t *testing.T, home, id string, n int) int {
 		}
 	}
 	for seq < int64(n) {
-		write(state.Event{Type: state.EventAgentExited, Content: "exited with status 0", PID: 4242})
+		write(eventlog.Event{Type: eventlog.EventAgentExited, Content: "exited with status 0", PID: 4242})
 	}
 	if err := bw.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 	s := &state.Session{ID: id, TaskID: id, Title: "a million events", Workspace: "synthetic", Cwd: home, Agent: "demo",
-		State: state.StateWaitingForInput, StopReason: state.StopEndTurn, CreatedAt: base, LastActivityAt: base, AgentLaunched: true, Turns: turns}
+		State: state.StateWaitingForInput, StopReason: eventlog.StopEndTurn, CreatedAt: base, LastActivityAt: base, AgentLaunched: true, Turns: turns}
 	if err := h.CreateSession(s); err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestTranscriptAndRecap_OnAMillionEventLog(t *testing.T) {
 	w := newWorld(t)
 	const id = "20260102-030405-million"
 	turns := writeMillionEventSession(t, w.home, id, 1_000_000)
-	if evs, _, _ := state.ReadLast(filepath.Join(w.home, "sessions", id+".jsonl"), 1, nil); len(evs) != 1 || evs[0].Seq != 1_000_000 {
+	if evs, _, _ := eventlog.ReadLast(filepath.Join(w.home, "sessions", id+".jsonl"), 1, nil); len(evs) != 1 || evs[0].Seq != 1_000_000 {
 		t.Fatalf("the synthetic log ends with %+v", evs)
 	}
 
@@ -432,7 +433,7 @@ func TestRedaction_PlantedSecretsAppearNowhereKandevWritesOrPrints(t *testing.T)
 	if r.code != 6 {
 		t.Fatalf("the crashing agent: %s", r)
 	}
-	markers := ofType(w.events(leaky), state.EventMarker)
+	markers := ofType(w.events(leaky), eventlog.EventMarker)
 	if len(markers) == 0 || !strings.Contains(markers[len(markers)-1].Diagnostic, history.Redacted) {
 		t.Fatalf("the failure marker does not carry the (redacted) stderr: %+v", markers)
 	}

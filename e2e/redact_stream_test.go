@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
-	"github.com/kandev/kandev/state"
 )
 
 // Real agents stream a few tokens per chunk: every planted secret is streamed
@@ -27,7 +27,7 @@ func TestRedaction_SecretStreamedInSmallChunksAppearsNowhere(t *testing.T) {
 		t.Fatal(r)
 	}
 	evs := w.events(id)
-	chunks := ofType(evs, state.EventAgentMessage)
+	chunks := ofType(evs, eventlog.EventAgentMessage)
 	// A chunk whose text is all held back goes out with the one that
 	// releases it: about one event per word here, not one per line.
 	if lines := len(secretLines(secrets)); len(chunks) < 2*lines {

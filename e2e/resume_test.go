@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -23,7 +25,9 @@ command = ["` + kandevBin + `", "demo-agent", "--fail-on-resume"]
 `)
 }
 
-func agentStarts(evs []state.Event) []state.Event { return ofType(evs, state.EventAgentStarted) }
+func agentStarts(evs []eventlog.Event) []eventlog.Event {
+	return ofType(evs, eventlog.EventAgentStarted)
+}
 
 func TestResume_EveryPromptInANewProcessRestoresTheConversation(t *testing.T) {
 	cases := []struct {
@@ -59,7 +63,7 @@ func TestResume_EveryPromptInANewProcessRestoresTheConversation(t *testing.T) {
 				t.Fatalf("agent_started restores: %+v", starts)
 			}
 			warned := false
-			for _, m := range ofType(evs, state.EventMarker) {
+			for _, m := range ofType(evs, eventlog.EventMarker) {
 				if m.Severity == "warning" && strings.Contains(m.Summary, "could not be restored") {
 					warned = true
 				}
@@ -128,7 +132,7 @@ func TestResume_SDKExampleAgentGetsTheResumeContextInANewSession(t *testing.T) {
 	if s := w.session(id); s.PendingContext {
 		t.Fatal("resume context still pending after an accepted prompt")
 	}
-	users := ofType(evs, state.EventUserMessage)
+	users := ofType(evs, eventlog.EventUserMessage)
 	if users[len(users)-1].Content != "second request" {
 		t.Fatalf("logged user message %q", users[len(users)-1].Content)
 	}
@@ -147,7 +151,7 @@ func TestResume_ResumeContextReachesAnAgentWithoutNativeRestore(t *testing.T) {
 		}
 	}
 	// The log keeps what the user typed, not the injected block.
-	for _, u := range ofType(w.events(id), state.EventUserMessage) {
+	for _, u := range ofType(w.events(id), eventlog.EventUserMessage) {
 		if strings.Contains(u.Content, "RESUME CONTEXT") {
 			t.Fatalf("the resume context leaked into the log: %q", u.Content)
 		}
@@ -277,7 +281,7 @@ func TestResume_WorktreeMovedDeletedOrSwitchedIsNotResumable(t *testing.T) {
 			}
 			tc.break_(t, repo, wt)
 			var st struct {
-				Session struct{ Worktree state.Worktree }
+				Session struct{ Worktree worktree.Worktree }
 				Status  struct {
 					IsResumable bool `json:"is_resumable"`
 				}
@@ -358,7 +362,7 @@ func TestList_ResumableShowsExactlyWhatResumeCanActOn(t *testing.T) {
 	w := newWorld(t)
 	idle, _ := w.start()
 	interrupted, _ := w.start()
-	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", interrupted, "/say working\n/sleep 5000")
+	w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", interrupted, "/say working\n/sleep 5000")
 	done, _ := w.start()
 	w.mustRun("done", done)
 	var l struct{ Sessions []struct{ ID, Badge string } }

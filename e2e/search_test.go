@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -84,12 +85,12 @@ func TestSearch_FindsAMatchSplitAcrossStreamedChunks(t *testing.T) {
 	w := newWorld(t)
 	// /say streams its text in four chunks: "abcdefghijkl" "mnopqrstuvwx" ...
 	id := w.mustStart("/say abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL")
-	chunks := ofType(w.events(id), state.EventAgentMessage)
+	chunks := ofType(w.events(id), eventlog.EventAgentMessage)
 	if len(chunks) < 2 || strings.Contains(chunks[0].Content, "klmn") || strings.Contains(chunks[1].Content, "klmn") {
 		t.Fatalf("the test needs klmn split across chunks: %+v", chunks)
 	}
 	a, r := w.search("KLMN") // newest first: the answer, then the prompt
-	if r.code != 0 || len(a.Results) != 2 || a.Results[0].Type != state.EventAgentMessage || a.Results[0].Seq != chunks[0].Seq {
+	if r.code != 0 || len(a.Results) != 2 || a.Results[0].Type != eventlog.EventAgentMessage || a.Results[0].Seq != chunks[0].Seq {
 		t.Fatalf("want one agent_message hit at seq %d (where the match starts): %s", chunks[0].Seq, r)
 	}
 	if !strings.Contains(a.Results[0].Snippet, "abcdefghijklmnopqrstuvwxyz") {
@@ -186,7 +187,7 @@ func TestSearch_Filters(t *testing.T) {
 	if a, r := w.search("--regex", `^needle (one|two)$`, "--limit", "0"); len(a.Results) != 2 || a.Results[0].SessionID != a2 || a.Results[1].SessionID != a1 {
 		t.Errorf("--regex: %s", r)
 	}
-	if a, r := w.search("--regex", `^/say needle t`, "--limit", "0"); len(a.Results) != 2 || a.Results[0].Type != state.EventUserMessage {
+	if a, r := w.search("--regex", `^/say needle t`, "--limit", "0"); len(a.Results) != 2 || a.Results[0].Type != eventlog.EventUserMessage {
 		t.Errorf("--regex: %s", r)
 	}
 	if _, r := w.search("--regex", `needle (`); r.code != 2 {

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // silentTurn is a first prompt the demo agent works on for 20 s without
@@ -104,21 +106,21 @@ func (w *world) startSilentAndWaitUntilTheAgentHasIt(agent string) (*background,
 	b := w.launch(nil, "start", "--agent", agent, "--linger", "0", silentTurn)
 	waitFor(w.t, 30*time.Second, "the agent to receive the prompt", func() bool { return w.received(silentTurn) == 1 })
 	id := w.onlySession()
-	if len(ofType(w.events(id), state.EventPromptSent)) != 1 {
+	if len(ofType(w.events(id), eventlog.EventPromptSent)) != 1 {
 		w.t.Fatalf("the agent has the prompt but the log has no prompt_sent")
 	}
 	return b, id
 }
 
 // userMessages are the user messages of turns started with source.
-func userMessages(evs []state.Event, source string) []string {
+func userMessages(evs []eventlog.Event, source string) []string {
 	turns := map[string]bool{}
 	var out []string
 	for _, e := range evs {
 		switch {
-		case e.Type == state.EventTurnStarted && e.Source == source:
+		case e.Type == eventlog.EventTurnStarted && e.Source == source:
 			turns[e.TurnID] = true
-		case e.Type == state.EventUserMessage && turns[e.TurnID]:
+		case e.Type == eventlog.EventUserMessage && turns[e.TurnID]:
 			out = append(out, e.Content)
 		}
 	}
@@ -148,7 +150,7 @@ func TestSent_ASilentTurnCutOffBySIGTERMOrSIGKILLIsContinuedOnceQuotingTheReques
 			if strings.Contains(r.stderr, "not be sent") {
 				t.Fatalf("a sent prompt reported as not sent:\n%s", r.stderr)
 			}
-			if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+			if st := w.status(id); st.Status.Badge != verdict.BadgeNeedsResume {
 				t.Fatalf("status after %s: %+v", sig, st.Status)
 			}
 			began := time.Now()
@@ -162,10 +164,10 @@ func TestSent_ASilentTurnCutOffBySIGTERMOrSIGKILLIsContinuedOnceQuotingTheReques
 			if n := w.received(silentTurn); n != 1 {
 				t.Fatalf("the agent received the prompt %d times, want 1", n)
 			}
-			if n := len(userMessages(evs, state.SourceInitial)); n != 1 {
+			if n := len(userMessages(evs, eventlog.SourceInitial)); n != 1 {
 				t.Fatalf("%d turns sent the first prompt, want 1", n)
 			}
-			conts := userMessages(evs, state.SourceContinuation)
+			conts := userMessages(evs, eventlog.SourceContinuation)
 			if len(conts) != 1 || !strings.Contains(conts[0], "> "+silentTurn) || !strings.Contains(conts[0], "check what you already did") {
 				t.Fatalf("continuations: %q; want one that quotes the request", conts)
 			}
@@ -181,10 +183,10 @@ func TestSent_AContinuationAfterALoadThatReplayedTheRequestDoesNotQuoteIt(t *tes
 	}
 	w.mustRun("resume", id, "--linger", "0")
 	evs := w.events(id)
-	if started := ofType(evs, state.EventAgentStarted); started[len(started)-1].Restore != "load" {
+	if started := ofType(evs, eventlog.EventAgentStarted); started[len(started)-1].Restore != "load" {
 		t.Fatalf("restored by %q, want load", started[len(started)-1].Restore)
 	}
-	conts := userMessages(evs, state.SourceContinuation)
+	conts := userMessages(evs, eventlog.SourceContinuation)
 	if len(conts) != 1 || strings.Contains(conts[0], silentTurn) || !strings.Contains(conts[0], "interrupted") {
 		t.Fatalf("continuations: %q; want one that does not quote what the agent replayed", conts)
 	}
@@ -204,16 +206,16 @@ func TestSent_CtrlCOnASilentSentTurnIsAPlainCancel(t *testing.T) {
 	if strings.Contains(r.stderr+r.stdout, "not be sent") || hasMarker(evs, "prompt_cancel", "not be sent") {
 		t.Fatalf("a sent prompt reported as not sent:\n%s", r)
 	}
-	if stop := turnEnd(evs, "t1"); stop != state.StopCancelled {
+	if stop := turnEnd(evs, "t1"); stop != eventlog.StopCancelled {
 		t.Fatalf("turn t1 ended %q, want cancelled", stop)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle || st.Status.NeedsResume && st.Status.Interrupted {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle || st.Status.NeedsResume && st.Status.Interrupted {
 		t.Fatalf("status after Ctrl-C: %+v", st.Status)
 	}
 	w.mustRun("resume", id, "--linger", "0")
 	after := w.events(id)
-	if len(ofType(after, state.EventTurnStarted)) != 1 || w.received(silentTurn) != 1 {
-		t.Fatalf("a cancelled turn was sent again or continued: %d turns, received %d times", len(ofType(after, state.EventTurnStarted)), w.received(silentTurn))
+	if len(ofType(after, eventlog.EventTurnStarted)) != 1 || w.received(silentTurn) != 1 {
+		t.Fatalf("a cancelled turn was sent again or continued: %d turns, received %d times", len(ofType(after, eventlog.EventTurnStarted)), w.received(silentTurn))
 	}
 }
 
@@ -237,7 +239,7 @@ func TestSent_ATurnKilledBeforePromptSentIsSentExactlyOnce(t *testing.T) {
 			if want := 128 + int(sig); r.code != want {
 				t.Fatalf("exit %d, want %d\n%s", r.code, want, r)
 			}
-			if len(ofType(w.events(id), state.EventPromptSent)) != 0 || w.received("remember FIG") != 0 {
+			if len(ofType(w.events(id), eventlog.EventPromptSent)) != 0 || w.received("remember FIG") != 0 {
 				t.Fatal("the prompt was sent before the failpoint")
 			}
 			w.mustRun("resume", id, "--linger", "0")
@@ -246,8 +248,8 @@ func TestSent_ATurnKilledBeforePromptSentIsSentExactlyOnce(t *testing.T) {
 			if n := w.received("remember FIG"); n != 1 {
 				t.Fatalf("the agent received the prompt %d times, want 1", n)
 			}
-			if continuations(evs) != 0 || len(ofType(evs, state.EventPromptSent)) != 1 {
-				t.Fatalf("want the unsent prompt sent once and nothing continued: %d continuations, %d prompt_sent", continuations(evs), len(ofType(evs, state.EventPromptSent)))
+			if continuations(evs) != 0 || len(ofType(evs, eventlog.EventPromptSent)) != 1 {
+				t.Fatalf("want the unsent prompt sent once and nothing continued: %d continuations, %d prompt_sent", continuations(evs), len(ofType(evs, eventlog.EventPromptSent)))
 			}
 			if got := w.mustRun("prompt", id, "--linger", "0", "recall").stdout; !strings.Contains(got, "FIG") {
 				t.Fatalf("recall after the re-send: %q", got)
@@ -273,7 +275,7 @@ func TestSent_AFirstPromptTheAgentDiesOnIsNeverSentAgain(t *testing.T) {
 		}
 	}
 	evs := w.events(id)
-	if n := len(userMessages(evs, state.SourceInitial)); n != 1 || continuations(evs) != 0 {
+	if n := len(userMessages(evs, eventlog.SourceInitial)); n != 1 || continuations(evs) != 0 {
 		t.Fatalf("%d initial turns and %d continuations, want 1 and 0", n, continuations(evs))
 	}
 	if n := w.received(poison); n > 1 {
@@ -295,7 +297,7 @@ func TestSent_ResendsOfAnUnsentPromptSpendTheBudgetAndClearEndsThem(t *testing.T
 			}
 			// The record is written before the log's first line: a log that
 			// does not exist yet is a turn that has not started.
-			return len(ofType(w.eventsSoFar(all[0].ID), state.EventTurnStarted)) == turns
+			return len(ofType(w.eventsSoFar(all[0].ID), eventlog.EventTurnStarted)) == turns
 		})
 		return b.stop(t, syscall.SIGKILL)
 	}
@@ -310,7 +312,7 @@ func TestSent_ResendsOfAnUnsentPromptSpendTheBudgetAndClearEndsThem(t *testing.T
 	if r.code != 5 || !strings.Contains(r.stderr, "budget") {
 		t.Fatalf("fourth re-send: %s", r)
 	}
-	if n := len(ofType(w.events(id), state.EventTurnStarted)); n != 4 {
+	if n := len(ofType(w.events(id), eventlog.EventTurnStarted)); n != 4 {
 		t.Fatalf("%d turns, want 4", n)
 	}
 	w.mustRun("clear", id)
@@ -318,7 +320,7 @@ func TestSent_ResendsOfAnUnsentPromptSpendTheBudgetAndClearEndsThem(t *testing.T
 		t.Fatalf("recall after clear: %q", got)
 	}
 	evs := w.events(id)
-	if last := userMessages(evs, state.SourceUser); len(last) == 0 || last[len(last)-1] != "recall" || w.received("remember FIG") != 0 {
+	if last := userMessages(evs, eventlog.SourceUser); len(last) == 0 || last[len(last)-1] != "recall" || w.received("remember FIG") != 0 {
 		t.Fatalf("after clear the next prompt is not the user's own: %q, FIG received %d times", last, w.received("remember FIG"))
 	}
 	if continuations(evs) != 0 {
@@ -354,7 +356,7 @@ func TestSent_ClearEndsAPendingFirstPromptSoTheNextPromptIsTheUsersOwn(t *testin
 			waitFor(t, 30*time.Second, "the point to cut", func() bool { return tc.cut(w) })
 			b.stop(t, syscall.SIGKILL)
 			id := w.onlySession()
-			if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+			if st := w.status(id); st.Status.Badge != verdict.BadgeNeedsResume {
 				t.Fatalf("before clear: %+v", st.Status)
 			}
 			w.mustRun("clear", id)
@@ -362,7 +364,7 @@ func TestSent_ClearEndsAPendingFirstPromptSoTheNextPromptIsTheUsersOwn(t *testin
 				t.Fatalf("recall after clear: %q", got)
 			}
 			evs := w.events(id)
-			if w.received("remember FIG") != 0 || continuations(evs) != 0 || len(userMessages(evs, state.SourceInitial)) > 1 {
+			if w.received("remember FIG") != 0 || continuations(evs) != 0 || len(userMessages(evs, eventlog.SourceInitial)) > 1 {
 				t.Fatalf("the first prompt was sent after clear (received %d times)", w.received("remember FIG"))
 			}
 		})

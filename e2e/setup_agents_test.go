@@ -18,7 +18,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // notesMCPFile writes an --mcp file naming the mcpnotes server, which
@@ -61,7 +61,7 @@ func (w *world) startNoting(want string, explain func() string, args ...string) 
 // promptNotingAgain sends prompt to id from a new process, which restores
 // the agent with the session's MCP servers, and checks the server's file
 // then holds want and the session has two agent starts, which it returns.
-func (w *world) promptNotingAgain(id, notes, prompt, want string) []state.Event {
+func (w *world) promptNotingAgain(id, notes, prompt, want string) []eventlog.Event {
 	w.t.Helper()
 	if res := w.run("prompt", id, "--permissions", "approve-all", prompt); res.code != 0 {
 		w.t.Fatalf("prompt: %s", res)
@@ -155,7 +155,7 @@ func TestClaude_EditorSetsPlanModeAndALoadInANewEditorKeepsIt(t *testing.T) {
 	}
 	ed.mustPrompt(id, "hello again")
 	ed.quit()
-	starts := ofType(r.events(string(id)), state.EventAgentStarted)
+	starts := ofType(r.events(string(id)), eventlog.EventAgentStarted)
 	if len(starts) != 2 {
 		t.Fatalf("agent starts: %+v", starts)
 	}
@@ -263,7 +263,7 @@ func TestOpenCode_MCPServerAndModeSurviveARestoreInANewProcess(t *testing.T) {
 	if !strings.Contains(string(starts[0].Data), `"setup_applied":["option mode=plan"]`) || strings.Contains(string(starts[1].Data), "mode=plan") {
 		t.Fatalf("setup applied at start %s, after the resume %s", starts[0].Data, starts[1].Data)
 	}
-	for _, m := range ofType(r.events(id), state.EventMarker) {
+	for _, m := range ofType(r.events(id), eventlog.EventMarker) {
 		if strings.Contains(m.Summary, "does not take") {
 			t.Fatalf("a setup warning: %s", m.Summary)
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // setupAgents are demo agents whose switches choose the restore path.
@@ -82,7 +82,7 @@ func TestSetup_ModelModeOptionsAndMCPServersSurviveResumeLoadAndReplay(t *testin
 			if !strings.Contains(r.stdout, "You asked me to remember: FIG.") || !strings.Contains(r.stdout, setupLine) {
 				t.Fatalf("recall after the %s does not report the setup: %s", c.restore, r)
 			}
-			started := ofType(w.events(id), state.EventAgentStarted)
+			started := ofType(w.events(id), eventlog.EventAgentStarted)
 			if len(started) != 2 || started[1].Restore != c.restore {
 				t.Fatalf("want a second agent_started by %s, got %+v", c.restore, started)
 			}
@@ -125,7 +125,7 @@ func TestSetup_ModelModeOptionsAndMCPServersSurviveResumeLoadAndReplay(t *testin
 			if !strings.Contains(w.mustRun("recap", id).stdout, "setup     model demo-large, mode code, options effort=high, MCP notes, web") {
 				t.Fatalf("recap does not show the setup: %s", w.mustRun("recap", id).stdout)
 			}
-			if n := len(ofType(w.events(id), state.EventSetupChanged)); n != 1 {
+			if n := len(ofType(w.events(id), eventlog.EventSetupChanged)); n != 1 {
 				t.Fatalf("%d setup_changed events, want the one of start", n)
 			}
 			assertNoSecretUnder(t, w.home, setupSecret)
@@ -154,10 +154,10 @@ func TestSet_WarmOwnerAppliesItOnTheNextTurn(t *testing.T) {
 		t.Fatalf("the next turn does not run under the new setup: %s", r)
 	}
 	evs := w.events(id)
-	if n := len(ofType(evs, state.EventAgentStarted)); n != 1 {
+	if n := len(ofType(evs, eventlog.EventAgentStarted)); n != 1 {
 		t.Fatalf("%d agent starts: the warm owner was not used", n)
 	}
-	changed := ofType(evs, state.EventSetupChanged)
+	changed := ofType(evs, eventlog.EventSetupChanged)
 	if len(changed) != 1 || changed[0].Source != "set" || !strings.Contains(string(changed[0].Data), `"applied":["mode code","model demo-large","option effort=high"]`) {
 		t.Fatalf("setup_changed: %+v", changed)
 	}
@@ -168,7 +168,7 @@ func TestSet_WarmOwnerAppliesItOnTheNextTurn(t *testing.T) {
 		s := w.session(id)
 		return s.Setup != nil && s.Setup.Mode == "ask"
 	})
-	last := ofType(w.events(id), state.EventSetupChanged)
+	last := ofType(w.events(id), eventlog.EventSetupChanged)
 	if len(last) != 2 || last[1].Source != "agent" {
 		t.Fatalf("the agent's mode change was not logged: %+v", last)
 	}
@@ -222,8 +222,8 @@ func TestSetup_WhatTheAgentDoesNotOfferIsAWarningMarker(t *testing.T) {
 	id, r := w.start("--mode", "plan", "--set", "effort=high", "remember FIG")
 	mustOK(t, r)
 	w.mustRun("prompt", id, "recall")
-	var marks []state.Event
-	for _, m := range ofType(w.events(id), state.EventMarker) {
+	var marks []eventlog.Event
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
 		if m.Kind == "setup_not_offered" {
 			marks = append(marks, m)
 		}
@@ -247,7 +247,7 @@ func TestSetup_AgentSwitchingItselfMidTurnIsNoReasonToPause(t *testing.T) {
 	id, r := w.start("remember FIG")
 	mustOK(t, r)
 	// Killed once the agent's switch is logged (the record has it by then), mid-turn.
-	w.killAt(isType(state.EventSetupChanged), 20*time.Second, "prompt", id, "/mode code\n/say working\n/sleep 60000")
+	w.killAt(isType(eventlog.EventSetupChanged), 20*time.Second, "prompt", id, "/mode code\n/say working\n/sleep 60000")
 	if s := w.session(id); s.Setup == nil || s.Setup.Mode != "code" {
 		t.Fatalf("the agent's own switch is not the setup: %+v", s.Setup)
 	}
@@ -265,7 +265,7 @@ func TestSetup_InterruptedTurnUnderAnotherSetupPausesItsContinuation(t *testing.
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("remember FIG")
 	mustOK(t, r)
-	w.killAt(isType(state.EventAgentMessage), 20*time.Second, "prompt", id, "/say working\n/sleep 60000")
+	w.killAt(isType(eventlog.EventAgentMessage), 20*time.Second, "prompt", id, "/say working\n/sleep 60000")
 	w.mustRun("set", id, "--mode", "code")
 	if r := w.run("resume", id); r.code != 5 || !strings.Contains(r.stderr, "setup changed") {
 		t.Fatalf("resume of a turn cut off under another setup: %s", r)

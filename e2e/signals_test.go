@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // sleepingTurn streams a word, sleeps, then streams "after": a signal sent
@@ -26,7 +29,7 @@ type signalled struct {
 // pause between them, after before the first one runs) and waits for the exit.
 func (w *world) signalMidTurn(id string, before func(), sigs []syscall.Signal, args ...string) signalled {
 	w.t.Helper()
-	turns := len(ofType(w.events(id), state.EventTurnStarted))
+	turns := len(ofType(w.events(id), eventlog.EventTurnStarted))
 	cmd := exec.Command(kandevBin, args...)
 	cmd.Dir, cmd.Env = w.cwd, w.env
 	var out, errb bytes.Buffer
@@ -36,7 +39,7 @@ func (w *world) signalMidTurn(id string, before func(), sigs []syscall.Signal, a
 	}
 	waitFor(w.t, 30*time.Second, "the turn to stream", func() bool {
 		evs := w.eventsSoFar(id)
-		return len(ofType(evs, state.EventTurnStarted)) > turns && agentText(evs, lastTurn(evs)) != ""
+		return len(ofType(evs, eventlog.EventTurnStarted)) > turns && agentText(evs, lastTurn(evs)) != ""
 	})
 	if before != nil {
 		before()
@@ -59,9 +62,9 @@ func (w *world) signalMidTurn(id string, before func(), sigs []syscall.Signal, a
 	return signalled{result{out.String(), errb.String(), code}, took}
 }
 
-func turnEnd(evs []state.Event, turn string) string {
+func turnEnd(evs []eventlog.Event, turn string) string {
 	for _, e := range evs {
-		if e.Type == state.EventTurnEnded && e.TurnID == turn {
+		if e.Type == eventlog.EventTurnEnded && e.TurnID == turn {
 			return e.StopReason
 		}
 	}
@@ -76,10 +79,10 @@ func TestSignals_CtrlCCancelsTheTurnExits130AndIsNeverContinued(t *testing.T) {
 		t.Fatalf("exit %d, want 130\n%s", r.code, r.result)
 	}
 	evs := w.events(id)
-	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopCancelled {
+	if stop := turnEnd(evs, lastTurn(evs)); stop != eventlog.StopCancelled {
 		t.Fatalf("turn ended %q, want cancelled", stop)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle || st.Status.Interrupted {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle || st.Status.Interrupted {
 		t.Fatalf("status after Ctrl-C: %+v", st.Status)
 	}
 	w.mustRun("resume", id)
@@ -103,26 +106,26 @@ func TestSignals_SIGTERMExits143AndTheNextResumeContinuesTheTurnOnce(t *testing.
 	}
 	evs := w.events(id)
 	cut := lastTurn(evs)
-	if stop := turnEnd(evs, cut); stop != state.StopShutdown {
+	if stop := turnEnd(evs, cut); stop != eventlog.StopShutdown {
 		t.Fatalf("turn ended %q, want shutdown", stop)
 	}
-	if st := w.status(id); !st.Status.NeedsResume || st.Status.Badge != state.BadgeNeedsResume || !st.Status.Interrupted {
+	if st := w.status(id); !st.Status.NeedsResume || st.Status.Badge != verdict.BadgeNeedsResume || !st.Status.Interrupted {
 		t.Fatalf("status after SIGTERM: %+v", st.Status)
 	}
 	w.mustRun("resume", id)
 	after := w.events(id)
 	assertNoSeqGap(t, after)
-	if continuations(after) != 1 || len(ofType(after, state.EventTurnEnded)) != len(ofType(after, state.EventTurnStarted)) {
+	if continuations(after) != 1 || len(ofType(after, eventlog.EventTurnEnded)) != len(ofType(after, eventlog.EventTurnStarted)) {
 		t.Fatalf("want one continuation of %s, got %d", cut, continuations(after))
 	}
 	if n := strings.Count(agentText(after, cut), "after"); n != 0 {
 		t.Fatalf("the cut turn went on after SIGTERM")
 	}
 	w.mustRun("resume", id)
-	if again := w.events(id); len(ofType(again, state.EventTurnStarted)) != len(ofType(after, state.EventTurnStarted)) {
+	if again := w.events(id); len(ofType(again, eventlog.EventTurnStarted)) != len(ofType(after, eventlog.EventTurnStarted)) {
 		t.Fatal("a second resume added a turn")
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 		t.Fatalf("status after the continuation: %+v", st.Status)
 	}
 }
@@ -136,13 +139,13 @@ func TestSignals_SIGHUPLetsTheTurnRunToItsEndWithNothingToResume(t *testing.T) {
 	}
 	evs := w.events(id)
 	turn := lastTurn(evs)
-	if stop := turnEnd(evs, turn); stop != state.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
+	if stop := turnEnd(evs, turn); stop != eventlog.StopEndTurn || !strings.Contains(agentText(evs, turn), "after") {
 		t.Fatalf("turn ended %q with %q, want end_turn with the text after the sleep", stop, agentText(evs, turn))
 	}
 	if strings.Contains(r.stdout, "after") {
 		t.Fatalf("wrote to the terminal after it hung up:\n%s", r.stdout)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle || st.Status.Interrupted {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle || st.Status.Interrupted {
 		t.Fatalf("status after SIGHUP: %+v", st.Status)
 	}
 	w.mustRun("resume", id)
@@ -168,7 +171,7 @@ func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
 	if r.took > 20*time.Second {
 		t.Fatalf("the second SIGTERM did not stop at once: %s", r.took)
 	}
-	if state.ProcessAlive(agent.AgentPID, agent.AgentStart) {
+	if proc.ProcessAlive(agent.AgentPID, agent.AgentStart) {
 		t.Fatalf("agent %d survived", agent.AgentPID)
 	}
 	evs := w.events(id)
@@ -176,12 +179,12 @@ func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
 	if stop := turnEnd(evs, cut); stop != "" {
 		t.Fatalf("turn ended %q; want it left for repair", stop)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeNeedsResume {
 		t.Fatalf("status: %+v", st.Status)
 	}
 	w.mustRun("resume", id)
 	after := w.events(id)
-	if turnEnd(after, cut) != state.StopShutdown || continuations(after) != 1 {
+	if turnEnd(after, cut) != eventlog.StopShutdown || continuations(after) != 1 {
 		t.Fatalf("resume: turn %s ended %q, %d continuations", cut, turnEnd(after, cut), continuations(after))
 	}
 }
@@ -194,13 +197,13 @@ func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T
 	// to land in it.
 	env := w.env
 	w.env = append(append([]string{}, env...), failAt...)
-	w.killAt(func(e state.Event) bool { return e.Type == state.EventState && e.State == state.StateRunning },
+	w.killAt(func(e eventlog.Event) bool { return e.Type == eventlog.EventState && e.State == state.StateRunning },
 		10*time.Second, "prompt", id, "/sleep 4000\n/say done")
 	w.env = env
-	before := len(ofType(w.events(id), state.EventTurnStarted))
+	before := len(ofType(w.events(id), eventlog.EventTurnStarted))
 	cmd, _ := w.background("recover", "--all")
 	waitFor(t, 30*time.Second, "recover's turn", func() bool {
-		return len(ofType(w.eventsSoFar(id), state.EventTurnStarted)) > before && w.session(id).State == state.StateRunning && w.ownerAlive(id)
+		return len(ofType(w.eventsSoFar(id), eventlog.EventTurnStarted)) > before && w.session(id).State == state.StateRunning && w.ownerAlive(id)
 	})
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -209,21 +212,21 @@ func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T
 		t.Fatalf("recover: %v, want exit 143", err)
 	}
 	evs := w.events(id)
-	if stop := turnEnd(evs, lastTurn(evs)); stop != state.StopShutdown {
+	if stop := turnEnd(evs, lastTurn(evs)); stop != eventlog.StopShutdown {
 		t.Fatalf("recover's turn ended %q, want shutdown", stop)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeNeedsResume {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeNeedsResume {
 		t.Fatalf("status: %+v", st.Status)
 	}
 	w.mustRun("recover", "--all")
 	after := w.events(id)
 	// The re-sent message had reached the agent: the next recover continues
 	// it once, quoting it.
-	conts := userMessages(after, state.SourceContinuation)
-	if last := lastTurn(after); turnEnd(after, last) != state.StopEndTurn || len(conts) != 1 || !strings.Contains(conts[0], "> /sleep 4000") {
+	conts := userMessages(after, eventlog.SourceContinuation)
+	if last := lastTurn(after); turnEnd(after, last) != eventlog.StopEndTurn || len(conts) != 1 || !strings.Contains(conts[0], "> /sleep 4000") {
 		t.Fatalf("the next recover did not continue the work: %s ended %q, continuations %q", last, turnEnd(after, last), conts)
 	}
-	if st := w.status(id); st.Status.Badge != state.BadgeIdle {
+	if st := w.status(id); st.Status.Badge != verdict.BadgeIdle {
 		t.Fatalf("status after recover: %+v", st.Status)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -253,7 +254,7 @@ func TestHostileSeq_ALastLineWithABrokenSeqLosesNothingAndBreaksNoNumbering(t *t
 			if !strings.Contains(r.stdout, "APPLE") {
 				t.Fatalf("the next turn: %s", r)
 			}
-			evs, rep, err := state.ReadAll(h.LogPath(id))
+			evs, rep, err := eventlog.ReadAll(h.LogPath(id))
 			if err != nil || len(rep.CorruptLines) != 1 {
 				t.Fatalf("%v %+v", err, rep)
 			}
@@ -316,7 +317,7 @@ func TestReaders_ACorruptLineInTheMiddleIsNamedNotSilentlyDropped(t *testing.T) 
 	b, _ := os.ReadFile(h.LogPath(id))
 	lines := strings.SplitAfter(string(b), "\n")
 	mid := len(lines) / 2
-	var prev state.Event
+	var prev eventlog.Event
 	json.Unmarshal([]byte(lines[mid-1]), &prev)
 	broken := strings.Join(lines[:mid], "") + "{\"seq\":99,\"type\":\"agent_mess\n" + strings.Join(lines[mid:], "")
 	os.WriteFile(h.LogPath(id), []byte(broken), 0o600)

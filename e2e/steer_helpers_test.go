@@ -1,6 +1,6 @@
 package e2e_test
 
-import "github.com/kandev/kandev/state"
+import "github.com/kandev/kandev/eventlog"
 
 // busyTurn starts the sleeping turn of session id in the background and
 // waits until it runs; it returns that turn's id and the command's result.
@@ -18,10 +18,10 @@ func (w *world) busyTurnWith(id string, args ...string) (string, <-chan result) 
 }
 
 // steered are the user messages that joined a running turn.
-func steered(evs []state.Event) []state.Event {
-	var out []state.Event
-	for _, e := range ofType(evs, state.EventUserMessage) {
-		if e.Source == state.SourceSteer {
+func steered(evs []eventlog.Event) []eventlog.Event {
+	var out []eventlog.Event
+	for _, e := range ofType(evs, eventlog.EventUserMessage) {
+		if e.Source == eventlog.SourceSteer {
 			out = append(out, e)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // steerPlaces are where the running turn's owner runs.
@@ -69,7 +69,7 @@ func TestPromptSteer_AddsTheMessageToTheRunningTurn(t *testing.T) {
 			if txt := agentText(evs, turn); !strings.Contains(txt, "after") || !strings.Contains(txt, "steered in") {
 				t.Fatalf("turn %s says %q", turn, txt)
 			}
-			if stop := turnEnd(evs, turn); stop != state.StopEndTurn {
+			if stop := turnEnd(evs, turn); stop != eventlog.StopEndTurn {
 				t.Fatalf("turn %s ended %q", turn, stop)
 			}
 			if tr := w.mustRun("transcript", id); !strings.Contains(tr.stdout, "/say steered in") {
@@ -127,11 +127,11 @@ func TestPromptSteer_JSONQuietAndKeyBehaveAsForAnyPrompt(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(js.stdout), "\n")
 	sawSteer := false
 	for _, l := range lines {
-		var e state.Event
+		var e eventlog.Event
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatalf("not NDJSON: %q in\n%s", l, js.stdout)
 		}
-		sawSteer = sawSteer || e.Type == state.EventUserMessage && e.Source == state.SourceSteer && e.Key == "k1"
+		sawSteer = sawSteer || e.Type == eventlog.EventUserMessage && e.Source == eventlog.SourceSteer && e.Key == "k1"
 	}
 	var last struct {
 		ID string `json:"id"`
@@ -213,7 +213,7 @@ func TestPromptSteer_CtrlCOfTheSteeringCommandCancelsTheTurnItJoined(t *testing.
 		t.Fatalf("the command that started the turn: %s, want exit 130 (cancelled from another process)", b)
 	}
 	evs := w.events(id)
-	if stop := turnEnd(evs, turn); stop != state.StopCancelled {
+	if stop := turnEnd(evs, turn); stop != eventlog.StopCancelled {
 		t.Fatalf("the turn the message joined ended %q, want cancelled", stop)
 	}
 	if strings.Contains(agentText(evs, ""), "never said") {

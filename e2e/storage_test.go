@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // tmpfsWorld is a world whose home is a small tmpfs, or a visible skip
@@ -33,7 +33,7 @@ func interrupted(w *world) string {
 	if r.code != 0 {
 		w.t.Fatal(r)
 	}
-	w.killAt(isType(state.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
 	if s := w.session(id); s.CurrentTurn == "" {
 		w.t.Fatalf("no interrupted turn: %+v", s)
 	}
@@ -195,7 +195,7 @@ func TestStorage_AFullDiskUnderAWarmOwnerIsReportedAsTheDiskNotTheAgent(t *testi
 					t.Fatal(err)
 				}
 				// The prompt is on disk and sent; the agent sleeps: now fill the disk.
-				waitFor(t, 20*time.Second, "the second prompt to be sent", func() bool { return len(ofType(w.eventsSoFar(id), state.EventPromptSent)) == 2 })
+				waitFor(t, 20*time.Second, "the second prompt to be sent", func() bool { return len(ofType(w.eventsSoFar(id), eventlog.EventPromptSent)) == 2 })
 				filler := fillDisk(t, w.home)
 				st, _ := os.Stat(filler)
 				if err := os.Truncate(filler, st.Size()-room); err != nil {
@@ -203,8 +203,8 @@ func TestStorage_AFullDiskUnderAWarmOwnerIsReportedAsTheDiskNotTheAgent(t *testi
 				}
 				code := exitOf(t, cmd, 30*time.Second)
 				evs := w.events(id)
-				if end := turnEnd(evs, lastTurn(evs)); end != state.StopError {
-					t.Fatalf("the turn whose reply did not fit ended %q, want %q; exit %d\n%s", end, state.StopError, code, stderr.String())
+				if end := turnEnd(evs, lastTurn(evs)); end != eventlog.StopError {
+					t.Fatalf("the turn whose reply did not fit ended %q, want %q; exit %d\n%s", end, eventlog.StopError, code, stderr.String())
 				}
 				lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 				if code != 1 || !strings.Contains(lines[len(lines)-1], "no space left on device") {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -131,7 +132,7 @@ func TestOpenCode_ForkAtTheEndIsNativeAndTheChildsModelSeesTheParentsTurns(t *te
 	r.mustRun("prompt", child, second)
 	r.assertNoAgentSurvives(child, "the child's prompt exited")
 
-	starts := ofType(r.events(child), state.EventAgentStarted)
+	starts := ofType(r.events(child), eventlog.EventAgentStarted)
 	if len(starts) != 1 || starts[0].Restore == "new" || starts[0].FallbackReason != "" {
 		t.Fatalf("the child's agent should restore its forked session: %+v", starts)
 	}

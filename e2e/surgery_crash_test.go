@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -113,7 +114,7 @@ func (w *world) assertRepairable(when string) {
 func (w *world) fences(id string) map[int]int {
 	w.t.Helper()
 	n := map[int]int{}
-	for _, e := range ofType(w.events(id), state.EventRewind) {
+	for _, e := range ofType(w.events(id), eventlog.EventRewind) {
 		if n[e.Epoch]++; n[e.Epoch] > 1 {
 			w.t.Fatalf("epoch %d is fenced twice in %s", e.Epoch, id)
 		}
@@ -244,16 +245,16 @@ func checkCompacted(w *world, id string) string {
 	w.t.Helper()
 	evs := w.events(id)
 	maint := 0
-	for _, e := range ofType(evs, state.EventTurnStarted) {
-		if e.Source == state.SourceMaintenance {
+	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
+		if e.Source == eventlog.SourceMaintenance {
 			maint++
 		}
 	}
 	if got := w.recall(id); !strings.Contains(got, "ALPHA, BETA, GAMMA") {
 		w.t.Fatalf("after a killed compact the agent recalls %q", got)
 	}
-	for _, e := range ofType(w.events(id), state.EventTurnStarted) {
-		if e.Source == state.SourceContinuation {
+	for _, e := range ofType(w.events(id), eventlog.EventTurnStarted) {
+		if e.Source == eventlog.SourceContinuation {
 			w.t.Fatal("a maintenance turn was continued automatically")
 		}
 	}
@@ -263,7 +264,7 @@ func checkCompacted(w *world, id string) string {
 	if maint == 0 {
 		return "before"
 	}
-	if ends := ofType(evs, state.EventTurnEnded); ends[len(ends)-1].TurnID != lastTurn(evs) {
+	if ends := ofType(evs, eventlog.EventTurnEnded); ends[len(ends)-1].TurnID != lastTurn(evs) {
 		return "mid-turn"
 	}
 	return "complete"

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -29,7 +30,7 @@ command = ["` + kandevBin + `", "demo-agent", "--no-commands"]
 func (w *world) turnEnd(id, turn string) int64 {
 	w.t.Helper()
 	for _, e := range w.events(id) {
-		if e.Type == state.EventTurnEnded && e.TurnID == turn {
+		if e.Type == eventlog.EventTurnEnded && e.TurnID == turn {
 			return e.Seq
 		}
 	}
@@ -151,7 +152,7 @@ func TestRewind_ForgetsWhatCameAfterAndSaysFilesStay(t *testing.T) {
 			if recap := w.mustRun("recap", id).stdout; strings.Contains(recap, "GAMMA") {
 				t.Fatalf("recap must show the current epoch only:\n%s", recap)
 			}
-			rewinds := ofType(w.events(id), state.EventRewind)
+			rewinds := ofType(w.events(id), eventlog.EventRewind)
 			if len(rewinds) != 1 || rewinds[0].Epoch != 1 || rewinds[0].ToSeq == nil || *rewinds[0].ToSeq != to {
 				t.Fatalf("want one rewind event, epoch 1, to_seq %d: %+v", to, rewinds)
 			}
@@ -170,7 +171,7 @@ func TestClear_ThenRecallRemembersNothing(t *testing.T) {
 	if got := w.recall(id); !strings.Contains(got, "I remember nothing") {
 		t.Fatalf("after clear the agent recalls %q", got)
 	}
-	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+	for _, e := range ofType(w.events(id), eventlog.EventUserMessage) {
 		if strings.Contains(e.Content, "RESUME CONTEXT") {
 			t.Fatalf("a cleared session must get no resume context: %q", e.Content)
 		}
@@ -262,12 +263,12 @@ func TestCompact_IsAMaintenanceTurnThatKeepsWhatToRemember(t *testing.T) {
 	evs := w.events(id)
 	last := lastTurn(evs)
 	var source string
-	for _, e := range ofType(evs, state.EventTurnStarted) {
+	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
 		if e.TurnID == last {
 			source = e.Source
 		}
 	}
-	if source != state.SourceMaintenance {
+	if source != eventlog.SourceMaintenance {
 		t.Fatalf("compact turn source %q, want maintenance", source)
 	}
 	if got := w.recall(id); !strings.Contains(got, "ALPHA, BETA, GAMMA") {
@@ -283,7 +284,7 @@ func TestCompact_DoesNotSpendAPendingResumeContext(t *testing.T) {
 	if s := w.session(id); !s.PendingContext {
 		t.Fatal("the pending resume context was spent on the maintenance turn")
 	}
-	for _, e := range ofType(w.events(id), state.EventUserMessage) {
+	for _, e := range ofType(w.events(id), eventlog.EventUserMessage) {
 		if e.Content != "/compact" && strings.Contains(e.Content, "compact") {
 			t.Fatalf("unexpected user message %q", e.Content)
 		}
@@ -304,7 +305,7 @@ func TestCompact_OnAnAgentWithoutTheCommandExits5(t *testing.T) {
 	if r.code != 5 || !strings.Contains(r.stderr, "no compaction command") {
 		t.Fatalf("want exit 5 saying the agent has no compaction command: %s", r)
 	}
-	if n := len(ofType(w.events(id), state.EventTurnStarted)); n != 3 {
+	if n := len(ofType(w.events(id), eventlog.EventTurnStarted)); n != 3 {
 		t.Fatalf("a refused compact must run no turn: %d turns", n)
 	}
 }
@@ -323,7 +324,7 @@ func TestSurgery_WhileATurnRunsExits3(t *testing.T) {
 			t.Fatalf("%v while a turn runs: want exit 3: %s", args, r)
 		}
 	}
-	if rewinds := ofType(w.events(id), state.EventRewind); len(rewinds) != 0 {
+	if rewinds := ofType(w.events(id), eventlog.EventRewind); len(rewinds) != 0 {
 		t.Fatalf("a refused rewind left a fence: %+v", rewinds)
 	}
 }
@@ -335,8 +336,8 @@ func TestCompact_KilledMidTurnPausesInsteadOfContinuing(t *testing.T) {
 command = ["` + kandevBin + `", "demo-agent", "--delay", "400"]
 `)
 	id := threeWords(w, "slow")
-	w.killAt(func(e state.Event) bool {
-		return e.Type == state.EventTurnStarted && e.Source == state.SourceMaintenance
+	w.killAt(func(e eventlog.Event) bool {
+		return e.Type == eventlog.EventTurnStarted && e.Source == eventlog.SourceMaintenance
 	},
 		20*time.Second, "compact", id)
 	r := w.run("resume", id)
@@ -346,8 +347,8 @@ command = ["` + kandevBin + `", "demo-agent", "--delay", "400"]
 	if st := w.status(id); st.Status.Badge != "paused" || st.Status.Pause == nil || st.Status.Pause.Kind != state.PauseMaintenance {
 		t.Fatalf("status after a killed compact: %+v", st.Status)
 	}
-	for _, e := range ofType(w.events(id), state.EventTurnStarted) {
-		if e.Source == state.SourceContinuation {
+	for _, e := range ofType(w.events(id), eventlog.EventTurnStarted) {
+		if e.Source == eventlog.SourceContinuation {
 			t.Fatal("a maintenance turn was continued automatically")
 		}
 	}

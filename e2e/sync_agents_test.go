@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -130,8 +131,8 @@ func twoMachinesOnARealAgent(t *testing.T, ag realAgent, a, b agentMachine) {
 	a.noAgent("A was SIGTERMed")
 	evsA := a.events(id)
 	cut := lastTurn(evsA)
-	if stop := turnEnd(evsA, cut); stop != state.StopShutdown {
-		t.Fatalf("A's cut turn %s ended %q, want %s", cut, stop, state.StopShutdown)
+	if stop := turnEnd(evsA, cut); stop != eventlog.StopShutdown {
+		t.Fatalf("A's cut turn %s ended %q, want %s", cut, stop, eventlog.StopShutdown)
 	}
 	if got := agentText(evsA, cut); strings.Contains(got, "nine ten") {
 		t.Fatalf("A's turn was not cut mid-turn: it streamed %q", got)
@@ -183,7 +184,7 @@ func twoMachinesOnARealAgent(t *testing.T, ag realAgent, a, b agentMachine) {
 		t.Fatalf("A's log after its resume does not start with B's (%d bytes, B %d)", len(got), len(logB))
 	}
 	for _, e := range a.events(id)[len(evsB):] {
-		if e.TurnID != "" || e.Type == state.EventTurnStarted {
+		if e.TurnID != "" || e.Type == eventlog.EventTurnStarted {
 			t.Fatalf("A's resume added to a turn: %d %s turn %q\n%s", e.Seq, e.Type, e.TurnID, codexDump(a.events(id)[len(evsB):]))
 		}
 	}

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce
@@ -49,20 +51,20 @@ func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t
 			if out := b.mustRun("prompt", id, "recall").stdout; !strings.Contains(out, "apple") {
 				t.Fatalf("B's agent does not know what A's was told:\n%s", out)
 			}
-			turnsB := len(ofType(b.events(id), state.EventTurnStarted))
+			turnsB := len(ofType(b.events(id), eventlog.EventTurnStarted))
 			a.mustRun("resume", id)
 			evsA := a.events(id)
 			if n := continuations(evsA); n != 1 {
 				t.Fatalf("A's resume continued again: %d continuations", n)
 			}
-			if n := len(ofType(evsA, state.EventTurnStarted)); n != turnsB {
+			if n := len(ofType(evsA, eventlog.EventTurnStarted)); n != turnsB {
 				t.Fatalf("A's resume ran turns: %d, B had %d", n, turnsB)
 			}
 			if !strings.Contains(agentText(evsA, lastTurn(evsA)), "apple") {
 				t.Fatalf("A did not take B's turns: last turn %s", lastTurn(evsA))
 			}
 			assertNoSeqGap(t, evsA)
-			if st := a.status(id); st.Status.Badge != state.BadgeIdle {
+			if st := a.status(id); st.Status.Badge != verdict.BadgeIdle {
 				t.Fatalf("A's status after taking B's turns: %+v", st.Status)
 			}
 			for _, dir := range []string{a.home, b.home} {
@@ -220,7 +222,7 @@ func TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime(t *testing.T) {
 		t.Fatalf("the machines disagree: A %d events, B %d", len(evsA), len(evsB))
 	}
 	assertNoSeqGap(t, evsA)
-	if n := len(ofType(evsA, state.EventTurnStarted)) - 1; n != ran {
+	if n := len(ofType(evsA, eventlog.EventTurnStarted)) - 1; n != ran {
 		t.Fatalf("%d prompts succeeded but the log has %d turns", ran, n)
 	}
 	if ran < rounds {
@@ -230,12 +232,12 @@ func TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime(t *testing.T) {
 	open := ""
 	for _, e := range evsA {
 		switch e.Type {
-		case state.EventTurnStarted:
+		case eventlog.EventTurnStarted:
 			if open != "" {
 				t.Fatalf("turn %s started while %s ran", e.TurnID, open)
 			}
 			open = e.TurnID
-		case state.EventTurnEnded:
+		case eventlog.EventTurnEnded:
 			open = ""
 		}
 	}

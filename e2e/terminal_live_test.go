@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // terminalLive are the terminal's output updates recorded while it ran.
-func terminalLive(evs []state.Event) (out string, n int) {
-	for _, e := range ofType(evs, state.EventToolCall) {
+func terminalLive(evs []eventlog.Event) (out string, n int) {
+	for _, e := range ofType(evs, eventlog.EventToolCall) {
 		if strings.HasPrefix(e.ToolCallID, "terminal-") && e.Content != "" {
 			out += e.Content
 			n++

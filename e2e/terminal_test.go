@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
-func terminalResults(evs []state.Event) []state.Event {
-	var out []state.Event
-	for _, e := range ofType(evs, state.EventToolResult) {
+func terminalResults(evs []eventlog.Event) []eventlog.Event {
+	var out []eventlog.Event
+	for _, e := range ofType(evs, eventlog.EventToolResult) {
 		if strings.HasPrefix(e.ToolCallID, "terminal-") {
 			out = append(out, e)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -26,7 +27,7 @@ type usageGroup struct {
 	Agent          string
 	Sessions       int
 	TurnsWithUsage int `json:"turns_with_usage"`
-	Cost           *state.Cost
+	Cost           *eventlog.Cost
 	Used, Size     int64
 }
 
@@ -37,7 +38,7 @@ func (w *world) usage(args ...string) usageReport {
 	return u
 }
 
-func costOf(c *state.Cost) string {
+func costOf(c *eventlog.Cost) string {
 	if c == nil {
 		return "none"
 	}
@@ -51,7 +52,7 @@ func TestUsage_DemoTurnsAreLoggedAndTotalledInStatusAndList(t *testing.T) {
 		t.Fatal(r)
 	}
 	w.mustRun("prompt", id, "recall")
-	us := ofType(w.events(id), state.EventUsage)
+	us := ofType(w.events(id), eventlog.EventUsage)
 	if len(us) != 2 {
 		t.Fatalf("%d usage events for two turns, want 2: %+v", len(us), us)
 	}
@@ -62,7 +63,7 @@ func TestUsage_DemoTurnsAreLoggedAndTotalledInStatusAndList(t *testing.T) {
 		}
 	}
 	// "remember a" + "OK, I will remember a." + "recall" + "You asked me to remember: a."
-	want := state.UsageTotals{Used: 14, Size: 100000, Cost: &state.Cost{Amount: 0.002, Currency: "USD"}, TurnsWithUsage: 2}
+	want := state.UsageTotals{Used: 14, Size: 100000, Cost: &eventlog.Cost{Amount: 0.002, Currency: "USD"}, TurnsWithUsage: 2}
 	var st struct{ Session state.Session }
 	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
 	if u := st.Session.Usage; u == nil || u.Used != want.Used || u.Size != want.Size || costOf(u.Cost) != "0.002 USD" || u.TurnsWithUsage != 2 {
@@ -89,9 +90,9 @@ func (w *world) ageFirstUsage(id string, days int) {
 	}
 	lines := strings.SplitAfter(string(b), "\n")
 	for i, line := range lines {
-		var e state.Event
-		if json.Unmarshal([]byte(line), &e) == nil && e.Type == state.EventUsage {
-			old := state.FormatTime(e.Time().AddDate(0, 0, -days))
+		var e eventlog.Event
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == eventlog.EventUsage {
+			old := eventlog.FormatTime(e.Time().AddDate(0, 0, -days))
 			lines[i] = strings.Replace(line, `"timestamp":"`+e.Timestamp+`"`, `"timestamp":"`+old+`"`, 1)
 			break
 		}
@@ -161,13 +162,13 @@ func TestUsage_MaxCostRefusesPromptsPausesContinuationUntilRaised(t *testing.T) 
 		t.Fatal(r)
 	}
 	w.mustRun("prompt", id, "recall")
-	turns := len(ofType(w.events(id), state.EventTurnStarted))
+	turns := len(ofType(w.events(id), eventlog.EventTurnStarted))
 	r = w.run("prompt", id, "one more")
 	msg := "the session has spent 0.002 USD of its max_cost 0.002 USD; raise [session] max_cost or start a new session"
 	if r.code != 5 || !strings.Contains(r.stderr, msg) {
 		t.Fatalf("third prompt over max_cost: %s", r)
 	}
-	if n := len(ofType(w.events(id), state.EventTurnStarted)); n != turns {
+	if n := len(ofType(w.events(id), eventlog.EventTurnStarted)); n != turns {
 		t.Fatalf("a refused prompt started a turn (%d turns, want %d)", n, turns)
 	}
 	if r := w.run("--json", "prompt", id, "one more"); r.code != 5 || !strings.Contains(r.stdout, `"not_resumable"`) {
@@ -212,16 +213,16 @@ type reported struct{ context, cost, tokens bool }
 
 // agentUsage checks that every turn of a real agent left usage in the log,
 // and that the record's totals are what those events add up to.
-func agentUsage(t *testing.T, evs []state.Event, s *state.Session, want reported) {
+func agentUsage(t *testing.T, evs []eventlog.Event, s *state.Session, want reported) {
 	t.Helper()
-	us := ofType(evs, state.EventUsage)
-	turns := len(ofType(evs, state.EventTurnStarted))
+	us := ofType(evs, eventlog.EventUsage)
+	turns := len(ofType(evs, eventlog.EventTurnStarted))
 	u := s.Usage
 	if len(us) == 0 || u == nil || u.TurnsWithUsage != turns {
 		t.Fatalf("%d usage events, totals %+v; want usage in each of %d turns", len(us), u, turns)
 	}
 	var tokens int64
-	var last *state.Cost
+	var last *eventlog.Cost
 	for _, e := range us {
 		if e.Tokens != nil {
 			tokens += e.Tokens.Total

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // acpxClaude runs acpx with the rig's Claude adapter as its custom agent,
@@ -203,7 +203,7 @@ func TestClaude_WarmPromptsByDefaultAgainstAcpxsWarmPrompt(t *testing.T) {
 		t.Fatal("close --all returned with the owner alive")
 	}
 	r.assertNoAgentSurvives("close --all")
-	if left := state.TaggedProcesses(r.home)[id]; len(left) > 0 {
+	if left := proc.TaggedProcesses(r.home)[id]; len(left) > 0 {
 		t.Fatalf("processes outlived close --all: %+v", left)
 	}
 	if out, code := a.run("sessions", "close"); code != 0 {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // waitNoTagged waits until no process tagged with any of ids is left in
@@ -20,8 +20,8 @@ func (w *world) waitNoTagged(within time.Duration, ids ...string) {
 	w.t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		var left []state.Proc
-		for id, procs := range state.TaggedProcesses(w.home) {
+		var left []proc.Proc
+		for id, procs := range proc.TaggedProcesses(w.home) {
 			if len(ids) == 0 || slices.Contains(ids, id) {
 				left = append(left, procs...)
 			}

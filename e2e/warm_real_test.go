@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // promptFigures are one prompt command's wall time, the agent's own turn
@@ -37,7 +38,7 @@ func timedPrompt(w *world, id, text string, args ...string) promptFigures {
 	evs := w.events(id)
 	turn := lastTurn(evs)
 	if got := agentText(evs, turn); !strings.Contains(got, text) {
-		w.t.Fatalf("the answer to %q did not arrive: %q\n%s\n%s", text, got, res, mustJSON(ofType(evs, state.EventMarker, state.EventAgentStarted)))
+		w.t.Fatalf("the answer to %q did not arrive: %q\n%s\n%s", text, got, res, mustJSON(ofType(evs, eventlog.EventMarker, eventlog.EventAgentStarted)))
 	}
 	var started, ended time.Time
 	for _, e := range evs {
@@ -49,9 +50,9 @@ func timedPrompt(w *world, id, text string, args ...string) promptFigures {
 			w.t.Fatalf("event %d: timestamp %q: %v", e.Seq, e.Timestamp, err)
 		}
 		switch e.Type {
-		case state.EventTurnStarted:
+		case eventlog.EventTurnStarted:
 			started = at
-		case state.EventTurnEnded:
+		case eventlog.EventTurnEnded:
 			ended = at
 		}
 	}
@@ -111,7 +112,7 @@ func warmAgainstCold(t *testing.T, w *world, r warmRig) {
 		restore()
 		cold = timedPrompt(w, id, "cold prompt about figs")
 		r.noneLeft("the cold prompt exited")
-		exits := ofType(w.events(id), state.EventAgentExited)
+		exits := ofType(w.events(id), eventlog.EventAgentExited)
 		t.Logf("%s cold prompt: %s; the agent %s", agent, cold, exits[len(exits)-1].Content)
 	}
 
@@ -125,7 +126,7 @@ func warmAgainstCold(t *testing.T, w *world, r warmRig) {
 	if !w.ownerAlive(id) {
 		t.Fatal("prompt --linger returned but no owner stayed behind")
 	}
-	starts := len(ofType(w.events(id), state.EventAgentStarted))
+	starts := len(ofType(w.events(id), eventlog.EventAgentStarted))
 
 	var warm []promptFigures
 	for _, fruit := range []string{"plums", "limes", "dates"} {
@@ -133,7 +134,7 @@ func warmAgainstCold(t *testing.T, w *world, r warmRig) {
 		t.Logf("%s warm prompt: %s", agent, f)
 		warm = append(warm, f)
 	}
-	if n := len(ofType(w.events(id), state.EventAgentStarted)); n != starts {
+	if n := len(ofType(w.events(id), eventlog.EventAgentStarted)); n != starts {
 		t.Fatalf("%d agent_started events after the warm prompts, want %d: warm prompts must reattach", n, starts)
 	}
 	if !w.ownerAlive(id) {
@@ -146,7 +147,7 @@ func warmAgainstCold(t *testing.T, w *world, r warmRig) {
 	w.mustRun("close", id)
 	w.waitOwnerGone(id, 20*time.Second)
 	r.noneLeft("close")
-	if left := state.TaggedProcesses(w.home)[id]; len(left) > 0 {
+	if left := proc.TaggedProcesses(w.home)[id]; len(left) > 0 {
 		t.Fatalf("processes outlived close: %+v", left)
 	}
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
@@ -38,7 +39,7 @@ import (
 // Options is what the editor front needs from the command that runs it.
 type Options struct {
 	Home   *state.Home
-	Config *state.Config
+	Config *config.Config
 	// Agent is the agent of new sessions (--agent); "" lets the editor name
 	// one (_meta.kandev.agent), else the configured default.
 	Agent string

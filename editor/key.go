@@ -7,7 +7,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp/owner"
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // metaKey reads _meta.kandev.key: the editor's idempotency key for a
@@ -38,11 +38,11 @@ func (s *session) promptOnce(text, key string) (sdk.PromptResponse, error) {
 	shown := newUpdates(false)
 	source := ""
 	job.Prompt, job.Ask, job.AskOption, job.Progress = text, nil, s.askOption, nil
-	job.Emit = func(e state.Event) {
-		if e.Type == state.EventTurnStarted {
+	job.Emit = func(e eventlog.Event) {
+		if e.Type == eventlog.EventTurnStarted {
 			source = e.Source
 		}
-		if e.Type == state.EventUserMessage && source != state.SourceContinuation {
+		if e.Type == eventlog.EventUserMessage && source != eventlog.SourceContinuation {
 			return // the editor shows its own prompt
 		}
 		s.send(shown.of(e))

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -26,7 +27,7 @@ func (s *session) replay(ctx context.Context) error {
 			held = nil
 		}
 	}
-	evs, _, err := state.ReadAll(s.srv.opts.Home.LogPath(s.id))
+	evs, _, err := eventlog.ReadAll(s.srv.opts.Home.LogPath(s.id))
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return fmt.Errorf("cannot read the log of session %s: %w", s.id, err)
 	}

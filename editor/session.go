@@ -13,6 +13,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -269,12 +270,12 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 	var mine lastUserTurn
 	source := ""
 	job.Prompt, job.Ask, job.AskOption, job.Progress = text, nil, s.askOption, nil
-	job.Emit = func(e state.Event) {
+	job.Emit = func(e eventlog.Event) {
 		mine.see(e)
-		if e.Type == state.EventTurnStarted {
+		if e.Type == eventlog.EventTurnStarted {
 			source = e.Source
 		}
-		if e.Type == state.EventUserMessage && source != state.SourceContinuation {
+		if e.Type == eventlog.EventUserMessage && source != eventlog.SourceContinuation {
 			return // the editor shows its own prompt (a continuation is kandev's, shown)
 		}
 		s.send(shown.of(e))
@@ -291,7 +292,7 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 	}
 	// A cancelled turn is an interruption for a command (exit 130), and an
 	// answer with stopReason cancelled for the editor.
-	if err != nil && !(errors.Is(err, owner.ErrInterrupted) && (stop == state.StopCancelled || stop == state.StopUserCanceled)) {
+	if err != nil && !(errors.Is(err, owner.ErrInterrupted) && (stop == eventlog.StopCancelled || stop == eventlog.StopUserCanceled)) {
 		return sdk.PromptResponse{}, err
 	}
 	if r, ok := acpStop(stop); ok {
@@ -302,11 +303,11 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 
 // emitFor shows the owner's logged events to the editor, notes when the
 // agent is restored and when the editor's own turn ends.
-func (s *session) emitFor(o *localOwner) func(state.Event) {
-	return func(e state.Event) {
+func (s *session) emitFor(o *localOwner) func(eventlog.Event) {
+	return func(e eventlog.Event) {
 		s.emitMu.Lock()
 		defer s.emitMu.Unlock()
-		if e.Type == state.EventAgentStarted {
+		if e.Type == eventlog.EventAgentStarted {
 			o.restoredOnce.Do(func() { close(o.restored) })
 		}
 		stop, ended := o.claim.see(e)
@@ -385,7 +386,7 @@ func (s *session) release() {
 // ok is false for a turn that failed (the agent died or erred).
 func acpStop(stop string) (sdk.StopReason, bool) {
 	switch stop {
-	case state.StopUserCanceled, state.StopShutdown, string(sdk.StopReasonCancelled):
+	case eventlog.StopUserCanceled, eventlog.StopShutdown, string(sdk.StopReasonCancelled):
 		return sdk.StopReasonCancelled, true
 	case string(sdk.StopReasonEndTurn), string(sdk.StopReasonMaxTokens), string(sdk.StopReasonMaxTurnRequests), string(sdk.StopReasonRefusal):
 		return sdk.StopReason(stop), true

@@ -1,6 +1,6 @@
 package editor
 
-import "github.com/kandev/kandev/state"
+import "github.com/kandev/kandev/eventlog"
 
 // turnClaim tells the editor's own turn from the turns the owner runs for
 // its own reasons: an initial prompt, the continuation or the re-send of an
@@ -29,11 +29,11 @@ func (c *turnClaim) withdraw() { c.waiting, c.turn = false, "" }
 
 // see follows the owner's logged events, in order. It reports the stop
 // reason once the editor's turn has ended.
-func (c *turnClaim) see(e state.Event) (stop string, ended bool) {
+func (c *turnClaim) see(e eventlog.Event) (stop string, ended bool) {
 	switch {
-	case e.Type == state.EventTurnStarted && c.waiting && e.Source == state.SourceUser:
+	case e.Type == eventlog.EventTurnStarted && c.waiting && e.Source == eventlog.SourceUser:
 		c.waiting, c.turn = false, e.TurnID
-	case e.Type == state.EventTurnEnded && c.turn != "" && e.TurnID == c.turn:
+	case e.Type == eventlog.EventTurnEnded && c.turn != "" && e.TurnID == c.turn:
 		c.turn = ""
 		return e.StopReason, true
 	}
@@ -52,11 +52,11 @@ type lastUserTurn struct {
 	turn, stop string
 }
 
-func (l *lastUserTurn) see(e state.Event) {
+func (l *lastUserTurn) see(e eventlog.Event) {
 	switch {
-	case e.Type == state.EventTurnStarted && e.Source == state.SourceUser:
+	case e.Type == eventlog.EventTurnStarted && e.Source == eventlog.SourceUser:
 		l.turn, l.stop = e.TurnID, ""
-	case e.Type == state.EventTurnEnded && e.TurnID == l.turn:
+	case e.Type == eventlog.EventTurnEnded && e.TurnID == l.turn:
 		l.stop = e.StopReason
 	}
 }

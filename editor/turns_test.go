@@ -3,56 +3,56 @@ package editor
 import (
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
-func started(turn, source string) state.Event {
-	return state.Event{Type: state.EventTurnStarted, TurnID: turn, Source: source}
+func started(turn, source string) eventlog.Event {
+	return eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: turn, Source: source}
 }
 
-func ended(turn, stop string) state.Event {
-	return state.Event{Type: state.EventTurnEnded, TurnID: turn, StopReason: stop}
+func ended(turn, stop string) eventlog.Event {
+	return eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: stop}
 }
 
 // handOver in a row marks where the editor hands its prompt over.
-var handOverHere = state.Event{Type: "hand-over"}
+var handOverHere = eventlog.Event{Type: "hand-over"}
 
 func TestTurnClaim_AnswersOnlyTheTurnThatCarriesTheEditorsPrompt(t *testing.T) {
 	cases := []struct {
 		name   string
-		events []state.Event
+		events []eventlog.Event
 		want   []string // stop reasons answered, in order
 	}{
 		{"a plain turn answers its prompt",
-			[]state.Event{handOverHere, started("t1", state.SourceUser), ended("t1", "end_turn")},
+			[]eventlog.Event{handOverHere, started("t1", eventlog.SourceUser), ended("t1", "end_turn")},
 			[]string{"end_turn"}},
 		{"a re-sent user turn before the hand-over is not the editor's",
-			[]state.Event{started("t2", state.SourceUser), ended("t2", "end_turn"),
-				handOverHere, started("t3", state.SourceUser), ended("t3", "cancelled")},
+			[]eventlog.Event{started("t2", eventlog.SourceUser), ended("t2", "end_turn"),
+				handOverHere, started("t3", eventlog.SourceUser), ended("t3", "cancelled")},
 			[]string{"cancelled"}},
 		{"a continuation before the hand-over is not the editor's",
-			[]state.Event{started("t2", state.SourceContinuation), ended("t2", "end_turn"),
-				handOverHere, started("t3", state.SourceUser), ended("t3", "max_tokens")},
+			[]eventlog.Event{started("t2", eventlog.SourceContinuation), ended("t2", "end_turn"),
+				handOverHere, started("t3", eventlog.SourceUser), ended("t3", "max_tokens")},
 			[]string{"max_tokens"}},
 		{"another process's queued input served while the prompt waits is not the editor's",
-			[]state.Event{handOverHere, started("t4", state.SourceQueued), ended("t4", "refusal"),
-				started("t5", state.SourceUser), ended("t5", "end_turn")},
+			[]eventlog.Event{handOverHere, started("t4", eventlog.SourceQueued), ended("t4", "refusal"),
+				started("t5", eventlog.SourceUser), ended("t5", "end_turn")},
 			[]string{"end_turn"}},
 		{"an initial prompt and a maintenance turn are never the editor's",
-			[]state.Event{handOverHere, started("t1", state.SourceInitial), ended("t1", "end_turn"),
-				started("t2", state.SourceMaintenance), ended("t2", "end_turn"),
-				started("t3", state.SourceUser), ended("t3", "cancelled")},
+			[]eventlog.Event{handOverHere, started("t1", eventlog.SourceInitial), ended("t1", "end_turn"),
+				started("t2", eventlog.SourceMaintenance), ended("t2", "end_turn"),
+				started("t3", eventlog.SourceUser), ended("t3", "cancelled")},
 			[]string{"cancelled"}},
 		{"each prompt gets its own turn's answer, one behind never",
-			[]state.Event{started("t2", state.SourceUser), ended("t2", "end_turn"),
-				handOverHere, started("t3", state.SourceUser), ended("t3", "cancelled"),
-				handOverHere, started("t4", state.SourceUser), ended("t4", "end_turn")},
+			[]eventlog.Event{started("t2", eventlog.SourceUser), ended("t2", "end_turn"),
+				handOverHere, started("t3", eventlog.SourceUser), ended("t3", "cancelled"),
+				handOverHere, started("t4", eventlog.SourceUser), ended("t4", "end_turn")},
 			[]string{"cancelled", "end_turn"}},
 		{"a turn that ends without a hand-over answers nothing",
-			[]state.Event{started("t1", state.SourceUser), ended("t1", "end_turn")},
+			[]eventlog.Event{started("t1", eventlog.SourceUser), ended("t1", "end_turn")},
 			nil},
 		{"the end of another turn while the editor's runs answers nothing",
-			[]state.Event{handOverHere, started("t2", state.SourceUser), ended("t1", "end_turn"), ended("t2", "refusal")},
+			[]eventlog.Event{handOverHere, started("t2", eventlog.SourceUser), ended("t1", "end_turn"), ended("t2", "refusal")},
 			[]string{"refusal"}},
 	}
 	for _, c := range cases {
@@ -84,7 +84,7 @@ func TestTurnClaim_AWithdrawnHandOverClaimsNoLaterTurn(t *testing.T) {
 	var claim turnClaim
 	claim.handOver()
 	claim.withdraw()
-	claim.see(started("t1", state.SourceUser))
+	claim.see(started("t1", eventlog.SourceUser))
 	if _, ok := claim.see(ended("t1", "end_turn")); ok || claim.running() {
 		t.Fatal("a withdrawn hand-over claimed the next user turn")
 	}
@@ -92,10 +92,10 @@ func TestTurnClaim_AWithdrawnHandOverClaimsNoLaterTurn(t *testing.T) {
 
 func TestLastUserTurn_IsThePromptOfARunAfterItsReSendAndBeforeQueuedInputs(t *testing.T) {
 	var l lastUserTurn
-	for _, e := range []state.Event{
-		started("t2", state.SourceUser), ended("t2", "refusal"), // the re-send of the interrupted turn
-		started("t3", state.SourceUser), ended("t3", "end_turn"), // the prompt
-		started("t4", state.SourceQueued), ended("t4", "cancelled"), // another process's input
+	for _, e := range []eventlog.Event{
+		started("t2", eventlog.SourceUser), ended("t2", "refusal"), // the re-send of the interrupted turn
+		started("t3", eventlog.SourceUser), ended("t3", "end_turn"), // the prompt
+		started("t4", eventlog.SourceQueued), ended("t4", "cancelled"), // another process's input
 	} {
 		l.see(e)
 	}

@@ -5,7 +5,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // updates turns logged events back into the session/update notifications an
@@ -25,28 +25,28 @@ func newUpdates(replay bool) *updates {
 
 // of is the notifications for one event, in order; none for an event an
 // editor has no use for (state changes, markers, permissions, ...).
-func (u *updates) of(e state.Event) []sdk.SessionUpdate {
+func (u *updates) of(e eventlog.Event) []sdk.SessionUpdate {
 	switch e.Type {
-	case state.EventTurnStarted:
+	case eventlog.EventTurnStarted:
 		u.source = e.Source
-	case state.EventUserMessage:
+	case eventlog.EventUserMessage:
 		// Live, the editor shows the prompt it sent itself; a continuation or
 		// the initial prompt of a session started elsewhere is shown.
-		if u.replay || u.source != state.SourceUser {
+		if u.replay || u.source != eventlog.SourceUser {
 			return one(sdk.UpdateUserMessageText(e.Content))
 		}
-	case state.EventAgentMessage:
+	case eventlog.EventAgentMessage:
 		return one(sdk.UpdateAgentMessageText(e.Content))
-	case state.EventAgentThought:
+	case eventlog.EventAgentThought:
 		return one(sdk.UpdateAgentThoughtText(e.Content))
-	case state.EventToolCall, state.EventToolResult:
+	case eventlog.EventToolCall, eventlog.EventToolResult:
 		return one(u.tool(e))
-	case state.EventPlan:
+	case eventlog.EventPlan:
 		var entries []sdk.PlanEntry
 		if json.Unmarshal(e.Data, &entries) == nil {
 			return one(sdk.UpdatePlan(entries...))
 		}
-	case state.EventAgentUpdate:
+	case eventlog.EventAgentUpdate:
 		// What kandev keeps raw (available commands, mode changes, ...) is
 		// passed through live; an echo of the user's text never is.
 		var upd sdk.SessionUpdate
@@ -62,7 +62,7 @@ func one(upd sdk.SessionUpdate) []sdk.SessionUpdate { return []sdk.SessionUpdate
 // tool is the notification for a tool_call or tool_result event. A result
 // whose outcome is unknown (its owner died mid-call) is shown as failed
 // with a note, since ACP has no status for "may or may not have happened".
-func (u *updates) tool(e state.Event) sdk.SessionUpdate {
+func (u *updates) tool(e eventlog.Event) sdk.SessionUpdate {
 	id := sdk.ToolCallId(e.ToolCallID)
 	status := toolStatus(e.ToolStatus)
 	content := e.Content
@@ -70,7 +70,7 @@ func (u *updates) tool(e state.Event) sdk.SessionUpdate {
 		content = "outcome unknown: kandev was stopped while this tool call ran"
 	}
 	var body []sdk.ToolCallContent
-	if e.Type == state.EventToolResult && content != "" {
+	if e.Type == eventlog.EventToolResult && content != "" {
 		body = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(content))}
 	}
 	var input any

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/testlog"
-	"github.com/kandev/kandev/state"
 )
 
 // benchChunk is a 200-byte streamed chunk with no secret and no trigger word.
@@ -38,13 +38,13 @@ func BenchmarkRedact_ChunkWithTriggerWordButNoSecret(b *testing.B) {
 
 // benchEvents is a log of n events: turns of user message, three assistant
 // chunks, a tool call and result, and the turn boundaries.
-func benchEvents(n int) []state.Event {
-	events := make([]state.Event, 0, n)
+func benchEvents(n int) []eventlog.Event {
+	events := make([]eventlog.Event, 0, n)
 	for seq := int64(1); len(events) < n; seq++ {
 		line := testlog.Conversation(seq)
 		line.Seq, line.Timestamp = seq, testlog.Stamp
 		b, _ := json.Marshal(line)
-		var e state.Event
+		var e eventlog.Event
 		if err := json.Unmarshal(b, &e); err != nil {
 			panic(err)
 		}

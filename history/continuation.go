@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // maxContinuationInputBytes bounds the input summary of each listed tool call.
@@ -18,7 +18,7 @@ const maxContinuationInputBytes = 200
 // the agent to inspect the current state before repeating any action, then
 // continue. The text depends only on unknownTools (tool_call events, or their
 // tool_result events).
-func BuildContinuationPrompt(unknownTools []state.Event) string {
+func BuildContinuationPrompt(unknownTools []eventlog.Event) string {
 	return continuationPrompt(unknownTools, "")
 }
 
@@ -30,7 +30,7 @@ func BuildContinuationPrompt(unknownTools []state.Event) string {
 // (<= 0: DefaultMaxReplayBytes), as the resume context is: a longer request
 // is cut on a UTF-8 boundary and says that kandev transcript <sessionID>
 // shows it whole. An empty request gives BuildContinuationPrompt's text.
-func BuildContinuationPromptQuoting(unknownTools []state.Event, request, sessionID string, maxBytes int) string {
+func BuildContinuationPromptQuoting(unknownTools []eventlog.Event, request, sessionID string, maxBytes int) string {
 	request = strings.TrimSpace(request)
 	if request == "" {
 		return BuildContinuationPrompt(unknownTools)
@@ -54,7 +54,7 @@ func quoteLines(s string) string {
 
 // continuationPrompt renders the continuation; quote is the quoted request
 // ("" for none).
-func continuationPrompt(unknownTools []state.Event, quote string) string {
+func continuationPrompt(unknownTools []eventlog.Event, quote string) string {
 	var b strings.Builder
 	b.WriteString("The previous turn was interrupted: kandev was stopped before the turn ended, so your last response may be incomplete")
 	if quote != "" {

@@ -6,20 +6,20 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestBuildContinuationPrompt_MatchesGolden(t *testing.T) {
-	unknown := []state.Event{
-		{Type: state.EventToolCall, ToolName: "Run ./migrate.sh", ToolCallID: "call-7",
+	unknown := []eventlog.Event{
+		{Type: eventlog.EventToolCall, ToolName: "Run ./migrate.sh", ToolCallID: "call-7",
 			Input: json.RawMessage(`{
 				"command": "./migrate.sh --password hunter2",
 				"cwd": "/srv/app"
 			}`)},
-		{Type: state.EventToolCall, ToolName: "Edit\nconfig.yaml", ToolCallID: "call-8",
+		{Type: eventlog.EventToolCall, ToolName: "Edit\nconfig.yaml", ToolCallID: "call-8",
 			Input: json.RawMessage(`{"path":"config.yaml","new_text":"` + strings.Repeat("x", 300) + `"}`)},
-		{Type: state.EventToolResult, ToolName: "Run ./migrate.sh", ToolCallID: "call-7", ToolStatus: "unknown"},
-		{Type: state.EventToolResult, ToolName: "Fetch https://example.com", ToolCallID: "call-9", ToolStatus: "unknown"},
+		{Type: eventlog.EventToolResult, ToolName: "Run ./migrate.sh", ToolCallID: "call-7", ToolStatus: "unknown"},
+		{Type: eventlog.EventToolResult, ToolName: "Fetch https://example.com", ToolCallID: "call-9", ToolStatus: "unknown"},
 	}
 	checkGolden(t, "continuation_prompt.golden", []byte(BuildContinuationPrompt(unknown)))
 }
@@ -33,7 +33,7 @@ func TestBuildContinuationPrompt_WithoutUnknownTools(t *testing.T) {
 }
 
 func TestBuildContinuationPrompt_IsDeterministic(t *testing.T) {
-	tools := []state.Event{{ToolName: "a", ToolCallID: "1", Input: json.RawMessage(`{"b":1,"a":2}`)}}
+	tools := []eventlog.Event{{ToolName: "a", ToolCallID: "1", Input: json.RawMessage(`{"b":1,"a":2}`)}}
 	first, second := BuildContinuationPrompt(tools), BuildContinuationPrompt(tools)
 	if first != second {
 		t.Fatal("two calls differ")

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // Fence says which events of a log belong to its current epoch, read newest
@@ -23,11 +23,11 @@ func NewFence() *Fence { return &Fence{keepThrough: math.MaxInt64} }
 
 // Visible reports whether e, the next event read newest first, is in the
 // current epoch.
-func (f *Fence) Visible(e state.Event) bool {
+func (f *Fence) Visible(e eventlog.Event) bool {
 	if e.Seq > f.keepThrough {
 		return false
 	}
-	if e.Type == state.EventRewind {
+	if e.Type == eventlog.EventRewind {
 		f.keepThrough = RewindTo(e)
 	}
 	return true
@@ -38,7 +38,7 @@ func (f *Fence) Hides(seq int64) bool { return seq > f.keepThrough }
 
 // RewindTo is the last seq a rewind event keeps (0 for a clear or a rewind
 // event without to_seq).
-func RewindTo(e state.Event) int64 {
+func RewindTo(e eventlog.Event) int64 {
 	if e.ToSeq == nil {
 		return 0
 	}
@@ -47,9 +47,9 @@ func RewindTo(e state.Event) int64 {
 
 // CurrentEpoch returns the events of events (in seq order) that belong to
 // the current epoch, in seq order.
-func CurrentEpoch(events []state.Event) []state.Event {
+func CurrentEpoch(events []eventlog.Event) []eventlog.Event {
 	f := NewFence()
-	var out []state.Event
+	var out []eventlog.Event
 	for i := len(events) - 1; i >= 0; i-- {
 		if f.Visible(events[i]) {
 			out = append(out, events[i])
@@ -62,10 +62,10 @@ func CurrentEpoch(events []state.Event) []state.Event {
 // Boundaries are the seqs a conversation can be cut at (rewind --to, fork
 // --at): 0, the empty conversation, and the end of every turn (its
 // turn_ended) in events, which must be one epoch in seq order.
-func Boundaries(events []state.Event) []int64 {
+func Boundaries(events []eventlog.Event) []int64 {
 	out := []int64{0}
 	for _, e := range events {
-		if e.Type == state.EventTurnEnded {
+		if e.Type == eventlog.EventTurnEnded {
 			out = append(out, e.Seq)
 		}
 	}
@@ -95,11 +95,11 @@ func CheckBoundary(bounds []int64, seq int64) (ok bool, before, after int64) {
 // rewind to seq does not take back. A call whose permission was denied
 // (its last permission_resolved says allowed: false) never ran, and is not
 // one.
-func FileChanges(events []state.Event, after int64) []state.Event {
-	var out []state.Event
+func FileChanges(events []eventlog.Event, after int64) []eventlog.Event {
+	var out []eventlog.Event
 	denied := map[string]bool{}
 	for _, e := range events {
-		if e.Type == state.EventPermissionResolved && e.ToolCallID != "" {
+		if e.Type == eventlog.EventPermissionResolved && e.ToolCallID != "" {
 			var answer struct {
 				Allowed bool `json:"allowed"`
 			}
@@ -108,7 +108,7 @@ func FileChanges(events []state.Event, after int64) []state.Event {
 	}
 	seen := map[string]bool{}
 	for _, e := range events {
-		if e.Seq <= after || e.Type != state.EventToolCall || denied[toolKey(e)] {
+		if e.Seq <= after || e.Type != eventlog.EventToolCall || denied[toolKey(e)] {
 			continue
 		}
 		switch e.ToolKind {
@@ -129,16 +129,16 @@ func FileChanges(events []state.Event, after int64) []state.Event {
 // tool calls and results, permission requests and answers. The parent's
 // process life (agent starts and exits, states, markers, raw updates) stays
 // in the parent's log.
-func ForkHistory(events []state.Event, at int64) []state.Event {
-	var out []state.Event
+func ForkHistory(events []eventlog.Event, at int64) []eventlog.Event {
+	var out []eventlog.Event
 	for _, e := range events {
 		if e.Seq > at {
 			break
 		}
 		switch e.Type {
-		case state.EventTurnStarted, state.EventTurnEnded, state.EventUserMessage, state.EventAgentMessage,
-			state.EventAgentThought, state.EventPlan, state.EventToolCall, state.EventToolResult,
-			state.EventPermissionRequest, state.EventPermissionResolved:
+		case eventlog.EventTurnStarted, eventlog.EventTurnEnded, eventlog.EventUserMessage, eventlog.EventAgentMessage,
+			eventlog.EventAgentThought, eventlog.EventPlan, eventlog.EventToolCall, eventlog.EventToolResult,
+			eventlog.EventPermissionRequest, eventlog.EventPermissionResolved:
 			out = append(out, e)
 		}
 	}

@@ -4,15 +4,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // turnLog builds a log from a compact script: "T" a whole turn (turn_started,
 // user_message, agent_message, turn_ended), "R<n>" a rewind to seq n, "E" an
 // edit tool call, "S" a state event.
-func turnLog(script ...string) []state.Event {
-	var evs []state.Event
-	add := func(e state.Event) {
+func turnLog(script ...string) []eventlog.Event {
+	var evs []eventlog.Event
+	add := func(e eventlog.Event) {
 		e.Seq = int64(len(evs) + 1)
 		evs = append(evs, e)
 	}
@@ -20,27 +20,27 @@ func turnLog(script ...string) []state.Event {
 	for _, s := range script {
 		switch s[0] {
 		case 'T':
-			add(state.Event{Type: state.EventTurnStarted})
-			add(state.Event{Type: state.EventUserMessage, Content: "u"})
-			add(state.Event{Type: state.EventAgentMessage, Content: "a"})
-			add(state.Event{Type: state.EventTurnEnded})
+			add(eventlog.Event{Type: eventlog.EventTurnStarted})
+			add(eventlog.Event{Type: eventlog.EventUserMessage, Content: "u"})
+			add(eventlog.Event{Type: eventlog.EventAgentMessage, Content: "a"})
+			add(eventlog.Event{Type: eventlog.EventTurnEnded})
 		case 'R':
 			var to int64
 			for _, c := range s[1:] {
 				to = to*10 + int64(c-'0')
 			}
 			epoch++
-			add(state.Event{Type: state.EventRewind, Epoch: epoch, ToSeq: &to})
+			add(eventlog.Event{Type: eventlog.EventRewind, Epoch: epoch, ToSeq: &to})
 		case 'E':
-			add(state.Event{Type: state.EventToolCall, ToolCallID: "c", ToolKind: "edit"})
+			add(eventlog.Event{Type: eventlog.EventToolCall, ToolCallID: "c", ToolKind: "edit"})
 		case 'S':
-			add(state.Event{Type: state.EventState})
+			add(eventlog.Event{Type: eventlog.EventState})
 		}
 	}
 	return evs
 }
 
-func seqs(evs []state.Event) []int64 {
+func seqs(evs []eventlog.Event) []int64 {
 	out := []int64{}
 	for _, e := range evs {
 		out = append(out, e.Seq)
@@ -123,23 +123,23 @@ func TestForkHistory_KeepsTheConversationUpToTheCut(t *testing.T) {
 }
 
 func TestFileChanges_ADeniedWriteNeverRanAndIsNotListed(t *testing.T) {
-	call := func(seq int64, id string) state.Event {
-		return state.Event{Seq: seq, Type: state.EventToolCall, TurnID: "t1", ToolCallID: id, ToolKind: "edit"}
+	call := func(seq int64, id string) eventlog.Event {
+		return eventlog.Event{Seq: seq, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: id, ToolKind: "edit"}
 	}
-	answer := func(seq int64, id, data string) state.Event {
-		return state.Event{Seq: seq, Type: state.EventPermissionResolved, TurnID: "t1", ToolCallID: id, Data: []byte(data)}
+	answer := func(seq int64, id, data string) eventlog.Event {
+		return eventlog.Event{Seq: seq, Type: eventlog.EventPermissionResolved, TurnID: "t1", ToolCallID: id, Data: []byte(data)}
 	}
 	cases := []struct {
 		name string
-		evs  []state.Event
+		evs  []eventlog.Event
 		want []int64
 	}{
-		{"allowed", []state.Event{call(1, "a"), answer(2, "a", `{"allowed":true}`)}, []int64{1}},
-		{"denied", []state.Event{call(1, "a"), answer(2, "a", `{"allowed":false,"outcome":"selected"}`)}, nil},
-		{"denied, then allowed when asked again", []state.Event{call(1, "a"), answer(2, "a", `{"allowed":false}`), answer(3, "a", `{"allowed":true}`)}, []int64{1}},
-		{"no permission asked", []state.Event{call(1, "a")}, []int64{1}},
-		{"an unreadable answer counts as a change", []state.Event{call(1, "a"), answer(2, "a", `not json`)}, []int64{1}},
-		{"only the denied call drops", []state.Event{call(1, "a"), answer(2, "a", `{"allowed":false}`), call(3, "b")}, []int64{3}},
+		{"allowed", []eventlog.Event{call(1, "a"), answer(2, "a", `{"allowed":true}`)}, []int64{1}},
+		{"denied", []eventlog.Event{call(1, "a"), answer(2, "a", `{"allowed":false,"outcome":"selected"}`)}, nil},
+		{"denied, then allowed when asked again", []eventlog.Event{call(1, "a"), answer(2, "a", `{"allowed":false}`), answer(3, "a", `{"allowed":true}`)}, []int64{1}},
+		{"no permission asked", []eventlog.Event{call(1, "a")}, []int64{1}},
+		{"an unreadable answer counts as a change", []eventlog.Event{call(1, "a"), answer(2, "a", `not json`)}, []int64{1}},
+		{"only the denied call drops", []eventlog.Event{call(1, "a"), answer(2, "a", `{"allowed":false}`), call(3, "b")}, []int64{3}},
 	}
 	for _, c := range cases {
 		got := FileChanges(c.evs, 0)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -37,17 +37,17 @@ func checkGolden(t *testing.T, name string, got []byte) {
 }
 
 // readEvents loads an event log fixture (one JSON event per line).
-func readEvents(t testing.TB, name string) []state.Event {
+func readEvents(t testing.TB, name string) []eventlog.Event {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var events []state.Event
+	var events []eventlog.Event
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var e state.Event
+		var e eventlog.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -1,6 +1,6 @@
 package history
 
-import "github.com/kandev/kandev/state"
+import "github.com/kandev/kandev/eventlog"
 
 // MarkerKind names what a marker says about the session. The set is closed:
 // every kind has one fixed severity.
@@ -94,9 +94,9 @@ func ValidMarkerKind(s string) bool {
 // MaxMarkerDiagnosticBytes, both redacted first (so a cut never leaves half a
 // secret) and cut on a UTF-8 boundary. Seq, Timestamp and SessionID are left
 // for the log writer.
-func NewMarker(kind MarkerKind, summary, diagnostic string) state.Event {
-	return state.Event{
-		Type:       state.EventMarker,
+func NewMarker(kind MarkerKind, summary, diagnostic string) eventlog.Event {
+	return eventlog.Event{
+		Type:       eventlog.EventMarker,
 		Kind:       string(kind),
 		Severity:   kind.Severity(),
 		Summary:    capUTF8(Redact(summary), MaxMarkerSummaryBytes),
@@ -111,16 +111,16 @@ func NewMarker(kind MarkerKind, summary, diagnostic string) state.Event {
 //   - continuation_paused, context_pending: pending until a later turn_started;
 //   - provider_failure, auth_required: always pending (an operator must look);
 //   - every other kind only records what happened and is never pending.
-func PendingMarkers(events []state.Event) []state.Event {
-	var pending []state.Event
+func PendingMarkers(events []eventlog.Event) []eventlog.Event {
+	var pending []eventlog.Event
 	recoveredLater, turnLater := false, false
 	for i := len(events) - 1; i >= 0; i-- {
 		e := events[i]
-		if e.Type == state.EventTurnStarted {
+		if e.Type == eventlog.EventTurnStarted {
 			turnLater = true
 			continue
 		}
-		if e.Type != state.EventMarker {
+		if e.Type != eventlog.EventMarker {
 			continue
 		}
 		switch MarkerKind(e.Kind) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestMarkerKind_HasFixedSeverity(t *testing.T) {
@@ -45,8 +45,8 @@ func TestValidMarkerKind_RejectsUnknownKinds(t *testing.T) {
 
 func TestNewMarker_FillsKindSeverityAndLeavesPositionToTheWriter(t *testing.T) {
 	m := NewMarker(MarkerProviderFailure, "The agent failed the turn: rate limited.", "HTTP 429\nAuthorization: Bearer abcdef123456")
-	want := state.Event{
-		Type: state.EventMarker, Kind: "provider_failure", Severity: "error",
+	want := eventlog.Event{
+		Type: eventlog.EventMarker, Kind: "provider_failure", Severity: "error",
 		Summary:    "The agent failed the turn: rate limited.",
 		Diagnostic: "HTTP 429\nAuthorization: [REDACTED]",
 	}
@@ -75,32 +75,32 @@ func TestNewMarker_CapsTextOnRuneBoundary(t *testing.T) {
 }
 
 func TestPendingMarkers_KeepsOnlyUnresolvedMarkers(t *testing.T) {
-	marker := func(seq int64, k MarkerKind) state.Event {
+	marker := func(seq int64, k MarkerKind) eventlog.Event {
 		e := NewMarker(k, string(k), "")
 		e.Seq = seq
 		return e
 	}
-	turn := func(seq int64) state.Event {
-		return state.Event{Seq: seq, Type: state.EventTurnStarted, Source: state.SourceUser}
+	turn := func(seq int64) eventlog.Event {
+		return eventlog.Event{Seq: seq, Type: eventlog.EventTurnStarted, Source: eventlog.SourceUser}
 	}
 	cases := []struct {
 		name   string
-		events []state.Event
+		events []eventlog.Event
 		want   []int64
 	}{
 		{"none", nil, nil},
-		{"unhealthy until recovered", []state.Event{marker(1, MarkerSessionUnhealthy)}, []int64{1}},
-		{"unhealthy resolved by later recovery", []state.Event{marker(1, MarkerSessionUnhealthy), marker(2, MarkerSessionRecovered)}, nil},
-		{"recovery before the problem does not resolve it", []state.Event{marker(1, MarkerSessionRecovered), marker(2, MarkerPromptTimeout)}, []int64{2}},
-		{"timeout resolved by recovery", []state.Event{marker(1, MarkerPromptTimeout), turn(2), marker(3, MarkerSessionRecovered)}, nil},
-		{"turn does not resolve a timeout", []state.Event{marker(1, MarkerPromptTimeout), turn(2)}, []int64{1}},
-		{"provider failure always pending", []state.Event{marker(1, MarkerProviderFailure), marker(2, MarkerSessionRecovered), turn(3)}, []int64{1}},
-		{"auth required always pending", []state.Event{marker(1, MarkerAuthRequired), turn(2)}, []int64{1}},
-		{"paused until next turn", []state.Event{marker(1, MarkerContinuationPaused)}, []int64{1}},
-		{"paused resolved by a turn", []state.Event{marker(1, MarkerContinuationPaused), turn(2)}, nil},
-		{"context pending until next turn", []state.Event{turn(1), marker(2, MarkerContextPending)}, []int64{2}},
-		{"informational kinds never pending", []state.Event{marker(1, MarkerPromptCancel), marker(2, MarkerSessionRepaired), marker(3, MarkerResumeFailed), marker(4, MarkerToolOutcomeUnknown), marker(5, MarkerAgentFailure), marker(6, MarkerPromptQueued), marker(7, MarkerPromptInterrupted)}, nil},
-		{"kept in log order", []state.Event{marker(1, MarkerAuthRequired), marker(2, MarkerSessionUnhealthy), marker(3, MarkerProviderFailure)}, []int64{1, 2, 3}},
+		{"unhealthy until recovered", []eventlog.Event{marker(1, MarkerSessionUnhealthy)}, []int64{1}},
+		{"unhealthy resolved by later recovery", []eventlog.Event{marker(1, MarkerSessionUnhealthy), marker(2, MarkerSessionRecovered)}, nil},
+		{"recovery before the problem does not resolve it", []eventlog.Event{marker(1, MarkerSessionRecovered), marker(2, MarkerPromptTimeout)}, []int64{2}},
+		{"timeout resolved by recovery", []eventlog.Event{marker(1, MarkerPromptTimeout), turn(2), marker(3, MarkerSessionRecovered)}, nil},
+		{"turn does not resolve a timeout", []eventlog.Event{marker(1, MarkerPromptTimeout), turn(2)}, []int64{1}},
+		{"provider failure always pending", []eventlog.Event{marker(1, MarkerProviderFailure), marker(2, MarkerSessionRecovered), turn(3)}, []int64{1}},
+		{"auth required always pending", []eventlog.Event{marker(1, MarkerAuthRequired), turn(2)}, []int64{1}},
+		{"paused until next turn", []eventlog.Event{marker(1, MarkerContinuationPaused)}, []int64{1}},
+		{"paused resolved by a turn", []eventlog.Event{marker(1, MarkerContinuationPaused), turn(2)}, nil},
+		{"context pending until next turn", []eventlog.Event{turn(1), marker(2, MarkerContextPending)}, []int64{2}},
+		{"informational kinds never pending", []eventlog.Event{marker(1, MarkerPromptCancel), marker(2, MarkerSessionRepaired), marker(3, MarkerResumeFailed), marker(4, MarkerToolOutcomeUnknown), marker(5, MarkerAgentFailure), marker(6, MarkerPromptQueued), marker(7, MarkerPromptInterrupted)}, nil},
+		{"kept in log order", []eventlog.Event{marker(1, MarkerAuthRequired), marker(2, MarkerSessionUnhealthy), marker(3, MarkerProviderFailure)}, []int64{1, 2, 3}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

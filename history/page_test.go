@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // pagedIDs pages backwards from the end and returns the ids oldest first.
@@ -42,23 +42,23 @@ func pagedIDs(t *testing.T, entries []Entry, limit int) []string {
 }
 
 func TestPage_VisitsEveryEntryExactlyOnce(t *testing.T) {
-	var synthetic []state.Event
+	var synthetic []eventlog.Event
 	for i := int64(1); i <= 500; i++ {
 		switch i % 5 {
 		case 0:
-			synthetic = append(synthetic, state.Event{Seq: i, Type: state.EventUserMessage, Content: fmt.Sprint("u", i)})
+			synthetic = append(synthetic, eventlog.Event{Seq: i, Type: eventlog.EventUserMessage, Content: fmt.Sprint("u", i)})
 		case 1:
-			synthetic = append(synthetic, state.Event{Seq: i, Type: state.EventToolCall, ToolCallID: fmt.Sprint("c", i), ToolName: "t"})
+			synthetic = append(synthetic, eventlog.Event{Seq: i, Type: eventlog.EventToolCall, ToolCallID: fmt.Sprint("c", i), ToolName: "t"})
 		case 2:
-			synthetic = append(synthetic, state.Event{Seq: i, Type: state.EventMarker, Kind: "prompt_queued", Summary: "q"})
+			synthetic = append(synthetic, eventlog.Event{Seq: i, Type: eventlog.EventMarker, Kind: "prompt_queued", Summary: "q"})
 		case 3:
 			// The result of the call two events back, after the marker: it stretches an older entry.
-			synthetic = append(synthetic, state.Event{Seq: i, Type: state.EventToolResult, ToolCallID: fmt.Sprint("c", i-2), ToolStatus: "completed"})
+			synthetic = append(synthetic, eventlog.Event{Seq: i, Type: eventlog.EventToolResult, ToolCallID: fmt.Sprint("c", i-2), ToolStatus: "completed"})
 		case 4:
-			synthetic = append(synthetic, state.Event{Seq: i, Type: state.EventAgentMessage, TurnID: "t", Content: "x"})
+			synthetic = append(synthetic, eventlog.Event{Seq: i, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "x"})
 		}
 	}
-	logs := map[string][]state.Event{
+	logs := map[string][]eventlog.Event{
 		"basic":       readEvents(t, "transcript/basic.events.jsonl"),
 		"interrupted": readEvents(t, "transcript/interrupted.events.jsonl"),
 		"synthetic":   synthetic,

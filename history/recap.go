@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -27,13 +28,13 @@ const ConsistencyPersistedReads = "persisted_reads"
 
 // Recap is the bounded snapshot for reorientation (docs/commands.md).
 type Recap struct {
-	Session         RecapSession   `json:"session"`
-	RecentMarkers   []state.Event  `json:"recent_markers"`
-	RecentMessages  []Entry        `json:"recent_messages"`
-	OmittedMessages int            `json:"omitted_messages"`
-	PendingMarkers  []state.Event  `json:"pending_markers"`
-	PendingInputs   []PendingInput `json:"pending_inputs"`
-	Snapshot        Snapshot       `json:"snapshot"`
+	Session         RecapSession     `json:"session"`
+	RecentMarkers   []eventlog.Event `json:"recent_markers"`
+	RecentMessages  []Entry          `json:"recent_messages"`
+	OmittedMessages int              `json:"omitted_messages"`
+	PendingMarkers  []eventlog.Event `json:"pending_markers"`
+	PendingInputs   []PendingInput   `json:"pending_inputs"`
+	Snapshot        Snapshot         `json:"snapshot"`
 }
 
 // RecapSession is the session record, redacted, with its badge.
@@ -69,13 +70,13 @@ type Snapshot struct {
 // markers still pending there. Check identifies the line of event Through,
 // so a reader can tell that the log is still the one the digest was made of.
 type Digest struct {
-	Version          int           `json:"version"`
-	Through          int64         `json:"through"`
-	Check            string        `json:"check"`
-	Messages         int           `json:"messages"`
-	TranscriptCursor int64         `json:"transcript_cursor"`
-	RecentMarkers    []state.Event `json:"recent_markers"`
-	PendingMarkers   []state.Event `json:"pending_markers"`
+	Version          int              `json:"version"`
+	Through          int64            `json:"through"`
+	Check            string           `json:"check"`
+	Messages         int              `json:"messages"`
+	TranscriptCursor int64            `json:"transcript_cursor"`
+	RecentMarkers    []eventlog.Event `json:"recent_markers"`
+	PendingMarkers   []eventlog.Event `json:"pending_markers"`
 }
 
 // DigestVersion is the Digest format this kandev writes and reads.
@@ -96,7 +97,7 @@ type RecapInput struct {
 	// Window is the newest events, from a cut point to the end of the log,
 	// in seq order. It may begin before Before.Through; its older events then
 	// only serve to show messages.
-	Window []state.Event
+	Window []eventlog.Event
 
 	// Unserved is the inbox past the record's served offset; InboxServed
 	// the record's count of served entries.
@@ -135,7 +136,7 @@ func BuildRecap(in RecapInput) (r Recap, next Digest, ok bool) {
 	total := in.Before.Messages + in.Skipped.Messages + counted
 	recent := messages[max(0, len(messages)-limit):]
 
-	var newer []state.Event // everything after Before, in seq order
+	var newer []eventlog.Event // everything after Before, in seq order
 	newer = append(newer, in.Skipped.Events()...)
 	for _, e := range in.Window {
 		if e.Seq >= from {
@@ -178,12 +179,12 @@ func BuildRecap(in RecapInput) (r Recap, next Digest, ok bool) {
 // nextDigest summarises everything before the window's newest turn_started,
 // so the next recap reads only from there; ok is false when there is no
 // such cut after the previous digest.
-func nextDigest(in RecapInput, entries []Entry, newer []state.Event, total int) (next Digest, ok bool) {
+func nextDigest(in RecapInput, entries []Entry, newer []eventlog.Event, total int) (next Digest, ok bool) {
 	from := in.Before.Through
 	// The next digest ends at the window's newest turn_started.
 	cut := int64(0)
 	for i := len(in.Window) - 1; i >= 0; i-- {
-		if in.Window[i].Type == state.EventTurnStarted {
+		if in.Window[i].Type == eventlog.EventTurnStarted {
 			cut = in.Window[i].Seq
 			break
 		}
@@ -202,7 +203,7 @@ func nextDigest(in RecapInput, entries []Entry, newer []state.Event, total int) 
 			next.TranscriptCursor = max(next.TranscriptCursor, en.Sequence)
 		}
 	}
-	var older []state.Event // everything after Before and before the cut
+	var older []eventlog.Event // everything after Before and before the cut
 	for _, e := range newer {
 		if e.Seq < cut {
 			older = append(older, e)
@@ -215,10 +216,10 @@ func nextDigest(in RecapInput, entries []Entry, newer []state.Event, total int) 
 
 // newestMarkers returns the RecentMarkerCount newest markers of older (already
 // markers, oldest first) followed by the markers among events.
-func newestMarkers(older []state.Event, events []state.Event) []state.Event {
+func newestMarkers(older []eventlog.Event, events []eventlog.Event) []eventlog.Event {
 	all := slices.Clone(older)
 	for _, e := range events {
-		if e.Type == state.EventMarker {
+		if e.Type == eventlog.EventMarker {
 			all = append(all, e)
 		}
 	}

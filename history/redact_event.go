@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // RedactEvent redacts the fields of e that carry display text: Content,
@@ -15,7 +15,7 @@ import (
 // secret ({"api_key": "..."}) is redacted whole. Identifiers (Seq, Type,
 // SessionID, TurnID, ToolCallID, ...) are never touched, and the JSON
 // structure, key order and numbers are kept byte for byte.
-func RedactEvent(e *state.Event) {
+func RedactEvent(e *eventlog.Event) {
 	e.Content = Redact(e.Content)
 	e.ToolName = Redact(e.ToolName)
 	e.Summary = Redact(e.Summary)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // MaxHeldBytes bounds the text one stream holds back. A stretch that is
@@ -32,7 +32,7 @@ type StreamRedactor struct {
 // to append instead: chunks carry only the text that is safe to write (a
 // chunk whose text is all held back is left out), and held text is released
 // as a chunk of its own before any other event.
-func (r *StreamRedactor) Events(evs []*state.Event) []*state.Event {
+func (r *StreamRedactor) Events(evs []*eventlog.Event) []*eventlog.Event {
 	if !r.st.held() && !hasChunk(evs) {
 		return evs
 	}
@@ -45,7 +45,7 @@ func (r *StreamRedactor) Events(evs []*state.Event) []*state.Event {
 		if t := r.st.template; t.Type != e.Type || t.TurnID != e.TurnID {
 			out = r.st.flushInto(out)
 		}
-		r.st.template = state.Event{Type: e.Type, Role: e.Role, TurnID: e.TurnID}
+		r.st.template = eventlog.Event{Type: e.Type, Role: e.Role, TurnID: e.TurnID}
 		if text := r.st.push(e.Content); text != "" {
 			e.Content = text
 			out = append(out, e)
@@ -54,11 +54,11 @@ func (r *StreamRedactor) Events(evs []*state.Event) []*state.Event {
 	return out
 }
 
-func isChunk(e *state.Event) bool {
-	return e.Type == state.EventAgentMessage || e.Type == state.EventAgentThought
+func isChunk(e *eventlog.Event) bool {
+	return e.Type == eventlog.EventAgentMessage || e.Type == eventlog.EventAgentThought
 }
 
-func hasChunk(evs []*state.Event) bool {
+func hasChunk(evs []*eventlog.Event) bool {
 	for _, e := range evs {
 		if isChunk(e) {
 			return true
@@ -70,7 +70,7 @@ func hasChunk(evs []*state.Event) bool {
 // textStream is one stream's state: the held text, and whether the stream
 // is inside a private key block or skipping the rest of an over-long line.
 type textStream struct {
-	template state.Event // type, role and turn of the stream's chunks
+	template eventlog.Event // type, role and turn of the stream's chunks
 	// pending is the text since the last safe cut: its first written bytes
 	// are already out (no redaction can ever cover them: see releasable),
 	// the rest is held because a secret may still begin in it.
@@ -138,7 +138,7 @@ func (st *textStream) push(text string) string {
 }
 
 // flushInto writes everything held as one more chunk, and resets the stream.
-func (st *textStream) flushInto(out []*state.Event) []*state.Event {
+func (st *textStream) flushInto(out []*eventlog.Event) []*eventlog.Event {
 	if st.block.open && st.block.dropped+len(st.block.window) > 0 {
 		st.pending += Redacted // the block runs to the end of the text
 	}

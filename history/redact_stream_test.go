@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -89,17 +90,17 @@ func splits(s string, rng *rand.Rand, random int) [][]string {
 
 // streamTurn feeds chunks through r as the owner does (in batches of random
 // size), ends the turn, and returns the events to append.
-func streamTurn(r *StreamRedactor, turn string, chunks []string, rng *rand.Rand) []*state.Event {
-	var out []*state.Event
+func streamTurn(r *StreamRedactor, turn string, chunks []string, rng *rand.Rand) []*eventlog.Event {
+	var out []*eventlog.Event
 	for i := 0; i < len(chunks); {
 		n := 1 + rng.IntN(3)
-		var batch []*state.Event
+		var batch []*eventlog.Event
 		for ; n > 0 && i < len(chunks); n, i = n-1, i+1 {
-			batch = append(batch, &state.Event{Type: state.EventAgentMessage, Role: "assistant", TurnID: turn, Content: chunks[i]})
+			batch = append(batch, &eventlog.Event{Type: eventlog.EventAgentMessage, Role: "assistant", TurnID: turn, Content: chunks[i]})
 		}
 		out = append(out, r.Events(batch)...)
 	}
-	return append(out, r.Events([]*state.Event{{Type: state.EventTurnEnded, TurnID: turn, StopReason: "end_turn"}})...)
+	return append(out, r.Events([]*eventlog.Event{{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: "end_turn"}})...)
 }
 
 func TestStreamRedactor_NoSecretSurvivesAnySplit(t *testing.T) {
@@ -116,7 +117,7 @@ func TestStreamRedactor_NoSecretSurvivesAnySplit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log, _, err := h.OpenLog("ses-stream", state.OpenLogOptions{Redact: RedactEvent})
+			log, _, err := h.OpenLog("ses-stream", eventlog.OpenLogOptions{Redact: RedactEvent})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +125,7 @@ func TestStreamRedactor_NoSecretSurvivesAnySplit(t *testing.T) {
 			all := splits(c.text, rng, 100)
 			for i, chunks := range all {
 				turn := fmt.Sprintf("t%d", i+1)
-				evs := append([]*state.Event{{Type: state.EventTurnStarted, TurnID: turn}}, streamTurn(&r, turn, chunks, rng)...)
+				evs := append([]*eventlog.Event{{Type: eventlog.EventTurnStarted, TurnID: turn}}, streamTurn(&r, turn, chunks, rng)...)
 				if err := log.Append(evs...); err != nil {
 					t.Fatal(err)
 				}
@@ -145,12 +146,12 @@ func checkStoredStreams(t *testing.T, path string, c streamedSecret, whole strin
 		t.Fatal(err)
 	}
 	defer f.Close()
-	byTurn := map[string][]state.Event{}
-	var all []state.Event
+	byTurn := map[string][]eventlog.Event{}
+	var all []eventlog.Event
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var e state.Event
+		var e eventlog.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +166,7 @@ func checkStoredStreams(t *testing.T, path string, c streamedSecret, whole strin
 	for i := 1; i <= turns; i++ {
 		var text strings.Builder
 		for _, e := range byTurn[fmt.Sprintf("t%d", i)] {
-			if e.Type == state.EventAgentMessage {
+			if e.Type == eventlog.EventAgentMessage {
 				text.WriteString(e.Content)
 			}
 		}
@@ -206,7 +207,7 @@ func TestStreamRedactor_ChunksConcatenateToRedactOfTheWhole(t *testing.T) {
 			var r StreamRedactor
 			var got strings.Builder
 			for _, e := range streamTurn(&r, "t1", chunks, rng) {
-				if e.Type == state.EventAgentMessage {
+				if e.Type == eventlog.EventAgentMessage {
 					got.WriteString(e.Content)
 				}
 			}
@@ -234,7 +235,7 @@ func TestStreamRedactor_HoldsOnlyWhatMayBeASecret(t *testing.T) {
 	}
 	for _, c := range cases {
 		var r StreamRedactor
-		out := r.Events([]*state.Event{{Type: state.EventAgentMessage, TurnID: "t1", Content: c.chunk}})
+		out := r.Events([]*eventlog.Event{{Type: eventlog.EventAgentMessage, TurnID: "t1", Content: c.chunk}})
 		got := ""
 		if len(out) == 1 {
 			got = out[0].Content
@@ -247,15 +248,17 @@ func TestStreamRedactor_HoldsOnlyWhatMayBeASecret(t *testing.T) {
 
 func TestStreamRedactor_ReleasesHeldTextBeforeAnyOtherEventInOrder(t *testing.T) {
 	var r StreamRedactor
-	msg := func(typ, turn, text string) *state.Event { return &state.Event{Type: typ, TurnID: turn, Content: text} }
+	msg := func(typ, turn, text string) *eventlog.Event {
+		return &eventlog.Event{Type: typ, TurnID: turn, Content: text}
+	}
 	var got []string
-	for _, batch := range [][]*state.Event{
-		{msg(state.EventAgentMessage, "t1", "Use the token")},
-		{msg(state.EventAgentThought, "t1", "thinking gh")},
-		{msg(state.EventAgentMessage, "t1", "p_ and more"), {Type: state.EventToolCall, TurnID: "t1"}},
-		{msg(state.EventAgentMessage, "t1", "my sk")},
-		{msg(state.EventAgentMessage, "t2", "next")},
-		{{Type: state.EventAgentExited}},
+	for _, batch := range [][]*eventlog.Event{
+		{msg(eventlog.EventAgentMessage, "t1", "Use the token")},
+		{msg(eventlog.EventAgentThought, "t1", "thinking gh")},
+		{msg(eventlog.EventAgentMessage, "t1", "p_ and more"), {Type: eventlog.EventToolCall, TurnID: "t1"}},
+		{msg(eventlog.EventAgentMessage, "t1", "my sk")},
+		{msg(eventlog.EventAgentMessage, "t2", "next")},
+		{{Type: eventlog.EventAgentExited}},
 	} {
 		for _, e := range r.Events(batch) {
 			got = append(got, e.Type+"/"+e.TurnID+":"+e.Content)
@@ -320,8 +323,8 @@ func BenchmarkStreamRedactor_ChunkLateInALongTurn(b *testing.B) {
 	for _, before := range []int{1_000, 100_000} {
 		b.Run(fmt.Sprintf("after=%d", before), func(b *testing.B) {
 			var r StreamRedactor
-			ev := state.Event{Type: state.EventAgentMessage, TurnID: "t1"}
-			batch := []*state.Event{&ev}
+			ev := eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: "t1"}
+			batch := []*eventlog.Event{&ev}
 			for i := range before {
 				ev.Content = chunk(i)
 				r.Events(batch)
@@ -341,8 +344,8 @@ func BenchmarkStreamRedactor_ChunkLateInALongTurn(b *testing.B) {
 // Redact benchmarks use, for comparison with redacting each chunk alone.
 func BenchmarkStreamRedactor_Chunk200B(b *testing.B) {
 	var r StreamRedactor
-	ev := state.Event{Type: state.EventAgentMessage, TurnID: "t1"}
-	batch := []*state.Event{&ev}
+	ev := eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: "t1"}
+	batch := []*eventlog.Event{&ev}
 	b.SetBytes(int64(len(benchChunk)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -356,8 +359,8 @@ func BenchmarkStreamRedactor_Chunk200B(b *testing.B) {
 // for each 20-byte chunk (the line is restarted before it reaches the bound).
 func BenchmarkStreamRedactor_ChunkWhileNearTheBound(b *testing.B) {
 	var r StreamRedactor
-	ev := state.Event{Type: state.EventAgentMessage, TurnID: "t1"}
-	batch := []*state.Event{&ev}
+	ev := eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: "t1"}
+	batch := []*eventlog.Event{&ev}
 	chunk := fake("", 19) + " "
 	ev.Content = "Authorization: Basic " + strings.Repeat(chunk, (MaxHeldBytes-1024)/len(chunk))
 	r.Events(batch)
@@ -380,9 +383,9 @@ func BenchmarkStreamRedactor_ChunkWhileNearTheBound(b *testing.B) {
 
 func TestAssemble_RedactsASecretSplitAcrossStoredChunks(t *testing.T) {
 	key := fake("sk-", 48)
-	var evs []state.Event
+	var evs []eventlog.Event
 	for i, c := range []string{"the key is ", key[:10], key[10:30], key[30:], " ok"} {
-		e := state.Event{Seq: int64(i + 1), Type: state.EventAgentMessage, TurnID: "t1", Content: c}
+		e := eventlog.Event{Seq: int64(i + 1), Type: eventlog.EventAgentMessage, TurnID: "t1", Content: c}
 		RedactEvent(&e) // chunk by chunk, as an older kandev wrote its logs
 		evs = append(evs, e)
 	}

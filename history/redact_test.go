@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // fake builds a real-looking but fake secret: prefix followed by n random-looking
@@ -191,8 +191,8 @@ func TestRedact_IsLinearOnLargeText(t *testing.T) {
 
 func TestRedactEvent_RedactsDisplayFieldsOnly(t *testing.T) {
 	key := fake("sk-proj-", 48)
-	e := state.Event{
-		Seq: 7, Type: state.EventToolCall, SessionID: "ses-token-1", TurnID: "turn-secret",
+	e := eventlog.Event{
+		Seq: 7, Type: eventlog.EventToolCall, SessionID: "ses-token-1", TurnID: "turn-secret",
 		ToolName: "Run curl -H 'Authorization: Bearer " + key + "'", ToolCallID: "call-" + key,
 		Content:        "export OPENAI_API_KEY=" + key,
 		Summary:        "login with " + key,
@@ -218,14 +218,14 @@ func TestRedactEvent_RedactsDisplayFieldsOnly(t *testing.T) {
 	if e.ToolName != "Run curl -H 'Authorization: [REDACTED]'" {
 		t.Errorf("ToolName = %q", e.ToolName)
 	}
-	if e.ToolCallID != "call-"+key || e.SessionID != "ses-token-1" || e.TurnID != "turn-secret" || e.Type != state.EventToolCall || e.Seq != 7 {
+	if e.ToolCallID != "call-"+key || e.SessionID != "ses-token-1" || e.TurnID != "turn-secret" || e.Type != eventlog.EventToolCall || e.Seq != 7 {
 		t.Errorf("identifiers changed: %+v", e)
 	}
 }
 
 func TestRedactEvent_KeepsInputWithoutSecretsByteForByte(t *testing.T) {
 	in := json.RawMessage(`{ "path" : "notes.txt",  "n": 1e3 }`)
-	e := state.Event{Input: in}
+	e := eventlog.Event{Input: in}
 	RedactEvent(&e)
 	if string(e.Input) != string(in) {
 		t.Errorf("Input = %s", e.Input)

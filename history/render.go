@@ -3,7 +3,7 @@ package history
 import (
 	"strings"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // RenderText renders a transcript as a conversation for a terminal: "you:" and
@@ -61,7 +61,7 @@ func indent(s, prefix string) string {
 
 func speaker(m Message) string {
 	switch {
-	case m.Role == RoleUser && m.Source == state.SourceContinuation:
+	case m.Role == RoleUser && m.Source == eventlog.SourceContinuation:
 		return "kandev (continuation)"
 	case m.Role == RoleUser:
 		return "you"

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // DefaultMaxReplayBytes bounds the resume context when the configuration does
@@ -47,7 +47,7 @@ const (
 //
 // Cost is linear in len(history): entries are measured, never rendered, until
 // the kept ones are known.
-func BuildResumeContext(history []state.Event, request, sessionID string, maxBytes int) string {
+func BuildResumeContext(history []eventlog.Event, request, sessionID string, maxBytes int) string {
 	return BuildResumeContextWindow(history, request, sessionID, maxBytes, false)
 }
 
@@ -55,7 +55,7 @@ func BuildResumeContext(history []state.Event, request, sessionID string, maxByt
 // when olderUnread is set, history holds the first user message and the
 // newest events only (a long log is read from its end), so the note says
 // "more than N" entries were omitted instead of a count it cannot know.
-func BuildResumeContextWindow(history []state.Event, request, sessionID string, maxBytes int, olderUnread bool) string {
+func BuildResumeContextWindow(history []eventlog.Event, request, sessionID string, maxBytes int, olderUnread bool) string {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxReplayBytes
 	}
@@ -188,7 +188,7 @@ func size(entries []replayEntry) int {
 
 // replayEntries turns events into execution history entries, each already cut
 // to its per-entry bound.
-func replayEntries(history []state.Event) []replayEntry {
+func replayEntries(history []eventlog.Event) []replayEntry {
 	var (
 		entries   []replayEntry
 		callIndex = map[string]int{} // tool_call_id → its entry
@@ -201,19 +201,19 @@ func replayEntries(history []state.Event) []replayEntry {
 	}
 	for _, e := range history {
 		switch e.Type {
-		case state.EventUserMessage:
+		case eventlog.EventUserMessage:
 			flush()
 			if text := strings.TrimSpace(e.Content); text != "" {
 				entries = append(entries, newReplayEntry("[USER]: ", text, maxReplayMessageBytes, true))
 			}
-		case state.EventAgentMessage:
+		case eventlog.EventAgentMessage:
 			if asst.started && asst.turn != e.TurnID {
 				flush()
 			}
 			asst.add(e.TurnID, e.Content)
-		case state.EventAgentThought:
+		case eventlog.EventAgentThought:
 			// Not replayed; part of the same assistant message.
-		case state.EventToolCall:
+		case eventlog.EventToolCall:
 			if i, seen := callIndex[e.ToolCallID]; seen && e.ToolCallID != "" {
 				if entries[i].label == toolCallLabel("") && e.ToolName != "" {
 					entries[i].label = toolCallLabel(e.ToolName)
@@ -225,7 +225,7 @@ func replayEntries(history []state.Event) []replayEntry {
 				callIndex[e.ToolCallID] = len(entries)
 			}
 			entries = append(entries, replayEntry{label: toolCallLabel(e.ToolName)})
-		case state.EventToolResult:
+		case eventlog.EventToolResult:
 			flush()
 			text := strings.TrimSpace(e.Content)
 			if text == "" && e.ToolStatus != "" && e.ToolStatus != "completed" {

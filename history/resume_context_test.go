@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestBuildResumeContext_MatchesGolden(t *testing.T) {
@@ -34,25 +34,25 @@ func TestBuildResumeContext_EmptyHistoryStillHasFrame(t *testing.T) {
 
 // longTurns builds n turns of user 1.5 KB + assistant 1.5 KB (three chunks) +
 // a tool call with its result.
-func longTurns(n int) []state.Event {
-	var events []state.Event
+func longTurns(n int) []eventlog.Event {
+	var events []eventlog.Event
 	seq := int64(0)
-	add := func(e state.Event) {
+	add := func(e eventlog.Event) {
 		seq++
 		e.Seq = seq
 		events = append(events, e)
 	}
 	for i := 0; i < n; i++ {
 		turn := fmt.Sprintf("turn-%d", i)
-		add(state.Event{Type: state.EventTurnStarted, TurnID: turn, Source: state.SourceUser})
-		add(state.Event{Type: state.EventUserMessage, TurnID: turn, Content: fmt.Sprintf("request %d: ", i) + strings.Repeat("u", 1500)})
+		add(eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: turn, Source: eventlog.SourceUser})
+		add(eventlog.Event{Type: eventlog.EventUserMessage, TurnID: turn, Content: fmt.Sprintf("request %d: ", i) + strings.Repeat("u", 1500)})
 		for c := 0; c < 3; c++ {
-			add(state.Event{Type: state.EventAgentMessage, TurnID: turn, Content: strings.Repeat("a", 500)})
+			add(eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: turn, Content: strings.Repeat("a", 500)})
 		}
 		id := fmt.Sprintf("call-%d", i)
-		add(state.Event{Type: state.EventToolCall, TurnID: turn, ToolName: "Read notes.txt", ToolCallID: id})
-		add(state.Event{Type: state.EventToolResult, TurnID: turn, ToolName: "Read notes.txt", ToolCallID: id, ToolStatus: "completed", Content: fmt.Sprintf("result %d ", i) + strings.Repeat("r", 300)})
-		add(state.Event{Type: state.EventTurnEnded, TurnID: turn, StopReason: "end_turn"})
+		add(eventlog.Event{Type: eventlog.EventToolCall, TurnID: turn, ToolName: "Read notes.txt", ToolCallID: id})
+		add(eventlog.Event{Type: eventlog.EventToolResult, TurnID: turn, ToolName: "Read notes.txt", ToolCallID: id, ToolStatus: "completed", Content: fmt.Sprintf("result %d ", i) + strings.Repeat("r", 300)})
+		add(eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: "end_turn"})
 	}
 	return events
 }
@@ -108,9 +108,9 @@ func TestBuildResumeContext_StaysWithinAnyBound(t *testing.T) {
 }
 
 func TestBuildResumeContext_CutsFirstMessageBeforeRequest(t *testing.T) {
-	events := []state.Event{
-		{Seq: 1, Type: state.EventUserMessage, Content: strings.Repeat("x", 1800)},
-		{Seq: 2, Type: state.EventAgentMessage, Content: "done"},
+	events := []eventlog.Event{
+		{Seq: 1, Type: eventlog.EventUserMessage, Content: strings.Repeat("x", 1800)},
+		{Seq: 2, Type: eventlog.EventAgentMessage, Content: "done"},
 	}
 	frame := len(resumeContextHeader) + len(resumeRequestHeader) + len(resumeInstructions)
 	request := "the current request"
@@ -138,11 +138,11 @@ func TestBuildResumeContext_CutsTextOnRuneBoundary(t *testing.T) {
 	user := strings.Repeat("日本語", 1000)     // 9000 bytes, 3-byte runes
 	asst := strings.Repeat("é", 600) + "😀😀" // 1208 bytes then 4-byte runes, in chunks below
 	result := strings.Repeat("ü", 400)      // 800 bytes
-	events := []state.Event{
-		{Seq: 1, Type: state.EventUserMessage, Content: user},
-		{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: asst[:700]},
-		{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: asst[700:] + strings.Repeat("😀", 300)},
-		{Seq: 4, Type: state.EventToolResult, ToolName: "cat", ToolCallID: "c", Content: result},
+	events := []eventlog.Event{
+		{Seq: 1, Type: eventlog.EventUserMessage, Content: user},
+		{Seq: 2, Type: eventlog.EventAgentMessage, TurnID: "t", Content: asst[:700]},
+		{Seq: 3, Type: eventlog.EventAgentMessage, TurnID: "t", Content: asst[700:] + strings.Repeat("😀", 300)},
+		{Seq: 4, Type: eventlog.EventToolResult, ToolName: "cat", ToolCallID: "c", Content: result},
 	}
 	got := BuildResumeContext(events, "next", "s", 0)
 	if !utf8.ValidString(got) {
@@ -171,23 +171,23 @@ func TestBuildResumeContext_CutsTextOnRuneBoundary(t *testing.T) {
 }
 
 func TestBuildResumeContext_FoldsEventsIntoEntries(t *testing.T) {
-	events := []state.Event{
-		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1"},
-		{Seq: 2, Type: state.EventUserMessage, TurnID: "t1", Content: "  fix it  \n"},
-		{Seq: 3, Type: state.EventAgentMessage, TurnID: "t1", Content: "\nLooking"},
-		{Seq: 4, Type: state.EventAgentThought, TurnID: "t1", Content: "hmm"},
-		{Seq: 5, Type: state.EventAgentMessage, TurnID: "t1", Content: " now."},
-		{Seq: 6, Type: state.EventPlan, TurnID: "t1"},
-		{Seq: 7, Type: state.EventAgentMessage, TurnID: "t1", Content: "After the plan."},
-		{Seq: 8, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c1"},
-		{Seq: 9, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c1", ToolName: "Run\nmake"},
-		{Seq: 10, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolName: "Run make", ToolStatus: "unknown"},
-		{Seq: 11, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c2", ToolName: "ls", ToolStatus: "completed"},
-		{Seq: 12, Type: state.EventAgentMessage, TurnID: "t1", Content: "end of t1"},
-		{Seq: 13, Type: state.EventAgentMessage, TurnID: "t2", Content: "start of t2"},
-		{Seq: 14, Type: state.EventAgentMessage, TurnID: "t2", Content: "   "},
-		{Seq: 15, Type: state.EventTurnEnded, TurnID: "t2"},
-		{Seq: 16, Type: state.EventUserMessage, Content: "   "},
+	events := []eventlog.Event{
+		{Seq: 1, Type: eventlog.EventTurnStarted, TurnID: "t1"},
+		{Seq: 2, Type: eventlog.EventUserMessage, TurnID: "t1", Content: "  fix it  \n"},
+		{Seq: 3, Type: eventlog.EventAgentMessage, TurnID: "t1", Content: "\nLooking"},
+		{Seq: 4, Type: eventlog.EventAgentThought, TurnID: "t1", Content: "hmm"},
+		{Seq: 5, Type: eventlog.EventAgentMessage, TurnID: "t1", Content: " now."},
+		{Seq: 6, Type: eventlog.EventPlan, TurnID: "t1"},
+		{Seq: 7, Type: eventlog.EventAgentMessage, TurnID: "t1", Content: "After the plan."},
+		{Seq: 8, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: "c1"},
+		{Seq: 9, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: "c1", ToolName: "Run\nmake"},
+		{Seq: 10, Type: eventlog.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolName: "Run make", ToolStatus: "unknown"},
+		{Seq: 11, Type: eventlog.EventToolResult, TurnID: "t1", ToolCallID: "c2", ToolName: "ls", ToolStatus: "completed"},
+		{Seq: 12, Type: eventlog.EventAgentMessage, TurnID: "t1", Content: "end of t1"},
+		{Seq: 13, Type: eventlog.EventAgentMessage, TurnID: "t2", Content: "start of t2"},
+		{Seq: 14, Type: eventlog.EventAgentMessage, TurnID: "t2", Content: "   "},
+		{Seq: 15, Type: eventlog.EventTurnEnded, TurnID: "t2"},
+		{Seq: 16, Type: eventlog.EventUserMessage, Content: "   "},
 	}
 	want := "[USER]: fix it\n" +
 		"[ASSISTANT]: Looking now.\n" +
@@ -207,15 +207,15 @@ func TestBuildResumeContext_HandlesAMillionEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large input")
 	}
-	events := make([]state.Event, 0, 1_000_000)
+	events := make([]eventlog.Event, 0, 1_000_000)
 	for i := int64(1); len(events) < cap(events); i++ {
 		switch i % 4 {
 		case 1:
-			events = append(events, state.Event{Seq: i, Type: state.EventUserMessage, Content: "please continue with step " + fmt.Sprint(i)})
+			events = append(events, eventlog.Event{Seq: i, Type: eventlog.EventUserMessage, Content: "please continue with step " + fmt.Sprint(i)})
 		case 2, 3:
-			events = append(events, state.Event{Seq: i, Type: state.EventAgentMessage, TurnID: fmt.Sprint(i / 4), Content: "working on it "})
+			events = append(events, eventlog.Event{Seq: i, Type: eventlog.EventAgentMessage, TurnID: fmt.Sprint(i / 4), Content: "working on it "})
 		default:
-			events = append(events, state.Event{Seq: i, Type: state.EventTurnEnded})
+			events = append(events, eventlog.Event{Seq: i, Type: eventlog.EventTurnEnded})
 		}
 	}
 	got := BuildResumeContext(events, "go", "ses-big", 0)
@@ -244,9 +244,9 @@ func TestOmittedNote_SaysWhatIsKnownAboutTheCount(t *testing.T) {
 }
 
 func TestBuildResumeContextWindow_UnreadOlderEntriesWithNothingDroppedGivesNoCountOfZero(t *testing.T) {
-	hist := []state.Event{
-		{Seq: 1, Type: state.EventUserMessage, TurnID: "t1", Content: "first request"},
-		{Seq: 90, Type: state.EventAgentMessage, TurnID: "t9", Content: "newest answer"},
+	hist := []eventlog.Event{
+		{Seq: 1, Type: eventlog.EventUserMessage, TurnID: "t1", Content: "first request"},
+		{Seq: 90, Type: eventlog.EventAgentMessage, TurnID: "t9", Content: "newest answer"},
 	}
 	got := BuildResumeContextWindow(hist, "next", "ses-w", 0, true)
 	if strings.Contains(got, "more than 0") || !strings.Contains(got, "[... earlier entries omitted;") {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/parallel"
 	"github.com/kandev/kandev/state"
 )
 
@@ -71,7 +73,7 @@ func Search(h *state.Home, opts SearchOptions) ([]SearchHit, SearchReport, error
 	rep.Sessions = len(all)
 	// Newest sessions first, a batch at a time, so that a limit stops the
 	// reading once the batches read so far fill it. A batch is large enough
-	// for state.ForEach to spread it over every core.
+	// for parallel.ForEach to spread it over every core.
 	batch := len(all)
 	if opts.Limit > 0 {
 		batch = 64 * min(runtime.GOMAXPROCS(0), 8)
@@ -80,7 +82,7 @@ func Search(h *state.Home, opts SearchOptions) ([]SearchHit, SearchReport, error
 	for lo := 0; lo < len(all) && (opts.Limit == 0 || len(out) < opts.Limit); lo += batch {
 		part := all[lo:min(lo+batch, len(all))]
 		found := make([]logScan, len(part))
-		state.ForEach(len(part), func(i int) { found[i] = scanSession(h, part[i], m, opts.Limit) })
+		parallel.ForEach(len(part), func(i int) { found[i] = scanSession(h, part[i], m, opts.Limit) })
 		for _, f := range found {
 			rep.SkippedLines += f.skipped
 			if f.err != nil {
@@ -123,7 +125,7 @@ func scanSession(h *state.Home, s *state.Session, m matcher, limit int) logScan 
 	defer blockBufs.Put(buf)
 	path := h.LogPath(s.ID)
 	rewound := s.Epoch > 0 || s.RewindPending != nil
-	*buf, _, f.err = state.ReadLogBlocks(path, *buf, func(b []byte) bool {
+	*buf, _, f.err = eventlog.ReadLogBlocks(path, *buf, func(b []byte) bool {
 		if rewound {
 			f.findRewinds(b)
 		}
@@ -134,7 +136,7 @@ func scanSession(h *state.Home, s *state.Session, m matcher, limit int) logScan 
 		f.err = nil
 	}
 	if f.err == nil && len(f.turns) > 0 {
-		*buf, _, f.err = state.ReadLogBlocks(path, *buf, func(b []byte) bool {
+		*buf, _, f.err = eventlog.ReadLogBlocks(path, *buf, func(b []byte) bool {
 			f.assemble(b)
 			return true
 		})

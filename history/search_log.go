@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -48,16 +49,16 @@ func (f *logScan) line(line []byte, partial bool) {
 	}
 	r := gjson.GetManyBytes(line, "type", "seq", "turn_id", "content", "tool_name")
 	switch typ := r[0].String(); typ {
-	case state.EventAgentMessage, state.EventAgentThought:
+	case eventlog.EventAgentMessage, eventlog.EventAgentThought:
 		if f.turns == nil {
 			f.turns = map[string]bool{}
 		}
 		f.turns[r[2].String()] = true
-	case state.EventUserMessage, state.EventToolResult:
+	case eventlog.EventUserMessage, eventlog.EventToolResult:
 		if !partial {
 			f.match(typ, r[1].Int(), Redact(r[3].String()), nil, nil)
 		}
-	case state.EventToolCall:
+	case eventlog.EventToolCall:
 		if !partial {
 			f.match(typ, r[1].Int(), Redact(r[4].String()), nil, nil)
 		}
@@ -67,7 +68,7 @@ func (f *logScan) line(line []byte, partial bool) {
 // findRewinds notes the rewind events of a block (read only for sessions
 // that were rewound or cleared).
 func (f *logScan) findRewinds(b []byte) {
-	key := []byte(`"type":"` + state.EventRewind + `"`)
+	key := []byte(`"type":"` + eventlog.EventRewind + `"`)
 	for i := bytes.Index(b, key); i >= 0; i = bytes.Index(b, key) {
 		start := bytes.LastIndexByte(b[:i], '\n') + 1
 		end := i + bytes.IndexByte(b[i:], '\n') + 1
@@ -102,7 +103,7 @@ func (f *logScan) assemble(b []byte) {
 
 func (f *logScan) assembleLine(line []byte) {
 	typ := gjson.GetBytes(line, "type").String()
-	if typ != state.EventAgentMessage && typ != state.EventAgentThought || !gjson.ValidBytes(line) {
+	if typ != eventlog.EventAgentMessage && typ != eventlog.EventAgentThought || !gjson.ValidBytes(line) {
 		f.flush() // any other event ends the message in progress
 		return
 	}

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
 // logLines is a block of log lines as the log writer encodes them.
-func logLines(t *testing.T, events ...state.Event) []byte {
+func logLines(t *testing.T, events ...eventlog.Event) []byte {
 	t.Helper()
 	var b []byte
 	for i, e := range events {
@@ -25,7 +26,7 @@ func logLines(t *testing.T, events ...state.Event) []byte {
 }
 
 func TestLiteralScan_PicksTheLinesThatMayHoldTheWord(t *testing.T) {
-	msg := func(s string) state.Event { return state.Event{Type: state.EventAgentMessage, Content: s} }
+	msg := func(s string) eventlog.Event { return eventlog.Event{Type: eventlog.EventAgentMessage, Content: s} }
 	for _, tc := range []struct {
 		query, content string
 		want           string // "full", "partial" or "" (line not picked)
@@ -98,17 +99,17 @@ func BenchmarkSearch_200Sessions(b *testing.B) {
 		if err := h.CreateSession(s); err != nil {
 			b.Fatal(err)
 		}
-		var evs []state.Event
+		var evs []eventlog.Event
 		for t := range 45 {
 			prompt := fmt.Sprintf("Please fix the failing test %d in state/log_test.go.", t)
 			if i%50 == 0 && t == 2 {
 				prompt += " The quuxlexer is involved."
 			}
-			evs = append(evs, state.Event{Type: state.EventUserMessage, Content: prompt},
-				state.Event{Type: state.EventToolCall, ToolName: "Read state/log.go", ToolCallID: "c"},
-				state.Event{Type: state.EventToolResult, ToolName: "Read state/log.go", ToolCallID: "c", Content: strings.Repeat("func (l *EventLog) Append(events ...*Event) error {\n", 4)})
+			evs = append(evs, eventlog.Event{Type: eventlog.EventUserMessage, Content: prompt},
+				eventlog.Event{Type: eventlog.EventToolCall, ToolName: "Read state/log.go", ToolCallID: "c"},
+				eventlog.Event{Type: eventlog.EventToolResult, ToolName: "Read state/log.go", ToolCallID: "c", Content: strings.Repeat("func (l *EventLog) Append(events ...*Event) error {\n", 4)})
 			for c := range 3 {
-				evs = append(evs, state.Event{Type: state.EventAgentMessage, Content: fmt.Sprintf("Chunk %d: the reader now skips a torn last line. ", c)})
+				evs = append(evs, eventlog.Event{Type: eventlog.EventAgentMessage, Content: fmt.Sprintf("Chunk %d: the reader now skips a torn last line. ", c)})
 			}
 		}
 		if err := appendAll(h, id, evs); err != nil {
@@ -124,8 +125,8 @@ func BenchmarkSearch_200Sessions(b *testing.B) {
 	}
 }
 
-func appendAll(h *state.Home, id string, evs []state.Event) error {
-	log, _, err := h.OpenLog(id, state.OpenLogOptions{})
+func appendAll(h *state.Home, id string, evs []eventlog.Event) error {
+	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{})
 	if err != nil {
 		return err
 	}
@@ -150,9 +151,9 @@ func TestSearch_FindsAWordHoweverTheStreamCutsIt(t *testing.T) {
 		for i := 1; i < len(tc.text); i++ {
 			for j := i + 1; j < len(tc.text); j++ {
 				chunks := []string{tc.text[:i], tc.text[i:j], tc.text[j:]}
-				var evs []state.Event
+				var evs []eventlog.Event
 				for _, c := range chunks {
-					evs = append(evs, state.Event{Type: state.EventAgentMessage, Role: "assistant", Content: c})
+					evs = append(evs, eventlog.Event{Type: eventlog.EventAgentMessage, Role: "assistant", Content: c})
 				}
 				block := logLines(t, evs...)
 				f := logScan{m: newLiteral(tc.query), session: &state.Session{ID: "s1"}}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // Part is one piece of a transcript message: text, reasoning, a tool call with
@@ -80,7 +80,7 @@ const (
 // that of the last; StartSequence strictly increases from entry to entry, while
 // Sequence may not (a late tool result joins an earlier message). Message.ID is
 // "msg-<StartSequence>".
-func Assemble(events []state.Event) []Entry {
+func Assemble(events []eventlog.Event) []Entry {
 	if !slices.IsSortedFunc(events, bySeq) {
 		events = slices.Clone(events)
 		slices.SortStableFunc(events, bySeq)
@@ -91,7 +91,7 @@ func Assemble(events []state.Event) []Entry {
 		turnSource: map[string]string{},
 	}
 	for _, e := range events {
-		if e.Type == state.EventTurnStarted && e.TurnID != "" {
+		if e.Type == eventlog.EventTurnStarted && e.TurnID != "" {
 			a.turnSource[e.TurnID] = e.Source
 		}
 	}
@@ -101,7 +101,7 @@ func Assemble(events []state.Event) []Entry {
 	return a.finish()
 }
 
-func bySeq(a, b state.Event) int {
+func bySeq(a, b eventlog.Event) int {
 	switch {
 	case a.Seq < b.Seq:
 		return -1
@@ -130,9 +130,9 @@ type assembler struct {
 	openPart *Part
 }
 
-func (a *assembler) fold(e state.Event) {
+func (a *assembler) fold(e eventlog.Event) {
 	switch e.Type {
-	case state.EventUserMessage:
+	case eventlog.EventUserMessage:
 		a.endMessage()
 		if strings.TrimSpace(e.Content) == "" {
 			return
@@ -141,24 +141,24 @@ func (a *assembler) fold(e state.Event) {
 		if source == "" {
 			source = a.turnSource[e.TurnID]
 		}
-		if source == state.SourceUser {
+		if source == eventlog.SourceUser {
 			source = ""
 		}
 		a.add(e.Seq, Message{Role: RoleUser, Source: source, Parts: []Part{{Type: PartText, Text: e.Content}}})
-	case state.EventAgentMessage:
+	case eventlog.EventAgentMessage:
 		a.appendText(e, PartText)
-	case state.EventAgentThought:
+	case eventlog.EventAgentThought:
 		a.appendText(e, PartReasoning)
-	case state.EventToolCall:
+	case eventlog.EventToolCall:
 		a.foldToolCall(e)
-	case state.EventToolResult:
+	case eventlog.EventToolResult:
 		a.foldToolResult(e)
-	case state.EventMarker:
+	case eventlog.EventMarker:
 		a.endMessage()
 		a.add(e.Seq, Message{Role: RoleSystem, Parts: []Part{{Type: PartMarker, Kind: e.Kind, Severity: e.Severity, Text: e.Summary}}})
 	default:
 		a.endMessage()
-		if !state.KnownEventType(e.Type) {
+		if !eventlog.KnownEventType(e.Type) {
 			a.add(e.Seq, Message{Role: RoleSystem, Parts: []Part{{Type: PartUnknown, Kind: e.Type, Text: "unknown event " + e.Type}}})
 		}
 	}
@@ -190,7 +190,7 @@ func (a *assembler) add(seq int64, m Message) int {
 
 // assistant returns the assistant entry in progress for e's turn, starting one
 // if there is none.
-func (a *assembler) assistant(e state.Event) *Entry {
+func (a *assembler) assistant(e eventlog.Event) *Entry {
 	if a.current < 0 || a.currentTurn != e.TurnID {
 		a.closeText()
 		a.current = a.add(e.Seq, Message{Role: RoleAssistant, Parts: []Part{}})
@@ -201,7 +201,7 @@ func (a *assembler) assistant(e state.Event) *Entry {
 	return en
 }
 
-func (a *assembler) appendText(e state.Event, partType string) {
+func (a *assembler) appendText(e eventlog.Event, partType string) {
 	if e.Content == "" {
 		return
 	}
@@ -214,7 +214,7 @@ func (a *assembler) appendText(e state.Event, partType string) {
 	a.open.WriteString(e.Content)
 }
 
-func (a *assembler) foldToolCall(e state.Event) {
+func (a *assembler) foldToolCall(e eventlog.Event) {
 	if ref, ok := a.tools[toolKey(e)]; ok && e.ToolCallID != "" {
 		en := &a.entries[ref.entry]
 		en.Sequence = max(en.Sequence, e.Seq)
@@ -242,7 +242,7 @@ func (a *assembler) foldToolCall(e state.Event) {
 	}
 }
 
-func (a *assembler) foldToolResult(e state.Event) {
+func (a *assembler) foldToolResult(e eventlog.Event) {
 	ref, ok := a.tools[toolKey(e)]
 	if !ok || e.ToolCallID == "" {
 		en := a.assistant(e)
@@ -314,4 +314,4 @@ func (a *assembler) finish() []Entry {
 
 // toolKey joins a call with its result within one turn: agents reuse tool
 // call ids across turns (the ACP Go SDK's example agent sends call_1 every turn).
-func toolKey(e state.Event) string { return e.TurnID + "\x00" + e.ToolCallID }
+func toolKey(e eventlog.Event) string { return e.TurnID + "\x00" + e.ToolCallID }

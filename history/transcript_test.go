@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestAssemble_MatchesGolden(t *testing.T) {
@@ -36,22 +36,22 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 	in2 := json.RawMessage(`{"path":"b.txt"}`)
 	cases := []struct {
 		name   string
-		events []state.Event
+		events []eventlog.Event
 		want   []wantEntry
 	}{
 		{
 			name: "chunks of a turn concatenate",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "Hel"},
-				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: "lo"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "Hel"},
+				{Seq: 2, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "lo"},
 			},
 			want: []wantEntry{{1, 2, RoleAssistant, "", []Part{{Type: PartText, Text: "Hello"}}}},
 		},
 		{
 			name: "a new turn starts a new message",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t1", Content: "one"},
-				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t2", Content: "two"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventAgentMessage, TurnID: "t1", Content: "one"},
+				{Seq: 2, Type: eventlog.EventAgentMessage, TurnID: "t2", Content: "two"},
 			},
 			want: []wantEntry{
 				{1, 1, RoleAssistant, "", []Part{{Type: PartText, Text: "one"}}},
@@ -60,12 +60,12 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "other events end the message and are not shown",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "before"},
-				{Seq: 2, Type: state.EventPlan, TurnID: "t"},
-				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: "after"},
-				{Seq: 4, Type: state.EventPermissionRequest, TurnID: "t"},
-				{Seq: 5, Type: state.EventState, State: "RUNNING"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "before"},
+				{Seq: 2, Type: eventlog.EventPlan, TurnID: "t"},
+				{Seq: 3, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "after"},
+				{Seq: 4, Type: eventlog.EventPermissionRequest, TurnID: "t"},
+				{Seq: 5, Type: eventlog.EventState, State: "RUNNING"},
 			},
 			want: []wantEntry{
 				{1, 1, RoleAssistant, "", []Part{{Type: PartText, Text: "before"}}},
@@ -74,20 +74,20 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "thoughts go into the reasoning part in order",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventAgentThought, TurnID: "t", Content: "think "},
-				{Seq: 2, Type: state.EventAgentThought, TurnID: "t", Content: "more"},
-				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: "answer"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventAgentThought, TurnID: "t", Content: "think "},
+				{Seq: 2, Type: eventlog.EventAgentThought, TurnID: "t", Content: "more"},
+				{Seq: 3, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "answer"},
 			},
 			want: []wantEntry{{1, 3, RoleAssistant, "", []Part{{Type: PartReasoning, Text: "think more"}, {Type: PartText, Text: "answer"}}}},
 		},
 		{
 			name: "call and result join by id",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "reading"},
-				{Seq: 2, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read", Input: in},
-				{Seq: 3, Type: state.EventToolResult, TurnID: "t", ToolCallID: "c1", ToolStatus: "completed", Content: "data"},
-				{Seq: 4, Type: state.EventAgentMessage, TurnID: "t", Content: "done"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "reading"},
+				{Seq: 2, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read", Input: in},
+				{Seq: 3, Type: eventlog.EventToolResult, TurnID: "t", ToolCallID: "c1", ToolStatus: "completed", Content: "data"},
+				{Seq: 4, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "done"},
 			},
 			want: []wantEntry{{1, 4, RoleAssistant, "", []Part{
 				{Type: PartText, Text: "reading"},
@@ -97,19 +97,19 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "result without a call gets a placeholder call",
-			events: []state.Event{
-				{Seq: 5, Type: state.EventToolResult, TurnID: "t", ToolCallID: "c9", ToolName: "ls", ToolStatus: "failed", Content: "boom"},
+			events: []eventlog.Event{
+				{Seq: 5, Type: eventlog.EventToolResult, TurnID: "t", ToolCallID: "c9", ToolName: "ls", ToolStatus: "failed", Content: "boom"},
 			},
 			want: []wantEntry{{5, 5, RoleAssistant, "", []Part{{Type: PartTool, ToolCallID: "c9", ToolName: "ls", State: ToolOutputError, Output: "boom"}}}},
 		},
 		{
 			name: "a later call update fills the empty input and name without ending the message",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolStatus: "pending"},
-				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: "a"},
-				{Seq: 3, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read a.txt", Input: in, ToolStatus: "in_progress"},
-				{Seq: 4, Type: state.EventAgentMessage, TurnID: "t", Content: "b"},
-				{Seq: 5, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", Input: json.RawMessage(`{}`)},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolStatus: "pending"},
+				{Seq: 2, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "a"},
+				{Seq: 3, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read a.txt", Input: in, ToolStatus: "in_progress"},
+				{Seq: 4, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "b"},
+				{Seq: 5, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "c1", Input: json.RawMessage(`{}`)},
 			},
 			want: []wantEntry{{1, 5, RoleAssistant, "", []Part{
 				{Type: PartTool, ToolCallID: "c1", ToolName: "Read a.txt", State: ToolInputAvailable, Input: in},
@@ -118,23 +118,23 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "a newer non-empty input replaces the older one",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read", Input: in},
-				{Seq: 2, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", Input: in2, ToolStatus: "completed"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Read", Input: in},
+				{Seq: 2, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "c1", Input: in2, ToolStatus: "completed"},
 			},
 			want: []wantEntry{{1, 2, RoleAssistant, "", []Part{{Type: PartTool, ToolCallID: "c1", ToolName: "Read", State: ToolOutputAvailable, Input: in2}}}},
 		},
 		{
 			name: "tool states",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventToolCall, TurnID: "t", ToolCallID: "ok", ToolName: "a"},
-				{Seq: 2, Type: state.EventToolCall, TurnID: "t", ToolCallID: "bad", ToolName: "b"},
-				{Seq: 3, Type: state.EventToolCall, TurnID: "t", ToolCallID: "lost", ToolName: "c"},
-				{Seq: 4, Type: state.EventToolCall, TurnID: "t", ToolCallID: "open", ToolName: "d"},
-				{Seq: 5, Type: state.EventToolResult, TurnID: "t", ToolCallID: "ok", ToolStatus: "completed"},
-				{Seq: 6, Type: state.EventToolResult, TurnID: "t", ToolCallID: "bad", ToolStatus: "failed"},
-				{Seq: 7, Type: state.EventToolResult, TurnID: "t", ToolCallID: "lost", ToolStatus: "unknown"},
-				{Seq: 8, Type: state.EventToolCall, TurnID: "t", ToolCallID: "ok", ToolStatus: "in_progress"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "ok", ToolName: "a"},
+				{Seq: 2, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "bad", ToolName: "b"},
+				{Seq: 3, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "lost", ToolName: "c"},
+				{Seq: 4, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "open", ToolName: "d"},
+				{Seq: 5, Type: eventlog.EventToolResult, TurnID: "t", ToolCallID: "ok", ToolStatus: "completed"},
+				{Seq: 6, Type: eventlog.EventToolResult, TurnID: "t", ToolCallID: "bad", ToolStatus: "failed"},
+				{Seq: 7, Type: eventlog.EventToolResult, TurnID: "t", ToolCallID: "lost", ToolStatus: "unknown"},
+				{Seq: 8, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "ok", ToolStatus: "in_progress"},
 			},
 			want: []wantEntry{{1, 8, RoleAssistant, "", []Part{
 				{Type: PartTool, ToolCallID: "ok", ToolName: "a", State: ToolOutputAvailable},
@@ -145,10 +145,10 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "a late result joins the earlier message across a marker",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Run"},
-				{Seq: 2, Type: state.EventMarker, Kind: "prompt_interrupted", Severity: "warning", Summary: "Interrupted."},
-				{Seq: 3, Type: state.EventToolResult, TurnID: "t", ToolCallID: "c1", ToolStatus: "unknown"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventToolCall, TurnID: "t", ToolCallID: "c1", ToolName: "Run"},
+				{Seq: 2, Type: eventlog.EventMarker, Kind: "prompt_interrupted", Severity: "warning", Summary: "Interrupted."},
+				{Seq: 3, Type: eventlog.EventToolResult, TurnID: "t", ToolCallID: "c1", ToolStatus: "unknown"},
 			},
 			want: []wantEntry{
 				{1, 3, RoleAssistant, "", []Part{{Type: PartTool, ToolCallID: "c1", ToolName: "Run", State: ToolOutputUnknown}}},
@@ -157,10 +157,10 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "markers are their own entries and end the message",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "a"},
-				{Seq: 2, Type: state.EventMarker, Kind: "provider_failure", Severity: "error", Summary: "Rate limited."},
-				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: "b"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "a"},
+				{Seq: 2, Type: eventlog.EventMarker, Kind: "provider_failure", Severity: "error", Summary: "Rate limited."},
+				{Seq: 3, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "b"},
 			},
 			want: []wantEntry{
 				{1, 1, RoleAssistant, "", []Part{{Type: PartText, Text: "a"}}},
@@ -170,10 +170,10 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "an event of an unknown type is its own entry and ends the message",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "before"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "before"},
 				{Seq: 2, Type: "hologram", TurnID: "t", Content: "from a newer kandev"},
-				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: "after"},
+				{Seq: 3, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "after"},
 			},
 			want: []wantEntry{
 				{1, 1, RoleAssistant, "", []Part{{Type: PartText, Text: "before"}}},
@@ -183,25 +183,25 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "empty and blank text is dropped",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventUserMessage, Content: "  \n"},
-				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: ""},
-				{Seq: 3, Type: state.EventAgentMessage, TurnID: "t", Content: " \n "},
-				{Seq: 4, Type: state.EventTurnEnded, TurnID: "t"},
-				{Seq: 5, Type: state.EventAgentThought, TurnID: "u", Content: "\n"},
-				{Seq: 6, Type: state.EventToolCall, TurnID: "u", ToolCallID: "c", ToolName: "x"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventUserMessage, Content: "  \n"},
+				{Seq: 2, Type: eventlog.EventAgentMessage, TurnID: "t", Content: ""},
+				{Seq: 3, Type: eventlog.EventAgentMessage, TurnID: "t", Content: " \n "},
+				{Seq: 4, Type: eventlog.EventTurnEnded, TurnID: "t"},
+				{Seq: 5, Type: eventlog.EventAgentThought, TurnID: "u", Content: "\n"},
+				{Seq: 6, Type: eventlog.EventToolCall, TurnID: "u", ToolCallID: "c", ToolName: "x"},
 			},
 			want: []wantEntry{{5, 6, RoleAssistant, "", []Part{{Type: PartTool, ToolCallID: "c", ToolName: "x", State: ToolInputAvailable}}}},
 		},
 		{
 			name: "user messages inherit their turn's source",
-			events: []state.Event{
-				{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1", Source: state.SourceUser},
-				{Seq: 2, Type: state.EventUserMessage, TurnID: "t1", Content: "hi"},
-				{Seq: 3, Type: state.EventUserMessage, TurnID: "t2", Content: "continue please"},
-				{Seq: 4, Type: state.EventTurnStarted, TurnID: "t2", Source: state.SourceContinuation},
-				{Seq: 5, Type: state.EventTurnStarted, TurnID: "t3", Source: state.SourceQueued},
-				{Seq: 6, Type: state.EventUserMessage, TurnID: "t3", Content: "queued one"},
+			events: []eventlog.Event{
+				{Seq: 1, Type: eventlog.EventTurnStarted, TurnID: "t1", Source: eventlog.SourceUser},
+				{Seq: 2, Type: eventlog.EventUserMessage, TurnID: "t1", Content: "hi"},
+				{Seq: 3, Type: eventlog.EventUserMessage, TurnID: "t2", Content: "continue please"},
+				{Seq: 4, Type: eventlog.EventTurnStarted, TurnID: "t2", Source: eventlog.SourceContinuation},
+				{Seq: 5, Type: eventlog.EventTurnStarted, TurnID: "t3", Source: eventlog.SourceQueued},
+				{Seq: 6, Type: eventlog.EventUserMessage, TurnID: "t3", Content: "queued one"},
 			},
 			want: []wantEntry{
 				{2, 2, RoleUser, "", []Part{{Type: PartText, Text: "hi"}}},
@@ -211,9 +211,9 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 		},
 		{
 			name: "events are taken in seq order",
-			events: []state.Event{
-				{Seq: 2, Type: state.EventAgentMessage, TurnID: "t", Content: "lo"},
-				{Seq: 1, Type: state.EventAgentMessage, TurnID: "t", Content: "Hel"},
+			events: []eventlog.Event{
+				{Seq: 2, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "lo"},
+				{Seq: 1, Type: eventlog.EventAgentMessage, TurnID: "t", Content: "Hel"},
 			},
 			want: []wantEntry{{1, 2, RoleAssistant, "", []Part{{Type: PartText, Text: "Hello"}}}},
 		},
@@ -237,7 +237,7 @@ func TestAssemble_FollowsTheFoldingRules(t *testing.T) {
 }
 
 func TestAssemble_DoesNotReorderCallersSlice(t *testing.T) {
-	events := []state.Event{{Seq: 2, Type: state.EventUserMessage, Content: "b"}, {Seq: 1, Type: state.EventUserMessage, Content: "a"}}
+	events := []eventlog.Event{{Seq: 2, Type: eventlog.EventUserMessage, Content: "b"}, {Seq: 1, Type: eventlog.EventUserMessage, Content: "a"}}
 	Assemble(events)
 	if events[0].Seq != 2 {
 		t.Error("Assemble sorted the caller's slice")
@@ -268,9 +268,9 @@ func TestAssemble_StartSequenceStrictlyIncreases(t *testing.T) {
 func TestAssemble_ManyChunksCostLinearTime(t *testing.T) {
 	skipUnderRace(t)
 	timed := func(n int) time.Duration {
-		events := make([]state.Event, n)
+		events := make([]eventlog.Event, n)
 		for i := range events {
-			events[i] = state.Event{Seq: int64(i + 1), Type: state.EventAgentMessage, TurnID: "t", Content: "chunk "}
+			events[i] = eventlog.Event{Seq: int64(i + 1), Type: eventlog.EventAgentMessage, TurnID: "t", Content: "chunk "}
 		}
 		return perRun(func() {
 			entries := Assemble(events)

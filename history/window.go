@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // TailWindow gathers a log's events from its end, newest first, and says when
@@ -35,9 +35,9 @@ type TailWindow struct {
 	need    int
 	markers bool // markers count towards need (a page) or not (a recap's messages)
 
-	events []state.Event // newest first, seq < before
-	late   []state.Event // newest first, seq >= before, since the last turn_started seen
-	prev   state.Event   // the last event added to events (Seq 0: none yet)
+	events []eventlog.Event // newest first, seq < before
+	late   []eventlog.Event // newest first, seq >= before, since the last turn_started seen
+	prev   eventlog.Event   // the last event added to events (Seq 0: none yet)
 
 	candidates int // entry starts seen, counted generously (never fewer than Assemble makes)
 	checkAt    int // candidates needed before the next Assemble check
@@ -57,20 +57,20 @@ func NewTailWindow(before int64, need int, countMarkers bool) *TailWindow {
 // Once it returns false the window is complete; when the log's first event
 // was added and it still wants more, the window holds the whole log, which
 // is complete too.
-func (w *TailWindow) Add(e state.Event) bool {
+func (w *TailWindow) Add(e eventlog.Event) bool {
 	if w.done {
 		return false
 	}
 	w.assembled = false
 	if w.before > 0 && e.Seq >= w.before {
-		if e.Type == state.EventTurnStarted {
+		if e.Type == eventlog.EventTurnStarted {
 			w.late = w.late[:0] // what follows belongs to turns that started at or after before
 		} else {
 			w.late = append(w.late, e)
 		}
 		return true
 	}
-	if w.prev.Seq == 0 && e.Type == state.EventTurnStarted {
+	if w.prev.Seq == 0 && e.Type == eventlog.EventTurnStarted {
 		w.late = nil // every turn before this one ended before it
 	}
 	// An assistant message starts at the oldest event of a run of agent
@@ -79,14 +79,14 @@ func (w *TailWindow) Add(e state.Event) bool {
 		w.candidates++
 	}
 	switch {
-	case e.Type == state.EventUserMessage && strings.TrimSpace(e.Content) != "":
+	case e.Type == eventlog.EventUserMessage && strings.TrimSpace(e.Content) != "":
 		w.candidates++
-	case (e.Type == state.EventMarker || !state.KnownEventType(e.Type)) && w.markers:
+	case (e.Type == eventlog.EventMarker || !eventlog.KnownEventType(e.Type)) && w.markers:
 		w.candidates++ // a system entry
 	}
 	w.events = append(w.events, e)
 	w.prev = e
-	if e.Type == state.EventTurnStarted && w.candidates >= w.checkAt {
+	if e.Type == eventlog.EventTurnStarted && w.candidates >= w.checkAt {
 		if w.counted(w.Entries()) >= w.need {
 			w.done = true
 			return false
@@ -102,8 +102,8 @@ func (w *TailWindow) Add(e state.Event) bool {
 func (w *TailWindow) Done() bool { return w.done }
 
 // Events returns the window's events in seq order.
-func (w *TailWindow) Events() []state.Event {
-	out := make([]state.Event, 0, len(w.events)+len(w.late))
+func (w *TailWindow) Events() []eventlog.Event {
+	out := make([]eventlog.Event, 0, len(w.events)+len(w.late))
 	for i := len(w.events) - 1; i >= 0; i-- {
 		out = append(out, w.events[i])
 	}
@@ -134,9 +134,9 @@ func (w *TailWindow) counted(entries []Entry) int {
 }
 
 // isAgentEvent reports whether e is folded into an assistant message.
-func isAgentEvent(e state.Event) bool {
+func isAgentEvent(e eventlog.Event) bool {
 	switch e.Type {
-	case state.EventAgentMessage, state.EventAgentThought, state.EventToolCall, state.EventToolResult:
+	case eventlog.EventAgentMessage, eventlog.EventAgentThought, eventlog.EventToolCall, eventlog.EventToolResult:
 		return true
 	}
 	return false
@@ -156,13 +156,13 @@ func (w *TailWindow) TranscriptPage(limit int) (page []Entry, hasOlder bool, nex
 type Span struct {
 	Messages         int
 	TranscriptCursor int64
-	events           []state.Event // newest first: markers, and one turn_started between two markers
+	events           []eventlog.Event // newest first: markers, and one turn_started between two markers
 }
 
 // AddOlder adds the stretch of events (in seq order) that ends where the span
 // begins. It must begin at a cut point (see TailWindow), so that Assemble
 // over it alone is exact.
-func (s *Span) AddOlder(events []state.Event) {
+func (s *Span) AddOlder(events []eventlog.Event) {
 	for _, en := range Assemble(events) {
 		if en.Message.Role != RoleSystem {
 			s.Messages++
@@ -172,16 +172,16 @@ func (s *Span) AddOlder(events []state.Event) {
 	for i := len(events) - 1; i >= 0; i-- {
 		e := events[i]
 		switch {
-		case e.Type == state.EventMarker:
+		case e.Type == eventlog.EventMarker:
 			s.events = append(s.events, e)
-		case e.Type == state.EventTurnStarted && (len(s.events) == 0 || s.events[len(s.events)-1].Type != state.EventTurnStarted):
+		case e.Type == eventlog.EventTurnStarted && (len(s.events) == 0 || s.events[len(s.events)-1].Type != eventlog.EventTurnStarted):
 			s.events = append(s.events, e)
 		}
 	}
 }
 
 // Events returns the span's markers and turn boundaries in seq order.
-func (s *Span) Events() []state.Event {
+func (s *Span) Events() []eventlog.Event {
 	out := slices.Clone(s.events)
 	slices.Reverse(out)
 	return out

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -19,10 +20,10 @@ import (
 // and between turns, turns that die and are repaired by the next owner (the
 // unknown results arrive after agent_started, before the turn's turn_ended),
 // chunks logged after turn_ended, and events before the first turn.
-func genLog(seed uint64, turns int) []state.Event {
+func genLog(seed uint64, turns int) []eventlog.Event {
 	r := rand.New(rand.NewPCG(seed, 7))
-	var evs []state.Event
-	add := func(e state.Event) {
+	var evs []eventlog.Event
+	add := func(e eventlog.Event) {
 		e.Seq = int64(len(evs) + 1)
 		e.SessionID = "ses"
 		e.Timestamp = "2026-01-02T03:04:05Z"
@@ -34,29 +35,29 @@ func genLog(seed uint64, turns int) []state.Event {
 		m.TurnID = turn
 		add(m)
 	}
-	add(state.Event{Type: state.EventAgentStarted, Restore: "new"})
+	add(eventlog.Event{Type: eventlog.EventAgentStarted, Restore: "new"})
 	if r.IntN(2) == 0 {
-		add(state.Event{Type: state.EventAgentMessage, Content: "banner before any turn"})
+		add(eventlog.Event{Type: eventlog.EventAgentMessage, Content: "banner before any turn"})
 	}
 	for t := 1; t <= turns; t++ {
 		turn := fmt.Sprint("t", t)
-		sources := []string{state.SourceUser, state.SourceInitial, state.SourceQueued, state.SourceContinuation}
-		add(state.Event{Type: state.EventTurnStarted, TurnID: turn, Source: sources[r.IntN(len(sources))]})
+		sources := []string{eventlog.SourceUser, eventlog.SourceInitial, eventlog.SourceQueued, eventlog.SourceContinuation}
+		add(eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: turn, Source: sources[r.IntN(len(sources))]})
 		text := fmt.Sprint("prompt ", t)
 		if r.IntN(10) == 0 {
 			text = "  "
 		}
-		add(state.Event{Type: state.EventUserMessage, TurnID: turn, Role: "user", Content: text})
-		add(state.Event{Type: state.EventState, TurnID: turn, State: state.StateRunning})
+		add(eventlog.Event{Type: eventlog.EventUserMessage, TurnID: turn, Role: "user", Content: text})
+		add(eventlog.Event{Type: eventlog.EventState, TurnID: turn, State: state.StateRunning})
 		var open []string
 		calls := 0
 		for k := r.IntN(12); k > 0; k-- {
 			switch x := r.IntN(20); {
 			case x < 7:
 				chunks := []string{"word ", "", " \n", "more text"}
-				add(state.Event{Type: state.EventAgentMessage, TurnID: turn, Content: chunks[r.IntN(len(chunks))]})
+				add(eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: turn, Content: chunks[r.IntN(len(chunks))]})
 			case x < 9:
-				add(state.Event{Type: state.EventAgentThought, TurnID: turn, Content: "hmm "})
+				add(eventlog.Event{Type: eventlog.EventAgentThought, TurnID: turn, Content: "hmm "})
 			case x < 12:
 				calls++
 				id := fmt.Sprintf("call-%d-%d", t, calls)
@@ -64,44 +65,44 @@ func genLog(seed uint64, turns int) []state.Event {
 				if r.IntN(2) == 0 {
 					in = json.RawMessage(`{"path":"a.txt"}`)
 				}
-				add(state.Event{Type: state.EventToolCall, TurnID: turn, ToolCallID: id, ToolName: "Read", ToolStatus: "pending", Input: in})
+				add(eventlog.Event{Type: eventlog.EventToolCall, TurnID: turn, ToolCallID: id, ToolName: "Read", ToolStatus: "pending", Input: in})
 				open = append(open, id)
 			case x < 13 && len(open) > 0:
-				add(state.Event{Type: state.EventToolCall, TurnID: turn, ToolCallID: open[0], ToolName: "Read a.txt", ToolStatus: "in_progress", Input: json.RawMessage(`{"path":"a.txt"}`)})
+				add(eventlog.Event{Type: eventlog.EventToolCall, TurnID: turn, ToolCallID: open[0], ToolName: "Read a.txt", ToolStatus: "in_progress", Input: json.RawMessage(`{"path":"a.txt"}`)})
 			case x < 15 && len(open) > 0:
 				i := r.IntN(len(open))
-				add(state.Event{Type: state.EventToolResult, TurnID: turn, ToolCallID: open[i], ToolName: "Read", ToolStatus: "completed", Content: "out"})
+				add(eventlog.Event{Type: eventlog.EventToolResult, TurnID: turn, ToolCallID: open[i], ToolName: "Read", ToolStatus: "completed", Content: "out"})
 				open = slices.Delete(open, i, i+1)
 			case x < 16:
-				add(state.Event{Type: state.EventToolResult, TurnID: turn, ToolCallID: fmt.Sprintf("orphan-%d-%d", t, k), ToolName: "Run", ToolStatus: "failed", Content: "no call"})
+				add(eventlog.Event{Type: eventlog.EventToolResult, TurnID: turn, ToolCallID: fmt.Sprintf("orphan-%d-%d", t, k), ToolName: "Run", ToolStatus: "failed", Content: "no call"})
 			case x < 17 && len(open) > 0:
-				add(state.Event{Type: state.EventPermissionRequest, TurnID: turn, ToolCallID: open[0]})
-				add(state.Event{Type: state.EventPermissionResolved, TurnID: turn, ToolCallID: open[0], Content: "selected allow"})
+				add(eventlog.Event{Type: eventlog.EventPermissionRequest, TurnID: turn, ToolCallID: open[0]})
+				add(eventlog.Event{Type: eventlog.EventPermissionResolved, TurnID: turn, ToolCallID: open[0], Content: "selected allow"})
 			case x < 18:
 				marker(turn)
 			default:
-				add(state.Event{Type: state.EventPlan, TurnID: turn, Data: json.RawMessage(`{"entries":[]}`)})
+				add(eventlog.Event{Type: eventlog.EventPlan, TurnID: turn, Data: json.RawMessage(`{"entries":[]}`)})
 			}
 		}
 		if r.IntN(6) == 0 { // the owner dies; the next one repairs the turn
-			add(state.Event{Type: state.EventAgentStarted, Restore: "resume"})
+			add(eventlog.Event{Type: eventlog.EventAgentStarted, Restore: "resume"})
 			for _, id := range open {
-				add(state.Event{Type: state.EventToolResult, TurnID: turn, ToolCallID: id, ToolName: "Read", ToolStatus: "unknown", Content: "unknown outcome"})
+				add(eventlog.Event{Type: eventlog.EventToolResult, TurnID: turn, ToolCallID: id, ToolName: "Read", ToolStatus: "unknown", Content: "unknown outcome"})
 			}
-			add(state.Event{Type: state.EventTurnEnded, TurnID: turn, StopReason: state.StopShutdown})
+			add(eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: eventlog.StopShutdown})
 			m := NewMarker(MarkerSessionRepaired, "Repaired turn "+turn, "")
 			m.TurnID = turn
 			add(m)
 			continue
 		}
 		for _, id := range open {
-			add(state.Event{Type: state.EventToolResult, TurnID: turn, ToolCallID: id, ToolName: "Read", ToolStatus: "completed", Content: "late out"})
+			add(eventlog.Event{Type: eventlog.EventToolResult, TurnID: turn, ToolCallID: id, ToolName: "Read", ToolStatus: "completed", Content: "late out"})
 		}
-		add(state.Event{Type: state.EventTurnEnded, TurnID: turn, StopReason: state.StopEndTurn})
+		add(eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: eventlog.StopEndTurn})
 		if r.IntN(5) == 0 { // chunks the owner logged after the turn ended
-			add(state.Event{Type: state.EventAgentMessage, TurnID: turn, Content: "trailing"})
+			add(eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: turn, Content: "trailing"})
 		}
-		add(state.Event{Type: state.EventState, TurnID: turn, State: state.StateWaitingForInput})
+		add(eventlog.Event{Type: eventlog.EventState, TurnID: turn, State: state.StateWaitingForInput})
 		if r.IntN(4) == 0 {
 			marker("")
 		}
@@ -110,7 +111,7 @@ func genLog(seed uint64, turns int) []state.Event {
 }
 
 // readWindow feeds a window from the end of events, as the reader does.
-func readWindow(events []state.Event, w *TailWindow) {
+func readWindow(events []eventlog.Event, w *TailWindow) {
 	for i := len(events) - 1; i >= 0; i-- {
 		if !w.Add(events[i]) {
 			return
@@ -143,15 +144,15 @@ func TestTailWindow_ReadsOnlyWhatThePageNeeds(t *testing.T) {
 	events := genLog(3, 0)
 	for t := 1; len(events) < 80_000; t++ {
 		turn := fmt.Sprint("t", t)
-		for _, e := range []state.Event{
-			{Type: state.EventTurnStarted, TurnID: turn, Source: state.SourceUser},
-			{Type: state.EventUserMessage, TurnID: turn, Content: "question"},
-			{Type: state.EventAgentMessage, TurnID: turn, Content: "answer "},
-			{Type: state.EventAgentMessage, TurnID: turn, Content: "more"},
-			{Type: state.EventToolCall, TurnID: turn, ToolCallID: turn + "-c", ToolName: "Read"},
-			{Type: state.EventToolResult, TurnID: turn, ToolCallID: turn + "-c", ToolStatus: "completed"},
-			{Type: state.EventTurnEnded, TurnID: turn, StopReason: state.StopEndTurn},
-			{Type: state.EventState, TurnID: turn, State: state.StateWaitingForInput},
+		for _, e := range []eventlog.Event{
+			{Type: eventlog.EventTurnStarted, TurnID: turn, Source: eventlog.SourceUser},
+			{Type: eventlog.EventUserMessage, TurnID: turn, Content: "question"},
+			{Type: eventlog.EventAgentMessage, TurnID: turn, Content: "answer "},
+			{Type: eventlog.EventAgentMessage, TurnID: turn, Content: "more"},
+			{Type: eventlog.EventToolCall, TurnID: turn, ToolCallID: turn + "-c", ToolName: "Read"},
+			{Type: eventlog.EventToolResult, TurnID: turn, ToolCallID: turn + "-c", ToolStatus: "completed"},
+			{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: eventlog.StopEndTurn},
+			{Type: eventlog.EventState, TurnID: turn, State: state.StateWaitingForInput},
 		} {
 			e.Seq = int64(len(events) + 1)
 			events = append(events, e)
@@ -169,9 +170,9 @@ func TestTailWindow_ReadsOnlyWhatThePageNeeds(t *testing.T) {
 }
 
 func TestTailWindow_WithoutTurnsReadsTheWholeLog(t *testing.T) {
-	var events []state.Event
+	var events []eventlog.Event
 	for i := 1; i <= 50; i++ {
-		events = append(events, state.Event{Seq: int64(i), Type: state.EventUserMessage, Content: fmt.Sprint("m", i)})
+		events = append(events, eventlog.Event{Seq: int64(i), Type: eventlog.EventUserMessage, Content: fmt.Sprint("m", i)})
 	}
 	w := NewTailWindow(0, 3, true)
 	readWindow(events, w)
@@ -194,7 +195,7 @@ func recapJSON(t *testing.T, r Recap) string {
 
 // recapIn reads a recap of events the way kandev recap does: the newest
 // window from the end, then whole turns back to the digest (or the start).
-func recapIn(events []state.Event, before Digest, limit int) (Recap, Digest, bool) {
+func recapIn(events []eventlog.Event, before Digest, limit int) (Recap, Digest, bool) {
 	w := NewTailWindow(0, limit, false)
 	var span Span
 	i := len(events) - 1
@@ -206,7 +207,7 @@ func recapIn(events []state.Event, before Digest, limit int) (Recap, Digest, boo
 	if w.Done() && (before.Through == 0 || events[i].Seq > before.Through) {
 		end := i // events[i] is the window's oldest
 		for j := i - 1; j >= 0; j-- {
-			if events[j].Type == state.EventTurnStarted || j == 0 {
+			if events[j].Type == eventlog.EventTurnStarted || j == 0 {
 				span.AddOlder(slices.Clone(events[j:end]))
 				end = j
 				if before.Through > 0 && events[j].Seq <= before.Through {
@@ -276,11 +277,11 @@ func TestBuildRecap_BoundsLongText(t *testing.T) {
 	for i := range long {
 		long[i] = 'x'
 	}
-	events := []state.Event{
-		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1"},
-		{Seq: 2, Type: state.EventUserMessage, TurnID: "t1", Content: string(long)},
-		{Seq: 3, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c", Input: json.RawMessage(`{"content":"` + string(long) + `"}`)},
-		{Seq: 4, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c", Content: string(long)},
+	events := []eventlog.Event{
+		{Seq: 1, Type: eventlog.EventTurnStarted, TurnID: "t1"},
+		{Seq: 2, Type: eventlog.EventUserMessage, TurnID: "t1", Content: string(long)},
+		{Seq: 3, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: "c", Input: json.RawMessage(`{"content":"` + string(long) + `"}`)},
+		{Seq: 4, Type: eventlog.EventToolResult, TurnID: "t1", ToolCallID: "c", Content: string(long)},
 	}
 	r, _, _ := BuildRecap(RecapInput{Window: events, Limit: 5})
 	text := r.RecentMessages[0].Message.Parts[0].Text

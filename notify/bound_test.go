@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestBound_ANoteOfAnySizeIsCutWithAMarkerThatKeepsItsAdvice(t *testing.T) {
@@ -20,7 +20,7 @@ func TestBound_ANoteOfAnySizeIsCutWithAMarkerThatKeepsItsAdvice(t *testing.T) {
 		{"a 120 KB title of two-byte runes", huge, true},
 	}
 	for _, c := range cases {
-		n, ok := For(state.Event{Type: state.EventPermissionRequest, Deferred: true, Content: c.title, SessionID: "S1"}, true)
+		n, ok := For(eventlog.Event{Type: eventlog.EventPermissionRequest, Deferred: true, Content: c.title, SessionID: "S1"}, true)
 		if !ok {
 			t.Fatalf("%s: no note", c.name)
 		}

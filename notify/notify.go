@@ -8,7 +8,9 @@ package notify
 import (
 	"fmt"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // Events a notification is sent for (Note.Event).
@@ -34,26 +36,26 @@ type Note struct {
 // needed when a permission is parked, a pause or a usage limit stops the
 // work, and, in a detached owner only, when a turn ends or fails: in the
 // foreground the person who sent the prompt sees that end.
-func For(e state.Event, detached bool) (Note, bool) {
+func For(e eventlog.Event, detached bool) (Note, bool) {
 	switch {
-	case e.Type == state.EventPermissionRequest && e.Deferred && e.ToolKind == "elicitation":
-		return Note{Event: EventPermission, Badge: state.BadgeWaitingForPermission,
+	case e.Type == eventlog.EventPermissionRequest && e.Deferred && e.ToolKind == "elicitation":
+		return Note{Event: EventPermission, Badge: verdict.BadgeWaitingForPermission,
 			Summary: "the agent asks: " + e.ToolName + " (kandev answer " + e.SessionID + " VALUE | kandev deny " + e.SessionID + ")"}, true
-	case e.Type == state.EventPermissionRequest && e.Deferred:
-		return Note{Event: EventPermission, Badge: state.BadgeWaitingForPermission,
+	case e.Type == eventlog.EventPermissionRequest && e.Deferred:
+		return Note{Event: EventPermission, Badge: verdict.BadgeWaitingForPermission,
 			Summary: "waiting for permission: " + nonEmpty(e.Content, e.ToolName, "a tool call") + " (kandev approve " + e.SessionID + " | kandev deny " + e.SessionID + ")"}, true
-	case e.Type == state.EventMarker && e.Kind == "continuation_paused":
-		return Note{Event: EventPaused, Badge: state.BadgePaused, Summary: e.Summary}, true
-	case e.Type == state.EventMarker && e.Kind == "usage_limit":
-		return Note{Event: EventUsageLimit, Badge: state.BadgeWaitingForLimit, Summary: e.Summary}, true
-	case e.Type == state.EventTurnEnded && detached:
+	case e.Type == eventlog.EventMarker && e.Kind == "continuation_paused":
+		return Note{Event: EventPaused, Badge: verdict.BadgePaused, Summary: e.Summary}, true
+	case e.Type == eventlog.EventMarker && e.Kind == "usage_limit":
+		return Note{Event: EventUsageLimit, Badge: verdict.BadgeWaitingForLimit, Summary: e.Summary}, true
+	case e.Type == eventlog.EventTurnEnded && detached:
 		switch e.StopReason {
-		case state.StopRateLimited, state.StopShutdown:
+		case state.StopRateLimited, eventlog.StopShutdown:
 			return Note{}, false // the usage_limit marker told it; a shutdown is continued
-		case state.StopError, state.StopProcessExit:
-			return Note{Event: EventTurnFailed, Badge: state.BadgeIdle, Summary: fmt.Sprintf("turn %s failed (%s); kandev events %s shows why", e.TurnID, e.StopReason, e.SessionID)}, true
+		case eventlog.StopError, eventlog.StopProcessExit:
+			return Note{Event: EventTurnFailed, Badge: verdict.BadgeIdle, Summary: fmt.Sprintf("turn %s failed (%s); kandev events %s shows why", e.TurnID, e.StopReason, e.SessionID)}, true
 		}
-		return Note{Event: EventTurnEnded, Badge: state.BadgeIdle, Summary: fmt.Sprintf("turn %s ended (%s)", e.TurnID, e.StopReason)}, true
+		return Note{Event: EventTurnEnded, Badge: verdict.BadgeIdle, Summary: fmt.Sprintf("turn %s ended (%s)", e.TurnID, e.StopReason)}, true
 	}
 	return Note{}, false
 }

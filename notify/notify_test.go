@@ -3,30 +3,32 @@ package notify
 import (
 	"testing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 func TestFor_WhichEventsNeedAPerson(t *testing.T) {
 	cases := []struct {
 		name     string
-		e        state.Event
+		e        eventlog.Event
 		detached bool
 		want     string // "" for no notification
 		badge    string
 	}{
-		{"a parked permission", state.Event{Type: state.EventPermissionRequest, Deferred: true, ToolName: "write"}, true, EventPermission, state.BadgeWaitingForPermission},
-		{"a permission answered in the terminal", state.Event{Type: state.EventPermissionRequest, ToolName: "write"}, false, "", ""},
-		{"a turn ended in a detached owner", state.Event{Type: state.EventTurnEnded, StopReason: state.StopEndTurn}, true, EventTurnEnded, state.BadgeIdle},
-		{"a turn ended in the foreground", state.Event{Type: state.EventTurnEnded, StopReason: state.StopEndTurn}, false, "", ""},
-		{"a turn failed in a detached owner", state.Event{Type: state.EventTurnEnded, StopReason: state.StopProcessExit}, true, EventTurnFailed, state.BadgeIdle},
-		{"a turn error in a detached owner", state.Event{Type: state.EventTurnEnded, StopReason: state.StopError}, true, EventTurnFailed, state.BadgeIdle},
-		{"a turn failed in the foreground", state.Event{Type: state.EventTurnEnded, StopReason: state.StopError}, false, "", ""},
-		{"a turn cut by SIGTERM is continued, not announced", state.Event{Type: state.EventTurnEnded, StopReason: state.StopShutdown}, true, "", ""},
-		{"a rate-limited turn: its marker tells it", state.Event{Type: state.EventTurnEnded, StopReason: state.StopRateLimited}, true, "", ""},
-		{"a pause, in the foreground too", state.Event{Type: state.EventMarker, Kind: "continuation_paused", Summary: "Automatic continuation paused: x"}, false, EventPaused, state.BadgePaused},
-		{"a usage limit, in the foreground too", state.Event{Type: state.EventMarker, Kind: "usage_limit", Summary: "The agent's usage limit was reached"}, false, EventUsageLimit, state.BadgeWaitingForLimit},
-		{"another marker", state.Event{Type: state.EventMarker, Kind: "session_repaired"}, true, "", ""},
-		{"an agent message", state.Event{Type: state.EventAgentMessage, Content: "hi"}, true, "", ""},
+		{"a parked permission", eventlog.Event{Type: eventlog.EventPermissionRequest, Deferred: true, ToolName: "write"}, true, EventPermission, verdict.BadgeWaitingForPermission},
+		{"a permission answered in the terminal", eventlog.Event{Type: eventlog.EventPermissionRequest, ToolName: "write"}, false, "", ""},
+		{"a turn ended in a detached owner", eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: eventlog.StopEndTurn}, true, EventTurnEnded, verdict.BadgeIdle},
+		{"a turn ended in the foreground", eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: eventlog.StopEndTurn}, false, "", ""},
+		{"a turn failed in a detached owner", eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: eventlog.StopProcessExit}, true, EventTurnFailed, verdict.BadgeIdle},
+		{"a turn error in a detached owner", eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: eventlog.StopError}, true, EventTurnFailed, verdict.BadgeIdle},
+		{"a turn failed in the foreground", eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: eventlog.StopError}, false, "", ""},
+		{"a turn cut by SIGTERM is continued, not announced", eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: eventlog.StopShutdown}, true, "", ""},
+		{"a rate-limited turn: its marker tells it", eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: state.StopRateLimited}, true, "", ""},
+		{"a pause, in the foreground too", eventlog.Event{Type: eventlog.EventMarker, Kind: "continuation_paused", Summary: "Automatic continuation paused: x"}, false, EventPaused, verdict.BadgePaused},
+		{"a usage limit, in the foreground too", eventlog.Event{Type: eventlog.EventMarker, Kind: "usage_limit", Summary: "The agent's usage limit was reached"}, false, EventUsageLimit, verdict.BadgeWaitingForLimit},
+		{"another marker", eventlog.Event{Type: eventlog.EventMarker, Kind: "session_repaired"}, true, "", ""},
+		{"an agent message", eventlog.Event{Type: eventlog.EventAgentMessage, Content: "hi"}, true, "", ""},
 	}
 	for _, c := range cases {
 		n, ok := For(c.e, c.detached)

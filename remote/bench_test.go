@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -180,7 +181,7 @@ func BenchmarkClaim_RoundTrip(b *testing.B) {
 	}
 	os.Setenv("KANDEV_MACHINE", "A")
 	defer os.Unsetenv("KANDEV_MACHINE")
-	t, err := ClaimTurns(ctx, h, &state.Config{}, id, nil)
+	t, err := ClaimTurns(ctx, h, &config.Config{}, id, nil)
 	if err != nil || t == nil {
 		b.Fatal(t, err)
 	}

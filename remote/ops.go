@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -50,7 +51,7 @@ type RemoteSession struct {
 // and the options.
 type Env struct {
 	Home   *state.Home
-	Config *state.Config
+	Config *config.Config
 	Opt    Options
 }
 
@@ -70,7 +71,7 @@ func (e Env) fill() (Env, *store, error) {
 		e.Opt.TTL = time.Duration(ttl) * time.Second
 	}
 	if e.Opt.Timeout <= 0 {
-		e.Opt.Timeout = state.DefaultSyncTimeoutSeconds * time.Second
+		e.Opt.Timeout = config.DefaultSyncTimeoutSeconds * time.Second
 		if e.Config != nil {
 			e.Opt.Timeout = e.Config.SyncTimeout()
 		}

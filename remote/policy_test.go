@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/internal/worktree"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -194,7 +196,7 @@ func TestLocalRecord_ClearsTheOtherMachinesProcessesAndMapsTheWorktree(t *testin
 	rec := state.Session{ID: "s", Cwd: "/home/a/p/sub", Workspace: "p", OwnerPID: 10, AgentPID: 11, AgentStart: "x", WarmUntil: &until,
 		InboxOffset: 999, InboxServed: 9, OwnerDetached: true, ParkedRequests: []state.ParkedRequest{{}}, PermissionPending: true,
 		Limit:    &state.UsageLimit{Scheduled: &state.ScheduledRecover{Via: "at", Handle: "7"}},
-		Worktree: &state.Worktree{Path: "/home/a/p", Branch: "main", Valid: true, Owned: true}}
+		Worktree: &worktree.Worktree{Path: "/home/a/p", Branch: "main", Valid: true, Owned: true}}
 	got := LocalRecord(rec, nil, Origin{Rel: "sub"}, Clone{Path: "/srv/b/proj"}, true)
 	if got.OwnerPID != 0 || got.AgentPID != 0 || got.AgentStart != "" || got.WarmUntil != nil {
 		t.Fatalf("processes of the other machine kept: %+v", got)
@@ -231,7 +233,7 @@ func TestPulledTrust_OnlyServersThisMachineTrustedAsTheyAreRunWithoutKandevTrust
 		{"waiting here, same servers: still waits", &state.Session{MCPConfig: srv, TrustPending: true}, srv, true},
 	}
 	for _, c := range cases {
-		if got := state.PulledTrust(c.local, c.pulled); got != c.want {
+		if got := setup.PulledTrust(c.local, c.pulled); got != c.want {
 			t.Errorf("%s: pending %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -147,7 +148,7 @@ func (l *link) dropFencedClaim(v view) {
 // replaceable allows pull --replace of a diverged session only when a
 // local fork keeps every event of the local copy.
 func (l *link) replaceable() error {
-	last, _, err := state.LastEvent(l.s.home.LogPath(l.id))
+	last, _, err := eventlog.LastEvent(l.s.home.LogPath(l.id))
 	if err != nil {
 		return err
 	}

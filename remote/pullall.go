@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 
@@ -94,7 +95,7 @@ func PullAll(ctx context.Context, e Env, dryRun bool) (_ []*Result, failed []err
 	if dryRun {
 		// What list shows as existing only there, until the next look.
 		b, _ := json.MarshalIndent(only, "", "  ")
-		if err := state.WriteFileAtomic(filepath.Join(s.dir, "remote-only.json"), append(b, '\n')); err != nil {
+		if err := safefile.WriteFileAtomic(filepath.Join(s.dir, "remote-only.json"), append(b, '\n')); err != nil {
 			return out, failed, err
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"reflect"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -49,7 +51,7 @@ func checkPulledLog(id, url string, data []byte, prev, firstLine int64) error {
 		if err := state.CheckNesting(line); err != nil {
 			return refusedPull(id, url, where+": "+err.Error())
 		}
-		e, ok := state.DecodeEvent(line)
+		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
 			return refusedPull(id, url, where+" is not an event")
 		}
@@ -99,7 +101,7 @@ func checkPulledRecord(id, url string, b []byte) (state.Session, error) {
 // the other machine are cleared (or kept from local, this machine's record
 // before the pull, nil when it had none); a worktree is never owned (only
 // what this machine made may be removed by prune); MCP servers this machine
-// has not trusted as they are wait for kandev trust (state.PulledTrust); and
+// has not trusted as they are wait for kandev trust (setup.PulledTrust); and
 // a worktree recorded there maps to the local clone of the same repository
 // when there is one.
 func LocalRecord(rec state.Session, local *state.Session, origin Origin, clone Clone, mapped bool) state.Session {
@@ -118,7 +120,7 @@ func LocalRecord(rec state.Session, local *state.Session, origin Origin, clone C
 		l.Scheduled = scheduled
 		rec.Limit = &l
 	}
-	rec.TrustPending = state.PulledTrust(local, rec.MCPConfig)
+	rec.TrustPending = setup.PulledTrust(local, rec.MCPConfig)
 	if rec.Worktree != nil {
 		w := *rec.Worktree
 		w.Owned = false

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 // resumeRig is two machines sharing one git daemon: home A ran the
@@ -128,7 +128,7 @@ func newResumeRig(b *testing.B, bin string, auto bool) *resumeRig {
 	}
 	log := filepath.Join(r.a.home, "sessions", r.id+".jsonl")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if evs := readEvents(b, log); len(evs) > 0 && evs[len(evs)-1].Type == state.EventPromptSent {
+		if evs := readEvents(b, log); len(evs) > 0 && evs[len(evs)-1].Type == eventlog.EventPromptSent {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -152,18 +152,18 @@ func newResumeRig(b *testing.B, bin string, auto bool) *resumeRig {
 	return r
 }
 
-func readEvents(tb testing.TB, path string) []state.Event {
+func readEvents(tb testing.TB, path string) []eventlog.Event {
 	tb.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	var evs []state.Event
+	var evs []eventlog.Event
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		var e state.Event
+		var e eventlog.Event
 		if json.Unmarshal(sc.Bytes(), &e) == nil {
 			evs = append(evs, e)
 		}
@@ -199,10 +199,10 @@ func (r *resumeRig) resumeOnce(m machine, wantRestore string) (wall, afterStart 
 	ended := false
 	for _, e := range evs {
 		switch e.Type {
-		case state.EventAgentStarted:
+		case eventlog.EventAgentStarted:
 			started, _ = time.Parse(time.RFC3339Nano, e.Timestamp)
 			restore = e.Restore
-		case state.EventTurnEnded:
+		case eventlog.EventTurnEnded:
 			ended = e.StopReason == "end_turn"
 		}
 	}

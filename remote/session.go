@@ -14,8 +14,10 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 
@@ -171,7 +173,7 @@ func (l *link) compare(v view) (sides, error) {
 // readLogFrom returns the log's complete lines from byte offset from; a
 // torn last line (a crash mid-append) is not part of it.
 func readLogFrom(path string, from int64) ([]byte, bool, error) {
-	if err := state.RefuseLinks(path); err != nil {
+	if err := safefile.RefuseLinks(path); err != nil {
 		return nil, true, err // never read, and never push, a file a link names
 	}
 	f, err := os.Open(path)
@@ -207,7 +209,7 @@ func readLogFrom(path string, from int64) ([]byte, bool, error) {
 func checkLogRedacted(id string, data []byte, firstLine int64) error {
 	r := bufio.NewReader(bytes.NewReader(data))
 	for n := firstLine; ; n++ {
-		line, err := state.ReadLine(r)
+		line, err := eventlog.ReadLine(r)
 		if len(line) == 0 {
 			if err == io.EOF {
 				return nil
@@ -216,7 +218,7 @@ func checkLogRedacted(id string, data []byte, firstLine int64) error {
 				return err
 			}
 		}
-		e, ok := state.DecodeEvent(line)
+		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
 			continue
 		}
@@ -337,7 +339,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 		return nil, refusedPull(l.id, l.shown, fmt.Sprintf("it holds session %q", snap.Meta.ID))
 	}
 	path := l.s.home.LogPath(l.id)
-	if err := state.RefuseLinks(path, l.s.home.RecordPath(l.id), l.s.syncPath(l.id)); err != nil {
+	if err := safefile.RefuseLinks(path, l.s.home.RecordPath(l.id), l.s.syncPath(l.id)); err != nil {
 		return nil, err
 	}
 	// Everything is checked before anything is written: a log or record
@@ -349,7 +351,7 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 	add := sd.RemoteExtra[len(sd.LocalExtra):]
 	var prev int64
 	if sd.LocalExists {
-		last, _, err := state.LastEvent(path)
+		last, _, err := eventlog.LastEvent(path)
 		if err != nil && !errors.Is(err, state.ErrNotFound) {
 			return nil, err
 		}
@@ -361,12 +363,12 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 	}
 	failpoint.Wait(ctx, failpoint.PullChecked)
 	if sd.LocalExists {
-		if _, err := state.TruncateTornTail(path); err != nil {
+		if _, err := eventlog.TruncateTornTail(path); err != nil {
 			return nil, err
 		}
 	}
 	if len(add) > 0 {
-		if err := state.AppendLines(path, add); err != nil {
+		if err := safefile.AppendLines(path, add); err != nil {
 			return nil, err
 		}
 		failpoint.Wait(ctx, failpoint.AfterPullAppended)

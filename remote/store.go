@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/gofrs/flock"
 
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 
@@ -125,7 +126,7 @@ func initGitDir(gd string) error {
 		"HEAD":   "ref: refs/heads/main\n",
 	}
 	for name, body := range files {
-		if err := state.WriteFileAtomic(filepath.Join(gd, name), []byte(body)); err != nil {
+		if err := safefile.WriteFileAtomic(filepath.Join(gd, name), []byte(body)); err != nil {
 			return err
 		}
 	}
@@ -200,7 +201,7 @@ func readSyncedFile(path string) (*Synced, error) {
 
 func (s *store) writeSynced(id string, sy *Synced) error {
 	b, _ := json.MarshalIndent(sy, "", "  ")
-	return state.WriteFileAtomic(s.syncPath(id), append(b, '\n'))
+	return safefile.WriteFileAtomic(s.syncPath(id), append(b, '\n'))
 }
 
 // lock serialises this machine's sync operations on one session (a push
@@ -247,7 +248,7 @@ func MachineID(h *state.Home) (string, error) {
 	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
 		return strings.TrimSpace(string(b)), nil // another process made it meanwhile
 	}
-	if err := state.WriteFileAtomic(path, []byte(id+"\n")); err != nil {
+	if err := safefile.WriteFileAtomic(path, []byte(id+"\n")); err != nil {
 		return "", err
 	}
 	return id, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
@@ -49,7 +50,7 @@ var ErrMovedOn = errors.New("the session ran on another machine meanwhile")
 // session the remote has more of is first brought up to date here. The
 // caller holds the session's owner lock. onLost runs (once) if another
 // machine takes the claim over while a turn runs.
-func ClaimTurns(ctx context.Context, h *state.Home, cfg *state.Config, id string, onLost func()) (*Turns, error) {
+func ClaimTurns(ctx context.Context, h *state.Home, cfg *config.Config, id string, onLost func()) (*Turns, error) {
 	// Read before the store is opened: a home that never syncs never gets one.
 	sy, err := readSyncedFile(filepath.Join(h.Dir, "sync", "sessions", id+".json"))
 	if err != nil {

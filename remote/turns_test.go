@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -25,7 +26,7 @@ func TestTurns_OneMachineAtATimeAndTheNextTakesTheNewEvents(t *testing.T) {
 	}
 	os.Unsetenv("KANDEV_MACHINE")
 	id := "20261201-100000-turns001"
-	cfg := &state.Config{Sync: state.SyncConfig{ClaimTTLSeconds: 1}}
+	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 1}}
 	a := homeWithSession(t, id, 10)
 	ctx := context.Background()
 	if _, err := Push(ctx, Env{Home: a, Config: cfg, Opt: Options{Remote: bare, Dir: a.Dir}}, id); err != nil {

@@ -8,13 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/config"
+	gitconfig "github.com/go-git/go-git/v5/config"
 
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
 // remoteName is the remote kandev uses by default: [sync] remote, else origin.
-func remoteName(cfg *state.Config) string {
+func remoteName(cfg *config.Config) string {
 	if cfg != nil && cfg.Sync.Remote != "" {
 		return cfg.Sync.Remote
 	}
@@ -28,7 +30,7 @@ func looksLikeURL(r string) bool {
 
 // repoRemote is a repository's top level and the URL of its remote name.
 func repoRemote(dir, name string) (top, url string, err error) {
-	wt, ok, err := state.DetectWorktree(dir)
+	wt, ok, err := worktree.DetectWorktree(dir)
 	if err != nil || !ok {
 		return "", "", fmt.Errorf("%w: %s is not inside a git repository (give --remote URL, or run in a clone)", ErrNoRemote, dir)
 	}
@@ -62,8 +64,8 @@ var errRemoteNotFound = errors.New("remote not found")
 // extension it may not read right: the caller then asks git. go-git's root
 // package is not used: it links OpenPGP signing and every transport into
 // every kandev command (see docs/testing.md, start-up).
-func repoConfig(top string) (*config.Config, error) {
-	dir, err := state.CommonGitDir(top)
+func repoConfig(top string) (*gitconfig.Config, error) {
+	dir, err := worktree.CommonGitDir(top)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +74,7 @@ func repoConfig(top string) (*config.Config, error) {
 		return nil, err
 	}
 	defer f.Close()
-	cfg, err := config.ReadConfig(f)
+	cfg, err := gitconfig.ReadConfig(f)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +106,7 @@ func sessionRepoDir(s *state.Session) string {
 // resolveURL is where session s travels: --remote (a URL, or a remote of
 // the session's repository), else the remote it last synced with, else
 // the default remote of its repository.
-func resolveURL(cfg *state.Config, s *state.Session, sy *Synced, dir, flag string) (string, error) {
+func resolveURL(cfg *config.Config, s *state.Session, sy *Synced, dir, flag string) (string, error) {
 	if flag != "" && looksLikeURL(flag) {
 		return absURL(dir, flag), nil
 	}
@@ -127,7 +129,7 @@ func resolveURL(cfg *state.Config, s *state.Session, sy *Synced, dir, flag strin
 }
 
 // originOf is what a session's commit records of its repository.
-func originOf(cfg *state.Config, s *state.Session, url string) Origin {
+func originOf(cfg *config.Config, s *state.Session, url string) Origin {
 	o := Origin{URL: WithoutSecret(url)}
 	if s.Worktree != nil && s.Worktree.Path != "" {
 		o.Branch = s.Worktree.Branch
@@ -143,7 +145,7 @@ func originOf(cfg *state.Config, s *state.Session, url string) Origin {
 
 // cloneAt describes the work tree enclosing dir, for MapWorktree.
 func cloneAt(dir string) (Clone, bool) {
-	wt, ok, err := state.DetectWorktree(dir)
+	wt, ok, err := worktree.DetectWorktree(dir)
 	if err != nil || !ok {
 		return Clone{}, false
 	}

@@ -237,7 +237,7 @@ fi
 # ------------------------------------------------ go test -bench
 if [ "${SKIP_GO_BENCH:-}" != 1 ]; then
 	say "go test -bench (in-process: append, reverse read, assembly, replay bound, verdict, list)"
-	(cd "$ROOT" && go test -run '^$' -bench . -benchmem -count "$RUNS" ./state ./history ./acp ./commands) >"$WORK/gobench.txt" 2>&1 || echo "  go test -bench failed; see $WORK/gobench.txt" >&2
+	(cd "$ROOT" && go test -run '^$' -bench . -benchmem -count "$RUNS" ./state ./verdict ./history ./acp ./commands) >"$WORK/gobench.txt" 2>&1 || echo "  go test -bench failed; see $WORK/gobench.txt" >&2
 	"$T" gobench -out "$RES" <"$WORK/gobench.txt" >"$WORK/gobench-summary.txt" || true
 fi
 

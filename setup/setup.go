@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -239,8 +240,8 @@ type Flags struct {
 // over them (a flag's model or mode replaces, its options and servers are
 // added, a server of the same name replaces the config's). nil, nil when
 // there is no setup at all.
-func Initial(cfg *state.Config, agent string, f Flags) (*state.Setup, []state.MCPServer, error) {
-	var def state.AgentSetupConfig
+func Initial(cfg *config.Config, agent string, f Flags) (*state.Setup, []state.MCPServer, error) {
+	var def config.AgentSetupConfig
 	if cfg != nil {
 		def = cfg.Agents[agent].AgentSetupConfig
 	}
@@ -321,15 +322,15 @@ func orNil(s *state.Setup) *state.Setup {
 }
 
 // Equal reports whether two setups are the same (nil is the empty setup).
-func Equal(a, b *state.Setup) bool { return state.SetupsEqual(a, b) }
+func Equal(a, b *state.Setup) bool { return SetupsEqual(a, b) }
 
 // Describe is a setup in one line: "model M, mode X, options k=v, MCP a, b",
 // or "the agent's defaults".
-func Describe(s *state.Setup) string { return state.DescribeSetup(s) }
+func Describe(s *state.Setup) string { return DescribeSetup(s) }
 
 // TurnSetupDiffers says why an interrupted turn's continuation must wait
 // for an operator: the turn ran under turn, a restore would use now. ""
 // when they are the same, or when the turn's setup was never recorded (nil:
 // a record of an older format, nothing to compare; a turn that ran under
 // the agent's defaults records an empty setup).
-func TurnSetupDiffers(turn, now *state.Setup) string { return state.SetupDiffers(turn, now) }
+func TurnSetupDiffers(turn, now *state.Setup) string { return SetupDiffers(turn, now) }

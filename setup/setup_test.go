@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
 
@@ -64,8 +65,8 @@ func TestParseOptions(t *testing.T) {
 }
 
 func TestInitial_FlagsWinOverConfig(t *testing.T) {
-	cfg := &state.Config{
-		Agents: map[string]state.AgentProfile{"demo": {AgentSetupConfig: state.AgentSetupConfig{
+	cfg := &config.Config{
+		Agents: map[string]config.AgentProfile{"demo": {AgentSetupConfig: config.AgentSetupConfig{
 			Model: "demo-small", Mode: "ask", Options: map[string]string{"effort": "low", "style": "terse"}, MCP: []string{"notes", "web"},
 		}}},
 		MCP: map[string]state.MCPServer{
@@ -111,13 +112,13 @@ func TestInitial_FlagsWinOverConfig(t *testing.T) {
 		})
 	}
 	t.Run("an unknown [mcp.NAME] is refused", func(t *testing.T) {
-		cfg := &state.Config{Agents: map[string]state.AgentProfile{"demo": {AgentSetupConfig: state.AgentSetupConfig{MCP: []string{"nope"}}}}}
+		cfg := &config.Config{Agents: map[string]config.AgentProfile{"demo": {AgentSetupConfig: config.AgentSetupConfig{MCP: []string{"nope"}}}}}
 		if _, _, err := Initial(cfg, "demo", Flags{}); err == nil || !strings.Contains(err.Error(), "no [mcp.nope] table") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("a literal secret in a config table is refused", func(t *testing.T) {
-		cfg := &state.Config{Agents: map[string]state.AgentProfile{"demo": {AgentSetupConfig: state.AgentSetupConfig{MCP: []string{"gh"}}}},
+		cfg := &config.Config{Agents: map[string]config.AgentProfile{"demo": {AgentSetupConfig: config.AgentSetupConfig{MCP: []string{"gh"}}}},
 			MCP: map[string]state.MCPServer{"gh": {Command: "gh-mcp", Env: map[string]string{"GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}}}
 		if _, _, err := Initial(cfg, "demo", Flags{}); err == nil || !strings.Contains(err.Error(), "[mcp.gh]") || !strings.Contains(err.Error(), "${GITHUB_TOKEN}") {
 			t.Fatalf("err = %v", err)

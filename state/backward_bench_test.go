@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
 // BenchmarkScanBackward_OneLongLine reads, newest first and decoded (the way
@@ -23,7 +25,7 @@ func BenchmarkScanBackward_OneLongLine(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				n := 0
-				if _, err := ScanEventsBackward(path, func(Event, []byte) bool { n++; return true }); err != nil || n != 201 {
+				if _, err := eventlog.ScanEventsBackward(path, func(eventlog.Event, []byte) bool { n++; return true }); err != nil || n != 201 {
 					b.Fatal(err, n)
 				}
 			}
@@ -41,7 +43,7 @@ func writeLongLineLog(tb testing.TB, path string, size int) {
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	for i := 1; i <= 201; i++ {
-		e := Event{Seq: int64(i), Type: EventAgentMessage, SessionID: "bench", Role: "assistant", Content: "a short chunk"}
+		e := eventlog.Event{Seq: int64(i), Type: eventlog.EventAgentMessage, SessionID: "bench", Role: "assistant", Content: "a short chunk"}
 		if i == 101 {
 			e.Content = strings.Repeat("long line ", size/10)
 		}

@@ -3,14 +3,15 @@ package state
 import (
 	"testing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/testlog"
 )
 
 func BenchmarkAppend(b *testing.B) {
 	h, _ := OpenHome(b.TempDir())
-	l, _, _ := h.OpenLog("bench", OpenLogOptions{})
+	l, _, _ := h.OpenLog("bench", eventlog.OpenLogOptions{})
 	defer l.Close()
-	e := &Event{Type: EventAgentMessage, Role: "assistant", Content: "a streamed chunk of text of typical size"}
+	e := &eventlog.Event{Type: eventlog.EventAgentMessage, Role: "assistant", Content: "a streamed chunk of text of typical size"}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := l.Append(e); err != nil {
@@ -21,11 +22,11 @@ func BenchmarkAppend(b *testing.B) {
 
 func BenchmarkAppendBatch64(b *testing.B) {
 	h, _ := OpenHome(b.TempDir())
-	l, _, _ := h.OpenLog("bench", OpenLogOptions{})
+	l, _, _ := h.OpenLog("bench", eventlog.OpenLogOptions{})
 	defer l.Close()
-	batch := make([]*Event, 64)
+	batch := make([]*eventlog.Event, 64)
 	for i := range batch {
-		batch[i] = &Event{Type: EventAgentMessage, Role: "assistant", Content: "a streamed chunk of text of typical size"}
+		batch[i] = &eventlog.Event{Type: eventlog.EventAgentMessage, Role: "assistant", Content: "a streamed chunk of text of typical size"}
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i += 64 {
@@ -40,7 +41,7 @@ func benchReadLast20(b *testing.B, n int) {
 	testlog.WriteLog(b, path, "bench", n, testlog.Chunks)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		evs, _, err := ReadLast(path, 20, nil)
+		evs, _, err := eventlog.ReadLast(path, 20, nil)
 		if err != nil || len(evs) != 20 || evs[19].Seq != int64(n) {
 			b.Fatalf("%d events, err %v", len(evs), err)
 		}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // smallDisk mounts a tmpfs of size bytes in a temp dir, or skips visibly
@@ -45,7 +48,7 @@ func fill(t *testing.T, dir string) string {
 
 func assertWholeLines(t *testing.T, path string, wantEvents int) {
 	t.Helper()
-	lh, err := InspectLog(path)
+	lh, err := eventlog.InspectLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,23 +63,23 @@ func TestAppend_FullDiskCutsThePartialBatchBackAndReturnsTheCause(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _, err := h.OpenLog("s1", OpenLogOptions{})
+	l, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.AppendSync(&Event{Type: EventState, State: StateRunning}); err != nil {
+	if err := l.AppendSync(&eventlog.Event{Type: eventlog.EventState, State: StateRunning}); err != nil {
 		t.Fatal(err)
 	}
 	filler := fill(t, disk)
 	big := strings.Repeat("x", 32<<10) // larger than what is left: the write comes back short or fails
-	err = l.Append(&Event{Type: EventAgentMessage, Content: big})
+	err = l.Append(&eventlog.Event{Type: eventlog.EventAgentMessage, Content: big})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), h.LogPath("s1")) || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("append on a full disk: %v", err)
 	}
 	assertWholeLines(t, h.LogPath("s1"), 1)
 	os.Remove(filler)
-	if err := l.AppendSync(&Event{Type: EventAgentMessage, Content: "after"}); err != nil {
+	if err := l.AppendSync(&eventlog.Event{Type: eventlog.EventAgentMessage, Content: "after"}); err != nil {
 		t.Fatal(err)
 	}
 	assertWholeLines(t, h.LogPath("s1"), 2) // seq 2 follows seq 1: the failed batch used no seq
@@ -123,14 +126,14 @@ func TestAppendWhole_ShortWriteIsCutBackSoTheNextAppendStartsAFreshLine(t *testi
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := appendWhole(f, path, []byte("{\"seq\":1}\n")); err != nil {
+	if err := safefile.AppendWhole(f, path, []byte("{\"seq\":1}\n")); err != nil {
 		t.Fatal(err)
 	}
-	err = appendWhole(failingDisk{f, 5}, path, []byte("{\"seq\":2,\"content\":\"long\"}\n"))
+	err = safefile.AppendWhole(failingDisk{f, 5}, path, []byte("{\"seq\":2,\"content\":\"long\"}\n"))
 	if !errors.Is(err, syscall.EIO) || !strings.HasPrefix(err.Error(), "append to "+path+": ") {
 		t.Fatalf("short write: %v", err)
 	}
-	if err := appendWhole(f, path, []byte("{\"seq\":2}\n")); err != nil {
+	if err := safefile.AppendWhole(f, path, []byte("{\"seq\":2}\n")); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "{\"seq\":1}\n{\"seq\":2}\n" {
@@ -156,7 +159,7 @@ func TestInspectLog_FindsSeqThatRepeatsGoesBackOrSkips(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.jsonl")
 			os.WriteFile(path, []byte(tt.log), filePerm)
-			lh, err := InspectLog(path)
+			lh, err := eventlog.InspectLog(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +183,7 @@ func TestScanBackward_LinesLongerThanABlockAreWhole(t *testing.T) {
 	all.WriteString(strings.Repeat("t", 2*backChunk)) // a torn tail longer than a block
 	os.WriteFile(path, all.Bytes(), filePerm)
 	var got [][]byte
-	rep, err := ScanBackward(path, func(line []byte) bool { got = append(got, bytes.Clone(line)); return true })
+	rep, err := eventlog.ScanBackward(path, func(_ int64, line []byte) bool { got = append(got, bytes.Clone(line)); return true })
 	if err != nil || rep.TornBytes != 2*backChunk {
 		t.Fatal(err, rep)
 	}

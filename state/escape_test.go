@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
@@ -31,9 +34,9 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 		path string
 		do   func() error
 	}{
-		{"log append", h.LogPath("s1"), func() error { _, _, err := h.OpenLog("s1", OpenLogOptions{}); return err }},
-		{"log read", h.LogPath("s1"), func() error { _, _, err := ReadAll(h.LogPath("s1")); return err }},
-		{"log read backward", h.LogPath("s1"), func() error { _, _, err := LastEvent(h.LogPath("s1")); return err }},
+		{"log append", h.LogPath("s1"), func() error { _, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{}); return err }},
+		{"log read", h.LogPath("s1"), func() error { _, _, err := eventlog.ReadAll(h.LogPath("s1")); return err }},
+		{"log read backward", h.LogPath("s1"), func() error { _, _, err := eventlog.LastEvent(h.LogPath("s1")); return err }},
 		{"record read", h.RecordPath("s1"), func() error { _, err := h.LoadSession("s1"); return err }},
 		{"inbox append", h.InboxPath("s1"), func() error { return h.Enqueue("s1", &Input{Kind: InputPrompt, Text: "x"}) }},
 		{"inbox read", h.InboxPath("s1"), func() error { _, err := h.ReadInbox("s1", 0); return err }},
@@ -42,7 +45,7 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 		{"owner lock probed", h.LockPath("s1"), func() error { _, err := h.OwnerAlive("s1"); return err }},
 		{"record lock taken", h.RecordLockPath("s1"), func() error { _, err := h.LockRecord("s1"); return err }},
 		{"owner.out opened", h.OwnerOutPath("s1"), func() error { _, err := h.OpenOwnerOut("s1"); return err }},
-		{"prompt handoff read", h.PromptHandoffPath("s1"), func() error { _, _, err := h.ReadPromptHandoff("s1"); return err }},
+		{"prompt handoff read", h.PromptHandoffPath("s1"), func() error { _, _, err := h.readPromptHandoff("s1"); return err }},
 		{"recap digest read", h.DigestPath("s1"), func() error { _, err := h.ReadDigest("s1"); return err }},
 	}
 	for _, a := range attempts {
@@ -50,7 +53,7 @@ func TestSessionFiles_SymlinksAreRefusedForReadingAndWriting(t *testing.T) {
 			link(a.path)
 			defer os.Remove(a.path)
 			err := a.do()
-			if !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), a.path) {
+			if !errors.Is(err, safefile.ErrSymlink) || !strings.Contains(err.Error(), a.path) {
 				t.Fatalf("got %v, want a refusal naming %s", err, a.path)
 			}
 			if b, _ := os.ReadFile(outside); string(b) != original {
@@ -70,9 +73,9 @@ func TestSessionFiles_DanglingLinksAreNeitherFollowedNorCreated(t *testing.T) {
 		{"s1.owner.lock", func(h *Home) error { _, err := h.OwnerAlive("s1"); return err }},
 		{"s1.record.lock", func(h *Home) error { _, err := h.UpdateSession("s1", func(*Session) error { return nil }); return err }},
 		{"s1.owner.out", func(h *Home) error { _, err := h.OpenOwnerOut("s1"); return err }},
-		{"s1.prompt", func(h *Home) error { _, _, err := h.ReadPromptHandoff("s1"); return err }},
+		{"s1.prompt", func(h *Home) error { _, _, err := h.readPromptHandoff("s1"); return err }},
 		{"s1.inbox.jsonl", func(h *Home) error { return h.Enqueue("s1", &Input{Kind: InputPrompt, Text: "x"}) }},
-		{"s1.jsonl", func(h *Home) error { _, _, err := h.OpenLog("s1", OpenLogOptions{}); return err }},
+		{"s1.jsonl", func(h *Home) error { _, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{}); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -87,7 +90,7 @@ func TestSessionFiles_DanglingLinksAreNeitherFollowedNorCreated(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = tc.do(h)
-			if !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+			if !errors.Is(err, safefile.ErrSymlink) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("got %v, want a one-line refusal naming %s", err, path)
 			}
 			if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // A reader of a record (another kandev following the session) has it open
@@ -14,10 +16,10 @@ import (
 // handle holds open cannot be replaced.
 func TestWriteFileAtomic_ReplacesAFileAReaderHasOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.json")
-	if err := WriteFileAtomic(path, []byte(`{"v":1}`)); err != nil {
+	if err := safefile.WriteFileAtomic(path, []byte(`{"v":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	r, err := openSessionFile(path, os.O_RDONLY, 0)
+	r, err := safefile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func TestWriteFileAtomic_ReplacesAFileAReaderHasOpen(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		r.Close()
 	}()
-	if err := WriteFileAtomic(path, []byte(`{"v":2}`)); err != nil {
+	if err := safefile.WriteFileAtomic(path, []byte(`{"v":2}`)); err != nil {
 		t.Fatalf("replacing a record a reader had open for 100 ms failed: %v", err)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != `{"v":2}` {

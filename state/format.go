@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kandev/kandev/internal/safefile"
+
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -85,7 +87,7 @@ func (h *Home) checkFormat() error {
 		return &NewerFormatError{What: "kandev home " + h.Dir, Format: n}
 	}
 	if n < Format {
-		_ = WriteFileAtomic(h.FormatPath(), []byte(strconv.Itoa(Format)+"\n"))
+		_ = safefile.WriteFileAtomic(h.FormatPath(), []byte(strconv.Itoa(Format)+"\n"))
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestOpenHome_WritesItsFormatOnFirstUsePrivately(t *testing.T) {
@@ -149,7 +151,7 @@ func TestSession_RecordOfANewerFormatIsRefusedNeverRewritten(t *testing.T) {
 	if b, _ := os.ReadFile(h.RecordPath("new")); string(b) != body {
 		t.Fatalf("the newer record was rewritten: %s", b)
 	}
-	ss, rep, err := h.ListSessionsReport()
+	ss, rep, err := h.listSessionsReport()
 	if err != nil || len(ss) != 1 || ss[0].ID != "cur" || rep.Newer != 1 || rep.NewerFormat != 99 {
 		t.Fatalf("list: %d sessions, %+v, %v", len(ss), rep, err)
 	}
@@ -159,7 +161,7 @@ func TestScanLog_KeepsAndCountsEventsOfUnknownTypes(t *testing.T) {
 	h, _ := OpenHome(t.TempDir())
 	line := `{"seq":2,"timestamp":"2026-01-01T00:00:00Z","type":"teleport","session_id":"s","epoch":3,"to_seq":1}`
 	os.WriteFile(h.LogPath("s"), []byte(`{"seq":1,"timestamp":"2026-01-01T00:00:00Z","type":"state","session_id":"s","state":"RUNNING"}`+"\n"+line+"\n"), 0o600)
-	evs, rep, err := ReadAll(h.LogPath("s"))
+	evs, rep, err := eventlog.ReadAll(h.LogPath("s"))
 	if err != nil || rep.Problems() != "" {
 		t.Fatal(err, rep)
 	}

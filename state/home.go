@@ -1,8 +1,3 @@
-// Package state owns everything kandev keeps under $KANDEV_HOME: the
-// append-only event log of each session, the session record, the owner lock,
-// the inbox of queued inputs and the attach lease. Every file it creates is
-// 0600 and every directory 0700; a record is replaced atomically, so a crash
-// at any instant leaves the old or the new one, never a mix.
 package state
 
 import (
@@ -11,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
 // Typed errors that commands map to exit codes in one place.
 var (
-	ErrNotFound    = errors.New("not found")
+	ErrNotFound    = eventlog.ErrNotFound
 	ErrAmbiguous   = errors.New("ambiguous")
 	ErrInvalidID   = errors.New("invalid session id")
 	ErrLeaseHeld   = errors.New("lease held by another holder")

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestOpenLog_AHostileSeqOnTheLastLineNeitherRepeatsNorOverflowsTheNumbering(t *testing.T) {
@@ -24,15 +26,15 @@ func TestOpenLog_AHostileSeqOnTheLastLineNeitherRepeatsNorOverflowsTheNumbering(
 			log.WriteString(hostile)
 			os.WriteFile(h.LogPath("s1"), log.Bytes(), 0o600)
 
-			l, _, err := h.OpenLog("s1", OpenLogOptions{})
+			l, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := l.Append(&Event{Type: EventTurnStarted, TurnID: "t1"}, &Event{Type: EventTurnEnded, TurnID: "t1"}); err != nil {
+			if err := l.Append(&eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: "t1"}, &eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: "t1"}); err != nil {
 				t.Fatal(err)
 			}
 			l.Close()
-			evs, rep, err := ReadAll(h.LogPath("s1"))
+			evs, rep, err := eventlog.ReadAll(h.LogPath("s1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +52,7 @@ func TestOpenLog_AHostileSeqOnTheLastLineNeitherRepeatsNorOverflowsTheNumbering(
 			if b, _ := os.ReadFile(h.LogPath("s1")); !bytes.Contains(b, []byte(hostile)) {
 				t.Fatal("the hostile line was lost: a log is never rewritten")
 			}
-			health, err := InspectLog(h.LogPath("s1"))
+			health, err := eventlog.InspectLog(h.LogPath("s1"))
 			if err != nil || len(health.CorruptLines) != 1 || health.CorruptAfter[0] != 3 || len(health.SeqFaults) != 0 || health.SeqGaps != 0 || health.Events != 5 {
 				t.Fatalf("doctor's reading: %+v, %v", health, err)
 			}
@@ -67,10 +69,13 @@ func TestReadBackward_ReportsACorruptLineInTheMiddleByTheSeqBeforeIt(t *testing.
 		"{not json\n" + `{"seq":3,"type":"state","session_id":"s1"}` + "\n"
 	os.WriteFile(h.LogPath("s1"), []byte(lines), 0o600)
 	want := int64(len(lines) - len(`{"seq":3,"type":"state","session_id":"s1"}`+"\n") - len("{not json\n"))
-	for name, read := range map[string]func() (ReadReport, error){
-		"ReadLast": func() (ReadReport, error) { _, rep, err := ReadLast(h.LogPath("s1"), 10, nil); return rep, err },
-		"ScanEventsBackward": func() (ReadReport, error) {
-			return ScanEventsBackward(h.LogPath("s1"), func(Event, []byte) bool { return true })
+	for name, read := range map[string]func() (eventlog.ReadReport, error){
+		"ReadLast": func() (eventlog.ReadReport, error) {
+			_, rep, err := eventlog.ReadLast(h.LogPath("s1"), 10, nil)
+			return rep, err
+		},
+		"ScanEventsBackward": func() (eventlog.ReadReport, error) {
+			return eventlog.ScanEventsBackward(h.LogPath("s1"), func(eventlog.Event, []byte) bool { return true })
 		},
 	} {
 		rep, err := read()
@@ -157,10 +162,10 @@ func TestOffsetAfterSeq_PassesOverALineWithAHostileSeq(t *testing.T) {
 	hostile := `{"seq":9223372036854775807,"type":"state","session_id":"s1"}` + "\n"
 	two := `{"seq":2,"type":"state","session_id":"s1"}` + "\n"
 	os.WriteFile(h.LogPath("s1"), []byte(one+hostile+two), 0o600)
-	if off, err := OffsetAfterSeq(h.LogPath("s1"), 2); err != nil || off != int64(len(one+hostile+two)) {
+	if off, err := eventlog.OffsetAfterSeq(h.LogPath("s1"), 2); err != nil || off != int64(len(one+hostile+two)) {
 		t.Fatalf("offset after seq 2 = %d, %v; want %d", off, err, len(one+hostile+two))
 	}
-	if off, _ := OffsetAfterSeq(h.LogPath("s1"), 1); off != int64(len(one)) {
+	if off, _ := eventlog.OffsetAfterSeq(h.LogPath("s1"), 1); off != int64(len(one)) {
 		t.Fatalf("offset after seq 1 = %d", off)
 	}
 }

@@ -18,7 +18,7 @@ func (h *Home) EnqueueOnce(id string, in *Input) (existing bool, err error) {
 		return false, h.Enqueue(id, in)
 	}
 	if in.ID == "" {
-		in.ID = NewInputID()
+		in.ID = newInputID()
 	}
 	if in.QueuedAt.IsZero() {
 		in.QueuedAt = time.Now().UTC()
@@ -41,15 +41,15 @@ func (h *Home) EnqueueOnce(id string, in *Input) (existing bool, err error) {
 	return false, h.enqueueLocked(id, in)
 }
 
-// StartKeysLockPath is the lock that orders kandev start --key across processes.
-func (h *Home) StartKeysLockPath() string { return filepath.Join(h.Dir, "start-keys.lock") }
+// startKeysLockPath is the lock that orders kandev start --key across processes.
+func (h *Home) startKeysLockPath() string { return filepath.Join(h.Dir, "start-keys.lock") }
 
 // ReserveStartKey finds the session started with key (kandev start --key),
 // or, when there is none, calls create, which must create the session with
 // StartKey set, all under one home-wide lock: of any number of starts with
 // one key, exactly one creates a session; every other gets it.
 func (h *Home) ReserveStartKey(key string, create func() (*Session, error)) (s *Session, existing bool, err error) {
-	fl := newLock(h.StartKeysLockPath())
+	fl := newLock(h.startKeysLockPath())
 	if err := fl.Lock(); err != nil {
 		return nil, false, fmt.Errorf("lock %s: %w", fl.Path(), lockFileError(fl.Path(), err))
 	}

@@ -13,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // Input kinds queued in a session's inbox.
@@ -116,11 +120,11 @@ type Asker struct {
 // ThisAsker is the asker that is this process.
 func ThisAsker() *Asker {
 	pid := os.Getpid()
-	return &Asker{PID: pid, Start: ProcessStart(pid)}
+	return &Asker{PID: pid, Start: proc.ProcessStart(pid)}
 }
 
 // Alive reports whether the asker still runs.
-func (a *Asker) Alive() bool { return a != nil && ProcessAlive(a.PID, a.Start) }
+func (a *Asker) Alive() bool { return a != nil && proc.ProcessAlive(a.PID, a.Start) }
 
 // String is the asker as a flag value (PID:START), ParseAsker's input.
 func (a *Asker) String() string { return strconv.Itoa(a.PID) + ":" + a.Start }
@@ -145,8 +149,8 @@ func NewRequestID() string {
 	return "rq-" + hex.EncodeToString(b[:])
 }
 
-// NewInputID returns a fresh inbox input id.
-func NewInputID() string {
+// newInputID returns a fresh inbox input id.
+func newInputID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return "in-" + hex.EncodeToString(b[:])
@@ -157,7 +161,7 @@ func NewInputID() string {
 // interleave.
 func (h *Home) Enqueue(id string, in *Input) error {
 	if in.ID == "" {
-		in.ID = NewInputID()
+		in.ID = newInputID()
 	}
 	if in.QueuedAt.IsZero() {
 		in.QueuedAt = time.Now().UTC()
@@ -176,17 +180,17 @@ func (h *Home) enqueueLocked(id string, in *Input) error {
 		return err // a queued prompt is bounded as a sent one is: never queued at all
 	}
 	path := h.InboxPath(id)
-	f, err := openSessionFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+	f, err := safefile.Open(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
 		return fmt.Errorf("open inbox of %s: %w", id, err)
 	}
 	defer f.Close()
 	b, _ := json.Marshal(in)
-	if err := appendWhole(f, path, append(b, '\n')); err != nil {
+	if err := safefile.AppendWhole(f, path, append(b, '\n')); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, bareCause(err))
+		return fmt.Errorf("sync %s: %w", path, safefile.BareCause(err))
 	}
 	return nil
 }
@@ -195,7 +199,7 @@ func (h *Home) enqueueLocked(id string, in *Input) error {
 // arrival order. An unterminated last line (an enqueue in progress or torn)
 // is left for later.
 func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
-	f, err := openSessionFile(h.InboxPath(id), os.O_RDONLY, 0)
+	f, err := safefile.Open(h.InboxPath(id), os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
@@ -210,7 +214,7 @@ func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
 	var out []Input
 	off := from
 	for {
-		line, err := ReadLine(r)
+		line, err := eventlog.ReadLine(r)
 		if len(line) > 0 && line[len(line)-1] == '\n' {
 			off += int64(len(line))
 			var in Input
@@ -251,7 +255,7 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	}
 	defer unlock()
 	path := h.InboxPath(id)
-	f, err := openSessionFile(path, os.O_RDWR, 0)
+	f, err := safefile.Open(path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("open inbox of %s: %w", id, err)
 	}
@@ -259,7 +263,7 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	n := in.Offset - in.Start
 	old := make([]byte, n)
 	if _, err := f.ReadAt(old, in.Start); err != nil {
-		return fmt.Errorf("read %s: %w", path, bareCause(err))
+		return fmt.Errorf("read %s: %w", path, safefile.BareCause(err))
 	}
 	var cur Input
 	if json.Unmarshal(old, &cur) != nil || cur.ID != in.ID {
@@ -276,10 +280,10 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	line := append(b, bytes.Repeat([]byte{' '}, int(n)-len(b)-1)...)
 	line = append(line, '\n')
 	if _, err := f.WriteAt(line, in.Start); err != nil {
-		return fmt.Errorf("scrub %s: %w", path, bareCause(err))
+		return fmt.Errorf("scrub %s: %w", path, safefile.BareCause(err))
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, bareCause(err))
+		return fmt.Errorf("sync %s: %w", path, safefile.BareCause(err))
 	}
 	return nil
 }

@@ -7,6 +7,14 @@ import (
 	"os"
 	"os/user"
 	"time"
+
+	"github.com/kandev/kandev/internal/safefile"
+)
+
+// A lease's default and longest time to live, in seconds (a day).
+const (
+	DefaultTTLSeconds = 900
+	MaxTTLSeconds     = 86400
 )
 
 // Lease is a holder's time-bounded claim to drive a session (see docs/resume.md).
@@ -100,7 +108,7 @@ func ValidateTTL(seconds int64, def int) (time.Duration, error) {
 
 // ReadLease returns the session's lease, nil when there is none.
 func (h *Home) ReadLease(id string) (*Lease, error) {
-	b, err := readRecordFile(atCWD, "", h.LeasePath(id), nil)
+	b, err := safefile.ReadRecordFile(safefile.AtCWD, "", h.LeasePath(id), nil)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -135,7 +143,7 @@ func (h *Home) Attach(id, holder string, ttl time.Duration, now time.Time) (*Lea
 		l.AttachedAt = cur.AttachedAt // a renewal keeps when the holder attached
 	}
 	b, _ := json.Marshal(l)
-	return l, WriteFileAtomic(h.LeasePath(id), append(b, '\n'))
+	return l, safefile.WriteFileAtomic(h.LeasePath(id), append(b, '\n'))
 }
 
 // Detach releases holder's lease; releasing a lease one does not hold is an error.

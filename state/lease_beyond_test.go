@@ -25,3 +25,32 @@ func TestLease_OneEndingBeyondTheMaximumBindsNobody(t *testing.T) {
 		}
 	}
 }
+
+func TestAttach_SameHolderRenewsOtherHolderConflictsExpiredIsTakenOver(t *testing.T) {
+	h, _ := OpenHome(t.TempDir())
+	h.CreateSession(&Session{ID: "s", State: StateWaitingForInput})
+	now := time.Now()
+	if _, err := h.Attach("s", "a", time.Minute, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Attach("s", "a", time.Minute, now.Add(time.Second)); err != nil {
+		t.Fatalf("renewal: %v", err)
+	}
+	_, err := h.Attach("s", "b", time.Minute, now.Add(2*time.Second))
+	var held *LeaseHeldError
+	if !isErr(err, ErrLeaseHeld) || !asLease(err, &held) || held.Lease.AttachedTo != "a" {
+		t.Fatalf("other holder: %v", err)
+	}
+	if _, err := h.Attach("s", "b", time.Minute, now.Add(2*time.Minute)); err != nil {
+		t.Fatalf("expired lease not taken over: %v", err)
+	}
+	if err := h.Detach("s", "a", now.Add(2*time.Minute)); !isErr(err, ErrLeaseHeld) {
+		t.Fatalf("detaching someone else's lease: %v", err)
+	}
+	if err := h.Detach("s", "b", now.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := h.ReadLease("s"); l != nil {
+		t.Fatalf("lease left after detach: %+v", l)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // StaleTempAge is how old a temp file of an atomic write must be before it
@@ -60,6 +62,6 @@ func (h *Home) IsImportLeftover(id string, log []byte) bool {
 	if _, err := os.Lstat(h.RecordPath(id)); !errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	have, err := readSessionFile(h.LogPath(id))
+	have, err := safefile.ReadFile(h.LogPath(id))
 	return err == nil && bytes.Equal(have, log)
 }

@@ -6,10 +6,6 @@ import "time"
 // limit was reached.
 const StopRateLimited = "rate_limited"
 
-// BadgeWaitingForLimit: the last turn hit the agent's usage limit and
-// nothing has run since.
-const BadgeWaitingForLimit = "waiting-for-limit"
-
 // UsageLimit is the agent's usage limit that ended the session's last turn,
 // kept on the record until the next turn starts.
 type UsageLimit struct {
@@ -41,17 +37,4 @@ type ScheduledRecover struct {
 	// (a process killed meanwhile); Via and Handle are unknown until
 	// schedule.Settle finds the job, or finds there is none.
 	Pending bool `json:"pending,omitempty"`
-}
-
-// LimitLifted reports whether the limit's reset time has passed.
-func LimitLifted(l *UsageLimit, now time.Time) bool {
-	return l != nil && l.ResetAt != nil && !now.Before(*l.ResetAt)
-}
-
-// ResumeAfterLimit decides whether kandev continues a session by itself
-// once its usage limit resets: when asked to (resume_after_limit), when the
-// agent said when, and while fewer than maxInRow such continuations ran in
-// a row (attempts) without a turn that ended otherwise.
-func ResumeAfterLimit(enabled bool, l *UsageLimit, attempts, maxInRow int) bool {
-	return enabled && l != nil && l.ResetAt != nil && attempts < maxInRow
 }

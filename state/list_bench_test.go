@@ -2,7 +2,6 @@ package state
 
 import (
 	"testing"
-	"time"
 
 	"github.com/kandev/kandev/internal/testlog"
 )
@@ -24,19 +23,6 @@ func benchListSessions(b *testing.B, n int) {
 
 func BenchmarkListSessions_1000(b *testing.B)  { benchListSessions(b, 1_000) }
 func BenchmarkListSessions_10000(b *testing.B) { benchListSessions(b, 10_000) }
-
-// BenchmarkVerdict is the pure part of status and of every list row: the
-// verdict and the badge of one record.
-func BenchmarkVerdict(b *testing.B) {
-	s := &Session{ID: "x", State: StateRunning, CurrentTurn: "t3", ResumeToken: "tok", AgentLaunched: true}
-	obs := Observation{Now: time.Now()}
-	b.ReportAllocs()
-	for b.Loop() {
-		if v := Decide(s, obs); !v.NeedsResume || Badge(s, false) != BadgeNeedsResume {
-			b.Fatal(v)
-		}
-	}
-}
 
 // BenchmarkOwnerAlive is the lock probe list makes for every live session.
 func BenchmarkOwnerAlive(b *testing.B) {

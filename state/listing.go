@@ -10,13 +10,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/tidwall/gjson"
 )
 
-// ListReport says which records a listing left out: those a newer kandev
+// listReport says which records a listing left out: those a newer kandev
 // wrote, and those that do not load for another reason (corrupt JSON,
 // unreadable, ...), by id. A record removed while listing is neither.
-type ListReport struct {
+type listReport struct {
 	Newer       int // how many
 	NewerFormat int // the highest format among them
 	Unreadable  []UnreadableRecord
@@ -34,17 +35,17 @@ type UnreadableRecord struct {
 	Problem string `json:"problem"`
 }
 
-// ListSessionsReport is ListSessions, and what it left out.
-func (h *Home) ListSessionsReport() ([]*Session, ListReport, error) {
+// listSessionsReport is ListSessions, and what it left out.
+func (h *Home) listSessionsReport() ([]*Session, listReport, error) {
 	return h.ListSessionsWhere(nil)
 }
 
-// ListSessionsWhere is ListSessionsReport of the sessions whose state keep
+// ListSessionsWhere is listSessionsReport of the sessions whose state keep
 // accepts (nil: all). A valid record whose state keep refuses is read only
 // as far as its state, id and format, so the report says the same of every
-// record as ListSessionsReport's does: a listing that shows only some
+// record as listSessionsReport's does: a listing that shows only some
 // states (list --resumable, --state) decodes only those sessions.
-func (h *Home) ListSessionsWhere(keep func(state string) bool) ([]*Session, ListReport, error) {
+func (h *Home) ListSessionsWhere(keep func(state string) bool) ([]*Session, listReport, error) {
 	type loaded struct {
 		id  string
 		s   *Session
@@ -63,9 +64,9 @@ func (h *Home) ListSessionsWhere(keep func(state string) bool) ([]*Session, List
 		return loaded{id, s, err}, !errors.Is(err, ErrNotFound) // removed while listing: not there
 	})
 	if err != nil {
-		return nil, ListReport{}, err
+		return nil, listReport{}, err
 	}
-	rep := ListReport{Leases: leases}
+	rep := listReport{Leases: leases}
 	out := make([]*Session, 0, len(all))
 	for _, l := range all {
 		var nf *NewerFormatError
@@ -124,7 +125,7 @@ func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, boo
 				continue
 			}
 			var err error
-			buf, err = readRecordFile(dirfd, dirPath, name, buf[:0])
+			buf, err = safefile.ReadRecordFile(dirfd, dirPath, name, buf[:0])
 			if v, keep := fn(id, buf, err); keep {
 				r.out = append(r.out, v)
 			}

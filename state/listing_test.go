@@ -26,7 +26,7 @@ func TestListSessionsWhere_PassesOverRefusedStatesAndReportsTheSameProblems(t *t
 		writeRecord(t, h, id, body)
 	}
 	terminal := func(st string) bool { return !IsTerminal(st) }
-	all, allRep, err := h.ListSessionsReport()
+	all, allRep, err := h.listSessionsReport()
 	if err != nil {
 		t.Fatal(err)
 	}

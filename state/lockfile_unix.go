@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/kandev/kandev/internal/safefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,7 +30,7 @@ var lockOpenFlags = func() int {
 func lockFileError(path string, err error) error {
 	if errors.Is(err, unix.ELOOP) {
 		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
-			return fmt.Errorf("session file %s %w: kandev refuses to follow it; remove the link", path, ErrSymlink)
+			return fmt.Errorf("session file %s %w: kandev refuses to follow it; remove the link", path, safefile.ErrSymlink)
 		}
 	}
 	return err

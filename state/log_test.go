@@ -7,15 +7,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
-func newLog(t testing.TB) (*Home, *EventLog) {
+func newLog(t testing.TB) (*Home, *eventlog.EventLog) {
 	t.Helper()
 	h, err := OpenHome(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _, err := h.OpenLog("s1", OpenLogOptions{})
+	l, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,20 +28,20 @@ func newLog(t testing.TB) (*Home, *EventLog) {
 func TestEventLog_AssignsSeqWithoutGapsAcrossReopen(t *testing.T) {
 	h, l := newLog(t)
 	for i := 0; i < 3; i++ {
-		if err := l.Append(&Event{Type: EventAgentMessage, Content: fmt.Sprint(i)}); err != nil {
+		if err := l.Append(&eventlog.Event{Type: eventlog.EventAgentMessage, Content: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	l.Close()
-	l2, _, err := h.OpenLog("s1", OpenLogOptions{})
+	l2, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l2.AppendSync(&Event{Type: EventTurnEnded}, &Event{Type: EventState}); err != nil {
+	if err := l2.AppendSync(&eventlog.Event{Type: eventlog.EventTurnEnded}, &eventlog.Event{Type: eventlog.EventState}); err != nil {
 		t.Fatal(err)
 	}
 	l2.Close()
-	evs, rep, err := ReadAll(h.LogPath("s1"))
+	evs, rep, err := eventlog.ReadAll(h.LogPath("s1"))
 	if err != nil || rep.Problems() != "" {
 		t.Fatal(err, rep)
 	}
@@ -56,7 +58,7 @@ func TestEventLog_AssignsSeqWithoutGapsAcrossReopen(t *testing.T) {
 func TestEventLog_FilesArePrivate(t *testing.T) {
 	skipOnWindows(t, "it has no unix mode bits; the home is private by the user profile's access list")
 	h, l := newLog(t)
-	l.AppendSync(&Event{Type: EventState})
+	l.AppendSync(&eventlog.Event{Type: eventlog.EventState})
 	l.Close()
 	st, _ := os.Stat(h.LogPath("s1"))
 	if st.Mode().Perm() != 0o600 {
@@ -70,28 +72,28 @@ func TestEventLog_FilesArePrivate(t *testing.T) {
 
 func TestReaders_SkipAndReportTornLastLine(t *testing.T) {
 	h, l := newLog(t)
-	l.Append(&Event{Type: EventState}, &Event{Type: EventState})
+	l.Append(&eventlog.Event{Type: eventlog.EventState}, &eventlog.Event{Type: eventlog.EventState})
 	l.Close()
 	f, _ := os.OpenFile(h.LogPath("s1"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"seq":3,"type":"sta`)
 	f.Close()
 
-	evs, rep, err := ReadAll(h.LogPath("s1"))
+	evs, rep, err := eventlog.ReadAll(h.LogPath("s1"))
 	if err != nil || len(evs) != 2 || rep.TornBytes != int64(len(`{"seq":3,"type":"sta`)) {
 		t.Fatalf("forward: %d events, report %+v, err %v", len(evs), rep, err)
 	}
-	last, rep, err := ReadLast(h.LogPath("s1"), 10, nil)
+	last, rep, err := eventlog.ReadLast(h.LogPath("s1"), 10, nil)
 	if err != nil || len(last) != 2 || rep.TornBytes == 0 {
 		t.Fatalf("backward: %d events, report %+v, err %v", len(last), rep, err)
 	}
 	// The owner truncates it on open and continues the sequence.
-	l2, torn, err := h.OpenLog("s1", OpenLogOptions{})
+	l2, torn, err := h.OpenLog("s1", eventlog.OpenLogOptions{})
 	if err != nil || torn == 0 {
 		t.Fatalf("torn=%d err=%v", torn, err)
 	}
-	l2.Append(&Event{Type: EventState})
+	l2.Append(&eventlog.Event{Type: eventlog.EventState})
 	l2.Close()
-	evs, rep, _ = ReadAll(h.LogPath("s1"))
+	evs, rep, _ = eventlog.ReadAll(h.LogPath("s1"))
 	if len(evs) != 3 || evs[2].Seq != 3 || rep.Problems() != "" {
 		t.Fatalf("after reopen: %+v %+v", evs, rep)
 	}
@@ -99,19 +101,19 @@ func TestReaders_SkipAndReportTornLastLine(t *testing.T) {
 
 func TestReaders_SkipAndReportGarbageInTheMiddle(t *testing.T) {
 	h, l := newLog(t)
-	l.Append(&Event{Type: EventState})
+	l.Append(&eventlog.Event{Type: eventlog.EventState})
 	l.Close()
 	f, _ := os.OpenFile(h.LogPath("s1"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("this is not json\n")
 	f.Close()
-	l2, _, _ := h.OpenLog("s1", OpenLogOptions{})
-	l2.Append(&Event{Type: EventState})
+	l2, _, _ := h.OpenLog("s1", eventlog.OpenLogOptions{})
+	l2.Append(&eventlog.Event{Type: eventlog.EventState})
 	l2.Close()
-	evs, rep, err := ReadAll(h.LogPath("s1"))
+	evs, rep, err := eventlog.ReadAll(h.LogPath("s1"))
 	if err != nil || len(evs) != 2 || len(rep.CorruptLines) != 1 || evs[1].Seq != 2 {
 		t.Fatalf("%d events, report %+v, err %v", len(evs), rep, err)
 	}
-	last, _, _ := ReadLast(h.LogPath("s1"), 5, nil)
+	last, _, _ := eventlog.ReadLast(h.LogPath("s1"), 5, nil)
 	if len(last) != 2 || last[0].Seq != 1 || last[1].Seq != 2 {
 		t.Fatalf("backward: %+v", last)
 	}
@@ -121,11 +123,11 @@ func TestScanBackward_MatchesForwardOrderAcrossChunks(t *testing.T) {
 	h, l := newLog(t)
 	// Lines of varied length, some longer than a read chunk.
 	for i := 0; i < 500; i++ {
-		l.Append(&Event{Type: EventAgentMessage, Content: strings.Repeat("x", (i*977)%(3*backChunk/2))})
+		l.Append(&eventlog.Event{Type: eventlog.EventAgentMessage, Content: strings.Repeat("x", (i*977)%(3*backChunk/2))})
 	}
 	l.Close()
-	fwd, _, _ := ReadAll(h.LogPath("s1"))
-	back, _, _ := ReadLast(h.LogPath("s1"), 1<<30, nil)
+	fwd, _, _ := eventlog.ReadAll(h.LogPath("s1"))
+	back, _, _ := eventlog.ReadLast(h.LogPath("s1"), 1<<30, nil)
 	if len(fwd) != 500 || len(back) != 500 {
 		t.Fatalf("fwd %d back %d", len(fwd), len(back))
 	}
@@ -203,7 +205,7 @@ func TestOwner_OnlyOneOwnerPerSession(t *testing.T) {
 	if alive, _ := h.OwnerAlive("s"); !alive {
 		t.Fatal("probe says no owner while one holds the lock")
 	}
-	if _, err := h.AcquireOwner("s"); !IsOwnerBusy(err) {
+	if _, err := h.AcquireOwner("s"); !isOwnerBusy(err) {
 		t.Fatalf("second owner: %v", err)
 	}
 	o.Release()
@@ -237,15 +239,15 @@ func TestTurnClosed_ATurnEndedByShutdownStillAwaitsItsContinuation(t *testing.T)
 		stop   string
 		closed bool
 	}{
-		{StopEndTurn, true},
-		{StopCancelled, true},
-		{StopUserCanceled, true},
-		{StopShutdown, false},
+		{eventlog.StopEndTurn, true},
+		{eventlog.StopCancelled, true},
+		{eventlog.StopUserCanceled, true},
+		{eventlog.StopShutdown, false},
 	}
 	for _, tc := range cases {
 		h, log := newLog(t)
-		log.Append(&Event{Type: EventTurnStarted, TurnID: "t1"}, &Event{Type: EventTurnEnded, TurnID: "t1", StopReason: tc.stop})
-		if got := TurnClosed(h.LogPath("s1"), "t1"); got != tc.closed {
+		log.Append(&eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: "t1"}, &eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: tc.stop})
+		if got := eventlog.TurnClosed(h.LogPath("s1"), "t1"); got != tc.closed {
 			t.Errorf("turn ended %s: closed %v, want %v", tc.stop, got, tc.closed)
 		}
 	}
@@ -254,14 +256,14 @@ func TestTurnClosed_ATurnEndedByShutdownStillAwaitsItsContinuation(t *testing.T)
 func TestTurnClosed_ATurnThatNeverReachedTheLogIsNothingToResume(t *testing.T) {
 	cases := []struct {
 		name   string
-		events []*Event
+		events []*eventlog.Event
 		closed bool
 	}{
 		{"empty log", nil, true},
-		{"only an earlier turn", []*Event{{Type: EventTurnStarted, TurnID: "t1"}, {Type: EventTurnEnded, TurnID: "t1", StopReason: StopEndTurn}}, true},
-		{"an earlier turn cut off", []*Event{{Type: EventTurnStarted, TurnID: "t1"}, {Type: EventAgentMessage, TurnID: "t1"}}, true},
-		{"the turn started", []*Event{{Type: EventTurnStarted, TurnID: "t2"}}, false},
-		{"the turn streamed", []*Event{{Type: EventTurnStarted, TurnID: "t2"}, {Type: EventAgentMessage, TurnID: "t2"}, {Type: EventState, State: StateRunning}}, false},
+		{"only an earlier turn", []*eventlog.Event{{Type: eventlog.EventTurnStarted, TurnID: "t1"}, {Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: eventlog.StopEndTurn}}, true},
+		{"an earlier turn cut off", []*eventlog.Event{{Type: eventlog.EventTurnStarted, TurnID: "t1"}, {Type: eventlog.EventAgentMessage, TurnID: "t1"}}, true},
+		{"the turn started", []*eventlog.Event{{Type: eventlog.EventTurnStarted, TurnID: "t2"}}, false},
+		{"the turn streamed", []*eventlog.Event{{Type: eventlog.EventTurnStarted, TurnID: "t2"}, {Type: eventlog.EventAgentMessage, TurnID: "t2"}, {Type: eventlog.EventState, State: StateRunning}}, false},
 	}
 	for _, tc := range cases {
 		h, log := newLog(t)
@@ -270,7 +272,7 @@ func TestTurnClosed_ATurnThatNeverReachedTheLogIsNothingToResume(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := TurnClosed(h.LogPath("s1"), "t2"); got != tc.closed {
+		if got := eventlog.TurnClosed(h.LogPath("s1"), "t2"); got != tc.closed {
 			t.Errorf("%s: closed %v, want %v", tc.name, got, tc.closed)
 		}
 	}
@@ -278,9 +280,9 @@ func TestTurnClosed_ATurnThatNeverReachedTheLogIsNothingToResume(t *testing.T) {
 
 func TestTurnClosed_AStateEventAfterTurnEndedStillReadsAsClosed(t *testing.T) {
 	h, log := newLog(t)
-	log.Append(&Event{Type: EventTurnStarted, TurnID: "t1"}, &Event{Type: EventAgentMessage, TurnID: "t1"},
-		&Event{Type: EventTurnEnded, TurnID: "t1", StopReason: StopEndTurn}, &Event{Type: EventState, TurnID: "t1", State: StateWaitingForInput})
-	if !TurnClosed(h.LogPath("s1"), "t1") {
+	log.Append(&eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: "t1"}, &eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: "t1"},
+		&eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: eventlog.StopEndTurn}, &eventlog.Event{Type: eventlog.EventState, TurnID: "t1", State: StateWaitingForInput})
+	if !eventlog.TurnClosed(h.LogPath("s1"), "t1") {
 		t.Fatal("a turn whose turn_ended is followed by its state event reads as open")
 	}
 }

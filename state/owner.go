@@ -129,27 +129,14 @@ func (h *Home) AwaitAgentGone(ctx context.Context, id string, timeout time.Durat
 	return ok
 }
 
-// HoldAgentLock takes the agent lock at path for the calling process (the
-// agent's supervisor); release (deferred until the agent's tree is gone)
-// keeps it referenced, so that no finalizer closes it sooner. ok is false
-// when it is held elsewhere.
-func HoldAgentLock(path string) (release func(), ok bool) {
-	fl := newLock(path)
-	ok, err := fl.TryLock()
-	if err != nil || !ok {
-		return func() {}, false
-	}
-	return func() { _ = fl.Unlock() }, true
-}
-
 // newLock is the flock of a session's lock file at path, opened with
 // lockOpenFlags: a symbolic link there is refused, never followed.
 func newLock(path string) *flock.Flock {
 	return flock.New(path, flock.SetPermissions(filePerm), flock.SetFlag(lockOpenFlags))
 }
 
-// IsOwnerBusy reports whether err says another process owns the session.
-func IsOwnerBusy(err error) bool { return errors.Is(err, ErrOwnerBusy) }
+// isOwnerBusy reports whether err says another process owns the session.
+func isOwnerBusy(err error) bool { return errors.Is(err, ErrOwnerBusy) }
 
 // LockWarmPool takes the home's warm.lock, which orders owners that start
 // to linger, so that two of them never both see room for one more (the

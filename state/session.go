@@ -9,14 +9,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/safefile"
+	"github.com/kandev/kandev/internal/worktree"
 )
+
+// ErrRecordID is a session record whose id field is not its file name.
+// Paths are built from ids, so such a record is refused rather than used.
+var ErrRecordID = errors.New("a record's id must be its file name (fix the id field or move the file out of the home)")
 
 // Session states (see docs/resume.md).
 const (
@@ -27,16 +33,6 @@ const (
 	StateCompleted       = "COMPLETED"
 	StateFailed          = "FAILED"
 	StateCancelled       = "CANCELLED"
-)
-
-// Stop reasons kandev adds to the ACP ones.
-const (
-	StopShutdown     = "shutdown"
-	StopUserCanceled = "user_canceled"
-	StopError        = "error"
-	StopProcessExit  = "process_exit"
-	StopCancelled    = "cancelled"
-	StopEndTurn      = "end_turn"
 )
 
 // IsTerminal reports whether state blocks resume.
@@ -74,19 +70,19 @@ type Session struct {
 	Title  string `json:"title"`
 	// TitleNamed: the person named the session (start or fork --title,
 	// kandev set --title), so a title the agent sends does not replace it.
-	TitleNamed     bool      `json:"title_named,omitempty"`
-	Workspace      string    `json:"workspace"`
-	Cwd            string    `json:"cwd"`
-	Agent          string    `json:"agent"`
-	State          string    `json:"state"`
-	TaskState      string    `json:"task_state"`
-	StopReason     string    `json:"stop_reason"`
-	ParentID       string    `json:"parent_id"`
-	CreatedAt      time.Time `json:"created_at"`
-	LastActivityAt time.Time `json:"last_activity_at"`
-	ResumeToken    string    `json:"resume_token"`
-	Worktree       *Worktree `json:"worktree"`
-	ErrorMessage   string    `json:"error_message"`
+	TitleNamed     bool               `json:"title_named,omitempty"`
+	Workspace      string             `json:"workspace"`
+	Cwd            string             `json:"cwd"`
+	Agent          string             `json:"agent"`
+	State          string             `json:"state"`
+	TaskState      string             `json:"task_state"`
+	StopReason     string             `json:"stop_reason"`
+	ParentID       string             `json:"parent_id"`
+	CreatedAt      time.Time          `json:"created_at"`
+	LastActivityAt time.Time          `json:"last_activity_at"`
+	ResumeToken    string             `json:"resume_token"`
+	Worktree       *worktree.Worktree `json:"worktree"`
+	ErrorMessage   string             `json:"error_message"`
 	// ForkedAt is the seq of the parent's log this session was forked at
 	// (0: not a fork); its log starts with a copy of the parent's
 	// conversation up to there.
@@ -96,7 +92,7 @@ type Session struct {
 	Epoch int `json:"epoch,omitempty"`
 	// RewindPending is a rewind recorded here but perhaps not yet in the
 	// log: the next command that owns the session appends its fence.
-	RewindPending *Rewind `json:"rewind_pending,omitempty"`
+	RewindPending *eventlog.Rewind `json:"rewind_pending,omitempty"`
 
 	// AgentCommand is the command line the session's agent was launched with;
 	// a change pauses automatic continuation.
@@ -205,7 +201,7 @@ func (h *Home) CreateSession(s *Session) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(h.RecordPath(s.ID), b)
+	return safefile.WriteFileAtomic(h.RecordPath(s.ID), b)
 }
 
 // recordBufs are read buffers for records (and leases), reused across the
@@ -219,7 +215,7 @@ func (h *Home) LoadSession(id string) (*Session, error) {
 	}
 	buf := recordBufs.Get().(*[]byte)
 	defer recordBufs.Put(buf)
-	b, err := readRecordFile(atCWD, "", h.RecordPath(id), (*buf)[:0])
+	b, err := safefile.ReadRecordFile(safefile.AtCWD, "", h.RecordPath(id), (*buf)[:0])
 	*buf = b // recordFrom copies what it keeps: the buffer serves the next record
 	return h.recordFrom(id, b, err)
 }
@@ -236,7 +232,7 @@ func (h *Home) recordFrom(id string, b []byte, err error) (*Session, error) {
 	var s Session
 	err = decodeRecord(b, &s)
 	if err != nil { // perhaps a short read of a file edited in place: read it whole
-		if b, err = readSessionFile(h.RecordPath(id)); err == nil {
+		if b, err = safefile.ReadFile(h.RecordPath(id)); err == nil {
 			s = Session{}
 			err = decodeRecord(b, &s)
 		}
@@ -283,7 +279,7 @@ func (h *Home) UpdateSession(id string, fn func(*Session) error) (*Session, erro
 	if bytes.Equal(before, after) {
 		return s, nil
 	}
-	if err := WriteFileAtomic(h.RecordPath(id), after); err != nil {
+	if err := safefile.WriteFileAtomic(h.RecordPath(id), after); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -301,31 +297,8 @@ func (h *Home) LockRecord(id string) (func(), error) {
 
 // ListSessions returns every readable session record, newest activity first.
 func (h *Home) ListSessions() ([]*Session, error) {
-	ss, _, err := h.ListSessionsReport()
+	ss, _, err := h.listSessionsReport()
 	return ss, err
-}
-
-// ForEach calls fn(i) for every i in [0, n) on up to GOMAXPROCS goroutines
-// and returns when all calls have. Reading thousands of small files is
-// system calls and decoding that spread over the cores.
-func ForEach(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), 8, (n+63)/64)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // SortByActivity orders sessions newest activity first (id breaks ties:
@@ -377,47 +350,4 @@ func (h *Home) DeleteSessionFiles(id string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// WriteFileAtomic replaces path with data so that a crash at any instant
-// leaves the old or the new content: temp file, fsync, rename, fsync dir.
-// Every failure (a full disk, a read-only home) is returned, naming path.
-func WriteFileAtomic(path string, data []byte) error {
-	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("write %s: %w", path, bareCause(err))
-	}
-	return nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // no-op after a successful rename
-	if err := tmp.Chmod(filePerm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := renameReplace(name, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

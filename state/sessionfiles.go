@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // OpenOwnerOut opens the session's owner.out for appending (created 0600),
@@ -13,9 +15,9 @@ func (h *Home) OpenOwnerOut(id string) (*os.File, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	f, err := openSessionFile(h.OwnerOutPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, filePerm)
-	if err != nil && !errors.Is(err, ErrSymlink) { // a refusal already names the file
-		err = fmt.Errorf("open %s: %w", h.OwnerOutPath(id), bareCause(err))
+	f, err := safefile.Open(h.OwnerOutPath(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, filePerm)
+	if err != nil && !errors.Is(err, safefile.ErrSymlink) { // a refusal already names the file
+		err = fmt.Errorf("open %s: %w", h.OwnerOutPath(id), safefile.BareCause(err))
 	}
 	if err != nil {
 		return nil, err
@@ -23,14 +25,14 @@ func (h *Home) OpenOwnerOut(id string) (*os.File, error) {
 	return f, nil
 }
 
-// ReadPromptHandoff returns the prompt a command handed to the detached
+// readPromptHandoff returns the prompt a command handed to the detached
 // owner it started; ok is false when there is none. A symbolic link in its
 // place is refused (ErrSymlink), never read.
-func (h *Home) ReadPromptHandoff(id string) (prompt string, ok bool, err error) {
+func (h *Home) readPromptHandoff(id string) (prompt string, ok bool, err error) {
 	if err := ValidateID(id); err != nil {
 		return "", false, err
 	}
-	b, err := readSessionFile(h.PromptHandoffPath(id))
+	b, err := safefile.ReadFile(h.PromptHandoffPath(id))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}
@@ -46,5 +48,5 @@ func (h *Home) ReadDigest(id string) ([]byte, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	return readSessionFile(h.DigestPath(id))
+	return safefile.ReadFile(h.DigestPath(id))
 }

@@ -1,23 +1,12 @@
 package state
 
-// Rewind is an epoch fence: from epoch Epoch on, the conversation is what
-// the log held up to seq ToSeq (0: nothing, a clear).
-type Rewind struct {
-	Epoch int   `json:"epoch"`
-	ToSeq int64 `json:"to_seq"`
-}
-
-// Event is the rewind event that fences the log.
-func (r Rewind) Event() *Event {
-	to := r.ToSeq
-	return &Event{Type: EventRewind, Epoch: r.Epoch, ToSeq: &to}
-}
+import "github.com/kandev/kandev/eventlog"
 
 // BeginRewind records the rewind r in s: the agent's session is dropped (the
 // next prompt starts a fresh one with the resume context of what is kept, or
 // none), an owed continuation and its pause go (an operator decided what
 // comes next), and the fence is pending until it is in the log.
-func (s *Session) BeginRewind(r Rewind) {
+func (s *Session) BeginRewind(r eventlog.Rewind) {
 	s.Epoch = r.Epoch
 	s.RewindPending = &r
 	s.ResumeToken = ""

@@ -1,62 +1,19 @@
 package state
 
-import (
-	"fmt"
-	"math"
-	"strconv"
-)
-
-// Cost is an amount of money in one currency, as agents report it.
-type Cost struct {
-	Amount   float64 `json:"amount"`
-	Currency string  `json:"currency"`
-}
-
-// String renders the cost the way kandev prints money: up to six decimals,
-// trailing zeros dropped ("0.002 USD").
-func (c Cost) String() string {
-	s := strconv.FormatFloat(roundCost(c.Amount), 'f', -1, 64)
-	if c.Currency == "" {
-		return s
-	}
-	return s + " " + c.Currency
-}
-
-// Rounded is c without the float noise that sums of figures carry.
-func (c Cost) Rounded() Cost { return Cost{Amount: roundCost(c.Amount), Currency: c.Currency} }
-
-// roundCost keeps six decimals: sums of agent figures carry float noise
-// below a millionth that no one wants to read.
-func roundCost(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+import "github.com/kandev/kandev/eventlog"
 
 // costEpsilon absorbs float noise when a total is compared with a cap.
 const costEpsilon = 1e-9
-
-// Tokens are a prompt response's token counts for its turn.
-type Tokens struct {
-	Input       int64 `json:"input"`
-	Output      int64 `json:"output"`
-	Total       int64 `json:"total"`
-	CachedRead  int64 `json:"cached_read,omitempty"`
-	CachedWrite int64 `json:"cached_write,omitempty"`
-	Thought     int64 `json:"thought,omitempty"`
-}
-
-// Add sums two token counts.
-func (t Tokens) Add(o Tokens) Tokens {
-	return Tokens{Input: t.Input + o.Input, Output: t.Output + o.Output, Total: t.Total + o.Total,
-		CachedRead: t.CachedRead + o.CachedRead, CachedWrite: t.CachedWrite + o.CachedWrite, Thought: t.Thought + o.Thought}
-}
 
 // UsageTotals are a session's usage as its log says, kept in the record
 // (status and list show them): the context window as last reported, the
 // money spent and the tokens counted over the whole session.
 type UsageTotals struct {
-	Used           int64   `json:"used"`           // tokens in the agent's context, last reported
-	Size           int64   `json:"size"`           // the agent's context window, last reported
-	Cost           *Cost   `json:"cost,omitempty"` // spent over the whole session
-	Tokens         *Tokens `json:"tokens,omitempty"`
-	TurnsWithUsage int     `json:"turns_with_usage"`
+	Used           int64            `json:"used"`           // tokens in the agent's context, last reported
+	Size           int64            `json:"size"`           // the agent's context window, last reported
+	Cost           *eventlog.Cost   `json:"cost,omitempty"` // spent over the whole session
+	Tokens         *eventlog.Tokens `json:"tokens,omitempty"`
+	TurnsWithUsage int              `json:"turns_with_usage"`
 }
 
 // UsageCount is the bookkeeping behind UsageTotals.Cost. Agents report the
@@ -77,7 +34,7 @@ type UsageCount struct {
 // session, starts a new count: the agent counted again from zero. The total
 // is the closed counts plus the running count's latest figure, so within one
 // count the total equals what the agent reports.
-func (s *Session) AccountUsage(e *Event, token string) {
+func (s *Session) AccountUsage(e *eventlog.Event, token string) {
 	u := s.Usage
 	if u == nil {
 		u = &UsageTotals{}
@@ -94,7 +51,7 @@ func (s *Session) AccountUsage(e *Event, token string) {
 		u.Size = *e.Size
 	}
 	if e.Tokens != nil {
-		t := e.Tokens.Add(Tokens{})
+		t := e.Tokens.Add(eventlog.Tokens{})
 		if u.Tokens != nil {
 			t = u.Tokens.Add(*e.Tokens)
 		}
@@ -106,7 +63,7 @@ func (s *Session) AccountUsage(e *Event, token string) {
 			c.Token = token
 		}
 		c.Amount = e.Cost.Amount
-		u.Cost = &Cost{Amount: c.Closed + c.Amount, Currency: e.Cost.Currency}
+		u.Cost = &eventlog.Cost{Amount: c.Closed + c.Amount, Currency: e.Cost.Currency}
 	}
 	if u.Cost != nil {
 		total := *u.Cost
@@ -116,13 +73,4 @@ func (s *Session) AccountUsage(e *Event, token string) {
 		c.LastTurn = e.TurnID
 		u.TurnsWithUsage++
 	}
-}
-
-// CostCapReached says whether the session's spending has reached maxCost
-// (<= 0: no cap), and the message that says so.
-func CostCapReached(u *UsageTotals, maxCost float64) (string, bool) {
-	if maxCost <= 0 || u == nil || u.Cost == nil || u.Cost.Amount < maxCost-costEpsilon {
-		return "", false
-	}
-	return fmt.Sprintf("the session has spent %s of its max_cost %s", u.Cost, Cost{Amount: maxCost, Currency: u.Cost.Currency}), true
 }

@@ -1,13 +1,15 @@
 package state
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"os"
-	"sync"
 	"time"
 
+	"github.com/kandev/kandev/internal/parallel"
+
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/tidwall/gjson"
 )
 
@@ -49,10 +51,10 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 		}
 	} else {
 		all = make([]read, len(ids))
-		ForEach(len(ids), func(i int) {
+		parallel.ForEach(len(ids), func(i int) {
 			buf := recordBufs.Get().(*[]byte)
 			defer recordBufs.Put(buf)
-			b, err := readRecordFile(atCWD, "", h.RecordPath(ids[i]), (*buf)[:0])
+			b, err := safefile.ReadRecordFile(safefile.AtCWD, "", h.RecordPath(ids[i]), (*buf)[:0])
 			*buf = b
 			all[i], _ = usageOf(ids[i], b, err)
 		})
@@ -71,7 +73,7 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 func usageTotalsOf(u gjson.Result) *UsageTotals {
 	t := &UsageTotals{Used: u.Get("used").Int(), Size: u.Get("size").Int(), TurnsWithUsage: int(u.Get("turns_with_usage").Int())}
 	if c := u.Get("cost"); c.IsObject() {
-		t.Cost = &Cost{Amount: c.Get("amount").Float(), Currency: c.Get("currency").String()}
+		t.Cost = &eventlog.Cost{Amount: c.Get("amount").Float(), Currency: c.Get("currency").String()}
 	}
 	if k := u.Get("tokens"); k.IsObject() {
 		t.Tokens = tokensOf(k)
@@ -79,9 +81,9 @@ func usageTotalsOf(u gjson.Result) *UsageTotals {
 	return t
 }
 
-func tokensOf(k gjson.Result) *Tokens {
+func tokensOf(k gjson.Result) *eventlog.Tokens {
 	f := k.Get("@this").Map()
-	return &Tokens{Input: f["input"].Int(), Output: f["output"].Int(), Total: f["total"].Int(),
+	return &eventlog.Tokens{Input: f["input"].Int(), Output: f["output"].Int(), Total: f["total"].Int(),
 		CachedRead: f["cached_read"].Int(), CachedWrite: f["cached_write"].Int(), Thought: f["thought"].Int()}
 }
 
@@ -89,8 +91,8 @@ func tokensOf(k gjson.Result) *Tokens {
 type UsageEvent struct {
 	Time        time.Time
 	Turn        string
-	SessionCost *Cost   // the session's total after the event, when it had a cost
-	Tokens      *Tokens // the turn's token counts, when given
+	SessionCost *eventlog.Cost   // the session's total after the event, when it had a cost
+	Tokens      *eventlog.Tokens // the turn's token counts, when given
 }
 
 // usageLine is how every usage event is written: lines without it are not decoded.
@@ -106,18 +108,18 @@ func (h *Home) ScanUsage(id string, since time.Time, fn func(UsageEvent)) error 
 			return nil
 		}
 	}
-	_, err := scanLinesWith(path, &usageReaders, func(line []byte) bool {
+	_, err := eventlog.ScanLines(path, func(line []byte) bool {
 		if !bytes.Contains(line, usageLine) {
 			return true
 		}
 		f := gjson.GetManyBytes(line, "type", "timestamp", "turn_id", "session_cost", "tokens")
-		if f[0].String() != EventUsage {
+		if f[0].String() != eventlog.EventUsage {
 			return true
 		}
 		t, _ := time.Parse(time.RFC3339Nano, f[1].String())
 		ev := UsageEvent{Time: t, Turn: f[2].String()}
 		if f[3].IsObject() {
-			ev.SessionCost = &Cost{Amount: f[3].Get("amount").Float(), Currency: f[3].Get("currency").String()}
+			ev.SessionCost = &eventlog.Cost{Amount: f[3].Get("amount").Float(), Currency: f[3].Get("currency").String()}
 		}
 		if f[4].IsObject() {
 			ev.Tokens = tokensOf(f[4])
@@ -130,6 +132,3 @@ func (h *Home) ScanUsage(id string, since time.Time, fn func(UsageEvent)) error 
 	}
 	return err
 }
-
-// usageReaders are the line readers of usage scans, reused across logs.
-var usageReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}

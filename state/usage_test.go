@@ -1,20 +1,20 @@
 package state
 
 import (
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
-func usageUpdate(turn string, used int64, cost float64) *Event {
+func usageUpdate(turn string, used int64, cost float64) *eventlog.Event {
 	size := int64(100000)
-	return &Event{Type: EventUsage, TurnID: turn, Used: &used, Size: &size, Cost: &Cost{Amount: cost, Currency: "USD"}}
+	return &eventlog.Event{Type: eventlog.EventUsage, TurnID: turn, Used: &used, Size: &size, Cost: &eventlog.Cost{Amount: cost, Currency: "USD"}}
 }
 
 func TestAccountUsage_TotalFollowsTheAgentsCountAcrossItsRestarts(t *testing.T) {
 	type step struct {
 		token     string
-		ev        *Event
+		ev        *eventlog.Event
 		wantTotal float64
 	}
 	cases := []struct {
@@ -41,7 +41,7 @@ func TestAccountUsage_TotalFollowsTheAgentsCountAcrossItsRestarts(t *testing.T) 
 		}},
 		{"token counts do not touch the cost", []step{
 			{"a", usageUpdate("t1", 10, 0.5), 0.5},
-			{"a", &Event{Type: EventUsage, TurnID: "t1", Tokens: &Tokens{Input: 3, Output: 4, Total: 7}}, 0.5},
+			{"a", &eventlog.Event{Type: eventlog.EventUsage, TurnID: "t1", Tokens: &eventlog.Tokens{Input: 3, Output: 4, Total: 7}}, 0.5},
 		}},
 	}
 	for _, tc := range cases {
@@ -60,56 +60,14 @@ func TestAccountUsage_TotalFollowsTheAgentsCountAcrossItsRestarts(t *testing.T) 
 func TestAccountUsage_KeepsTheLatestWindowSumsTokensCountsTurns(t *testing.T) {
 	var s Session
 	s.AccountUsage(usageUpdate("t1", 10, 0.001), "a")
-	s.AccountUsage(&Event{Type: EventUsage, TurnID: "t1", Tokens: &Tokens{Input: 3, Output: 4, Total: 7}}, "a")
+	s.AccountUsage(&eventlog.Event{Type: eventlog.EventUsage, TurnID: "t1", Tokens: &eventlog.Tokens{Input: 3, Output: 4, Total: 7}}, "a")
 	s.AccountUsage(usageUpdate("t2", 25, 0.002), "a")
-	s.AccountUsage(&Event{Type: EventUsage, TurnID: "t2", Tokens: &Tokens{Input: 5, Output: 1, Total: 6, Thought: 2}}, "a")
+	s.AccountUsage(&eventlog.Event{Type: eventlog.EventUsage, TurnID: "t2", Tokens: &eventlog.Tokens{Input: 5, Output: 1, Total: 6, Thought: 2}}, "a")
 	u := s.Usage
-	if u.Used != 25 || u.Size != 100000 || u.TurnsWithUsage != 2 || *u.Tokens != (Tokens{Input: 8, Output: 5, Total: 13, Thought: 2}) {
+	if u.Used != 25 || u.Size != 100000 || u.TurnsWithUsage != 2 || *u.Tokens != (eventlog.Tokens{Input: 8, Output: 5, Total: 13, Thought: 2}) {
 		t.Fatalf("totals %+v tokens %+v", u, u.Tokens)
 	}
 	if got := u.Cost.String(); got != "0.002 USD" {
 		t.Fatalf("cost %q", got)
-	}
-}
-
-func TestCostCapReached(t *testing.T) {
-	spent := func(v float64) *UsageTotals { return &UsageTotals{Cost: &Cost{Amount: v, Currency: "USD"}} }
-	cases := []struct {
-		name string
-		u    *UsageTotals
-		max  float64
-		want bool
-	}{
-		{"no cap", spent(5), 0, false},
-		{"no cost reported", &UsageTotals{Used: 5}, 0.001, false},
-		{"under the cap", spent(0.001), 0.002, false},
-		{"at the cap", spent(0.002), 0.002, true},
-		{"at the cap but for float noise", spent(0.1 + 0.2), 0.3, true},
-		{"over the cap", spent(0.003), 0.002, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			msg, got := CostCapReached(tc.u, tc.max)
-			if got != tc.want || got && !strings.Contains(msg, "of its max_cost") {
-				t.Fatalf("CostCapReached = %q, %v; want %v", msg, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestDecideContinuation_PausesOnSpentMaxCostAndClearsWhenRaised(t *testing.T) {
-	now := time.Now()
-	s := Session{ID: "s1", State: StateWaitingForInput, ResumeToken: "tok", AgentLaunched: true,
-		Interrupted: &Interruption{Turn: "t3"}, Usage: &UsageTotals{Cost: &Cost{Amount: 0.002, Currency: "USD"}}}
-	pol := ContinuationPolicy{AutoContinue: true, MaxAttempts: 3, Window: time.Minute, MaxCost: 0.002}
-	d := DecideContinuation(&s, nil, pol, now)
-	if d.Continue || d.Pause == nil || d.Pause.Kind != PauseCost || d.Pause.Reason != "the session has spent 0.002 USD of its max_cost 0.002 USD" {
-		t.Fatalf("at the cap: %+v pause %+v", d, d.Pause)
-	}
-	s.Pause = d.Pause
-	pol.MaxCost = 0.01
-	d = DecideContinuation(&s, nil, pol, now)
-	if !d.Continue || d.Cleared == nil || d.Cleared.Kind != PauseCost || !strings.Contains(d.ClearedBecause, "max_cost") {
-		t.Fatalf("raised: %+v", d)
 	}
 }

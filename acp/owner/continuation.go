@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // ContinuationPolicy is the part of the continuation rule that comes from
 // the configuration, the agent profile and the permission mode.
-func ContinuationPolicy(cfg *state.Config, command []string, mode string, noContinue bool) state.ContinuationPolicy {
-	return state.ContinuationPolicy{
+func ContinuationPolicy(cfg *config.Config, command []string, mode string, noContinue bool) verdict.ContinuationPolicy {
+	return verdict.ContinuationPolicy{
 		AutoContinue: cfg.AutoContinue(), NoContinue: noContinue,
 		MaxAttempts: cfg.MaxAttempts(), Window: time.Duration(cfg.WindowSeconds()) * time.Second,
 		Command: command, PermissionMode: mode, MaxCost: cfg.Session.MaxCost,
@@ -23,7 +27,7 @@ func ContinuationPolicy(cfg *state.Config, command []string, mode string, noCont
 // settlePause records the pause transitions of d: a pause whose cause is
 // gone clears with an info marker, a pause found now is recorded with a
 // warning marker. wt is the worktree as checked now (nil when none).
-func (o *owner) settlePause(d state.ContinuationDecision, wt *state.Worktree) {
+func (o *owner) settlePause(d verdict.ContinuationDecision, wt *worktree.Worktree) {
 	if d.Cleared != nil {
 		o.update(func(s *state.Session) { s.Pause = nil })
 		o.marker(history.MarkerContinuationResumed, "Continuation resumed: "+d.ClearedBecause+".", "")
@@ -45,7 +49,7 @@ func (o *owner) pause(p state.Pause, advice string) {
 
 // pauseAdvice says what the operator does about a pause of this kind; wt
 // is the worktree as checked now (nil when none).
-func pauseAdvice(id string, wt *state.Worktree, kind string) string {
+func pauseAdvice(id string, wt *worktree.Worktree, kind string) string {
 	switch {
 	case kind == state.PauseWorktree && wt != nil && wt.OffBranch:
 		return fmt.Sprintf("check out branch %s in %s and run kandev resume %s again, or start a follow-up with kandev start --parent %s", wt.Branch, wt.Path, id, id)
@@ -67,7 +71,7 @@ func (o *owner) recordContinuation(turn string) {
 	window := time.Duration(o.job.Config.WindowSeconds()) * time.Second
 	o.update(func(s *state.Session) {
 		s.ContinuedTurn, s.Interrupted = turn, nil
-		s.RestartAttempts = append(state.PruneAttempts(s.RestartAttempts, now, window), now)
+		s.RestartAttempts = append(verdict.PruneAttempts(s.RestartAttempts, now, window), now)
 	})
 }
 
@@ -87,7 +91,7 @@ func (o *owner) takeOverPause() {
 // SettlePause re-checks a session's pause when no owner runs it (status
 // looks): a pause whose cause is gone clears with an info marker, one found
 // now is recorded. It does nothing while an owner is alive.
-func SettlePause(h *state.Home, id string, pol state.ContinuationPolicy, now time.Time) error {
+func SettlePause(h *state.Home, id string, pol verdict.ContinuationPolicy, now time.Time) error {
 	lock, err := h.AcquireOwner(id)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return nil
@@ -100,16 +104,16 @@ func SettlePause(h *state.Home, id string, pol state.ContinuationPolicy, now tim
 	if err != nil || state.IsTerminal(s.State) {
 		return err
 	}
-	var wt *state.Worktree
+	var wt *worktree.Worktree
 	if s.Worktree != nil {
-		w := state.CheckWorktree(*s.Worktree)
+		w := worktree.CheckWorktree(*s.Worktree)
 		wt = &w
 	}
-	d := state.DecideContinuation(s, wt, pol, now)
+	d := verdict.DecideContinuation(s, wt, pol, now)
 	if d.Cleared == nil && (d.Pause == nil || s.Pause != nil && *s.Pause == *d.Pause) {
 		return nil
 	}
-	log, torn, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, torn, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -42,7 +43,7 @@ func deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 		own := &inputTurn{user: true}
 		emit := job.Emit
 		here := job
-		here.Emit = func(e state.Event) {
+		here.Emit = func(e eventlog.Event) {
 			if emit != nil {
 				emit(e)
 			}
@@ -57,7 +58,7 @@ func deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 			return &Delivery{Result: res}, err
 		}
 	}
-	from := h.LogSize(job.SessionID)
+	from := eventlog.Size(h.LogPath(job.SessionID))
 	in := PromptInput(job)
 	if err := h.Enqueue(job.SessionID, in); err != nil {
 		return nil, err
@@ -123,7 +124,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 	h := job.Home
 	var err error
 	for {
-		from, err = state.Follow(ctx, h.LogPath(job.SessionID), from, t.see, func() bool {
+		from, err = eventlog.Follow(ctx, h.LogPath(job.SessionID), from, t.see, func() bool {
 			alive, _ := h.OwnerAlive(job.SessionID)
 			return !alive || t.noFollowUp(h, job.SessionID)
 		})
@@ -157,7 +158,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 		if t.awaiting { // this owner served everything: no follow-up comes
 			return d, cutOffError(h, job.SessionID, t)
 		}
-		from = h.LogSize(job.SessionID)
+		from = eventlog.Size(h.LogPath(job.SessionID))
 	}
 	d.Result = &Result{Session: settledSession(ctx, h, job.SessionID, t), StopReason: t.stop}
 	t.causeFrom(d.Result.Session)
@@ -172,7 +173,7 @@ func (t *inputTurn) err(id string) error {
 		return waitingError(id, t.question)
 	}
 	switch t.stop {
-	case state.StopError:
+	case eventlog.StopError:
 		if !t.agentFault {
 			// Nothing blames the agent: the owner failed to write (a full disk).
 			cause := t.cause
@@ -182,11 +183,11 @@ func (t *inputTurn) err(id string) error {
 			return fmt.Errorf("%w: the owner of session %s ended the turn: %s", ErrStorage, id, cause)
 		}
 		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", ErrAgentFailed, t.stop)
-	case state.StopProcessExit:
+	case eventlog.StopProcessExit:
 		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", ErrAgentFailed, t.stop)
-	case state.StopCancelled, state.StopUserCanceled:
+	case eventlog.StopCancelled, eventlog.StopUserCanceled:
 		return fmt.Errorf("%w: the turn was cancelled (%s); kandev prompt %s \"...\" sends the next message", ErrInterrupted, t.stop, id)
-	case state.StopShutdown:
+	case eventlog.StopShutdown:
 		if t.terminated {
 			return fmt.Errorf("%w: the owner of session %s was terminated (SIGTERM) during the turn; kandev resume %s continues it", ErrShutdown, id, id)
 		}
@@ -242,23 +243,23 @@ type inputTurn struct {
 	// ask asks this command's person about a request parked for it and
 	// queues the answer (askParked); nil: a parked request ends the
 	// following (defer's exit 7).
-	ask  func(state.Event)
+	ask  func(eventlog.Event)
 	stop string
-	emit func(state.Event)
+	emit func(eventlog.Event)
 }
 
-func (t *inputTurn) see(e state.Event) bool {
+func (t *inputTurn) see(e eventlog.Event) bool {
 	t.see0(e)
 	return !t.ended
 }
 
-func (t *inputTurn) see0(e state.Event) {
-	if t.user && t.turnID != "" && e.Type == state.EventTurnStarted && t.picks(e) {
+func (t *inputTurn) see0(e eventlog.Event) {
+	if t.user && t.turnID != "" && e.Type == eventlog.EventTurnStarted && t.picks(e) {
 		// The user's prompt is the last user turn the owner runs (a
 		// re-sent interrupted message may come first): follow the newest.
 		*t = inputTurn{user: true, continues: t.continues, emit: t.emit, warn: t.warn, ask: t.ask}
 	}
-	if t.awaiting && e.Type == state.EventAgentStarted {
+	if t.awaiting && e.Type == eventlog.EventAgentStarted {
 		t.restored = true
 	}
 	if t.turnID == "" {
@@ -277,22 +278,22 @@ func (t *inputTurn) see0(e state.Event) {
 		t.emit(e)
 	}
 	switch {
-	case e.Type == state.EventTurnEnded && e.StopReason == state.StopShutdown && (t.continues || t.afterDeath && !t.terminated):
+	case e.Type == eventlog.EventTurnEnded && e.StopReason == eventlog.StopShutdown && (t.continues || t.afterDeath && !t.terminated):
 		if t.afterDeath && t.warn != nil {
 			t.warn(fmt.Sprintf("the kandev process running turn %s died before the turn ended; its one automatic continuation follows", e.TurnID))
 		}
 		t.turnID, t.awaiting, t.cutTurn, t.restored = "", true, e.TurnID, false
-	case e.Type == state.EventTurnEnded:
+	case e.Type == eventlog.EventTurnEnded:
 		t.ended, t.stop = true, e.StopReason
-	case e.Type == state.EventPermissionRequest && e.Deferred && t.ask != nil:
+	case e.Type == eventlog.EventPermissionRequest && e.Deferred && t.ask != nil:
 		t.ask(e)
-	case e.Type == state.EventPermissionRequest && e.Deferred:
+	case e.Type == eventlog.EventPermissionRequest && e.Deferred:
 		t.ended, t.parked, t.question = true, true, e.ToolKind == ToolKindQuestion
-	case e.Type == state.EventMarker && e.Kind == string(history.MarkerPromptInterrupted):
+	case e.Type == eventlog.EventMarker && e.Kind == string(history.MarkerPromptInterrupted):
 		t.terminated = true
-	case e.Type == state.EventMarker && agentFaultMarkers[history.MarkerKind(e.Kind)]:
+	case e.Type == eventlog.EventMarker && agentFaultMarkers[history.MarkerKind(e.Kind)]:
 		t.agentFault = true
-	case e.Type == state.EventPermissionResolved && t.warn != nil && !t.warned && deniedUnasked(e):
+	case e.Type == eventlog.EventPermissionResolved && t.warn != nil && !t.warned && deniedUnasked(e):
 		t.warned = true
 		if e.ToolKind == ToolKindQuestion {
 			t.warn(AskDeclinedAdvice(e.ToolName))
@@ -321,14 +322,14 @@ var agentFaultMarkers = map[history.MarkerKind]bool{
 }
 
 // picks reports whether turn_started e begins the turn t follows.
-func (t *inputTurn) picks(e state.Event) bool {
+func (t *inputTurn) picks(e eventlog.Event) bool {
 	switch {
 	case t.followUpOf != "":
-		return e.InputID == "" && (e.Source == state.SourceContinuation || e.Source == state.SourceUser || e.Source == state.SourceQueued)
+		return e.InputID == "" && (e.Source == eventlog.SourceContinuation || e.Source == eventlog.SourceUser || e.Source == eventlog.SourceQueued)
 	case t.initial:
-		return e.Source == state.SourceInitial
+		return e.Source == eventlog.SourceInitial
 	case t.user:
-		return e.Source == state.SourceUser
+		return e.Source == eventlog.SourceUser
 	}
 	return e.InputID == t.inputID
 }
@@ -342,7 +343,7 @@ func (t *inputTurn) causeFrom(s *state.Session) {
 
 // deniedUnasked reports a permission_resolved that denied a request of an
 // ask-mode turn without asking anyone: its owner has no terminal.
-func deniedUnasked(e state.Event) bool {
+func deniedUnasked(e eventlog.Event) bool {
 	var d struct {
 		Unasked bool `json:"unasked"`
 	}
@@ -353,20 +354,20 @@ func deniedUnasked(e state.Event) bool {
 // the input (or the initial turn), or, once that was cut off, its
 // follow-up: the continuation, or the message sent again (a queued turn
 // that serves no inbox input).
-func (t *inputTurn) starts(e state.Event) bool {
+func (t *inputTurn) starts(e eventlog.Event) bool {
 	if steeredInto(e, t.inputID) {
 		return true
 	}
-	if e.Type != state.EventTurnStarted {
+	if e.Type != eventlog.EventTurnStarted {
 		return false
 	}
 	if t.awaiting {
 		// A first prompt sent again is a user turn (NewPlan's resend).
-		resent := state.SourceQueued
+		resent := eventlog.SourceQueued
 		if t.initial {
-			resent = state.SourceUser
+			resent = eventlog.SourceUser
 		}
-		return e.Source == state.SourceContinuation || e.Source == resent && e.InputID == ""
+		return e.Source == eventlog.SourceContinuation || e.Source == resent && e.InputID == ""
 	}
 	return t.picks(e)
 }

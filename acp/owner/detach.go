@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/state"
 )
 
@@ -109,24 +111,24 @@ func startDetached(ctx context.Context, job Job) error {
 // returns false. Whenever no owner is alive, one is started detached (once);
 // if that one exits before see is done, errOwnerGone lets the caller run
 // the owner here, so the reason is reported where the user sees it.
-func followOwned(ctx context.Context, job Job, from int64, see func(state.Event) bool) (int64, error) {
+func followOwned(ctx context.Context, job Job, from int64, see func(eventlog.Event) bool) (int64, error) {
 	return followOwnedUntil(ctx, job, from, see, nil)
 }
 
 // followOwnedUntil is followOwned that also ends when settled reports true
 // while nothing new is written (checked about every 200 ms).
-func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.Event) bool, settled func() bool) (int64, error) {
+func followOwnedUntil(ctx context.Context, job Job, from int64, see func(eventlog.Event) bool, settled func() bool) (int64, error) {
 	h, id := job.Home, job.SessionID
 	done := false
 	var relay *progressRelay
 	defer func() { relay.stop() }()
-	seen := func(e state.Event) bool { relay.poll(); done = !see(e); return !done }
+	seen := func(e eventlog.Event) bool { relay.poll(); done = !see(e); return !done }
 	started := false
 	for {
 		if alive, _ := h.OwnerAlive(id); !alive {
 			if started {
 				// Read what the owner wrote before it died before giving up on it.
-				from, _ = state.Follow(ctx, h.LogPath(id), from, seen, func() bool { return true })
+				from, _ = eventlog.Follow(ctx, h.LogPath(id), from, seen, func() bool { return true })
 				if done {
 					return from, nil
 				}
@@ -143,7 +145,7 @@ func followOwnedUntil(ctx context.Context, job Job, from int64, see func(state.E
 			}
 		}
 		var err error
-		from, err = state.Follow(ctx, h.LogPath(id), from, seen, func() bool {
+		from, err = eventlog.Follow(ctx, h.LogPath(id), from, seen, func() bool {
 			if settled != nil && settled() {
 				done = true
 				return true
@@ -171,7 +173,7 @@ func waitingError(id string, question bool) error {
 // permission request ends the command with ErrWaitingForPermission.
 func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	h, id := job.Home, job.SessionID
-	from := h.LogSize(id)
+	from := eventlog.Size(h.LogPath(id))
 	in := PromptInput(job)
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err
@@ -193,7 +195,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		job.Prompt, job.OwnInput, job.Emit, job.Detach, job.Linger = "", in.ID, t.see0, nil, 0
 		res, err := Run(ctx, job)
 		if errors.Is(err, state.ErrOwnerBusy) {
-			return deliverFollow(ctx, job, d, t, h.LogSize(id))
+			return deliverFollow(ctx, job, d, t, eventlog.Size(h.LogPath(id)))
 		}
 		handOver(ctx, job)
 		d.Result = res
@@ -226,12 +228,12 @@ func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) 
 	t := &inputTurn{initial: true, emit: job.Emit, warn: job.Warn, ask: askParked(ctx, job)}
 	// What comes before the agent has started is shown only once it has: a
 	// launch that fails is reported once, by the error, as when run here.
-	var held []state.Event
+	var held []eventlog.Event
 	started := false
-	see := func(e state.Event) bool {
+	see := func(e eventlog.Event) bool {
 		if !started {
 			held = append(held, e)
-			if e.Type != state.EventAgentStarted {
+			if e.Type != eventlog.EventAgentStarted {
 				return true
 			}
 			started = true
@@ -243,7 +245,7 @@ func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) 
 				return false
 			}
 		}
-		if t.turnID == "" && !(e.Type == state.EventTurnStarted && e.Source == state.SourceInitial) {
+		if t.turnID == "" && !(e.Type == eventlog.EventTurnStarted && e.Source == eventlog.SourceInitial) {
 			job.Emit(e)
 		}
 		return t.see(e)
@@ -283,22 +285,22 @@ func followResume(ctx context.Context, job Job) (*Result, error) {
 	parked, question := false, false
 	ask := askParked(ctx, job)
 	follow := &inputTurn{followUpOf: owedFollowUp(h, job.Record, id), warn: job.Warn}
-	see := func(e state.Event) bool {
+	see := func(e eventlog.Event) bool {
 		if job.Emit != nil {
 			job.Emit(e)
 		}
 		follow.track(e)
 		switch e.Type {
-		case state.EventAgentStarted:
+		case eventlog.EventAgentStarted:
 			res.Restore, res.FallbackReason = acp.RestoreMethod(e.Restore), e.FallbackReason
-		case state.EventTurnEnded:
+		case eventlog.EventTurnEnded:
 			res.StopReason = e.StopReason
 		}
-		if e.Type == state.EventPermissionRequest && e.Deferred && ask != nil {
+		if e.Type == eventlog.EventPermissionRequest && e.Deferred && ask != nil {
 			ask(e)
 			return true
 		}
-		parked = e.Type == state.EventPermissionRequest && e.Deferred
+		parked = e.Type == eventlog.EventPermissionRequest && e.Deferred
 		question = parked && e.ToolKind == ToolKindQuestion
 		return !parked
 	}
@@ -308,7 +310,7 @@ func followResume(ctx context.Context, job Job) (*Result, error) {
 		alive, _ := h.OwnerAlive(id)
 		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
-	at, err := followOwnedUntil(ctx, job, h.LogSize(id), see, settled)
+	at, err := followOwnedUntil(ctx, job, eventlog.Size(h.LogPath(id)), see, settled)
 	var s *state.Session
 	if errors.Is(err, errOwnerGone) {
 		s, _ = h.LoadSession(id)
@@ -362,11 +364,11 @@ func owedFollowUp(h *state.Home, s *state.Session, id string) string {
 
 // track notes where the turn t follows starts and how it ends, and
 // nothing else (the caller shows and asks).
-func (t *inputTurn) track(e state.Event) {
+func (t *inputTurn) track(e eventlog.Event) {
 	if t.turnID == "" && t.starts(e) {
 		t.turnID = e.TurnID
 	}
-	if t.turnID != "" && e.TurnID == t.turnID && e.Type == state.EventTurnEnded && !t.ended {
+	if t.turnID != "" && e.TurnID == t.turnID && e.Type == eventlog.EventTurnEnded && !t.ended {
 		t.ended, t.stop = true, e.StopReason
 	}
 }
@@ -383,7 +385,7 @@ func Ensure(ctx context.Context, job Job) error {
 // turn: its owner writes the record just after the turn's last lines, so a
 // follower that stops at turn_ended waits (briefly) for it.
 func settledSession(ctx context.Context, h *state.Home, id string, t *inputTurn) *state.Session {
-	changes := state.WatchFiles(h.RecordPath(id))
+	changes := watch.WatchFiles(h.RecordPath(id))
 	defer changes.Close()
 	deadline := time.Now().Add(2 * time.Second)
 	for {

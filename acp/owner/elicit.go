@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -46,7 +47,7 @@ func (o *owner) elicit(ctx context.Context, q acp.ElicitationQuestion) acp.Elici
 		}
 	})
 	o.conn.Barrier(func() {
-		o.append(true, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolName: q.Message, ToolKind: ToolKindQuestion, Data: schema, Deferred: rid != "", RequestID: rid})
+		o.append(true, &eventlog.Event{Type: eventlog.EventPermissionRequest, TurnID: o.currentTurn(), ToolName: q.Message, ToolKind: ToolKindQuestion, Data: schema, Deferred: rid != "", RequestID: rid})
 	})
 	answer := acp.ElicitationAnswer{Action: acp.ElicitDecline}
 	answeredBy, unasked := "", false
@@ -86,6 +87,6 @@ func (o *owner) elicit(ctx context.Context, q acp.ElicitationQuestion) acp.Elici
 		data["unasked"] = true
 	}
 	b, _ := json.Marshal(data)
-	o.resolved(rid, &state.Event{Type: state.EventPermissionResolved, ToolName: q.Message, ToolKind: ToolKindQuestion, Content: answer.Action, Data: b})
+	o.resolved(rid, &eventlog.Event{Type: eventlog.EventPermissionResolved, ToolName: q.Message, ToolKind: ToolKindQuestion, Content: answer.Action, Data: b})
 	return answer
 }

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -26,11 +27,11 @@ import (
 // askParked returns what a follower does with a request its turn's owner
 // parked: ask on this command's terminal and queue the answer (nil when
 // this command cannot ask: the request then ends the following, parked).
-func askParked(ctx context.Context, job Job) func(state.Event) {
+func askParked(ctx context.Context, job Job) func(eventlog.Event) {
 	if !callerCanAsk(job) {
 		return nil
 	}
-	return func(e state.Event) {
+	return func(e eventlog.Event) {
 		if e.ToolKind == ToolKindQuestion {
 			askQuestion(ctx, job, e)
 			return
@@ -53,7 +54,7 @@ func askParked(ctx context.Context, job Job) func(state.Event) {
 
 // askQuestion asks the person an agent's question its turn's owner parked
 // for this command, and queues the answer ("" declines it).
-func askQuestion(ctx context.Context, job Job, e state.Event) {
+func askQuestion(ctx context.Context, job Job, e eventlog.Event) {
 	in := &state.Input{Kind: state.InputDeny, RequestID: e.RequestID}
 	if job.AskValue != nil {
 		var schema sdk.UnstableElicitationSchema
@@ -120,7 +121,7 @@ func awaitTurnEnd(job Job, t *inputTurn, from int64) {
 		}
 	}()
 	t.ask = nil // nothing more is asked: the cancel answers what waits
-	_, _ = state.Follow(ctx, job.Home.LogPath(job.SessionID), from, t.see, func() bool {
+	_, _ = eventlog.Follow(ctx, job.Home.LogPath(job.SessionID), from, t.see, func() bool {
 		alive, _ := job.Home.OwnerAlive(job.SessionID)
 		return !alive || t.idle != nil && t.idle()
 	})

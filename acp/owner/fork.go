@@ -12,7 +12,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/state"
 )
 
@@ -131,10 +134,10 @@ func Fork(h *state.Home, spec ForkSpec) (*state.Session, bool, error) {
 
 // writeForkLog writes the child's log in one atomic write: the copied
 // events with the child's seq and id, then the fork marker.
-func writeForkLog(h *state.Home, child *state.Session, copied []state.Event, summary string) error {
+func writeForkLog(h *state.Home, child *state.Session, copied []eventlog.Event, summary string) error {
 	var b strings.Builder
 	m := history.NewMarker(history.MarkerSessionForked, summary, "")
-	m.Timestamp = state.FormatTime(child.CreatedAt)
+	m.Timestamp = eventlog.FormatTime(child.CreatedAt)
 	for i, e := range append(copied, m) {
 		e.Seq, e.SessionID, e.Raw = int64(i+1), child.ID, nil
 		line, err := json.Marshal(e)
@@ -144,12 +147,12 @@ func writeForkLog(h *state.Home, child *state.Session, copied []state.Event, sum
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	return state.WriteFileAtomic(h.LogPath(child.ID), []byte(b.String()))
+	return safefile.WriteFileAtomic(h.LogPath(child.ID), []byte(b.String()))
 }
 
 // lastTurnNumber is the highest n of the turn ids "tn" in evs, so the
 // child's next turn id is new.
-func lastTurnNumber(evs []state.Event) int {
+func lastTurnNumber(evs []eventlog.Event) int {
 	n := 0
 	for _, e := range evs {
 		if k, err := strconv.Atoi(strings.TrimPrefix(e.TurnID, "t")); err == nil && k > n {
@@ -164,13 +167,13 @@ func lastTurnNumber(evs []state.Event) int {
 // its first owner then restores like any other. It launches the agent in
 // the child's directory for that one request. An error leaves the child on
 // the replay path (the caller reports why).
-func NativeFork(ctx context.Context, h *state.Home, cfg *state.Config, p acp.Profile, parent, child *state.Session) error {
+func NativeFork(ctx context.Context, h *state.Home, cfg *config.Config, p acp.Profile, parent, child *state.Session) error {
 	proc, err := acp.Launch(acp.LaunchSpec{Command: p.ResolvedCommand(), Env: p.Env, Dir: child.Cwd, Home: h.Dir, Hint: p.InstallHint, SessionID: child.ID})
 	if err != nil {
 		return err
 	}
 	defer proc.Stop(500 * time.Millisecond)
-	conn := acp.Connect(proc, acp.ConnOptions{Cwd: child.Cwd, OnEvents: func([]*state.Event) {}, Permission: denyAll})
+	conn := acp.Connect(proc, acp.ConnOptions{Cwd: child.Cwd, OnEvents: func([]*eventlog.Event) {}, Permission: denyAll})
 	hctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.HandshakeTimeoutSeconds())*time.Second)
 	defer cancel()
 	init, err := conn.Initialize(hctx)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -101,9 +102,9 @@ func (o *owner) reconcileInbox(ins []state.Input) {
 		return
 	}
 	started := ""
-	_, _ = state.ScanBackward(o.job.Home.LogPath(o.s.ID), func(line []byte) bool {
-		var e state.Event
-		if json.Unmarshal(line, &e) == nil && e.Type == state.EventTurnStarted {
+	_, _ = eventlog.ScanBackward(o.job.Home.LogPath(o.s.ID), func(_ int64, line []byte) bool {
+		var e eventlog.Event
+		if json.Unmarshal(line, &e) == nil && e.Type == eventlog.EventTurnStarted {
 			started = e.InputID
 			return false
 		}
@@ -171,7 +172,7 @@ func (o *owner) serveInput(ctx context.Context, in state.Input) error {
 		o.mu.Unlock()
 	}()
 	o.takeOverPause() // the operator's prompt, as one given here
-	err := o.turnFor(ctx, state.SourceQueued, in.Text, &in)
+	err := o.turnFor(ctx, eventlog.SourceQueued, in.Text, &in)
 	o.job.Linger = InputLinger(in, o.job.Linger, o.job.Detached)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -139,12 +140,12 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 		parked     bool
 		want       error // nil: success; errPlain: an error of no kind
 	}{
-		{"end_turn succeeds", state.StopEndTurn, false, false, nil},
-		{"a cancel from any process is an interruption", state.StopCancelled, false, false, ErrInterrupted},
-		{"a stop is an interruption", state.StopUserCanceled, false, false, ErrInterrupted},
-		{"a SIGTERM of the owner is a termination", state.StopShutdown, true, false, ErrShutdown},
-		{"an agent death is an agent failure", state.StopProcessExit, false, false, ErrAgentFailed},
-		{"an error nothing blames on the agent is the owner's failed write", state.StopError, false, false, ErrStorage},
+		{"end_turn succeeds", eventlog.StopEndTurn, false, false, nil},
+		{"a cancel from any process is an interruption", eventlog.StopCancelled, false, false, ErrInterrupted},
+		{"a stop is an interruption", eventlog.StopUserCanceled, false, false, ErrInterrupted},
+		{"a SIGTERM of the owner is a termination", eventlog.StopShutdown, true, false, ErrShutdown},
+		{"an agent death is an agent failure", eventlog.StopProcessExit, false, false, ErrAgentFailed},
+		{"an error nothing blames on the agent is the owner's failed write", eventlog.StopError, false, false, ErrStorage},
 		{"a parked request waits", "", false, true, ErrWaitingForPermission},
 	}
 	for _, tc := range cases {
@@ -158,10 +159,10 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 	}
 	// An error the agent's failure marker explains is the agent's.
 	blamed := &inputTurn{inputID: "in-1"}
-	for _, e := range []state.Event{
-		{Type: state.EventTurnStarted, TurnID: "t1", InputID: "in-1"},
-		{Type: state.EventMarker, TurnID: "t1", Kind: string(history.MarkerProviderFailure)},
-		{Type: state.EventTurnEnded, TurnID: "t1", StopReason: state.StopError},
+	for _, e := range []eventlog.Event{
+		{Type: eventlog.EventTurnStarted, TurnID: "t1", InputID: "in-1"},
+		{Type: eventlog.EventMarker, TurnID: "t1", Kind: string(history.MarkerProviderFailure)},
+		{Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: eventlog.StopError},
 	} {
 		blamed.see0(e)
 	}
@@ -169,19 +170,19 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 		t.Fatalf("a provider failure: %v", err)
 	}
 	// A shutdown without the SIGTERM marker (the owner was killed) is no termination.
-	if err := (&inputTurn{stop: state.StopShutdown}).err("s1"); err == nil || errors.Is(err, ErrShutdown) {
+	if err := (&inputTurn{stop: eventlog.StopShutdown}).err("s1"); err == nil || errors.Is(err, ErrShutdown) {
 		t.Fatalf("killed owner: %v", err)
 	}
 }
 
 func TestInputTurn_SeesTheSIGTERMMarkerOfItsTurn(t *testing.T) {
 	tu := &inputTurn{inputID: "in-1"}
-	for _, e := range []state.Event{
-		{Type: state.EventTurnStarted, TurnID: "t1", InputID: "in-0"},
-		{Type: state.EventMarker, TurnID: "t1", Kind: string(history.MarkerPromptInterrupted)},
-		{Type: state.EventTurnStarted, TurnID: "t2", InputID: "in-1"},
-		{Type: state.EventMarker, TurnID: "t2", Kind: string(history.MarkerPromptInterrupted)},
-		{Type: state.EventTurnEnded, TurnID: "t2", StopReason: state.StopShutdown},
+	for _, e := range []eventlog.Event{
+		{Type: eventlog.EventTurnStarted, TurnID: "t1", InputID: "in-0"},
+		{Type: eventlog.EventMarker, TurnID: "t1", Kind: string(history.MarkerPromptInterrupted)},
+		{Type: eventlog.EventTurnStarted, TurnID: "t2", InputID: "in-1"},
+		{Type: eventlog.EventMarker, TurnID: "t2", Kind: string(history.MarkerPromptInterrupted)},
+		{Type: eventlog.EventTurnEnded, TurnID: "t2", StopReason: eventlog.StopShutdown},
 	} {
 		tu.see0(e)
 	}
@@ -189,7 +190,7 @@ func TestInputTurn_SeesTheSIGTERMMarkerOfItsTurn(t *testing.T) {
 		t.Fatalf("followed turn %+v", tu)
 	}
 	other := &inputTurn{inputID: "in-1"}
-	other.see0(state.Event{Type: state.EventMarker, TurnID: "t1", Kind: string(history.MarkerPromptInterrupted)})
+	other.see0(eventlog.Event{Type: eventlog.EventMarker, TurnID: "t1", Kind: string(history.MarkerPromptInterrupted)})
 	if other.terminated {
 		t.Fatal("a marker of another turn counted")
 	}
@@ -204,17 +205,17 @@ func TestOwnQueued_OnlyTheCallersOwnPromptCounts(t *testing.T) {
 
 func TestInputTurn_TheUsersPromptIsTheLastUserTurn(t *testing.T) {
 	tu := &inputTurn{user: true}
-	for _, e := range []state.Event{
-		{Type: state.EventTurnStarted, TurnID: "t1", Source: state.SourceUser}, // a re-sent interrupted message
-		{Type: state.EventTurnEnded, TurnID: "t1", StopReason: state.StopCancelled},
-		{Type: state.EventTurnStarted, TurnID: "t2", Source: state.SourceUser},
-		{Type: state.EventTurnEnded, TurnID: "t2", StopReason: state.StopEndTurn},
-		{Type: state.EventTurnStarted, TurnID: "t3", Source: state.SourceQueued},
-		{Type: state.EventTurnEnded, TurnID: "t3", StopReason: state.StopCancelled},
+	for _, e := range []eventlog.Event{
+		{Type: eventlog.EventTurnStarted, TurnID: "t1", Source: eventlog.SourceUser}, // a re-sent interrupted message
+		{Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: eventlog.StopCancelled},
+		{Type: eventlog.EventTurnStarted, TurnID: "t2", Source: eventlog.SourceUser},
+		{Type: eventlog.EventTurnEnded, TurnID: "t2", StopReason: eventlog.StopEndTurn},
+		{Type: eventlog.EventTurnStarted, TurnID: "t3", Source: eventlog.SourceQueued},
+		{Type: eventlog.EventTurnEnded, TurnID: "t3", StopReason: eventlog.StopCancelled},
 	} {
 		tu.see0(e)
 	}
-	if tu.turnID != "t2" || tu.stop != state.StopEndTurn || tu.err("s1") != nil {
+	if tu.turnID != "t2" || tu.stop != eventlog.StopEndTurn || tu.err("s1") != nil {
 		t.Fatalf("followed %+v", tu)
 	}
 }
@@ -228,7 +229,7 @@ func TestAwaitResolution_FindsAnAnswerLoggedBeforeItLooked(t *testing.T) {
 	if err := h.CreateSession(&state.Session{ID: id, State: state.StateWaitingForInput}); err != nil {
 		t.Fatal(err)
 	}
-	log, _, err := h.OpenLog(id, state.OpenLogOptions{})
+	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,19 +237,19 @@ func TestAwaitResolution_FindsAnAnswerLoggedBeforeItLooked(t *testing.T) {
 	// The record still lists rq-1 when approve looks, but the answer is
 	// already in the log: approve must see it, not wait for it.
 	if err := log.AppendSync(
-		&state.Event{Type: state.EventPermissionRequest, RequestID: "rq-0", Deferred: true},
-		&state.Event{Type: state.EventPermissionResolved, RequestID: "rq-0", Data: []byte(`{"allowed":false,"answered_by":"timeout"}`)},
-		&state.Event{Type: state.EventPermissionRequest, RequestID: "rq-1", Deferred: true},
-		&state.Event{Type: state.EventPermissionResolved, RequestID: "rq-1", Data: []byte(`{"allowed":true,"answered_by":"in-1"}`)},
+		&eventlog.Event{Type: eventlog.EventPermissionRequest, RequestID: "rq-0", Deferred: true},
+		&eventlog.Event{Type: eventlog.EventPermissionResolved, RequestID: "rq-0", Data: []byte(`{"allowed":false,"answered_by":"timeout"}`)},
+		&eventlog.Event{Type: eventlog.EventPermissionRequest, RequestID: "rq-1", Deferred: true},
+		&eventlog.Event{Type: eventlog.EventPermissionResolved, RequestID: "rq-1", Data: []byte(`{"allowed":true,"answered_by":"in-1"}`)},
 	); err != nil {
 		t.Fatal(err)
 	}
-	res, err := AwaitResolution(context.Background(), h, id, h.LogSize(id), "rq-1")
+	res, err := AwaitResolution(context.Background(), h, id, eventlog.Size(h.LogPath(id)), "rq-1")
 	if err != nil || res.AnsweredBy != "in-1" || !res.Allowed {
 		t.Fatalf("resolution %+v %v", res, err)
 	}
 	// A request the log never answered, with no owner alive: not found.
-	if _, err := AwaitResolution(context.Background(), h, id, h.LogSize(id), "rq-2"); !errors.Is(err, state.ErrNotFound) {
+	if _, err := AwaitResolution(context.Background(), h, id, eventlog.Size(h.LogPath(id)), "rq-2"); !errors.Is(err, state.ErrNotFound) {
 		t.Fatalf("unanswered request with no owner: %v", err)
 	}
 }

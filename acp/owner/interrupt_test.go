@@ -4,31 +4,31 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestRepairTurn_ATurnClosedBySIGTERMStillAwaitsItsContinuation(t *testing.T) {
-	turn := []state.Event{
-		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1", Source: "user"},
-		{Seq: 2, Type: state.EventUserMessage, TurnID: "t1", Content: "build it"},
-		{Seq: 3, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c1"},
-		{Seq: 4, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2"},
-		{Seq: 5, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolStatus: "completed"},
-		{Seq: 6, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c2", ToolStatus: "unknown"},
+	turn := []eventlog.Event{
+		{Seq: 1, Type: eventlog.EventTurnStarted, TurnID: "t1", Source: "user"},
+		{Seq: 2, Type: eventlog.EventUserMessage, TurnID: "t1", Content: "build it"},
+		{Seq: 3, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: "c1"},
+		{Seq: 4, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: "c2"},
+		{Seq: 5, Type: eventlog.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolStatus: "completed"},
+		{Seq: 6, Type: eventlog.EventToolResult, TurnID: "t1", ToolCallID: "c2", ToolStatus: "unknown"},
 	}
 	cases := []struct {
 		stop      string
 		closed    bool
 		unknownID string
 	}{
-		{state.StopShutdown, true, "c2"},
-		{state.StopEndTurn, false, ""},
-		{state.StopCancelled, false, ""},
-		{state.StopUserCanceled, false, ""},
+		{eventlog.StopShutdown, true, "c2"},
+		{eventlog.StopEndTurn, false, ""},
+		{eventlog.StopCancelled, false, ""},
+		{eventlog.StopUserCanceled, false, ""},
 	}
 	for _, tc := range cases {
-		evs := append(turn[:6:6], state.Event{Seq: 7, Type: state.EventTurnEnded, TurnID: "t1", StopReason: tc.stop})
-		tr := RepairTurn(evs, "t1", state.StopShutdown)
+		evs := append(turn[:6:6], eventlog.Event{Seq: 7, Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: tc.stop})
+		tr := RepairTurn(evs, "t1", eventlog.StopShutdown)
 		if tr.Fixes != nil || tr.ClosedByShutdown != tc.closed {
 			t.Errorf("%s: fixes %v, closed by shutdown %v; want nothing to append, closed %v", tc.stop, tr.Fixes, tr.ClosedByShutdown, tc.closed)
 		}

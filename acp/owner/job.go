@@ -7,6 +7,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/notify"
 	"github.com/kandev/kandev/state"
 )
@@ -18,7 +20,7 @@ type Job struct {
 	// configuration, the agent's profile and the permission mode
 	// (commands' ownerJob, the editor).
 	Home        *state.Home
-	Config      *state.Config
+	Config      *config.Config
 	SessionID   string
 	Profile     acp.Profile
 	Permissions string
@@ -55,7 +57,7 @@ type Job struct {
 	// callbacks. Each may be nil unless it says otherwise.
 
 	// Emit receives every event once it is in the log, in seq order.
-	Emit func(state.Event)
+	Emit func(eventlog.Event)
 	// Progress reports start-up steps ("launching agent", ...).
 	Progress func(string)
 	// Warn reports a failure that is not this command's own (a queued input

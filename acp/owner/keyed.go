@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
@@ -73,7 +74,7 @@ func followKeyed(ctx context.Context, job Job, d *Delivery, t *inputTurn) (*Deli
 				err = nil
 			}
 		} else {
-			from, err = state.Follow(ctx, h.LogPath(id), from, t.see, func() bool {
+			from, err = eventlog.Follow(ctx, h.LogPath(id), from, t.see, func() bool {
 				alive, _ := h.OwnerAlive(id)
 				return !alive || t.awaiting && pausedIdle(h, id)
 			})

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/schedule"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // submitSchedule and cancelSchedule talk to the OS scheduler; variables so
@@ -40,7 +42,7 @@ func (o *owner) limitReached(a acp.UsageLimitAnswer) (string, error) {
 	m := history.NewMarker(history.MarkerUsageLimit, summary, a.Said)
 	m.TurnID = turn
 	if a.ResetAt != nil {
-		m.Data, _ = json.Marshal(map[string]string{"reset_at": state.FormatTime(*a.ResetAt)})
+		m.Data, _ = json.Marshal(map[string]string{"reset_at": eventlog.FormatTime(*a.ResetAt)})
 	}
 	o.append(true, &m)
 	msg := "agent " + o.job.Profile.Name + " reached its usage limit"
@@ -57,7 +59,7 @@ func (o *owner) limitReached(a acp.UsageLimitAnswer) (string, error) {
 
 // scheduleAfterLimit asks the scheduler for a kandev recover of the session
 // at the limit's reset time when [session] resume_after_limit is on and the
-// budget allows (state.ResumeAfterLimit); it says what it did ("" when the
+// budget allows (verdict.ResumeAfterLimit); it says what it did ("" when the
 // option is off).
 func (o *owner) scheduleAfterLimit(lim *state.UsageLimit) string {
 	cfg := o.job.Config
@@ -68,7 +70,7 @@ func (o *owner) scheduleAfterLimit(lim *state.UsageLimit) string {
 	switch {
 	case lim.ResetAt == nil:
 		return "The agent did not say when it resets, so no kandev recover was scheduled."
-	case !state.ResumeAfterLimit(true, lim, s.LimitResumes, cfg.MaxAttempts()):
+	case !verdict.ResumeAfterLimit(true, lim, s.LimitResumes, cfg.MaxAttempts()):
 		return fmt.Sprintf("No kandev recover was scheduled: %d automatic resumes after a usage limit ran in a row ([session.restart] max_attempts).", s.LimitResumes)
 	}
 	exe, err := os.Executable()
@@ -133,7 +135,7 @@ func SettleSchedule(h *state.Home, id string) (*state.ScheduledRecover, error) {
 // counts against resume_after_limit's budget until a turn ends otherwise.
 func (o *owner) continueAfterLimit(ctx context.Context) error {
 	lim := o.s.Limit
-	if !o.job.AfterLimit || lim == nil || !state.LimitLifted(lim, o.now()) {
+	if !o.job.AfterLimit || lim == nil || !verdict.LimitLifted(lim, o.now()) {
 		return nil
 	}
 	request := ""
@@ -141,7 +143,7 @@ func (o *owner) continueAfterLimit(ctx context.Context) error {
 		request = DescribeTurn(turnEvents(o.job.Home.LogPath(o.s.ID), lim.Turn), lim.Turn).UserText
 	}
 	o.update(func(s *state.Session) { s.LimitResumes++ })
-	return o.turn(ctx, state.SourceContinuation, LimitContinuationPrompt(request, o.s.ID, o.job.Config.MaxReplayBytes()))
+	return o.turn(ctx, eventlog.SourceContinuation, LimitContinuationPrompt(request, o.s.ID, o.job.Config.MaxReplayBytes()))
 }
 
 // LimitContinuationPrompt is the prompt that continues after a usage limit:
@@ -166,14 +168,14 @@ func LimitContinuationPrompt(request, sessionID string, maxBytes int) string {
 const maxAnswerHead = 1024
 
 // noteAnswer keeps the start of the current turn's agent message text.
-func (o *owner) noteAnswer(turn string, evs []*state.Event) {
+func (o *owner) noteAnswer(turn string, evs []*eventlog.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.answerTurn != turn {
 		o.answerTurn, o.answerHead = turn, ""
 	}
 	for _, e := range evs {
-		if e.Type == state.EventAgentMessage && len(o.answerHead) < maxAnswerHead {
+		if e.Type == eventlog.EventAgentMessage && len(o.answerHead) < maxAnswerHead {
 			o.answerHead += e.Content
 		}
 	}
@@ -182,7 +184,7 @@ func (o *owner) noteAnswer(turn string, evs []*state.Event) {
 // limitInAnswer ends a turn the agent ended normally as rate limited when its
 // whole answer is a usage limit error (RecognizeLimitAnswer).
 func (o *owner) limitInAnswer(turnID, stop string) (string, error) {
-	if stop != state.StopEndTurn {
+	if stop != eventlog.StopEndTurn {
 		return stop, nil
 	}
 	o.mu.Lock()

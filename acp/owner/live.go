@@ -8,7 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
@@ -25,7 +27,7 @@ func (o *owner) linger(ctx context.Context) error {
 	if o.closing {
 		return nil
 	}
-	changes := state.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
+	changes := watch.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
 	defer changes.Close()
 	defer o.update(func(s *state.Session) { s.WarmUntil = nil })
 	// The wait also ends when the agent dies: a warm owner whose agent is
@@ -129,7 +131,7 @@ func (o *owner) awaitAnswer(ctx context.Context, rid string, asker *state.Asker)
 // (nil, and why, when the turn's cancel, the asker's exit or the defer
 // timeout ends the wait).
 func (o *owner) awaitInput(ctx context.Context, rid string, asker *state.Asker, kinds ...string) (*state.Input, string) {
-	changes := state.WatchFiles(o.job.Home.InboxPath(o.session().ID))
+	changes := watch.WatchFiles(o.job.Home.InboxPath(o.session().ID))
 	defer changes.Close()
 	timeout := time.Duration(o.job.Config.DeferTimeoutSeconds()) * time.Second
 	deadline := time.Now().Add(timeout)
@@ -196,8 +198,8 @@ type Resolution struct {
 // request was never answered.
 func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, rid string) (*Resolution, error) {
 	var res *Resolution
-	see := func(e state.Event) bool {
-		if e.Type != state.EventPermissionResolved || e.RequestID != rid {
+	see := func(e eventlog.Event) bool {
+		if e.Type != eventlog.EventPermissionResolved || e.RequestID != rid {
 			return true
 		}
 		var d struct {
@@ -211,12 +213,12 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 	// The answer may be logged before from while the record still lists the
 	// request (it stops listing it just after): look back as far as the
 	// request itself first.
-	_, _ = state.ScanBackward(h.LogPath(id), func(line []byte) bool {
-		e, ok := state.DecodeEvent(line)
+	_, _ = eventlog.ScanBackward(h.LogPath(id), func(_ int64, line []byte) bool {
+		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
 			return true
 		}
-		if e.Type == state.EventPermissionRequest && e.RequestID == rid {
+		if e.Type == eventlog.EventPermissionRequest && e.RequestID == rid {
 			return false
 		}
 		return see(e)
@@ -227,7 +229,7 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 	// The owner takes an answer within moments; one that has not after
 	// answerWait is reported, never taken for done.
 	deadline := time.Now().Add(answerWait)
-	_, err := state.Follow(ctx, h.LogPath(id), from, see, func() bool {
+	_, err := eventlog.Follow(ctx, h.LogPath(id), from, see, func() bool {
 		alive, _ := h.OwnerAlive(id)
 		return !alive || time.Now().After(deadline)
 	})
@@ -251,7 +253,7 @@ func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, 
 func (o *owner) reopenLog() {
 	o.emitMu.Lock()
 	defer o.emitMu.Unlock()
-	log, _, err := o.job.Home.OpenLog(o.job.SessionID, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := o.job.Home.OpenLog(o.job.SessionID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		o.failWrite("the log of session "+o.job.SessionID, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -94,10 +95,10 @@ func TestOwner_DeferParksARequestUntilItIsAnswered(t *testing.T) {
 				t.Fatalf("after %s the file written is %v", tc.answer, written)
 			}
 			for _, e := range r.events(id) {
-				if e.Type == state.EventPermissionRequest && (!e.Deferred || e.RequestID != rid) {
+				if e.Type == eventlog.EventPermissionRequest && (!e.Deferred || e.RequestID != rid) {
 					t.Fatalf("the parked request is not marked deferred with its id %s: %+v", rid, e)
 				}
-				if e.Type == state.EventPermissionResolved && (e.RequestID != rid || !strings.Contains(string(e.Data), `"answered_by":"in-`)) {
+				if e.Type == eventlog.EventPermissionResolved && (e.RequestID != rid || !strings.Contains(string(e.Data), `"answered_by":"in-`)) {
 					t.Fatalf("the resolution does not name its request and answer: %+v %s", e, e.Data)
 				}
 			}

@@ -3,14 +3,14 @@ package owner
 import (
 	"errors"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/notify"
-	"github.com/kandev/kandev/state"
 )
 
 // notifyFor tells a person about the events just written that need one
 // (notify.For); the hook starts detached, so this never waits on it.
-func (o *owner) notifyFor(evs []*state.Event) {
+func (o *owner) notifyFor(evs []*eventlog.Event) {
 	if o.job.Notify == nil {
 		return
 	}

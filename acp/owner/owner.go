@@ -11,8 +11,11 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/remote"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -35,7 +38,7 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	// this machine agrees: checked again here, under the owner lock.
 	locked, err := job.Home.LoadSession(job.SessionID)
 	if err == nil {
-		if err := state.CheckTrust(locked); err != nil {
+		if err := setup.CheckTrust(locked); err != nil {
 			return nil, err
 		}
 	}
@@ -74,11 +77,11 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
-	if err := state.CheckTrust(s); err != nil {
+	if err := setup.CheckTrust(s); err != nil {
 		return nil, err // the claim brought the remote's newer record, with servers not trusted here
 	}
 	o := &owner{job: job, s: s, res: &Result{}, claim: claim}
-	log, torn, err := job.Home.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, torn, err := job.Home.OpenLog(s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +116,7 @@ type owner struct {
 	job  Job
 	plan Plan
 	s    *state.Session
-	log  *state.EventLog
+	log  *eventlog.EventLog
 	res  *Result
 	proc acp.Transport
 	conn *acp.Conn
@@ -195,7 +198,7 @@ func (o *owner) run(ctx context.Context) error {
 		return err
 	}
 	if plan.Initial != "" {
-		if err := o.turn(ctx, state.SourceInitial, plan.Initial); err != nil {
+		if err := o.turn(ctx, eventlog.SourceInitial, plan.Initial); err != nil {
 			return err
 		}
 	}
@@ -206,13 +209,13 @@ func (o *owner) run(ctx context.Context) error {
 		return err
 	}
 	if plan.Maintenance != "" {
-		if err := o.turn(ctx, state.SourceMaintenance, plan.Maintenance); err != nil {
+		if err := o.turn(ctx, eventlog.SourceMaintenance, plan.Maintenance); err != nil {
 			return err
 		}
 	}
 	if plan.SendPrompt {
 		o.takeOverPause()
-		if err := o.turn(ctx, state.SourceUser, o.job.Prompt); err != nil {
+		if err := o.turn(ctx, eventlog.SourceUser, o.job.Prompt); err != nil {
 			return err
 		}
 	}
@@ -279,15 +282,15 @@ func (o *owner) prepare() (Plan, error) {
 func (o *owner) readFacts() (Facts, []state.Input) {
 	var f Facts
 	path := o.job.Home.LogPath(o.s.ID)
-	var events []state.Event
+	var events []eventlog.Event
 	if turn := o.s.CurrentTurn; turn != "" {
 		events = turnEvents(path, turn)
-		f.Repair = RepairTurn(events, turn, state.StopShutdown)
+		f.Repair = RepairTurn(events, turn, eventlog.StopShutdown)
 	}
 	inbox, _ := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
 	f.StopQueued = stopQueued(inbox)
 	if o.s.Worktree != nil {
-		w := state.CheckWorktree(*o.s.Worktree)
+		w := worktree.CheckWorktree(*o.s.Worktree)
 		f.Worktree = &w
 	}
 	if turn := awaitingTurn(o.s, f); turn != "" {
@@ -297,7 +300,7 @@ func (o *owner) readFacts() (Facts, []state.Input) {
 		f.AwaitingTurn, f.Awaiting = turn, DescribeTurn(events, turn)
 	}
 	if o.s.InitialPrompt != "" && o.s.CurrentTurn == "" && o.s.Turns > 0 {
-		if turn := newestTurnOf(path, state.SourceInitial); turn != "" {
+		if turn := newestTurnOf(path, eventlog.SourceInitial); turn != "" {
 			f.InitialTurnID, f.InitialTurn = turn, DescribeTurn(turnEvents(path, turn), turn)
 		}
 	}
@@ -324,7 +327,7 @@ func (o *owner) followUp(ctx context.Context) error {
 		return o.turn(ctx, p.Resend.Source, p.Resend.Text)
 	}
 	held := RequestHeld(o.res.Restore, o.conn.ReplayedUserMessages(), p.Request)
-	return o.turn(ctx, state.SourceContinuation, p.ContinuationPrompt(held, o.s.ID, o.job.Config.MaxReplayBytes()))
+	return o.turn(ctx, eventlog.SourceContinuation, p.ContinuationPrompt(held, o.s.ID, o.job.Config.MaxReplayBytes()))
 }
 
 // shutdown stops the agent and records its exit; an abort kills its
@@ -348,7 +351,7 @@ func (o *owner) shutdown(clean bool) {
 		if !o.job.Profile.ExitOnEOF {
 			how = "stdin closed and a signal at once: the profile says it ignores EOF"
 		}
-		o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (" + how + ")"})
+		o.append(true, &eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (" + how + ")"})
 		o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
 		return
 	}
@@ -366,7 +369,7 @@ func (o *owner) shutdown(clean bool) {
 		o.conn.Barrier(nil)
 	}
 	pid, _ := o.proc.Identity()
-	o.append(true, &state.Event{Type: state.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
+	o.append(true, &eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
 	o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
 }
 
@@ -409,7 +412,7 @@ func (o *owner) repairInterrupted(tr TurnRepair) {
 		o.mu.Lock()
 		o.turnID = turn
 		o.mu.Unlock()
-		o.append(true, append(tr.Fixes, &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})...)
+		o.append(true, append(tr.Fixes, &eventlog.Event{Type: eventlog.EventState, State: state.StateWaitingForInput, TurnID: turn})...)
 	}
 	o.update(func(s *state.Session) { closeInterruptedTurn(s, turn, tr) })
 	o.mu.Lock()

@@ -14,15 +14,17 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // cutOff leaves session id as an owner killed during turn would: the
 // turn's events in the log, the record saying it runs.
-func (r *rig) cutOff(id, turn string, permissionPending bool, evs ...state.Event) {
+func (r *rig) cutOff(id, turn string, permissionPending bool, evs ...eventlog.Event) {
 	r.t.Helper()
-	log, _, err := r.home.OpenLog(id, state.OpenLogOptions{})
+	log, _, err := r.home.OpenLog(id, eventlog.OpenLogOptions{})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -42,29 +44,29 @@ func (r *rig) cutOff(id, turn string, permissionPending bool, evs ...state.Event
 	}
 }
 
-func userTurn(text string) []state.Event {
-	return []state.Event{
-		{Type: state.EventTurnStarted, Source: state.SourceUser},
-		{Type: state.EventUserMessage, Role: "user", Content: text},
-		{Type: state.EventState, State: state.StateRunning},
+func userTurn(text string) []eventlog.Event {
+	return []eventlog.Event{
+		{Type: eventlog.EventTurnStarted, Source: eventlog.SourceUser},
+		{Type: eventlog.EventUserMessage, Role: "user", Content: text},
+		{Type: eventlog.EventState, State: state.StateRunning},
 	}
 }
 
 // turnsBy counts the turns of the log started with source.
-func turnsBy(evs []state.Event, source string) int {
+func turnsBy(evs []eventlog.Event, source string) int {
 	n := 0
 	for _, e := range evs {
-		if e.Type == state.EventTurnStarted && e.Source == source {
+		if e.Type == eventlog.EventTurnStarted && e.Source == source {
 			n++
 		}
 	}
 	return n
 }
 
-func markers(evs []state.Event, kind history.MarkerKind) int {
+func markers(evs []eventlog.Event, kind history.MarkerKind) int {
 	n := 0
 	for _, e := range evs {
-		if e.Type == state.EventMarker && e.Kind == string(kind) {
+		if e.Type == eventlog.EventMarker && e.Kind == string(kind) {
 			n++
 		}
 	}
@@ -135,10 +137,10 @@ func TestOwner_UnknownSessionStartsFreshAndInjectsTheResumeContextOnce(t *testin
 }
 
 // lastAgentText is the agent's text in turn.
-func lastAgentText(evs []state.Event, turn string) string {
+func lastAgentText(evs []eventlog.Event, turn string) string {
 	var b strings.Builder
 	for _, e := range evs {
-		if e.Type == state.EventAgentMessage && e.TurnID == turn {
+		if e.Type == eventlog.EventAgentMessage && e.TurnID == turn {
 			b.WriteString(e.Content)
 		}
 	}
@@ -150,11 +152,11 @@ func TestOwner_ContinuesAnInterruptedTurnOnce(t *testing.T) {
 	id := r.create("remember apple")
 	r.mustRun(r.job(id, ""))
 	r.cutOff(id, "t2", false, append(userTurn("/say working\n/sleep 5000"),
-		state.Event{Type: state.EventAgentMessage, Role: "agent", Content: "working"})...)
+		eventlog.Event{Type: eventlog.EventAgentMessage, Role: "agent", Content: "working"})...)
 	r.mustRun(r.job(id, ""))
 	r.mustRun(r.job(id, ""))
 	evs := r.events(id)
-	if n := turnsBy(evs, state.SourceContinuation); n != 1 {
+	if n := turnsBy(evs, eventlog.SourceContinuation); n != 1 {
 		t.Fatalf("%d continuations, want exactly 1", n)
 	}
 	if p := r.prompts(); len(p) != 2 || !strings.Contains(p[1], "interrupted") {
@@ -176,7 +178,7 @@ func TestOwner_ResendsAMessageThatNeverReachedTheAgentExactlyOnce(t *testing.T) 
 	r.mustRun(r.job(id, ""))
 	r.mustRun(r.job(id, ""))
 	evs := r.events(id)
-	if n := turnsBy(evs, state.SourceContinuation); n != 0 {
+	if n := turnsBy(evs, eventlog.SourceContinuation); n != 0 {
 		t.Fatalf("an unsent turn was continued (%d continuations)", n)
 	}
 	if p := r.prompts(); len(p) != 2 || p[1] != "remember pear" {
@@ -198,7 +200,7 @@ func TestOwner_ASilentTurnOfAnOlderKandevIsContinuedQuotingItsRequest(t *testing
 	if len(p) != 2 || !strings.Contains(p[1], "interrupted") || !strings.Contains(p[1], "> remember pear") {
 		t.Fatalf("prompts sent: %q", p)
 	}
-	if n := turnsBy(r.events(id), state.SourceContinuation); n != 1 {
+	if n := turnsBy(r.events(id), eventlog.SourceContinuation); n != 1 {
 		t.Fatalf("%d continuations, want 1", n)
 	}
 }
@@ -208,8 +210,8 @@ func TestOwner_PausesWhenAPermissionWasPending(t *testing.T) {
 	id := r.create("remember apple")
 	r.mustRun(r.job(id, ""))
 	r.cutOff(id, "t2", true, append(userTurn("/write f.txt hi"),
-		state.Event{Type: state.EventToolCall, ToolCallID: "call-1", ToolName: "write f.txt"},
-		state.Event{Type: state.EventPermissionRequest, ToolCallID: "call-1"})...)
+		eventlog.Event{Type: eventlog.EventToolCall, ToolCallID: "call-1", ToolName: "write f.txt"},
+		eventlog.Event{Type: eventlog.EventPermissionRequest, ToolCallID: "call-1"})...)
 	_, err := r.run(context.Background(), r.job(id, ""))
 	var nr *NotResumableError
 	if !errors.As(err, &nr) || nr.SessionID != id || !strings.Contains(err.Error(), "permission request was pending") {
@@ -222,7 +224,7 @@ func TestOwner_PausesWhenAPermissionWasPending(t *testing.T) {
 		t.Fatalf("%d pause markers, %d agents launched; want 1 and no new launch", n, len(r.agents))
 	}
 	r.mustRun(r.job(id, "go on"))
-	if s := r.session(id); s.Pause != nil || turnsBy(r.events(id), state.SourceContinuation) != 0 {
+	if s := r.session(id); s.Pause != nil || turnsBy(r.events(id), eventlog.SourceContinuation) != 0 {
 		t.Fatalf("the operator's prompt did not take over the pause: %+v", s)
 	}
 }
@@ -252,9 +254,9 @@ func TestOwner_PermissionModeDecidesTheAnswer(t *testing.T) {
 			if written := err == nil; written != tc.written {
 				t.Fatalf("file written: %v, want %v", written, tc.written)
 			}
-			var resolved []state.Event
+			var resolved []eventlog.Event
 			for _, e := range r.events(id) {
-				if e.Type == state.EventPermissionResolved {
+				if e.Type == eventlog.EventPermissionResolved {
 					resolved = append(resolved, e)
 				}
 			}
@@ -270,8 +272,8 @@ func TestOwner_AWriteErrorEndsTheRunWithAStorageError(t *testing.T) {
 	id := r.create("remember apple")
 	r.mustRun(r.job(id, ""))
 	job := r.job(id, "/say hi\n/sleep 5000")
-	job.Emit = func(e state.Event) {
-		if e.Type == state.EventUserMessage {
+	job.Emit = func(e eventlog.Event) {
+		if e.Type == eventlog.EventUserMessage {
 			// The home loses its sessions directory mid-turn: every later
 			// record write fails for real.
 			_ = os.RemoveAll(filepath.Dir(r.home.RecordPath(id)))
@@ -291,8 +293,8 @@ func TestOwner_ShutdownLeavesTheTurnForOneContinuation(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	job := r.job(id, "/say working\n/sleep 10000")
-	job.Emit = func(e state.Event) {
-		if e.Type == state.EventAgentMessage {
+	job.Emit = func(e eventlog.Event) {
+		if e.Type == eventlog.EventAgentMessage {
 			cancel(ErrShutdown)
 		}
 	}
@@ -300,7 +302,7 @@ func TestOwner_ShutdownLeavesTheTurnForOneContinuation(t *testing.T) {
 		t.Fatalf("err = %v; want ErrShutdown", err)
 	}
 	s := r.session(id)
-	if s.Interrupted == nil || s.Interrupted.Turn != "t2" || s.CurrentTurn != "" || s.StopReason != state.StopShutdown {
+	if s.Interrupted == nil || s.Interrupted.Turn != "t2" || s.CurrentTurn != "" || s.StopReason != eventlog.StopShutdown {
 		t.Fatalf("record after SIGTERM: %+v", s)
 	}
 	if n := markers(r.events(id), history.MarkerPromptInterrupted); n != 1 {
@@ -308,7 +310,7 @@ func TestOwner_ShutdownLeavesTheTurnForOneContinuation(t *testing.T) {
 	}
 	r.mustRun(r.job(id, ""))
 	r.mustRun(r.job(id, ""))
-	if n := turnsBy(r.events(id), state.SourceContinuation); n != 1 {
+	if n := turnsBy(r.events(id), eventlog.SourceContinuation); n != 1 {
 		t.Fatalf("%d continuations of the terminated turn, want 1", n)
 	}
 }
@@ -330,12 +332,12 @@ func TestOwner_APermissionAskedBeforeItsToolCallLogsTheCallFromTheRequest(t *tes
 	var order []string
 	for _, e := range r.events(id) {
 		switch e.Type {
-		case state.EventToolCall, state.EventPermissionRequest, state.EventPermissionResolved:
+		case eventlog.EventToolCall, eventlog.EventPermissionRequest, eventlog.EventPermissionResolved:
 			order = append(order, e.Type+":"+e.ToolCallID)
 		}
 	}
-	if len(order) != 3 || !strings.HasPrefix(order[0], state.EventToolCall+":") || order[0][len(state.EventToolCall)+1:] == "" ||
-		!strings.HasPrefix(order[1], state.EventPermissionRequest+":") {
+	if len(order) != 3 || !strings.HasPrefix(order[0], eventlog.EventToolCall+":") || order[0][len(eventlog.EventToolCall)+1:] == "" ||
+		!strings.HasPrefix(order[1], eventlog.EventPermissionRequest+":") {
 		t.Fatalf("want the tool call logged from the request, then the request and its answer; got %v", order)
 	}
 }
@@ -360,11 +362,11 @@ func TestOwner_CtrlCBeforeTheAgentTookTheFirstPromptDropsItAndLeavesNothingToRes
 			if s.InitialPrompt != "" || s.State != state.StateWaitingForInput {
 				t.Fatalf("record after Ctrl-C: initial prompt %q, state %s; want none, %s", s.InitialPrompt, s.State, state.StateWaitingForInput)
 			}
-			if b := state.Badge(s, false); b != state.BadgeIdle {
+			if b := verdict.Badge(s, false); b != verdict.BadgeIdle {
 				t.Fatalf("badge %q, want idle", b)
 			}
 			r.mustRun(r.job(id, ""))
-			if n := turnsBy(r.events(id), state.SourceInitial); n != 0 {
+			if n := turnsBy(r.events(id), eventlog.SourceInitial); n != 0 {
 				t.Fatalf("the cancelled first prompt was sent %d time(s) by the next owner", n)
 			}
 		})
@@ -379,8 +381,8 @@ func sigtermWhileSilent(t *testing.T, r *rig, prompt string) string {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	job := r.job(id, "")
-	job.Emit = func(e state.Event) {
-		if e.Type == state.EventPromptSent {
+	job.Emit = func(e eventlog.Event) {
+		if e.Type == eventlog.EventPromptSent {
 			time.AfterFunc(500*time.Millisecond, func() { cancel(ErrShutdown) })
 		}
 	}
@@ -398,16 +400,16 @@ func TestOwner_ASilentFirstPromptCutBySIGTERMIsContinuedQuotingItNotSentAgain(t 
 	if s.InitialPrompt != "" || s.Interrupted == nil || s.Interrupted.Turn != "t1" {
 		t.Fatalf("record after SIGTERM: initial %q, interrupted %+v; want the sent prompt's turn owed its continuation", s.InitialPrompt, s.Interrupted)
 	}
-	if b := state.Badge(s, false); b != state.BadgeNeedsResume {
+	if b := verdict.Badge(s, false); b != verdict.BadgeNeedsResume {
 		t.Fatalf("badge %q", b)
 	}
 	r.mustRun(r.job(id, ""))
 	r.mustRun(r.job(id, ""))
 	evs := r.events(id)
-	if n := turnsBy(evs, state.SourceInitial); n != 1 {
+	if n := turnsBy(evs, eventlog.SourceInitial); n != 1 {
 		t.Fatalf("%d turns sent the first prompt, want 1", n)
 	}
-	if n := turnsBy(evs, state.SourceContinuation); n != 1 {
+	if n := turnsBy(evs, eventlog.SourceContinuation); n != 1 {
 		t.Fatalf("%d continuations, want 1", n)
 	}
 	p := r.prompts()
@@ -436,8 +438,8 @@ func TestOwner_CtrlCOnASentFirstPromptIsAPlainCancel(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	job := r.job(id, "")
-	job.Emit = func(e state.Event) {
-		if e.Type == state.EventPromptSent {
+	job.Emit = func(e eventlog.Event) {
+		if e.Type == eventlog.EventPromptSent {
 			time.AfterFunc(300*time.Millisecond, func() { cancel(ErrInterrupted) })
 		}
 	}
@@ -446,11 +448,11 @@ func TestOwner_CtrlCOnASentFirstPromptIsAPlainCancel(t *testing.T) {
 	}
 	evs := r.events(id)
 	for _, e := range evs {
-		if e.Type == state.EventMarker && strings.Contains(e.Summary, "will not be sent") {
+		if e.Type == eventlog.EventMarker && strings.Contains(e.Summary, "will not be sent") {
 			t.Fatalf("a sent prompt was reported as not sent: %s", e.Summary)
 		}
 	}
-	if s := r.session(id); s.InitialPrompt != "" || s.StopReason != state.StopCancelled || state.Badge(s, false) != state.BadgeIdle {
+	if s := r.session(id); s.InitialPrompt != "" || s.StopReason != eventlog.StopCancelled || verdict.Badge(s, false) != verdict.BadgeIdle {
 		t.Fatalf("record after Ctrl-C: %+v", s)
 	}
 	r.mustRun(r.job(id, ""))
@@ -464,9 +466,9 @@ func TestOwner_AFirstPromptAnOlderKandevKeptAfterSendingItIsNotSentAgain(t *test
 	id := r.create("poison")
 	// An older kandev sent it in t1, the agent died on it without a word, and
 	// the record kept it (it waited for an answer): no send_recorded.
-	r.cutOff(id, "t1", false, state.Event{Type: state.EventTurnStarted, Source: state.SourceInitial},
-		state.Event{Type: state.EventUserMessage, Role: "user", Content: "poison"},
-		state.Event{Type: state.EventTurnEnded, StopReason: state.StopProcessExit})
+	r.cutOff(id, "t1", false, eventlog.Event{Type: eventlog.EventTurnStarted, Source: eventlog.SourceInitial},
+		eventlog.Event{Type: eventlog.EventUserMessage, Role: "user", Content: "poison"},
+		eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: eventlog.StopProcessExit})
 	if _, err := r.home.UpdateSession(id, func(s *state.Session) error {
 		s.CurrentTurn, s.State, s.AgentLaunched = "", state.StateWaitingForInput, true
 		return nil

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -175,13 +176,13 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		}
 	})
 	o.conn.Barrier(func() {
-		var evs []*state.Event
+		var evs []*eventlog.Event
 		if id != "" && !o.noteCall(id) {
 			// Some agents (Gemini CLI) ask before they announce the call: the
 			// log gets the call from the request, so its result has one to join.
 			evs = append(evs, acp.RequestedToolCall(o.currentTurn(), req))
 		}
-		evs = append(evs, &state.Event{Type: state.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: rid != "", RequestID: rid})
+		evs = append(evs, &eventlog.Event{Type: eventlog.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: rid != "", RequestID: rid})
 		o.append(true, evs...)
 	})
 	mode, chosen := turnMode, ""
@@ -224,14 +225,14 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		answer["unasked"] = true
 	}
 	data, _ := json.Marshal(answer)
-	o.resolved(rid, &state.Event{Type: state.EventPermissionResolved, ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data})
+	o.resolved(rid, &eventlog.Event{Type: eventlog.EventPermissionResolved, ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data})
 	return PermissionAnswer(optionID)
 }
 
 // resolved logs e, the answer of request rid ("" when it was never parked),
 // in the current turn, remembers it as the last answered request, and
 // takes it off the record's parked requests.
-func (o *owner) resolved(rid string, e *state.Event) {
+func (o *owner) resolved(rid string, e *eventlog.Event) {
 	e.TurnID, e.RequestID = o.currentTurn(), rid
 	o.conn.Barrier(func() { o.append(true, e) })
 	if rid != "" {

@@ -5,8 +5,11 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // Facts are what the owner reads from disk before it decides: the
@@ -27,14 +30,14 @@ type Facts struct {
 	// StopQueued is set when a kandev stop is left at the head of the inbox.
 	StopQueued bool
 	// Worktree is the session's worktree as checked now, nil when none.
-	Worktree *state.Worktree
+	Worktree *worktree.Worktree
 }
 
 // PlanInput is everything the owner's plan depends on.
 type PlanInput struct {
 	Session *state.Session // the record as loaded
 	Facts   Facts
-	Policy  state.ContinuationPolicy // config, profile command, permission mode, --no-continue
+	Policy  verdict.ContinuationPolicy // config, profile command, permission mode, --no-continue
 	Profile acp.Profile
 	// Prompt is the user's prompt ("" for none); InitialPrompt is the
 	// initial prompt as typed ("" sends the record's copy).
@@ -68,7 +71,7 @@ type Plan struct {
 	Repair bool
 	// Continuation is state's continuation rule applied to the record as it
 	// is after the repair (pause, cleared pause, drop, continue).
-	Continuation state.ContinuationDecision
+	Continuation verdict.ContinuationDecision
 	// Refusal stops the owner before it launches the agent.
 	Refusal *NotResumableError
 	// FollowUp of the interrupted turn Continuation.Turn, and what it sends.
@@ -78,7 +81,7 @@ type Plan struct {
 	// FollowContinue (ContinuationPrompt): the interrupted request as logged
 	// and the tool calls whose outcome is unknown.
 	Request      string
-	UnknownCalls []state.Event
+	UnknownCalls []eventlog.Event
 	// NotResent is the message of an interrupted turn that never reached the
 	// agent and is not sent again because automatic continuation is off
 	// ("" for none): the owner says so.
@@ -113,7 +116,7 @@ type Message struct {
 
 // NewPlan decides the owner's run from data alone: the record, what the
 // log and the disk say, the configuration, the job and the clock. The
-// continuation rule itself is state.DecideContinuation.
+// continuation rule itself is verdict.DecideContinuation.
 func NewPlan(in PlanInput) Plan {
 	s := in.Session
 	p := Plan{
@@ -126,7 +129,7 @@ func NewPlan(in PlanInput) Plan {
 		HistoryInjection:    in.Profile.HistoryInjection,
 	}
 	rec := expectedRecord(s, in.Facts)
-	d := state.DecideContinuation(rec, in.Facts.Worktree, in.Policy, in.Now)
+	d := verdict.DecideContinuation(rec, in.Facts.Worktree, in.Policy, in.Now)
 	p.Continuation = d
 	p.Refusal = refusal(s.ID, in.Facts.Worktree, d, in.Prompt != "" || in.OwnQueued)
 	if d.Continue {
@@ -193,13 +196,13 @@ func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
 		// but its record write was lost.
 		owed = tr.ClosedByShutdown && s.Interrupted == nil
 	} else {
-		s.StopReason = state.StopShutdown
+		s.StopReason = eventlog.StopShutdown
 	}
 	releaseInitialPrompt(s, tr, owed)
 	owed = owed && s.InitialPrompt == ""
 	if owed {
 		s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending,
-			Maintenance: tr.Source == state.SourceMaintenance}
+			Maintenance: tr.Source == eventlog.SourceMaintenance}
 	}
 	s.CurrentTurn = ""
 	s.State = state.StateWaitingForInput
@@ -211,14 +214,14 @@ func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
 // the agent (it is continued, never sent again) or the turn is owed its
 // follow-up (which sends it again, within the continuation budget).
 func releaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
-	if tr.Source == state.SourceInitial && (owed || tr.Delivery != PromptNeverSent) {
+	if tr.Source == eventlog.SourceInitial && (owed || tr.Delivery != PromptNeverSent) {
 		s.InitialPrompt = ""
 	}
 }
 
 // refusal is why the owner must not run: a broken worktree, or a pause
 // that only an operator's prompt lifts.
-func refusal(id string, wt *state.Worktree, d state.ContinuationDecision, prompted bool) *NotResumableError {
+func refusal(id string, wt *worktree.Worktree, d verdict.ContinuationDecision, prompted bool) *NotResumableError {
 	switch {
 	case wt != nil && !wt.Valid:
 		return &NotResumableError{SessionID: id, Reason: wt.Problem, Advice: pauseAdvice(id, wt, state.PauseWorktree)}
@@ -266,8 +269,8 @@ func DecideDelivery(info TurnInfo) PromptDelivery {
 func followUp(info TurnInfo) (FollowUp, Message) {
 	if DecideDelivery(info) == PromptNeverSent && info.UserText != "" {
 		source := info.Source
-		if source == "" || source == state.SourceInitial {
-			source = state.SourceUser
+		if source == "" || source == eventlog.SourceInitial {
+			source = eventlog.SourceUser
 		}
 		return FollowResend, Message{Source: source, Text: info.UserText}
 	}
@@ -335,9 +338,9 @@ func (p Plan) OwesResumeContext(step acp.RestoreMethod, flagRefused bool) bool {
 // it stays for the next ordinary prompt.
 func shouldInjectResumeContext(pending bool, source, parentID string) bool {
 	switch source {
-	case state.SourceMaintenance:
+	case eventlog.SourceMaintenance:
 		return false
-	case state.SourceInitial:
+	case eventlog.SourceInitial:
 		return pending && parentID != ""
 	}
 	return pending

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -49,19 +52,19 @@ func waiting() state.Session {
 }
 
 var (
-	repairT2   = TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded, TurnID: "t2"}}, Accepted: true, Delivery: PromptWasSent}
+	repairT2   = TurnRepair{Fixes: []*eventlog.Event{{Type: eventlog.EventTurnEnded, TurnID: "t2"}}, Accepted: true, Delivery: PromptWasSent}
 	acceptedT2 = Facts{Repair: repairT2, AwaitingTurn: "t2", Awaiting: TurnInfo{Started: true, Accepted: true, SendRecorded: true, PromptSent: true, UserText: "do it"}}
 	// unsentT2 is a turn whose owner died before it wrote the prompt.
-	unsentT2 = Facts{Repair: TurnRepair{Fixes: repairT2.Fixes, Delivery: PromptNeverSent, Source: state.SourceQueued}, AwaitingTurn: "t2",
-		Awaiting: TurnInfo{Started: true, SendRecorded: true, Source: state.SourceQueued, UserText: "remember pear"}}
+	unsentT2 = Facts{Repair: TurnRepair{Fixes: repairT2.Fixes, Delivery: PromptNeverSent, Source: eventlog.SourceQueued}, AwaitingTurn: "t2",
+		Awaiting: TurnInfo{Started: true, SendRecorded: true, Source: eventlog.SourceQueued, UserText: "remember pear"}}
 )
 
 // firstTurnCut is a record whose owner died during turn t1, which carried
 // the initial prompt "hi"; info is what the log says of t1.
 func firstTurnCut(info TurnInfo) (state.Session, Facts) {
 	s := withSession(running(), func(s *state.Session) { s.InitialPrompt, s.CurrentTurn, s.Turns = "hi", "t1", 1 })
-	info.Started, info.Source, info.UserText = true, state.SourceInitial, "hi"
-	tr := TurnRepair{Fixes: []*state.Event{{Type: state.EventTurnEnded, TurnID: "t1"}}, Source: state.SourceInitial, Delivery: DecideDelivery(info), UserText: "hi"}
+	info.Started, info.Source, info.UserText = true, eventlog.SourceInitial, "hi"
+	tr := TurnRepair{Fixes: []*eventlog.Event{{Type: eventlog.EventTurnEnded, TurnID: "t1"}}, Source: eventlog.SourceInitial, Delivery: DecideDelivery(info), UserText: "hi"}
 	return s, Facts{Repair: tr, AwaitingTurn: "t1", Awaiting: info}
 }
 
@@ -84,14 +87,14 @@ func TestNewPlan_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 		{name: "continues an interrupted turn the agent accepted", session: running(), facts: acceptedT2,
 			want: planWant{repair: true, follow: FollowContinue, request: "do it", step: acp.RestoreResume}},
 		{name: "re-sends a message that never reached the agent instead of continuing", session: running(), facts: unsentT2,
-			want: planWant{repair: true, follow: FollowResend, resend: Message{Source: state.SourceQueued, Text: "remember pear"}, step: acp.RestoreResume}},
+			want: planWant{repair: true, follow: FollowResend, resend: Message{Source: eventlog.SourceQueued, Text: "remember pear"}, step: acp.RestoreResume}},
 		{name: "continues a sent turn the agent answered nothing to, quoting its request", session: running(),
 			facts: Facts{Repair: TurnRepair{Fixes: repairT2.Fixes, Delivery: PromptWasSent}, AwaitingTurn: "t2",
-				Awaiting: TurnInfo{Started: true, SendRecorded: true, PromptSent: true, Source: state.SourceUser, UserText: "/sleep 20000"}},
+				Awaiting: TurnInfo{Started: true, SendRecorded: true, PromptSent: true, Source: eventlog.SourceUser, UserText: "/sleep 20000"}},
 			want: planWant{repair: true, follow: FollowContinue, request: "/sleep 20000", step: acp.RestoreResume}},
 		{name: "continues a silent turn an older kandev logged: nothing proves it unsent", session: running(),
 			facts: Facts{Repair: TurnRepair{Fixes: repairT2.Fixes, Delivery: PromptUnproven}, AwaitingTurn: "t2",
-				Awaiting: TurnInfo{Started: true, Source: state.SourceUser, UserText: "/sleep 20000"}},
+				Awaiting: TurnInfo{Started: true, Source: eventlog.SourceUser, UserText: "/sleep 20000"}},
 			want: planWant{repair: true, follow: FollowContinue, request: "/sleep 20000", step: acp.RestoreResume}},
 		{name: "continues a sent first prompt instead of sending it again", session: func() state.Session {
 			s, _ := firstTurnCut(TurnInfo{SendRecorded: true, PromptSent: true})
@@ -102,7 +105,7 @@ func TestNewPlan_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 			s, _ := firstTurnCut(TurnInfo{SendRecorded: true})
 			return s
 		}(), facts: func() Facts { _, f := firstTurnCut(TurnInfo{SendRecorded: true}); return f }(),
-			want: planWant{repair: true, follow: FollowResend, resend: Message{Source: state.SourceUser, Text: "hi"}, step: acp.RestoreResume}},
+			want: planWant{repair: true, follow: FollowResend, resend: Message{Source: eventlog.SourceUser, Text: "hi"}, step: acp.RestoreResume}},
 		{name: "an unsent first prompt is not sent again once the budget is spent", session: func() state.Session {
 			s, _ := firstTurnCut(TurnInfo{SendRecorded: true})
 			s.RestartAttempts = []time.Time{planNow.Add(-time.Minute), planNow.Add(-2 * time.Minute), planNow.Add(-3 * time.Minute)}
@@ -116,17 +119,17 @@ func TestNewPlan_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 			want: planWant{initial: "[redacted] hi", step: acp.RestoreResume}},
 		{name: "forgets a first prompt an older kandev kept after sending it",
 			session: withSession(waiting(), func(s *state.Session) { s.InitialPrompt = "hi" }),
-			facts:   Facts{InitialTurnID: "t1", InitialTurn: TurnInfo{Started: true, Ended: true, Source: state.SourceInitial, UserText: "hi"}},
+			facts:   Facts{InitialTurnID: "t1", InitialTurn: TurnInfo{Started: true, Ended: true, Source: eventlog.SourceInitial, UserText: "hi"}},
 			want:    planWant{forget: true, step: acp.RestoreResume}},
 		{name: "sends a first prompt again whose earlier turn never sent it",
 			session: withSession(waiting(), func(s *state.Session) { s.InitialPrompt = "hi" }),
-			facts:   Facts{InitialTurnID: "t1", InitialTurn: TurnInfo{Started: true, Ended: true, SendRecorded: true, Source: state.SourceInitial, UserText: "hi"}},
+			facts:   Facts{InitialTurnID: "t1", InitialTurn: TurnInfo{Started: true, Ended: true, SendRecorded: true, Source: eventlog.SourceInitial, UserText: "hi"}},
 			want:    planWant{initial: "hi", step: acp.RestoreResume}},
 		{name: "says so when an unsent message is not sent again because continuation is off", session: running(), facts: unsentT2, noCont: true,
 			want: planWant{repair: true, notResent: "remember pear", step: acp.RestoreResume}},
 		{name: "pauses an interrupted maintenance turn instead of continuing it", session: running(),
-			facts: Facts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, Source: state.SourceMaintenance}, AwaitingTurn: "t2",
-				Awaiting: TurnInfo{Started: true, Accepted: true, Source: state.SourceMaintenance, UserText: "/compact"}},
+			facts: Facts{Repair: TurnRepair{Fixes: repairT2.Fixes, Accepted: true, Source: eventlog.SourceMaintenance}, AwaitingTurn: "t2",
+				Awaiting: TurnInfo{Started: true, Accepted: true, Source: eventlog.SourceMaintenance, UserText: "/compact"}},
 			want: planWant{repair: true, pause: state.PauseMaintenance, refused: true, step: acp.RestoreResume}},
 		{name: "continues a turn only once", session: withSession(waiting(), func(s *state.Session) {
 			s.Interrupted, s.ContinuedTurn = &state.Interruption{Turn: "t1"}, "t1"
@@ -153,7 +156,7 @@ func TestNewPlan_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 		{name: "does not continue with --no-continue", session: running(), facts: acceptedT2, noCont: true,
 			want: planWant{repair: true, step: acp.RestoreResume}},
 		{name: "refuses a broken worktree even with a prompt", session: waiting(), prompt: "x",
-			facts: Facts{Worktree: &state.Worktree{Path: "/w", Problem: "the worktree /w is gone"}},
+			facts: Facts{Worktree: &worktree.Worktree{Path: "/w", Problem: "the worktree /w is gone"}},
 			want:  planWant{refused: true, step: acp.RestoreResume}},
 	}
 	for _, tc := range cases {
@@ -171,7 +174,7 @@ func TestNewPlan_WhyTheOwnerDoesWhatItDoes(t *testing.T) {
 			if tc.caps != nil {
 				caps = *tc.caps
 			}
-			cfg := &state.Config{}
+			cfg := &config.Config{}
 			p := NewPlan(PlanInput{Session: &s, Facts: tc.facts, Profile: prof, Prompt: tc.prompt, OwnQueued: tc.queued, Now: planNow,
 				Policy: ContinuationPolicy(cfg, prof.Command, PermApproveAll, tc.noCont)})
 			got := planWant{repair: p.Repair, follow: p.FollowUp, resend: p.Resend, refused: p.Refusal != nil,
@@ -222,13 +225,13 @@ func TestPlan_WhenTheResumeContextIsOwedAndCarried(t *testing.T) {
 		source, parent string
 		want           bool
 	}{
-		{"the next user prompt carries the pending context", true, state.SourceUser, "", true},
-		{"a continuation carries it too", true, state.SourceContinuation, "", true},
-		{"an initial prompt does not carry the session's own", true, state.SourceInitial, "", false},
-		{"an initial prompt of a follow-up carries its parent's", true, state.SourceInitial, "p1", true},
-		{"nothing is carried when nothing is pending", false, state.SourceUser, "", false},
-		{"a maintenance turn never spends it", true, state.SourceMaintenance, "", false},
-		{"nor does a follow-up's maintenance turn", true, state.SourceMaintenance, "p1", false},
+		{"the next user prompt carries the pending context", true, eventlog.SourceUser, "", true},
+		{"a continuation carries it too", true, eventlog.SourceContinuation, "", true},
+		{"an initial prompt does not carry the session's own", true, eventlog.SourceInitial, "", false},
+		{"an initial prompt of a follow-up carries its parent's", true, eventlog.SourceInitial, "p1", true},
+		{"nothing is carried when nothing is pending", false, eventlog.SourceUser, "", false},
+		{"a maintenance turn never spends it", true, eventlog.SourceMaintenance, "", false},
+		{"nor does a follow-up's maintenance turn", true, eventlog.SourceMaintenance, "p1", false},
 	}
 	for _, tc := range carried {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,7 +245,7 @@ func TestPlan_WhenTheResumeContextIsOwedAndCarried(t *testing.T) {
 func TestPlan_TheLadderFollowsARefusedResumeFlag(t *testing.T) {
 	p := NewPlan(PlanInput{Session: &state.Session{ID: "s1", AgentLaunched: true, ResumeToken: "tok", Turns: 1},
 		Profile: acp.Profile{Command: []string{"x"}, NativeResume: true, ResumeFlag: []string{"--resume={token}"}}, Now: planNow,
-		Policy: ContinuationPolicy(&state.Config{}, []string{"x"}, PermAsk, false)})
+		Policy: ContinuationPolicy(&config.Config{}, []string{"x"}, PermAsk, false)})
 	if got := p.FirstStep(acp.Capabilities{Load: true}, true); got != acp.RestoreLoad {
 		t.Fatalf("after a refused flag: %s, want load", got)
 	}

@@ -5,7 +5,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/eventlog"
 )
 
 func TestDecidePermission_Modes(t *testing.T) {
@@ -66,51 +66,51 @@ func TestChosenOption_TheAgentGetsTheOptionAPersonChose(t *testing.T) {
 }
 
 func TestRepairTurn_AppendsUnknownResultsOnceAndNothingForAnEndedTurn(t *testing.T) {
-	evs := []state.Event{
-		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t1"},
-		{Seq: 2, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c1", ToolName: "Read a"},
-		{Seq: 3, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b"},
-		{Seq: 4, Type: state.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b", ToolStatus: "in_progress"},
-		{Seq: 5, Type: state.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolStatus: "completed"},
+	evs := []eventlog.Event{
+		{Seq: 1, Type: eventlog.EventTurnStarted, TurnID: "t1"},
+		{Seq: 2, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: "c1", ToolName: "Read a"},
+		{Seq: 3, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b"},
+		{Seq: 4, Type: eventlog.EventToolCall, TurnID: "t1", ToolCallID: "c2", ToolName: "Write b", ToolStatus: "in_progress"},
+		{Seq: 5, Type: eventlog.EventToolResult, TurnID: "t1", ToolCallID: "c1", ToolStatus: "completed"},
 	}
-	tr := RepairTurn(evs, "t1", state.StopShutdown)
+	tr := RepairTurn(evs, "t1", eventlog.StopShutdown)
 	if len(tr.UnknownCalls) != 1 || tr.UnknownCalls[0].ToolCallID != "c2" || !tr.Accepted {
 		t.Fatalf("repair %+v", tr)
 	}
 	fixes := tr.Fixes
-	if len(fixes) != 3 || fixes[0].ToolStatus != "unknown" || fixes[1].StopReason != "shutdown" || fixes[2].Type != state.EventMarker {
+	if len(fixes) != 3 || fixes[0].ToolStatus != "unknown" || fixes[1].StopReason != "shutdown" || fixes[2].Type != eventlog.EventMarker {
 		t.Fatalf("fixes %+v", fixes)
 	}
-	var all []state.Event
+	var all []eventlog.Event
 	all = append(all, evs...)
 	for _, f := range fixes {
 		all = append(all, *f)
 	}
-	if again := RepairTurn(all, "t1", state.StopShutdown); again.Fixes != nil {
+	if again := RepairTurn(all, "t1", eventlog.StopShutdown); again.Fixes != nil {
 		t.Fatalf("second repair: %+v", again)
 	}
 }
 
 func TestRepairTurn_SeesUnacceptedTurnsOpenPermissionsAndTurnsThatNeverStarted(t *testing.T) {
-	unaccepted := []state.Event{
-		{Seq: 1, Type: state.EventTurnStarted, TurnID: "t2", Source: "queued"},
-		{Seq: 2, Type: state.EventUserMessage, TurnID: "t2", Content: "do the thing"},
-		{Seq: 3, Type: state.EventState, TurnID: "t2", State: "RUNNING"},
+	unaccepted := []eventlog.Event{
+		{Seq: 1, Type: eventlog.EventTurnStarted, TurnID: "t2", Source: "queued"},
+		{Seq: 2, Type: eventlog.EventUserMessage, TurnID: "t2", Content: "do the thing"},
+		{Seq: 3, Type: eventlog.EventState, TurnID: "t2", State: "RUNNING"},
 	}
-	if tr := RepairTurn(unaccepted, "t2", state.StopShutdown); tr.Accepted || tr.UserText != "do the thing" || tr.Source != "queued" || tr.Fixes == nil {
+	if tr := RepairTurn(unaccepted, "t2", eventlog.StopShutdown); tr.Accepted || tr.UserText != "do the thing" || tr.Source != "queued" || tr.Fixes == nil {
 		t.Fatalf("unaccepted: %+v", tr)
 	}
 	open := append(unaccepted[:3:3],
-		state.Event{Seq: 4, Type: state.EventToolCall, TurnID: "t2", ToolCallID: "w"},
-		state.Event{Seq: 5, Type: state.EventPermissionRequest, TurnID: "t2", ToolCallID: "w"})
-	if tr := RepairTurn(open, "t2", state.StopShutdown); !tr.PermissionOpen || !tr.Accepted {
+		eventlog.Event{Seq: 4, Type: eventlog.EventToolCall, TurnID: "t2", ToolCallID: "w"},
+		eventlog.Event{Seq: 5, Type: eventlog.EventPermissionRequest, TurnID: "t2", ToolCallID: "w"})
+	if tr := RepairTurn(open, "t2", eventlog.StopShutdown); !tr.PermissionOpen || !tr.Accepted {
 		t.Fatalf("open permission: %+v", tr)
 	}
-	answered := append(open[:5:5], state.Event{Seq: 6, Type: state.EventPermissionResolved, TurnID: "t2", ToolCallID: "w"})
-	if tr := RepairTurn(answered, "t2", state.StopShutdown); tr.PermissionOpen {
+	answered := append(open[:5:5], eventlog.Event{Seq: 6, Type: eventlog.EventPermissionResolved, TurnID: "t2", ToolCallID: "w"})
+	if tr := RepairTurn(answered, "t2", eventlog.StopShutdown); tr.PermissionOpen {
 		t.Fatalf("answered permission still open: %+v", tr)
 	}
-	if tr := RepairTurn(unaccepted, "t3", state.StopShutdown); tr.Fixes != nil {
+	if tr := RepairTurn(unaccepted, "t3", eventlog.StopShutdown); tr.Fixes != nil {
 		t.Fatalf("a turn that never started was repaired: %+v", tr)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -67,7 +68,7 @@ func (o *owner) session() *state.Session {
 // append writes events to the log (fsync'd when durable) and then emits them:
 // nothing is shown before it is on disk. A failed write is kept
 // (storageErr) and nothing of it is shown.
-func (o *owner) append(durable bool, evs ...*state.Event) {
+func (o *owner) append(durable bool, evs ...*eventlog.Event) {
 	o.emitMu.Lock()
 	defer o.emitMu.Unlock()
 	evs, ok := o.write(durable, evs...)
@@ -80,7 +81,7 @@ func (o *owner) append(durable bool, evs ...*state.Event) {
 
 // record writes events to the log without showing them: for what the
 // command reports in its own error line.
-func (o *owner) record(evs ...*state.Event) {
+func (o *owner) record(evs ...*eventlog.Event) {
 	o.emitMu.Lock()
 	defer o.emitMu.Unlock()
 	o.write(true, evs...)
@@ -89,7 +90,7 @@ func (o *owner) record(evs ...*state.Event) {
 // write appends under emitMu, so the log's order is the order shown. Streamed
 // text passes the redactor first, which may hold back the tail of a chunk that
 // could still become a secret; what it returns is what was written.
-func (o *owner) write(durable bool, evs ...*state.Event) ([]*state.Event, bool) {
+func (o *owner) write(durable bool, evs ...*eventlog.Event) ([]*eventlog.Event, bool) {
 	if evs = o.redactor.Events(evs); len(evs) == 0 {
 		return nil, true
 	}
@@ -118,7 +119,7 @@ func (o *owner) setState(st string) {
 		return
 	}
 	o.update(func(s *state.Session) { s.State = st; s.LastActivityAt = o.now() })
-	o.append(true, &state.Event{Type: state.EventState, State: st, TurnID: o.currentTurn()})
+	o.append(true, &eventlog.Event{Type: eventlog.EventState, State: st, TurnID: o.currentTurn()})
 }
 
 // ErrStorage marks a failed write of a session's log or record (a full

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -18,8 +19,8 @@ var ownPID = os.Getpid()
 // TurnRepair is what RepairTurn found in an interrupted turn and what
 // closes it.
 type TurnRepair struct {
-	Fixes        []*state.Event // events to append; nil when nothing is to be done
-	UnknownCalls []state.Event  // tool calls whose outcome is unknown
+	Fixes        []*eventlog.Event // events to append; nil when nothing is to be done
+	UnknownCalls []eventlog.Event  // tool calls whose outcome is unknown
 	// Accepted is set when the agent answered anything in the turn.
 	Accepted bool
 	// Delivery says whether the turn's prompt reached the agent
@@ -37,9 +38,9 @@ type TurnRepair struct {
 
 // agentEventTypes are the events only an agent that took the prompt produces.
 var agentEventTypes = map[string]bool{
-	state.EventAgentMessage: true, state.EventAgentThought: true, state.EventToolCall: true,
-	state.EventToolResult: true, state.EventPlan: true, state.EventAgentUpdate: true,
-	state.EventPermissionRequest: true,
+	eventlog.EventAgentMessage: true, eventlog.EventAgentThought: true, eventlog.EventToolCall: true,
+	eventlog.EventToolResult: true, eventlog.EventPlan: true, eventlog.EventAgentUpdate: true,
+	eventlog.EventPermissionRequest: true,
 }
 
 // TurnInfo is what a turn's events say about it.
@@ -57,13 +58,13 @@ type TurnInfo struct {
 	PermissionOpen bool
 	// Unresolved are the tool calls without a result; UnknownCalls also
 	// counts those whose result a repair marked unknown.
-	Unresolved, UnknownCalls []state.Event
+	Unresolved, UnknownCalls []eventlog.Event
 }
 
 // DescribeTurn reads turn turnID from its events (in seq order).
-func DescribeTurn(events []state.Event, turnID string) TurnInfo {
+func DescribeTurn(events []eventlog.Event, turnID string) TurnInfo {
 	var info TurnInfo
-	var calls []state.Event
+	var calls []eventlog.Event
 	seen := map[string]bool{}
 	result := map[string]string{} // tool call id -> status of its result
 	asked := map[string]bool{}
@@ -75,24 +76,24 @@ func DescribeTurn(events []state.Event, turnID string) TurnInfo {
 			info.Accepted = true
 		}
 		switch e.Type {
-		case state.EventTurnStarted:
+		case eventlog.EventTurnStarted:
 			info.Started, info.Source, info.SendRecorded = true, e.Source, e.SendRecorded
-		case state.EventPromptSent:
+		case eventlog.EventPromptSent:
 			info.PromptSent = true
-		case state.EventUserMessage:
+		case eventlog.EventUserMessage:
 			info.UserText = e.Content
-		case state.EventTurnEnded:
+		case eventlog.EventTurnEnded:
 			info.Ended, info.StopReason = true, e.StopReason
-		case state.EventToolCall:
+		case eventlog.EventToolCall:
 			if !seen[e.ToolCallID] {
 				seen[e.ToolCallID] = true
 				calls = append(calls, e)
 			}
-		case state.EventToolResult:
+		case eventlog.EventToolResult:
 			result[e.ToolCallID] = e.ToolStatus
-		case state.EventPermissionRequest:
+		case eventlog.EventPermissionRequest:
 			asked[e.ToolCallID] = true
-		case state.EventPermissionResolved:
+		case eventlog.EventPermissionResolved:
 			delete(asked, e.ToolCallID)
 		}
 	}
@@ -118,7 +119,7 @@ const toolStatusUnknown = "unknown"
 // was repaired. A turn that already ended, or whose turn_started never
 // reached the log, needs nothing, so repairing twice appends nothing the
 // second time.
-func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
+func RepairTurn(events []eventlog.Event, turnID, stop string) TurnRepair {
 	if turnID == "" {
 		return TurnRepair{}
 	}
@@ -129,7 +130,7 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 	if info.Ended {
 		// Nothing to append. A turn closed by a terminated owner (SIGTERM) is
 		// still owed its continuation.
-		return TurnRepair{ClosedByShutdown: info.StopReason == state.StopShutdown, UnknownCalls: info.UnknownCalls,
+		return TurnRepair{ClosedByShutdown: info.StopReason == eventlog.StopShutdown, UnknownCalls: info.UnknownCalls,
 			Accepted: info.Accepted, Delivery: DecideDelivery(info), PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
 	}
 	r := TurnRepair{UnknownCalls: info.Unresolved, Accepted: info.Accepted, Delivery: DecideDelivery(info),
@@ -137,10 +138,10 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 	var unknown []string
 	for _, c := range info.Unresolved {
 		unknown = append(unknown, c.ToolCallID)
-		r.Fixes = append(r.Fixes, &state.Event{Type: state.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
+		r.Fixes = append(r.Fixes, &eventlog.Event{Type: eventlog.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
 			ToolStatus: toolStatusUnknown, Content: "kandev was stopped while this tool call ran: the action may or may not have happened."})
 	}
-	r.Fixes = append(r.Fixes, &state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop})
+	r.Fixes = append(r.Fixes, &eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turnID, StopReason: stop})
 	summary := "Repaired turn " + turnID + " interrupted by the owner's death"
 	if len(unknown) > 0 {
 		summary += "; tool calls with unknown outcome: " + join(unknown)
@@ -155,17 +156,17 @@ func RepairTurn(events []state.Event, turnID, stop string) TurnRepair {
 
 // turnEvents reads the events of one turn from the end of the log: the
 // cost depends on the turn's length, not the log's.
-func turnEvents(path, turnID string) []state.Event {
-	var out []state.Event
-	_, _ = state.ScanBackward(path, func(line []byte) bool {
-		var e state.Event
+func turnEvents(path, turnID string) []eventlog.Event {
+	var out []eventlog.Event
+	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
+		var e eventlog.Event
 		if json.Unmarshal(line, &e) != nil {
 			return true
 		}
 		if e.TurnID == turnID {
 			out = append(out, e)
 		}
-		return !(e.Type == state.EventTurnStarted && e.TurnID == turnID)
+		return !(e.Type == eventlog.EventTurnStarted && e.TurnID == turnID)
 	})
 	slices.Reverse(out)
 	return out
@@ -175,11 +176,11 @@ func turnEvents(path, turnID string) []state.Event {
 // none; read from the end of the log.
 func newestTurnOf(path, source string) string {
 	turn := ""
-	_, _ = state.ScanBackward(path, func(line []byte) bool {
-		if gjson.GetBytes(line, "type").String() != state.EventTurnStarted {
+	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
+		if gjson.GetBytes(line, "type").String() != eventlog.EventTurnStarted {
 			return true // not decoded: a long message line costs one pass
 		}
-		e, ok := state.DecodeEvent(line)
+		e, ok := eventlog.DecodeEvent(line)
 		if ok && e.Source == source {
 			turn = e.TurnID
 			return false
@@ -231,7 +232,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		return previewRepair(h, s, id, stop)
 	}
 	rep := &RepairReport{SessionID: id, UnknownCalls: []string{}}
-	log, torn, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, torn, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +244,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	rep.TornBytes = torn
 	// Every write below returns its error: a stop or repair that could not
 	// be written must not look done (the turn would be continued later).
-	var evs []*state.Event
+	var evs []*eventlog.Event
 	if torn > 0 {
 		m := history.NewMarker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
 		evs = append(evs, &m)
@@ -254,7 +255,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		tr = RepairTurn(turnEvents(h.LogPath(id), turn), turn, stop)
 		if tr.Fixes != nil {
 			rep.Turn = turn
-			evs = append(append(evs, tr.Fixes...), &state.Event{Type: state.EventState, State: state.StateWaitingForInput, TurnID: turn})
+			evs = append(append(evs, tr.Fixes...), &eventlog.Event{Type: eventlog.EventState, State: state.StateWaitingForInput, TurnID: turn})
 		}
 		for _, c := range tr.UnknownCalls {
 			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
@@ -267,17 +268,17 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	}
 	s, err = h.UpdateSession(id, func(s *state.Session) error {
 		if turn != "" {
-			releaseInitialPrompt(s, tr, tr.Fixes != nil && stop == state.StopShutdown)
-			if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
+			releaseInitialPrompt(s, tr, tr.Fixes != nil && stop == eventlog.StopShutdown)
+			if tr.Fixes != nil && stop == eventlog.StopShutdown && s.InitialPrompt == "" {
 				// Owed its one follow-up: repair never spends it.
-				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending, Maintenance: tr.Source == state.SourceMaintenance}
+				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending, Maintenance: tr.Source == eventlog.SourceMaintenance}
 			}
 			s.CurrentTurn, s.State, s.PermissionPending = "", state.StateWaitingForInput, false
 			if tr.Fixes != nil {
 				s.StopReason = stop
 			}
 		}
-		if stop == state.StopUserCanceled {
+		if stop == eventlog.StopUserCanceled {
 			// An explicit stop: the interrupted turn is never continued.
 			s.Stopped, s.StopReason, s.Interrupted, s.Pause = true, stop, nil, nil
 		}
@@ -286,7 +287,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	if err != nil {
 		return nil, fmt.Errorf("repair %s: %w", id, err)
 	}
-	if stop != state.StopUserCanceled {
+	if stop != eventlog.StopUserCanceled {
 		rep.Pending, _ = s.AwaitingContinuation()
 	}
 	rep.Appended = int(log.NextSeq() - before)
@@ -297,7 +298,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 // loaded record, changed in this copy only.
 func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairReport, error) {
 	rep := &RepairReport{SessionID: id, DryRun: true, UnknownCalls: []string{}}
-	r, err := state.ScanBackward(h.LogPath(id), func([]byte) bool { return false })
+	r, err := eventlog.ScanBackward(h.LogPath(id), func(int64, []byte) bool { return false })
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, err
 	}
@@ -311,13 +312,13 @@ func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairRep
 			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
 		}
 		// What the repair would record, in this copy only.
-		releaseInitialPrompt(s, tr, tr.Fixes != nil && stop == state.StopShutdown)
-		if tr.Fixes != nil && stop == state.StopShutdown && s.InitialPrompt == "" {
+		releaseInitialPrompt(s, tr, tr.Fixes != nil && stop == eventlog.StopShutdown)
+		if tr.Fixes != nil && stop == eventlog.StopShutdown && s.InitialPrompt == "" {
 			s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
 		}
 		s.CurrentTurn = ""
 	}
-	if stop == state.StopShutdown {
+	if stop == eventlog.StopShutdown {
 		rep.Pending, _ = s.AwaitingContinuation()
 	}
 	return rep, nil

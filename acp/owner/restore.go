@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -44,7 +45,7 @@ func (o *owner) recordStarted(applied []string) {
 	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.CommandLine(), "replayed_updates": o.conn.Replayed(), "setup_applied": applied})
 	// Durable at once unless a prompt is about to be sent: its prompt_sent's
 	// fsync, a moment later, makes this line durable too.
-	o.append(!o.promptFollows(), &state.Event{Type: state.EventAgentStarted, PID: pid, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
+	o.append(!o.promptFollows(), &eventlog.Event{Type: eventlog.EventAgentStarted, PID: pid, Restore: string(o.res.Restore), FallbackReason: o.res.FallbackReason, Data: data})
 }
 
 // launchAndRestore launches the agent (with the resume flag first when the
@@ -249,10 +250,10 @@ func (o *owner) forgetToken(err error) {
 // before keeps its state (and token), so the user can retry.
 func (o *owner) failStart(err error) {
 	m := history.NewMarker(history.MarkerAgentFailure, "Could not launch the agent: "+err.Error(), "")
-	evs := []*state.Event{&m}
+	evs := []*eventlog.Event{&m}
 	first := o.plan.FirstLaunch
 	if first {
-		evs = append(evs, &state.Event{Type: state.EventState, State: state.StateFailed})
+		evs = append(evs, &eventlog.Event{Type: eventlog.EventState, State: state.StateFailed})
 	}
 	o.record(evs...)
 	o.update(func(s *state.Session) {

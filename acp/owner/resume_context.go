@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -27,7 +28,7 @@ func (o *owner) resumeContext(request string) string {
 // or a rewind to its start). A follow-up session (start --parent) reads its
 // parent's log first; a fork has its own copy of the parent's conversation.
 func ResumeContextFor(h *state.Home, s *state.Session, request string, maxBytes int) string {
-	var evs []state.Event
+	var evs []eventlog.Event
 	partial := false
 	if s.ParentID != "" && s.ForkedAt == 0 {
 		parentEpoch := math.MaxInt // unknown: any number of rewinds
@@ -45,10 +46,10 @@ func ResumeContextFor(h *state.Home, s *state.Session, request string, maxBytes 
 }
 
 // hasConversation reports whether evs hold a message or a tool call.
-func hasConversation(evs []state.Event) bool {
+func hasConversation(evs []eventlog.Event) bool {
 	for _, e := range evs {
 		switch e.Type {
-		case state.EventUserMessage, state.EventAgentMessage, state.EventToolCall, state.EventToolResult:
+		case eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventToolCall, eventlog.EventToolResult:
 			return true
 		}
 	}
@@ -66,20 +67,20 @@ func hasConversation(evs []state.Event) bool {
 // rewind numbered above it, so with epoch 0 (or the first rewind in the
 // window) the first user message is the first in the log, and the log is
 // not read on past it.
-func historyForContext(path string, maxBytes, epoch int) (evs []state.Event, olderUnread bool) {
+func historyForContext(path string, maxBytes, epoch int) (evs []eventlog.Event, olderUnread bool) {
 	keep := func(line []byte) bool {
 		switch gjson.GetBytes(line, "type").String() {
-		case state.EventUserMessage, state.EventAgentMessage, state.EventToolCall, state.EventToolResult, state.EventTurnStarted, state.EventTurnEnded, state.EventRewind:
+		case eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventToolCall, eventlog.EventToolResult, eventlog.EventTurnStarted, eventlog.EventTurnEnded, eventlog.EventRewind:
 			return true
 		}
 		return false
 	}
 	window := int64(2 * maxBytes)
-	var tail []state.Event
+	var tail []eventlog.Event
 	firstSeq := int64(math.MaxInt64)
 	fence := history.NewFence()
 	whole := true
-	_, err := state.ScanBackward(path, func(line []byte) bool {
+	_, err := eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
 		if window <= 0 {
 			whole = false
 			return false
@@ -89,12 +90,12 @@ func historyForContext(path string, maxBytes, epoch int) (evs []state.Event, old
 		}
 		window -= int64(len(line))
 		if keep(line) {
-			var e state.Event
+			var e eventlog.Event
 			if json.Unmarshal(line, &e) == nil {
-				if e.Type == state.EventRewind && e.Epoch == 1 {
+				if e.Type == eventlog.EventRewind && e.Epoch == 1 {
 					epoch = 0 // the first rewind there is: none is older
 				}
-				if fence.Visible(e) && e.Type != state.EventRewind {
+				if fence.Visible(e) && e.Type != eventlog.EventRewind {
 					tail = append(tail, e)
 					firstSeq = e.Seq
 				}
@@ -115,21 +116,21 @@ func historyForContext(path string, maxBytes, epoch int) (evs []state.Event, old
 	// Only user messages (until one is found) and rewinds decide it: the
 	// other lines of a long log are passed over without decoding them, and
 	// with no rewind older than the window the first user message is it.
-	var first []state.Event
-	_, _ = state.ScanLines(path, func(line []byte) bool {
+	var first []eventlog.Event
+	_, _ = eventlog.ScanLines(path, func(line []byte) bool {
 		if !bytes.Contains(line, rewindLine) && (len(first) > 0 || !bytes.Contains(line, userMessageLine)) {
 			return true
 		}
-		e, ok := state.DecodeEvent(line)
+		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
 			return true
 		}
 		switch {
 		case e.Seq >= firstSeq || fence.Hides(e.Seq): // both grow with seq: nothing later counts
 			return false
-		case e.Type == state.EventRewind && len(first) > 0 && history.RewindTo(e) < first[0].Seq:
+		case e.Type == eventlog.EventRewind && len(first) > 0 && history.RewindTo(e) < first[0].Seq:
 			first = first[:0]
-		case e.Type == state.EventUserMessage && len(first) == 0:
+		case e.Type == eventlog.EventUserMessage && len(first) == 0:
 			first = append(first, e)
 			return epoch > 0
 		}
@@ -141,6 +142,6 @@ func historyForContext(path string, maxBytes, epoch int) (evs []state.Event, old
 // How the log writer writes the type of the events the resume context's
 // first message depends on.
 var (
-	rewindLine      = []byte(`"type":"` + state.EventRewind + `"`)
-	userMessageLine = []byte(`"type":"` + state.EventUserMessage + `"`)
+	rewindLine      = []byte(`"type":"` + eventlog.EventRewind + `"`)
+	userMessageLine = []byte(`"type":"` + eventlog.EventUserMessage + `"`)
 )

@@ -4,17 +4,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
 
 func TestHistoryForContext_LongLogKeepsTheFirstRequestAndSaysMoreWereOmitted(t *testing.T) {
 	h, _ := state.OpenHome(t.TempDir())
-	log, _, _ := h.OpenLog("s", state.OpenLogOptions{})
-	log.Append(&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: "the original request"})
+	log, _, _ := h.OpenLog("s", eventlog.OpenLogOptions{})
+	log.Append(&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t1", Content: "the original request"})
 	for i := 0; i < 3000; i++ {
-		log.Append(&state.Event{Type: state.EventAgentMessage, TurnID: "t1", Content: strings.Repeat("a", 200)},
-			&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: strings.Repeat("u", 200)})
+		log.Append(&eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: "t1", Content: strings.Repeat("a", 200)},
+			&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t1", Content: strings.Repeat("u", 200)})
 	}
 	log.Close()
 	evs, partial := historyForContext(h.LogPath("s"), 32<<10, 0)
@@ -41,14 +42,14 @@ func TestHistoryForContext_ARewindBeforeTheWindowDecidesTheFirstRequest(t *testi
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := state.OpenHome(t.TempDir())
-			log, _, _ := h.OpenLog("s", state.OpenLogOptions{})
-			log.Append(&state.Event{Type: state.EventUserMessage, TurnID: "t1", Content: "the original request"},
-				&state.Event{Type: state.EventTurnEnded, TurnID: "t1", StopReason: "end_turn"},
-				&state.Event{Type: state.EventUserMessage, TurnID: "t2", Content: "a request the rewind takes back"},
-				state.Rewind{Epoch: 1, ToSeq: tc.to}.Event(),
-				&state.Event{Type: state.EventUserMessage, TurnID: "t3", Content: "after the rewind"})
+			log, _, _ := h.OpenLog("s", eventlog.OpenLogOptions{})
+			log.Append(&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t1", Content: "the original request"},
+				&eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: "end_turn"},
+				&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t2", Content: "a request the rewind takes back"},
+				eventlog.Rewind{Epoch: 1, ToSeq: tc.to}.Event(),
+				&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: "t3", Content: "after the rewind"})
 			for i := 0; i < 3000; i++ {
-				log.Append(&state.Event{Type: state.EventAgentMessage, TurnID: "t3", Content: strings.Repeat("a", 200)})
+				log.Append(&eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: "t3", Content: strings.Repeat("a", 200)})
 			}
 			log.Close()
 			evs, partial := historyForContext(h.LogPath("s"), 32<<10, 1)

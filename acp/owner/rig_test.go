@@ -14,6 +14,8 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/demoagent"
+	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -22,7 +24,7 @@ import (
 type rig struct {
 	t    *testing.T
 	home *state.Home
-	cfg  *state.Config
+	cfg  *config.Config
 	opts demoagent.Options // for the next agent launched
 	// rewrite, when set, changes each line the agent sends before the
 	// owner reads it (to make the agent advertise what it does not serve).
@@ -38,7 +40,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &state.Config{}
+	cfg := &config.Config{}
 	cfg.Agent.CancelGraceSeconds = 5
 	return &rig{t: t, home: h, cfg: cfg, opts: demoagent.Options{Dir: filepath.Join(t.TempDir(), "demo")}}
 }
@@ -87,9 +89,9 @@ func (r *rig) session(id string) *state.Session {
 	return s
 }
 
-func (r *rig) events(id string) []state.Event {
+func (r *rig) events(id string) []eventlog.Event {
 	r.t.Helper()
-	evs, _, err := state.ReadAll(r.home.LogPath(id))
+	evs, _, err := eventlog.ReadAll(r.home.LogPath(id))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func (r *rig) launch(spec acp.LaunchSpec) (acp.Transport, error) {
 		defer close(filtered)
 		br := bufio.NewReader(outR)
 		for {
-			line, err := state.ReadLine(br)
+			line, err := eventlog.ReadLine(br)
 			if len(line) > 0 {
 				if rewrite != nil {
 					line = rewrite(line)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
 
@@ -24,12 +25,12 @@ func NewSessionRecord(now time.Time, cwd, agent, title, workspace, prompt string
 	if s.Title == "" {
 		s.Title = TitleOf(history.Redact(prompt))
 	}
-	if wt, ok, _ := state.DetectWorktree(cwd); ok {
+	if wt, ok, _ := worktree.DetectWorktree(cwd); ok {
 		wt.Valid = true
 		s.Worktree = &wt
 	}
 	if s.Workspace == "" {
-		s.Workspace = state.WorkspaceName(cwd)
+		s.Workspace = worktree.WorkspaceName(cwd)
 	}
 	return s
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -28,18 +30,18 @@ const (
 
 // SetupChangedEvent is the setup_changed event of a session whose setup is
 // now s: only names, never an MCP server's definition.
-func SetupChangedEvent(source string, s *state.Setup, applied, missing []string) *state.Event {
+func SetupChangedEvent(source string, s *state.Setup, applied, missing []string) *eventlog.Event {
 	return setupChanged(source, s, applied, missing, "")
 }
 
 // setupChanged is SetupChangedEvent for the kandev set input inputID ("" for none).
-func setupChanged(source string, s *state.Setup, applied, missing []string, inputID string) *state.Event {
+func setupChanged(source string, s *state.Setup, applied, missing []string, inputID string) *eventlog.Event {
 	data, _ := json.Marshal(struct {
 		Setup   *state.Setup `json:"setup"`
 		Applied []string     `json:"applied,omitempty"`
 		Missing []string     `json:"not_offered,omitempty"`
 	}{s, applied, missing})
-	return &state.Event{Type: state.EventSetupChanged, Source: source, Summary: setup.Describe(s), Data: data, InputID: inputID}
+	return &eventlog.Event{Type: eventlog.EventSetupChanged, Source: source, Summary: setup.Describe(s), Data: data, InputID: inputID}
 }
 
 // mcpServers are the session's MCP servers as the agent is given them,
@@ -178,9 +180,9 @@ func (o *owner) recordSet(in state.Input) {
 // noteAgentSetup records the changes the agent reports itself in a batch
 // of its updates (current_mode_update, config_option_update): they become
 // the session's setup and are logged. Runs on the recorder goroutine.
-func (o *owner) noteAgentSetup(evs []*state.Event) {
+func (o *owner) noteAgentSetup(evs []*eventlog.Event) {
 	for _, e := range evs {
-		if e.Type != state.EventAgentUpdate {
+		if e.Type != eventlog.EventAgentUpdate {
 			continue
 		}
 		mode, opts, raw := "", map[string]setup.Option(nil), []sdk.SessionConfigOption(nil)
@@ -207,7 +209,7 @@ func (o *owner) noteAgentSetup(evs []*state.Event) {
 			if s.CurrentTurn != "" {
 				// The agent changed itself mid-turn: the turn goes on under it, so a
 				// cut-off of it is no reason to pause.
-				s.TurnSetup = state.TurnSetupOf(next)
+				s.TurnSetup = setup.TurnSetupOf(next)
 			}
 		})
 		o.append(true, SetupChangedEvent(SetupFromAgent, next, nil, nil))
@@ -250,7 +252,7 @@ func SetSetup(ctx context.Context, h *state.Home, id string, c setup.Change) (*S
 	if err != nil {
 		return nil, err
 	}
-	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +268,7 @@ func SetSetup(ctx context.Context, h *state.Home, id string, c setup.Change) (*S
 func queueSet(ctx context.Context, h *state.Home, id string, c setup.Change) (*SetResult, error) {
 	b, _ := json.Marshal(c)
 	in := &state.Input{Kind: state.InputSet, Text: string(b)}
-	changes := state.WatchFiles(h.LogPath(id))
+	changes := watch.WatchFiles(h.LogPath(id))
 	defer changes.Close()
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err
@@ -298,19 +300,19 @@ func queueSet(ctx context.Context, h *state.Home, id string, c setup.Change) (*S
 
 // setupServed finds the setup_changed event of input inputID, reading the
 // log from its end back to the input's own turn at most.
-func setupServed(path, inputID string) (state.Event, bool) {
-	var found state.Event
+func setupServed(path, inputID string) (eventlog.Event, bool) {
+	var found eventlog.Event
 	ok := false
-	_, _ = state.ScanBackward(path, func(line []byte) bool {
-		var e state.Event
+	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
+		var e eventlog.Event
 		if json.Unmarshal(line, &e) != nil {
 			return true
 		}
-		if e.Type == state.EventSetupChanged && e.InputID == inputID {
+		if e.Type == eventlog.EventSetupChanged && e.InputID == inputID {
 			found, ok = e, true
 			return false
 		}
-		return e.Type != state.EventAgentStarted // older than any owner that could have served it
+		return e.Type != eventlog.EventAgentStarted // older than any owner that could have served it
 	})
 	return found, ok
 }
@@ -327,7 +329,7 @@ func LogNewSetup(h *state.Home, s *state.Session) error {
 		return err
 	}
 	defer lock.Release()
-	log, _, err := h.OpenLog(s.ID, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := h.OpenLog(s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return err
 	}
@@ -366,7 +368,7 @@ func AddMCPServers(h *state.Home, id string, servers []state.MCPServer) (changed
 	if err != nil || !changed {
 		return false, err
 	}
-	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return true, err
 	}
@@ -400,7 +402,7 @@ func SetMCPServers(h *state.Home, id string, servers []state.MCPServer) (*state.
 	if err != nil {
 		return nil, err
 	}
-	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
 	}

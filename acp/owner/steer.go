@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -48,7 +49,7 @@ func (o *owner) steerQueued() {
 		o.steerTried[in.ID] = true // served as the next turn instead
 		return
 	}
-	o.append(true, &state.Event{Type: state.EventUserMessage, TurnID: turn, Role: "user", Content: in.Text, Source: state.SourceSteer, InputID: in.ID, Key: in.Key})
+	o.append(true, &eventlog.Event{Type: eventlog.EventUserMessage, TurnID: turn, Role: "user", Content: in.Text, Source: eventlog.SourceSteer, InputID: in.ID, Key: in.Key})
 	o.consume(in)
 }
 
@@ -84,6 +85,6 @@ func cancelQueued(ins []state.Input, id string) bool {
 
 // steeredInto reports whether e is inbox input id joining a running turn:
 // a follower of that input follows that turn.
-func steeredInto(e state.Event, id string) bool {
-	return id != "" && e.Type == state.EventUserMessage && e.Source == state.SourceSteer && e.InputID == id
+func steeredInto(e eventlog.Event, id string) bool {
+	return id != "" && e.Type == eventlog.EventUserMessage && e.Source == eventlog.SourceSteer && e.InputID == id
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -47,8 +48,8 @@ type RewindReport struct {
 // currentEpoch reads the whole log of session id and returns its current
 // epoch. Rewinds and forks are rare, explicit commands: reading the log once
 // is their cost.
-func currentEpoch(h *state.Home, id string) ([]state.Event, error) {
-	evs, _, err := state.ReadAll(h.LogPath(id))
+func currentEpoch(h *state.Home, id string) ([]eventlog.Event, error) {
+	evs, _, err := eventlog.ReadAll(h.LogPath(id))
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func currentEpoch(h *state.Home, id string) ([]state.Event, error) {
 }
 
 // checkCut refuses a seq that is not a boundary of epoch.
-func checkCut(id string, epoch []state.Event, seq int64) error {
+func checkCut(id string, epoch []eventlog.Event, seq int64) error {
 	if ok, before, after := history.CheckBoundary(history.Boundaries(epoch), seq); !ok {
 		return &BoundaryError{SessionID: id, Seq: seq, Before: before, After: after}
 	}
@@ -70,7 +71,7 @@ func checkCut(id string, epoch []state.Event, seq int64) error {
 // warm agent: state.ErrOwnerBusy) and for a finished session. An
 // interrupted turn is repaired first.
 func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
-	if _, err := Repair(h, id, state.StopShutdown, false); err != nil {
+	if _, err := Repair(h, id, eventlog.StopShutdown, false); err != nil {
 		return nil, busyForSurgery(id, err)
 	}
 	lock, err := h.AcquireOwner(id)
@@ -88,7 +89,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	case s.CurrentTurn != "":
 		return nil, fmt.Errorf("%w: session %s has an unfinished turn; run kandev repair %s first", state.ErrOwnerBusy, id, id)
 	}
-	log, _, err := h.OpenLog(id, state.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	for _, c := range history.FileChanges(epoch, to) {
 		rep.FileChanges = append(rep.FileChanges, FileChange{Seq: c.Seq, ToolCallID: c.ToolCallID, Title: c.ToolName, Kind: c.ToolKind})
 	}
-	r := state.Rewind{Epoch: s.Epoch + 1, ToSeq: to}
+	r := eventlog.Rewind{Epoch: s.Epoch + 1, ToSeq: to}
 	rep.Epoch = r.Epoch
 	// The record first, with the fence pending: a crash before the fence is
 	// in the log leaves it for the next command to append, once.
@@ -136,7 +137,7 @@ func busyForSurgery(id string, err error) error {
 // the log already ends with it (a crash came after the append, before the
 // record was cleared), and clears it. The caller owns the session and holds
 // log open. No epoch is ever fenced twice.
-func finishRewind(h *state.Home, log *state.EventLog, s *state.Session) error {
+func finishRewind(h *state.Home, log *eventlog.EventLog, s *state.Session) error {
 	r := s.RewindPending
 	if r == nil {
 		return nil
@@ -164,12 +165,12 @@ func finishRewind(h *state.Home, log *state.EventLog, s *state.Session) error {
 // torn-line note) to the first turn or message.
 func fenceLogged(path string, epoch int) bool {
 	found := false
-	_, _ = state.ScanEventsBackward(path, func(e state.Event, _ []byte) bool {
+	_, _ = eventlog.ScanEventsBackward(path, func(e eventlog.Event, _ []byte) bool {
 		switch e.Type {
-		case state.EventRewind:
+		case eventlog.EventRewind:
 			found = e.Epoch == epoch
 			return false
-		case state.EventTurnStarted, state.EventTurnEnded, state.EventUserMessage, state.EventAgentMessage:
+		case eventlog.EventTurnStarted, eventlog.EventTurnEnded, eventlog.EventUserMessage, eventlog.EventAgentMessage:
 			return false
 		}
 		return true
@@ -182,7 +183,7 @@ func fenceLogged(path string, epoch int) bool {
 // advertised any), read from the end.
 func AdvertisedCommands(path string) []string {
 	var names []string
-	_, _ = state.ScanBackward(path, func(line []byte) bool {
+	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
 		if !bytes.Contains(line, []byte("available_commands_update")) {
 			return true
 		}

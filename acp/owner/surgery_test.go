@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -48,7 +49,7 @@ func surgeryHome(t *testing.T) (*state.Home, []int64) {
 	if err := h.CreateSession(&state.Session{ID: "s1", State: state.StateWaitingForInput, AgentLaunched: true, ResumeToken: "tok", Turns: 3, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	log, _, err := h.OpenLog("s1", state.OpenLogOptions{})
+	log, _, err := h.OpenLog("s1", eventlog.OpenLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +57,10 @@ func surgeryHome(t *testing.T) (*state.Home, []int64) {
 	var ends []int64
 	for i, w := range []string{"ALPHA", "BETA", "GAMMA"} {
 		turn := "t" + string(rune('1'+i))
-		end := &state.Event{Type: state.EventTurnEnded, TurnID: turn}
-		if err := log.Append(&state.Event{Type: state.EventTurnStarted, TurnID: turn, Source: state.SourceUser},
-			&state.Event{Type: state.EventUserMessage, TurnID: turn, Content: "remember " + w},
-			&state.Event{Type: state.EventAgentMessage, TurnID: turn, Content: "OK, I will remember " + w + "."}, end); err != nil {
+		end := &eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turn}
+		if err := log.Append(&eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: turn, Source: eventlog.SourceUser},
+			&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: turn, Content: "remember " + w},
+			&eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: turn, Content: "OK, I will remember " + w + "."}, end); err != nil {
 			t.Fatal(err)
 		}
 		ends = append(ends, end.Seq)
@@ -72,26 +73,26 @@ func TestRewind_AFenceLeftPendingByACrashIsAppendedOnceByTheNextCommand(t *testi
 		name := map[bool]string{false: "killed before the fence was logged", true: "killed after the fence was logged"}[logged]
 		t.Run(name, func(t *testing.T) {
 			h, ends := surgeryHome(t)
-			r := state.Rewind{Epoch: 1, ToSeq: ends[0]}
+			r := eventlog.Rewind{Epoch: 1, ToSeq: ends[0]}
 			if _, err := h.UpdateSession("s1", func(s *state.Session) error { s.BeginRewind(r); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if logged {
-				log, _, _ := h.OpenLog("s1", state.OpenLogOptions{})
+				log, _, _ := h.OpenLog("s1", eventlog.OpenLogOptions{})
 				if err := log.AppendSync(r.Event()); err != nil {
 					t.Fatal(err)
 				}
 				log.Close()
 			}
 			for range 2 { // the next command, and one more
-				if _, err := Repair(h, "s1", state.StopShutdown, false); err != nil {
+				if _, err := Repair(h, "s1", eventlog.StopShutdown, false); err != nil {
 					t.Fatal(err)
 				}
 			}
-			evs, _, _ := state.ReadAll(h.LogPath("s1"))
+			evs, _, _ := eventlog.ReadAll(h.LogPath("s1"))
 			var said []string
 			for _, e := range history.CurrentEpoch(evs) {
-				if e.Type == state.EventUserMessage {
+				if e.Type == eventlog.EventUserMessage {
 					said = append(said, e.Content)
 				}
 			}
@@ -100,7 +101,7 @@ func TestRewind_AFenceLeftPendingByACrashIsAppendedOnceByTheNextCommand(t *testi
 			}
 			var fences []int
 			for _, e := range evs {
-				if e.Type == state.EventRewind {
+				if e.Type == eventlog.EventRewind {
 					fences = append(fences, e.Epoch)
 				}
 			}
@@ -117,14 +118,14 @@ func TestAdvertisedCommands_TheNewestAdvertisementWins(t *testing.T) {
 	if got := AdvertisedCommands(h.LogPath("s1")); got != nil || CompactionCommand(got) != "" {
 		t.Fatalf("no advertisement: %v", got)
 	}
-	log, _, _ := h.OpenLog("s1", state.OpenLogOptions{})
+	log, _, _ := h.OpenLog("s1", eventlog.OpenLogOptions{})
 	defer log.Close()
-	adv := func(names ...string) *state.Event {
+	adv := func(names ...string) *eventlog.Event {
 		var parts []string
 		for _, n := range names {
 			parts = append(parts, `{"name":"`+n+`","description":"d"}`)
 		}
-		return &state.Event{Type: state.EventAgentUpdate, Data: []byte(`{"sessionUpdate":"available_commands_update","availableCommands":[` + strings.Join(parts, ",") + `]}`)}
+		return &eventlog.Event{Type: eventlog.EventAgentUpdate, Data: []byte(`{"sessionUpdate":"available_commands_update","availableCommands":[` + strings.Join(parts, ",") + `]}`)}
 	}
 	log.Append(adv("compact", "review"))
 	if got := AdvertisedCommands(h.LogPath("s1")); !slices.Equal(got, []string{"compact", "review"}) || CompactionCommand(got) != "compact" {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
 )
@@ -33,9 +34,9 @@ func AgentTitle(update []byte) (title string, ok bool) {
 // noteAgentTitle makes the title an agent sends (session_info_update) the
 // session's title, unless the person named the session (TitleNamed): list
 // and status show it. Runs on the recorder goroutine.
-func (o *owner) noteAgentTitle(evs []*state.Event) {
+func (o *owner) noteAgentTitle(evs []*eventlog.Event) {
 	for _, e := range evs {
-		if e.Type != state.EventAgentUpdate {
+		if e.Type != eventlog.EventAgentUpdate {
 			continue
 		}
 		title, ok := AgentTitle(e.Data)

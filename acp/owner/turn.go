@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
 
@@ -37,16 +39,16 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 	// durable by its prompt_sent's fsync, before anything is sent, or by the
 	// marker that says it was not sent.
 	o.append(in != nil,
-		&state.Event{Type: state.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, Key: key, SendRecorded: true},
-		&state.Event{Type: state.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
-		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateRunning},
+		&eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: turnID, Source: source, InputID: inputID, Key: key, SendRecorded: true},
+		&eventlog.Event{Type: eventlog.EventUserMessage, TurnID: turnID, Role: "user", Content: text},
+		&eventlog.Event{Type: eventlog.EventState, TurnID: turnID, State: state.StateRunning},
 	)
 	if in != nil {
 		o.consume(*in)
 	}
 	if err := o.storageErr(); err != nil {
 		// The turn is not on disk as it should be: it is not sent.
-		o.endTurn(turnID, state.StopError, err)
+		o.endTurn(turnID, eventlog.StopError, err)
 		return err
 	}
 	stop, err := o.prompt(ctx, sent)
@@ -70,7 +72,7 @@ func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 	o.mu.Lock()
 	o.turnID, o.accepted = turnID, false
 	o.onSent = func() {
-		if source == state.SourceInitial {
+		if source == eventlog.SourceInitial {
 			o.update(func(s *state.Session) { s.InitialPrompt = "" })
 		}
 	}
@@ -86,7 +88,7 @@ func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 		s.CurrentTurn = turnID
 		s.StopReason = ""
 		s.ErrorMessage = ""
-		s.TurnSetup = state.TurnSetupOf(s.Setup) // a continuation under another setup pauses
+		s.TurnSetup = setup.TurnSetupOf(s.Setup) // a continuation under another setup pauses
 		s.State = state.StateRunning
 		s.LastActivityAt = o.now()
 	})
@@ -105,13 +107,13 @@ func (o *owner) accept() {
 }
 
 // onEvents runs on the connection's recorder goroutine.
-func (o *owner) onEvents(evs []*state.Event) {
+func (o *owner) onEvents(evs []*eventlog.Event) {
 	turn := o.currentTurn()
 	o.noteAnswer(turn, evs)
 	answered := false
 	for _, e := range evs {
 		e.TurnID = turn
-		if e.Type == state.EventToolCall || e.Type == state.EventToolResult {
+		if e.Type == eventlog.EventToolCall || e.Type == eventlog.EventToolResult {
 			o.noteCall(e.ToolCallID)
 		}
 		// The same events that make the log say "accepted" (DescribeTurn): a
@@ -149,10 +151,10 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 			note = "The follow-up of the interrupted turn was cancelled (Ctrl-C in the kandev resume that followed it) before it was sent to the agent; it will not be sent."
 		}
 		o.marker(history.MarkerPromptCancel, note, "")
-		return state.StopCancelled, nil
+		return eventlog.StopCancelled, nil
 	}
 	if err := o.markSent(); err != nil {
-		return state.StopError, err
+		return eventlog.StopError, err
 	}
 	done := make(chan promptAnswer, 1)
 	token := o.s.ResumeToken
@@ -174,7 +176,7 @@ func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (strin
 			if err := o.storageErr(); err != nil {
 				// Part of the answer is not on disk (a full disk): the turn
 				// failed on this side, however the agent ended it.
-				return state.StopError, err
+				return eventlog.StopError, err
 			}
 			if a.err != nil {
 				return o.classifyTurnError(a.err)
@@ -183,10 +185,10 @@ func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (strin
 		case <-ctx.Done():
 			o.cancelAndWait(done)
 			if interruption(ctx) == ErrShutdown {
-				return state.StopShutdown, o.shutdownError(o.currentTurn())
+				return eventlog.StopShutdown, o.shutdownError(o.currentTurn())
 			}
 			o.marker(history.MarkerPromptCancel, "The turn was interrupted by the user (Ctrl-C).", "")
-			return state.StopCancelled, ErrInterrupted
+			return eventlog.StopCancelled, ErrInterrupted
 		case <-tick.C:
 			if stop, err, ended := o.checkTurn(done); ended {
 				return stop, err
@@ -199,7 +201,7 @@ func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (strin
 // agent, that it is sent: from here on the turn is never sent again, only
 // continued. Only this write by the owner counts.
 func (o *owner) markSent() error {
-	o.append(true, &state.Event{Type: state.EventPromptSent, TurnID: o.currentTurn()})
+	o.append(true, &eventlog.Event{Type: eventlog.EventPromptSent, TurnID: o.currentTurn()})
 	if err := o.storageErr(); err != nil {
 		return err // not on disk: the prompt is not sent
 	}
@@ -217,11 +219,11 @@ func (o *owner) markSent() error {
 // has no prompt_sent).
 func (o *owner) notSent(ctx context.Context) (string, error) {
 	if interruption(ctx) == ErrShutdown {
-		return state.StopShutdown, o.shutdownError(o.currentTurn())
+		return eventlog.StopShutdown, o.shutdownError(o.currentTurn())
 	}
 	o.droppedUnsent = true
 	o.marker(history.MarkerPromptCancel, "The message was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
-	return state.StopCancelled, ErrInterrupted
+	return eventlog.StopCancelled, ErrInterrupted
 }
 
 type promptAnswer struct {
@@ -234,22 +236,22 @@ type promptAnswer struct {
 func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended bool) {
 	if err := o.storageErr(); err != nil {
 		o.cancelAndWait(done)
-		return state.StopError, err, true
+		return eventlog.StopError, err, true
 	}
 	if in := o.controlRequested(); in.Kind != "" {
 		kind := in.Kind
 		o.cancelAndWait(done)
 		if kind == state.InputClose {
 			o.marker(history.MarkerPromptCancel, "The turn was cancelled with kandev close --now.", "")
-			return state.StopCancelled, nil, true
+			return eventlog.StopCancelled, nil, true
 		}
 		if kind == state.InputStop {
 			o.update(func(s *state.Session) { s.Stopped = true })
 			o.marker(history.MarkerPromptCancel, "The turn was stopped with kandev stop; it will not be continued automatically.", "")
-			return state.StopUserCanceled, nil, true
+			return eventlog.StopUserCanceled, nil, true
 		}
 		o.marker(history.MarkerPromptCancel, cancelNote(in), "")
-		return state.StopCancelled, nil, true
+		return eventlog.StopCancelled, nil, true
 	}
 	o.steerQueued() // steer.go
 	idle := time.Duration(o.job.Config.IdleTimeoutSeconds()) * time.Second
@@ -257,7 +259,7 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 		o.proc.Kill()
 		<-done
 		o.marker(history.MarkerPromptTimeout, fmt.Sprintf("The agent sent nothing for %s; kandev stopped it.", idle), "")
-		return state.StopError, fmt.Errorf("%w: agent %s sent nothing for %s and was stopped (raise [agent] idle_timeout_seconds if it needs longer)", ErrAgentFailed, o.job.Profile.Name, idle), true
+		return eventlog.StopError, fmt.Errorf("%w: agent %s sent nothing for %s and was stopped (raise [agent] idle_timeout_seconds if it needs longer)", ErrAgentFailed, o.job.Profile.Name, idle), true
 	}
 	return "", nil, false
 }
@@ -282,10 +284,10 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 	switch {
 	case errors.As(err, &exit):
 		o.marker(history.MarkerAgentFailure, "The agent process died during the turn: "+exit.Desc+".", exit.Stderr)
-		return state.StopProcessExit, fmt.Errorf("%w: %w; the session is resumable: kandev prompt %s \"...\"", ErrAgentFailed, err, o.s.ID)
+		return eventlog.StopProcessExit, fmt.Errorf("%w: %w; the session is resumable: kandev prompt %s \"...\"", ErrAgentFailed, err, o.s.ID)
 	case errors.Is(err, acp.ErrProtocol):
 		o.marker(history.MarkerAgentFailure, err.Error(), o.proc.Stderr())
-		return state.StopError, fmt.Errorf("%w: %w", ErrAgentFailed, err)
+		return eventlog.StopError, fmt.Errorf("%w: %w", ErrAgentFailed, err)
 	}
 	if lim, ok := acp.RecognizeLimit(err, o.now()); ok {
 		return o.limitReached(lim)
@@ -295,7 +297,7 @@ func (o *owner) classifyTurnError(err error) (string, error) {
 	} else {
 		o.marker(history.MarkerProviderFailure, "The agent failed the turn: "+acp.DescribeError(err), "")
 	}
-	return state.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", ErrAgentFailed, o.job.Profile.Name, acp.DescribeError(err))
+	return eventlog.StopError, fmt.Errorf("%w: agent %s failed the turn: %s", ErrAgentFailed, o.job.Profile.Name, acp.DescribeError(err))
 }
 
 // endTurn records the turn's end and leaves the session waiting for input;
@@ -307,8 +309,8 @@ func (o *owner) endTurn(turnID, stop string, err error) {
 	}
 	// One fsync'd append and one record write for the end of a turn.
 	o.append(true,
-		&state.Event{Type: state.EventTurnEnded, TurnID: turnID, StopReason: stop},
-		&state.Event{Type: state.EventState, TurnID: turnID, State: state.StateWaitingForInput})
+		&eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turnID, StopReason: stop},
+		&eventlog.Event{Type: eventlog.EventState, TurnID: turnID, State: state.StateWaitingForInput})
 	o.update(func(s *state.Session) {
 		s.CurrentTurn = ""
 		s.StopReason = stop
@@ -348,7 +350,7 @@ func (o *owner) interactive(ctx context.Context) error {
 			if err := state.CheckPrompt(l.text); err != nil {
 				o.warn(err.Error()) // one line too long: said, and the next one is read
 			} else if strings.TrimSpace(l.text) != "" {
-				if err := o.turn(ctx, state.SourceUser, l.text); err != nil {
+				if err := o.turn(ctx, eventlog.SourceUser, l.text); err != nil {
 					return err
 				}
 			}

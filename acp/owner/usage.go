@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // costAdvice is what the operator does about a session that spent its max_cost.
@@ -16,10 +18,10 @@ const costAdvice = "raise [session] max_cost or start a new session"
 // turn's end, which usually comes a moment after the agent's last report, or
 // usageFlushDelay later, whichever is first. So a usage report costs no write
 // of its own, and the fsync of turn_ended makes it durable with the turn.
-func (o *owner) appendUpdates(evs []*state.Event) {
-	var usage []*state.Event
+func (o *owner) appendUpdates(evs []*eventlog.Event) {
+	var usage []*eventlog.Event
 	for _, e := range evs {
-		if e.Type == state.EventUsage {
+		if e.Type == eventlog.EventUsage {
 			usage = append(usage, e)
 		}
 	}
@@ -111,7 +113,7 @@ func costCapped(job Job) error {
 	if err != nil {
 		return nil // the owner reports it
 	}
-	if msg, ok := state.CostCapReached(s.Usage, job.Config.Session.MaxCost); ok {
+	if msg, ok := verdict.CostCapReached(s.Usage, job.Config.Session.MaxCost); ok {
 		return fmt.Errorf("%w: %s; %s", ErrNotResumable, msg, costAdvice)
 	}
 	return nil

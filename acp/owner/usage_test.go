@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -39,9 +40,9 @@ func TestOwner_UsageTotalsReachTheRecordWithTheTurnsEndOrSoonAfterTheReport(t *t
 	// The demo agent's own report at the end of the turn (cost 0.001: a new
 	// count, below the last) is in the record with the turn's end.
 	end := r.session(id)
-	var last *state.Event
+	var last *eventlog.Event
 	for _, e := range r.events(id) {
-		if e.Type == state.EventUsage {
+		if e.Type == eventlog.EventUsage {
 			e := e
 			last = &e
 		}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // SelfExe is this binary.
@@ -31,8 +31,8 @@ func agentSysProcAttr() *syscall.SysProcAttr { return nil }
 // launch, not per session, so a later owner's new agent is never swept.
 func leftovers(launch string) []int {
 	out := ownLeftovers()
-	for _, pid := range state.ProcessesWithEnv(launch) {
-		if !slices.Contains(out, pid) && state.ProcessStart(pid) != "" {
+	for _, pid := range proc.ProcessesWithEnv(launch) {
+		if !slices.Contains(out, pid) && proc.ProcessStart(pid) != "" {
 			out = append(out, pid)
 		}
 	}
@@ -44,6 +44,6 @@ func leftovers(launch string) []int {
 func nothingLeft() bool { return false }
 
 // On macOS the supervisor reads process facts through state (sysctl).
-func processStart(pid int) string { return state.ProcessStart(pid) }
+func processStart(pid int) string { return proc.ProcessStart(pid) }
 
-func descendants(pid int) []int { return state.Descendants(pid) }
+func descendants(pid int) []int { return proc.Descendants(pid) }

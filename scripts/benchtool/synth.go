@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -28,7 +29,7 @@ func record(id, cwd string, i int, st string) *state.Session {
 	s := &state.Session{
 		ID: id, TaskID: id, Title: fmt.Sprintf("fix the flaky test number %d in the parser package", i),
 		Workspace: filepath.Base(cwd), Cwd: cwd, Agent: "demo", State: st, TaskState: state.TaskStateFor(st),
-		StopReason: state.StopEndTurn, CreatedAt: created, LastActivityAt: created.Add(7 * time.Minute),
+		StopReason: eventlog.StopEndTurn, CreatedAt: created, LastActivityAt: created.Add(7 * time.Minute),
 		ResumeToken: fmt.Sprintf("demo-%016x", i), AgentCommand: []string{"{kandev}", "demo-agent"},
 		AgentLaunched: true, Capabilities: json.RawMessage(demoCaps), Turns: 4,
 	}
@@ -137,40 +138,40 @@ func writeLog(path, id string, n int, open bool, word string) error {
 	enc := json.NewEncoder(w)
 	seq := int64(0)
 	ts := base
-	emit := func(e state.Event) {
+	emit := func(e eventlog.Event) {
 		if int(seq) >= n {
 			return
 		}
 		seq++
 		ts = ts.Add(37 * time.Millisecond)
-		e.Seq, e.Timestamp, e.SessionID = seq, state.FormatTime(ts), id
+		e.Seq, e.Timestamp, e.SessionID = seq, eventlog.FormatTime(ts), id
 		_ = enc.Encode(&e)
 	}
 	result := strings.Repeat("func (l *EventLog) Append(events ...*Event) error {\n", 4)
 	for t := 1; int(seq) < n; t++ {
 		turn := fmt.Sprintf("t%d", t)
 		last := open && int(seq)+11 >= n
-		emit(state.Event{Type: state.EventTurnStarted, TurnID: turn, Source: state.SourceUser})
+		emit(eventlog.Event{Type: eventlog.EventTurnStarted, TurnID: turn, Source: eventlog.SourceUser})
 		prompt := fmt.Sprintf("Please fix the failing test %d in state/log_test.go and explain the change.", t)
 		if t == 2 && word != "" {
 			prompt += " The " + word + " is involved."
 		}
-		emit(state.Event{Type: state.EventUserMessage, TurnID: turn, Role: "user", Content: prompt})
-		emit(state.Event{Type: state.EventState, TurnID: turn, State: state.StateRunning})
-		emit(state.Event{Type: state.EventAgentThought, TurnID: turn, Role: "assistant", Content: "The torn-line handling looks wrong; reading the reader first."})
+		emit(eventlog.Event{Type: eventlog.EventUserMessage, TurnID: turn, Role: "user", Content: prompt})
+		emit(eventlog.Event{Type: eventlog.EventState, TurnID: turn, State: state.StateRunning})
+		emit(eventlog.Event{Type: eventlog.EventAgentThought, TurnID: turn, Role: "assistant", Content: "The torn-line handling looks wrong; reading the reader first."})
 		call := fmt.Sprintf("call-%d", t)
-		emit(state.Event{Type: state.EventToolCall, TurnID: turn, ToolName: "Read state/log.go", ToolCallID: call, ToolStatus: "pending", ToolKind: "read", Input: json.RawMessage(`{"path":"state/log.go"}`)})
+		emit(eventlog.Event{Type: eventlog.EventToolCall, TurnID: turn, ToolName: "Read state/log.go", ToolCallID: call, ToolStatus: "pending", ToolKind: "read", Input: json.RawMessage(`{"path":"state/log.go"}`)})
 		if last {
 			break
 		}
-		emit(state.Event{Type: state.EventToolResult, TurnID: turn, ToolName: "Read state/log.go", ToolCallID: call, ToolStatus: "completed", ToolKind: "read", Content: result})
+		emit(eventlog.Event{Type: eventlog.EventToolResult, TurnID: turn, ToolName: "Read state/log.go", ToolCallID: call, ToolStatus: "completed", ToolKind: "read", Content: result})
 		for c := 0; c < 3; c++ {
-			emit(state.Event{Type: state.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("Chunk %d of the answer: the reader now skips a torn last line and reports it. ", c)})
+			emit(eventlog.Event{Type: eventlog.EventAgentMessage, TurnID: turn, Role: "assistant", Content: fmt.Sprintf("Chunk %d of the answer: the reader now skips a torn last line and reports it. ", c)})
 		}
-		emit(state.Event{Type: state.EventTurnEnded, TurnID: turn, StopReason: state.StopEndTurn})
-		emit(state.Event{Type: state.EventState, TurnID: turn, State: state.StateWaitingForInput})
+		emit(eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turn, StopReason: eventlog.StopEndTurn})
+		emit(eventlog.Event{Type: eventlog.EventState, TurnID: turn, State: state.StateWaitingForInput})
 		if t%100 == 0 {
-			emit(state.Event{Type: state.EventMarker, Kind: "session_recovered", Severity: "info", Summary: "Stopped agent process 4242 left running by a dead owner."})
+			emit(eventlog.Event{Type: eventlog.EventMarker, Kind: "session_recovered", Severity: "info", Summary: "Stopped agent process 4242 left running by a dead owner."})
 		}
 	}
 	if err := w.Flush(); err != nil {
