@@ -37,7 +37,8 @@ func TestCommandModel_OneCommandParsesAndPrintsAsTheWholeCLIDoes(t *testing.T) {
 			[]string{"--json", n.Name, "--no-such-flag"}, []string{"--home", "/x", n.Name, "--json", "--help"})
 	}
 	cases = append(cases, []string{"list", "extra"}, []string{"prompt"}, []string{"status", "--latest", "--limit", "x"},
-		[]string{"list", "--limit", "-1"}, []string{"start", "--agent", "demo", "hello", "world"})
+		[]string{"list", "--limit", "-1"}, []string{"start", "--agent", "demo", "hello", "world"},
+		[]string{"--bogus", "list"}, []string{"list", "--hom", "x"}, []string{"list", "--resumabl"}, []string{"lis"})
 	for _, args := range cases {
 		want, wantCode, wantCmd := runModel(t, args, &CLI{}, nil)
 		cli := &CLI{}
