@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -222,17 +223,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	globals := &cli.Globals
 	out := &Output{Out: stdout, Err: stderr}
 	exitCode := -1
-	parser, err := kong.New(cli,
-		kong.Name("kandev"),
-		kong.Description("Run ACP coding agents in durable, resumable sessions."),
-		kong.Vars{"version": version.Get().String()},
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { exitCode = code; panic(exitSignal{}) }),
-		// "--limit -1" is the value -1 (refused by the command's range
-		// check, saying the range), not a short flag.
-		kong.WithHyphenPrefixedParameters(true),
-		helpLayout,
-	)
+	grammar, command := commandModel(cli, args)
+	parser, err := kong.New(grammar, append(command, parserOptions(stdout, stderr, &exitCode)...)...)
 	if err != nil {
 		fmt.Fprintln(stderr, "kandev:", err)
 		return ExitError
@@ -263,6 +255,57 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 type exitSignal struct{}
+
+// parserOptions are kong's options for every run: kong.Exit panics with
+// exitSignal after setting *exitCode, for parse to recover.
+func parserOptions(stdout, stderr io.Writer, exitCode *int) []kong.Option {
+	return []kong.Option{
+		kong.Name("kandev"),
+		kong.Description("Run ACP coding agents in durable, resumable sessions."),
+		kong.Vars{"version": version.Get().String()},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { *exitCode = code; panic(exitSignal{}) }),
+		// "--limit -1" is the value -1 (refused by the command's range
+		// check, saying the range), not a short flag.
+		kong.WithHyphenPrefixedParameters(true),
+		helpLayout,
+	}
+}
+
+// commandModel is what kong parses args against. Kong reads the tags and
+// help of every command it is given, and for all forty of them that is
+// most of the start-up of a command such as kandev list; so for a command
+// word it gets the global flags and that one command, added as kong adds
+// any command it is not given in a struct (kong.DynamicCommand). With no
+// command word, an unknown one, or a command that reads the whole model
+// (__complete, __man, __reference), it gets the whole CLI.
+func commandModel(cli *CLI, args []string) (grammar any, command []kong.Option) {
+	i := firstWord(args)
+	if i < 0 {
+		return cli, nil
+	}
+	t := reflect.TypeFor[CLI]()
+	for j := range t.NumField() {
+		f := t.Field(j)
+		name, named := f.Tag.Lookup("name")
+		if !named {
+			name = strings.ToLower(f.Name)
+		}
+		if _, isCmd := f.Tag.Lookup("cmd"); !isCmd || name != args[i] {
+			continue
+		}
+		if name == "__complete" || name == "__man" || name == "__reference" {
+			break
+		}
+		var tags []string
+		if _, hidden := f.Tag.Lookup("hidden"); hidden {
+			tags = append(tags, "hidden")
+		}
+		cmd := reflect.ValueOf(cli).Elem().Field(j).Addr().Interface()
+		return &cli.Globals, []kong.Option{kong.DynamicCommand(name, f.Tag.Get("help"), f.Tag.Get("group"), cmd, tags...)}
+	}
+	return cli, nil
+}
 
 // helpLayout is how --help reads: the commands one line each under the
 // groups of their flows, then the flags; a command's own flags come before
