@@ -128,15 +128,15 @@ func writeReference(w io.Writer, app *kong.Application) error {
 	var b strings.Builder
 	b.WriteString("# Command reference\n\n")
 	fmt.Fprintf(&b, "<!-- Generated from the command model by `%s`; do not edit by hand. -->\n\n", referenceCommand)
-	b.WriteString("Every command with its flags, their defaults and help, as `kandev COMMAND --help` prints them, then the exit codes. ")
-	b.WriteString("[commands.md](commands.md) says which command to reach for and how the commands work together.\n\n")
+	b.WriteString("Every command and flag as `kandev COMMAND --help` prints them, then the exit codes. ")
+	b.WriteString("[commands.md](commands.md) says which command to reach for.\n\n")
 	b.WriteString("## Global flags\n\nEvery command takes these, before or after its name.\n\n")
 	b.WriteString(flagTable(flagRows(app.Flags), nil))
 	// An argument or flag several commands take alike is described once.
 	rowsOf := func(cmd *kong.Node) []flagRow {
 		var rows []flagRow
 		for _, a := range cmd.Positional {
-			rows = append(rows, flagRow{a.Summary(), fmt.Sprintf("| `%s` | %s |\n", a.Summary(), markdownCell(a.Help))})
+			rows = append(rows, flagRow{a.Summary(), fmt.Sprintf("- `%s`: %s\n", a.Summary(), markdownCell(a.Help))})
 		}
 		return append(rows, flagRows(cmd.Flags)...)
 	}
@@ -150,7 +150,7 @@ func writeReference(w io.Writer, app *kong.Application) error {
 		}
 	}
 	b.WriteString("## Shared arguments and flags\n\nThose several commands take alike; a command's \"Also:\" line names those it takes.\n\n")
-	b.WriteString("| Argument or flag | Meaning |\n|---|---|\n" + strings.Join(shared, "") + "\n")
+	b.WriteString(strings.Join(shared, "") + "\n")
 	group := ""
 	for _, cmd := range app.Leaves(true) {
 		if g := cmd.ClosestGroup(); g != nil && g.Title != group {
@@ -159,7 +159,7 @@ func writeReference(w io.Writer, app *kong.Application) error {
 		}
 		path := strings.TrimPrefix(cmd.Path(), app.Name+" ")
 		fmt.Fprintf(&b, "### kandev %s\n\n", path)
-		fmt.Fprintf(&b, "`%s %s`\n\n", app.Name, cmd.Summary())
+		fmt.Fprintf(&b, "`%s %s`\n\n", app.Name, strings.TrimSuffix(cmd.Summary(), " [flags]"))
 		prose := helpProse(cmd.Detail)
 		if !strings.HasPrefix(prose, strings.TrimSuffix(cmd.Help, ".")) {
 			b.WriteString(markdownText(cmd.Help) + "\n\n") // else the prose says it
@@ -205,10 +205,10 @@ func writeReference(w io.Writer, app *kong.Application) error {
 // to be described once, under "Shared arguments and flags".
 const sharedFlagMin = 3
 
-// flagRow is one argument or visible flag as a table row.
+// flagRow is one argument or visible flag as a list item.
 type flagRow struct{ name, row string }
 
-// flagRows are the visible flags as table rows: the flag, its help, its
+// flagRows are the visible flags as list items: the flag, its help, its
 // default, choices and environment variable.
 func flagRows(flags []*kong.Flag) []flagRow {
 	var rows []flagRow
@@ -230,17 +230,16 @@ func flagRows(flags []*kong.Flag) []flagRow {
 		if len(notes) > 0 {
 			help += " (" + strings.Join(notes, "; ") + ")"
 		}
-		rows = append(rows, flagRow{"--" + f.Name, fmt.Sprintf("| `%s` | %s |\n", f.String(), help)})
+		rows = append(rows, flagRow{"--" + f.Name, fmt.Sprintf("- `%s`: %s\n", f.String(), help)})
 	}
 	return rows
 }
 
-// flagTable is a command's arguments and own flags as a table, then the
+// flagTable is a command's arguments and own flags as a list, then the
 // shared flags it takes.
 func flagTable(rows []flagRow, also []string) string {
 	var b strings.Builder
 	if len(rows) > 0 {
-		b.WriteString("| Argument or flag | Meaning |\n|---|---|\n")
 		for _, r := range rows {
 			b.WriteString(r.row)
 		}
