@@ -1,7 +1,7 @@
 package e2e_test
 
 // Scenarios the Copilot and OpenCode suites share: both agents are real CLIs
-// that talk to testdata/fakechat, so the same kill, cancel, permission and
+// that talk to testdata/fakemodel -format chat, so the same kill, cancel, permission and
 // probe checks apply to either; each suite adds what is its agent's own.
 
 import (

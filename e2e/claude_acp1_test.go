@@ -4,7 +4,7 @@ package e2e_test
 // model, effort as thought_level, fast as a boolean) and names sessions
 // itself (session_info_update, from a title it asks the model for): what
 // kandev is given with --model, --set and --title reaches the model's
-// requests and the session, offline against testdata/fakemessages.
+// requests and the session, offline against testdata/fakemodel -format messages.
 
 import (
 	"slices"

@@ -2,7 +2,7 @@ package e2e_test
 
 // End-to-end tests against Claude through its ACP adapter (npm
 // @agentclientprotocol/claude-agent-acp, run as claude-agent-acp), offline.
-// Claude Code is pointed at testdata/fakemessages, a deterministic Anthropic
+// Claude Code is pointed at testdata/fakemodel -format messages, a deterministic Anthropic
 // Messages server on 127.0.0.1 that logs every request, so each test can
 // check what the model was shown. The adapter's SDK
 // (@anthropic-ai/claude-agent-sdk 0.3.x) ships the native Claude Code in a
@@ -11,12 +11,9 @@ package e2e_test
 // into the user's cache folder; the tests skip, visibly, only when that fails.
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -103,28 +100,15 @@ func newClaudeRigIn(t *testing.T, w *world, fakeArgs ...string) *claudeRig {
 // newClaudeRigWith is newClaudeRigIn with the adapter at path adapter.
 func newClaudeRigWith(t *testing.T, w *world, adapter string, fakeArgs ...string) *claudeRig {
 	t.Helper()
-	fake := buildTestdata(t, "fakemessages")
-	r := &claudeRig{world: w, configDir: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
-
-	args := append([]string{"-log", r.reqLog, "-idle", "5m", "-delay", "400ms", "-delay-word", claudeSlowWord}, fakeArgs...)
-	srv := exec.Command(fake, args...)
-	stdout, _ := srv.StdoutPipe()
-	var srvErr bytes.Buffer
-	srv.Stderr = &srvErr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	url, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("fake messages server printed %q (%v): %s", url, err, srvErr.String())
-	}
+	r := &claudeRig{world: w, configDir: t.TempDir()}
+	var url string
+	url, r.reqLog = startFakeModel(t, "messages", append([]string{"-delay", "400ms", "-delay-word", claudeSlowWord}, fakeArgs...)...)
 
 	// The built-in claude profile, pointed at the installed adapter. HOME too
 	// is the rig's: Claude Code reads settings from it.
 	env := map[string]string{
 		"HOME": r.configDir, "CLAUDE_CONFIG_DIR": r.configDir,
-		"ANTHROPIC_BASE_URL": strings.TrimSpace(url), "ANTHROPIC_API_KEY": "offline-fake-key",
+		"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "offline-fake-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
 		"IS_SANDBOX": "1", // Claude Code refuses some modes as root otherwise
 	}

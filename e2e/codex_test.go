@@ -3,18 +3,15 @@ package e2e_test
 // End-to-end tests against a real production agent: the Codex ACP adapter
 // (npm @agentclientprotocol/codex-acp, TypeScript over `codex app-server` of
 // @openai/codex, which ships Codex natively per platform), offline. Codex is pointed
-// at testdata/fakeresponses, a deterministic OpenAI Responses server on
+// at testdata/fakemodel -format responses, a deterministic OpenAI Responses server on
 // 127.0.0.1 that logs every request, so each test can check what the model
 // was shown. The adapter is installed once into the user's cache folder; the
 // tests skip, visibly, only when it cannot be installed.
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -107,7 +104,6 @@ func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	if bin == "" {
 		bin = codexInstall(t)
 	}
-	fake := buildTestdata(t, "fakeresponses")
 	w := opt.world
 	if w == nil {
 		w = newWorld(t)
@@ -122,22 +118,9 @@ func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(codexHome) })
-	r := &codexRig{world: w, bin: bin, codexHome: codexHome, reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
-
-	// The fake model server, stopped with the test (and by itself when idle).
-	args := append([]string{"-log", r.reqLog, "-idle", "5m", "-delay", "400ms", "-delay-word", codexSlowWord}, opt.fakeArgs...)
-	srv := exec.Command(fake, args...)
-	stdout, _ := srv.StdoutPipe()
-	var srvErr bytes.Buffer
-	srv.Stderr = &srvErr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	url, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("fake responses server printed %q (%v): %s", url, err, srvErr.String())
-	}
+	r := &codexRig{world: w, bin: bin, codexHome: codexHome}
+	var url string
+	url, r.reqLog = startFakeModel(t, "responses", append([]string{"-delay", "400ms", "-delay-word", codexSlowWord}, opt.fakeArgs...)...)
 
 	cwd, _ := filepath.EvalSymlinks(w.cwd)
 	// codex-acp 2.x picks the approval policy and sandbox from its mode
@@ -162,7 +145,7 @@ stream_max_retries = 0
 
 [projects.%q]
 trust_level = "trusted"
-`, strings.TrimSpace(url), cwd)
+`, url, cwd)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(codexConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}

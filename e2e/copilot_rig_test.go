@@ -3,7 +3,7 @@ package e2e_test
 // End-to-end tests against GitHub Copilot CLI (npm @github/copilot 1.0.102,
 // run as `copilot --acp`), offline. Copilot runs in its bring-your-own-key
 // offline mode (COPILOT_OFFLINE, COPILOT_PROVIDER_BASE_URL) against
-// testdata/fakechat, a deterministic OpenAI Chat Completions server on
+// testdata/fakemodel -format chat, a deterministic OpenAI Chat Completions server on
 // 127.0.0.1 that logs every request. The npm package is a loader plus a
 // native binary that unpacks about 235 MB of JavaScript on its first run;
 // both are kept in the user's cache folder between runs (the unpacked part

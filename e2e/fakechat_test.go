@@ -1,15 +1,12 @@
 package e2e_test
 
-// The fake OpenAI Chat Completions server (testdata/fakechat) as the suites
+// The fake model server speaking OpenAI Chat Completions as the suites
 // of agents that speak that API use it: built once, one server per rig, and
 // its request log read back so a test can check what the model was shown.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,24 +18,13 @@ type fakeChat struct {
 	reqLog string
 }
 
-// startFakeChat starts a fake server with args (see testdata/fakechat),
+// startFakeChat starts the fake model server for chat with args (see
+// internal/fakemodel),
 // stopped with the test (and by itself when idle).
 func startFakeChat(t *testing.T, args ...string) *fakeChat {
 	t.Helper()
-	f := &fakeChat{t: t, reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
-	srv := exec.Command(buildTestdata(t, "fakechat"), append([]string{"-log", f.reqLog, "-idle", "5m"}, args...)...)
-	stdout, _ := srv.StdoutPipe()
-	var srvErr bytes.Buffer
-	srv.Stderr = &srvErr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	url, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("fake chat server printed %q (%v): %s", url, err, srvErr.String())
-	}
-	f.URL = strings.TrimSpace(url)
+	f := &fakeChat{t: t}
+	f.URL, f.reqLog = startFakeModel(t, "chat", args...)
 	return f
 }
 
@@ -77,7 +63,7 @@ func (q chatRequest) userTexts() []string {
 }
 
 // withoutContext drops the <tag>...</tag> blocks at the start of a user text
-// (the same rule as testdata/fakechat's).
+// (the same rule as internal/fakemodel's).
 func withoutContext(s string) string {
 	s = strings.TrimSpace(s)
 	for strings.HasPrefix(s, "<") {

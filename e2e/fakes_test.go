@@ -1,9 +1,11 @@
 package e2e_test
 
-// What the real-agent suites share about their fake model servers
-// (testdata/fake*) and about waiting for an agent's processes to end.
+// What the real-agent suites share about their fake model server
+// (testdata/fakemodel) and about waiting for an agent's processes to end.
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -36,8 +38,29 @@ func buildTestdata(t *testing.T, name string) string {
 	return bin
 }
 
-// readRequestLog reads a fake model server's request log (one JSON object
-// a line, see internal/fakeserver) and keeps the requests keep accepts
+// startFakeModel starts testdata/fakemodel speaking format (messages,
+// responses, chat or gemini) with args, stopped with the test (and by itself
+// when idle), and returns its base URL and the path of its request log.
+func startFakeModel(t *testing.T, format string, args ...string) (url, reqLog string) {
+	t.Helper()
+	reqLog = filepath.Join(t.TempDir(), "requests.jsonl")
+	srv := exec.Command(buildTestdata(t, "fakemodel"), append([]string{"-format", format, "-log", reqLog, "-idle", "5m"}, args...)...)
+	stdout, _ := srv.StdoutPipe()
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("fake %s server printed %q (%v): %s", format, url, err, srvErr.String())
+	}
+	return strings.TrimSpace(url), reqLog
+}
+
+// readRequestLog reads the fake model server's request log (one JSON object
+// a line, see internal/fakemodel) and keeps the requests keep accepts
 // (nil: all).
 func readRequestLog[T any](t *testing.T, path string, keep func(T) bool) []T {
 	t.Helper()

@@ -1,7 +1,7 @@
 package e2e_test
 
 // End-to-end tests against Gemini CLI (npm @google/gemini-cli 0.61.0, run as
-// `gemini --acp`), offline. Gemini is pointed at testdata/fakegemini, a
+// `gemini --acp`), offline. Gemini is pointed at testdata/fakemodel -format gemini, a
 // deterministic Gemini API server on 127.0.0.1 that logs every request, so
 // each test can check what the model was shown. GOOGLE_GEMINI_BASE_URL makes
 // Gemini use gateway auth (no login); its settings turn usage statistics,
@@ -10,12 +10,9 @@ package e2e_test
 // when that fails.
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -86,9 +83,8 @@ func newGeminiRig(t *testing.T, fakeArgs ...string) *geminiRig {
 // newGeminiRigWith is newGeminiRig on the Gemini CLI at bin.
 func newGeminiRigWith(t *testing.T, bin string, fakeArgs ...string) *geminiRig {
 	t.Helper()
-	fake := buildTestdata(t, "fakegemini")
 	w := newWorld(t)
-	r := &geminiRig{world: w, geminiHome: t.TempDir(), reqLog: filepath.Join(t.TempDir(), "requests.jsonl")}
+	r := &geminiRig{world: w, geminiHome: t.TempDir()}
 	if err := os.MkdirAll(filepath.Join(r.geminiHome, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -96,19 +92,8 @@ func newGeminiRigWith(t *testing.T, bin string, fakeArgs ...string) *geminiRig {
 		t.Fatal(err)
 	}
 
-	args := append([]string{"-log", r.reqLog, "-idle", "5m", "-delay", "400ms", "-delay-word", geminiSlowWord}, fakeArgs...)
-	srv := exec.Command(fake, args...)
-	stdout, _ := srv.StdoutPipe()
-	var srvErr bytes.Buffer
-	srv.Stderr = &srvErr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	url, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("fake Gemini server printed %q (%v): %s", url, err, srvErr.String())
-	}
+	var url string
+	url, r.reqLog = startFakeModel(t, "gemini", append([]string{"-delay", "400ms", "-delay-word", geminiSlowWord}, fakeArgs...)...)
 	w.config(fmt.Sprintf(`[agents.%s]
 command = [%q, "--acp"]
 [agents.%s.env]
@@ -117,7 +102,7 @@ GOOGLE_GEMINI_BASE_URL = %q
 GEMINI_MODEL = "gemini-2.5-flash"
 GEMINI_CLI_TRUST_WORKSPACE = "true"
 GEMINI_CLI_NO_RELAUNCH = "true"
-`, geminiAgent, bin, geminiAgent, r.geminiHome, strings.TrimSpace(url)))
+`, geminiAgent, bin, geminiAgent, r.geminiHome, url))
 	return r
 }
 

@@ -1,7 +1,7 @@
 package e2e_test
 
 // End-to-end tests against OpenCode (npm opencode-ai 1.18.33, run as
-// `opencode acp`), offline. OpenCode is pointed at testdata/fakechat, a
+// `opencode acp`), offline. OpenCode is pointed at testdata/fakemodel -format chat, a
 // deterministic OpenAI Chat Completions server on 127.0.0.1 that logs every
 // request, through a provider in its config; its npm registry is the fake
 // server too (it looks a plugin package up at every start and gets a 404).

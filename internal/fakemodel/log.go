@@ -1,4 +1,4 @@
-package fakeserver
+package fakemodel
 
 import (
 	"encoding/json"
@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// RequestLog numbers the requests a fake counts and appends every request,
+// RequestLog numbers the requests the fake counts and appends every request,
 // before it is answered, to a file as one JSON line {n, method, path, body}
-// plus the fields the fake adds. body is the request's JSON, its text when
+// plus the fields the format adds. body is the request's JSON, its text when
 // it is not JSON, or null when there is none.
 type RequestLog struct {
 	mu sync.Mutex
@@ -21,7 +21,7 @@ type RequestLog struct {
 }
 
 // OpenRequestLog appends to the file at path; with path "" it only counts.
-func OpenRequestLog(path string) *RequestLog { return &RequestLog{f: OpenLog(path)} }
+func OpenRequestLog(path string) *RequestLog { return &RequestLog{f: openLog(path)} }
 
 // Record logs r and returns its number: the next one when counted, else 0.
 func (l *RequestLog) Record(r *http.Request, body []byte, counted bool, extra map[string]any) int {
@@ -58,10 +58,10 @@ type Pacing struct {
 	Word  string        // only for turns whose latest user text holds it ("": every turn)
 }
 
-// Flags registers -delay and -delay-word; piece names what is streamed.
-func (p *Pacing) Flags(piece string) {
-	flag.DurationVar(&p.Delay, "delay", 0, "pause between streamed "+piece)
-	flag.StringVar(&p.Word, "delay-word", "", "pause only when the latest user text contains this word")
+// flags registers -delay and -delay-word.
+func (p *Pacing) flags(fs *flag.FlagSet) {
+	fs.DurationVar(&p.Delay, "delay", 0, "pause between streamed events or chunks")
+	fs.StringVar(&p.Word, "delay-word", "", "pause only when the latest user text contains this word")
 }
 
 // For is the pause between the pieces of the answer to latestUser.

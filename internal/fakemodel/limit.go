@@ -1,4 +1,4 @@
-package fakeserver
+package fakemodel
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Limit makes a fake model server refuse a request over a usage or rate
+// Limit makes the fake model refuse a request over a usage or rate
 // limit the way its vendor's API does (status 429, the vendor's error body
 // and headers), for turns whose latest user text contains Word.
 type Limit struct {
@@ -17,10 +17,10 @@ type Limit struct {
 	Reset time.Duration // when the limit resets, from the request
 }
 
-// Flags registers -limit-word and -limit-reset.
-func (l *Limit) Flags() {
-	flag.StringVar(&l.Word, "limit-word", "", "answer 429, the vendor's usage/rate limit answer, when the latest user text contains this word")
-	flag.DurationVar(&l.Reset, "limit-reset", 30*time.Second, "the limit's reset, from the request, in that answer")
+// flags registers -limit-word and -limit-reset.
+func (l *Limit) flags(fs *flag.FlagSet) {
+	fs.StringVar(&l.Word, "limit-word", "", "answer 429, the vendor's usage/rate limit answer, when the latest user text contains this word")
+	fs.DurationVar(&l.Reset, "limit-reset", 30*time.Second, "the limit's reset, from the request, in that answer")
 }
 
 // Hit reports whether the turn with this latest user text is refused.

@@ -1,8 +1,4 @@
-// Package fakeserver is what the tests' fake model servers (testdata/fake*)
-// share: a listener on 127.0.0.1 whose base URL is the first line on stdout,
-// an append-only request log, and an exit after a time without requests, so
-// a server a test forgot never outlives it by long.
-package fakeserver
+package fakemodel
 
 import (
 	"fmt"
@@ -13,8 +9,8 @@ import (
 	"time"
 )
 
-// OpenLog opens the request log for appending; nil when path is "".
-func OpenLog(path string) *os.File {
+// openLog opens the request log for appending; nil when path is "".
+func openLog(path string) *os.File {
 	if path == "" {
 		return nil
 	}
@@ -25,16 +21,16 @@ func OpenLog(path string) *os.File {
 	return f
 }
 
-// Options say how Serve announces itself and when it gives up.
-type Options struct {
+// options say how serve announces itself and when it gives up.
+type options struct {
 	Idle    time.Duration // exit after this long without a request
 	Suffix  string        // appended to http://ADDR in the announced URL ("/v1")
 	URLFile string        // also write the URL to this file, when set
 }
 
-// Serve listens on 127.0.0.1, prints the base URL, and serves h until the
+// serve listens on 127.0.0.1, prints the base URL, and serves h until the
 // process exits: by itself after o.Idle without requests.
-func Serve(o Options, h http.Handler) {
+func serve(o options, h http.Handler) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
