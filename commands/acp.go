@@ -10,8 +10,8 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// ACPCmd is kandev acp: kandev as an ACP agent on stdio, for editors.
-type ACPCmd struct {
+// acpCmd is kandev acp: kandev as an ACP agent on stdio, for editors.
+type acpCmd struct {
 	Agent    string `help:"Agent of new sessions (default: the editor's _meta.kandev.agent, else config default_agent, else demo)." placeholder:"A"`
 	Holder   string `help:"Attach holder prompts are checked against (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
 	PageSize int    `name:"list-page-size" hidden:"" default:"50" help:"Sessions per session/list page."`
@@ -22,13 +22,13 @@ const terminalNotice = "kandev acp: this is kandev as an ACP agent for editors: 
 	"Point your editor's agent command at it (see kandev acp --help); Ctrl-D ends it."
 
 // Help shows an example.
-func (c *ACPCmd) Help() string {
+func (c *acpCmd) Help() string {
 	return "Editors start it as their agent command; it speaks ACP on stdin/stdout and logs to stderr.\n\n" +
 		"Example (Zed settings.json):\n  \"agent_servers\": {\"kandev\": {\"command\": \"kandev\", \"args\": [\"acp\", \"--agent\", \"claude\"]}}"
 }
 
 // Run serves the editor until it closes stdin.
-func (c *ACPCmd) Run(env *Env) error {
+func (c *acpCmd) Run(env *Env) error {
 	h, err := env.Home()
 	if err != nil {
 		return err

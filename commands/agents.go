@@ -13,13 +13,13 @@ import (
 	"github.com/kandev/kandev/acp"
 )
 
-// AgentsCmd is kandev agents.
-type AgentsCmd struct {
+// agentsCmd is kandev agents.
+type agentsCmd struct {
 	Probe bool `help:"Launch each installed agent and report its advertised capabilities."`
 }
 
 // Help shows an example.
-func (c *AgentsCmd) Help() string { return "Example:\n  kandev agents --probe" }
+func (c *agentsCmd) Help() string { return "Example:\n  kandev agents --probe" }
 
 type agentRow struct {
 	Name         string          `json:"name"`
@@ -35,7 +35,7 @@ type agentRow struct {
 }
 
 // Run lists the profiles.
-func (c *AgentsCmd) Run(env *Env) error {
+func (c *agentsCmd) Run(env *Env) error {
 	h, err := env.Home()
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (c *AgentsCmd) Run(env *Env) error {
 		}
 		rows = append(rows, r)
 	}
-	env.Out.Object(AgentsOutput{Agents: rows}, func(w io.Writer) {
+	env.Out.Object(agentsOutput{Agents: rows}, func(w io.Writer) {
 		var t table
 		t.add("NAME", "INSTALLED", "COMMAND", "NOTES")
 		for _, r := range rows {

@@ -13,22 +13,22 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// AttachCmd is kandev attach.
-type AttachCmd struct {
+// attachCmd is kandev attach.
+type attachCmd struct {
 	SessionRef
 	Turns int `default:"2" help:"How many of the last turns to show first (0: none)." placeholder:"N"`
 	LingerFlag
 }
 
 // Help shows an example.
-func (c *AttachCmd) Help() string {
+func (c *attachCmd) Help() string {
 	return "Example:\n  kandev attach 20261130-0915\n  (type a line to send it as a prompt; Ctrl-C detaches, the session keeps running)"
 }
 
 // Run shows the last turns, then follows the log while each line typed is
 // queued as a prompt for the session's owner (a detached one is started
 // when none runs). Ctrl-C or end of input detaches; nothing is cancelled.
-func (c *AttachCmd) Run(env *Env) error {
+func (c *attachCmd) Run(env *Env) error {
 	if c.Turns < 0 {
 		return usagef("--turns must be 0 or more (got %d)", c.Turns)
 	}
@@ -115,7 +115,7 @@ func (c *AttachCmd) Run(env *Env) error {
 
 // showLastTurns prints the events of the last c.Turns turns and returns the
 // log offset just past them, where following starts.
-func (c *AttachCmd) showLastTurns(env *Env, h *state.Home, id string) (int64, error) {
+func (c *attachCmd) showLastTurns(env *Env, h *state.Home, id string) (int64, error) {
 	var evs []eventlog.Event
 	var starts []int
 	_, err := eventlog.ScanLog(h.LogPath(id), func(e eventlog.Event) bool {

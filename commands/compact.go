@@ -8,21 +8,21 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// CompactCmd is kandev compact.
-type CompactCmd struct {
+// compactCmd is kandev compact.
+type compactCmd struct {
 	SessionRef
 	LeaseFlags
 }
 
 // Help shows an example.
-func (c *CompactCmd) Help() string {
+func (c *compactCmd) Help() string {
 	return "Sends the agent's own compaction command (it must have advertised one, e.g. compact) as a\n" +
 		"maintenance turn. A pending resume context is not spent on it: the next prompt carries it.\n\n" +
 		"Example:\n  kandev compact 20261130-0915"
 }
 
 // Run runs the maintenance turn as the session's owner.
-func (c *CompactCmd) Run(env *Env) error {
+func (c *compactCmd) Run(env *Env) error {
 	h, id, err := c.pick(env, needIdle)
 	if err != nil {
 		return err

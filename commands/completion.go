@@ -22,15 +22,15 @@ import (
 //go:embed completions/kandev.bash completions/kandev.zsh completions/kandev.fish
 var completionScripts embed.FS
 
-// CompletionCmd is kandev completion: it prints a script for the shell.
+// completionCmd is kandev completion: it prints a script for the shell.
 // Each script calls `kandev __complete -- WORDS...` back for the candidates,
 // so the completions follow the binary and the sessions in the home.
-type CompletionCmd struct {
+type completionCmd struct {
 	Shell string `arg:"" enum:"bash,zsh,fish" help:"bash, zsh or fish."`
 }
 
 // Help shows an example.
-func (c *CompletionCmd) Help() string {
+func (c *completionCmd) Help() string {
 	return "Examples:\n" +
 		"  source <(kandev completion bash)                                  # bash: in ~/.bashrc\n" +
 		"  source <(kandev completion zsh)                                   # zsh: in ~/.zshrc, after compinit\n" +
@@ -38,11 +38,11 @@ func (c *CompletionCmd) Help() string {
 }
 
 // Run prints the script.
-func (c *CompletionCmd) readsOnly() bool { return true }
+func (c *completionCmd) readsOnly() bool { return true }
 
-func (c *CompleteCmd) readsOnly() bool { return true }
+func (c *completeCmd) readsOnly() bool { return true }
 
-func (c *CompletionCmd) Run(env *Env) error {
+func (c *completionCmd) Run(env *Env) error {
 	script, err := completionScripts.ReadFile("completions/kandev." + c.Shell)
 	if err != nil {
 		return err
@@ -51,14 +51,14 @@ func (c *CompletionCmd) Run(env *Env) error {
 	return err
 }
 
-// CompleteCmd is the hidden helper the completion scripts call: it prints
+// completeCmd is the hidden helper the completion scripts call: it prints
 // one candidate a line, "value<TAB>description", best first.
-type CompleteCmd struct {
+type completeCmd struct {
 	Words []string `arg:"" optional:"" help:"The words after kandev; the last is the one being completed."`
 }
 
 // Run prints the candidates for the last word.
-func (c *CompleteCmd) Run(env *Env, k *kong.Context) error {
+func (c *completeCmd) Run(env *Env, k *kong.Context) error {
 	words := c.Words
 	if len(words) == 0 {
 		words = []string{""}

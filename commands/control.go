@@ -13,16 +13,16 @@ import (
 	"github.com/kandev/kandev/verdict"
 )
 
-// CancelCmd is kandev cancel.
-type CancelCmd struct {
+// cancelCmd is kandev cancel.
+type cancelCmd struct {
 	SessionRef
 }
 
 // Help shows an example.
-func (c *CancelCmd) Help() string { return "Example:\n  kandev cancel 20261130-0915" }
+func (c *cancelCmd) Help() string { return "Example:\n  kandev cancel 20261130-0915" }
 
 // Run asks the session's owner, in whatever process it runs, to cancel the running turn.
-func (c *CancelCmd) Run(env *Env) error {
+func (c *cancelCmd) Run(env *Env) error {
 	h, id, err := c.pick(env, needTurn)
 	if err != nil {
 		return err
@@ -30,17 +30,17 @@ func (c *CancelCmd) Run(env *Env) error {
 	return control(env, h, id, state.InputCancel)
 }
 
-// StopCmd is kandev stop.
-type StopCmd struct {
+// stopCmd is kandev stop.
+type stopCmd struct {
 	SessionRef
 }
 
 // Help shows an example.
-func (c *StopCmd) Help() string { return "Example:\n  kandev stop 20261130-0915" }
+func (c *stopCmd) Help() string { return "Example:\n  kandev stop 20261130-0915" }
 
 // Run stops the session explicitly: the running turn is cancelled with
 // stop_reason user_canceled and never continued automatically.
-func (c *StopCmd) Run(env *Env) error {
+func (c *stopCmd) Run(env *Env) error {
 	h, id, err := c.pick(env, needOpen)
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 			return err
 		}
 		if kind == state.InputCancel && s.CurrentTurn == "" {
-			env.Out.Object(ControlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("")}, func(w io.Writer) {
+			env.Out.Object(controlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("")}, func(w io.Writer) {
 				fmt.Fprintf(w, "nothing to cancel: session %s runs no turn; its agent is warm and idle%s\n", id, untilText(s))
 			})
 			return nil
@@ -66,7 +66,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 		if err := h.Enqueue(id, &state.Input{Kind: kind}); err != nil {
 			return err
 		}
-		env.Out.Object(ControlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("owner")}, func(w io.Writer) {
+		env.Out.Object(controlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("owner")}, func(w io.Writer) {
 			if s.CurrentTurn == "" { // a stop of an idle warm owner: only the mark
 				fmt.Fprintf(w, "session %s stopped: no turn was running, so none was ended; it will not be continued automatically (a prompt restarts it); its agent stays warm%s (kandev close %s ends it now)\n", id, untilText(s), id)
 				return
@@ -80,7 +80,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 		return nil
 	}
 	if kind == state.InputCancel {
-		env.Out.Object(ControlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("")}, func(w io.Writer) {
+		env.Out.Object(controlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("")}, func(w io.Writer) {
 			fmt.Fprintf(w, "nothing to cancel: no kandev process is running session %s\n", id)
 		})
 		return nil
@@ -95,25 +95,25 @@ func control(env *Env, h *state.Home, id, kind string) error {
 	if err != nil {
 		return err
 	}
-	env.Out.Object(ControlOutput{SessionID: id, Requested: kind, Repair: rep}, func(w io.Writer) {
+	env.Out.Object(controlOutput{SessionID: id, Requested: kind, Repair: rep}, func(w io.Writer) {
 		fmt.Fprintf(w, "session %s stopped; it will not be continued automatically (a prompt restarts it)\n", id)
 	})
 	return nil
 }
 
-// DetachCmd is kandev detach.
-type DetachCmd struct {
+// detachCmd is kandev detach.
+type detachCmd struct {
 	SessionRef
 	Holder string `help:"Holder whose lease to release (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
 }
 
 // Help shows an example.
-func (c *DetachCmd) Help() string {
+func (c *detachCmd) Help() string {
 	return "Example:\n  kandev detach 20261130-0915 --holder editor:vscode"
 }
 
 // Run releases the holder's lease.
-func (c *DetachCmd) Run(env *Env) error {
+func (c *detachCmd) Run(env *Env) error {
 	h, id, err := c.pickAs(env, needLease, c.Holder, false)
 	if err != nil {
 		return err
@@ -125,23 +125,23 @@ func (c *DetachCmd) Run(env *Env) error {
 	if err := h.Detach(id, holder, env.Now()); err != nil {
 		return err
 	}
-	env.Out.Object(DetachOutput{SessionID: id, Detached: holder}, func(w io.Writer) {
+	env.Out.Object(detachOutput{SessionID: id, Detached: holder}, func(w io.Writer) {
 		fmt.Fprintf(w, "%s detached from %s\n", holder, id)
 	})
 	return nil
 }
 
-// RepairCmd is kandev repair.
-type RepairCmd struct {
+// repairCmd is kandev repair.
+type repairCmd struct {
 	SessionRef
 	DryRun bool `help:"Say what would be repaired; change nothing."`
 }
 
 // Help shows an example.
-func (c *RepairCmd) Help() string { return "Example:\n  kandev repair 20261130-0915 --dry-run" }
+func (c *repairCmd) Help() string { return "Example:\n  kandev repair 20261130-0915 --dry-run" }
 
 // Run reconciles the session after a crash without relaunching its agent.
-func (c *RepairCmd) Run(env *Env) error {
+func (c *repairCmd) Run(env *Env) error {
 	h, id, err := c.pick(env, needOpen)
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ func (c *RepairCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	env.Out.Object(RepairOutput{Repair: rep}, func(w io.Writer) {
+	env.Out.Object(repairOutput{Repair: rep}, func(w io.Writer) {
 		verb := "repaired"
 		if rep.DryRun {
 			verb = "would repair"
@@ -172,20 +172,20 @@ func (c *RepairCmd) Run(env *Env) error {
 	return nil
 }
 
-// RecoverCmd is kandev recover.
-type RecoverCmd struct {
+// recoverCmd is kandev recover.
+type recoverCmd struct {
 	ID        string `arg:"" optional:"" help:"Only this session (id or unique prefix)."`
 	All       bool   `help:"Every workspace (default: the current directory's workspace)."`
 	Workspace string `help:"Only this workspace." placeholder:"W"`
 }
 
 // Help shows an example.
-func (c *RecoverCmd) Help() string {
+func (c *recoverCmd) Help() string {
 	return "Example (after a reboot, or in CI):\n  kandev recover --all"
 }
 
 // Run continues every eligible interrupted session, one after another.
-func (c *RecoverCmd) Run(env *Env) error {
+func (c *recoverCmd) Run(env *Env) error {
 	h, err := env.Home()
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	results := []RecoverOutcome{}
+	results := []recoverOutcome{}
 	var firstErr error
 	for _, s := range all {
 		if env.Ctx.Err() != nil {
@@ -231,7 +231,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		}
 		if err := setup.CheckTrust(s); err != nil {
 			// Named, not run: what a pull brought runs only once this machine agrees.
-			results = append(results, RecoverOutcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
+			results = append(results, recoverOutcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
 			continue
 		}
 		job := owner.Job{AfterLimit: afterLimit}
@@ -239,7 +239,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 			job.Emit = func(eventlog.Event) {} // one JSON object for the whole command
 		}
 		res, err := runOwnerResult(env, s.ID, job)
-		o := RecoverOutcome{ID: s.ID, Outcome: "continued"}
+		o := recoverOutcome{ID: s.ID, Outcome: "continued"}
 		if err != nil {
 			o.Outcome, o.Error = "failed", err.Error()
 			if firstErr == nil {
@@ -250,7 +250,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		}
 		results = append(results, o)
 	}
-	env.Out.Object(RecoverOutput{Recovered: results}, func(w io.Writer) {
+	env.Out.Object(recoverOutput{Recovered: results}, func(w io.Writer) {
 		if len(results) == 0 {
 			fmt.Fprintln(w, "no interrupted sessions to recover")
 		}

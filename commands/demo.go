@@ -19,13 +19,13 @@ import (
 	"github.com/kandev/kandev/verdict"
 )
 
-// DemoCmd is kandev demo: the whole story on the built-in demo agent.
-type DemoCmd struct {
+// demoCmd is kandev demo: the whole story on the built-in demo agent.
+type demoCmd struct {
 	Keep bool `help:"Keep the temporary home afterwards (its path is printed)."`
 }
 
 // Help shows an example.
-func (c *DemoCmd) Help() string { return "Example:\n  kandev demo" }
+func (c *demoCmd) Help() string { return "Example:\n  kandev demo" }
 
 // demoRun is one run of the story: a temporary home and working directory
 // in which this same executable is run as a user would run it.
@@ -49,7 +49,7 @@ const demoSteps = 6
 const demoStepBound = 3 * time.Minute
 
 // Run tells the story step by step; it fails as soon as a step does not do what it says.
-func (c *DemoCmd) Run(env *Env) error {
+func (c *demoCmd) Run(env *Env) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err

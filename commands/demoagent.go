@@ -7,8 +7,8 @@ import (
 	"github.com/kandev/kandev/acp/demoagent"
 )
 
-// DemoAgentCmd is kandev demo-agent: the built-in ACP agent on stdio.
-type DemoAgentCmd struct {
+// demoAgentCmd is kandev demo-agent: the built-in ACP agent on stdio.
+type demoAgentCmd struct {
 	NoResume       bool `help:"Do not advertise or serve session/resume."`
 	NoLoad         bool `help:"Do not advertise or serve session/load."`
 	FailOnResume   bool `help:"Answer resume and load with an unknown-session error."`
@@ -24,12 +24,12 @@ type DemoAgentCmd struct {
 }
 
 // Help shows an example.
-func (c *DemoAgentCmd) Help() string {
+func (c *demoAgentCmd) Help() string {
 	return "Example (as a custom agent in config.toml):\n  [agents.demo-noresume]\n  command = [\"kandev\", \"demo-agent\", \"--no-resume\"]"
 }
 
 // Run serves ACP on stdin/stdout.
-func (c *DemoAgentCmd) Run(env *Env) error {
+func (c *demoAgentCmd) Run(env *Env) error {
 	if c.Delay < 0 || c.StartDelay < 0 {
 		return usagef("--delay and --start-delay must be 0 or more")
 	}

@@ -25,12 +25,12 @@ import (
 	"github.com/kandev/kandev/verdict"
 )
 
-// DoctorCmd is kandev doctor: it checks the home, the agents and git, and
+// doctorCmd is kandev doctor: it checks the home, the agents and git, and
 // says for each problem the command that fixes it.
-type DoctorCmd struct{}
+type doctorCmd struct{}
 
 // Help shows an example.
-func (c *DoctorCmd) Help() string {
+func (c *doctorCmd) Help() string {
 	return "Example:\n  kandev doctor\n\nExits 0 when everything is healthy, 1 when it found problems (--json lists every check)."
 }
 
@@ -46,7 +46,7 @@ type check struct {
 const probeTimeout = 8 * time.Second
 
 // Run runs every check and prints the report.
-func (c *DoctorCmd) Run(env *Env) error {
+func (c *doctorCmd) Run(env *Env) error {
 	h, homeErr := env.Home()
 	var checks []check
 	if homeErr != nil {
@@ -85,7 +85,7 @@ func (c *DoctorCmd) Run(env *Env) error {
 			problems++
 		}
 	}
-	env.Out.Object(DoctorOutput{Checks: checks, OK: problems == 0}, func(w io.Writer) {
+	env.Out.Object(doctorOutput{Checks: checks, OK: problems == 0}, func(w io.Writer) {
 		fmt.Fprintf(w, "kandev home %s\n", h.Dir)
 		for _, ch := range checks {
 			mark := "ok  "

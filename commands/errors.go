@@ -41,14 +41,14 @@ var ErrUsage = errors.New("usage")
 // ErrTimeout marks a wait that ran out of time (exit 124).
 var ErrTimeout = errors.New("timed out")
 
-// UsageError is a command line kandev cannot run: its message says what
+// usageError is a command line kandev cannot run: its message says what
 // is wrong with it. errors.Is(err, ErrUsage) is true for it.
-type UsageError struct {
+type usageError struct {
 	Msg string
 	Err error // the cause, if any
 }
 
-func (e *UsageError) Error() string {
+func (e *usageError) Error() string {
 	if e.Msg == "" && e.Err != nil {
 		return e.Err.Error()
 	}
@@ -56,14 +56,14 @@ func (e *UsageError) Error() string {
 }
 
 // Unwrap gives the cause.
-func (e *UsageError) Unwrap() error { return e.Err }
+func (e *usageError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrUsage) true.
-func (e *UsageError) Is(target error) bool { return target == ErrUsage }
+func (e *usageError) Is(target error) bool { return target == ErrUsage }
 
 // usagef builds a usage error.
 func usagef(format string, args ...any) error {
-	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+	return &usageError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // errReported marks an error whose details the command already printed as

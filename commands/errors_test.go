@@ -47,7 +47,7 @@ func TestExitCode_EveryKindOfErrorHasItsCode(t *testing.T) {
 	}{
 		{"success", nil, ExitOK, ""},
 		{"a usage error", usagef("--ttl must be positive"), ExitUsage, "usage"},
-		{"a usage error with a cause", &UsageError{Err: owner.ErrBadPermissionMode("x")}, ExitUsage, "usage"},
+		{"a usage error with a cause", &usageError{Err: owner.ErrBadPermissionMode("x")}, ExitUsage, "usage"},
 		{"an ambiguous id", fmt.Errorf("%w: two sessions match", state.ErrAmbiguous), ExitUsage, "usage"},
 		{"an invalid id", state.ErrInvalidID, ExitUsage, "usage"},
 		{"a bad config", &config.ConfigError{Path: "c.toml", Problem: "bad"}, ExitUsage, "usage"},

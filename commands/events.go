@@ -11,8 +11,8 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// EventsCmd is kandev events.
-type EventsCmd struct {
+// eventsCmd is kandev events.
+type eventsCmd struct {
 	SessionRef
 	Since  int64  `help:"Only events with seq greater than SEQ." placeholder:"SEQ"`
 	Type   string `help:"Only events of these types (comma-separated)." placeholder:"T"`
@@ -20,14 +20,14 @@ type EventsCmd struct {
 }
 
 // Help shows an example.
-func (c *EventsCmd) Help() string {
+func (c *eventsCmd) Help() string {
 	return "Example:\n  kandev events 20261130 --since 10 --type tool_call,tool_result"
 }
 
 // Run prints the session's raw events.
-func (c *EventsCmd) readsOnly() bool { return !c.Follow }
+func (c *eventsCmd) readsOnly() bool { return !c.Follow }
 
-func (c *EventsCmd) Run(env *Env) error {
+func (c *eventsCmd) Run(env *Env) error {
 	if c.Since < 0 {
 		return usagef("--since must be 0 or more (got %d)", c.Since)
 	}
@@ -78,7 +78,7 @@ func (c *EventsCmd) Run(env *Env) error {
 			lines[i] = e.Raw
 		}
 	}
-	env.Out.Object(EventsOutput{Events: lines}, func(w io.Writer) {
+	env.Out.Object(eventsOutput{Events: lines}, func(w io.Writer) {
 		for _, e := range evs {
 			fmt.Fprintf(w, "%6d  %s  %-20s %s\n", e.Seq, textTimestamp(e.Timestamp), e.Type, eventSummary(e))
 		}
@@ -138,7 +138,7 @@ func eventSummary(e eventlog.Event) string {
 
 // follow prints the events after --since, then new ones as the owner
 // appends them, and returns when no process owns the session any more.
-func (c *EventsCmd) follow(env *Env, h *state.Home, id string, types map[string]bool) error {
+func (c *eventsCmd) follow(env *Env, h *state.Home, id string, types map[string]bool) error {
 	from, err := eventlog.OffsetAfterSeq(h.LogPath(id), c.Since)
 	if err != nil {
 		return err

@@ -27,22 +27,22 @@ type bundleHeader struct {
 	Session *state.Session `json:"session"`
 }
 
-// ExportCmd is kandev export.
-type ExportCmd struct {
+// exportCmd is kandev export.
+type exportCmd struct {
 	SessionRef
 }
 
 // Help shows an example.
-func (c *ExportCmd) Help() string {
+func (c *exportCmd) Help() string {
 	return "Writes one self-contained JSONL bundle (the session record, then every event) to stdout.\n" +
 		"Secrets are redacted; the inbox, the lease and the agent's own files are not included.\n\n" +
 		"Example:\n  kandev export 20261130 > session.kandev.jsonl"
 }
 
 // Run writes the bundle to stdout.
-func (c *ExportCmd) readsOnly() bool { return true }
+func (c *exportCmd) readsOnly() bool { return true }
 
-func (c *ExportCmd) Run(env *Env) error {
+func (c *exportCmd) Run(env *Env) error {
 	h, s, err := c.load(env, needAny)
 	if err != nil {
 		return err
@@ -86,14 +86,14 @@ func (c *ExportCmd) Run(env *Env) error {
 	return werr
 }
 
-// ImportCmd is kandev import.
-type ImportCmd struct {
+// importCmd is kandev import.
+type importCmd struct {
 	File   string `arg:"" help:"A bundle written by kandev export (- reads stdin)."`
 	KeepID bool   `name:"keep-id" help:"Keep the bundle's session id (fails if this home has it)."`
 }
 
 // Help shows an example.
-func (c *ImportCmd) Help() string {
+func (c *importCmd) Help() string {
 	return "Checks the whole bundle first and writes nothing unless it is intact.\n" +
 		"The session gets a new id, and starts a fresh agent session that is given the stored history\n" +
 		"with its next prompt; with --keep-id it keeps its id and the agent's resume token (to move a\n" +
@@ -112,7 +112,7 @@ func (e errIDTaken) Error() string {
 func (e errIDTaken) Is(target error) bool { return target == state.ErrOwnerBusy }
 
 // Run validates the bundle, then writes the log and the record.
-func (c *ImportCmd) Run(env *Env) error {
+func (c *importCmd) Run(env *Env) error {
 	in, err := c.open(env)
 	if err != nil {
 		return err
@@ -155,7 +155,7 @@ func (c *ImportCmd) Run(env *Env) error {
 		os.Remove(h.LogPath(id))
 		return fmt.Errorf("import %s: %w; nothing was imported", c.File, err)
 	}
-	env.Out.Object(ImportOutput{Session: imported, Import: ImportInfo{File: c.File, Events: events, OriginalID: oldID}},
+	env.Out.Object(importOutput{Session: imported, Import: importInfo{File: c.File, Events: events, OriginalID: oldID}},
 		func(w io.Writer) {
 			fmt.Fprintln(w, id)
 			fmt.Fprintf(w, "imported %d events from %s (exported as %s); state %s\n", events, c.File, oldID, imported.State)
@@ -163,7 +163,7 @@ func (c *ImportCmd) Run(env *Env) error {
 	return nil
 }
 
-func (c *ImportCmd) open(env *Env) (io.ReadCloser, error) {
+func (c *importCmd) open(env *Env) (io.ReadCloser, error) {
 	if c.File == "-" {
 		return io.NopCloser(env.Stdin), nil
 	}

@@ -49,7 +49,7 @@ func TestFork_ASignalBeforeTheChildExistsCreatesNothing(t *testing.T) {
 			cancel(cause)
 			var out, errb bytes.Buffer
 			env := &Env{G: &Globals{Home: h.Dir}, Out: &Output{Out: &out, Err: &errb}, Ctx: ctx, Now: time.Now}
-			err := (&ForkCmd{SessionRef: SessionRef{ID: id}, At: -1}).Run(env)
+			err := (&forkCmd{SessionRef: SessionRef{ID: id}, At: -1}).Run(env)
 			want := ExitTerminated
 			if cause == owner.ErrInterrupted {
 				want = ExitInterrupted
@@ -68,7 +68,7 @@ func TestFork_AForkThatCreatedItsChildIsCommitted(t *testing.T) {
 	h, id := forkableParent(t)
 	var out, errb bytes.Buffer
 	env := &Env{G: &Globals{Home: h.Dir}, Out: &Output{Out: &out, Err: &errb}, Ctx: context.Background(), Now: time.Now}
-	if err := (&ForkCmd{SessionRef: SessionRef{ID: id}, At: -1}).Run(env); err != nil || !env.committed {
+	if err := (&forkCmd{SessionRef: SessionRef{ID: id}, At: -1}).Run(env); err != nil || !env.committed {
 		t.Fatalf("err = %v, committed %v", err, env.committed)
 	}
 }

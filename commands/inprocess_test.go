@@ -29,7 +29,7 @@ func kandev(t *testing.T, home, stdin string, args ...string) (code int, stdout,
 // that is not omitempty is there.
 func checkShape(t *testing.T, cmd, stdout string) {
 	t.Helper()
-	v, ok := JSONOutputs()[cmd]
+	v, ok := jsonOutputs()[cmd]
 	if !ok {
 		t.Fatalf("JSONOutputs has no %q", cmd)
 	}
@@ -74,7 +74,7 @@ func finished(t *testing.T, h *state.Home, id string) {
 
 // Commands run in-process against a home of real files (one idle session
 // with one finished turn): exit codes, the text a person reads, and the
-// --json objects scripts read, checked against JSONOutputs.
+// --json objects scripts read, checked against jsonOutputs.
 func TestRun_CommandsInProcessAgainstARealHome(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -82,14 +82,14 @@ func TestRun_CommandsInProcessAgainstARealHome(t *testing.T) {
 		args  []string // ID stands for the session's id
 		stdin string
 		code  int
-		shape string   // the JSONOutputs entry stdout must match
+		shape string   // the jsonOutputs entry stdout must match
 		out   []string // on stdout (ID replaced)
 		err   []string // on stderr
 		check func(t *testing.T, h *state.Home, id, stdout string)
 	}{
 		{name: "status --json is the session and its verdict", args: []string{"status", "ID", "--json"}, shape: "status",
 			check: func(t *testing.T, h *state.Home, id, stdout string) {
-				var o StatusOutput
+				var o statusOutput
 				json.Unmarshal([]byte(stdout), &o)
 				if o.Session == nil || o.Session.ID != id || o.Status.Badge != verdict.BadgeIdle || !o.Status.IsResumable || o.Status.NeedsResume {
 					t.Fatalf("status %s", stdout)
@@ -213,18 +213,18 @@ func TestDoctor_NamesAProblemWithItsFixAndIsOKOnceFixed(t *testing.T) {
 	if err := os.Chmod(h.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	doctor := func(wantCode int) DoctorOutput {
+	doctor := func(wantCode int) doctorOutput {
 		t.Helper()
 		code, out, errs := kandev(t, h.Dir, "", "doctor", "--json")
 		if code != wantCode {
 			t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, wantCode, out, errs)
 		}
 		checkShape(t, "doctor", out)
-		var o DoctorOutput
+		var o doctorOutput
 		json.Unmarshal([]byte(out), &o)
 		return o
 	}
-	byName := func(o DoctorOutput) map[string]check {
+	byName := func(o doctorOutput) map[string]check {
 		m := map[string]check{}
 		for _, c := range o.Checks {
 			m[c.Name] = c

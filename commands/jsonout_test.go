@@ -46,46 +46,46 @@ func TestJSONOutputs_FieldNamesAreTheOnesScriptsRead(t *testing.T) {
 		v    any
 		want string
 	}{
-		{ErrorOutput{}, "error"},
-		{ErrorInfo{}, "code message"},
-		{AgentsOutput{}, "agents"},
+		{errorOutput{}, "error"},
+		{errorInfo{}, "code message"},
+		{agentsOutput{}, "agents"},
 		{agentRow{}, "name command installed default install_hint native_resume history_injection resume_flag,omitempty capabilities,omitempty probe_error,omitempty"},
-		{AnswerOutput{}, "allowed always answer request_id session_id"},
-		{SessionOutput{}, "session"},
-		{ControlOutput{}, "delivered_to,omitempty repair,omitempty requested session_id"},
-		{CloseOutput{}, "closed session_id unscheduled,omitempty"},
-		{CloseAllOutput{}, "closed"},
-		{DetachOutput{}, "detached session_id"},
-		{DoctorOutput{}, "checks ok"},
+		{answerOutput{}, "allowed always answer request_id session_id"},
+		{sessionOutput{}, "session"},
+		{controlOutput{}, "delivered_to,omitempty repair,omitempty requested session_id"},
+		{closeOutput{}, "closed session_id unscheduled,omitempty"},
+		{closeAllOutput{}, "closed"},
+		{detachOutput{}, "detached session_id"},
+		{doctorOutput{}, "checks ok"},
 		{check{}, "name ok message fix"},
-		{EventsOutput{}, "events"},
-		{ForkOutput{}, "fork session"},
-		{ForkInfo{}, "fallback_reason forked_at method parent_id"},
-		{ImportOutput{}, "import session"},
-		{ImportInfo{}, "events file original_id"},
-		{ListOutput{}, "sessions"},
-		{PromptQueuedOutput{}, "queued"},
-		{QueuedInput{}, "input_id session_id"},
-		{PruneOutput{}, "agent_sessions_deleted containers_removed dry_run fork_logs pruned temp_files worktrees_removed"},
-		{RecapOutput{}, "recap"},
-		{RecoverOutput{}, "recovered"},
-		{RecoverOutcome{}, "id outcome error,omitempty"},
-		{RepairOutput{}, "repair"},
-		{ResumeOutput{}, "attach restore session"},
-		{ResumeAttach{}, "attach_expires_at attached_at attached_to session_id"},
-		{ResumeRestore{}, "fallback_reason method"},
-		{RewindOutput{}, "files_rewound rewind"},
-		{SearchOutput{}, "results"},
-		{SetOutput{}, "applied not_offered,omitempty queued session_id setup steps,omitempty"},
-		{SetTitleOutput{}, "session_id title"},
-		{StatusOutput{}, "container,omitempty session status sync,omitempty"},
+		{eventsOutput{}, "events"},
+		{forkOutput{}, "fork session"},
+		{forkInfo{}, "fallback_reason forked_at method parent_id"},
+		{importOutput{}, "import session"},
+		{importInfo{}, "events file original_id"},
+		{listOutput{}, "sessions"},
+		{promptQueuedOutput{}, "queued"},
+		{queuedInput{}, "input_id session_id"},
+		{pruneOutput{}, "agent_sessions_deleted containers_removed dry_run fork_logs pruned temp_files worktrees_removed"},
+		{recapOutput{}, "recap"},
+		{recoverOutput{}, "recovered"},
+		{recoverOutcome{}, "id outcome error,omitempty"},
+		{repairOutput{}, "repair"},
+		{resumeOutput{}, "attach restore session"},
+		{resumeAttach{}, "attach_expires_at attached_at attached_to session_id"},
+		{resumeRestore{}, "fallback_reason method"},
+		{rewindOutput{}, "files_rewound rewind"},
+		{searchOutput{}, "results"},
+		{setOutput{}, "applied not_offered,omitempty queued session_id setup steps,omitempty"},
+		{setTitleOutput{}, "session_id title"},
+		{statusOutput{}, "container,omitempty session status sync,omitempty"},
 		{Status{}, "needs_resume is_resumable reason badge attachable attached_to attach_expires_at owner_pid pending_inputs warm_until,omitempty permission_requests,omitempty interrupted paused,omitempty pause,omitempty next trust,omitempty survivors,omitempty"},
-		{SyncOutput{}, "errors,omitempty sessions"},
-		{TranscriptPage{}, "entries has_older next_before_sequence limit"},
-		{TrustOutput{}, "mcp_servers session_id trusted was_pending"},
+		{syncOutput{}, "errors,omitempty sessions"},
+		{transcriptPage{}, "entries has_older next_before_sequence limit"},
+		{trustOutput{}, "mcp_servers session_id trusted was_pending"},
 		{trustedServer{}, "name type,omitempty command,omitempty args,omitempty env_names,omitempty url,omitempty header_names,omitempty reads_env,omitempty"},
-		{UsageOutput{}, "usage"},
-		{UsageReport{}, "by groups since,omitempty total"},
+		{usageOutput{}, "usage"},
+		{usageReport{}, "by groups since,omitempty total"},
 		{usageRow{}, "key,omitempty agent,omitempty sessions turns_with_usage cost,omitempty tokens,omitempty used,omitempty size,omitempty"},
 	}
 	for _, tc := range cases {
@@ -105,11 +105,11 @@ func TestJSONOutputs_FieldNamesAreTheOnesScriptsRead(t *testing.T) {
 // The objects that were built as maps print their keys sorted, as maps
 // did: the same bytes for a script that compares them.
 func TestJSONOutputs_ObjectsKeepTheKeyOrderTheyAlwaysHad(t *testing.T) {
-	sorted := []any{ErrorOutput{}, ErrorInfo{}, AgentsOutput{}, AnswerOutput{}, SessionOutput{}, ControlOutput{},
-		CloseOutput{}, CloseAllOutput{}, DetachOutput{}, DoctorOutput{}, EventsOutput{}, ForkOutput{}, ForkInfo{},
-		ImportOutput{}, ImportInfo{}, ListOutput{}, PromptQueuedOutput{}, QueuedInput{}, PruneOutput{}, RecapOutput{},
-		RecoverOutput{}, RepairOutput{}, ResumeOutput{}, ResumeAttach{}, ResumeRestore{}, RewindOutput{}, SetOutput{}, SetTitleOutput{},
-		StatusOutput{}, SyncOutput{}, TrustOutput{}, UsageOutput{}, UsageReport{}}
+	sorted := []any{errorOutput{}, errorInfo{}, agentsOutput{}, answerOutput{}, sessionOutput{}, controlOutput{},
+		closeOutput{}, closeAllOutput{}, detachOutput{}, doctorOutput{}, eventsOutput{}, forkOutput{}, forkInfo{},
+		importOutput{}, importInfo{}, listOutput{}, promptQueuedOutput{}, queuedInput{}, pruneOutput{}, recapOutput{},
+		recoverOutput{}, repairOutput{}, resumeOutput{}, resumeAttach{}, resumeRestore{}, rewindOutput{}, setOutput{}, setTitleOutput{},
+		statusOutput{}, syncOutput{}, trustOutput{}, usageOutput{}, usageReport{}}
 	for _, v := range sorted {
 		var names []string
 		for _, n := range jsonNames(reflect.TypeOf(v)) {
@@ -132,7 +132,7 @@ func TestJSONOutputs_NameRealCommands(t *testing.T) {
 	for _, n := range p.Model.Children {
 		commands[n.Name] = true
 	}
-	outs := JSONOutputs()
+	outs := jsonOutputs()
 	for path, v := range outs {
 		word, _, _ := strings.Cut(path, " ")
 		if !commands[word] {
@@ -144,7 +144,7 @@ func TestJSONOutputs_NameRealCommands(t *testing.T) {
 	}
 	for _, c := range []string{"status", "list", "prompt", "resume", "start", "set", "trust", "doctor", "wait", "usage", "events", "stop", "cancel"} {
 		if outs[c] == nil {
-			t.Errorf("%s is not in JSONOutputs", c)
+			t.Errorf("%s is not in jsonOutputs", c)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func deliverPrompt(ctx context.Context, job owner.Job, key string, follow bool) 
 
 // createOnce creates the session, or with --key finds the one an earlier
 // start with the same key created (existing).
-func (c *StartCmd) createOnce(env *Env, h *state.Home, cwd, agent, prompt string, withSetup func(*state.Session)) (*state.Session, bool, error) {
+func (c *startCmd) createOnce(env *Env, h *state.Home, cwd, agent, prompt string, withSetup func(*state.Session)) (*state.Session, bool, error) {
 	if c.Key == "" {
 		s, err := c.create(env, h, cwd, agent, prompt, withSetup)
 		return s, false, err
@@ -36,7 +36,7 @@ func (c *StartCmd) createOnce(env *Env, h *state.Home, cwd, agent, prompt string
 }
 
 // again follows the first turn of a session an earlier start --key created.
-func (c *StartCmd) again(env *Env, job owner.Job, s *state.Session) (*owner.Result, error) {
+func (c *startCmd) again(env *Env, job owner.Job, s *state.Session) (*owner.Result, error) {
 	if s.InitialPrompt == "" && s.Turns == 0 {
 		return &owner.Result{Session: s}, nil // started without a prompt: nothing to follow
 	}

@@ -10,27 +10,27 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// DoneCmd is kandev done.
-type DoneCmd struct {
+// doneCmd is kandev done.
+type doneCmd struct {
 	SessionRef
 }
 
 // Help shows an example.
-func (c *DoneCmd) Help() string { return "Example:\n  kandev done 20261130-0915" }
+func (c *doneCmd) Help() string { return "Example:\n  kandev done 20261130-0915" }
 
 // Run marks the session COMPLETED and releases the caller's lease.
-func (c *DoneCmd) Run(env *Env) error { return finish(env, c.SessionRef, state.StateCompleted) }
+func (c *doneCmd) Run(env *Env) error { return finish(env, c.SessionRef, state.StateCompleted) }
 
-// ArchiveCmd is kandev archive.
-type ArchiveCmd struct {
+// archiveCmd is kandev archive.
+type archiveCmd struct {
 	SessionRef
 }
 
 // Help shows an example.
-func (c *ArchiveCmd) Help() string { return "Example:\n  kandev archive 20261130-0915" }
+func (c *archiveCmd) Help() string { return "Example:\n  kandev archive 20261130-0915" }
 
 // Run marks the session CANCELLED.
-func (c *ArchiveCmd) Run(env *Env) error { return finish(env, c.SessionRef, state.StateCancelled) }
+func (c *archiveCmd) Run(env *Env) error { return finish(env, c.SessionRef, state.StateCancelled) }
 
 // finish moves a session to a terminal state. A session with a live owner
 // is refused: its owner would overwrite the state when its turn ends.
@@ -58,7 +58,7 @@ func finish(env *Env, ref SessionRef, to string) error {
 	if err := h.Detach(id, state.DefaultHolder(), env.Now()); err != nil && !errors.Is(err, state.ErrLeaseHeld) {
 		return fmt.Errorf("session %s is %s, but its lease could not be released: %w", id, s.State, err)
 	}
-	env.Out.Object(SessionOutput{Session: s}, func(w io.Writer) {
+	env.Out.Object(sessionOutput{Session: s}, func(w io.Writer) {
 		fmt.Fprintf(w, "session %s is %s\n", s.ID, s.State)
 	})
 	return nil

@@ -16,8 +16,8 @@ import (
 	"github.com/kandev/kandev/verdict"
 )
 
-// ListCmd is kandev list.
-type ListCmd struct {
+// listCmd is kandev list.
+type listCmd struct {
 	Resumable bool   `help:"Only sessions resume can act on now."`
 	Workspace string `help:"Only this workspace." placeholder:"W"`
 	State     string `help:"Only this state (e.g. WAITING_FOR_INPUT, RUNNING, COMPLETED)." placeholder:"S"`
@@ -25,7 +25,7 @@ type ListCmd struct {
 }
 
 // Help shows an example.
-func (c *ListCmd) Help() string { return "Example:\n  kandev list --resumable --limit 10" }
+func (c *listCmd) Help() string { return "Example:\n  kandev list --resumable --limit 10" }
 
 type listed struct {
 	*state.Session
@@ -39,9 +39,9 @@ type listed struct {
 }
 
 // Run lists sessions, newest activity first.
-func (c *ListCmd) readsOnly() bool { return true }
+func (c *listCmd) readsOnly() bool { return true }
 
-func (c *ListCmd) Run(env *Env) error {
+func (c *listCmd) Run(env *Env) error {
 	if c.Limit < 0 {
 		return usagef("--limit must be 0 or more (0: all; got %d)", c.Limit)
 	}
@@ -117,7 +117,7 @@ func (c *ListCmd) Run(env *Env) error {
 	if n := len(skipped.Unreadable); n > 0 {
 		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
 	}
-	env.Out.Object(ListOutput{Sessions: out}, func(w io.Writer) {
+	env.Out.Object(listOutput{Sessions: out}, func(w io.Writer) {
 		if len(out) == 0 {
 			fmt.Fprintln(w, c.noneMessage(len(all) > 0 || anyRecord(h)))
 			return
@@ -129,7 +129,7 @@ func (c *ListCmd) Run(env *Env) error {
 
 // noneMessage says why the listing is empty: no session at all (start
 // one), or none that passed the filters (which ones).
-func (c *ListCmd) noneMessage(some bool) string {
+func (c *listCmd) noneMessage(some bool) string {
 	var filters []string
 	if c.State != "" {
 		filters = append(filters, "in state "+strings.ToUpper(c.State))
@@ -197,7 +197,7 @@ func listRow(s *state.Session, badge string, now time.Time) []string {
 // unreadable lists the records that exist but do not load, after the
 // readable ones (their activity is unknown), while --limit leaves room. A
 // filter on workspace, state or resumability cannot match what is unknown.
-func (c *ListCmd) unreadable(bad []state.UnreadableRecord, shown int) []listed {
+func (c *listCmd) unreadable(bad []state.UnreadableRecord, shown int) []listed {
 	if c.Workspace != "" || c.State != "" || c.Resumable {
 		return nil
 	}
@@ -252,7 +252,7 @@ func readingEverySession() (undo func()) {
 // remoteOnly lists, with badge "remote", the sessions the last
 // kandev pull --all --dry-run found only on the remote (kandev pull ID
 // brings one here), while --limit leaves room.
-func (c *ListCmd) remoteOnly(h *state.Home, have int) []listed {
+func (c *listCmd) remoteOnly(h *state.Home, have int) []listed {
 	if c.Resumable || c.State != "" {
 		return nil
 	}

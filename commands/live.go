@@ -18,10 +18,10 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// ServeCmd is the detached owner that start, prompt and resume launch
+// serveCmd is the detached owner that start, prompt and resume launch
 // when a session lingers or defers permissions. Its output goes to the
 // session's owner.out; users never run it.
-type ServeCmd struct {
+type serveCmd struct {
 	ID         string        `arg:""`
 	Linger     time.Duration `default:"0s"`
 	NoContinue bool
@@ -41,7 +41,7 @@ const serveRounds = 8
 // Run owns the session until it has nothing to serve and its linger ran
 // out. When its agent dies with inputs still queued (nobody may follow
 // them), it restores the agent and serves them.
-func (c *ServeCmd) Run(env *Env) error {
+func (c *serveCmd) Run(env *Env) error {
 	h, err := env.Home()
 	if err != nil {
 		return err
@@ -83,27 +83,27 @@ func (c *ServeCmd) Run(env *Env) error {
 	}
 }
 
-// CloseCmd is kandev close.
-type CloseCmd struct {
+// closeCmd is kandev close.
+type closeCmd struct {
 	SessionRef
 	Now bool `help:"Cancel a running turn instead of letting it finish."`
 	All bool `help:"End every live owner of the home (every warm agent), not one session's."`
 }
 
 // Help shows an example.
-func (c *CloseCmd) Help() string {
+func (c *closeCmd) Help() string {
 	return "Example:\n  kandev close 20261130-0915 --now\n  kandev close --all"
 }
 
 // Run ends the session's live owner and waits until it has exited.
-func (c *CloseCmd) Run(env *Env) error {
+func (c *closeCmd) Run(env *Env) error {
 	if c.All {
 		return c.closeAll(env)
 	}
 	h, id, err := c.pick(env, needLive)
 	if errors.Is(err, errNoneEligible) {
 		// Nothing lingers here: as with an id, there is nothing to close.
-		env.Out.Object(CloseOutput{}, func(w io.Writer) {
+		env.Out.Object(closeOutput{}, func(w io.Writer) {
 			fmt.Fprintln(w, "nothing to close: no kandev process is running a session here")
 		})
 		return nil
@@ -128,7 +128,7 @@ func (c *CloseCmd) Run(env *Env) error {
 	if err != nil {
 		env.Out.Warn(err.Error())
 	}
-	env.Out.Object(CloseOutput{SessionID: id, Closed: closed, Unscheduled: &unscheduled}, func(w io.Writer) {
+	env.Out.Object(closeOutput{SessionID: id, Closed: closed, Unscheduled: &unscheduled}, func(w io.Writer) {
 		if unscheduled {
 			fmt.Fprintf(w, "cancelled the kandev recover scheduled for the usage limit's reset\n")
 		}
@@ -143,7 +143,7 @@ func (c *CloseCmd) Run(env *Env) error {
 
 // closeAll ends every live owner of the home at once and waits for them
 // all (and their agents) to be gone.
-func (c *CloseCmd) closeAll(env *Env) error {
+func (c *closeCmd) closeAll(env *Env) error {
 	if c.ID != "" || c.Latest {
 		return usagef("close --all ends every live owner of the home: name no session with it")
 	}
@@ -170,7 +170,7 @@ func (c *CloseCmd) closeAll(env *Env) error {
 		}
 	}
 	stoppedContainers(env, h, rest)
-	env.Out.Object(CloseAllOutput{Closed: append([]string{}, ids...)}, func(w io.Writer) {
+	env.Out.Object(closeAllOutput{Closed: append([]string{}, ids...)}, func(w io.Writer) {
 		if len(ids) == 0 {
 			fmt.Fprintln(w, "nothing to close: no kandev process is running a session in this home")
 			return
@@ -198,51 +198,51 @@ func waitOwnerGone(env *Env, h *state.Home, id string) error {
 	}
 }
 
-// ApproveCmd is kandev approve.
-type ApproveCmd struct {
+// approveCmd is kandev approve.
+type approveCmd struct {
 	SessionRef
 	Always  bool   `help:"Pick the agent's \"always allow\" option when it offers one."`
 	Request string `help:"The parked request to answer (its request_id; default: the oldest)." placeholder:"RID"`
 }
 
 // Help shows an example.
-func (c *ApproveCmd) Help() string {
+func (c *approveCmd) Help() string {
 	return "Example:\n  kandev approve 20261130-0915\n  kandev approve 20261130-0915 --request rq-3f2a9c1d"
 }
 
 // Run answers the parked permission request with allow.
-func (c *ApproveCmd) Run(env *Env) error {
+func (c *approveCmd) Run(env *Env) error {
 	return answer(env, c.SessionRef, c.Request, &state.Input{Kind: state.InputApprove, Always: c.Always})
 }
 
-// DenyCmd is kandev deny.
-type DenyCmd struct {
+// denyCmd is kandev deny.
+type denyCmd struct {
 	SessionRef
 	Request string `help:"The parked request to answer (its request_id; default: the oldest)." placeholder:"RID"`
 }
 
 // Help shows an example.
-func (c *DenyCmd) Help() string { return "Example:\n  kandev deny 20261130-0915" }
+func (c *denyCmd) Help() string { return "Example:\n  kandev deny 20261130-0915" }
 
 // Run answers the parked permission request with reject.
-func (c *DenyCmd) Run(env *Env) error {
+func (c *denyCmd) Run(env *Env) error {
 	return answer(env, c.SessionRef, c.Request, &state.Input{Kind: state.InputDeny})
 }
 
-// AnswerCmd is kandev answer.
-type AnswerCmd struct {
+// answerCmd is kandev answer.
+type answerCmd struct {
 	SessionRef
 	Request string   `help:"The parked question to answer (its request_id; default: the oldest)." placeholder:"RID"`
 	Value   []string `arg:"" optional:"" help:"The answer: the value of the question's one field, or a JSON object of its fields."`
 }
 
 // Help shows an example.
-func (c *AnswerCmd) Help() string {
+func (c *answerCmd) Help() string {
 	return "Example:\n  kandev answer 20261130-0915 blue\n  kandev answer 20261130-0915 --request rq-3f2a9c1d '{\"color\": \"blue\", \"count\": 2}'"
 }
 
 // Run answers the parked question with VALUE.
-func (c *AnswerCmd) Run(env *Env) error {
+func (c *answerCmd) Run(env *Env) error {
 	ref, value := c.SessionRef, c.Value
 	if ref.Latest && len(value) == 0 && ref.ID != "" {
 		ref.ID, value = "", []string{ref.ID} // kandev answer --latest VALUE
@@ -328,7 +328,7 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 		}
 		return fmt.Errorf("%w: request %s of session %s was already answered %s; yours was not applied (kandev status %s lists what waits)", state.ErrNotFound, req.ID, id, how, id)
 	}
-	env.Out.Object(AnswerOutput{SessionID: id, Answer: in.Kind, Always: in.Always, RequestID: req.ID, Allowed: res.Allowed}, func(w io.Writer) {
+	env.Out.Object(answerOutput{SessionID: id, Answer: in.Kind, Always: in.Always, RequestID: req.ID, Allowed: res.Allowed}, func(w io.Writer) {
 		verb := "approved"
 		switch {
 		case in.Kind == state.InputDeny && req.Kind == state.ParkedQuestion:

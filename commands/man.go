@@ -10,17 +10,17 @@ import (
 	"github.com/kandev/kandev/internal/version"
 )
 
-// ManCmd is the hidden `kandev __man`: it prints kandev(1) in roff, made
+// manCmd is the hidden `kandev __man`: it prints kandev(1) in roff, made
 // from the same command model as --help, so the page in the release
 // archives never drifts from the binary beside it.
-type ManCmd struct {
+type manCmd struct {
 	Date string `help:"The page's date (default: the build's date)." placeholder:"YYYY-MM-DD"`
 }
 
 // Run prints the page.
-func (c *ManCmd) readsOnly() bool { return true }
+func (c *manCmd) readsOnly() bool { return true }
 
-func (c *ManCmd) Run(env *Env, k *kong.Context) error {
+func (c *manCmd) Run(env *Env, k *kong.Context) error {
 	v := version.Get()
 	date := c.Date
 	if date == "" && len(v.Date) >= len("2006-01-02") {

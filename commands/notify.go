@@ -13,16 +13,16 @@ import (
 	"github.com/kandev/kandev/notify"
 )
 
-// NotifyRunCmd runs the [notify] command for one notification, detached
+// notifyRunCmd runs the [notify] command for one notification, detached
 // from the owner that started it; users never run it.
-type NotifyRunCmd struct {
+type notifyRunCmd struct {
 	Timeout time.Duration `default:"10s"`
 	Command []string      `arg:"" passthrough:""`
 }
 
 // Run runs the hook with the note on stdin; how it failed is this
 // process's exit status, which the owner that started it reads.
-func (c *NotifyRunCmd) Run(env *Env) error {
+func (c *notifyRunCmd) Run(env *Env) error {
 	cmd := c.Command
 	if len(cmd) > 0 && cmd[0] == "--" {
 		cmd = cmd[1:]

@@ -86,7 +86,7 @@ func (o *Output) Error(err error) {
 	msg := history.Redact(err.Error())
 	fmt.Fprintln(o.Err, "kandev: "+printableLine(firstLine(msg)))
 	if o.JSON && !errors.Is(err, errReported) {
-		_ = json.NewEncoder(o.Out).Encode(ErrorOutput{Error: ErrorInfo{Code: errorCode(err), Message: msg}})
+		_ = json.NewEncoder(o.Out).Encode(errorOutput{Error: errorInfo{Code: errorCode(err), Message: msg}})
 	}
 }
 

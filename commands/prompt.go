@@ -10,8 +10,8 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// PromptCmd is kandev prompt.
-type PromptCmd struct {
+// promptCmd is kandev prompt.
+type promptCmd struct {
 	SessionRef
 	Text     []string `arg:"" optional:"" name:"prompt" help:"The message; - reads it from stdin."`
 	NoFollow bool     `help:"Only queue the message when another process owns the session."`
@@ -23,12 +23,12 @@ type PromptCmd struct {
 }
 
 // Help shows an example.
-func (c *PromptCmd) Help() string {
+func (c *promptCmd) Help() string {
 	return "Examples:\n  kandev prompt --latest \"recall\"\n  kandev prompt --latest --steer \"also update the changelog\""
 }
 
 // Run sends the message, becoming the owner when no process owns the session.
-func (c *PromptCmd) Run(env *Env) error {
+func (c *promptCmd) Run(env *Env) error {
 	// With --latest, a lone word is the prompt, not a session id.
 	if c.Latest && c.ID != "" {
 		c.Text = append([]string{c.ID}, c.Text...)
@@ -69,7 +69,7 @@ func (c *PromptCmd) Run(env *Env) error {
 	d, err := deliverPrompt(env.Ctx, job, c.Key, !c.NoFollow)
 	env.Out.Finish()
 	if d != nil && d.Queued && c.NoFollow {
-		env.Out.Object(PromptQueuedOutput{Queued: QueuedInput{SessionID: id, InputID: d.InputID}}, func(w io.Writer) {
+		env.Out.Object(promptQueuedOutput{Queued: queuedInput{SessionID: id, InputID: d.InputID}}, func(w io.Writer) {
 			fmt.Fprintf(w, "queued as %s: session %s is busy in another kandev process, which will run it next\n", d.InputID, id)
 		})
 		return err
@@ -83,7 +83,7 @@ func (c *PromptCmd) Run(env *Env) error {
 // hintLatest explains a first word that names no session: most often it was
 // meant as the message. The error keeps its kind (an impossible id is a
 // usage error, a well-formed one that matches nothing is not found).
-func (c *PromptCmd) hintLatest(err error) error {
+func (c *promptCmd) hintLatest(err error) error {
 	kind := state.ErrNotFound
 	switch {
 	case c.ID == "" || c.Latest:

@@ -22,15 +22,15 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// PruneCmd is kandev prune: it deletes the files of finished sessions.
-type PruneCmd struct {
+// pruneCmd is kandev prune: it deletes the files of finished sessions.
+type pruneCmd struct {
 	OlderThan string `help:"Only sessions with no activity for DUR (e.g. 720h, 30d, 1d12h)." placeholder:"DUR"`
 	State     string `help:"Only this terminal state: COMPLETED, FAILED or CANCELLED." placeholder:"S"`
 	DryRun    bool   `help:"List what would be deleted; delete nothing."`
 }
 
 // Help shows an example.
-func (c *PruneCmd) Help() string {
+func (c *pruneCmd) Help() string {
 	return "Example:\n  kandev prune --older-than 30d --dry-run\n\n" +
 		"Only COMPLETED, FAILED and CANCELLED sessions are pruned, never one that a\n" +
 		"live process owns, that another holder's live lease is on, or that a session\n" +
@@ -40,7 +40,7 @@ func (c *PruneCmd) Help() string {
 var terminalStates = []string{state.StateCompleted, state.StateFailed, state.StateCancelled}
 
 // Run deletes (or, with --dry-run, lists) the matching finished sessions.
-func (c *PruneCmd) Run(env *Env) error {
+func (c *pruneCmd) Run(env *Env) error {
 	age, err := parseAge("--older-than", c.OlderThan)
 	if err != nil {
 		return err
@@ -149,7 +149,7 @@ func (c *PruneCmd) Run(env *Env) error {
 		}
 	}
 	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, shared: shared, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun, agentDeleted: agentDeleted}
-	env.Out.Object(PruneOutput{Pruned: pruned, DryRun: c.DryRun, TempFiles: tempFiles, ForkLogs: forkLogs, WorktreesRemoved: removed, AgentSessionsDeleted: agentSessions, ContainersRemoved: containers},
+	env.Out.Object(pruneOutput{Pruned: pruned, DryRun: c.DryRun, TempFiles: tempFiles, ForkLogs: forkLogs, WorktreesRemoved: removed, AgentSessionsDeleted: agentSessions, ContainersRemoved: containers},
 		func(w io.Writer) { res.writeText(w, all) })
 	return nil
 }

@@ -18,24 +18,24 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// RecapCmd is kandev recap.
-type RecapCmd struct {
+// recapCmd is kandev recap.
+type recapCmd struct {
 	SessionRef
 	Limit     int  `help:"Recent messages to show, 1 to 100." default:"20" placeholder:"N"`
 	AllEpochs bool `help:"Also count and show what a rewind or clear took back."`
 }
 
 // Help shows an example.
-func (c *RecapCmd) Help() string {
+func (c *recapCmd) Help() string {
 	return "A bounded snapshot to get back into a session: its state, the newest markers and messages,\n" +
 		"unresolved markers and queued prompts. The same stored events give the same recap.\n\n" +
 		"Example:\n  kandev recap --latest\n  kandev recap 20261130 --limit 5 --json"
 }
 
 // Run prints the recap.
-func (c *RecapCmd) readsOnly() bool { return true }
+func (c *recapCmd) readsOnly() bool { return true }
 
-func (c *RecapCmd) Run(env *Env) error {
+func (c *recapCmd) Run(env *Env) error {
 	if c.Limit < 1 || c.Limit > history.MaxRecapLimit {
 		return usagef("--limit must be between 1 and %d (got %d)", history.MaxRecapLimit, c.Limit)
 	}
@@ -53,7 +53,7 @@ func (c *RecapCmd) Run(env *Env) error {
 		return err
 	}
 	warnSkipped(env, h, s.ID, rep)
-	env.Out.Object(RecapOutput{Recap: r}, func(w io.Writer) { writeRecapText(w, r, st.Next) })
+	env.Out.Object(recapOutput{Recap: r}, func(w io.Writer) { writeRecapText(w, r, st.Next) })
 	return nil
 }
 

@@ -12,16 +12,16 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// ReferenceCmd is the hidden `kandev __reference`: it prints
+// referenceCmd is the hidden `kandev __reference`: it prints
 // docs/reference.md from the same command model as --help and the man page,
 // and from the exit-code table, so the reference never drifts from the
 // binary. Regenerate the page with: go run . __reference > docs/reference.md
-type ReferenceCmd struct{}
+type referenceCmd struct{}
 
-func (c *ReferenceCmd) readsOnly() bool { return true }
+func (c *referenceCmd) readsOnly() bool { return true }
 
 // Run prints the page.
-func (c *ReferenceCmd) Run(env *Env, k *kong.Context) error {
+func (c *referenceCmd) Run(env *Env, k *kong.Context) error {
 	return writeReference(env.Out.Out, k.Model)
 }
 
@@ -30,10 +30,10 @@ const referenceCommand = "go run . __reference > docs/reference.md"
 
 // jsonVariants is the --json output of the command at cmdPath (its words
 // after "kandev", e.g. "status") and of each flag that changes its shape
-// ("close --all"), from JSONOutputs, in that order: the one hook through
+// ("close --all"), from jsonOutputs, in that order: the one hook through
 // which the reference lists each command's typed --json output.
 func jsonVariants(cmdPath string) (variants []string, outputs []any) {
-	all := JSONOutputs()
+	all := jsonOutputs()
 	if v, ok := all[cmdPath]; ok {
 		variants, outputs = append(variants, ""), append(outputs, v)
 	}

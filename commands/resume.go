@@ -13,8 +13,8 @@ import (
 	"github.com/kandev/kandev/verdict"
 )
 
-// ResumeCmd is kandev resume.
-type ResumeCmd struct {
+// resumeCmd is kandev resume.
+type resumeCmd struct {
 	SessionRef
 	Holder     string     `help:"Attach holder (default $KANDEV_HOLDER, else cli:<user>@<host>)." placeholder:"H"`
 	TTL        ttlSeconds `name:"ttl" help:"Lease TTL in seconds; 0 or negative means the default ([session.attach] default_ttl_seconds, else 900); at most 86400." placeholder:"S"`
@@ -24,10 +24,10 @@ type ResumeCmd struct {
 }
 
 // Help shows an example.
-func (c *ResumeCmd) Help() string { return "Example:\n  kandev resume --latest" }
+func (c *resumeCmd) Help() string { return "Example:\n  kandev resume --latest" }
 
 // Run takes the attach lease, then relaunches and restores the session's agent.
-func (c *ResumeCmd) Run(env *Env) error {
+func (c *resumeCmd) Run(env *Env) error {
 	cfg, err := env.Config()
 	if err != nil {
 		return err
@@ -68,12 +68,12 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	attach := ResumeAttach{SessionID: id, AttachedTo: lease.AttachedTo, AttachedAt: lease.AttachedAt, AttachExpiresAt: lease.AttachExpiresAt}
+	attach := resumeAttach{SessionID: id, AttachedTo: lease.AttachedTo, AttachedAt: lease.AttachedAt, AttachExpiresAt: lease.AttachExpiresAt}
 	if alive, _ := h.OwnerAlive(id); alive {
 		if wt := a.Worktree; wt != nil && !wt.Valid {
 			return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
 		}
-		env.Out.Object(ResumeOutput{Session: s, Attach: attach, Restore: ResumeRestore{Method: acp.RestoreReattach}}, func(w io.Writer) {
+		env.Out.Object(resumeOutput{Session: s, Attach: attach, Restore: resumeRestore{Method: acp.RestoreReattach}}, func(w io.Writer) {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
 			if s.CurrentTurn == "" && a.Badge != verdict.BadgeWaitingForPermission {
 				fmt.Fprintf(w, "session %s: its agent is already running, warm and idle%s (kandev process %d): nothing to relaunch, nothing to continue\n", id, untilText(s), s.OwnerPID)
@@ -94,8 +94,8 @@ func (c *ResumeCmd) Run(env *Env) error {
 	res, err := c.run(env, s, job)
 	if res != nil && res.Session != nil {
 		if env.Out.JSON {
-			restore := ResumeRestore{Method: res.Restore, FallbackReason: res.FallbackReason}
-			env.Out.Object(ResumeOutput{Session: res.Session, Attach: attach, Restore: restore}, nil)
+			restore := resumeRestore{Method: res.Restore, FallbackReason: res.FallbackReason}
+			env.Out.Object(resumeOutput{Session: res.Session, Attach: attach, Restore: restore}, nil)
 		} else if err == nil && !env.Out.Quiet {
 			printRestored(env.Out.Out, res, h, lease)
 		}
@@ -119,7 +119,7 @@ func promptReader(env *Env) func() (string, bool) {
 
 // run runs the owner here, or detached when the session lingers or defers
 // permissions (not with -i: the terminal is this process's).
-func (c *ResumeCmd) run(env *Env, s *state.Session, job owner.Job) (*owner.Result, error) {
+func (c *resumeCmd) run(env *Env, s *state.Session, job owner.Job) (*owner.Result, error) {
 	job, err := ownerJobFor(env, s, job)
 	if err != nil {
 		return nil, err

@@ -37,58 +37,58 @@ type Globals struct {
 type CLI struct {
 	Globals
 
-	Start      StartCmd      `cmd:"" help:"Create a session, launch the agent, run the initial prompt." group:"Everyday flows:"`
-	Prompt     PromptCmd     `cmd:"" help:"Send a message to a session (restores the agent when needed)." group:"Everyday flows:"`
-	Resume     ResumeCmd     `cmd:"" help:"Get back in: restore the agent, continue an interrupted turn." group:"Everyday flows:"`
-	Status     StatusCmd     `cmd:"" help:"The resume verdict and the session's fields." group:"Everyday flows:"`
-	List       ListCmd       `cmd:"" help:"Sessions, newest activity first." group:"Everyday flows:"`
-	Recap      RecapCmd      `cmd:"" help:"A bounded snapshot to get back into a session." group:"Everyday flows:"`
-	Transcript TranscriptCmd `cmd:"" help:"The conversation, paged backwards from the newest entry." group:"Everyday flows:"`
+	Start      startCmd      `cmd:"" help:"Create a session, launch the agent, run the initial prompt." group:"Everyday flows:"`
+	Prompt     promptCmd     `cmd:"" help:"Send a message to a session (restores the agent when needed)." group:"Everyday flows:"`
+	Resume     resumeCmd     `cmd:"" help:"Get back in: restore the agent, continue an interrupted turn." group:"Everyday flows:"`
+	Status     statusCmd     `cmd:"" help:"The resume verdict and the session's fields." group:"Everyday flows:"`
+	List       listCmd       `cmd:"" help:"Sessions, newest activity first." group:"Everyday flows:"`
+	Recap      recapCmd      `cmd:"" help:"A bounded snapshot to get back into a session." group:"Everyday flows:"`
+	Transcript transcriptCmd `cmd:"" help:"The conversation, paged backwards from the newest entry." group:"Everyday flows:"`
 
-	Attach  AttachCmd  `cmd:"" help:"In a terminal: show the last turns, follow live events, send typed lines as prompts." group:"Live sessions:"`
-	Wait    WaitCmd    `cmd:"" help:"Block until the session's badge is one of those given." group:"Live sessions:"`
-	Cancel  CancelCmd  `cmd:"" help:"Cancel the running turn, from any process." group:"Live sessions:"`
-	Stop    StopCmd    `cmd:"" help:"Stop explicitly: cancel, never continue automatically." group:"Live sessions:"`
-	Close   CloseCmd   `cmd:"" help:"End a session's live (lingering) owner and stop its agent." group:"Live sessions:"`
-	Approve ApproveCmd `cmd:"" help:"Allow the permission request a session waits on (mode defer)." group:"Live sessions:"`
-	Deny    DenyCmd    `cmd:"" help:"Reject the permission request a session waits on (mode defer), or decline its question." group:"Live sessions:"`
-	Answer  AnswerCmd  `cmd:"" help:"Answer the agent's question a session waits on (mode defer)." group:"Live sessions:"`
-	Detach  DetachCmd  `cmd:"" help:"Release the holder's attach lease." group:"Live sessions:"`
-	Set     SetCmd     `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)." group:"Live sessions:"`
+	Attach  attachCmd  `cmd:"" help:"In a terminal: show the last turns, follow live events, send typed lines as prompts." group:"Live sessions:"`
+	Wait    waitCmd    `cmd:"" help:"Block until the session's badge is one of those given." group:"Live sessions:"`
+	Cancel  cancelCmd  `cmd:"" help:"Cancel the running turn, from any process." group:"Live sessions:"`
+	Stop    stopCmd    `cmd:"" help:"Stop explicitly: cancel, never continue automatically." group:"Live sessions:"`
+	Close   closeCmd   `cmd:"" help:"End a session's live (lingering) owner and stop its agent." group:"Live sessions:"`
+	Approve approveCmd `cmd:"" help:"Allow the permission request a session waits on (mode defer)." group:"Live sessions:"`
+	Deny    denyCmd    `cmd:"" help:"Reject the permission request a session waits on (mode defer), or decline its question." group:"Live sessions:"`
+	Answer  answerCmd  `cmd:"" help:"Answer the agent's question a session waits on (mode defer)." group:"Live sessions:"`
+	Detach  detachCmd  `cmd:"" help:"Release the holder's attach lease." group:"Live sessions:"`
+	Set     setCmd     `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)." group:"Live sessions:"`
 
-	Fork    ForkCmd    `cmd:"" help:"A new session with the conversation up to a turn." group:"The conversation:"`
-	Rewind  RewindCmd  `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)." group:"The conversation:"`
-	Clear   ClearCmd   `cmd:"" help:"Start the agent over with no history; the log keeps everything." group:"The conversation:"`
-	Compact CompactCmd `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn." group:"The conversation:"`
-	Search  SearchCmd  `cmd:"" help:"Find text in the messages, thoughts and tool calls of sessions." group:"The conversation:"`
-	Events  EventsCmd  `cmd:"" help:"Raw events of a session." group:"The conversation:"`
-	Usage   UsageCmd   `cmd:"" help:"Tokens and cost agents reported, per session, agent or day." group:"The conversation:"`
+	Fork    forkCmd    `cmd:"" help:"A new session with the conversation up to a turn." group:"The conversation:"`
+	Rewind  rewindCmd  `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)." group:"The conversation:"`
+	Clear   clearCmd   `cmd:"" help:"Start the agent over with no history; the log keeps everything." group:"The conversation:"`
+	Compact compactCmd `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn." group:"The conversation:"`
+	Search  searchCmd  `cmd:"" help:"Find text in the messages, thoughts and tool calls of sessions." group:"The conversation:"`
+	Events  eventsCmd  `cmd:"" help:"Raw events of a session." group:"The conversation:"`
+	Usage   usageCmd   `cmd:"" help:"Tokens and cost agents reported, per session, agent or day." group:"The conversation:"`
 
-	Repair  RepairCmd  `cmd:"" help:"Reconcile a session after a crash without relaunching." group:"After a crash:"`
-	Recover RecoverCmd `cmd:"" help:"Continue every eligible interrupted session." group:"After a crash:"`
-	Doctor  DoctorCmd  `cmd:"" help:"Check the home, the agents and git; print the fix for each problem." group:"After a crash:"`
+	Repair  repairCmd  `cmd:"" help:"Reconcile a session after a crash without relaunching." group:"After a crash:"`
+	Recover recoverCmd `cmd:"" help:"Continue every eligible interrupted session." group:"After a crash:"`
+	Doctor  doctorCmd  `cmd:"" help:"Check the home, the agents and git; print the fix for each problem." group:"After a crash:"`
 
-	Done    DoneCmd    `cmd:"" help:"Mark a session COMPLETED." group:"Finishing and housekeeping:"`
-	Archive ArchiveCmd `cmd:"" help:"Mark a session CANCELLED." group:"Finishing and housekeeping:"`
-	Prune   PruneCmd   `cmd:"" help:"Delete the files of finished sessions." group:"Finishing and housekeeping:"`
+	Done    doneCmd    `cmd:"" help:"Mark a session COMPLETED." group:"Finishing and housekeeping:"`
+	Archive archiveCmd `cmd:"" help:"Mark a session CANCELLED." group:"Finishing and housekeeping:"`
+	Prune   pruneCmd   `cmd:"" help:"Delete the files of finished sessions." group:"Finishing and housekeeping:"`
 
-	Export ExportCmd `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout." group:"Moving sessions:"`
-	Import ImportCmd `cmd:"" help:"Create a session from a bundle written by kandev export." group:"Moving sessions:"`
-	Push   PushCmd   `cmd:"" help:"Send sessions to a git remote, to continue elsewhere." group:"Moving sessions:"`
-	Pull   PullCmd   `cmd:"" help:"Bring sessions from a git remote, fast-forward only." group:"Moving sessions:"`
-	Trust  TrustCmd  `cmd:"" help:"Let the MCP servers of a pulled session run here (shows them first)." group:"Moving sessions:"`
+	Export exportCmd `cmd:"" help:"Write a session (record and events) as one JSONL bundle to stdout." group:"Moving sessions:"`
+	Import importCmd `cmd:"" help:"Create a session from a bundle written by kandev export." group:"Moving sessions:"`
+	Push   pushCmd   `cmd:"" help:"Send sessions to a git remote, to continue elsewhere." group:"Moving sessions:"`
+	Pull   pullCmd   `cmd:"" help:"Bring sessions from a git remote, fast-forward only." group:"Moving sessions:"`
+	Trust  trustCmd  `cmd:"" help:"Let the MCP servers of a pulled session run here (shows them first)." group:"Moving sessions:"`
 
-	Agents     AgentsCmd     `cmd:"" help:"Agent profiles (--probe reports their capabilities)." group:"Agents, editors and the shell:"`
-	ACP        ACPCmd        `cmd:"" name:"acp" help:"Serve kandev to an editor as an ACP agent on stdio." group:"Agents, editors and the shell:"`
-	Demo       DemoCmd       `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home." group:"Agents, editors and the shell:"`
-	DemoAgent  DemoAgentCmd  `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio." group:"Agents, editors and the shell:"`
-	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)." group:"Agents, editors and the shell:"`
+	Agents     agentsCmd     `cmd:"" help:"Agent profiles (--probe reports their capabilities)." group:"Agents, editors and the shell:"`
+	ACP        acpCmd        `cmd:"" name:"acp" help:"Serve kandev to an editor as an ACP agent on stdio." group:"Agents, editors and the shell:"`
+	Demo       demoCmd       `cmd:"" help:"The whole story on the built-in demo agent, in a temporary home." group:"Agents, editors and the shell:"`
+	DemoAgent  demoAgentCmd  `cmd:"" name:"demo-agent" help:"Run the built-in demo ACP agent on stdio." group:"Agents, editors and the shell:"`
+	Completion completionCmd `cmd:"" help:"Print a shell completion script (bash, zsh, fish)." group:"Agents, editors and the shell:"`
 
-	Complete  CompleteCmd  `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
-	Serve     ServeCmd     `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
-	Man       ManCmd       `cmd:"" name:"__man" hidden:"" help:"Print the kandev(1) man page in roff (for the release archives)."`
-	Reference ReferenceCmd `cmd:"" name:"__reference" hidden:"" help:"Print docs/reference.md, the command reference, in Markdown."`
-	NotifyRun NotifyRunCmd `cmd:"" name:"__notify" hidden:"" help:"Run the [notify] command with a timeout (started by an owner)."`
+	Complete  completeCmd  `cmd:"" name:"__complete" hidden:"" help:"Print completion candidates (used by the completion scripts)."`
+	Serve     serveCmd     `cmd:"" name:"__serve" hidden:"" help:"Run a session's owner detached (started by start, prompt and resume)."`
+	Man       manCmd       `cmd:"" name:"__man" hidden:"" help:"Print the kandev(1) man page in roff (for the release archives)."`
+	Reference referenceCmd `cmd:"" name:"__reference" hidden:"" help:"Print docs/reference.md, the command reference, in Markdown."`
+	NotifyRun notifyRunCmd `cmd:"" name:"__notify" hidden:"" help:"Run the [notify] command with a timeout (started by an owner)."`
 }
 
 // Env is what commands receive instead of reaching for globals.
@@ -198,7 +198,7 @@ func (e *Env) PermissionMode() (string, error) {
 		m = owner.PermAsk
 	}
 	if !owner.ValidPermissionMode(m) {
-		return "", &UsageError{Err: owner.ErrBadPermissionMode(m)}
+		return "", &usageError{Err: owner.ErrBadPermissionMode(m)}
 	}
 	return m, nil
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/kandev/kandev/history"
 )
 
-// SearchCmd is kandev search.
-type SearchCmd struct {
+// searchCmd is kandev search.
+type searchCmd struct {
 	Query     string `arg:"" help:"What to find: a word or phrase (ASCII letters in any case), or with --regex a regular expression."`
 	Workspace string `help:"Only sessions of this workspace." placeholder:"W"`
 	Agent     string `help:"Only sessions of this agent." placeholder:"A"`
@@ -20,16 +20,16 @@ type SearchCmd struct {
 }
 
 // Help shows an example.
-func (c *SearchCmd) Help() string {
+func (c *searchCmd) Help() string {
 	return "Searches messages, thoughts, tool titles and tool results of every session, newest first.\n" +
 		"Exits 1 when nothing matches, like grep.\n\n" +
 		"Example:\n  kandev search lexer --since 7d\n  kandev search --regex 'fix(ed)? the (lexer|parser)' --json"
 }
 
 // Run searches and prints the hits.
-func (c *SearchCmd) readsOnly() bool { return true }
+func (c *searchCmd) readsOnly() bool { return true }
 
-func (c *SearchCmd) Run(env *Env) error {
+func (c *searchCmd) Run(env *Env) error {
 	if c.Limit < 0 {
 		return usagef("--limit must be 0 or more")
 	}
@@ -59,7 +59,7 @@ func (c *SearchCmd) Run(env *Env) error {
 		hits = []history.SearchHit{}
 	}
 	now := env.Now()
-	env.Out.Object(SearchOutput{Results: hits}, func(w io.Writer) { writeSearchText(w, env.Out, hits, now) })
+	env.Out.Object(searchOutput{Results: hits}, func(w io.Writer) { writeSearchText(w, env.Out, hits, now) })
 	if len(hits) == 0 {
 		return reportedf("no match for %q in %d session(s)", c.Query, rep.Sessions)
 	}

@@ -183,7 +183,7 @@ func selectLatest(cands []latestCandidate, n need, scope workspaceScope) (*state
 	case len(in) == 0:
 		return nil, fmt.Errorf("%w: --latest: no session in %s; %d in other workspaces (kandev list shows them; --all-workspaces looks in every one)", state.ErrNotFound, scope, others)
 	}
-	return nil, &UsageError{Msg: fmt.Sprintf("--latest: none of the %d session(s) in %s is one %s (kandev list shows them)", len(in), scope, n), Err: errNoneEligible}
+	return nil, &usageError{Msg: fmt.Sprintf("--latest: none of the %d session(s) in %s is one %s (kandev list shows them)", len(in), scope, n), Err: errNoneEligible}
 }
 
 // scope is where --latest looks, from the flags.

@@ -104,8 +104,8 @@ func setupUsage(err error) error {
 // logInitialSetup logs a new session's setup, before its agent starts.
 func logInitialSetup(h *state.Home, s *state.Session) error { return owner.LogNewSetup(h, s) }
 
-// SetCmd is kandev set.
-type SetCmd struct {
+// setCmd is kandev set.
+type setCmd struct {
 	SessionRef
 	Model string   `help:"The agent's model." placeholder:"M"`
 	Mode  string   `help:"The agent's session mode (e.g. ask, code)." placeholder:"MODE"`
@@ -115,7 +115,7 @@ type SetCmd struct {
 }
 
 // Help shows an example.
-func (c *SetCmd) Help() string {
+func (c *setCmd) Help() string {
 	return "A live owner applies it to its agent at once (before its next turn); otherwise it is\n" +
 		"recorded and applied when the agent next starts. Every restore applies it again.\n" +
 		"A value the running agent does not offer is refused (exit 2, naming what it offers)\n" +
@@ -124,7 +124,7 @@ func (c *SetCmd) Help() string {
 }
 
 // Run changes the session's setup.
-func (c *SetCmd) Run(env *Env) error {
+func (c *setCmd) Run(env *Env) error {
 	opts, err := setup.ParseOptions(c.Set)
 	if err != nil {
 		return setupUsage(err)
@@ -153,7 +153,7 @@ func (c *SetCmd) Run(env *Env) error {
 		}
 		env.commit("the title of " + s.ID)
 		if ch.Empty() && len(c.MCP) == 0 {
-			env.Out.Object(SetTitleOutput{SessionID: s.ID, Title: s.Title}, func(w io.Writer) {
+			env.Out.Object(setTitleOutput{SessionID: s.ID, Title: s.Title}, func(w io.Writer) {
 				fmt.Fprintf(w, "title   %s\n", printableLine(s.Title))
 			})
 			return nil
@@ -169,7 +169,7 @@ func (c *SetCmd) Run(env *Env) error {
 		}
 		env.commit("the MCP servers of " + s.ID)
 		if ch.Empty() {
-			env.Out.Object(SetOutput{SessionID: s.ID, Setup: s.Setup}, func(w io.Writer) {
+			env.Out.Object(setOutput{SessionID: s.ID, Setup: s.Setup}, func(w io.Writer) {
 				fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(s.Setup)))
 				fmt.Fprintf(w, "recorded: the agent of %s gets these MCP servers when it next starts\n", s.ID)
 			})
@@ -184,7 +184,7 @@ func (c *SetCmd) Run(env *Env) error {
 	if res.Applied && len(res.NotOffered) > 0 {
 		return usagef("%s", refusedSet(s, res))
 	}
-	env.Out.Object(SetOutput{SessionID: s.ID, Setup: res.Setup, Queued: res.Queued, Applied: res.Applied,
+	env.Out.Object(setOutput{SessionID: s.ID, Setup: res.Setup, Queued: res.Queued, Applied: res.Applied,
 		Steps: &res.Steps, NotOffered: &res.NotOffered}, func(w io.Writer) {
 		fmt.Fprintf(w, "setup   %s\n", printableLine(setup.Describe(res.Setup)))
 		switch {

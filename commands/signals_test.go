@@ -21,15 +21,15 @@ func TestSignalsFor_OnlyCommandsThatOnlyReadGoWithoutAWatcher(t *testing.T) {
 		cmd     any
 		watched bool
 	}{
-		{"list", &ListCmd{}, false},
-		{"status", &StatusCmd{}, false},
-		{"transcript", &TranscriptCmd{}, false},
-		{"events", &EventsCmd{}, false},
-		{"events --follow", &EventsCmd{Follow: true}, true},
-		{"prompt", &PromptCmd{}, true},
-		{"resume", &ResumeCmd{}, true},
-		{"import", &ImportCmd{}, true},
-		{"wait", &WaitCmd{}, true},
+		{"list", &listCmd{}, false},
+		{"status", &statusCmd{}, false},
+		{"transcript", &transcriptCmd{}, false},
+		{"events", &eventsCmd{}, false},
+		{"events --follow", &eventsCmd{Follow: true}, true},
+		{"prompt", &promptCmd{}, true},
+		{"resume", &resumeCmd{}, true},
+		{"import", &importCmd{}, true},
+		{"wait", &waitCmd{}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

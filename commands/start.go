@@ -10,14 +10,14 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// StartCmd is kandev start.
-type StartCmd struct {
+// startCmd is kandev start.
+type startCmd struct {
 	Agent     string       `help:"Agent profile (default: config default_agent, else demo)." placeholder:"A"`
 	Cwd       string       `help:"Working directory of the agent (default: current)." placeholder:"D"`
 	Workspace string       `help:"Workspace name (default: basename of the git top level of --cwd)." placeholder:"W"`
 	Title     string       `help:"Session title (default: the start of the prompt, until the agent names the session)." placeholder:"T"`
 	Parent    string       `help:"Continue from a finished session: the first prompt carries its history." placeholder:"ID"`
-	Worktree  WorktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
+	Worktree  worktreeFlag `help:"Work in a new linked git worktree next to the repository (--worktree=BRANCH names its branch)."`
 	Prompt    []string     `arg:"" optional:"" help:"The task; - reads it from stdin. Without it the agent boots and the session waits."`
 	Runtime   string       `help:"Where the agent runs: process (default) or container (docs/containers.md; default: the agent's runtime in the config)." placeholder:"R" enum:",process,container" default:""`
 	Key       string       `help:"Idempotency key: at most one session is started per KEY in this home; a retry follows or prints its first turn again." placeholder:"KEY"`
@@ -26,12 +26,12 @@ type StartCmd struct {
 }
 
 // Help shows an example.
-func (c *StartCmd) Help() string {
+func (c *startCmd) Help() string {
 	return "Example:\n  kandev start --agent demo \"remember PINEAPPLE\"\n  kandev start --worktree \"fix the flaky test\"   # its own worktree, branch kandev/<id>"
 }
 
 // Run creates the session and runs its first turn as its owner.
-func (c *StartCmd) Run(env *Env) error {
+func (c *startCmd) Run(env *Env) error {
 	h, err := env.Home()
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func namedFailure(h *state.Home, id string, err error) error {
 
 // agent is the agent to run: --agent, else the default, saying so when the
 // demo agent is chosen although a real one is installed.
-func (c *StartCmd) agent(env *Env, cfg *config.Config) string {
+func (c *startCmd) agent(env *Env, cfg *config.Config) string {
 	if c.Agent != "" {
 		return c.Agent
 	}
@@ -144,7 +144,7 @@ func (c *StartCmd) agent(env *Env, cfg *config.Config) string {
 
 // create records the new session: its worktree (detected, or made for
 // --worktree), its workspace and title, and its parent.
-func (c *StartCmd) create(env *Env, h *state.Home, cwd, agent, prompt string, withSetup func(*state.Session)) (*state.Session, error) {
+func (c *startCmd) create(env *Env, h *state.Home, cwd, agent, prompt string, withSetup func(*state.Session)) (*state.Session, error) {
 	s := owner.NewSessionRecord(env.Now(), cwd, agent, c.Title, c.Workspace, prompt)
 	withSetup(s)
 	if c.Worktree.Set {

@@ -15,13 +15,13 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// StatusCmd is kandev status.
-type StatusCmd struct {
+// statusCmd is kandev status.
+type statusCmd struct {
 	SessionRef
 }
 
 // Help shows an example.
-func (c *StatusCmd) Help() string { return "Example:\n  kandev status --latest" }
+func (c *statusCmd) Help() string { return "Example:\n  kandev status --latest" }
 
 // Status is the status object `kandev status` prints (docs/commands.md).
 type Status struct {
@@ -56,9 +56,9 @@ type Status struct {
 }
 
 // Run prints the verdict and the session.
-func (c *StatusCmd) readsOnly() bool { return true }
+func (c *statusCmd) readsOnly() bool { return true }
 
-func (c *StatusCmd) Run(env *Env) error {
+func (c *statusCmd) Run(env *Env) error {
 	h, s, err := c.load(env, needAny)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func (c *StatusCmd) Run(env *Env) error {
 		st.Survivors = proc.TaggedProcesses(h.Dir)[s.ID]
 	}
 	ctr, ctrErr := containerStatus(env, h, s)
-	out := StatusOutput{Container: ctr, Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID)}
+	out := statusOutput{Container: ctr, Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID)}
 	env.Out.Object(out, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
 		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))

@@ -34,15 +34,15 @@ func (l LeaseFlags) check(env *Env, h *state.Home, id string) error {
 	return h.CheckLeaseFor(state.LeaseOpChange, id, holder, env.Now())
 }
 
-// RewindCmd is kandev rewind.
-type RewindCmd struct {
+// rewindCmd is kandev rewind.
+type rewindCmd struct {
 	SessionRef
 	To int64 `required:"" help:"The turn boundary to go back to: the seq of a turn_ended, or 0." placeholder:"SEQ"`
 	LeaseFlags
 }
 
 // Help shows an example.
-func (c *RewindCmd) Help() string {
+func (c *rewindCmd) Help() string {
 	return "The agent continues as if nothing after SEQ had been said: the next prompt starts a fresh\n" +
 		"agent session carrying the conversation up to SEQ. The log keeps everything (transcript\n" +
 		"--all-epochs shows it). Files on disk are not rewound.\n\n" +
@@ -50,27 +50,27 @@ func (c *RewindCmd) Help() string {
 }
 
 // Run appends the epoch fence.
-func (c *RewindCmd) Run(env *Env) error {
+func (c *rewindCmd) Run(env *Env) error {
 	if c.To < 0 {
 		return usagef("--to must be a seq (0 or more)")
 	}
 	return rewind(env, c.SessionRef, c.To, c.LeaseFlags)
 }
 
-// ClearCmd is kandev clear.
-type ClearCmd struct {
+// clearCmd is kandev clear.
+type clearCmd struct {
 	SessionRef
 	LeaseFlags
 }
 
 // Help shows an example.
-func (c *ClearCmd) Help() string {
+func (c *clearCmd) Help() string {
 	return "The agent starts over with no history (a rewind to 0); the log keeps everything.\n" +
 		"Files on disk are not rewound.\n\nExample:\n  kandev clear 20261130-0915"
 }
 
 // Run rewinds to the empty conversation.
-func (c *ClearCmd) Run(env *Env) error { return rewind(env, c.SessionRef, 0, c.LeaseFlags) }
+func (c *clearCmd) Run(env *Env) error { return rewind(env, c.SessionRef, 0, c.LeaseFlags) }
 
 // rewind runs a rewind or a clear and says what it did and did not undo.
 func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
@@ -92,7 +92,7 @@ func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
 		return err
 	}
 	env.commit("the rewind of " + id)
-	env.Out.Object(RewindOutput{Rewind: rep}, func(w io.Writer) {
+	env.Out.Object(rewindOutput{Rewind: rep}, func(w io.Writer) {
 		if to == 0 {
 			fmt.Fprintf(w, "cleared %s (epoch %d): the next prompt starts a fresh agent session with no history\n", id, rep.Epoch)
 		} else {
@@ -140,16 +140,16 @@ func asUsage(err error) error {
 	return err
 }
 
-// WorktreeFlag is --worktree[=BRANCH]. The bare flag takes no value, so a
+// worktreeFlag is --worktree[=BRANCH]. The bare flag takes no value, so a
 // prompt after it is never read as a branch name; =BRANCH names the new
 // branch (default kandev/<session id>).
-type WorktreeFlag struct {
+type worktreeFlag struct {
 	Set    bool
 	Branch string
 }
 
 // Decode implements kong.MapperValue.
-func (f *WorktreeFlag) Decode(ctx *kong.DecodeContext) error {
+func (f *worktreeFlag) Decode(ctx *kong.DecodeContext) error {
 	f.Set = true
 	if ctx.Scan.Peek().Type == kong.FlagValueToken {
 		f.Branch = fmt.Sprint(ctx.Scan.Pop().Value)
@@ -161,7 +161,7 @@ func (f *WorktreeFlag) Decode(ctx *kong.DecodeContext) error {
 }
 
 // IsBool makes the flag take no separate value.
-func (f *WorktreeFlag) IsBool() bool { return true }
+func (f *worktreeFlag) IsBool() bool { return true }
 
 // placeInWorktree gives session s its own linked worktree on a new branch,
 // made from the HEAD of the repository s.Cwd is in, and moves s there.
@@ -184,17 +184,17 @@ func placeInWorktree(s *state.Session, branch string) error {
 	return nil
 }
 
-// ForkCmd is kandev fork.
-type ForkCmd struct {
+// forkCmd is kandev fork.
+type forkCmd struct {
 	SessionRef
 	At         int64        `default:"-1" help:"The turn boundary to fork at: the seq of a turn_ended, or 0 (default: the end)." placeholder:"SEQ"`
 	Title      string       `help:"Title of the new session (default: fork of <title>)." placeholder:"T"`
-	Worktree   WorktreeFlag `help:"Work in a new linked git worktree (--worktree=BRANCH names its branch)."`
+	Worktree   worktreeFlag `help:"Work in a new linked git worktree (--worktree=BRANCH names its branch)."`
 	SetupFlags              // setup.go: the parent's setup, with these over it
 }
 
 // Help shows an example.
-func (c *ForkCmd) Help() string {
+func (c *forkCmd) Help() string {
 	return "A new session with the conversation up to SEQ; the parent is untouched. The agent's own\n" +
 		"session/fork is used when it offers it and the fork is at the end; otherwise the first\n" +
 		"prompt carries the copied conversation.\n\n" +
@@ -202,7 +202,7 @@ func (c *ForkCmd) Help() string {
 }
 
 // Run creates the child session.
-func (c *ForkCmd) Run(env *Env) error {
+func (c *forkCmd) Run(env *Env) error {
 	if c.At < -1 {
 		return usagef("--at must be a seq (0 or more)")
 	}
@@ -252,8 +252,8 @@ func (c *ForkCmd) Run(env *Env) error {
 	if child, err = h.LoadSession(child.ID); err != nil {
 		return err
 	}
-	info := ForkInfo{ParentID: id, ForkedAt: child.ForkedAt, Method: method, FallbackReason: fallback}
-	env.Out.Object(ForkOutput{Session: child, Fork: info}, func(w io.Writer) {
+	info := forkInfo{ParentID: id, ForkedAt: child.ForkedAt, Method: method, FallbackReason: fallback}
+	env.Out.Object(forkOutput{Session: child, Fork: info}, func(w io.Writer) {
 		fmt.Fprintln(w, child.ID)
 		how := "the agent's own session/fork"
 		if method == owner.ForkReplay {

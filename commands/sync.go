@@ -12,21 +12,21 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// PushCmd is kandev push.
-type PushCmd struct {
+// pushCmd is kandev push.
+type pushCmd struct {
 	SessionRef
 	All    bool   `help:"Every session of this home whose repository has the remote."`
 	Remote string `help:"Remote name of the session's repository, or a URL or path (default: [sync] remote, else origin)." placeholder:"R"`
 }
 
 // Help shows an example.
-func (c *PushCmd) Help() string {
+func (c *pushCmd) Help() string {
 	return "Examples:\n  kandev push --latest\n  kandev push 20261130-0915 --remote origin\n  kandev push --all"
 }
 
 // Run sends sessions to the remote: their new events and record, as the ref
 // refs/kandev/sessions/<id>, fast-forward only.
-func (c *PushCmd) Run(env *Env) error {
+func (c *pushCmd) Run(env *Env) error {
 	e, err := syncEnv(env, c.Remote)
 	if err != nil {
 		return err
@@ -74,8 +74,8 @@ func (c *PushCmd) Run(env *Env) error {
 	return printSync(env, results, errs)
 }
 
-// PullCmd is kandev pull.
-type PullCmd struct {
+// pullCmd is kandev pull.
+type pullCmd struct {
 	ID      string `arg:"" optional:"" help:"Session id (as on the remote)."`
 	All     bool   `help:"Every session on the remote."`
 	Remote  string `help:"Remote name of this clone, or a URL or path (default: [sync] remote, else origin)." placeholder:"R"`
@@ -84,12 +84,12 @@ type PullCmd struct {
 }
 
 // Help shows an example.
-func (c *PullCmd) Help() string {
+func (c *pullCmd) Help() string {
 	return "Examples:\n  kandev pull --all --dry-run\n  kandev pull 20261130-0915\n  kandev pull --all --remote origin"
 }
 
 // Run brings sessions from the remote, fast-forward only.
-func (c *PullCmd) Run(env *Env) error {
+func (c *pullCmd) Run(env *Env) error {
 	e, err := syncEnv(env, c.Remote)
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func printSync(env *Env, results []*remote.Result, errs []error) error {
 	for _, err := range errs {
 		msgs = append(msgs, err.Error())
 	}
-	out := SyncOutput{Sessions: results, Errors: msgs}
+	out := syncOutput{Sessions: results, Errors: msgs}
 	env.Out.Object(out, func(w io.Writer) {
 		if len(results) == 0 && len(msgs) == 0 {
 			fmt.Fprintln(w, "no session to push or pull (a session travels through the remote of the git repository it runs in; --remote names another)")

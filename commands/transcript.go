@@ -11,8 +11,8 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// TranscriptCmd is kandev transcript.
-type TranscriptCmd struct {
+// transcriptCmd is kandev transcript.
+type transcriptCmd struct {
 	SessionRef
 	Before    int64 `help:"Only entries that start before this seq (a page's next_before_sequence)." placeholder:"SEQ"`
 	Limit     int   `help:"Entries per page, 1 to 1000." default:"200" placeholder:"N"`
@@ -20,13 +20,13 @@ type TranscriptCmd struct {
 }
 
 // Help shows an example.
-func (c *TranscriptCmd) Help() string {
+func (c *transcriptCmd) Help() string {
 	return "Pages go backwards from the newest entry; pass a page's next_before_sequence as --before for the one before it.\n\n" +
 		"Example:\n  kandev transcript --latest --limit 20\n  kandev transcript 20261130 --before 812 --json"
 }
 
-// TranscriptPage is one page of the assembled conversation (see docs/commands.md).
-type TranscriptPage struct {
+// transcriptPage is one page of the assembled conversation (see docs/commands.md).
+type transcriptPage struct {
 	Entries            []history.Entry `json:"entries"`
 	HasOlder           bool            `json:"has_older"`
 	NextBeforeSequence int64           `json:"next_before_sequence"`
@@ -34,9 +34,9 @@ type TranscriptPage struct {
 }
 
 // Run prints one page of the session's transcript.
-func (c *TranscriptCmd) readsOnly() bool { return true }
+func (c *transcriptCmd) readsOnly() bool { return true }
 
-func (c *TranscriptCmd) Run(env *Env) error {
+func (c *transcriptCmd) Run(env *Env) error {
 	if c.Limit < 1 || c.Limit > history.MaxPageLimit {
 		return usagef("--limit must be between 1 and %d (got %d)", history.MaxPageLimit, c.Limit)
 	}
@@ -88,7 +88,7 @@ func warnSkipped(env *Env, h *state.Home, id string, rep eventlog.ReadReport) {
 // lines and decoded only once the page is reached: skipping costs a scan for
 // newlines, not a JSON decode per line. Unless allEpochs, what a rewind took
 // back is left out.
-func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (TranscriptPage, eventlog.ReadReport, error) {
+func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (transcriptPage, eventlog.ReadReport, error) {
 	w := history.NewTailWindow(before, limit+1, true)
 	fence := newLineFence(allEpochs)
 	var bad eventlog.CorruptTracker // lines the page would have shown, were they readable
@@ -136,13 +136,13 @@ func readTranscriptPage(path string, before int64, limit int, allEpochs bool) (T
 	})
 	bad.AddTo(&rep)
 	if err != nil && !isNotFound(err) {
-		return TranscriptPage{}, rep, err
+		return transcriptPage{}, rep, err
 	}
 	entries, hasOlder, next := w.TranscriptPage(limit)
 	if entries == nil {
 		entries = []history.Entry{}
 	}
-	return TranscriptPage{Entries: entries, HasOlder: hasOlder, NextBeforeSequence: next, Limit: limit}, rep, nil
+	return transcriptPage{Entries: entries, HasOlder: hasOlder, NextBeforeSequence: next, Limit: limit}, rep, nil
 }
 
 // lineSeq reads the seq of a log line from its start ({"seq":N,...), as

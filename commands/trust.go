@@ -13,13 +13,13 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// TrustCmd is kandev trust.
-type TrustCmd struct {
+// trustCmd is kandev trust.
+type trustCmd struct {
 	SessionRef
 }
 
 // Help shows an example.
-func (c *TrustCmd) Help() string {
+func (c *trustCmd) Help() string {
 	return "MCP servers a pull brought run only once this machine agrees: trust prints each\n" +
 		"server's command, arguments and the names of the variables it gets, then records\n" +
 		"here (never on the remote) that they may run.\n\nExample:\n  kandev trust 20261130-0915"
@@ -55,7 +55,7 @@ func readsEnv(m state.MCPServer) []string {
 }
 
 // Run shows the session's MCP servers, then records that this machine trusts them.
-func (c *TrustCmd) Run(env *Env) error {
+func (c *trustCmd) Run(env *Env) error {
 	h, s, err := c.load(env, needAny)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (c *TrustCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	env.Out.Object(TrustOutput{SessionID: s.ID, Trusted: true, WasPending: was, MCPServers: servers}, func(w io.Writer) {
+	env.Out.Object(trustOutput{SessionID: s.ID, Trusted: true, WasPending: was, MCPServers: servers}, func(w io.Writer) {
 		switch {
 		case was:
 			fmt.Fprintf(w, "trusted: these MCP servers of session %s run on this machine from its next launch, with the variables named above\n", s.ID)

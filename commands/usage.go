@@ -13,8 +13,8 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// UsageCmd is kandev usage.
-type UsageCmd struct {
+// usageCmd is kandev usage.
+type usageCmd struct {
 	SessionRef
 	All   bool   `help:"Every session (with --workspace: of that workspace)."`
 	Since string `help:"Only usage reported within DUR before now (e.g. 90m, 24h, 7d)." placeholder:"DUR"`
@@ -22,7 +22,7 @@ type UsageCmd struct {
 }
 
 // Help shows an example.
-func (c *UsageCmd) Help() string {
+func (c *usageCmd) Help() string {
 	return "Examples:\n  kandev usage --latest\n  kandev usage --all --since 7d --by day"
 }
 
@@ -40,9 +40,9 @@ type usageRow struct {
 }
 
 // Run sums the usage of one session or of all of them.
-func (c *UsageCmd) readsOnly() bool { return true }
+func (c *usageCmd) readsOnly() bool { return true }
 
-func (c *UsageCmd) Run(env *Env) error {
+func (c *usageCmd) Run(env *Env) error {
 	if c.All && (c.ID != "" || c.Latest) {
 		return usagef("give a session (an id or --latest) or --all, not both")
 	}
@@ -79,17 +79,17 @@ func (c *UsageCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	report := UsageReport{By: c.By, Groups: rows, Total: total}
+	report := usageReport{By: c.By, Groups: rows, Total: total}
 	if !since.IsZero() {
 		report.Since = eventlog.FormatTime(since)
 	}
-	env.Out.Object(UsageOutput{Usage: report}, func(w io.Writer) { c.writeTable(w, rows, total) })
+	env.Out.Object(usageOutput{Usage: report}, func(w io.Writer) { c.writeTable(w, rows, total) })
 	return nil
 }
 
 // sum groups the records' usage. Without --since and --by day the
 // records' totals answer; otherwise each usage event of the logs is read.
-func (c *UsageCmd) sum(h *state.Home, recs []state.UsageRecord, since time.Time) ([]*usageRow, usageRow, error) {
+func (c *usageCmd) sum(h *state.Home, recs []state.UsageRecord, since time.Time) ([]*usageRow, usageRow, error) {
 	if c.Workspace != "" && c.All {
 		kept := recs[:0]
 		for _, r := range recs {
@@ -153,7 +153,7 @@ func spentBy(e state.UsageEvent, before *eventlog.Cost) *eventlog.Cost {
 }
 
 // group returns the row record r (or its event of day) belongs to.
-func (c *UsageCmd) group(groups map[string]*usageRow, r state.UsageRecord, day string) *usageRow {
+func (c *usageCmd) group(groups map[string]*usageRow, r state.UsageRecord, day string) *usageRow {
 	key := r.ID
 	switch c.By {
 	case "agent":
@@ -254,7 +254,7 @@ func addTokens(a, b *eventlog.Tokens) *eventlog.Tokens {
 }
 
 // order sorts the rows: days in order, sessions and agents by cost, highest first.
-func (c *UsageCmd) order(groups map[string]*usageRow) []*usageRow {
+func (c *usageCmd) order(groups map[string]*usageRow) []*usageRow {
 	rows := make([]*usageRow, 0, len(groups))
 	for _, g := range groups {
 		rows = append(rows, g)
@@ -278,7 +278,7 @@ func (c *UsageCmd) order(groups map[string]*usageRow) []*usageRow {
 }
 
 // writeTable prints one line per group and the total.
-func (c *UsageCmd) writeTable(w io.Writer, rows []*usageRow, total usageRow) {
+func (c *usageCmd) writeTable(w io.Writer, rows []*usageRow, total usageRow) {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no usage reported (agents report it as they run turns)")
 		return

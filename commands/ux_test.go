@@ -118,7 +118,7 @@ func TestStart_DefaultAgentNoticeEscapesAConfiguredAgentName(t *testing.T) {
 	var stderr bytes.Buffer
 	env := &Env{G: &Globals{}, Out: &Output{Out: &bytes.Buffer{}, Err: &stderr}}
 	cfg := &config.Config{Agents: map[string]config.AgentProfile{"evil\x1b[31m": {Command: []string{"sh"}}}}
-	if got := (&StartCmd{}).agent(env, cfg); got != "demo" {
+	if got := (&startCmd{}).agent(env, cfg); got != "demo" {
 		t.Fatalf("agent %q, want demo", got)
 	}
 	if !strings.Contains(stderr.String(), `evil\x1b[31m`) || strings.Contains(stderr.String(), "\x1b") {

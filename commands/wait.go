@@ -11,15 +11,15 @@ import (
 	"github.com/kandev/kandev/verdict"
 )
 
-// WaitCmd is kandev wait.
-type WaitCmd struct {
+// waitCmd is kandev wait.
+type waitCmd struct {
 	SessionRef
 	Until   string        `required:"" help:"Badges to wait for, comma-separated (idle, running, waiting-for-permission, needs-resume, paused, stopped, done, failed, cancelled)." placeholder:"BADGE[,..]"`
 	Timeout time.Duration `help:"Give up after this long (exit 124); default: wait as long as it takes." placeholder:"DUR"`
 }
 
 // Help shows an example.
-func (c *WaitCmd) Help() string {
+func (c *waitCmd) Help() string {
 	return "Example:\n  kandev wait 20261130-0915 --until idle,waiting-for-permission --timeout 10m"
 }
 
@@ -32,7 +32,7 @@ var knownBadges = map[string]bool{
 
 // Run blocks until the session's badge is one of --until, waking when its
 // files change (and every 200 ms, for an owner that dies without a word).
-func (c *WaitCmd) Run(env *Env) error {
+func (c *waitCmd) Run(env *Env) error {
 	want := map[string]bool{}
 	for _, b := range strings.Split(c.Until, ",") {
 		b = strings.TrimSpace(b)
