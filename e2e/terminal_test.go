@@ -82,7 +82,9 @@ func TestTerminal_RefusedUnderDenyAllAndWithoutAnAllowedRequestInTheTurn(t *test
 func TestTerminal_ACommandLeftRunningIsKilledWhenTheTurnEnds(t *testing.T) {
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
-	id, r := w.start("--permissions", "approve-all", "/terminal& echo $$ > term.pid; exec sleep 300")
+	// The turn lasts 2 s more, so the shell has written its pid before the
+	// turn's end kills it, however loaded the machine.
+	id, r := w.start("--permissions", "approve-all", "/terminal& echo $$ > term.pid; exec sleep 300\n/sleep 2000")
 	mustOK(t, r)
 	if !strings.Contains(r.stdout, "Left ") {
 		t.Fatalf("the terminal did not start: %s", r)
