@@ -465,3 +465,64 @@ func TestContainer_AStoppedEngineExits6WithOneLineSayingToStartIt(t *testing.T) 
 		t.Fatalf("want exit 6 and one line saying to start docker: %s", r)
 	}
 }
+
+func TestContainer_AWarmPromptReachesTheSameAgentInTheSameContainer(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	pid, started := w.relayAgent(id)
+	ctr, _ := containerOf(t, id)
+	ctrStarted, _ := exec.Command("podman", "inspect", "--format", "{{.State.StartedAt}}", ctr).Output()
+	if !w.ownerAlive(id) {
+		t.Fatalf("no warm owner after start --linger 60")
+	}
+
+	began := time.Now()
+	r = w.mustRun("prompt", id, "--linger", "60", "recall")
+	t.Logf("warm prompt in a container: %s", time.Since(began).Round(time.Millisecond))
+	if !strings.Contains(r.stdout, "PEAR") {
+		t.Fatalf("the warm prompt forgot PEAR: %s", r)
+	}
+	if p, s := w.relayAgent(id); p != pid || s != started {
+		t.Fatalf("the agent is pid %d started %s, want the same process (pid %d started %s)", p, s, pid, started)
+	}
+	c2, st := containerOf(t, id)
+	again, _ := exec.Command("podman", "inspect", "--format", "{{.State.StartedAt}}", c2).Output()
+	if c2 != ctr || st != "running" || string(again) != string(ctrStarted) {
+		t.Fatalf("container %s %s started %s, want %s still running since %s", c2, st, again, ctr, ctrStarted)
+	}
+	if as := ofType(w.events(id), eventlog.EventAgentStarted); len(as) != 1 {
+		t.Fatalf("%d agent_started events, want 1 (a warm prompt restores nothing): %+v", len(as), as)
+	}
+}
+
+func TestContainer_AnOwnerThePoolClosesStopsItsContainer(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	w.config("[session]\nmax_warm = 1\n")
+	old, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, old)
+	if _, st := containerOf(t, old); st != "running" {
+		t.Fatalf("the first warm owner's container is %q, want running", st)
+	}
+	young, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, young)
+	waitFor(t, 15*time.Second, "the oldest warm owner to be closed by the pool", func() bool { return !w.ownerAlive(old) })
+	waitFor(t, 15*time.Second, "the closed owner's container to stop", func() bool {
+		_, st := containerOf(t, old)
+		return st != "running"
+	})
+	if _, st := containerOf(t, young); st != "running" || !w.ownerAlive(young) {
+		t.Fatalf("the new warm owner's container is %q (owner alive %v), want running", st, w.ownerAlive(young))
+	}
+}
