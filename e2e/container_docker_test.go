@@ -111,3 +111,17 @@ func importBaseImage(ctx context.Context) error {
 type importError struct{ msg string }
 
 func (e *importError) Error() string { return "docker import: " + e.msg }
+
+func TestContainer_DockerWithoutAnImageExits6SayingToSetOne(t *testing.T) {
+	requireDocker(t)
+	w := newWorld(t)
+	w.config("[runtime]\nengine = \"docker\"\n")
+	_, r := w.start("--runtime", "container", "hello")
+	if r.code != 6 {
+		t.Fatalf("want exit 6 when docker is given no image: %s", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "--rootfs") || !strings.Contains(lines[0], "[runtime] image") {
+		t.Fatalf("want one line saying docker has no --rootfs and to set [runtime] image, got:\n%s", r.stderr)
+	}
+}
