@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -110,13 +111,16 @@ func (e *Engine) call(ctx context.Context, d time.Duration, args ...string) (str
 
 // refusal turns the engine's stderr into one line naming what to do.
 func (e *Engine) refusal(verb, stderr string, err error) error {
-	msg := lastLine(stderr)
+	msg := lastLine(usageHint.ReplaceAllString(stderr, ""))
 	if msg == "" {
 		msg = err.Error()
 	}
 	low := strings.ToLower(msg)
 	advice := ""
 	switch {
+	case strings.Contains(strings.ToLower(stderr), "unknown flag: --rootfs"):
+		msg = "it has no --rootfs: it runs containers from images only"
+		advice = "set [runtime] image to an image holding the agent (docs/containers.md)"
 	case strings.Contains(low, "image not known") || strings.Contains(low, "no such image") || strings.Contains(low, "unable to find image") ||
 		strings.Contains(low, "pull access denied") || strings.Contains(low, "manifest unknown") || strings.Contains(low, "initializing source"):
 		advice = "build or pull the image first (kandev pulls nothing), or set [runtime] rootfs instead of image"
@@ -127,6 +131,10 @@ func (e *Engine) refusal(verb, stderr string, err error) error {
 	}
 	return &EngineError{Engine: e.Name, Problem: e.Name + " " + verb + ": " + msg, Advice: advice}
 }
+
+// usageHint is what docker adds after an error ("Usage:  docker run ...",
+// "See 'docker run --help'.", "Run 'docker run --help' for more information").
+var usageHint = regexp.MustCompile(`(?m)^(Usage: .*|(See|Run) '[^']*--help'.*)$`)
 
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)

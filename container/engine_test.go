@@ -14,6 +14,8 @@ func TestEngine_RefusalsNameTheEngineAndWhatToDo(t *testing.T) {
 		{"permission denied", "Error: permission denied while trying to connect", "run kandev as a user"},
 		{"daemon stopped", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", "start the engine"},
 		{"image missing", "Error: repo/agent:1: image not known", "build or pull the image"},
+		{"docker's usage hint", "unknown shorthand flag: 'x' in -x\nSee 'docker run --help'.", "shorthand flag"},
+		{"no rootfs", "unknown flag: --rootfs\n\nUsage:  docker run [OPTIONS] IMAGE [COMMAND] [ARG...]\n\nRun 'docker run --help' for more information", "set [runtime] image"},
 		{"other", "Error: something else", ""},
 	}
 	for _, c := range cases {

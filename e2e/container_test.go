@@ -43,23 +43,65 @@ func requirePodman(t *testing.T) {
 	}
 }
 
+// containerOf is the id and state of session id's podman container ("" when none).
+func containerOf(t *testing.T, id string) (string, string) { return podmanRow.containerOf(t, id) }
+
+// removeContainerAtEnd removes session id's podman container when the test ends.
+func removeContainerAtEnd(t *testing.T, id string) { podmanRow.removeAtEnd(t, id) }
+
+// engineRow is one container engine the tests run on.
+type engineRow struct {
+	cli  string // the engine's CLI, on PATH
+	toml string // the config.toml that makes kandev use it
+}
+
+var (
+	podmanRow = engineRow{cli: "podman", toml: "[runtime]\nengine = \"podman\"\n"}
+	dockerRow = engineRow{cli: "docker", toml: "[runtime]\nengine = \"docker\"\nimage = \"" + dockerImage + "\"\n"}
+)
+
+// forEachEngine runs test once per engine, each a subtest that skips,
+// visibly, when its engine cannot run a container here.
+func forEachEngine(t *testing.T, test func(t *testing.T, e engineRow)) {
+	for _, e := range []engineRow{podmanRow, dockerRow} {
+		t.Run(e.cli, func(t *testing.T) {
+			if e.cli == "docker" {
+				requireDocker(t)
+			} else {
+				requirePodman(t)
+			}
+			test(t, e)
+		})
+	}
+}
+
 // containerOf is the id and state of session id's container ("" when none).
-func containerOf(t *testing.T, id string) (string, string) {
+func (e engineRow) containerOf(t *testing.T, id string) (string, string) {
 	t.Helper()
-	out, err := exec.Command("podman", "ps", "-a", "--filter", "label=kandev.session="+id, "--format", "{{.ID}}").Output()
+	out, err := exec.Command(e.cli, "ps", "-a", "--filter", "label=kandev.session="+id, "--format", "{{.ID}}").Output()
 	if err != nil || strings.TrimSpace(string(out)) == "" {
 		return "", ""
 	}
 	ctr := strings.Fields(string(out))[0]
-	st, _ := exec.Command("podman", "inspect", "--format", "{{.State.Status}}", ctr).Output()
+	st, _ := exec.Command(e.cli, "inspect", "--format", "{{.State.Status}}", ctr).Output()
 	return ctr, strings.TrimSpace(string(st))
 }
 
-// removeContainerAtEnd removes session id's container when the test ends.
-func removeContainerAtEnd(t *testing.T, id string) {
+// startedAt is when container ctr was last started.
+func (e engineRow) startedAt(ctr string) string {
+	out, _ := exec.Command(e.cli, "inspect", "--format", "{{.State.StartedAt}}", ctr).Output()
+	return strings.TrimSpace(string(out))
+}
+
+// removeAtEnd removes session id's container when the test ends.
+func (e engineRow) removeAtEnd(t *testing.T, id string) {
 	t.Cleanup(func() {
-		if ctr, _ := containerOf(t, id); ctr != "" {
-			_ = exec.Command("podman", "rm", "-f", "-t", "0", ctr).Run()
+		if ctr, _ := e.containerOf(t, id); ctr != "" {
+			args := []string{"rm", "-f", ctr}
+			if e.cli == "podman" {
+				args = append(args, "-t", "0") // no grace: the test is over
+			}
+			_ = exec.Command(e.cli, args...).Run()
 		}
 	})
 }
@@ -115,69 +157,85 @@ func killHostKandevs(t *testing.T) int {
 }
 
 func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
-	requirePodman(t)
-	w := newWorld(t)
-	began := time.Now()
-	id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, id)
-	t.Logf("cold start in a container, first turn included: %s", time.Since(began).Round(time.Millisecond))
-	pid, started := w.relayAgent(id)
-
-	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 2500\n/say done sleeping")
-	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
-		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
-	})
-	if n := killHostKandevs(t); n < 2 {
-		t.Fatalf("killed %d kandev processes, want the command and its detached owner", n)
-	}
-	_ = cmd.Wait()
-	if ctr, st := containerOf(t, id); st != "running" {
-		t.Fatalf("container %q is %q after every kandev was killed, want running", ctr, st)
-	}
-
-	began = time.Now()
-	r = w.mustRun("prompt", id, "--linger", "0", "recall")
-	t.Logf("reattach, the rest of the sleep and one more turn: %s", time.Since(began).Round(time.Millisecond))
-	if !strings.Contains(r.stdout, "PEAR") {
-		t.Fatalf("recall after the reattach forgot PEAR: %s", r)
-	}
-	if p, s := w.relayAgent(id); p != pid || s != started {
-		t.Fatalf("the agent is pid %d started %s, want the same process (pid %d started %s)", p, s, pid, started)
-	}
-	evs := w.events(id)
-	assertNoSeqGap(t, evs)
-	var starts []string
-	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
-		starts = append(starts, e.TurnID+":"+e.Source)
-	}
-	if strings.Join(starts, " ") != "t1:initial t2:user t3:user" && strings.Join(starts, " ") != "t1:initial t2:queued t3:user" {
-		t.Fatalf("turns started: %v, want t1, t2 (once) and t3: no continuation", starts)
-	}
-	if got := agentText(evs, "t2"); !strings.Contains(got, "done sleeping") {
-		t.Fatalf("turn t2's answer %q lacks what the agent wrote after the kill", got)
-	}
-	for _, e := range ofType(evs, eventlog.EventTurnEnded) {
-		if e.TurnID == "t2" && e.StopReason != eventlog.StopEndTurn {
-			t.Fatalf("turn t2 ended %q, want end_turn (not repaired)", e.StopReason)
+	forEachEngine(t, func(t *testing.T, e engineRow) {
+		w := newWorld(t)
+		w.config(e.toml)
+		began := time.Now()
+		id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
+		if r.code != 0 {
+			t.Fatalf("start: %s", r)
 		}
-	}
-	if m := ofType(evs, eventlog.EventMarker); len(m) > 0 {
-		t.Fatalf("markers after a reattach (repair, recovery, continuation?): %+v", m)
-	}
-	reattached := false
-	for _, e := range ofType(evs, eventlog.EventAgentStarted) {
-		reattached = reattached || e.Restore == "reattach"
-	}
-	if !reattached {
-		t.Fatalf("no agent_started with restore reattach: %+v", ofType(evs, eventlog.EventAgentStarted))
-	}
-	// linger 0: the command's owner stopped the container when it ended.
-	if _, st := containerOf(t, id); st == "running" {
-		t.Fatalf("the container still runs after an owner with --linger 0 ended")
-	}
+		e.removeAtEnd(t, id)
+		t.Logf("cold start in a %s container, first turn included: %s", e.cli, time.Since(began).Round(time.Millisecond))
+		pid, started := w.relayAgent(id)
+
+		// The turn writes a line, sleeps, writes another: every kandev dies
+		// after the first line reached the log and before the second.
+		cmd, _ := w.background("prompt", id, "--linger", "60", "/say before the kill\n/sleep 2500\n/say done sleeping")
+		waitFor(t, 20*time.Second, "turn t2's first line in the log", func() bool {
+			return strings.Contains(agentText(w.events(id), "t2"), "before the kill")
+		})
+		if strings.Contains(agentText(w.events(id), "t2"), "done sleeping") {
+			t.Fatalf("turn t2 ended before the kill: the test proves nothing")
+		}
+		if n := killHostKandevs(t); n < 2 {
+			t.Fatalf("killed %d kandev processes, want the command and its detached owner", n)
+		}
+		_ = cmd.Wait()
+		if ctr, st := e.containerOf(t, id); st != "running" {
+			t.Fatalf("container %q is %q after every kandev was killed, want running", ctr, st)
+		}
+
+		began = time.Now()
+		r = w.mustRun("prompt", id, "--linger", "0", "recall")
+		t.Logf("reattach, the rest of the sleep and one more turn: %s", time.Since(began).Round(time.Millisecond))
+		if !strings.Contains(r.stdout, "PEAR") {
+			t.Fatalf("recall after the reattach forgot PEAR: %s", r)
+		}
+		if p, s := w.relayAgent(id); p != pid || s != started {
+			t.Fatalf("the agent is pid %d started %s, want the same process (pid %d started %s)", p, s, pid, started)
+		}
+		evs := w.events(id)
+		assertNoSeqGap(t, evs)
+		var starts []string
+		for _, e := range ofType(evs, eventlog.EventTurnStarted) {
+			starts = append(starts, e.TurnID+":"+e.Source)
+		}
+		if strings.Join(starts, " ") != "t1:initial t2:user t3:user" && strings.Join(starts, " ") != "t1:initial t2:queued t3:user" {
+			t.Fatalf("turns started: %v, want t1, t2 (once) and t3: no continuation", starts)
+		}
+		// The whole turn, each line once: what the agent wrote before the
+		// kill and what it wrote while no kandev ran.
+		if got := agentText(evs, "t2"); got != "before the kill\ndone sleeping" {
+			t.Fatalf("turn t2's answer in the log is %q, want each of its two lines once", got)
+		}
+		ended := 0
+		for _, e := range ofType(evs, eventlog.EventTurnEnded) {
+			if e.TurnID == "t2" {
+				ended++
+				if e.StopReason != eventlog.StopEndTurn {
+					t.Fatalf("turn t2 ended %q, want end_turn (not repaired)", e.StopReason)
+				}
+			}
+		}
+		if ended != 1 {
+			t.Fatalf("turn t2 ended %d times, want once", ended)
+		}
+		if m := ofType(evs, eventlog.EventMarker); len(m) > 0 {
+			t.Fatalf("markers after a reattach (repair, recovery, continuation?): %+v", m)
+		}
+		reattached := false
+		for _, e := range ofType(evs, eventlog.EventAgentStarted) {
+			reattached = reattached || e.Restore == "reattach"
+		}
+		if !reattached {
+			t.Fatalf("no agent_started with restore reattach: %+v", ofType(evs, eventlog.EventAgentStarted))
+		}
+		// linger 0: the command's owner stopped the container when it ended.
+		if _, st := e.containerOf(t, id); st == "running" {
+			t.Fatalf("the container still runs after an owner with --linger 0 ended")
+		}
+	})
 }
 
 func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *testing.T) {
@@ -226,21 +284,23 @@ func TestContainer_AMissingEngineExits6WithOneLine(t *testing.T) {
 }
 
 func TestContainer_PruneRemovesTheContainer(t *testing.T) {
-	requirePodman(t)
-	w := newWorld(t)
-	id, r := w.start("--runtime", "container", "--linger", "0", "hello")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, id)
-	if ctr, _ := containerOf(t, id); ctr == "" {
-		t.Fatalf("no container for session %s", id)
-	}
-	w.mustRun("done", id)
-	w.mustRun("prune")
-	if ctr, st := containerOf(t, id); ctr != "" {
-		t.Fatalf("container %s (%s) of pruned session %s is still there", ctr, st, id)
-	}
+	forEachEngine(t, func(t *testing.T, e engineRow) {
+		w := newWorld(t)
+		w.config(e.toml)
+		id, r := w.start("--runtime", "container", "--linger", "0", "hello")
+		if r.code != 0 {
+			t.Fatalf("start: %s", r)
+		}
+		e.removeAtEnd(t, id)
+		if ctr, _ := e.containerOf(t, id); ctr == "" {
+			t.Fatalf("no container for session %s", id)
+		}
+		w.mustRun("done", id)
+		w.mustRun("prune")
+		if ctr, st := e.containerOf(t, id); ctr != "" {
+			t.Fatalf("container %s (%s) of pruned session %s is still there", ctr, st, id)
+		}
+	})
 }
 
 func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
@@ -454,14 +514,75 @@ func TestContainer_AStoppedEngineExits6WithOneLineSayingToStartIt(t *testing.T) 
 	if _, err := exec.LookPath("docker"); err != nil {
 		t.Skip("SKIP: no docker CLI to stand for an engine whose daemon is stopped")
 	}
-	if exec.Command("docker", "version").Run() == nil {
-		t.Skip("SKIP: docker's daemon runs here: no stopped engine to test")
-	}
 	w := newWorld(t)
+	// A socket no daemon listens on: docker's daemon stopped, as its CLI sees it.
+	w.env = append(w.env, "DOCKER_HOST=unix://"+filepath.Join(t.TempDir(), "docker.sock"))
 	w.config("[runtime]\nengine = \"docker\"\n")
 	_, r := w.start("--runtime", "container", "hello")
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	if r.code != 6 || len(lines) != 1 || !strings.Contains(lines[0], "container engine docker") || !strings.Contains(lines[0], "start the engine") {
 		t.Fatalf("want exit 6 and one line saying to start docker: %s", r)
+	}
+}
+
+func TestContainer_AWarmPromptReachesTheSameAgentInTheSameContainer(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e engineRow) {
+		w := newWorld(t)
+		w.config(e.toml)
+		id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
+		if r.code != 0 {
+			t.Fatalf("start: %s", r)
+		}
+		e.removeAtEnd(t, id)
+		pid, started := w.relayAgent(id)
+		ctr, _ := e.containerOf(t, id)
+		since := e.startedAt(ctr)
+		if !w.ownerAlive(id) {
+			t.Fatalf("no warm owner after start --linger 60")
+		}
+
+		began := time.Now()
+		r = w.mustRun("prompt", id, "--linger", "60", "recall")
+		t.Logf("warm prompt in a %s container: %s", e.cli, time.Since(began).Round(time.Millisecond))
+		if !strings.Contains(r.stdout, "PEAR") {
+			t.Fatalf("the warm prompt forgot PEAR: %s", r)
+		}
+		if p, s := w.relayAgent(id); p != pid || s != started {
+			t.Fatalf("the agent is pid %d started %s, want the same process (pid %d started %s)", p, s, pid, started)
+		}
+		c2, st := e.containerOf(t, id)
+		if c2 != ctr || st != "running" || e.startedAt(c2) != since {
+			t.Fatalf("container %s %s started %s, want %s still running since %s", c2, st, e.startedAt(c2), ctr, since)
+		}
+		if as := ofType(w.events(id), eventlog.EventAgentStarted); len(as) != 1 {
+			t.Fatalf("%d agent_started events, want 1 (a warm prompt restores nothing): %+v", len(as), as)
+		}
+	})
+}
+
+func TestContainer_AnOwnerThePoolClosesStopsItsContainer(t *testing.T) {
+	requirePodman(t)
+	w := newWorld(t)
+	w.config("[session]\nmax_warm = 1\n")
+	old, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, old)
+	if _, st := containerOf(t, old); st != "running" {
+		t.Fatalf("the first warm owner's container is %q, want running", st)
+	}
+	young, r := w.start("--runtime", "container", "--linger", "60", "hello")
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, young)
+	waitFor(t, 15*time.Second, "the oldest warm owner to be closed by the pool", func() bool { return !w.ownerAlive(old) })
+	waitFor(t, 15*time.Second, "the closed owner's container to stop", func() bool {
+		_, st := containerOf(t, old)
+		return st != "running"
+	})
+	if _, st := containerOf(t, young); st != "running" || !w.ownerAlive(young) {
+		t.Fatalf("the new warm owner's container is %q (owner alive %v), want running", st, w.ownerAlive(young))
 	}
 }
