@@ -155,6 +155,12 @@ func goLive(env *Env, job *owner.Job, l LingerFlag, agent string, interactive bo
 	// Whether a live owner is joined is seen when the prompt is delivered;
 	// here: where the owner runs when none is.
 	if owner.DecideReach(owner.ReachFacts{Linger: d, Defers: job.Permissions == owner.PermDefer, Interactive: interactive}) != owner.ReachDetached {
+		if interactive && l.Linger == "" {
+			// The owner is this command, on the person's terminal: at the
+			// end of their input it ends, rather than hold the terminal for
+			// the default linger (an explicit --linger still does).
+			job.Linger = 0
+		}
 		return nil
 	}
 	job.Detach = serveArgs(env, job, d)

@@ -29,6 +29,10 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	if c.I && !isTerminal(env.Stdin) {
+		// Whether the agent is warm or must be restored: there is no one to type.
+		return usagef("-i needs a terminal on stdin; pipe prompts to kandev prompt instead")
+	}
 	ttl, err := state.ValidateTTL(int64(c.TTL), cfg.Session.Attach.DefaultTTLSeconds)
 	if err != nil {
 		return usagef("%v", err)
@@ -70,6 +74,10 @@ func (c *ResumeCmd) Run(env *Env) error {
 		if wt := a.Worktree; wt != nil && !wt.Valid {
 			return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
 		}
+		if c.I {
+			// The agent is already warm: type prompts to it, as attach does.
+			return (&AttachCmd{SessionRef: SessionRef{ID: id}}).Run(env)
+		}
 		env.Out.Object(map[string]any{"session": s, "attach": attach, "restore": map[string]any{"method": "reattach", "fallback_reason": ""}}, func(w io.Writer) {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
 			if s.CurrentTurn == "" && a.Badge != state.BadgeWaitingForPermission {
@@ -83,9 +91,6 @@ func (c *ResumeCmd) Run(env *Env) error {
 	}
 	job := owner.Job{NoContinue: c.NoContinue}
 	if c.I {
-		if !isTerminal(env.Stdin) {
-			return usagef("-i needs a terminal on stdin; pipe prompts to kandev prompt instead")
-		}
 		job.Next = promptReader(env)
 	}
 	res, err := c.run(env, s, job)

@@ -57,7 +57,6 @@ var ownerPlaces = []ownerPlace{
 // defaultWorld is a machine on the default settings: no CI, owners linger.
 func defaultWorld(t *testing.T) *world {
 	w := newWorld(t)
-	w.warmByDefault()
 	return w
 }
 

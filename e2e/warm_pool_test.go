@@ -72,7 +72,6 @@ func (w *world) waitWarm(id string) time.Time {
 
 func TestWarm_ByDefaultForAPersonForFiveMinutes(t *testing.T) {
 	w := newWorld(t)
-	w.warmByDefault()
 	id, r := w.start("remember FIG")
 	if r.code != 0 {
 		t.Fatal(r)
@@ -101,7 +100,6 @@ func TestWarm_UnderCINothingLingersAtAll(t *testing.T) {
 	for _, ci := range []string{"true", "1"} {
 		t.Run("CI="+ci, func(t *testing.T) {
 			w := newWorld(t)
-			w.warmByDefault()
 			w.env = append(w.env, "CI="+ci)
 			id, r := w.start("/say one")
 			if r.code != 0 {

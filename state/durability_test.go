@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // smallDisk mounts a tmpfs of size bytes in a temp dir, or skips visibly
@@ -123,18 +125,70 @@ func TestAppendWhole_ShortWriteIsCutBackSoTheNextAppendStartsAFreshLine(t *testi
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := appendWhole(f, path, []byte("{\"seq\":1}\n")); err != nil {
+	if _, err := appendWhole(f, path, []byte("{\"seq\":1}\n")); err != nil {
 		t.Fatal(err)
 	}
-	err = appendWhole(failingDisk{f, 5}, path, []byte("{\"seq\":2,\"content\":\"long\"}\n"))
-	if !errors.Is(err, syscall.EIO) || !strings.HasPrefix(err.Error(), "append to "+path+": ") {
-		t.Fatalf("short write: %v", err)
+	kept, err := appendWhole(failingDisk{f, 5}, path, []byte("{\"seq\":2,\"content\":\"long\"}\n"))
+	if !errors.Is(err, syscall.EIO) || !strings.HasPrefix(err.Error(), "append to "+path+": ") || kept != 0 {
+		t.Fatalf("short write: %v, %d lines kept", err, kept)
 	}
-	if err := appendWhole(f, path, []byte("{\"seq\":2}\n")); err != nil {
+	if _, err := appendWhole(f, path, []byte("{\"seq\":2}\n")); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "{\"seq\":1}\n{\"seq\":2}\n" {
 		t.Fatalf("log after a short write and a retry: %q", b)
+	}
+}
+
+// A follower (a command showing a detached owner's turn) may already have
+// shown the whole lines of a batch that the disk cut short: they stay, and
+// the next batch follows them.
+func TestEventLog_ABatchCutShortKeepsItsWholeLinesAndTheNextSeqFollowsThem(t *testing.T) {
+	h, err := OpenHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := h.LogPath("s")
+	l, _, err := h.OpenLog("s", OpenLogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Append(&Event{Type: EventAgentMessage, Content: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(0)
+	if st, err := os.Stat(path); err == nil {
+		size = st.Size()
+	}
+	real := l.f
+	// Room for a bit more than one line of the next batch of three.
+	probe, _ := json.Marshal(&Event{Seq: 2, Timestamp: FormatTime(time.Now()), SessionID: "s", Type: EventAgentMessage, Content: "two"})
+	l.f = failingDisk{real.(*os.File), len(probe) + 10}
+	err = l.Append(&Event{Type: EventAgentMessage, Content: "two"}, &Event{Type: EventAgentMessage, Content: "three"}, &Event{Type: EventAgentMessage, Content: "four"})
+	l.f = real
+	if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("append on a failing disk: %v", err)
+	}
+	if st, _ := os.Stat(path); st.Size() <= size {
+		t.Fatal("the whole line that reached the disk was cut off")
+	}
+	if err := l.Append(&Event{Type: EventAgentMessage, Content: "five"}); err != nil {
+		t.Fatal(err)
+	}
+	evs, rep, err := ReadAll(path)
+	if err != nil || rep.Problems() != "" {
+		t.Fatalf("log: %v %s", err, rep.Problems())
+	}
+	var got []string
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("seq %d at %d: %+v", e.Seq, i, evs)
+		}
+		got = append(got, e.Content)
+	}
+	if strings.Join(got, " ") != "one two five" {
+		t.Fatalf("log holds %q, want one two five", got)
 	}
 }
 

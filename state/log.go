@@ -21,7 +21,7 @@ import (
 // nothing to flush and makes no system call.
 type EventLog struct {
 	mu        sync.Mutex
-	f         *os.File
+	f         logFile
 	unsynced  bool // written (or cut back) since the last successful fsync
 	path      string
 	sessionID string
@@ -64,6 +64,13 @@ func (h *Home) OpenLog(id string, opts OpenLogOptions) (log *EventLog, tornBytes
 	return l, tornBytes, nil
 }
 
+// logFile is the log's open file (tests put a failing disk behind it).
+type logFile interface {
+	appendFile
+	Sync() error
+	Close() error
+}
+
 // NextSeq is the seq the next appended event will get.
 func (l *EventLog) NextSeq() int64 {
 	l.mu.Lock()
@@ -73,9 +80,10 @@ func (l *EventLog) NextSeq() int64 {
 
 // Append assigns seq, timestamp and session id to each event, redacts it and
 // writes the batch in one write. The events are updated in place. A batch
-// that could not be written whole (a full disk) is cut back off the file and
-// its error returned: the log never keeps a partial line, and the seq
-// numbers of the failed batch are used by the next one.
+// that could not be written whole (a full disk) returns its error: the log
+// never keeps a partial line, the events whose whole lines reached the file
+// stay (a follower may have shown them), and the next batch's seq numbers
+// follow theirs.
 func (l *EventLog) Append(events ...*Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -98,11 +106,9 @@ func (l *EventLog) Append(events ...*Event) error {
 		seq++
 	}
 	l.unsynced = true // a failed append is cut back off the file: that too is to flush
-	if err := appendWhole(l.f, l.path, l.buf.Bytes()); err != nil {
-		return err
-	}
-	l.nextSeq = seq
-	return nil
+	kept, err := appendWhole(l.f, l.path, l.buf.Bytes())
+	l.nextSeq += int64(kept)
+	return err
 }
 
 // Sync flushes appended events to stable storage.
