@@ -107,6 +107,7 @@ func launchJob(env *Env, h *state.Home, cfg *state.Config, id string, profile ac
 	if mode == owner.PermAsk {
 		job.AskParked = askParkedOnTerminal(env)
 		job.AskValue = askValueOnTerminal(env)
+		job.AskOption = askOptionOnTerminal(env, job.AskParked)
 	}
 	job.Abort, job.Warn = env.Abort, env.Out.Warn
 	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
@@ -266,6 +267,36 @@ func askValueOnTerminal(env *Env) func(context.Context, string, []string) (strin
 		fmt.Fprintf(tty, "%s (%s) ", printableLine(question), hint)
 		l, ok := readLine(ctx, r, tty)
 		return strings.TrimSpace(l), ok
+	}
+}
+
+// askOptionOnTerminal answers the ask-mode requests of an owner in this
+// command with the question a command following another owner asks (ask):
+// [y/N], or [y/N/always] where the agent offers it, so nobody can tell where
+// the owner runs. It returns the id of the option picked ("": deny); nil
+// without a terminal to ask on.
+func askOptionOnTerminal(env *Env, ask func(context.Context, string, []sdk.PermissionOption) (allow, always, ok bool)) func(sdk.RequestPermissionRequest) string {
+	if ask == nil {
+		return nil
+	}
+	return func(req sdk.RequestPermissionRequest) string {
+		allow, always, ok := ask(env.Ctx, permissionTitle(req), req.Options)
+		if !ok || !allow {
+			return ""
+		}
+		want, first := sdk.PermissionOptionKindAllowOnce, ""
+		if always {
+			want = sdk.PermissionOptionKindAllowAlways
+		}
+		for _, o := range req.Options {
+			if o.Kind == want {
+				return string(o.OptionId)
+			}
+			if first == "" && (o.Kind == sdk.PermissionOptionKindAllowOnce || o.Kind == sdk.PermissionOptionKindAllowAlways) {
+				first = string(o.OptionId)
+			}
+		}
+		return first
 	}
 }
 
