@@ -281,8 +281,10 @@ func TestInbox_QueuedPromptIsTakenOverWhenTheOwnerDies(t *testing.T) {
 
 func TestEvents_FollowPrintsEveryEventOnceAndEndsWithTheOwner(t *testing.T) {
 	w := newWorld(t)
-	id, _ := w.start()
-	owner, _ := w.background("prompt", id, "/say streaming for the follower\n/sleep 1500\n/say the end")
+	// The follow ends with the owner: the prompt's own detached owner, which
+	// lingers 1 s after its turn (a warm one would stay for the default 300 s).
+	id, _ := w.start("--linger", "0")
+	owner, _ := w.background("prompt", "--linger", "1s", id, "/say streaming for the follower\n/sleep 1500\n/say the end")
 	waitFor(t, 20*time.Second, "the owner", func() bool { return w.ownerAlive(id) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
