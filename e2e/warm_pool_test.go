@@ -188,6 +188,9 @@ func TestWarm_AnAgentThatIgnoresEOFIsStoppedAfterTheCommandReturns(t *testing.T)
 	for _, eof := range []string{"false", "true"} {
 		t.Run("exit_on_eof="+eof, func(t *testing.T) {
 			w := newWorld(t)
+			// The subject is an owner that ends with its command (no linger):
+			// its agent's shutdown runs after the command returned.
+			w.underCI()
 			w.config(fmt.Sprintf("[agents.deaf]\ncommand = [%q, \"demo-agent\", \"--ignore-eof\"]\nexit_on_eof = %s\n", kandevBin, eof))
 			id, r := w.start("--agent", "deaf", "/say one")
 			if r.code != 0 {
