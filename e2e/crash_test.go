@@ -57,22 +57,12 @@ func (w *world) killAt(trigger func(e state.Event) bool, timeout time.Duration, 
 	return printed
 }
 
-// killHome SIGKILLs every process of the world's home (each carries its
-// KANDEV_HOME): owners, followers, supervisors and agents alike, again
-// until none is left (one may have been starting another), and waits until
-// no owner or agent lock of the home is held.
+// killHome SIGKILLs every process of the world's home (owners, followers,
+// supervisors and agents alike) and waits until no owner or agent lock of
+// the home is held.
 func (w *world) killHome() {
 	w.t.Helper()
-	for i := 0; i < 100; i++ {
-		pids := state.ProcessesWithEnv("KANDEV_HOME=" + w.home)
-		if len(pids) == 0 {
-			break
-		}
-		for _, pid := range pids {
-			kill(pid, syscall.SIGKILL)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	killHomeProcesses(w.home)
 	h, err := state.OpenHome(w.home)
 	if err != nil {
 		return

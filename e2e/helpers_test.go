@@ -82,17 +82,19 @@ func (w *world) underCI() {
 // process outlives its test and the home can be removed.
 func endOwners(homes ...string) {
 	for _, home := range homes {
-		if _, err := os.Stat(filepath.Join(home, "sessions")); err != nil {
-			continue // nothing ever ran in this home
+		if _, err := os.Stat(filepath.Join(home, "sessions")); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			cmd := exec.CommandContext(ctx, kandevBin, "close", "--all", "--now")
+			cmd.Env = append(os.Environ(), "KANDEV_HOME="+home)
+			cmd.Run()
+			cancel()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		cmd := exec.CommandContext(ctx, kandevBin, "close", "--all", "--now")
-		cmd.Env = append(os.Environ(), "KANDEV_HOME="+home)
-		cmd.Run()
-		cancel()
-		for _, pid := range state.ProcessesWithEnv("KANDEV_HOME=" + home) {
-			kill(pid, syscall.SIGKILL)
-		}
+		// Whether or not the home is still there (a tmpfs home may be
+		// unmounted already), and once more a moment later for an owner
+		// that was being started.
+		killHomeProcesses(home)
+		time.Sleep(100 * time.Millisecond)
+		killHomeProcesses(home)
 		for _, ps := range state.TaggedProcesses(home) {
 			for _, p := range ps {
 				kill(p.PID, syscall.SIGKILL)
@@ -279,6 +281,22 @@ func everyDirective(bulk int) string {
 		fmt.Sprintf("/bulk %d", bulk),
 		"plain words",
 	}, "\n")
+}
+
+// killHomeProcesses SIGKILLs every process of the home (each carries its
+// KANDEV_HOME: commands, owners, supervisors, agents), again until none is
+// left, since one may have been starting another.
+func killHomeProcesses(home string) {
+	for i := 0; i < 100; i++ {
+		pids := state.ProcessesWithEnv("KANDEV_HOME=" + home)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // lastOf is the last of xs; with none the test fails (a panic would end
