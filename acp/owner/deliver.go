@@ -225,6 +225,9 @@ type inputTurn struct {
 	restored bool
 	turnID   string
 	ended    bool
+	// tail: the turn ended; the state it leaves the session in, written with
+	// its turn_ended, is shown next, as the turn's owner shows it.
+	tail     bool
 	parked   bool
 	question bool // what is parked is the agent's question
 	// terminated: its owner was stopped by SIGTERM during the turn.
@@ -247,8 +250,15 @@ type inputTurn struct {
 }
 
 func (t *inputTurn) see(e state.Event) bool {
+	if t.tail {
+		t.tail = false
+		if e.Type == state.EventState && e.TurnID == t.turnID && t.emit != nil {
+			t.emit(e)
+		}
+		return false
+	}
 	t.see0(e)
-	return !t.ended
+	return !t.ended || t.tail
 }
 
 func (t *inputTurn) see0(e state.Event) {
@@ -282,6 +292,7 @@ func (t *inputTurn) see0(e state.Event) {
 		t.turnID, t.awaiting, t.cutTurn, t.restored = "", true, e.TurnID, false
 	case e.Type == state.EventTurnEnded:
 		t.ended, t.stop = true, e.StopReason
+		t.tail = e.StopReason != state.StopShutdown // a cut turn leaves no state line of its own
 	case e.Type == state.EventPermissionRequest && e.Deferred && t.ask != nil:
 		t.ask(e)
 	case e.Type == state.EventPermissionRequest && e.Deferred:
