@@ -32,11 +32,15 @@ func (c *archiveCmd) Help() string { return "Example:\n  kandev archive 20261130
 // Run marks the session CANCELLED.
 func (c *archiveCmd) Run(env *Env) error { return finish(env, c.SessionRef, state.StateCancelled) }
 
-// finish moves a session to a terminal state. A session with a live owner
+// finish moves a session to a terminal state. A warm owner that only keeps
+// an idle agent alive is closed first; a session whose owner runs a turn
 // is refused: its owner would overwrite the state when its turn ends.
 func finish(env *Env, ref SessionRef, to string) error {
 	h, id, err := ref.pick(env, needOpen)
 	if err != nil {
+		return err
+	}
+	if err := closeIdleWarm(env, h, id); err != nil {
 		return err
 	}
 	if alive, _ := h.OwnerAlive(id); alive {

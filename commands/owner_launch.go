@@ -111,6 +111,7 @@ func launchJob(env *Env, h *state.Home, cfg *config.Config, id string, profile a
 	if mode == owner.PermAsk {
 		job.AskParked = askParkedOnTerminal(env)
 		job.AskValue = askValueOnTerminal(env)
+		job.AskOption = askOptionOnTerminal(env, job.AskParked)
 	}
 	job.Abort, job.Warn = env.Abort, env.Out.Warn
 	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
@@ -159,6 +160,12 @@ func goLive(env *Env, job *owner.Job, l LingerFlag, agent string, interactive bo
 	// Whether a live owner is joined is seen when the prompt is delivered;
 	// here: where the owner runs when none is.
 	if owner.DecideReach(owner.ReachFacts{Linger: d, Defers: job.Permissions == owner.PermDefer, Interactive: interactive}) != owner.ReachDetached {
+		if interactive && l.Linger == "" {
+			// The owner is this command, on the person's terminal: at the
+			// end of their input it ends, rather than hold the terminal for
+			// the default linger (an explicit --linger still does).
+			job.Linger = 0
+		}
 		return nil
 	}
 	job.Detach = serveArgs(env, job, d)
@@ -264,6 +271,36 @@ func askValueOnTerminal(env *Env) func(context.Context, string, []string) (strin
 		fmt.Fprintf(tty, "%s (%s) ", printableLine(question), hint)
 		l, ok := readLine(ctx, r, tty)
 		return strings.TrimSpace(l), ok
+	}
+}
+
+// askOptionOnTerminal answers the ask-mode requests of an owner in this
+// command with the question a command following another owner asks (ask):
+// [y/N], or [y/N/always] where the agent offers it, so nobody can tell where
+// the owner runs. It returns the id of the option picked ("": deny); nil
+// without a terminal to ask on.
+func askOptionOnTerminal(env *Env, ask func(context.Context, string, []sdk.PermissionOption) (allow, always, ok bool)) func(sdk.RequestPermissionRequest) string {
+	if ask == nil {
+		return nil
+	}
+	return func(req sdk.RequestPermissionRequest) string {
+		allow, always, ok := ask(env.Ctx, permissionTitle(req), req.Options)
+		if !ok || !allow {
+			return ""
+		}
+		want, first := sdk.PermissionOptionKindAllowOnce, ""
+		if always {
+			want = sdk.PermissionOptionKindAllowAlways
+		}
+		for _, o := range req.Options {
+			if o.Kind == want {
+				return string(o.OptionId)
+			}
+			if first == "" && (o.Kind == sdk.PermissionOptionKindAllowOnce || o.Kind == sdk.PermissionOptionKindAllowAlways) {
+				first = string(o.OptionId)
+			}
+		}
+		return first
 	}
 }
 

@@ -32,6 +32,10 @@ func (c *resumeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	if c.I && !isTerminal(env.Stdin) {
+		// Whether the agent is warm or must be restored: there is no one to type.
+		return usagef("-i needs a terminal on stdin; pipe prompts to kandev prompt instead")
+	}
 	ttl, err := state.ValidateTTL(int64(c.TTL), cfg.Session.Attach.DefaultTTLSeconds)
 	if err != nil {
 		return usagef("%v", err)
@@ -73,6 +77,10 @@ func (c *resumeCmd) Run(env *Env) error {
 		if wt := a.Worktree; wt != nil && !wt.Valid {
 			return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
 		}
+		if c.I {
+			// The agent is already warm: type prompts to it, as attach does.
+			return (&attachCmd{SessionRef: SessionRef{ID: id}}).Run(env)
+		}
 		env.Out.Object(resumeOutput{Session: s, Attach: attach, Restore: resumeRestore{Method: acp.RestoreReattach}}, func(w io.Writer) {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
 			if s.CurrentTurn == "" && a.Badge != verdict.BadgeWaitingForPermission {
@@ -86,9 +94,6 @@ func (c *resumeCmd) Run(env *Env) error {
 	}
 	job := owner.Job{NoContinue: c.NoContinue}
 	if c.I {
-		if !isTerminal(env.Stdin) {
-			return usagef("-i needs a terminal on stdin; pipe prompts to kandev prompt instead")
-		}
 		job.Next = promptReader(env)
 	}
 	res, err := c.run(env, s, job)

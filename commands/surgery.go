@@ -283,11 +283,18 @@ func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atE
 	if err != nil {
 		return owner.ForkReplay, "agent profile " + parent.Agent + ": " + err.Error(), nil
 	}
-	live, _ := h.OwnerAlive(parent.ID)
-	facts := owner.ForkFacts{ParentLive: live,
+	facts := owner.ForkFacts{
 		Advertised: owner.ForkAdvertised(parent.Capabilities), ParentToken: parent.ResumeToken,
 		ParentTurn: parent.CurrentTurn, AtEnd: atEnd, NativeAllow: profile.NativeResume,
 	}
+	if owner.ChooseForkMethod(facts) == owner.ForkNative {
+		// A warm owner that only keeps the parent's idle agent alive is
+		// closed, as for the other surgery, rather than fall back to replay.
+		if err := closeIdleWarm(env, h, parent.ID); err != nil {
+			return "", "", err
+		}
+	}
+	facts.ParentLive, _ = h.OwnerAlive(parent.ID)
 	if owner.ChooseForkMethod(facts) == owner.ForkReplay {
 		return owner.ForkReplay, "", nil
 	}

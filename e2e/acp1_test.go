@@ -155,7 +155,6 @@ func (w *world) demoClosed(id string) int {
 
 func TestClose_AWarmOwnerThatEndsClosesTheAgentsSessionWhereTheAgentOffersIt(t *testing.T) {
 	w := newWorld(t)
-	w.warmByDefault()
 	w.config("[agents.noclose]\ncommand = [\"{kandev}\", \"demo-agent\", \"--no-close\"]\n")
 
 	// kandev close ends the warm owner: the agent gets session/close first.
@@ -222,7 +221,6 @@ func TestCancelRequest_AStuckStartUpRequestIsCancelledBeforeTheAgentIsKilled(t *
 
 func TestSet_OnALiveAgentThatOffersOptionsOnlyTakesEffortAndOnOffAndNamesWhatItOffers(t *testing.T) {
 	w := newWorld(t)
-	w.warmByDefault()
 	w.config(currentAgents)
 	id, r := w.start("--agent", "current", "--linger", "30s", "hello")
 	mustOK(t, r)

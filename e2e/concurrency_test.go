@@ -225,8 +225,7 @@ func TestInbox_OwnerKilledWithQueuedInputsTheNextOwnerServesThemInOrderOnce(t *t
 	for i := 0; i < 3; i++ {
 		w.mustRun("prompt", id, "--no-follow", fmt.Sprintf("/say queued-%d", i))
 	}
-	owner.Process.Kill()
-	owner.Wait()
+	w.killOwner(id, owner)
 	r := w.mustRun("resume", id)
 	_ = r
 	evs := w.events(id)
@@ -235,7 +234,12 @@ func TestInbox_OwnerKilledWithQueuedInputsTheNextOwnerServesThemInOrderOnce(t *t
 	for _, tr := range ofType(evs, eventlog.EventTurnStarted) {
 		order = append(order, tr.Source)
 	}
-	want := "user continuation queued queued queued"
+	// The first turn is the prompt's: "user" when that command owned it,
+	// "queued" when it went through a detached or warm owner's inbox.
+	if len(order) > 0 && order[0] == eventlog.SourceUser {
+		order[0] = "queued"
+	}
+	want := "queued continuation queued queued queued"
 	if strings.Join(order, " ") != want {
 		t.Fatalf("turn sources %v, want %s", order, want)
 	}
@@ -259,8 +263,7 @@ func TestInbox_QueuedPromptIsTakenOverWhenTheOwnerDies(t *testing.T) {
 	})
 	follower, out := w.background("prompt", id, "/say from the follower")
 	time.Sleep(500 * time.Millisecond)
-	owner.Process.Kill()
-	owner.Wait()
+	w.killOwner(id, owner)
 	done := make(chan error, 1)
 	go func() { done <- follower.Wait() }()
 	select {
@@ -279,8 +282,10 @@ func TestInbox_QueuedPromptIsTakenOverWhenTheOwnerDies(t *testing.T) {
 
 func TestEvents_FollowPrintsEveryEventOnceAndEndsWithTheOwner(t *testing.T) {
 	w := newWorld(t)
-	id, _ := w.start()
-	owner, _ := w.background("prompt", id, "/say streaming for the follower\n/sleep 1500\n/say the end")
+	// The follow ends with the owner: the prompt's own detached owner, which
+	// lingers 1 s after its turn (a warm one would stay for the default 300 s).
+	id, _ := w.start("--linger", "0")
+	owner, _ := w.background("prompt", "--linger", "1s", id, "/say streaming for the follower\n/sleep 1500\n/say the end")
 	waitFor(t, 20*time.Second, "the owner", func() bool { return w.ownerAlive(id) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

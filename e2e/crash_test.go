@@ -16,9 +16,11 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// killAt runs kandev with --json and SIGKILLs it as soon as trigger accepts a
-// printed event line (or after timeout). It returns the events kandev had
-// printed, i.e. acknowledged, before it died.
+// killAt runs kandev with --json and, as soon as trigger accepts a printed
+// event line (or after timeout), crashes kandev: SIGKILL of that command and
+// of every kandev process of the home (a detached or warm owner that ran
+// its turn, its supervisor and agent), wherever the owner ran. It returns
+// the events kandev had printed, i.e. acknowledged, before it died.
 func (w *world) killAt(trigger func(e eventlog.Event) bool, timeout time.Duration, args ...string) []eventlog.Event {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -51,8 +53,28 @@ func (w *world) killAt(trigger func(e eventlog.Event) bool, timeout time.Duratio
 	<-killed
 	timer.Stop()
 	cmd.Process.Signal(syscall.SIGKILL)
+	w.killHome()
 	cmd.Wait()
 	return printed
+}
+
+// killHome SIGKILLs every process of the world's home (owners, followers,
+// supervisors and agents alike) and waits until no owner or agent lock of
+// the home is held.
+func (w *world) killHome() {
+	w.t.Helper()
+	killHomeProcesses(w.home)
+	h, err := state.OpenHome(w.home)
+	if err != nil {
+		return
+	}
+	all, _ := h.ListSessions()
+	for _, s := range all {
+		waitFor(w.t, 10*time.Second, "the killed owner's locks to be released", func() bool {
+			alive, _ := h.OwnerAlive(s.ID)
+			return !alive && !h.AgentAlive(s.ID)
+		})
+	}
 }
 
 // assertAcknowledgedKept checks every printed event is in the log unchanged.
@@ -279,9 +301,8 @@ func TestCrash_AutoContinueOffRepairsWithoutContinuing(t *testing.T) {
 	if continuations(evs) != 0 {
 		t.Fatal("continued although auto_continue is off")
 	}
-	ended := ofType(evs, eventlog.EventTurnEnded)
-	if ended[len(ended)-1].StopReason != "shutdown" {
-		t.Fatalf("not repaired: %+v", ended)
+	if last := lastOf(t, ofType(evs, eventlog.EventTurnEnded), "turn_ended in the log"); last.StopReason != "shutdown" {
+		t.Fatalf("not repaired: %+v", last)
 	}
 }
 
@@ -303,9 +324,8 @@ func TestCrash_StoppedSessionIsNeverContinued(t *testing.T) {
 	if continuations(evs) != 0 {
 		t.Fatal("a stopped session was continued")
 	}
-	ended := ofType(evs, eventlog.EventTurnEnded)
-	if ended[len(ended)-1].StopReason != "user_canceled" {
-		t.Fatalf("stop reason %+v", ended[len(ended)-1])
+	if last := lastOf(t, ofType(evs, eventlog.EventTurnEnded), "turn_ended in the log"); last.StopReason != "user_canceled" {
+		t.Fatalf("stop reason %+v", last)
 	}
 }
 
@@ -363,17 +383,25 @@ func TestRecover_ContinuesEveryInterruptedSessionOfTheWorkspace(t *testing.T) {
 }
 
 func TestStart_ClosedStdoutPipeDoesNotKillTheOwner(t *testing.T) {
-	w := newWorld(t)
-	cmd := exec.Command("sh", "-c", kandevBin+" start '/say first\n/sleep 300\n/bulk 20000' | head -1")
-	cmd.Dir, cmd.Env = w.cwd, w.env
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := strings.TrimSpace(string(out))
-	waitFor(t, 30*time.Second, "the owner to finish", func() bool { return !w.ownerAlive(id) })
-	if s := w.session(id); s.StopReason != "end_turn" || s.State != state.StateWaitingForInput {
-		t.Fatalf("record after head -1: %+v", s)
+	// The owner in the command (--linger 0) and a detached one it follows.
+	for _, linger := range []string{"0", "300s"} {
+		t.Run("linger "+linger, func(t *testing.T) {
+			w := newWorld(t)
+			cmd := exec.Command("sh", "-c", kandevBin+" start --linger "+linger+" '/say first\n/sleep 300\n/bulk 20000' | head -1")
+			cmd.Dir, cmd.Env = w.cwd, w.env
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := strings.TrimSpace(string(out))
+			waitFor(t, 30*time.Second, "the turn to end", func() bool {
+				s := w.session(id)
+				return s.State != state.StateRunning && s.CurrentTurn == ""
+			})
+			if s := w.session(id); s.StopReason != "end_turn" || s.State != state.StateWaitingForInput {
+				t.Fatalf("record after head -1: %+v", s)
+			}
+		})
 	}
 }
 

@@ -243,8 +243,7 @@ func dailyKillOwnerMidTurn(w *world, id, prompt string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	cmd.Process.Kill()
-	cmd.Wait()
+	w.killOwner(id, cmd) // the owner wherever it runs, and the command
 }
 
 func dailyRecord(home, id string) (*state.Session, error) {
@@ -262,7 +261,7 @@ func TestDoctor_ReportsEachProblemWithTheCommandThatFixesIt(t *testing.T) {
 	h, _ := state.OpenHome(w.home)
 
 	// A log whose last write was cut short.
-	torn, _ := w.start("/say torn")
+	torn, _ := w.start("--linger", "0", "/say torn") // no live owner: the log is damaged by hand
 	f, _ := os.OpenFile(h.LogPath(torn), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"seq":99,"ty`)
 	f.Close()

@@ -389,7 +389,8 @@ func TestEditor_LoadRestoresTheAgentInEveryRestoreMode(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.config(`[agents.behind]` + "\n" + `command = ["{kandev}", "demo-agent"` + c.switches + "]\n")
-			id, r := w.start("--agent", "behind", "remember PINEAPPLE")
+			// --linger 0: the editor's load must restore the agent, not find it warm.
+			id, r := w.start("--linger", "0", "--agent", "behind", "remember PINEAPPLE")
 			if r.code != 0 {
 				t.Fatal(r)
 			}
@@ -400,8 +401,7 @@ func TestEditor_LoadRestoresTheAgentInEveryRestoreMode(t *testing.T) {
 			if got := chunkText(ed.take(sdk.SessionId(id)), "agent"); !strings.Contains(got, "PINEAPPLE") {
 				t.Fatalf("recall after load: %q", got)
 			}
-			started := ofType(w.events(id), eventlog.EventAgentStarted)
-			if last := started[len(started)-1]; last.Restore != c.restore {
+			if last := lastOf(t, ofType(w.events(id), eventlog.EventAgentStarted), "agent_started"); last.Restore != c.restore {
 				t.Fatalf("restored by %q (%s), want %q", last.Restore, last.FallbackReason, c.restore)
 			}
 			ed.quit()

@@ -47,7 +47,10 @@ func TestStart_EachDirectiveOnTheDemoAgentIsLoggedInOrder(t *testing.T) {
 	if len(ofType(evs, eventlog.EventPermissionRequest)) != 1 || len(ofType(evs, eventlog.EventPermissionResolved)) != 1 {
 		t.Fatal("permission request and answer not both logged")
 	}
-	// The order of one turn: started, user message, ..., ended, then idle.
+	// The order of one turn: started, user message, ..., ended, then idle;
+	// the agent exits when its warm owner is closed.
+	w.mustRun("close", id)
+	evs = w.events(id)
 	kinds := []string{}
 	for _, e := range evs {
 		kinds = append(kinds, e.Type)
@@ -115,6 +118,8 @@ func TestStart_BulkTurnOf100000ChunksKeepsTheConnection(t *testing.T) {
 		State string `json:"state"`
 	}
 	decodeJSON(t, lines[len(lines)-1], &last)
+	// Every event of the log, wherever the owner ran (a command following a
+	// detached owner shows the state its turn_ended leaves too).
 	if last.ID != id || last.State != state.StateWaitingForInput || len(lines) != len(evs)+1 {
 		t.Fatalf("json stream: %d lines for %d events, last %s", len(lines), len(evs), lines[len(lines)-1])
 	}
@@ -180,7 +185,8 @@ func TestAgentFailures_EndTheTurnWithExit6AndALogThatSaysWhy(t *testing.T) {
 
 func TestEvents_ReportTornAndCorruptLinesButShowTheRest(t *testing.T) {
 	w := newWorld(t)
-	id, r := w.start("/say one")
+	// --linger 0: the log is damaged by hand, which no live owner expects.
+	id, r := w.start("--linger", "0", "/say one")
 	if r.code != 0 {
 		t.Fatal(r)
 	}

@@ -27,7 +27,9 @@ func TestDurability_APromptIsOnDiskBeforeItIsSentWithElevenFsyncs(t *testing.T) 
 		t.Skip("SKIP: no strace")
 	}
 	w := newWorld(t)
-	id, r := w.start("--agent", "demo", "remember plum")
+	// --linger 0: the traced prompt must own its turn (it says --linger 0
+	// too), not queue it for a warm owner the start left.
+	id, r := w.start("--linger", "0", "--agent", "demo", "remember plum")
 	if r.code != 0 {
 		t.Fatalf("start: %s", r)
 	}

@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
 	"github.com/kandev/kandev/state"
 )
 
@@ -26,10 +28,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	kandevBin = filepath.Join(dir, "kandev")
-	// Every kandev the tests run, however it is started, runs as under CI:
-	// nothing lingers unless a test asks (--linger, a config, or
-	// world.warmByDefault), so a local run and a CI run (CI=true) agree.
-	os.Setenv("CI", "1")
+	// Every kandev the tests run runs on the default settings, as a person
+	// gets them: owners linger in a detached process after their turn. A CI
+	// runner's own CI=true must not turn that off; a test whose subject needs
+	// the owner in the command itself says so (--linger 0, or world.underCI).
+	os.Unsetenv("CI")
 	out, err := exec.Command("go", "build", "-o", kandevBin, "..").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building kandev: %v\n%s", err, out)
@@ -62,19 +65,44 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{t: t, home: t.TempDir(), cwd: t.TempDir()}
 	w.env = append(os.Environ(), "KANDEV_HOME="+w.home, "NO_COLOR=1")
+	home := w.home
+	// Registered after the home's TempDir, so it runs before its removal.
+	t.Cleanup(func() { endOwners(home, w.home) })
 	return w
 }
 
-// warmByDefault runs the world's kandev outside CI: owners linger by
-// default (300 s) unless a flag or the config says otherwise.
-func (w *world) warmByDefault() {
-	env := w.env[:0:0]
-	for _, kv := range w.env {
-		if !strings.HasPrefix(kv, "CI=") {
-			env = append(env, kv)
+// underCI runs the world's kandev as a CI job does: no owner lingers after
+// its turn, so each command owns its own turn. Only for a test whose subject
+// is that (a kill of "the kandev" meant to kill the owner, CI's behaviour).
+func (w *world) underCI() {
+	w.env = append(w.env, "CI=1")
+}
+
+// endOwners ends what a test left running in its homes: every warm owner
+// is closed (its agent stopped), then any kandev process of those homes
+// still alive (an owner that would not close, a follower) is killed, so no
+// process outlives its test and the home can be removed.
+func endOwners(homes ...string) {
+	for _, home := range homes {
+		if _, err := os.Stat(filepath.Join(home, "sessions")); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			cmd := exec.CommandContext(ctx, kandevBin, "close", "--all", "--now")
+			cmd.Env = append(os.Environ(), "KANDEV_HOME="+home)
+			cmd.Run()
+			cancel()
+		}
+		// Whether or not the home is still there (a tmpfs home may be
+		// unmounted already), and once more a moment later for an owner
+		// that was being started.
+		killHomeProcesses(home)
+		time.Sleep(100 * time.Millisecond)
+		killHomeProcesses(home)
+		for _, ps := range proc.TaggedProcesses(home) {
+			for _, p := range ps {
+				kill(p.PID, syscall.SIGKILL)
+			}
 		}
 	}
-	w.env = env
 }
 
 // config writes $KANDEV_HOME/config.toml.
@@ -255,4 +283,30 @@ func everyDirective(bulk int) string {
 		fmt.Sprintf("/bulk %d", bulk),
 		"plain words",
 	}, "\n")
+}
+
+// killHomeProcesses SIGKILLs every process of the home (each carries its
+// KANDEV_HOME: commands, owners, supervisors, agents), again until none is
+// left, since one may have been starting another.
+func killHomeProcesses(home string) {
+	for i := 0; i < 100; i++ {
+		pids := proc.ProcessesWithEnv("KANDEV_HOME=" + home)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lastOf is the last of xs; with none the test fails (a panic would end
+// every test of the run, not this one).
+func lastOf[T any](t *testing.T, xs []T, what string) T {
+	t.Helper()
+	if len(xs) == 0 {
+		t.Fatalf("no %s", what)
+	}
+	return xs[len(xs)-1]
 }

@@ -63,7 +63,8 @@ func TestResume_HandshakeFailureOfASessionThatWorkedBeforeKeepsItResumable(t *te
 	flag := filepath.Join(t.TempDir(), "hang")
 	agent := writeScript(t, "flaky-agent", "if [ -f "+flag+" ]; then sleep 30; fi\nexec "+kandevBin+" demo-agent\n")
 	w.config("[agent]\nhandshake_timeout_seconds = 2\n[agents.flaky]\ncommand = [\"" + agent + "\"]\n")
-	id, r := w.start("--agent", "flaky", "remember PLUM")
+	// --linger 0: resume must restore the agent, not find it warm.
+	id, r := w.start("--linger", "0", "--agent", "flaky", "remember PLUM")
 	if r.code != 0 {
 		t.Fatal(r)
 	}
@@ -103,8 +104,10 @@ func TestRead_AFileTooLargeForOneAnswerFailsTheToolClearlyAndTheTurnCompletes(t 
 
 func TestPrompt_ALaterQueuedInputThatFailsIsAWarningNotTheExitCode(t *testing.T) {
 	w := newWorld(t)
-	id, _ := w.start()
-	cmd := exec.Command(kandevBin, "prompt", id, "/say mine\n/sleep 1500")
+	// --linger 0: the subject is an owner in the command that serves the
+	// inputs queued behind its own turn (a detached owner serves them alone).
+	id, _ := w.start("--linger", "0")
+	cmd := exec.Command(kandevBin, "prompt", "--linger", "0", id, "/say mine\n/sleep 1500")
 	cmd.Dir, cmd.Env = w.cwd, w.env
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -149,7 +152,8 @@ func TestStorage_FullDiskMidTurnEndsWithOneLineExit1AndRepairGivesAReadableLog(t
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", home).CombinedOutput(); err != nil {
 		t.Skipf("SKIP: cannot mount a tmpfs for a full disk (%v: %s)", err, out)
 	}
-	t.Cleanup(func() { exec.Command("umount", home).Run() })
+	// A warm owner left in the tmpfs would keep it busy: end it first.
+	t.Cleanup(func() { endOwners(home); exec.Command("umount", home).Run() })
 	w.home = home
 	w.env = append(w.env, "KANDEV_HOME="+home)
 	id, r := w.start()

@@ -106,7 +106,8 @@ func TestQueued_LingerForAForegroundOwnerIsRefusedWithOneLine(t *testing.T) {
 	if r.code != 0 {
 		t.Fatal(r)
 	}
-	owner, _ := w.background("prompt", id, "/sleep 5000")
+	// --linger 0: the subject is an owner in a command's foreground.
+	owner, _ := w.background("prompt", "--linger", "0", id, "/sleep 5000")
 	defer owner.Wait()
 	waitFor(t, 20*time.Second, "the foreground owner's turn", func() bool {
 		return w.session(id).State == state.StateRunning && w.ownerAlive(id)

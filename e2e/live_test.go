@@ -286,14 +286,16 @@ func TestDefer_ParksTheWriteExits7AndApproveContinuesTheTurnInTheOwner(t *testin
 		t.Fatalf("the parked request is logged with its options: %+v", req)
 	}
 	w.mustRun("approve", id)
-	w.waitOwnerGone(id, 20*time.Second)
+	waitFor(t, 20*time.Second, "the approved turn to end", func() bool {
+		evs := w.eventsSoFar(id)
+		return turnEnd(evs, lastTurn(evs)) != ""
+	})
 	b, err := os.ReadFile(filepath.Join(w.cwd, "out.txt"))
 	if err != nil || string(b) != "APPROVED" {
 		t.Fatalf("approved write: %q %v", b, err)
 	}
-	ends := ofType(w.events(id), eventlog.EventTurnEnded)
-	if ends[len(ends)-1].StopReason != eventlog.StopEndTurn {
-		t.Fatalf("the approved turn ended with %s", ends[len(ends)-1].StopReason)
+	if last := lastOf(t, ofType(w.events(id), eventlog.EventTurnEnded), "turn_ended"); last.StopReason != eventlog.StopEndTurn {
+		t.Fatalf("the approved turn ended with %s", last.StopReason)
 	}
 	if r := w.run("approve", id); r.code != 4 {
 		t.Fatalf("approve with nothing pending: %s", r)
@@ -370,7 +372,8 @@ func TestAttach_ShowsTheLastTurnsSendsTypedLinesAndDetachesOnCtrlC(t *testing.T)
 
 func TestResume_WithLingerLeavesAWarmOwnerThatServesTheNextPrompt(t *testing.T) {
 	w := newWorld(t)
-	id, r := w.start("remember LIME")
+	// --linger 0: resume must find no owner, so that it restores the agent.
+	id, r := w.start("--linger", "0", "remember LIME")
 	if r.code != 0 {
 		t.Fatal(r)
 	}

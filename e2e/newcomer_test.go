@@ -102,7 +102,6 @@ func TestStart_ThatCannotLaunchItsAgentPrintsNoSessionIDOnlyTheErrorNamingIt(t *
 	for _, linger := range []string{"0", "30s"} { // the owner in this command, a detached owner
 		t.Run("linger "+linger, func(t *testing.T) {
 			w := newWorld(t)
-			w.warmByDefault()
 			w.config("[agents.x]\ncommand = [\"kandev-no-such-agent-xyz\"]\ninstall_hint = \"install x from its site\"\n")
 			r := w.run("start", "--linger", linger, "--agent", "x", "hi")
 			if r.code != 6 {
@@ -128,7 +127,6 @@ func TestQuiet_StartPromptAndResumePrintTheFinalAssistantText(t *testing.T) {
 	for _, linger := range []string{"0", "30s"} {
 		t.Run("linger "+linger, func(t *testing.T) {
 			w := newWorld(t)
-			w.warmByDefault()
 			r := w.run("-q", "start", "--linger", linger, "/say FINAL START")
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 			if r.code != 0 || len(lines) != 2 || lines[1] != "FINAL START" {
@@ -194,7 +192,6 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			w.warmByDefault()
 			if tc.off {
 				w.config("[session.restart]\nauto_continue = false\n")
 			}
@@ -270,7 +267,6 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 
 func TestStopAndResume_OnAWarmIdleSessionSayWhatTheyDid(t *testing.T) {
 	w := newWorld(t)
-	w.warmByDefault()
 	id := w.startWarm("60s", "remember KIWI")
 
 	r := w.mustRun("resume", id)

@@ -43,7 +43,8 @@ func statusSurvivors(t *testing.T, w *world, id string) []proc.Proc {
 func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *testing.T) {
 	w := newWorld(t)
 	w.config("[agents.wrapped]\ncommand = [\"sh\", \"-c\", \"sleep 1000 & exec " + kandevBin + " demo-agent\"]\n")
-	id, r := w.start("--agent", "wrapped", "/say ready")
+	// --linger 0: the first subject is the clean end of an owner and its agent.
+	id, r := w.start("--linger", "0", "--agent", "wrapped", "/say ready")
 	if r.code != 0 {
 		t.Fatalf("start: %s", r)
 	}
@@ -79,8 +80,7 @@ func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *tes
 	if err := syscall.Kill(s.AgentPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = owner.Process.Kill()
-	_ = owner.Wait()
+	w.killOwner(id, owner)
 
 	var sleep proc.Proc
 	deadline = time.Now().Add(10 * time.Second)
@@ -96,7 +96,9 @@ func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *tes
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	if r := w.run("prompt", id, "/say again"); r.code != 0 || !strings.Contains(r.stdout, "again") {
+	// --linger 0: after it, no agent of the session may be left (a warm
+	// owner would keep its new one).
+	if r := w.run("prompt", "--linger", "0", id, "/say again"); r.code != 0 || !strings.Contains(r.stdout, "again") {
 		t.Fatalf("prompt after the killed supervisor: %s", r)
 	}
 	recovered := false

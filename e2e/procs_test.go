@@ -47,6 +47,18 @@ func waitTagged(t *testing.T, w *world, id string, want ...string) []proc.Proc {
 	}
 }
 
+// killOwner SIGKILLs the command cmd and the owner of session id's turn:
+// the command itself with --linger 0, else the detached or warm owner it
+// follows (the record names it).
+func (w *world) killOwner(id string, cmd *exec.Cmd) {
+	w.t.Helper()
+	if pid := w.session(id).OwnerPID; pid > 0 {
+		kill(pid, syscall.SIGKILL)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+}
+
 func TestWrappedAgent_DiesWithItsOwnerWhenTheOwnerIsKilled(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -73,8 +85,7 @@ func TestWrappedAgent_DiesWithItsOwnerWhenTheOwnerIsKilled(t *testing.T) {
 			}
 			waitForRunningTurn(t, w, id)
 			before := waitTagged(t, w, id, tc.want...)
-			owner.Process.Kill()
-			owner.Wait()
+			w.killOwner(id, owner)
 
 			deadline := time.Now().Add(5 * time.Second)
 			for {
@@ -109,7 +120,8 @@ func waitForRunningTurn(t *testing.T, w *world, id string) {
 
 func TestDoctor_ReportsAProcessThatOutlivedItsSessionsOwner(t *testing.T) {
 	w := newWorld(t)
-	id, r := w.start("/say done")
+	// --linger 0: the subject is a process left after its owner ended.
+	id, r := w.start("--linger", "0", "/say done")
 	if r.code != 0 {
 		t.Fatalf("start: %s", r)
 	}

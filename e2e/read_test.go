@@ -137,6 +137,9 @@ func (w *world) killWhen(id string, match func(eventlog.Event) bool, args ...str
 // third, and was resumed (repair, then one continuation).
 func demoEveryDirective(t *testing.T) (*world, string) {
 	w := newWorld(t)
+	// The goldens are one fixed story (each turn owned by its command, the
+	// kill of that owner): no warm owner adds or reorders events.
+	w.underCI()
 	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("the notes file\nsecond line\n"), 0o644)
 	prompt := everyDirective(3)
 	id, r := w.start("--permissions", "approve-all", prompt)
@@ -181,6 +184,7 @@ func TestTranscriptAndRecap_DemoAgentEveryDirectiveMatchesTheGoldens(t *testing.
 
 func TestTranscriptAndRecap_GoSDKExampleAgentTurnMatchesTheGoldens(t *testing.T) {
 	w := newWorld(t)
+	w.underCI() // the goldens are of a log whose agent exited with its command
 	w.config("[agents.example]\ncommand = [\"" + buildExampleAgent(t) + "\"]\n")
 	id, r := w.start("--agent", "example", "--permissions", "approve-all", "please change the config")
 	if r.code != 0 {

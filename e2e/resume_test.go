@@ -44,6 +44,7 @@ func TestResume_EveryPromptInANewProcessRestoresTheConversation(t *testing.T) {
 		t.Run(tc.agent, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
+			w.underCI() // the subject is restoring the agent in each new command: no warm owner
 			demoProfiles(w)
 			id, r := w.start("--agent", tc.agent, "remember PINEAPPLE")
 			if r.code != 0 {
@@ -84,6 +85,7 @@ func TestResume_EveryPromptInANewProcessRestoresTheConversation(t *testing.T) {
 
 func TestResume_LoadReplayOf100000UpdatesIsNotRecordedAgain(t *testing.T) {
 	w := newWorld(t)
+	w.underCI() // the subject is restoring the agent in each new command: no warm owner
 	demoProfiles(w)
 	id, r := w.start("--agent", "demo-noresume", "/bulk 100000")
 	if r.code != 0 {
@@ -111,6 +113,7 @@ func TestResume_LoadReplayOf100000UpdatesIsNotRecordedAgain(t *testing.T) {
 func TestResume_SDKExampleAgentGetsTheResumeContextInANewSession(t *testing.T) {
 	bin := buildExampleAgent(t)
 	w := newWorld(t)
+	w.underCI() // the subject is restoring the agent in each new command: no warm owner
 	w.config("[agents.example]\ncommand = [\"" + bin + "\"]\n")
 	id, r := w.start("--agent", "example", "--permissions", "deny-all", "first request PINEAPPLE")
 	if r.code != 0 {
@@ -160,6 +163,7 @@ func TestResume_ResumeContextReachesAnAgentWithoutNativeRestore(t *testing.T) {
 
 func TestResume_TransportFailureDuringResumeKeepsTheToken(t *testing.T) {
 	w := newWorld(t)
+	w.underCI() // the subject is restoring the agent in each new command: no warm owner
 	flag := filepath.Join(t.TempDir(), "fail")
 	// An agent that dies during the handshake while the flag file exists.
 	agent := writeScript(t, "flaky-agent", `if [ -e `+flag+` ]; then
@@ -198,6 +202,7 @@ exec `+kandevBin+` demo-agent
 
 func TestResume_ResumeJSONAndTerminalSessions(t *testing.T) {
 	w := newWorld(t)
+	w.underCI() // the subject is restoring the agent in each new command: no warm owner
 	id, _ := w.start("/say hi")
 	var out struct {
 		Session struct{ ID, State string }
@@ -263,6 +268,7 @@ func TestResume_WorktreeMovedDeletedOrSwitchedIsNotResumable(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
+			w.underCI() // the subject is restoring the agent in each new command: no warm owner
 			repo := filepath.Join(t.TempDir(), "repo")
 			os.MkdirAll(repo, 0o755)
 			git(t, repo, "init", "-q", "-b", "main")
@@ -323,6 +329,7 @@ exec `+kandevBin+` demo-agent --no-resume --no-load
 	for _, tc := range cases {
 		t.Run(filepath.Base(tc.script), func(t *testing.T) {
 			w := newWorld(t)
+			w.underCI() // the subject is restoring the agent in each new command: no warm owner
 			w.config("[agents.flagged]\ncommand = [\"" + tc.script + "\"]\nresume_flag = [\"--resume-token\", \"{token}\"]\nhistory_injection = true\n")
 			id, r := w.start("--agent", "flagged", "remember LYCHEE")
 			if r.code != 0 {

@@ -191,14 +191,15 @@ func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
 
 func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T) {
 	w := newWorld(t)
-	id, _ := w.start()
+	id, _ := w.start("--linger", "0")
 	// Killed before the prompt was sent (at the failpoint): recover sends
 	// the message again, and that turn sleeps long enough for the SIGTERM
 	// to land in it.
 	env := w.env
 	w.env = append(append([]string{}, env...), failAt...)
+	// --linger 0: the failpoint is in the prompt's own owner, not in a warm one.
 	w.killAt(func(e eventlog.Event) bool { return e.Type == eventlog.EventState && e.State == state.StateRunning },
-		10*time.Second, "prompt", id, "/sleep 4000\n/say done")
+		10*time.Second, "prompt", "--linger", "0", id, "/sleep 4000\n/say done")
 	w.env = env
 	before := len(ofType(w.events(id), eventlog.EventTurnStarted))
 	cmd, _ := w.background("recover", "--all")

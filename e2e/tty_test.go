@@ -26,7 +26,13 @@ func newTmux(t *testing.T, w *world, command string) *tmuxSession {
 	}
 	s := &tmuxSession{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock"), name: "kandev"}
 	script := fmt.Sprintf("cd %q && export KANDEV_HOME=%q NO_COLOR=1 && %s; echo KANDEV-EXIT-$?; sleep 60", w.cwd, w.home, command)
-	s.tmux("new-session", "-d", "-s", s.name, "-x", "200", "-y", "50", "sh", "-c", script)
+	// The server, and so the terminal's shell, gets the world's environment
+	// (CI=1 of world.underCI included).
+	start := exec.Command("tmux", "-S", s.socket, "new-session", "-d", "-s", s.name, "-x", "200", "-y", "50", "sh", "-c", script)
+	start.Env = w.env
+	if out, err := start.CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
 	t.Cleanup(func() { exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
 	return s
 }
@@ -67,7 +73,9 @@ func (s *tmuxSession) keys(keys ...string) {
 
 func TestTTY_ResumeInteractiveReadsPromptsUntilEOF(t *testing.T) {
 	w := newWorld(t)
-	id, r := w.start("remember PAPAYA")
+	// --linger 0: the subject is resume -i restoring the agent and owning it
+	// here (on a warm agent it attaches instead).
+	id, r := w.start("--linger", "0", "remember PAPAYA")
 	if r.code != 0 {
 		t.Fatal(r)
 	}
@@ -95,7 +103,7 @@ func TestTTY_AskModeAsksOnTheTerminal(t *testing.T) {
 			w := newWorld(t)
 			id, _ := w.start()
 			tm := newTmux(t, w, kandevBin+" --permissions ask prompt "+id+" '/write out.txt from the terminal'")
-			tm.waitScreen("Allow Write out.txt? [y/N]")
+			tm.waitScreen("Allow Write out.txt? [y/N") // [y/N] or, where the agent offers it, [y/N/always]
 			tm.keys(answer, "Enter")
 			scr := tm.waitScreen("KANDEV-EXIT-")
 			if !strings.Contains(scr, "KANDEV-EXIT-0") {
@@ -125,7 +133,7 @@ func TestCrash_KilledWhileAPermissionIsPendingPausesTheContinuation(t *testing.T
 	w := newWorld(t)
 	id, _ := w.start()
 	tm := newTmux(t, w, kandevBin+" --permissions ask prompt "+id+" '/write out.txt later'")
-	tm.waitScreen("Allow Write out.txt? [y/N]")
+	tm.waitScreen("Allow Write out.txt? [y/N") // [y/N] or, where the agent offers it, [y/N/always]
 	var st struct {
 		Status struct{ Badge string }
 	}
@@ -161,7 +169,8 @@ func TestCrash_KilledWhileAPermissionIsPendingPausesTheContinuation(t *testing.T
 
 func TestTTY_ResumeInteractiveServesQueuedPromptsWhileWaitingForTheUser(t *testing.T) {
 	w := newWorld(t)
-	id, _ := w.start("remember QUINCE")
+	// --linger 0: resume -i is the owner here (on a warm agent it attaches).
+	id, _ := w.start("--linger", "0", "remember QUINCE")
 	tm := newTmux(t, w, kandevBin+" resume -i "+id)
 	tm.waitScreen("kandev>")
 	// Another process queues a prompt while the interactive owner waits for input.

@@ -72,7 +72,6 @@ func (w *world) waitWarm(id string) time.Time {
 
 func TestWarm_ByDefaultForAPersonForFiveMinutes(t *testing.T) {
 	w := newWorld(t)
-	w.warmByDefault()
 	id, r := w.start("remember FIG")
 	if r.code != 0 {
 		t.Fatal(r)
@@ -101,7 +100,6 @@ func TestWarm_UnderCINothingLingersAtAll(t *testing.T) {
 	for _, ci := range []string{"true", "1"} {
 		t.Run("CI="+ci, func(t *testing.T) {
 			w := newWorld(t)
-			w.warmByDefault()
 			w.env = append(w.env, "CI="+ci)
 			id, r := w.start("/say one")
 			if r.code != 0 {
@@ -190,6 +188,9 @@ func TestWarm_AnAgentThatIgnoresEOFIsStoppedAfterTheCommandReturns(t *testing.T)
 	for _, eof := range []string{"false", "true"} {
 		t.Run("exit_on_eof="+eof, func(t *testing.T) {
 			w := newWorld(t)
+			// The subject is an owner that ends with its command (no linger):
+			// its agent's shutdown runs after the command returned.
+			w.underCI()
 			w.config(fmt.Sprintf("[agents.deaf]\ncommand = [%q, \"demo-agent\", \"--ignore-eof\"]\nexit_on_eof = %s\n", kandevBin, eof))
 			id, r := w.start("--agent", "deaf", "/say one")
 			if r.code != 0 {

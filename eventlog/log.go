@@ -23,7 +23,7 @@ import (
 // nothing to flush and makes no system call.
 type EventLog struct {
 	mu        sync.Mutex
-	f         *os.File
+	f         logFile
 	unsynced  bool // written (or cut back) since the last successful fsync
 	path      string
 	sessionID string
@@ -74,9 +74,10 @@ func (l *EventLog) NextSeq() int64 {
 
 // Append assigns seq, timestamp and session id to each event, redacts it and
 // writes the batch in one write. The events are updated in place. A batch
-// that could not be written whole (a full disk) is cut back off the file and
-// its error returned: the log never keeps a partial line, and the seq
-// numbers of the failed batch are used by the next one.
+// that could not be written whole (a full disk) returns its error: the log
+// never keeps a partial line, the events whose whole lines reached the file
+// stay (a follower may have shown them), and the next batch's seq numbers
+// follow theirs.
 func (l *EventLog) Append(events ...*Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -99,11 +100,16 @@ func (l *EventLog) Append(events ...*Event) error {
 		seq++
 	}
 	l.unsynced = true // a failed append is cut back off the file: that too is to flush
-	if err := safefile.AppendWhole(l.f, l.path, l.buf.Bytes()); err != nil {
-		return err
-	}
-	l.nextSeq = seq
-	return nil
+	kept, err := safefile.AppendWhole(l.f, l.path, l.buf.Bytes())
+	l.nextSeq += int64(kept)
+	return err
+}
+
+// logFile is the log's open file (tests put a failing disk behind it).
+type logFile interface {
+	safefile.AppendFile
+	Sync() error
+	Close() error
 }
 
 // Sync flushes appended events to stable storage.

@@ -126,14 +126,14 @@ func TestAppendWhole_ShortWriteIsCutBackSoTheNextAppendStartsAFreshLine(t *testi
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := safefile.AppendWhole(f, path, []byte("{\"seq\":1}\n")); err != nil {
+	if _, err := safefile.AppendWhole(f, path, []byte("{\"seq\":1}\n")); err != nil {
 		t.Fatal(err)
 	}
-	err = safefile.AppendWhole(failingDisk{f, 5}, path, []byte("{\"seq\":2,\"content\":\"long\"}\n"))
-	if !errors.Is(err, syscall.EIO) || !strings.HasPrefix(err.Error(), "append to "+path+": ") {
-		t.Fatalf("short write: %v", err)
+	kept, err := safefile.AppendWhole(failingDisk{f, 5}, path, []byte("{\"seq\":2,\"content\":\"long\"}\n"))
+	if !errors.Is(err, syscall.EIO) || !strings.HasPrefix(err.Error(), "append to "+path+": ") || kept != 0 {
+		t.Fatalf("short write: %v, %d lines kept", err, kept)
 	}
-	if err := safefile.AppendWhole(f, path, []byte("{\"seq\":2}\n")); err != nil {
+	if _, err := safefile.AppendWhole(f, path, []byte("{\"seq\":2}\n")); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "{\"seq\":1}\n{\"seq\":2}\n" {

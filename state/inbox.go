@@ -186,7 +186,7 @@ func (h *Home) enqueueLocked(id string, in *Input) error {
 	}
 	defer f.Close()
 	b, _ := json.Marshal(in)
-	if err := safefile.AppendWhole(f, path, append(b, '\n')); err != nil {
+	if _, err := safefile.AppendWhole(f, path, append(b, '\n')); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {

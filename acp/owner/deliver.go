@@ -227,6 +227,9 @@ type inputTurn struct {
 	turnID   string
 	steered  bool // the input joined turnID, which serves another input (steer.go)
 	ended    bool
+	// tail: the turn ended; the state it leaves the session in, written with
+	// its turn_ended, is shown next, as the turn's owner shows it.
+	tail     bool
 	parked   bool
 	question bool // what is parked is the agent's question
 	// terminated: its owner was stopped by SIGTERM during the turn.
@@ -249,8 +252,15 @@ type inputTurn struct {
 }
 
 func (t *inputTurn) see(e eventlog.Event) bool {
+	if t.tail {
+		t.tail = false
+		if e.Type == eventlog.EventState && e.TurnID == t.turnID && t.emit != nil {
+			t.emit(e)
+		}
+		return false
+	}
 	t.see0(e)
-	return !t.ended
+	return !t.ended || t.tail
 }
 
 func (t *inputTurn) see0(e eventlog.Event) {
@@ -285,6 +295,7 @@ func (t *inputTurn) see0(e eventlog.Event) {
 		t.turnID, t.awaiting, t.cutTurn, t.restored = "", true, e.TurnID, false
 	case e.Type == eventlog.EventTurnEnded:
 		t.ended, t.stop = true, e.StopReason
+		t.tail = e.StopReason != eventlog.StopShutdown // a cut turn leaves no state line of its own
 	case e.Type == eventlog.EventPermissionRequest && e.Deferred && t.ask != nil:
 		t.ask(e)
 	case e.Type == eventlog.EventPermissionRequest && e.Deferred:

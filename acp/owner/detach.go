@@ -242,8 +242,12 @@ func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) 
 			}
 			if !hasPrompt {
 				job.Emit(e)
-				return false
+				return true // on to the state it waits in, as when run here
 			}
+		}
+		if !hasPrompt {
+			job.Emit(e)
+			return e.Type != eventlog.EventState
 		}
 		if t.turnID == "" && !(e.Type == eventlog.EventTurnStarted && e.Source == eventlog.SourceInitial) {
 			job.Emit(e)
@@ -256,6 +260,13 @@ func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) 
 		return &Result{Session: settledSession(context.WithoutCancel(ctx), job.Home, job.SessionID, t), StopReason: t.stop}, err
 	}
 	s := settledSession(ctx, job.Home, job.SessionID, t)
+	for deadline := time.Now().Add(2 * time.Second); !hasPrompt && err == nil && s != nil && s.State == state.StateStarting && time.Now().Before(deadline); {
+		// The log says it waits; the record follows a moment later.
+		time.Sleep(20 * time.Millisecond)
+		if s2, lerr := job.Home.LoadSession(job.SessionID); lerr == nil {
+			s = s2
+		}
+	}
 	switch afterFollow(ctx, err, FollowsFirstTurn, s, false) {
 	case ReachFailed:
 		return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)

@@ -87,7 +87,12 @@ func leaveTurn(ctx context.Context, job Job, t *inputTurn, from int64) error {
 	if interruption(ctx) == ErrShutdown {
 		if s, err := h.LoadSession(id); err == nil && s.OwnerDetached && s.OwnerPID > 0 {
 			if alive, _ := h.OwnerAlive(id); alive && terminate(s.OwnerPID) == nil {
-				awaitTurnEnd(job, t, from)
+				// A second signal here is the owner's second one too: it
+				// kills the agent at once and leaves the turn for repair.
+				awaitTurnEnd(job, t, from, func() { _ = terminate(s.OwnerPID) })
+				// And the command ends after its owner did, as when it owned
+				// the turn: status then says the turn needs resuming.
+				awaitOwnerExit(h, id, 10*time.Second)
 				return fmt.Errorf("%w: the turn was interrupted (SIGTERM); kandev resume %s continues it", ErrShutdown, id)
 			}
 		}
@@ -101,22 +106,37 @@ func leaveTurn(ctx context.Context, job Job, t *inputTurn, from int64) error {
 		if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, From: state.FromFollower, ForInput: forInput, ForTurn: t.turnID, ForFollowUpOf: t.followUpOf}); err != nil {
 			return err
 		}
-		awaitTurnEnd(job, t, from)
+		awaitTurnEnd(job, t, from, nil)
+		// As at a turn's normal end: the command exits once the record
+		// says so too, so a status right after it shows the turn ended.
+		settledSession(context.Background(), h, id, t)
 	}
 	return fmt.Errorf("%w: the turn was cancelled (Ctrl-C); kandev prompt %s \"...\" sends the next message", ErrInterrupted, id)
 }
 
 // awaitTurnEnd follows t from offset from until it ends, its owner exits
 // or has nothing left to run for it (t.idle), the agent's cancel grace (and
-// a little more) has passed, or a second signal aborts the wait.
-func awaitTurnEnd(job Job, t *inputTurn, from int64) {
+// a little more) has passed, or a second signal aborts the wait. With
+// again, a second signal is passed on to the owner and the wait goes on,
+// briefly, until that owner has stopped its agent and exited, so the
+// command ends after the agent it stopped.
+func awaitTurnEnd(job Job, t *inputTurn, from int64, again func()) {
 	grace := time.Duration(job.Config.CancelGraceSeconds())*time.Second + 3*time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	go func() {
 		select {
 		case <-job.Abort:
-			cancel()
+			if again == nil {
+				cancel()
+				return
+			}
+			again()
+			select {
+			case <-time.After(5 * time.Second):
+				cancel()
+			case <-ctx.Done():
+			}
 		case <-ctx.Done():
 		}
 	}()
@@ -125,6 +145,15 @@ func awaitTurnEnd(job Job, t *inputTurn, from int64) {
 		alive, _ := job.Home.OwnerAlive(job.SessionID)
 		return !alive || t.idle != nil && t.idle()
 	})
+}
+
+// awaitOwnerExit waits, at most d, until no process holds id's owner lock.
+func awaitOwnerExit(h *state.Home, id string, d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if alive, _ := h.OwnerAlive(id); !alive {
+			return
+		}
+	}
 }
 
 // errInterruptedBy reports whether err ended a follow because ctx did.

@@ -4,6 +4,7 @@
 package safefile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,27 +27,34 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 // AppendWhole appends data (whole lines) to f, opened with O_APPEND by the
-// only writer of the file, so that it is either all on the file or none of
-// it: when the write fails or comes back short (a full disk, an I/O error),
-// the file is cut back to its length before the write, and the next append
-// starts on a fresh line instead of gluing onto a partial one. The error
-// names path and wraps the cause.
-func AppendWhole(f AppendFile, path string, data []byte) error {
+// only writer of the file, so that no partial line is left on it: when the
+// write fails or comes back short (a full disk, an I/O error), the file is
+// cut back to the end of the last whole line written, and the next append
+// starts on a fresh line instead of gluing onto a partial one. The whole
+// lines that did reach the file stay: a follower of the file (a command
+// showing a detached owner's turn) may already have shown them. kept is how
+// many lines of data are on the file; the error names path and wraps the
+// cause.
+func AppendWhole(f AppendFile, path string, data []byte) (kept int, err error) {
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("append to %s: %w", path, BareCause(err))
+		return 0, fmt.Errorf("append to %s: %w", path, BareCause(err))
 	}
 	n, err := f.Write(data)
 	if err == nil && n == len(data) {
-		return nil
+		return bytes.Count(data, []byte{'\n'}), nil
 	}
 	if err == nil {
 		err = io.ErrShortWrite
 	}
-	if terr := f.Truncate(st.Size()); terr != nil {
-		return fmt.Errorf("append to %s: %w (cutting back the partial line failed too: %v; run kandev repair once the disk is writable)", path, BareCause(err), BareCause(terr))
+	whole := 0
+	if n > 0 {
+		whole = bytes.LastIndexByte(data[:n], '\n') + 1
 	}
-	return fmt.Errorf("append to %s: %w", path, BareCause(err))
+	if terr := f.Truncate(st.Size() + int64(whole)); terr != nil {
+		return 0, fmt.Errorf("append to %s: %w (cutting back the partial line failed too: %v; run kandev repair once the disk is writable)", path, BareCause(err), BareCause(terr))
+	}
+	return bytes.Count(data[:whole], []byte{'\n'}), fmt.Errorf("append to %s: %w", path, BareCause(err))
 }
 
 // AppendFile is what AppendWhole needs of an *os.File; tests put a failing
@@ -76,7 +84,7 @@ func AppendLines(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := AppendWhole(f, path, data); err != nil {
+	if _, err := AppendWhole(f, path, data); err != nil {
 		f.Close()
 		return err
 	}
