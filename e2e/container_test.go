@@ -241,11 +241,7 @@ func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
 func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *testing.T) {
 	requirePodman(t)
 	w := newWorld(t)
-	id, r := w.start("--runtime", "container", "--linger", "60", "remember PEAR")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, id)
+	id := startInContainer(t, w, "--linger", "60", "remember PEAR")
 	_, started := w.relayAgent(id)
 	ctr, _ := containerOf(t, id)
 	if out, err := exec.Command("podman", "kill", ctr).CombinedOutput(); err != nil {
@@ -254,7 +250,7 @@ func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *test
 	// The warm owner sees its agent gone and exits (a prompt queued in the
 	// instant before would meet the dead agent, as with a local one).
 	waitFor(t, 10*time.Second, "the warm owner to exit", func() bool { return !w.ownerAlive(id) })
-	r = w.mustRun("prompt", id, "--linger", "0", "recall")
+	r := w.mustRun("prompt", id, "--linger", "0", "recall")
 	if !strings.Contains(r.stdout, "PEAR") {
 		t.Fatalf("recall after the container was killed forgot PEAR: %s", r)
 	}
@@ -306,11 +302,7 @@ func TestContainer_PruneRemovesTheContainer(t *testing.T) {
 func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
 	requirePodman(t)
 	w := newWorld(t)
-	id, r := w.start("--runtime", "container", "--linger", "0", "hello")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, id)
+	id := startInContainer(t, w, "--linger", "0", "hello")
 	var st struct {
 		Container struct{ ID, State string } `json:"container"`
 	}
@@ -320,17 +312,13 @@ func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
 		t.Fatalf("status shows container %+v, want %s %s", st.Container, ctr, state)
 	}
 	// A container whose session is gone, and a session whose container is gone.
-	orphan, r := w.start("--runtime", "container", "--linger", "0", "hello")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, orphan)
+	orphan := startInContainer(t, w, "--linger", "0", "hello")
 	orphanCtr, _ := containerOf(t, orphan)
 	if err := os.Remove(filepath.Join(w.home, "sessions", orphan+".json")); err != nil {
 		t.Fatal(err)
 	}
 	_ = exec.Command("podman", "rm", "-f", ctr).Run()
-	r = w.run("doctor")
+	r := w.run("doctor")
 	if !strings.Contains(r.stdout, "FAIL  container "+orphanCtr) || !strings.Contains(r.stdout, "rm -f "+orphanCtr) {
 		t.Fatalf("doctor does not name the container whose session is gone:\n%s", r)
 	}
@@ -345,11 +333,7 @@ func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
 func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
 	requirePodman(t)
 	w := newWorld(t)
-	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, id)
+	id := startInContainer(t, w, "--linger", "60", "hello")
 	if _, st := containerOf(t, id); st != "running" {
 		t.Fatalf("the lingering owner's container is %q, want running", st)
 	}
@@ -377,11 +361,7 @@ func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
 func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testing.T) {
 	requirePodman(t)
 	w := newWorld(t)
-	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, id)
+	id := startInContainer(t, w, "--linger", "60", "hello")
 	notes := filepath.Join(w.cwd, "notes.txt")
 	cmd, _ := w.background("--permissions", "approve-all", "prompt", id, "--linger", "60", "/sleep 1200\n/write "+notes+" written-in-the-container")
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
@@ -465,11 +445,7 @@ func TestContainer_AMissingImageExits6WithOneLineAtOnce(t *testing.T) {
 func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
 	requirePodman(t)
 	w := newWorld(t)
-	id, r := w.start("--runtime", "container", "--linger", "60", "hello")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, id)
+	id := startInContainer(t, w, "--linger", "60", "hello")
 	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 5000")
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
 		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
@@ -483,7 +459,7 @@ func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
 	if s := w.session(id); s.StopReason != eventlog.StopUserCanceled || s.CurrentTurn != "" {
 		t.Fatalf("after stop: stop_reason %q, current turn %q", s.StopReason, s.CurrentTurn)
 	}
-	r = w.mustRun("prompt", id, "--linger", "0", "hello again")
+	r := w.mustRun("prompt", id, "--linger", "0", "hello again")
 	if !strings.Contains(r.stdout, "hello again") {
 		t.Fatalf("the prompt after the stop: %s", r)
 	}
@@ -564,19 +540,11 @@ func TestContainer_AnOwnerThePoolClosesStopsItsContainer(t *testing.T) {
 	requirePodman(t)
 	w := newWorld(t)
 	w.config("[session]\nmax_warm = 1\n")
-	old, r := w.start("--runtime", "container", "--linger", "60", "hello")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, old)
+	old := startInContainer(t, w, "--linger", "60", "hello")
 	if _, st := containerOf(t, old); st != "running" {
 		t.Fatalf("the first warm owner's container is %q, want running", st)
 	}
-	young, r := w.start("--runtime", "container", "--linger", "60", "hello")
-	if r.code != 0 {
-		t.Fatalf("start: %s", r)
-	}
-	removeContainerAtEnd(t, young)
+	young := startInContainer(t, w, "--linger", "60", "hello")
 	waitFor(t, 15*time.Second, "the oldest warm owner to be closed by the pool", func() bool { return !w.ownerAlive(old) })
 	waitFor(t, 15*time.Second, "the closed owner's container to stop", func() bool {
 		_, st := containerOf(t, old)
@@ -585,4 +553,16 @@ func TestContainer_AnOwnerThePoolClosesStopsItsContainer(t *testing.T) {
 	if _, st := containerOf(t, young); st != "running" || !w.ownerAlive(young) {
 		t.Fatalf("the new warm owner's container is %q (owner alive %v), want running", st, w.ownerAlive(young))
 	}
+}
+
+// startInContainer starts a session whose agent runs in a container (args
+// after --runtime container) and removes that container when the test ends.
+func startInContainer(t *testing.T, w *world, args ...string) string {
+	t.Helper()
+	id, r := w.start(append([]string{"--runtime", "container"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	removeContainerAtEnd(t, id)
+	return id
 }

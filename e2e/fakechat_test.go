@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/kandev/kandev/internal/fakemodel"
 )
 
 // fakeChat is one running fake server and its request log.
@@ -57,27 +59,9 @@ func (q chatRequest) input() string {
 func (q chatRequest) userTexts() []string {
 	out := q.texts("user")
 	for i, s := range out {
-		out[i] = withoutContext(s)
+		out[i] = fakemodel.WithoutContext(s)
 	}
 	return out
-}
-
-// withoutContext drops the <tag>...</tag> blocks at the start of a user text
-// (the same rule as internal/fakemodel's).
-func withoutContext(s string) string {
-	s = strings.TrimSpace(s)
-	for strings.HasPrefix(s, "<") {
-		name, _, ok := strings.Cut(s[1:], ">")
-		if !ok || name == "" || strings.ContainsAny(name, " /\n") {
-			break
-		}
-		_, rest, ok := strings.Cut(s, "</"+name+">")
-		if !ok {
-			break
-		}
-		s = strings.TrimSpace(rest)
-	}
-	return s
 }
 
 // toolResults are the texts of the tool results the model was shown, in order.

@@ -112,16 +112,16 @@ func (r chatRequest) offers(name string) bool {
 func (r chatRequest) latestUserText() string {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role == "user" {
-			return withoutContext(textOf(r.Messages[i].Content))
+			return WithoutContext(textOf(r.Messages[i].Content))
 		}
 	}
 	return ""
 }
 
-// withoutContext drops the <tag>...</tag> blocks at the start of a user
+// WithoutContext drops the <tag>...</tag> blocks at the start of a user
 // text: context an agent adds before what the user typed (Copilot's
 // <current_datetime>).
-func withoutContext(s string) string {
+func WithoutContext(s string) string {
 	s = strings.TrimSpace(s)
 	for strings.HasPrefix(s, "<") {
 		name, _, ok := strings.Cut(s[1:], ">")
