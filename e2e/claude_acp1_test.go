@@ -84,6 +84,7 @@ func TestClaude_ItsTitleNamesTheSessionUnlessThePersonGaveOne(t *testing.T) {
 func TestClaude_SteerAddsTheMessageToTheRunningTurn(t *testing.T) {
 	t.Parallel()
 	r := newClaudeRig(t)
+	r.onDefaultPath()
 	id, res := r.start("--agent", "claude", "hello")
 	mustOK(t, res)
 	r.closeOnCleanup(id)

@@ -108,6 +108,7 @@ func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	if w == nil {
 		w = newWorld(t)
 	}
+	realAgentWorld(w)
 	if opt.mode == "" {
 		opt.mode = "agent-full-access"
 	}

@@ -64,7 +64,7 @@ type acpxWorld struct {
 
 func newAcpxWorld(t *testing.T) *acpxWorld {
 	acpx := installAcpx(t)
-	w := newWorld(t)
+	w := realAgentWorld(newWorld(t))
 	home := t.TempDir()
 	return &acpxWorld{world: w, acpx: acpx, env: append(append([]string{}, w.env...), "HOME="+home), home: home}
 }
