@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -130,6 +131,7 @@ func (w *world) relayAgent(id string) (pid int, started string) {
 func killHostKandevs(t *testing.T) int {
 	t.Helper()
 	n := 0
+	var killed []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid := 0
@@ -150,9 +152,21 @@ func killHostKandevs(t *testing.T) int {
 		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 == kandevBin {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				n++
+				killed = append(killed, pid)
 			}
 		}
 	}
+	// A killed process holds its locks until it has exited (a zombie holds
+	// none): wait for that, so the next command finds no owner.
+	waitFor(t, 10*time.Second, "the killed kandev processes to exit", func() bool {
+		for _, pid := range killed {
+			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+			if _, after, ok := strings.Cut(string(b), ") "); err == nil && ok && !strings.HasPrefix(after, "Z") {
+				return false
+			}
+		}
+		return true
+	})
 	return n
 }
 
@@ -452,6 +466,9 @@ func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
 	})
 	killHostKandevs(t)
 	_ = cmd.Wait()
+	// A SIGKILLed owner holds its lock until it is gone: a stop before
+	// that would queue for it.
+	waitFor(t, 10*time.Second, "the killed owner to be gone", func() bool { return !w.ownerAlive(id) })
 	w.mustRun("stop", id)
 	if _, st := containerOf(t, id); st == "running" {
 		t.Fatalf("the container still runs its turn after kandev stop")
