@@ -64,6 +64,10 @@ func TestClaude_ModelEffortAndFastOptionsReachTheModelRequest(t *testing.T) {
 func TestClaude_ItsTitleNamesTheSessionUnlessThePersonGaveOne(t *testing.T) {
 	t.Parallel()
 	r := newClaudeRig(t, "-title", "Login bug triage")
+	// Claude Code asks its model for the title beside the turn and may send
+	// it after the turn has ended: the default's warm owner is there to
+	// record it (an owner that ends with the turn, as under CI, may not be).
+	r.onDefaultPath()
 	id, res := r.start("--agent", "claude", "please help me fix the login bug")
 	mustOK(t, res)
 	waitFor(t, 20*time.Second, "Claude's title to name the session", func() bool { return r.titleOf(id) == "Login bug triage" })
