@@ -81,6 +81,9 @@ func (l *EventLog) NextSeq() int64 {
 func (l *EventLog) Append(events ...*Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.f == nil { // closed: a late update after the owner closed its log
+		return fmt.Errorf("append to %s: %w", l.path, os.ErrClosed)
+	}
 	l.buf.Reset()
 	now := FormatTime(l.now())
 	seq := l.nextSeq
