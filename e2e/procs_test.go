@@ -57,6 +57,9 @@ func (w *world) killOwner(id string, cmd *exec.Cmd) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
+	// A killed owner holds its lock until it has exited: the next command
+	// must find it gone, not queue for it.
+	waitFor(w.t, 10*time.Second, "the killed owner to be gone", func() bool { return !w.ownerAlive(id) })
 }
 
 func TestWrappedAgent_DiesWithItsOwnerWhenTheOwnerIsKilled(t *testing.T) {
