@@ -84,7 +84,7 @@ func TestPrompt_FiftyConcurrentPromptsOneOwnerEachPrintsItsOwnTurn(t *testing.T)
 	}
 	var servedOrder []string
 	for _, tr := range turns {
-		if tr.Source == eventlog.SourceQueued {
+		if tr.InputID != "" { // served an inbox input (its own prompt's owner records it as the user's)
 			servedOrder = append(servedOrder, tr.InputID)
 		}
 		users := ofType(evs, eventlog.EventUserMessage)
@@ -234,8 +234,8 @@ func TestInbox_OwnerKilledWithQueuedInputsTheNextOwnerServesThemInOrderOnce(t *t
 	for _, tr := range ofType(evs, eventlog.EventTurnStarted) {
 		order = append(order, tr.Source)
 	}
-	// The first turn is the prompt's: "user" when that command owned it,
-	// "queued" when it went through a detached or warm owner's inbox.
+	// The first turn is the prompt's: "user" when the owner it started ran
+	// it (in the command or detached), "queued" when it joined a warm owner.
 	if len(order) > 0 && order[0] == eventlog.SourceUser {
 		order[0] = "queued"
 	}

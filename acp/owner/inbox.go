@@ -172,7 +172,13 @@ func (o *owner) serveInput(ctx context.Context, in state.Input) error {
 		o.mu.Unlock()
 	}()
 	o.takeOverPause() // the operator's prompt, as one given here
-	err := o.turnFor(ctx, eventlog.SourceQueued, in.Text, &in)
+	source := eventlog.SourceQueued
+	if o.job.Detached && in.ID == o.job.OwnInput {
+		// The prompt of the command that started this owner: its own turn,
+		// as when that command owns the session itself.
+		source = eventlog.SourceUser
+	}
+	err := o.turnFor(ctx, source, in.Text, &in)
 	o.job.Linger = InputLinger(in, o.job.Linger, o.job.Detached)
 	return err
 }

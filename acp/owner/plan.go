@@ -269,7 +269,12 @@ func DecideDelivery(info TurnInfo) PromptDelivery {
 func followUp(info TurnInfo) (FollowUp, Message) {
 	if DecideDelivery(info) == PromptNeverSent && info.UserText != "" {
 		source := info.Source
-		if source == "" || source == eventlog.SourceInitial {
+		switch {
+		case info.Queued:
+			// Sent again with no input id: those who follow that input know
+			// its re-send as queued, whoever's own prompt it was.
+			source = eventlog.SourceQueued
+		case source == "" || source == eventlog.SourceInitial:
 			source = eventlog.SourceUser
 		}
 		return FollowResend, Message{Source: source, Text: info.UserText}

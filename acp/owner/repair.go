@@ -49,6 +49,8 @@ type TurnInfo struct {
 	StopReason     string // of the turn_ended, when Ended
 	Source         string // the turn's source
 	UserText       string // the turn's user message as logged
+	// Queued: the turn served an inbox input (its turn_started names it).
+	Queued bool
 	// Accepted is set when the agent answered anything in the turn.
 	Accepted bool
 	// SendRecorded: the turn's owner records prompt_sent (turn_started says
@@ -78,6 +80,7 @@ func DescribeTurn(events []eventlog.Event, turnID string) TurnInfo {
 		switch e.Type {
 		case eventlog.EventTurnStarted:
 			info.Started, info.Source, info.SendRecorded = true, e.Source, e.SendRecorded
+			info.Queued = e.InputID != ""
 		case eventlog.EventPromptSent:
 			info.PromptSent = true
 		case eventlog.EventUserMessage:
