@@ -106,7 +106,7 @@ func (c *attachCmd) Run(env *Env) error {
 			if err := h.Enqueue(id, in); err != nil {
 				return err
 			}
-			if err := owner.Ensure(env.Ctx, job); err != nil {
+			if _, err := owner.Dial(env.Ctx, job, owner.Request{Follows: owner.FollowsQueue}); err != nil {
 				env.Out.Warn(fmt.Sprintf("could not start an owner for %s: %v", id, err))
 			}
 		}

@@ -34,13 +34,8 @@ type serveCmd struct {
 	PromptStdin bool
 }
 
-// serveRounds bounds how often a detached owner starts over for inputs
-// left queued when its agent died: each round serves at least one.
-const serveRounds = 8
-
 // Run owns the session until it has nothing to serve and its linger ran
-// out. When its agent dies with inputs still queued (nobody may follow
-// them), it restores the agent and serves them.
+// out (owner.Dial: this process is the owner).
 func (c *serveCmd) Run(env *Env) error {
 	h, err := env.Home()
 	if err != nil {
@@ -67,20 +62,8 @@ func (c *serveCmd) Run(env *Env) error {
 	job.Ask, job.AskParked, job.Warn = nil, nil, func(msg string) { fmt.Fprintln(os.Stderr, "kandev:", msg) }
 	// Its caller shows these on its terminal (owner.ProgressPrefix).
 	job.Progress = func(msg string) { fmt.Fprintln(os.Stderr, owner.ProgressPrefix+msg) }
-	before := job.Record // as ownerJob read it: nothing ran since
-	for round := 0; ; round++ {
-		if round > 0 {
-			before, _ = h.LoadSession(c.ID)
-		}
-		_, err = owner.Run(env.Ctx, job)
-		after, lerr := h.LoadSession(c.ID)
-		if env.Ctx.Err() != nil || lerr != nil || before == nil || round == serveRounds ||
-			errors.Is(err, state.ErrOwnerBusy) || errors.Is(err, owner.ErrNotResumable) || errors.Is(err, owner.ErrStorage) ||
-			h.PendingInputs(after) == 0 || after.InboxOffset == before.InboxOffset {
-			return err
-		}
-		job.Prompt, job.InitialPrompt, job.OwnInput = "", "", ""
-	}
+	_, err = owner.Dial(env.Ctx, job, owner.Request{Follows: owner.FollowsServe})
+	return err
 }
 
 // closeCmd is kandev close.
@@ -311,13 +294,11 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 		}
 	}
 	in.RequestID = req.ID
-	if err := h.Enqueue(id, in); err != nil {
-		return err
-	}
-	res, err := owner.AwaitResolution(env.Ctx, h, id, from, req.ID)
+	d, err := owner.Dial(env.Ctx, owner.Job{Home: h, SessionID: id}, owner.Request{Follows: owner.FollowsAnswer, Answer: in, AnswerFrom: from})
 	if err != nil {
 		return err
 	}
+	res := d.Resolution
 	if res.AnsweredBy != in.ID {
 		how := "by another answer"
 		switch res.AnsweredBy {

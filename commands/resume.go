@@ -73,7 +73,9 @@ func (c *resumeCmd) Run(env *Env) error {
 		return err
 	}
 	attach := resumeAttach{SessionID: id, AttachedTo: lease.AttachedTo, AttachedAt: lease.AttachedAt, AttachExpiresAt: lease.AttachExpiresAt}
-	if alive, _ := h.OwnerAlive(id); alive {
+	alive, _ := h.OwnerAlive(id)
+	if owner.DecideReach(owner.ReachFacts{Follows: owner.FollowsRestore, OwnerAlive: alive}) == owner.ReachJoin {
+		// A live owner restored the agent already: nothing to relaunch.
 		if wt := a.Worktree; wt != nil && !wt.Valid {
 			return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
 		}

@@ -5,7 +5,7 @@
 //   - the session id an editor sees is the kandev session id, so the shell
 //     (kandev list, status, prompt, transcript) and the editor name the same
 //     session;
-//   - every turn runs through kandev's owner (owner.Run, or the inbox of
+//   - every turn runs through kandev's owner (owner.Dial: here, or the inbox of
 //     the process that owns the session), under every rule a shell prompt
 //     runs under: the log, leases, repair and one automatic continuation;
 //   - what the editor is shown is read from the log, after it is written and

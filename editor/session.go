@@ -37,16 +37,16 @@ type session struct {
 	shownMode, shownOptions string
 }
 
-// localOwner is this process running the session's owner (owner.Run) with
-// the agent kept warm between prompts: the owner asks for its next prompt
-// through Next, and the editor's prompts answer it.
+// localOwner is this process running the session's owner (owner.Dial,
+// FollowsServe) with the agent kept warm between prompts: the owner asks
+// for its next prompt through Next, and the editor's prompts answer it.
 type localOwner struct {
 	prompts  chan string
 	quit     chan struct{} // closed: Next answers "no more", the owner ends
 	restored chan struct{} // closed once the agent is restored (agent_started logged)
 	ready    chan struct{} // closed at the first Next: restored, follow-ups served, idle
-	done     chan struct{} // closed when owner.Run returned
-	err      error         // owner.Run's error, once done
+	done     chan struct{} // closed when owner.Dial returned
+	err      error         // owner.Dial's error, once done
 	ended    chan string   // stop reason of the editor's turn
 
 	quitOnce, readyOnce, restoredOnce sync.Once
@@ -131,7 +131,7 @@ func (s *session) warmOwner(first string) (o *localOwner, started bool) {
 	}
 	s.emitMu.Unlock()
 	go func() {
-		_, o.err = owner.Run(s.srv.opts.Ctx, job)
+		_, o.err = owner.Dial(s.srv.opts.Ctx, job, owner.Request{Follows: owner.FollowsServe})
 		close(o.done)
 	}()
 	return o, true

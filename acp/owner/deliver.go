@@ -17,6 +17,9 @@ type Delivery struct {
 	Result  *Result
 	Queued  bool   // the prompt went through the inbox of a live owner
 	InputID string // its inbox id when queued
+	// Resolution is how the owner resolved the request an answer named
+	// (FollowsAnswer).
+	Resolution *Resolution
 }
 
 // deliver sends job.Prompt. With no live owner and nothing queued this
@@ -49,7 +52,7 @@ func deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 			}
 			own.see0(e)
 		}
-		res, err := Run(ctx, here)
+		res, err := run(ctx, here)
 		if !errors.Is(err, state.ErrOwnerBusy) {
 			handOver(ctx, job)
 			if err == nil && own.ended {
@@ -66,7 +69,7 @@ func deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	d := &Delivery{Queued: true, InputID: in.ID}
 	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}
 	sayQueued(job)
-	if alive, _ := h.OwnerAlive(job.SessionID); !alive {
+	if reachNow(job, FollowsInput, false) == ReachHere {
 		// Queued behind inputs nobody serves: serve them, in order, here.
 		d.Queued = false
 		return deliverFollow(ctx, job, d, t, from)
@@ -106,14 +109,11 @@ func refuseQueuedLinger(job Job) error {
 // owning the session have an owner: when none runs, a detached one is
 // started to serve them (a --no-follow prompt has nobody else to).
 func handOver(ctx context.Context, job Job) {
-	if !inboxPending(job.Home, job.SessionID) || ctx.Err() != nil {
-		return
-	}
-	if alive, _ := job.Home.OwnerAlive(job.SessionID); alive || job.Serve == nil {
+	if !inboxPending(job.Home, job.SessionID) || ctx.Err() != nil || job.Serve == nil {
 		return
 	}
 	job.Detach, job.OwnInput = job.Serve, ""
-	if err := startDetached(ctx, job); err != nil && job.Warn != nil {
+	if err := ensure(ctx, job); err != nil && job.Warn != nil {
 		job.Warn(fmt.Sprintf("queued inputs of session %s wait for an owner: %v (kandev resume %s serves them)", job.SessionID, err, job.SessionID))
 	}
 }
@@ -143,7 +143,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 		// The owner is gone before our turn ended: take over and serve the inbox.
 		job.Prompt, job.OwnInput = "", t.inputID
 		job.Emit = t.see0
-		res, err := Run(ctx, job)
+		res, err := run(ctx, job)
 		if errors.Is(err, state.ErrOwnerBusy) {
 			continue // someone else took over first: keep following
 		}

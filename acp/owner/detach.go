@@ -111,13 +111,13 @@ func startDetached(ctx context.Context, job Job) error {
 // returns false. Whenever no owner is alive, one is started detached (once);
 // if that one exits before see is done, errOwnerGone lets the caller run
 // the owner here, so the reason is reported where the user sees it.
-func followOwned(ctx context.Context, job Job, from int64, see func(eventlog.Event) bool) (int64, error) {
-	return followOwnedUntil(ctx, job, from, see, nil)
+func followOwned(ctx context.Context, job Job, follows Follows, from int64, see func(eventlog.Event) bool) (int64, error) {
+	return followOwnedUntil(ctx, job, follows, from, see, nil)
 }
 
 // followOwnedUntil is followOwned that also ends when settled reports true
 // while nothing new is written (checked about every 200 ms).
-func followOwnedUntil(ctx context.Context, job Job, from int64, see func(eventlog.Event) bool, settled func() bool) (int64, error) {
+func followOwnedUntil(ctx context.Context, job Job, follows Follows, from int64, see func(eventlog.Event) bool, settled func() bool) (int64, error) {
 	h, id := job.Home, job.SessionID
 	done := false
 	var relay *progressRelay
@@ -125,15 +125,9 @@ func followOwnedUntil(ctx context.Context, job Job, from int64, see func(eventlo
 	seen := func(e eventlog.Event) bool { relay.poll(); done = !see(e); return !done }
 	started := false
 	for {
-		if alive, _ := h.OwnerAlive(id); !alive {
-			if started {
-				// Read what the owner wrote before it died before giving up on it.
-				from, _ = eventlog.Follow(ctx, h.LogPath(id), from, seen, func() bool { return true })
-				if done {
-					return from, nil
-				}
-				return from, errOwnerGone
-			}
+		switch reachNow(job, follows, started) {
+		case ReachJoin: // follow the live owner
+		case ReachDetached:
 			started = true
 			var outFrom int64
 			if fi, err := os.Stat(h.OwnerOutPath(id)); err == nil {
@@ -143,6 +137,15 @@ func followOwnedUntil(ctx context.Context, job Job, from int64, see func(eventlo
 			if err := startDetached(ctx, job); err != nil {
 				return from, err
 			}
+		default:
+			// The detached owner it started exited early (or none runs and
+			// none is to be started here): read what it wrote before it
+			// died, then the caller decides (afterFollow).
+			from, _ = eventlog.Follow(ctx, h.LogPath(id), from, seen, func() bool { return true })
+			if done {
+				return from, nil
+			}
+			return from, errOwnerGone
 		}
 		var err error
 		from, err = eventlog.Follow(ctx, h.LogPath(id), from, seen, func() bool {
@@ -182,18 +185,15 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	sayQueued(job)
 	job.OwnInput = in.ID // an owner started here serves it as its caller's prompt
 	if !follow {
-		if alive, _ := h.OwnerAlive(id); !alive {
-			return d, startDetached(ctx, job)
-		}
-		return d, nil
+		return d, ensure(ctx, job)
 	}
 	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}
-	at, err := followOwnedUntil(ctx, job, from, t.see, func() bool { return t.noFollowUp(h, id) })
+	at, err := followOwnedUntil(ctx, job, FollowsInput, from, t.see, func() bool { return t.noFollowUp(h, id) })
 	switch afterFollow(ctx, err, FollowsInput, nil, false) {
 	case ReachHere:
 		// The detached owner failed: run it here, where its error is shown.
 		job.Prompt, job.OwnInput, job.Emit, job.Detach, job.Linger = "", in.ID, t.see0, nil, 0
-		res, err := Run(ctx, job)
+		res, err := run(ctx, job)
 		if errors.Is(err, state.ErrOwnerBusy) {
 			return deliverFollow(ctx, job, d, t, eventlog.Size(h.LogPath(id)))
 		}
@@ -254,7 +254,7 @@ func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) 
 		}
 		return t.see(e)
 	}
-	at, err := followOwned(ctx, job, 0, see)
+	at, err := followOwned(ctx, job, FollowsFirstTurn, 0, see)
 	if afterFollow(ctx, err, FollowsFirstTurn, nil, false) == ReachLeave {
 		err = leaveTurn(ctx, job, t, at)
 		return &Result{Session: settledSession(context.WithoutCancel(ctx), job.Home, job.SessionID, t), StopReason: t.stop}, err
@@ -272,7 +272,7 @@ func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) 
 		return &Result{Session: s}, fmt.Errorf("%w: %s", ErrAgentFailed, s.ErrorMessage)
 	case ReachHere:
 		job.Detach, job.Linger = nil, 0
-		return Run(ctx, job)
+		return run(ctx, job)
 	}
 	if err != nil {
 		return &Result{Session: s}, err
@@ -321,7 +321,7 @@ func followResume(ctx context.Context, job Job) (*Result, error) {
 		alive, _ := h.OwnerAlive(id)
 		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
-	at, err := followOwnedUntil(ctx, job, eventlog.Size(h.LogPath(id)), see, settled)
+	at, err := followOwnedUntil(ctx, job, FollowsRestore, eventlog.Size(h.LogPath(id)), see, settled)
 	var s *state.Session
 	if errors.Is(err, errOwnerGone) {
 		s, _ = h.LoadSession(id)
@@ -344,7 +344,7 @@ func followResume(ctx context.Context, job Job) (*Result, error) {
 		err = nil // it restored, served what was pending and exited (no linger)
 	case ReachHere:
 		job.Detach, job.Linger = nil, 0
-		return Run(ctx, job)
+		return run(ctx, job)
 	}
 	res.Session, _ = h.LoadSession(id)
 	if err == nil && parked {
@@ -384,9 +384,10 @@ func (t *inputTurn) track(e eventlog.Event) {
 	}
 }
 
-// Ensure starts a detached owner for job's session unless one runs.
-func Ensure(ctx context.Context, job Job) error {
-	if alive, _ := job.Home.OwnerAlive(job.SessionID); alive {
+// ensure makes sure an owner serves what the command queued: a live one
+// is joined (it serves its inbox), else a detached one is started.
+func ensure(ctx context.Context, job Job) error {
+	if reachNow(job, FollowsQueue, false) == ReachJoin {
 		return nil
 	}
 	return startDetached(ctx, job)

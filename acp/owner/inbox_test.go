@@ -244,12 +244,12 @@ func TestAwaitResolution_FindsAnAnswerLoggedBeforeItLooked(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	res, err := AwaitResolution(context.Background(), h, id, eventlog.Size(h.LogPath(id)), "rq-1")
+	res, err := awaitResolution(context.Background(), h, id, eventlog.Size(h.LogPath(id)), "rq-1")
 	if err != nil || res.AnsweredBy != "in-1" || !res.Allowed {
 		t.Fatalf("resolution %+v %v", res, err)
 	}
 	// A request the log never answered, with no owner alive: not found.
-	if _, err := AwaitResolution(context.Background(), h, id, eventlog.Size(h.LogPath(id)), "rq-2"); !errors.Is(err, state.ErrNotFound) {
+	if _, err := awaitResolution(context.Background(), h, id, eventlog.Size(h.LogPath(id)), "rq-2"); !errors.Is(err, state.ErrNotFound) {
 		t.Fatalf("unanswered request with no owner: %v", err)
 	}
 }

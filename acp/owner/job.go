@@ -129,4 +129,9 @@ type Result struct {
 	Restore        acp.RestoreMethod
 	FallbackReason string
 	StopReason     string // of the last turn run, "" if none
+
+	// started: the owner read the record under its lock, whose inbox
+	// offset was then inboxFrom (serve's rounds compare it).
+	started   bool
+	inboxFrom int64
 }

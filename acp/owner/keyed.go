@@ -41,9 +41,9 @@ func deliverOnce(ctx context.Context, job Job, key string, follow bool) (*Delive
 	job.Prompt, job.OwnInput = "", in.ID
 	if !follow {
 		if job.Detach != nil {
-			return d, Ensure(ctx, job)
+			return d, ensure(ctx, job)
 		}
-		res, err := Run(ctx, job)
+		res, err := run(ctx, job)
 		if errors.Is(err, state.ErrOwnerBusy) {
 			return d, nil
 		}
@@ -68,7 +68,7 @@ func followKeyed(ctx context.Context, job Job, d *Delivery, t *inputTurn) (*Deli
 	for {
 		var err error
 		if job.Detach != nil {
-			from, err = followOwned(ctx, job, from, t.see)
+			from, err = followOwned(ctx, job, FollowsInput, from, t.see)
 			if afterFollow(ctx, err, FollowsInput, nil, false) == ReachHere {
 				job.Detach, job.Linger = nil, 0 // run it here, where its error is shown
 				err = nil
@@ -96,7 +96,7 @@ func followKeyed(ctx context.Context, job Job, d *Delivery, t *inputTurn) (*Deli
 		}
 		emit := job.Emit
 		job.Emit = t.see0
-		res, err := Run(ctx, job)
+		res, err := run(ctx, job)
 		job.Emit = emit
 		if errors.Is(err, state.ErrOwnerBusy) {
 			continue // someone else took over first: keep following

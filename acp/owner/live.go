@@ -193,10 +193,26 @@ type Resolution struct {
 	AnsweredBy string // the approve or deny input, AnsweredByTimeout or AnsweredByCancel
 }
 
-// AwaitResolution follows session id's log from offset from until request
+// awaitAnswer queues answer r.Answer for the live owner of job's session
+// and follows the log until that owner has resolved the request it names
+// (awaitResolution). With no live owner nothing holds the request: the
+// answer is not queued.
+func awaitAnswer(ctx context.Context, job Job, r Request) (*Resolution, error) {
+	h, id, rid := job.Home, job.SessionID, r.Answer.RequestID
+	alive, _ := h.OwnerAlive(id)
+	if DecideReach(ReachFacts{Follows: FollowsAnswer, OwnerAlive: alive}) != ReachJoin {
+		return nil, fmt.Errorf("%w: the owner of session %s exited before it answered request %s", state.ErrNotFound, id, rid)
+	}
+	if err := h.Enqueue(id, r.Answer); err != nil {
+		return nil, err
+	}
+	return awaitResolution(ctx, h, id, r.AnswerFrom, rid)
+}
+
+// awaitResolution follows session id's log from offset from until request
 // rid is resolved, and says how. The owner exiting first is an error: the
 // request was never answered.
-func AwaitResolution(ctx context.Context, h *state.Home, id string, from int64, rid string) (*Resolution, error) {
+func awaitResolution(ctx context.Context, h *state.Home, id string, from int64, rid string) (*Resolution, error) {
 	var res *Resolution
 	see := func(e eventlog.Event) bool {
 		if e.Type != eventlog.EventPermissionResolved || e.RequestID != rid {

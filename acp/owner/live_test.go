@@ -16,7 +16,7 @@ import (
 func (r *rig) runInBackground(job Job) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(context.Background(), job)
+		_, err := run(context.Background(), job)
 		done <- err
 	}()
 	return done

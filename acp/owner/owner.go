@@ -19,13 +19,13 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
-// Run is the owner's life in one place: take the owner lock, plan from
+// run is the owner's life in one place: take the owner lock, plan from
 // the record and the log (NewPlan), repair an interrupted turn, launch the
 // agent, restore its conversation, run the pending initial prompt, the
 // continuation and the user's prompt, then stop the agent and release the
 // lock. ctx ending means the user interrupted (Ctrl-C): the turn is
 // cancelled with session/cancel, then the agent is killed after a bound.
-func Run(ctx context.Context, job Job) (_ *Result, err error) {
+func run(ctx context.Context, job Job) (_ *Result, err error) {
 	if err := state.CheckPrompt(job.Prompt); err != nil {
 		return nil, err // refused before the session is touched or the agent sees it
 	}
@@ -80,7 +80,7 @@ func Run(ctx context.Context, job Job) (_ *Result, err error) {
 	if err := setup.CheckTrust(s); err != nil {
 		return nil, err // the claim brought the remote's newer record, with servers not trusted here
 	}
-	o := &owner{job: job, s: s, res: &Result{}, claim: claim}
+	o := &owner{job: job, s: s, res: &Result{started: true, inboxFrom: s.InboxOffset}, claim: claim}
 	log, torn, err := job.Home.OpenLog(s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package owner
 import (
 	"context"
 	"time"
+
+	"github.com/kandev/kandev/state"
 )
 
 // Reach is where the owner a command talks to runs, and so what the
@@ -12,7 +14,7 @@ import (
 type Reach string
 
 const (
-	// ReachHere: this process owns the session (Run).
+	// ReachHere: this process owns the session (run).
 	ReachHere Reach = "here"
 	// ReachDetached: start a detached owner that outlives the command
 	// (__serve) and follow it.
@@ -24,8 +26,9 @@ const (
 	ReachLeave Reach = "leave"
 	// ReachDone: the detached owner did all the command followed and exited.
 	ReachDone Reach = "done"
-	// ReachFailed: the detached owner exited with the failure it recorded;
-	// the command reports it instead of trying again.
+	// ReachFailed: the command reports a failure instead of reaching an
+	// owner: the detached owner exited with the failure it recorded, or an
+	// answer finds no live owner holding its request.
 	ReachFailed Reach = "failed"
 )
 
@@ -40,6 +43,16 @@ const (
 	FollowsFirstTurn
 	// FollowsRestore: a restore and what it serves (resume).
 	FollowsRestore
+	// FollowsServe: this process is the owner and follows its own run to
+	// the end (the detached owner, kandev __serve; the editor's local
+	// owner): it restores, serves what waits and lingers.
+	FollowsServe
+	// FollowsQueue: inputs the command queued itself must have an owner
+	// serve them; the command follows nothing (attach's typed prompts).
+	FollowsQueue
+	// FollowsAnswer: an answer to a parked request (approve, deny, answer),
+	// followed until the live owner has resolved that request.
+	FollowsAnswer
 )
 
 // EarlyExit is what a detached owner this command started left behind when
@@ -72,12 +85,32 @@ type ReachFacts struct {
 	Early *EarlyExit
 }
 
+// reachNow probes job's session's owner lock and decides where the
+// command's owner runs now: DecideReach from the job's facts. A job with no
+// detached owner's command line (job.Detach nil) runs its owner here, as
+// DecideReach chose for it: its facts carry no linger. started: this
+// command already started a detached owner, so one that is not alive now
+// exited early.
+func reachNow(job Job, follows Follows, started bool) Reach {
+	alive, _ := job.Home.OwnerAlive(job.SessionID)
+	f := ReachFacts{Follows: follows, OwnerAlive: alive}
+	if job.Detach != nil {
+		f.Linger, f.Defers = job.Linger, job.Permissions == PermDefer
+	}
+	if started && !alive {
+		f.Early = &EarlyExit{}
+	}
+	return DecideReach(f)
+}
+
 // DecideReach decides where the command's owner runs. A detached owner
 // that exits early is one case here: the command runs the owner itself,
 // where the reason is shown, unless the exit was a finished restore or a
 // first start whose failure is on record.
 func DecideReach(f ReachFacts) Reach {
 	switch {
+	case f.Follows == FollowsServe:
+		return ReachHere // it is the owner
 	case f.Interrupted:
 		return ReachLeave
 	case f.Early != nil && f.Follows == FollowsRestore && f.Early.Restored:
@@ -88,6 +121,10 @@ func DecideReach(f ReachFacts) Reach {
 		return ReachHere
 	case f.OwnerAlive:
 		return ReachJoin
+	case f.Follows == FollowsAnswer:
+		return ReachFailed // nobody holds the request any more: the answer applies to nothing
+	case f.Follows == FollowsQueue:
+		return ReachDetached // nobody may follow what it queued: an owner that outlives it serves it
 	case f.Interactive:
 		return ReachHere
 	case f.Linger > 0 || f.Defers:
@@ -110,6 +147,11 @@ type Request struct {
 	NoFollow bool
 	// HasPrompt: the first turn runs an initial prompt (start "...").
 	HasPrompt bool
+	// Answer, with FollowsAnswer, is the approve, deny or answer input
+	// naming a parked request; AnswerFrom is the log's size before the
+	// caller read the request, so its resolution is seen from there.
+	Answer     *state.Input
+	AnswerFrom int64
 }
 
 // Dial is the one way a command reaches its session's owner, as gopls's
@@ -120,6 +162,14 @@ type Request struct {
 // asks, signals and exit codes wherever it runs.
 func Dial(ctx context.Context, job Job, r Request) (*Delivery, error) {
 	switch {
+	case r.Follows == FollowsServe:
+		res, err := serve(ctx, job)
+		return &Delivery{Result: res}, err
+	case r.Follows == FollowsQueue:
+		return &Delivery{}, ensure(ctx, job)
+	case r.Follows == FollowsAnswer:
+		res, err := awaitAnswer(ctx, job, r)
+		return &Delivery{Resolution: res, Queued: true, InputID: r.Answer.ID}, err
 	case r.Follows == FollowsInput && r.Key != "":
 		return deliverOnce(ctx, job, r.Key, !r.NoFollow)
 	case r.Follows == FollowsInput:
@@ -131,7 +181,7 @@ func Dial(ctx context.Context, job Job, r Request) (*Delivery, error) {
 	case r.Follows == FollowsFirstTurn && r.Key != "":
 		res, err = followInitial(ctx, job)
 	case job.Detach == nil:
-		res, err = Run(ctx, job)
+		res, err = run(ctx, job)
 	case r.Follows == FollowsFirstTurn:
 		res, err = followStart(ctx, job, r.HasPrompt)
 	default:

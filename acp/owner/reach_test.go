@@ -28,6 +28,14 @@ func TestDecideReach_OneDecisionForWhereTheOwnerRuns(t *testing.T) {
 		{"a resume whose detached owner restored, served and exited is done", ReachFacts{Linger: linger, Follows: FollowsRestore, Early: &EarlyExit{Restored: true}}, ReachDone},
 		{"a resume whose detached owner died before restoring is run here", ReachFacts{Linger: linger, Follows: FollowsRestore, Early: &EarlyExit{Failure: "launch failed"}}, ReachHere},
 		{"an early exit is decided before the lock probe: the owner that took over is joined by running here (busy)", ReachFacts{OwnerAlive: true, Early: &EarlyExit{}}, ReachHere},
+		{"a prompt queued behind inputs nobody serves, with no live owner and no linger, serves them here", ReachFacts{Follows: FollowsInput}, ReachHere},
+		{"a queued input with no live owner on a lingering session is served by a detached owner", ReachFacts{Linger: linger, Follows: FollowsInput}, ReachDetached},
+		{"the detached owner (__serve) and the editor's local owner are the owner, here", ReachFacts{Linger: linger, Follows: FollowsServe}, ReachHere},
+		{"an owner here that finds the lock held is still here: its run reports the owner busy", ReachFacts{OwnerAlive: true, Follows: FollowsServe}, ReachHere},
+		{"inputs queued with nobody to follow them and no live owner get a detached owner, even without linger", ReachFacts{Follows: FollowsQueue}, ReachDetached},
+		{"inputs queued for a live owner are its to serve: nothing to start", ReachFacts{OwnerAlive: true, Follows: FollowsQueue}, ReachJoin},
+		{"an answer to a parked request goes to the live owner that holds it", ReachFacts{OwnerAlive: true, Follows: FollowsAnswer}, ReachJoin},
+		{"an answer with no live owner applies to nothing: the command fails", ReachFacts{Linger: linger, Follows: FollowsAnswer}, ReachFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -67,13 +67,13 @@ func (r *rig) job(id, prompt string) Job {
 // run runs an owner to its end.
 func (r *rig) run(ctx context.Context, job Job) (*Result, error) {
 	r.t.Helper()
-	return Run(ctx, job)
+	return run(ctx, job)
 }
 
 // mustRun runs an owner that must succeed.
 func (r *rig) mustRun(job Job) *Result {
 	r.t.Helper()
-	res, err := Run(context.Background(), job)
+	res, err := run(context.Background(), job)
 	if err != nil {
 		r.t.Fatalf("owner: %v", err)
 	}
