@@ -32,6 +32,11 @@ type serveCmd struct {
 	Input string
 	// PromptStdin: stdin carries the initial prompt as typed.
 	PromptStdin bool
+	// Agent and Runtime are the session's, as its caller read them (they
+	// never change): the owner then reads the record once, under its lock.
+	// Without Agent (an older caller) the record is read here first.
+	Agent   string
+	Runtime string
 }
 
 // Run owns the session until it has nothing to serve and its linger ran
@@ -55,7 +60,11 @@ func (c *serveCmd) Run(env *Env) error {
 	}
 	// An older kandev handed the prompt over in this file: it must not stay.
 	os.Remove(h.PromptHandoffPath(c.ID))
-	job, err = ownerJob(env, c.ID, job)
+	if c.Agent != "" {
+		job, err = serveJob(env, c.ID, c.Agent, c.Runtime, job)
+	} else {
+		job, err = ownerJob(env, c.ID, job)
+	}
 	if err != nil {
 		return err
 	}
@@ -64,6 +73,32 @@ func (c *serveCmd) Run(env *Env) error {
 	job.Progress = func(msg string) { fmt.Fprintln(os.Stderr, owner.ProgressPrefix+msg) }
 	_, err = owner.Dial(env.Ctx, job, owner.Request{Follows: owner.FollowsServe})
 	return err
+}
+
+// serveJob is ownerJob for a detached owner told its session's agent and
+// runtime: the record is not read here (the owner checks it is resumable
+// and trusted under its lock).
+func serveJob(env *Env, id, agent, runtime string, job owner.Job) (owner.Job, error) {
+	if err := state.ValidateID(id); err != nil {
+		return job, err
+	}
+	h, err := env.Home()
+	if err != nil {
+		return job, err
+	}
+	cfg, err := env.Config()
+	if err != nil {
+		return job, err
+	}
+	mode, err := env.PermissionMode()
+	if err != nil {
+		return job, err
+	}
+	profile, err := acp.LookupProfile(cfg, agent)
+	if err != nil {
+		return job, err
+	}
+	return launchJob(env, h, cfg, id, profile, mode, runtime, job), nil
 }
 
 // closeCmd is kandev close.

@@ -95,15 +95,15 @@ func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
 		return job, err
 	}
 	job.Record = s
-	return launchJob(env, h, cfg, id, profile, mode, job), nil
+	return launchJob(env, h, cfg, id, profile, mode, s.Runtime, job), nil
 }
 
 // launchJob fills job for session id with what it needs from this command:
-// where the session lives, its agent and permission mode, and how it shows
-// events, asks, warns and notifies on this terminal.
-func launchJob(env *Env, h *state.Home, cfg *config.Config, id string, profile acp.Profile, mode string, job owner.Job) owner.Job {
+// where the session lives, its agent, runtime and permission mode, and how
+// it shows events, asks, warns and notifies on this terminal.
+func launchJob(env *Env, h *state.Home, cfg *config.Config, id string, profile acp.Profile, mode, runtime string, job owner.Job) owner.Job {
 	job.Home, job.Config, job.SessionID, job.Profile, job.Permissions = h, cfg, id, profile, mode
-	inContainer(&job)
+	inContainer(&job, runtime)
 	if job.Emit == nil {
 		job.Emit = env.Out.Event
 	}
@@ -183,6 +183,11 @@ func serveArgs(env *Env, job *owner.Job, linger time.Duration) []string {
 		args = append(args, "--config", env.G.Config)
 	}
 	args = append(args, "__serve", job.SessionID, "--linger", linger.String())
+	// What it would read the record for: the owner reads it once, under its lock.
+	args = append(args, "--agent", job.Profile.Name)
+	if job.Outlives {
+		args = append(args, "--runtime", config.RuntimeContainer)
+	}
 	if job.NoContinue {
 		args = append(args, "--no-continue")
 	}
@@ -343,12 +348,8 @@ func permissionTitle(req sdk.RequestPermissionRequest) string {
 
 // inContainer runs the agent of a session whose runtime is "container" in
 // its container (docs/containers.md), which outlives the owner.
-func inContainer(job *owner.Job) {
-	s := job.Record
-	if s == nil {
-		s, _ = job.Home.LoadSession(job.SessionID)
-	}
-	if s != nil && s.Runtime == config.RuntimeContainer {
+func inContainer(job *owner.Job, runtime string) {
+	if runtime == config.RuntimeContainer {
 		job.Launch, job.Outlives = container.Launcher(job.Config.Runtime, job.Home.Dir), true
 	}
 }

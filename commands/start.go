@@ -87,7 +87,7 @@ func (c *startCmd) Run(env *Env) error {
 	if existing {
 		env.Out.ShowLead() // a retry follows the turn only: it shows no agent start
 	}
-	job := launchJob(env, h, cfg, s.ID, profile, mode, owner.Job{InitialPrompt: prompt})
+	job := launchJob(env, h, cfg, s.ID, profile, mode, s.Runtime, owner.Job{InitialPrompt: prompt})
 	if err := goLive(env, &job, c.LingerFlag, agent, false); err != nil {
 		return err
 	}

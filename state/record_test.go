@@ -75,3 +75,39 @@ func TestDecodeRecord_EveryFieldAndUnknownKeysRoundTrip(t *testing.T) {
 		t.Fatalf("rewritten:\n%s\nwritten:\n%s", again, b)
 	}
 }
+
+func TestChangedBy_ReportsWhatAWriteWouldChangeAndLeavesTheRecordAlone(t *testing.T) {
+	s := fullRecord(t)
+	s.TaskState = TaskStateFor(s.State) // as UpdateSession writes it
+	before, err := encodeRecord(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		fn   func(*Session)
+		want bool
+	}{
+		{"setting a field to the value it has changes nothing", func(c *Session) { c.TurnPermissionMode = s.TurnPermissionMode }, false},
+		{"a nested value set again, as a new pointer, changes nothing", func(c *Session) { w := *s.Worktree; c.Worktree = &w }, false},
+		{"a new value is a change", func(c *Session) { c.TurnPermissionMode += "-other" }, true},
+		{"clearing a list is a change", func(c *Session) { c.ParkedRequests = nil }, true},
+		{"a change made in place through a pointer is seen, and not made to s", func(c *Session) { c.Worktree.Path += "/x" }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := s.ChangedBy(c.fn); got != c.want {
+				t.Errorf("ChangedBy = %v, want %v", got, c.want)
+			}
+			if after, _ := encodeRecord(s); string(after) != string(before) {
+				t.Fatal("ChangedBy changed the record it was asked about")
+			}
+		})
+	}
+	// A write also sets the task state from the state: one out of step is a change.
+	stale := fullRecord(t)
+	stale.TaskState = "stale"
+	if !stale.ChangedBy(func(*Session) {}) {
+		t.Error("a record whose task state lags its state: ChangedBy = false, want true (the write sets it)")
+	}
+}

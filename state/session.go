@@ -285,6 +285,28 @@ func (h *Home) UpdateSession(id string, fn func(*Session) error) (*Session, erro
 	return s, nil
 }
 
+// ChangedBy reports whether fn changes s as UpdateSession would write it;
+// fn runs on a copy, s is left as it was.
+func (s *Session) ChangedBy(fn func(*Session)) bool {
+	b, err := encodeRecord(s)
+	if err != nil {
+		return true
+	}
+	var c Session
+	if decodeRecord(b, &c) != nil {
+		return true
+	}
+	c.Format = Format
+	before, err := encodeRecord(&c)
+	if err != nil {
+		return true
+	}
+	fn(&c)
+	c.TaskState = TaskStateFor(c.State)
+	after, err := encodeRecord(&c)
+	return err != nil || !bytes.Equal(before, after)
+}
+
 // LockRecord takes the lock that serialises read-modify-write of a session's
 // record, lease and inbox. It blocks; the returned func releases it.
 func (h *Home) LockRecord(id string) (func(), error) {

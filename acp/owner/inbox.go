@@ -86,8 +86,9 @@ func LingerRefusal(s *state.Session, lingerGiven bool) string {
 // Control requests left at the head of the inbox targeted the previous
 // owner's turn: they are consumed here (a stop still marks the session stopped).
 func (o *owner) reconcileInbox(ins []state.Input) {
-	// A new owner: what the previous one parked, and its warmth, died with it.
-	o.update(func(s *state.Session) { s.ParkedRequests, s.OwnerDetached, s.WarmUntil = nil, o.job.Detached, nil })
+	if !o.taken {
+		o.update(func(s *state.Session) { newOwner(s, o.job.Detached) })
+	}
 	for len(ins) > 0 && ins[0].Kind != state.InputPrompt {
 		if ins[0].Kind == state.InputStop {
 			o.update(func(s *state.Session) { s.Stopped = true })

@@ -35,12 +35,11 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	}
 	defer lock.Release()
 	// Nothing a remote brought runs (nor gets a variable expanded) before
-	// this machine agrees: checked again here, under the owner lock.
-	locked, err := job.Home.LoadSession(job.SessionID)
-	if err == nil {
-		if err := setup.CheckTrust(locked); err != nil {
-			return nil, err
-		}
+	// this machine agrees: checked again here, under the owner lock, as the
+	// record is first read and the new owner is written into it.
+	locked, taken, err := takeOver(job)
+	if errors.Is(err, setup.ErrTrustPending) {
+		return nil, err
 	}
 	// A session that travels between machines is claimed before anything
 	// is appended to it (package remote); a takeover stops this owner.
@@ -62,7 +61,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	defer func() { err = releaseClaim(context.WithoutCancel(ctx), claim, job, err) }()
 	s := locked
 	if s == nil || synced {
-		if s, err = job.Home.LoadSession(job.SessionID); err != nil {
+		if s, taken, err = takeOver(job); err != nil {
 			return nil, err
 		}
 	}
@@ -80,7 +79,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	if err := setup.CheckTrust(s); err != nil {
 		return nil, err // the claim brought the remote's newer record, with servers not trusted here
 	}
-	o := &owner{job: job, s: s, res: &Result{started: true, inboxFrom: s.InboxOffset}, claim: claim}
+	o := &owner{job: job, s: s, res: &Result{started: true, inboxFrom: s.InboxOffset}, claim: claim, taken: taken}
 	log, torn, err := job.Home.OpenLog(s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
@@ -112,6 +111,38 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	return o.res, err
 }
 
+// takeOver reads job's record under the owner lock and, in the same step
+// (one read of the record), writes this owner into it (newOwner). A record
+// a remote brought that this machine does not trust yet is neither written
+// nor run (setup.CheckTrust), nor is a finished session's written. taken is
+// false when that write did not happen (the home cannot be written):
+// reconcileInbox writes it again and so reports the failure.
+func takeOver(job Job) (s *state.Session, taken bool, err error) {
+	s, err = job.Home.UpdateSession(job.SessionID, func(s *state.Session) error {
+		if err := setup.CheckTrust(s); err != nil {
+			return err
+		}
+		if !state.IsTerminal(s.State) {
+			newOwner(s, job.Detached)
+		}
+		return nil
+	})
+	if err == nil || errors.Is(err, setup.ErrTrustPending) {
+		return s, err == nil, err
+	}
+	s, err = job.Home.LoadSession(job.SessionID)
+	if err == nil {
+		err = setup.CheckTrust(s)
+	}
+	return s, false, err
+}
+
+// newOwner is what a new owner changes in the record of the session it
+// takes: what the previous one parked, and its warmth, died with it.
+func newOwner(s *state.Session, detached bool) {
+	s.ParkedRequests, s.OwnerDetached, s.WarmUntil = nil, detached, nil
+}
+
 type owner struct {
 	job  Job
 	plan Plan
@@ -120,6 +151,8 @@ type owner struct {
 	res  *Result
 	proc acp.Transport
 	conn *acp.Conn
+	// taken: takeOver wrote this owner into the record (newOwner).
+	taken bool
 	// reattached: the agent was running when this owner connected to it
 	// (reattach.go); it is neither launched nor restored.
 	reattached bool
@@ -256,7 +289,7 @@ func (o *owner) prepare() (Plan, error) {
 	}
 	o.reconcileInbox(inbox)
 	if wt := facts.Worktree; wt != nil {
-		o.update(func(s *state.Session) { w := *wt; s.Worktree = &w })
+		o.updateChanged(func(s *state.Session) { w := *wt; s.Worktree = &w })
 	}
 	o.settlePause(plan.Continuation, facts.Worktree)
 	if plan.NotResent != "" {
@@ -267,7 +300,7 @@ func (o *owner) prepare() (Plan, error) {
 	if plan.Refusal != nil {
 		return plan, plan.Refusal
 	}
-	o.update(func(s *state.Session) {
+	o.updateChanged(func(s *state.Session) {
 		if plan.Continuation.Drop {
 			s.Interrupted = nil // switched off: repaired, never continued
 		}

@@ -58,6 +58,18 @@ func (o *owner) updateLocked(fn func(*state.Session)) {
 	}
 }
 
+// updateChanged is update for what only owners write (under the owner
+// lock this one holds), so the cached record has it as the file does: when
+// fn changes nothing in it, the record is neither read nor written again.
+func (o *owner) updateChanged(fn func(*state.Session)) {
+	o.recMu.Lock()
+	defer o.recMu.Unlock()
+	if o.pendingUsage == nil && !o.s.ChangedBy(fn) {
+		return
+	}
+	o.updateLocked(fn)
+}
+
 // session is the cached record, for goroutines other than the owner's own.
 func (o *owner) session() *state.Session {
 	o.recMu.Lock()
