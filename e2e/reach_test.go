@@ -20,14 +20,17 @@ func TestReach_APromptsOwnTurnIsTheUsersInTheOwnerItStarts(t *testing.T) {
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			w := newWorld(t)
-			id := w.idleSession() // no owner left: the prompt's command starts one
+			id, r := w.start("--linger", "0") // no owner left: the prompt's command starts one
+			if r.code != 0 {
+				t.Fatal(r)
+			}
 			w.closeOnCleanup(id)
-			w.mustRun(promptArgs(id, row.flags, "/say mine")...)
+			w.mustRun(append(append([]string{"prompt"}, row.flags...), id, "/say mine")...)
 			evs := w.events(id)
 			turn := lastTurn(evs)
 			for _, e := range ofType(evs, eventlog.EventTurnStarted) {
 				if e.TurnID == turn && e.Source != eventlog.SourceUser {
-					t.Fatalf("the prompt's turn %s started with source %q, want %q: %s", turn, e.Source, eventlog.SourceUser, mustJSON(e))
+					t.Fatalf("the prompt's turn %s started with source %q (input %s), want %q", turn, e.Source, e.InputID, eventlog.SourceUser)
 				}
 			}
 			var page struct {

@@ -193,11 +193,11 @@ type Resolution struct {
 	AnsweredBy string // the approve or deny input, AnsweredByTimeout or AnsweredByCancel
 }
 
-// awaitAnswer queues answer r.Answer for the live owner of job's session
+// dialAnswer queues answer r.Answer for the live owner of job's session
 // and follows the log until that owner has resolved the request it names
 // (awaitResolution). With no live owner nothing holds the request: the
 // answer is not queued.
-func awaitAnswer(ctx context.Context, job Job, r Request) (*Resolution, error) {
+func dialAnswer(ctx context.Context, job Job, r Request) (*Resolution, error) {
 	h, id, rid := job.Home, job.SessionID, r.Answer.RequestID
 	alive, _ := h.OwnerAlive(id)
 	if DecideReach(ReachFacts{Follows: FollowsAnswer, OwnerAlive: alive}) != ReachJoin {

@@ -155,11 +155,12 @@ type Request struct {
 }
 
 // Dial is the one way a command reaches its session's owner, as gopls's
-// lsprpc dialer reaches its server: where the owner runs (this process, a
-// detached owner it starts, a live one it joins) is decided by DecideReach
-// (job.Detach is set where it chose a detached owner; a live owner is
-// found when the prompt is queued); the command then sees the same events,
-// asks, signals and exit codes wherever it runs.
+// lsprpc dialer reaches its server, and the only exported way to get one
+// going: where the owner runs (this process, a detached owner it starts, a
+// live one it joins) is decided by DecideReach (job.Detach is set where it
+// chose a detached owner; whether a live owner is joined is probed where it
+// matters, reachNow); the command then sees the same events, asks, signals
+// and exit codes wherever it runs.
 func Dial(ctx context.Context, job Job, r Request) (*Delivery, error) {
 	switch {
 	case r.Follows == FollowsServe:
@@ -168,7 +169,7 @@ func Dial(ctx context.Context, job Job, r Request) (*Delivery, error) {
 	case r.Follows == FollowsQueue:
 		return &Delivery{}, ensure(ctx, job)
 	case r.Follows == FollowsAnswer:
-		res, err := awaitAnswer(ctx, job, r)
+		res, err := dialAnswer(ctx, job, r)
 		return &Delivery{Resolution: res, Queued: true, InputID: r.Answer.ID}, err
 	case r.Follows == FollowsInput && r.Key != "":
 		return deliverOnce(ctx, job, r.Key, !r.NoFollow)
