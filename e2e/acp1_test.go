@@ -31,6 +31,7 @@ type setupStatus struct {
 }
 
 func TestSetup_ModelEffortAndABooleanOfferedOnlyAsConfigOptions(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	w.config(currentAgents)
@@ -63,6 +64,7 @@ func TestSetup_ModelEffortAndABooleanOfferedOnlyAsConfigOptions(t *testing.T) {
 }
 
 func TestSetup_AValueTheAgentDoesNotOfferSaysWhatItOffersAndStatusShowsWhatRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	w.config(currentAgents)
@@ -114,6 +116,7 @@ func (w *world) titleOf(id string) string {
 }
 
 func TestTitle_TheAgentsTitleNamesTheSessionUnlessThePersonNamedIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("/title Fix the login bug")
@@ -154,6 +157,7 @@ func (w *world) demoClosed(id string) int {
 }
 
 func TestClose_AWarmOwnerThatEndsClosesTheAgentsSessionWhereTheAgentOffersIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[agents.noclose]\ncommand = [\"{kandev}\", \"demo-agent\", \"--no-close\"]\n")
 
@@ -202,6 +206,7 @@ func TestClose_AWarmOwnerThatEndsClosesTheAgentsSessionWhereTheAgentOffersIt(t *
 }
 
 func TestCancelRequest_AStuckStartUpRequestIsCancelledBeforeTheAgentIsKilled(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	w.config("[agent]\nhandshake_timeout_seconds = 1\n\n[agents.stuck]\ncommand = [\"{kandev}\", \"demo-agent\", \"--start-delay\", \"20000\"]\n")
@@ -220,6 +225,7 @@ func TestCancelRequest_AStuckStartUpRequestIsCancelledBeforeTheAgentIsKilled(t *
 }
 
 func TestSet_OnALiveAgentThatOffersOptionsOnlyTakesEffortAndOnOffAndNamesWhatItOffers(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config(currentAgents)
 	id, r := w.start("--agent", "current", "--linger", "30s", "hello")

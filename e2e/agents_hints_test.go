@@ -13,6 +13,7 @@ import (
 // a hint that names a package the registry does not have (amp-acp did) is a
 // dead end for the person who follows it.
 func TestAgents_EveryInstallHintNamesAPackageTheRegistryHas(t *testing.T) {
+	t.Parallel()
 	requireNPMOptIn(t, "the registry check of install hints")
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("SKIP: npm is not installed")

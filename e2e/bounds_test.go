@@ -56,6 +56,7 @@ func markersOf(evs []eventlog.Event, kind string) []eventlog.Event {
 }
 
 func TestNotify_AParkedPermissionWithAHugeTitleReachesTheHookCutAndNeverWedgesTheOwner(t *testing.T) {
+	t.Parallel()
 	w, notes := notifyWorld(t, "")
 	id := w.startWarm("60s", "--permissions", "defer")
 	title := strings.Repeat("t", 100<<10)
@@ -75,6 +76,7 @@ func TestNotify_AParkedPermissionWithAHugeTitleReachesTheHookCutAndNeverWedgesTh
 }
 
 func TestNotify_AFailingHookIsOneWarningMarkerPerKindAndOwner(t *testing.T) {
+	t.Parallel()
 	notExecutable := filepath.Join(t.TempDir(), "hook.sh")
 	os.WriteFile(notExecutable, []byte("#!/bin/sh\ncat >/dev/null\n"), 0o644)
 	cases := []struct {
@@ -107,6 +109,7 @@ func TestNotify_AFailingHookIsOneWarningMarkerPerKindAndOwner(t *testing.T) {
 }
 
 func TestInputs_AnMCPFileOverItsLimitIsRefusedNamingIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	file := filepath.Join(t.TempDir(), "big.json")
@@ -122,6 +125,7 @@ func TestInputs_AnMCPFileOverItsLimitIsRefusedNamingIt(t *testing.T) {
 }
 
 func TestInputs_APromptOverItsLimitIsRefusedBeforeTheAgentSeesIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	huge := strings.Repeat("word ", 12<<20/5)
@@ -160,6 +164,7 @@ func TestInputs_APromptOverItsLimitIsRefusedBeforeTheAgentSeesIt(t *testing.T) {
 }
 
 func TestEditor_APromptOverItsLimitIsAnErrorAndTheNextOneRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	a := w.rawACP()
 	a.stdin.Write(append(request(1, "initialize", initParams), request(2, "session/new", sdk.NewSessionRequest{Cwd: w.cwd, McpServers: []sdk.McpServer{}})...))
@@ -183,6 +188,7 @@ func TestEditor_APromptOverItsLimitIsAnErrorAndTheNextOneRuns(t *testing.T) {
 }
 
 func TestSetup_TheSecretCheckKnowsTheUsualNames(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	dir := t.TempDir()
@@ -215,6 +221,7 @@ func TestSetup_TheSecretCheckKnowsTheUsualNames(t *testing.T) {
 }
 
 func TestSetup_TheMarkerAboutUnsetVariablesIsWhole(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	env := map[string]string{}
@@ -245,6 +252,7 @@ func TestSetup_TheMarkerAboutUnsetVariablesIsWhole(t *testing.T) {
 }
 
 func TestPrune_RemovesTheLogAKilledForkLeftAndDoctorSaysSo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("--linger", "0", "remember FIG")
@@ -270,6 +278,7 @@ func TestPrune_RemovesTheLogAKilledForkLeftAndDoctorSaysSo(t *testing.T) {
 }
 
 func TestLease_BeyondTheMaximumIsNeverHonoured(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("--linger", "0", "hello")
@@ -299,6 +308,7 @@ func TestLease_BeyondTheMaximumIsNeverHonoured(t *testing.T) {
 }
 
 func TestNotify_TheMacOSExampleInTheDocsPassesATitleWithQuotesAsData(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("SKIP: jq is not installed")
 	}

@@ -73,6 +73,7 @@ func fileText(t *testing.T, f *os.File) string {
 }
 
 func TestTerminal_StdoutOnDevNullPutsNoColourInTheStderrLog(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	log := createFile(t, "kandev.log")
 	if code := w.runStdio(w.colourEnv(), openDevNull(t), openDevNull(t), log, "start", "/think pondering"); code != 0 {
@@ -85,6 +86,7 @@ func TestTerminal_StdoutOnDevNullPutsNoColourInTheStderrLog(t *testing.T) {
 }
 
 func TestTerminal_ResumeInteractiveWithStdinFromDevNullShowsNoPrompt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	errLog := createFile(t, "err.log")
@@ -96,6 +98,7 @@ func TestTerminal_ResumeInteractiveWithStdinFromDevNullShowsNoPrompt(t *testing.
 }
 
 func TestTerminal_AskModeWithStdinFromDevNullDeniesAndSaysHowToApprove(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	errLog := createFile(t, "err.log")
@@ -113,6 +116,7 @@ func TestTerminal_AskModeWithStdinFromDevNullDeniesAndSaysHowToApprove(t *testin
 }
 
 func TestTTY_AskModeWithStdinFromDevNullDoesNotAskOnTheTerminal(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	tm := newTmux(t, w, kandevBin+" --permissions ask prompt "+id+" '/write out.txt from a script' </dev/null")
@@ -126,6 +130,7 @@ func TestTTY_AskModeWithStdinFromDevNullDoesNotAskOnTheTerminal(t *testing.T) {
 }
 
 func TestTTY_ColourOnlyOnTheStreamThatIsATerminal(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	errLog := filepath.Join(t.TempDir(), "err.log")
 	tm := newTmux(t, w, "unset NO_COLOR; "+kandevBin+" start '/think deep thought' 2>"+errLog)
@@ -141,6 +146,7 @@ func TestTTY_ColourOnlyOnTheStreamThatIsATerminal(t *testing.T) {
 }
 
 func TestCLI_UsageErrorsWithJSONPrintAnErrorObjectOnStdout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for _, args := range [][]string{{"--json", "list", "--bogus"}, {"--json", "events"}, {"status", "--json", "a", "b"}} {
 		r := w.run(args...)
@@ -155,6 +161,7 @@ func TestCLI_UsageErrorsWithJSONPrintAnErrorObjectOnStdout(t *testing.T) {
 }
 
 func TestCLI_PromptWithTextWhereTheIDGoesSuggestsLatest(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	r := w.run("prompt", "some text")
@@ -173,6 +180,7 @@ func TestCLI_PromptWithTextWhereTheIDGoesSuggestsLatest(t *testing.T) {
 }
 
 func TestCLI_ConfigWithUnknownKeysOrValuesOverTheLimitIsRefused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	cfgPath := filepath.Join(w.home, "config.toml")
 	cases := []struct{ toml, want string }{
@@ -198,6 +206,7 @@ func TestCLI_ConfigWithUnknownKeysOrValuesOverTheLimitIsRefused(t *testing.T) {
 }
 
 func TestResume_NegativeTTLMeansTheDefault(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	for _, args := range [][]string{{"--ttl", "-1"}, {"--ttl=-30"}} {
@@ -221,6 +230,7 @@ func TestResume_NegativeTTLMeansTheDefault(t *testing.T) {
 }
 
 func TestList_ShowsRecordsThatDoNotLoadAndWarns(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	good, _ := w.start("--title", "good one")
 	bad := "20260101-000000-0badc0de"
@@ -246,6 +256,7 @@ func TestList_ShowsRecordsThatDoNotLoadAndWarns(t *testing.T) {
 }
 
 func TestText_ControlCharactersInTitlesAreEscapedAndJSONKeepsThem(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	title := "evil \x1b[2J\x1b]0;pwned\a\rover"
 	id, r := w.start("--title", title, "/say hi")
@@ -266,6 +277,7 @@ func TestText_ControlCharactersInTitlesAreEscapedAndJSONKeepsThem(t *testing.T) 
 }
 
 func TestText_ControlCharactersInTheAgentsStreamedTextAreEscaped(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	r := w.mustRun("prompt", id, "\x1b[2Jcleared\rline")

@@ -33,6 +33,7 @@ func (w *world) runTermAfter(d time.Duration, args ...string) (int, string) {
 }
 
 func TestRewind_ASIGTERMEitherStopsItBeforeItChangesAnythingOrItExitsZero(t *testing.T) {
+	t.Parallel()
 	tmpl := newWorld(t)
 	tmpl.env = append(tmpl.env, "CI=1")
 	id, r := tmpl.start("--linger", "0", "remember ALPHA")
@@ -69,6 +70,7 @@ func TestRewind_ASIGTERMEitherStopsItBeforeItChangesAnythingOrItExitsZero(t *tes
 }
 
 func TestSet_ASIGTERMAfterTheChangeIsQueuedExitsZeroAndSaysSo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	w.mustRun("prompt", id, "--no-follow", "/sleep 8000")

@@ -45,6 +45,7 @@ func (w *world) ownerAlive(id string) bool {
 }
 
 func TestPrompt_FiftyConcurrentPromptsOneOwnerEachPrintsItsOwnTurn(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	const n = 50
@@ -108,6 +109,7 @@ func TestPrompt_FiftyConcurrentPromptsOneOwnerEachPrintsItsOwnTurn(t *testing.T)
 }
 
 func TestResume_FiftyHoldersRaceForTheLeaseExactlyOneWins(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	const n = 50
@@ -154,6 +156,7 @@ func TestResume_FiftyHoldersRaceForTheLeaseExactlyOneWins(t *testing.T) {
 }
 
 func TestResume_TTLBounds(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	var out struct {
@@ -177,6 +180,7 @@ func TestResume_TTLBounds(t *testing.T) {
 }
 
 func TestCancel_FromAnotherProcessStopsASleepingTurnQuickly(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	cmd, _ := w.background("prompt", id, "/sleep 60000")
@@ -198,6 +202,7 @@ func TestCancel_FromAnotherProcessStopsASleepingTurnQuickly(t *testing.T) {
 }
 
 func TestStop_FromAnotherProcessRecordsUserCanceled(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	cmd, _ := w.background("prompt", id, "/sleep 60000")
@@ -216,6 +221,7 @@ func TestStop_FromAnotherProcessRecordsUserCanceled(t *testing.T) {
 }
 
 func TestInbox_OwnerKilledWithQueuedInputsTheNextOwnerServesThemInOrderOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	owner, _ := w.background("prompt", id, "/say working\n/sleep 60000")
@@ -255,6 +261,7 @@ func TestInbox_OwnerKilledWithQueuedInputsTheNextOwnerServesThemInOrderOnce(t *t
 }
 
 func TestInbox_QueuedPromptIsTakenOverWhenTheOwnerDies(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	owner, _ := w.background("prompt", id, "/say working\n/sleep 60000")
@@ -281,6 +288,7 @@ func TestInbox_QueuedPromptIsTakenOverWhenTheOwnerDies(t *testing.T) {
 }
 
 func TestEvents_FollowPrintsEveryEventOnceAndEndsWithTheOwner(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// The follow ends with the owner: the prompt's own detached owner, which
 	// lingers 1 s after its turn (a warm one would stay for the default 300 s).

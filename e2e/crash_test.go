@@ -107,6 +107,7 @@ func isType(typ string) func(eventlog.Event) bool {
 }
 
 func TestCrash_KilledAtChosenPointsThenResumed(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name         string
 		agent        string
@@ -203,6 +204,7 @@ command = ["` + slowStart + `"]
 }
 
 func TestCrash_InitialPromptKilledBeforeAcceptanceIsSentAgain(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	slowStart := writeScript(t, "slow-start", "sleep 2\nexec "+kandevBin+" demo-agent\n")
 	w.config("[agents.slowstart]\ncommand = [\"" + slowStart + "\"]\n")
@@ -221,6 +223,7 @@ func TestCrash_InitialPromptKilledBeforeAcceptanceIsSentAgain(t *testing.T) {
 }
 
 func TestCrash_AgentCrashEndsTheTurnWithoutAContinuationLoop(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("/say before\n/crash")
 	if r.code != 6 {
@@ -250,6 +253,7 @@ func TestCrash_AgentCrashEndsTheTurnWithoutAContinuationLoop(t *testing.T) {
 }
 
 func TestCrash_BudgetPausesTheFourthContinuationWithinTheWindow(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[session.restart]\nmax_attempts = 3\nwindow_seconds = 15\n")
 	id, _ := w.start()
@@ -292,6 +296,7 @@ func TestCrash_BudgetPausesTheFourthContinuationWithinTheWindow(t *testing.T) {
 }
 
 func TestCrash_AutoContinueOffRepairsWithoutContinuing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[session.restart]\nauto_continue = false\n")
 	id, _ := w.start()
@@ -307,6 +312,7 @@ func TestCrash_AutoContinueOffRepairsWithoutContinuing(t *testing.T) {
 }
 
 func TestCrash_StoppedSessionIsNeverContinued(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	w.killAt(isType(eventlog.EventAgentMessage), 10*time.Second, "prompt", id, "/say working\n/sleep 5000")
@@ -330,6 +336,7 @@ func TestCrash_StoppedSessionIsNeverContinued(t *testing.T) {
 }
 
 func TestRepair_IsIdempotentAndDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	w.killAt(isType(eventlog.EventToolCall), 10*time.Second, "prompt", id, "/read missing.txt\n/sleep 5000")
@@ -357,6 +364,7 @@ func TestRepair_IsIdempotentAndDryRunChangesNothing(t *testing.T) {
 }
 
 func TestRecover_ContinuesEveryInterruptedSessionOfTheWorkspace(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	var ids []string
 	for i := 0; i < 2; i++ {
@@ -383,6 +391,7 @@ func TestRecover_ContinuesEveryInterruptedSessionOfTheWorkspace(t *testing.T) {
 }
 
 func TestStart_ClosedStdoutPipeDoesNotKillTheOwner(t *testing.T) {
+	t.Parallel()
 	// The owner in the command (--linger 0) and a detached one it follows.
 	for _, linger := range []string{"0", "300s"} {
 		t.Run("linger "+linger, func(t *testing.T) {
@@ -406,6 +415,7 @@ func TestStart_ClosedStdoutPipeDoesNotKillTheOwner(t *testing.T) {
 }
 
 func TestCrash_ChangedAgentCommandPausesTheContinuation(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[agents.mine]\ncommand = [\"" + kandevBin + "\", \"demo-agent\"]\n")
 	id, _ := w.start("--agent", "mine")

@@ -20,6 +20,7 @@ import (
 // that follows a turn and to the detached owner that runs it.
 // The matrix exits 1 when any run broke a rule; its report names the run.
 func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("SKIP: the crash matrix runs real processes for about half a minute; not in -short")
 	}
@@ -47,6 +48,7 @@ func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t 
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			args := append([]string{"-kandev", kandevBin, "-dir", t.TempDir(),
 				"-scenarios", "say,read,write,mix,perm-ask"}, c.args...)
 			out, err := exec.Command(matrix, args...).CombinedOutput()

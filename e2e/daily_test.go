@@ -19,6 +19,7 @@ import (
 // Everyday use: the overview, completion, doctor and prune (issue 8).
 
 func TestOverview_KandevAloneTeachesTheCommonFlows(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	r := w.mustRun()
 	for _, flow := range []string{"kandev demo", "kandev start ", "kandev prompt ", "kandev resume ", "kandev recap ", "kandev list", "kandev status "} {
@@ -64,6 +65,7 @@ func dailyTwoSessions(w *world) (older, newer string) {
 }
 
 func TestCompletion_BashScriptLoadsAndCompletesCommandsFlagsAgentsAndSessions(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	older, newer := dailyTwoSessions(w)
 	script := filepath.Join(t.TempDir(), "kandev.bash")
@@ -113,6 +115,7 @@ complete "kandev completion "
 }
 
 func TestCompletion_FishCompletesThroughItsOwnEngine(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("fish"); err != nil {
 		t.Skip("SKIP: fish is not installed")
 	}
@@ -135,6 +138,7 @@ complete -C "kandev start --agent de"`)
 }
 
 func TestCompletion_ZshRegistersAndOffersCandidates(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("zsh"); err != nil {
 		t.Skip("SKIP: zsh is not installed")
 	}
@@ -157,6 +161,7 @@ words=(kandev resume ""); CURRENT=3; _kandev`, "zsh", script)
 }
 
 func TestCompletion_UnknownShellIsAUsageError(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	r := w.run("completion", "tcsh")
 	if r.code != 2 || !strings.Contains(r.stderr, "bash") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
@@ -196,6 +201,7 @@ func dailyPrivateHome(w *world) {
 }
 
 func TestDoctor_HealthyHomeExitsZero(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dailyPrivateHome(w)
 	w.mustRun("start", "/say hi")
@@ -255,6 +261,7 @@ func dailyRecord(home, id string) (*state.Session, error) {
 }
 
 func TestDoctor_ReportsEachProblemWithTheCommandThatFixesIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dailyPrivateHome(w)
 	w.config("[agents.ghost]\ncommand = [\"kandev-no-such-agent-xyz\"]\ninstall_hint = \"get ghost from ghost.example\"\n")
@@ -329,6 +336,7 @@ func TestDoctor_ReportsEachProblemWithTheCommandThatFixesIt(t *testing.T) {
 }
 
 func TestPrune_RemovesFinishedSessionsButNeverLiveOnes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	h, _ := state.OpenHome(w.home)
 	done, _ := w.start("remember APPLE")
@@ -412,6 +420,7 @@ func TestPrune_RemovesFinishedSessionsButNeverLiveOnes(t *testing.T) {
 }
 
 func TestPrune_OlderThanComparesLastActivity(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	h, _ := state.OpenHome(w.home)
 	old, _ := w.start("/say old")

@@ -219,6 +219,7 @@ var defaultPathRules = []struct {
 }
 
 func TestDefaultPath_EveryRuleHoldsWhereverTheOwnerRuns(t *testing.T) {
+	t.Parallel()
 	for _, rule := range defaultPathRules {
 		for _, place := range ownerPlaces {
 			if rule.elsewhere && place.ownedHere {
@@ -265,6 +266,7 @@ func ownerCarriesTheTurn(t *testing.T, w *world, id, want string) {
 }
 
 func TestDefaultPath_AttachAsksAboutTheRequestsOfWhatItFollowsAndATypedYIsTheAnswer(t *testing.T) {
+	t.Parallel()
 	w := defaultWorld(t)
 	id, _ := ownerPlaces[2].session(w)
 	tm := w.inTerminal("--permissions", "ask", "attach", id)
@@ -309,6 +311,7 @@ func (w *world) newSessionID() string {
 }
 
 func TestDefaultPath_StartAsksAndCtrlCCancelsItsFirstTurnWhereverTheOwnerRuns(t *testing.T) {
+	t.Parallel()
 	for _, place := range startPlaces {
 		t.Run(place.name+"/ask", func(t *testing.T) {
 			w := defaultWorld(t)
@@ -341,6 +344,7 @@ func TestDefaultPath_StartAsksAndCtrlCCancelsItsFirstTurnWhereverTheOwnerRuns(t 
 }
 
 func TestDefaultPath_SurgeryOnAnIdleWarmSessionDoesNotWaitForTheLinger(t *testing.T) {
+	t.Parallel()
 	w := defaultWorld(t)
 	id, r := w.start("remember PEAR")
 	if r.code != 0 {
@@ -365,6 +369,7 @@ func TestDefaultPath_SurgeryOnAnIdleWarmSessionDoesNotWaitForTheLinger(t *testin
 }
 
 func TestDefaultPath_ProgressLinesShowOnATerminalWhereverTheOwnerRuns(t *testing.T) {
+	t.Parallel()
 	for _, place := range startPlaces {
 		t.Run(place.name, func(t *testing.T) {
 			w := defaultWorld(t)
@@ -396,6 +401,7 @@ func TestDefaultPath_ProgressLinesShowOnATerminalWhereverTheOwnerRuns(t *testing
 }
 
 func TestDefaultPath_CtrlCOfAPromptQueuedBehindAnotherTurnLeavesThatTurnAlone(t *testing.T) {
+	t.Parallel()
 	w := defaultWorld(t)
 	id, _ := ownerPlaces[2].session(w)
 	busy := exec.Command(kandevBin, "prompt", id, sleepingTurn)
@@ -467,6 +473,7 @@ func continuationStop(evs []eventlog.Event) (turn, stop string) {
 }
 
 func TestDefaultPath_ResumeCtrlCCancelsAndSIGTERMInterruptsTheContinuationWhereverTheOwnerRuns(t *testing.T) {
+	t.Parallel()
 	for _, place := range startPlaces {
 		t.Run(place.name+"/ctrl-c", func(t *testing.T) {
 			w := defaultWorld(t)

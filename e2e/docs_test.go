@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode"
 
@@ -193,10 +194,12 @@ func (w *world) runShell(cmdline string) result {
 }
 
 func TestDocs_EveryCommandExampleRuns(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("SKIP: no sh to run the examples with")
 	}
-	total := 0
+	var total atomic.Int64 // each group runs in its own home, in parallel
+	t.Cleanup(func() { t.Logf("%d examples run", total.Load()) })
 	for _, file := range docFiles(t) {
 		examples := docExamples(t, file)
 		groups := map[string][]docExample{}
@@ -209,6 +212,7 @@ func TestDocs_EveryCommandExampleRuns(t *testing.T) {
 		}
 		for _, g := range order {
 			t.Run(g, func(t *testing.T) {
+				t.Parallel()
 				w := newDocWorld(t)
 				defer func() { // nothing an example started lingers
 					for _, s := range w.sessions() {
@@ -221,7 +225,7 @@ func TestDocs_EveryCommandExampleRuns(t *testing.T) {
 						t.Logf("not run (needs %s): %s", ex.needs, where)
 						continue
 					}
-					total++
+					total.Add(1)
 					r := w.sh(ex.cmd)
 					switch {
 					case ex.fails && !strings.Contains(r.stderr, "kandev: "):
@@ -233,7 +237,6 @@ func TestDocs_EveryCommandExampleRuns(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("%d examples run", total)
 }
 
 // sessions lists the ids in the home.
@@ -252,6 +255,7 @@ func (w *world) sessions() []string {
 
 // Every ```toml block parses as TOML and loads as a kandev config.
 func TestDocs_EveryTOMLExampleIsAValidConfig(t *testing.T) {
+	t.Parallel()
 	blocks := 0
 	for _, file := range docFiles(t) {
 		b, err := os.ReadFile(file)
@@ -298,6 +302,7 @@ func TestDocs_EveryTOMLExampleIsAValidConfig(t *testing.T) {
 // docs/reference.md (commands' TestReference_DocsPageMatchesTheCommandModel
 // keeps that page up to date).
 func TestDocs_CommandsMDNamesEveryCommand(t *testing.T) {
+	t.Parallel()
 	help, err := exec.Command(kandevBin, "--help").Output()
 	if err != nil {
 		t.Fatalf("kandev --help: %v", err)
@@ -340,6 +345,7 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // Every relative link of README.md and docs/*.md names a file that exists
 // and, with #anchor, a heading of that file.
 func TestDocs_EveryRelativeLinkResolves(t *testing.T) {
+	t.Parallel()
 	anchors := map[string]map[string]bool{} // file -> heading slugs
 	slugsOf := func(file string) map[string]bool {
 		if a, ok := anchors[file]; ok {

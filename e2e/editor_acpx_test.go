@@ -137,6 +137,7 @@ func (a *acpxWorld) waitOwnerGone(id string) {
 }
 
 func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
+	t.Parallel()
 	a := newAcpxWorld(t)
 	out := a.mustRun("sessions", "new")
 	lines := strings.Fields(strings.TrimSpace(out))

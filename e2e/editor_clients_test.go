@@ -19,6 +19,7 @@ import (
 )
 
 func TestEditor_ReopenedEditorListsLoadsReplaysAndRecallsItsSession(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("the notes"), 0o600)
 	prompt := "remember PINEAPPLE\n/think deep thought\n/read notes.txt\n/say hello again"
@@ -162,6 +163,7 @@ func (w *world) runTSClient(args ...string) tsReport {
 }
 
 func TestEditor_TypeScriptSDKClientCreatesThenReopensLoadsAndRecalls(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("the notes"), 0o600)
 	prompt := "remember PINEAPPLE\n/think deep thought\n/read notes.txt\n/bulk 10000"

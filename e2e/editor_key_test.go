@@ -16,6 +16,7 @@ func (e *editorProc) promptKeyed(id sdk.SessionId, text, key string) (sdk.StopRe
 }
 
 func TestEditor_APromptRetriedWithTheSameMetaKeyIsSentOnceAndAnsweredAgain(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	ed := w.openEditor()

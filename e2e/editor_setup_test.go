@@ -47,6 +47,7 @@ func effortOf(t *testing.T, opts []sdk.SessionConfigOption) string {
 }
 
 func TestEditor_SetupBothWaysAndMCPServersSurviveANewEditorProcess(t *testing.T) {
+	t.Parallel()
 	w := newMCPWorld(t)
 	notes := w.notesServer(t)
 	ed := w.openEditor()
@@ -136,6 +137,7 @@ func TestEditor_SetupBothWaysAndMCPServersSurviveANewEditorProcess(t *testing.T)
 }
 
 func TestEditor_ChangesMadeElsewhereReachTheEditorOnce(t *testing.T) {
+	t.Parallel()
 	w := newMCPWorld(t)
 	ed := w.openEditor()
 	ed.initialize()
@@ -176,6 +178,7 @@ func TestEditor_ChangesMadeElsewhereReachTheEditorOnce(t *testing.T) {
 }
 
 func TestEditor_RefusesALiteralSecretInItsMCPServers(t *testing.T) {
+	t.Parallel()
 	w := newMCPWorld(t)
 	ed := w.openEditor()
 	ed.initialize()
@@ -197,6 +200,7 @@ func TestEditor_RefusesALiteralSecretInItsMCPServers(t *testing.T) {
 }
 
 func TestEditor_AllowAlwaysReachesTheAgentAsSuch(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	ed := w.openEditor()
@@ -230,6 +234,7 @@ func TestEditor_AllowAlwaysReachesTheAgentAsSuch(t *testing.T) {
 }
 
 func TestEditor_TypeScriptSDKClientSetsTheSetupAndGivesMCPServersThatSurviveAReopen(t *testing.T) {
+	t.Parallel()
 	w := newMCPWorld(t)
 	notes, _ := json.Marshal([]sdk.McpServer{w.notesServer(t)})
 	base := w.env
@@ -260,6 +265,7 @@ func TestEditor_TypeScriptSDKClientSetsTheSetupAndGivesMCPServersThatSurviveAReo
 }
 
 func TestEditor_LoadAddsItsMCPServersToAShellSession(t *testing.T) {
+	t.Parallel()
 	w := newMCPWorld(t)
 	id, r := w.start("--linger", "0", "remember FIG")
 	mustOK(t, r)

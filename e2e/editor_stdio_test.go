@@ -113,6 +113,7 @@ func (r *rawACP) exit(t *testing.T) int {
 var initParams = sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}
 
 func TestEditor_RequestsWrittenJustBeforeStdinClosesAreAllAnswered(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for run := 1; run <= 5; run++ {
 		a := w.rawACP()
@@ -135,6 +136,7 @@ func TestEditor_RequestsWrittenJustBeforeStdinClosesAreAllAnswered(t *testing.T)
 }
 
 func TestEditor_APromptWrittenJustBeforeStdinClosesRunsToItsEnd(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	a := w.rawACP()
 	a.stdin.Write(append(request(1, "initialize", initParams), request(2, "session/new", sdk.NewSessionRequest{Cwd: w.cwd, McpServers: []sdk.McpServer{}})...))
@@ -157,6 +159,7 @@ func TestEditor_APromptWrittenJustBeforeStdinClosesRunsToItsEnd(t *testing.T) {
 }
 
 func TestEditor_ALineOverTenMegabytesIsAnsweredWithAnErrorAndNothingElseIsLost(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	a := w.rawACP()
 	a.stdin.Write(append(request(1, "initialize", initParams), request(2, "session/new", sdk.NewSessionRequest{Cwd: w.cwd, McpServers: []sdk.McpServer{}})...))
@@ -189,6 +192,7 @@ func TestEditor_ALineOverTenMegabytesIsAnsweredWithAnErrorAndNothingElseIsLost(t
 }
 
 func TestEditor_AtATerminalKandevACPSaysWhatItIsOnStderr(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	tm := newTmux(t, w, kandevBin+" acp")
 	tm.waitScreen("kandev acp: this is kandev as an ACP agent for editors")
@@ -197,6 +201,7 @@ func TestEditor_AtATerminalKandevACPSaysWhatItIsOnStderr(t *testing.T) {
 }
 
 func TestEditor_SIGTERMMidTurnAnswersThePromptAndLeavesTheTurnForItsContinuation(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ed := w.openEditor()
 	ed.initialize()

@@ -17,6 +17,7 @@ import (
 )
 
 func TestEditor_InitializeAdvertisesLoadResumeListCloseForAnyAgent(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[agents.plain]\ncommand = [\"{kandev}\", \"demo-agent\", \"--no-resume\", \"--no-load\"]\n")
 	ed := w.openEditor("--agent", "plain")
@@ -37,6 +38,7 @@ func TestEditor_InitializeAdvertisesLoadResumeListCloseForAnyAgent(t *testing.T)
 }
 
 func TestEditor_PromptCapabilitiesAreTheAgentsAsFarAsTextCarriesThem(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// An agent that never ran in this home: kandev launches it to ask.
 	rich := writeScript(t, "rich-agent", `read line
@@ -53,6 +55,7 @@ cat >/dev/null
 }
 
 func TestEditor_NewSessionStreamsTheTurnAndContinuesInTheShell(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ed := w.openEditor()
 	ed.initialize()
@@ -89,6 +92,7 @@ func TestEditor_NewSessionStreamsTheTurnAndContinuesInTheShell(t *testing.T) {
 }
 
 func TestEditor_PermissionRequestsAreAnsweredByTheEditor(t *testing.T) {
+	t.Parallel()
 	for _, allow := range []bool{true, false} {
 		w := newWorld(t)
 		ed := w.openEditor()
@@ -115,6 +119,7 @@ func TestEditor_PermissionRequestsAreAnsweredByTheEditor(t *testing.T) {
 }
 
 func TestEditor_CancelEndsTheRunningTurnCancelled(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ed := w.openEditor()
 	ed.initialize()
@@ -160,6 +165,7 @@ func TestEditor_CancelEndsTheRunningTurnCancelled(t *testing.T) {
 }
 
 func TestEditor_ListFiltersByCwdAndPagesWithACursor(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	other := t.TempDir()
 	var mine []string
@@ -203,6 +209,7 @@ func TestEditor_ListFiltersByCwdAndPagesWithACursor(t *testing.T) {
 }
 
 func TestEditor_LoadReplaysAShellSessionThenContinuesIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("the notes"), 0o600)
 	prompt := "remember PINEAPPLE\n/think deep thought\n/read notes.txt\n/bulk 10000"
@@ -247,6 +254,7 @@ func TestEditor_LoadReplaysAShellSessionThenContinuesIt(t *testing.T) {
 }
 
 func TestEditor_KilledMidTurnIsRepairedAndContinuedOnceOnTheNextLoad(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ed := w.openEditor()
 	ed.initialize()
@@ -295,6 +303,7 @@ func TestEditor_KilledMidTurnIsRepairedAndContinuedOnceOnTheNextLoad(t *testing.
 }
 
 func TestEditor_StdinClosedMidTurnLetsTheTurnFinish(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ed := w.openEditor()
 	ed.initialize()
@@ -315,6 +324,7 @@ func TestEditor_StdinClosedMidTurnLetsTheTurnFinish(t *testing.T) {
 }
 
 func TestEditor_ShellAndEditorShareALiveSessionThroughTheInbox(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ed := w.openEditor()
 	ed.initialize()
@@ -375,6 +385,7 @@ func waitForTurnStarted(t *testing.T, w *world, id, turn string) {
 }
 
 func TestEditor_LoadRestoresTheAgentInEveryRestoreMode(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		switches string
@@ -410,6 +421,7 @@ func TestEditor_LoadRestoresTheAgentInEveryRestoreMode(t *testing.T) {
 }
 
 func TestEditor_PausedSessionLoadsAndTheNextPromptTakesOver(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// Killed mid-turn under approve-all: the editor runs under ask, so the
 	// continuation pauses for an operator.
@@ -433,6 +445,7 @@ func TestEditor_PausedSessionLoadsAndTheNextPromptTakesOver(t *testing.T) {
 }
 
 func TestEditor_LoadAfterClearReplaysOnlyTheCurrentConversation(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("remember APPLE")
 	if r.code != 0 {

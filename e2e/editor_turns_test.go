@@ -70,6 +70,7 @@ func promptOwnAnswer(t *testing.T, w *world, ed *editorProc, id sdk.SessionId, w
 }
 
 func TestEditor_AfterAKilledUnansweredTurnEveryPromptGetsItsOwnAnswer(t *testing.T) {
+	t.Parallel()
 	for _, load := range []bool{true, false} {
 		name := "prompted without a load"
 		if load {
@@ -106,6 +107,7 @@ func TestEditor_AfterAKilledUnansweredTurnEveryPromptGetsItsOwnAnswer(t *testing
 }
 
 func TestEditor_LoadAndResumeAnswerBeforeTheContinuationEndsAndAPromptQueuesBehindIt(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{"session/load", "session/resume"} {
 		t.Run(method, func(t *testing.T) {
 			t.Parallel()

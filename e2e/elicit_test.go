@@ -22,6 +22,7 @@ func agentSaid(evs []eventlog.Event) string {
 }
 
 func TestQuestion_ParkedUnderDeferAndAnsweredWithKandevAnswerRedactedInTheLog(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "--permissions", "defer")
 	r := w.run("--permissions", "defer", "prompt", id, "/ask Which token should I use?")
@@ -89,6 +90,7 @@ func TestQuestion_ParkedUnderDeferAndAnsweredWithKandevAnswerRedactedInTheLog(t 
 }
 
 func TestQuestion_DeclinedUnderTheModesThatCannotAsk(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	for _, mode := range []string{"approve-all", "deny-all", "approve-reads", "ask"} {

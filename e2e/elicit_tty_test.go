@@ -11,6 +11,7 @@ import (
 // that sent the prompt, wherever its owner runs, and the line typed is
 // the answer.
 func TestQuestion_AskedOnTheTerminalUnderAskWhereverTheOwnerRuns(t *testing.T) {
+	t.Parallel()
 	for _, place := range ownerPlaces {
 		t.Run(place.name, func(t *testing.T) {
 			w := defaultWorld(t)

@@ -13,6 +13,7 @@ import (
 // or nothing for a signal; once the child is created it is kept and
 // reported, so a CI job that retries on a non-zero exit never makes two.
 func TestFork_SIGTERMAfterTheChildExistsFinishesTheForkAndExits0(t *testing.T) {
+	t.Parallel()
 	w := sentWorld(t)
 	// An agent that forks natively but takes 3 s to start: the SIGTERM lands
 	// while the fork waits for it, after the child's record was written.

@@ -21,6 +21,7 @@ func assertNewerRefused(t *testing.T, r result, what string) {
 }
 
 func TestFormat_HomeOfANewerFormatIsRefusedAndLeftAlone(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start("/say hi")
 	os.WriteFile(filepath.Join(w.home, "format"), []byte("9\n"), 0o600)
@@ -38,6 +39,7 @@ func TestFormat_HomeOfANewerFormatIsRefusedAndLeftAlone(t *testing.T) {
 }
 
 func TestFormat_RecordOfANewerFormatIsRefusedAndSkippedByList(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	newer, _ := w.start("--title", "from the future", "/say hi")
 	current, _ := w.start("--title", "today", "/say hi")
@@ -88,6 +90,7 @@ func TestFormat_RecordOfANewerFormatIsRefusedAndSkippedByList(t *testing.T) {
 }
 
 func TestEvents_UnknownEventTypeIsKeptCountedAndShownAsStored(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// --linger 0: a line is added to the log by hand, which no live owner expects.
 	id, _ := w.start("--linger", "0", "/say before")

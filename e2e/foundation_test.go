@@ -12,6 +12,7 @@ import (
 )
 
 func TestStart_EachDirectiveOnTheDemoAgentIsLoggedInOrder(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("the notes file\nsecond line\n"), 0o644)
 	prompt := everyDirective(5)
@@ -67,6 +68,7 @@ func TestStart_EachDirectiveOnTheDemoAgentIsLoggedInOrder(t *testing.T) {
 }
 
 func TestStart_DenyAllRefusesTheWrite(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("--permissions", "deny-all", "/write out.txt nope")
 	if r.code != 0 {
@@ -82,6 +84,7 @@ func TestStart_DenyAllRefusesTheWrite(t *testing.T) {
 }
 
 func TestStart_FileAccessOutsideTheCwdIsRefused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	secret := filepath.Join(t.TempDir(), "outside.txt")
 	os.WriteFile(secret, []byte("outside"), 0o644)
@@ -98,6 +101,7 @@ func TestStart_FileAccessOutsideTheCwdIsRefused(t *testing.T) {
 }
 
 func TestStart_BulkTurnOf100000ChunksKeepsTheConnection(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("--json", "/bulk 100000")
 	if r.code != 0 {
@@ -126,6 +130,7 @@ func TestStart_BulkTurnOf100000ChunksKeepsTheConnection(t *testing.T) {
 }
 
 func TestStart_WithoutPromptBootsAndWaits(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start()
 	if r.code != 0 {
@@ -138,6 +143,7 @@ func TestStart_WithoutPromptBootsAndWaits(t *testing.T) {
 }
 
 func TestAgentFailures_EndTheTurnWithExit6AndALogThatSaysWhy(t *testing.T) {
+	t.Parallel()
 	garbage := writeScript(t, "garbage-agent", "echo 'Welcome to my agent!'\nsleep 30\n")
 	silent := writeScript(t, "silent-agent", "sleep 30\n")
 	cases := []struct {
@@ -184,6 +190,7 @@ func TestAgentFailures_EndTheTurnWithExit6AndALogThatSaysWhy(t *testing.T) {
 }
 
 func TestEvents_ReportTornAndCorruptLinesButShowTheRest(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// --linger 0: the log is damaged by hand, which no live owner expects.
 	id, r := w.start("--linger", "0", "/say one")
@@ -217,6 +224,7 @@ func TestEvents_ReportTornAndCorruptLinesButShowTheRest(t *testing.T) {
 }
 
 func TestSessionIDs_InvalidUnknownAndAmbiguous(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	a, _ := w.start()
 	b, _ := w.start()
@@ -263,6 +271,7 @@ func TestSessionIDs_InvalidUnknownAndAmbiguous(t *testing.T) {
 }
 
 func TestListStatusDoneArchive(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	a, _ := w.start("--title", "first", "/say a")
 	b, _ := w.start("--workspace", "other", "/say b")
@@ -302,6 +311,7 @@ func TestListStatusDoneArchive(t *testing.T) {
 }
 
 func TestAgents_ListsBuiltInProfilesWithInstallHints(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	var out struct {
 		Agents []struct {
@@ -374,6 +384,7 @@ func installTSExampleAgent(t *testing.T) []string {
 }
 
 func TestInterop_ExampleAgentsUnderApproveAllAndDenyAll(t *testing.T) {
+	t.Parallel()
 	agents := map[string]func(*testing.T) []string{
 		"go-sdk": func(t *testing.T) []string { return []string{buildExampleAgent(t)} },
 		"ts-sdk": installTSExampleAgent,
@@ -422,6 +433,7 @@ func TestInterop_ExampleAgentsUnderApproveAllAndDenyAll(t *testing.T) {
 }
 
 func TestDemo_TellsTheWholeStoryAndExitsZero(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	r := w.run("demo")
 	if r.code != 0 {
@@ -435,6 +447,7 @@ func TestDemo_TellsTheWholeStoryAndExitsZero(t *testing.T) {
 }
 
 func TestQuiet_PrintsOnlyTheFinalAssistantText(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// start -q prints only the new session's id; prompt -q only the answer.
 	id := strings.TrimSpace(w.mustRun("-q", "start").stdout)

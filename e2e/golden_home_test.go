@@ -58,6 +58,7 @@ var goldenLeaseExpiry = time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
 // read tool call open), paused (interrupted, then its agent command changed),
 // done, leased (a live lease and a queued input; its owner was killed too).
 func TestGoldenHome_Generate(t *testing.T) {
+	t.Parallel()
 	if !*updateGoldenHome {
 		t.Skip("run with -update-golden-home to rewrite " + goldenHomes + "/" + strconv.Itoa(state.Format))
 	}
@@ -205,6 +206,7 @@ type goldenSession struct {
 }
 
 func TestGoldenHomes_EveryFormatStillListsShowsExportsAndResumes(t *testing.T) {
+	t.Parallel()
 	dirs, err := os.ReadDir(goldenHomes)
 	if err != nil {
 		t.Fatal(err)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,9 +40,32 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building kandev: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	flag.Parse()
+	setParallel()
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// e2eParallel is how many tests run at once when go test is not given
+// -parallel: an end-to-end test mostly waits on its processes (an agent's
+// turn, a linger, a kill), so more of them than CPUs keep the CPUs busy.
+// KANDEV_E2E_PARALLEL sets it, as -parallel does.
+const e2eParallel = 8
+
+// setParallel raises -parallel to e2eParallel (or KANDEV_E2E_PARALLEL)
+// unless the command line gave it.
+func setParallel() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if given {
+		return
+	}
+	n := e2eParallel
+	if v, err := strconv.Atoi(os.Getenv("KANDEV_E2E_PARALLEL")); err == nil && v > 0 {
+		n = v
+	}
+	flag.Set("test.parallel", strconv.Itoa(n))
 }
 
 // requireNPMOptIn skips, visibly, a test that installs an agent from the npm

@@ -16,6 +16,7 @@ import (
 )
 
 func TestStart_AgentThatCannotLaunchLeavesAFailedSessionSaidOnceAndLatestSkipsIt(t *testing.T) {
+	t.Parallel()
 	silent := writeScript(t, "silent-agent", "sleep 30\n")
 	cases := []struct {
 		name, command, want string
@@ -59,6 +60,7 @@ func TestStart_AgentThatCannotLaunchLeavesAFailedSessionSaidOnceAndLatestSkipsIt
 }
 
 func TestResume_HandshakeFailureOfASessionThatWorkedBeforeKeepsItResumable(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	flag := filepath.Join(t.TempDir(), "hang")
 	agent := writeScript(t, "flaky-agent", "if [ -f "+flag+" ]; then sleep 30; fi\nexec "+kandevBin+" demo-agent\n")
@@ -83,6 +85,7 @@ func TestResume_HandshakeFailureOfASessionThatWorkedBeforeKeepsItResumable(t *te
 }
 
 func TestRead_AFileTooLargeForOneAnswerFailsTheToolClearlyAndTheTurnCompletes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	big := strings.Repeat(strings.Repeat("x", 99)+"\n", 200_000) // 20 MB
 	if err := os.WriteFile(filepath.Join(w.cwd, "big.txt"), []byte(big), 0o644); err != nil {
@@ -103,6 +106,7 @@ func TestRead_AFileTooLargeForOneAnswerFailsTheToolClearlyAndTheTurnCompletes(t 
 }
 
 func TestPrompt_ALaterQueuedInputThatFailsIsAWarningNotTheExitCode(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// --linger 0: the subject is an owner in the command that serves the
 	// inputs queued behind its own turn (a detached owner serves them alone).
@@ -147,6 +151,7 @@ func fillDisk(t *testing.T, dir string) string {
 }
 
 func TestStorage_FullDiskMidTurnEndsWithOneLineExit1AndRepairGivesAReadableLog(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	home := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", home).CombinedOutput(); err != nil {

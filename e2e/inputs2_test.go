@@ -15,6 +15,7 @@ import (
 )
 
 func TestPause_APromptRunByADetachedOwnerLiftsThePause(t *testing.T) {
+	t.Parallel()
 	for _, flags := range [][]string{{"prompt", "--linger", "2s"}, {"--permissions", "defer", "prompt"}} {
 		t.Run(strings.Join(flags, " "), func(t *testing.T) {
 			w := newWorld(t)
@@ -44,6 +45,7 @@ func TestPause_APromptRunByADetachedOwnerLiftsThePause(t *testing.T) {
 }
 
 func TestInbox_ANoFollowInputBehindAFailedOneIsServedInOrder(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start("--linger", "0")
 	w.closeOnCleanup(id)
@@ -76,6 +78,7 @@ func TestInbox_ANoFollowInputBehindAFailedOneIsServedInOrder(t *testing.T) {
 }
 
 func TestLease_RewindClearAndCompactRefuseAnotherHoldersLeaseUnlessForced(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start("remember PEAR")
 	w.mustRun("resume", id, "--holder", "editor:other")
@@ -119,6 +122,7 @@ func assertNoSecretAtRest(t *testing.T, home, secret string) {
 }
 
 func TestSecrets_NoPromptIsKeptAsTypedUnderTheHome(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "remember "+secretShape)
 	assertNoSecretAtRest(t, w.home, secretShape)
@@ -135,6 +139,7 @@ func TestSecrets_NoPromptIsKeptAsTypedUnderTheHome(t *testing.T) {
 }
 
 func TestSecrets_AQueuedPromptKilledWithItsOwnerIsGoneOnceResumeServesIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	w.mustRun("prompt", id, "--no-follow", "/say working\n/sleep 60000")
@@ -160,6 +165,7 @@ func TestSecrets_AQueuedPromptKilledWithItsOwnerIsGoneOnceResumeServesIt(t *test
 }
 
 func TestSecrets_AStartWhoseDetachedOwnerIsKilledLeavesNoPromptBehind(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	starter, out := w.background("start", "--linger", "60s", "remember "+secretShape+"\n/sleep 60000")
 	defer starter.Wait()
@@ -202,6 +208,7 @@ func exitOf(t *testing.T, cmd interface{ Wait() error }, within time.Duration) i
 }
 
 func TestExit_APromptCancelledFromAnotherProcessExits130(t *testing.T) {
+	t.Parallel()
 	for _, linger := range []string{"0", "60s"} {
 		t.Run("linger "+linger, func(t *testing.T) {
 			w := newWorld(t)
@@ -219,6 +226,7 @@ func TestExit_APromptCancelledFromAnotherProcessExits130(t *testing.T) {
 }
 
 func TestExit_AFollowerOfADetachedOwnerExitsAsItsOwnerWasStopped(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		want int

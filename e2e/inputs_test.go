@@ -40,6 +40,7 @@ func (w *world) parked(id string) []state.ParkedRequest {
 }
 
 func TestQueued_APromptRunsUnderItsSendersPermissionModeNotTheWarmOwners(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "--permissions", "approve-all")
 	r := w.run("--permissions", "deny-all", "prompt", id, "/write secret.txt X")
@@ -81,6 +82,7 @@ func TestQueued_APromptRunsUnderItsSendersPermissionModeNotTheWarmOwners(t *test
 }
 
 func TestQueued_LingerChangesTheWarmOwnersLingerAndResumeRefusesIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "hello")
 	if r := w.run("resume", id, "--linger", "10m"); r.code != 3 || !strings.Contains(r.stderr, "--linger") {
@@ -101,6 +103,7 @@ func TestQueued_LingerChangesTheWarmOwnersLingerAndResumeRefusesIt(t *testing.T)
 }
 
 func TestQueued_LingerForAForegroundOwnerIsRefusedWithOneLine(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("--linger", "0")
 	if r.code != 0 {
@@ -134,6 +137,7 @@ func (w *world) mustRunStatusPending(id string) int {
 }
 
 func TestApprove_TwoAnswersAtOnceApproveOneRequestAndTheSpareIsRefused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "--permissions", "defer")
 	// B is asked 1.5 s after A is answered: both answers are sent before it.
@@ -200,6 +204,7 @@ func TestApprove_TwoAnswersAtOnceApproveOneRequestAndTheSpareIsRefused(t *testin
 }
 
 func TestApprove_AnAnswerAfterTheDeferTimeoutIsRefusedAndAppliesToNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[permissions]\ndefer_timeout_seconds = 1\n")
 	id := w.startWarm("60s", "--permissions", "defer")
@@ -229,6 +234,7 @@ func TestApprove_AnAnswerAfterTheDeferTimeoutIsRefusedAndAppliesToNothing(t *tes
 }
 
 func TestLinger_AWarmOwnerWhoseAgentDiedExitsAndTheNextPromptRestores(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "remember KIWI")
 	waitFor(t, 20*time.Second, "the warm owner", func() bool { return w.session(id).WarmUntil != nil })
@@ -249,6 +255,7 @@ func TestLinger_AWarmOwnerWhoseAgentDiedExitsAndTheNextPromptRestores(t *testing
 }
 
 func TestQueued_AnAskPromptToADetachedOwnerSaysItsRequestWasDeniedUnasked(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "--permissions", "approve-all")
 	r := w.run("--permissions", "ask", "prompt", id, "/write asked.txt X")
@@ -264,6 +271,7 @@ func TestQueued_AnAskPromptToADetachedOwnerSaysItsRequestWasDeniedUnasked(t *tes
 }
 
 func TestApprove_AnAnswerRacingTheDeferTimeoutNeverApprovesTheNextRequest(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[permissions]\ndefer_timeout_seconds = 1\n")
 	id := w.startWarm("60s", "--permissions", "defer")

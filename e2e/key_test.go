@@ -37,6 +37,7 @@ func keyedTurns(evs []eventlog.Event, key string) []eventlog.Event {
 }
 
 func TestKey_TenProcessesRetryingOneKeySendItOnceAndAllPrintItsAnswer(t *testing.T) {
+	t.Parallel()
 	w, id := keyWorld(t)
 	const msg = "/sleep 300\n/say ANSWER-OF-K1\n"
 	results := make([]result, 10)
@@ -67,6 +68,7 @@ func TestKey_TenProcessesRetryingOneKeySendItOnceAndAllPrintItsAnswer(t *testing
 }
 
 func TestKey_ARetryAfterTheTurnEndedPrintsItAgainWithItsExitCode(t *testing.T) {
+	t.Parallel()
 	w, id := keyWorld(t)
 	first := w.run("prompt", id, "--key", "ok", "--linger", "0", "/say FIRST-ANSWER")
 	again := w.run("prompt", id, "--key", "ok", "--linger", "0", "/say FIRST-ANSWER")
@@ -93,6 +95,7 @@ func TestKey_ARetryAfterTheTurnEndedPrintsItAgainWithItsExitCode(t *testing.T) {
 }
 
 func TestKey_ARetryAfterSIGKILLAtEachPointOfTheSendNeitherLosesNorDuplicatesTheTurn(t *testing.T) {
+	t.Parallel()
 	points := []struct {
 		name, failpoint string
 		// sent: the agent had the message before the kill.
@@ -166,6 +169,7 @@ func (w *world) launchInput(stdin string, extraEnv []string, args ...string) *ba
 }
 
 func TestKey_StartWithAKeyCreatesOneSessionAcrossRacersAndRetries(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	const msg = "/sleep 300\n/say STARTED-ONCE\n"
@@ -206,6 +210,7 @@ func TestKey_StartWithAKeyCreatesOneSessionAcrossRacersAndRetries(t *testing.T) 
 }
 
 func TestKey_AKeyedPromptToAWarmOwnerIsServedOnceAndRetriesPrintIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	for i := 0; i < 3; i++ {

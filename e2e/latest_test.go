@@ -39,6 +39,7 @@ func (w *world) in(dir string) *world {
 }
 
 func TestLatest_StaysInTheWorkspaceItIsRunFromAndSaysWhichSessionItPicked(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1") // nothing lingers
 	alpha, beta := namedRepo(t, "alpha"), namedRepo(t, "beta")
@@ -124,6 +125,7 @@ func TestLatest_StaysInTheWorkspaceItIsRunFromAndSaysWhichSessionItPicked(t *tes
 }
 
 func TestLatest_EmptyHomeIsNotFound(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	r := w.run("status", "--latest")
 	if r.code != 4 || !strings.Contains(r.stderr, "no sessions yet") {
@@ -139,6 +141,7 @@ func TestLatest_EmptyHomeIsNotFound(t *testing.T) {
 // for: another holder's live lease is not resumable for me, and is the one
 // that holder detaches from.
 func TestLatest_WeighsLeasesForTheHolderItRunsFor(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	older, _ := w.start("remember OLD")
@@ -169,6 +172,7 @@ func TestLatest_WeighsLeasesForTheHolderItRunsFor(t *testing.T) {
 // recover without --all stays in the current workspace as --latest does: a
 // same-named clone elsewhere is another workspace.
 func TestRecover_DefaultsToTheWorkspaceOfTheDirectoryNotItsName(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	mine, twin := namedRepo(t, "api"), namedRepo(t, "api")
 	var ids []string

@@ -30,6 +30,7 @@ func limitMarker(t *testing.T, evs []eventlog.Event) (eventlog.Event, time.Time)
 }
 
 func TestLimit_TheDemoAgentsLimitEndsTheTurnRateLimitedWithTheResetTimeAndExit8(t *testing.T) {
+	t.Parallel()
 	w, id := keyWorld(t)
 	before := time.Now()
 	r := w.run("prompt", id, "--linger", "0", "/limit 120")
@@ -65,6 +66,7 @@ func TestLimit_TheDemoAgentsLimitEndsTheTurnRateLimitedWithTheResetTimeAndExit8(
 }
 
 func TestLimit_AFollowerOfAQueuedPromptAlsoExits8(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("--linger", "30s")
 	if r.code != 0 {
@@ -92,6 +94,7 @@ func limitContinuations(evs []eventlog.Event) []eventlog.Event {
 }
 
 func TestLimit_RecoverContinuesASessionWhoseResetTimeHasPassed(t *testing.T) {
+	t.Parallel()
 	w, id := keyWorld(t)
 	if r := w.run("prompt", id, "--linger", "0", "/limit 1"); r.code != 8 {
 		t.Fatal(r)
@@ -198,6 +201,7 @@ func TestLimit_ResumeAfterLimitSchedulesRecoverWithTheOSSchedulerAndCloseCancels
 }
 
 func TestLimit_WaitUntilWaitingForLimit(t *testing.T) {
+	t.Parallel()
 	w, id := keyWorld(t)
 	b := w.launch(nil, "prompt", id, "--linger", "0", "/sleep 300\n/limit 60")
 	r := w.run("wait", id, "--until", "waiting-for-limit", "--timeout", "30s")

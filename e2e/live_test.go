@@ -62,6 +62,7 @@ func (w *world) recalls(id, word string, starts int, why string) {
 }
 
 func TestLinger_WarmPromptReattachesWithoutStartingTheAgent(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "remember APPLE")
 	if !w.ownerAlive(id) {
@@ -94,6 +95,7 @@ func TestLinger_WarmPromptReattachesWithoutStartingTheAgent(t *testing.T) {
 }
 
 func TestLinger_ExpiryStopsTheAgentAndTheOwner(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("1s", "hello")
 	w.waitOwnerGone(id, 20*time.Second)
@@ -114,6 +116,7 @@ func TestLinger_ExpiryStopsTheAgentAndTheOwner(t *testing.T) {
 }
 
 func TestLinger_PromptThroughAPipeReturnsWhenTheTurnEnds(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -135,6 +138,7 @@ func TestLinger_PromptThroughAPipeReturnsWhenTheTurnEnds(t *testing.T) {
 }
 
 func TestLinger_KilledWarmOwnerTakesItsAgentAndTheNextPromptRestores(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "remember KIWI")
 	s := w.session(id)
@@ -156,6 +160,7 @@ func TestLinger_KilledWarmOwnerTakesItsAgentAndTheNextPromptRestores(t *testing.
 }
 
 func TestLinger_TwoPromptsRacingToAWarmOwnerAreEachServedOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	var wg sync.WaitGroup
@@ -184,6 +189,7 @@ func TestLinger_TwoPromptsRacingToAWarmOwnerAreEachServedOnce(t *testing.T) {
 }
 
 func TestLinger_PromptAsTheLingerExpiresIsServedExactlyOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("1s")
 	// Send prompts across the moment of expiry: each is served once, by the
@@ -204,6 +210,7 @@ func TestLinger_PromptAsTheLingerExpiresIsServedExactlyOnce(t *testing.T) {
 }
 
 func TestClose_EndsTheWarmOwnerAndLeavesTheSessionResumable(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "remember FIG")
 	r := w.mustRun("close", id)
@@ -227,6 +234,7 @@ func TestClose_EndsTheWarmOwnerAndLeavesTheSessionResumable(t *testing.T) {
 }
 
 func TestClose_NowCancelsTheRunningTurn(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	w.mustRun("prompt", id, "--no-follow", "/sleep 30000")
@@ -245,6 +253,7 @@ func TestClose_NowCancelsTheRunningTurn(t *testing.T) {
 }
 
 func TestWait_ReturnsAtTheBadgeAndExits124OnTimeout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s")
 	w.mustRun("prompt", id, "--no-follow", "/sleep 1500")
@@ -268,6 +277,7 @@ func TestWait_ReturnsAtTheBadgeAndExits124OnTimeout(t *testing.T) {
 }
 
 func TestDefer_ParksTheWriteExits7AndApproveContinuesTheTurnInTheOwner(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("0s", "--permissions", "defer")
 	r := w.run("--permissions", "defer", "prompt", id, "/write out.txt APPROVED")
@@ -303,6 +313,7 @@ func TestDefer_ParksTheWriteExits7AndApproveContinuesTheTurnInTheOwner(t *testin
 }
 
 func TestDefer_DenyRejectsAndReadsNeedNoAnswer(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "--permissions", "defer")
 	if err := os.WriteFile(filepath.Join(w.cwd, "in.txt"), []byte("readable"), 0o600); err != nil {
@@ -329,6 +340,7 @@ func TestDefer_DenyRejectsAndReadsNeedNoAnswer(t *testing.T) {
 }
 
 func TestDefer_UnansweredRequestIsDeniedAfterTheTimeout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[permissions]\ndefer_timeout_seconds = 1\n")
 	id := w.startWarm("60s", "--permissions", "defer")
@@ -349,6 +361,7 @@ func TestDefer_UnansweredRequestIsDeniedAfterTheTimeout(t *testing.T) {
 }
 
 func TestAttach_ShowsTheLastTurnsSendsTypedLinesAndDetachesOnCtrlC(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "remember MANGO")
 	// The shell outlives the Ctrl-C (a trap with a command is not inherited), so the exit code shows.
@@ -371,6 +384,7 @@ func TestAttach_ShowsTheLastTurnsSendsTypedLinesAndDetachesOnCtrlC(t *testing.T)
 }
 
 func TestResume_WithLingerLeavesAWarmOwnerThatServesTheNextPrompt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// --linger 0: resume must find no owner, so that it restores the agent.
 	id, r := w.start("--linger", "0", "remember LIME")

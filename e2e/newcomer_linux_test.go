@@ -62,6 +62,7 @@ while [ "$1" != -- ]; do shift; done; shift; exec "$@"`
 }
 
 func TestDoctor_FindsASessionFileItCannotWriteWherePromptFails(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	os.Chmod(w.home, 0o700)
@@ -81,6 +82,7 @@ func TestDoctor_FindsASessionFileItCannotWriteWherePromptFails(t *testing.T) {
 }
 
 func TestDoctor_RunsReadOnlyOnAHomeItCannotWrite(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		started bool // a home with a session, else one never set up (no sessions folder)

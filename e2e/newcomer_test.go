@@ -15,6 +15,7 @@ import (
 // the way a person new to kandev did when they found the break.
 
 func TestLatest_AnImportedCopyNeverTiesWithItsOriginal(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1") // nothing lingers
 	orig, r := w.start("remember COPY")
@@ -52,6 +53,7 @@ func TestLatest_AnImportedCopyNeverTiesWithItsOriginal(t *testing.T) {
 }
 
 func TestSet_AValueTheRunningAgentDoesNotOfferIsAUsageErrorAndIsNotRecorded(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("--linger", "30s", "--model", "demo-large", "remember FIG")
@@ -99,6 +101,7 @@ func TestSet_AValueTheRunningAgentDoesNotOfferIsAUsageErrorAndIsNotRecorded(t *t
 }
 
 func TestStart_ThatCannotLaunchItsAgentPrintsNoSessionIDOnlyTheErrorNamingIt(t *testing.T) {
+	t.Parallel()
 	for _, linger := range []string{"0", "30s"} { // the owner in this command, a detached owner
 		t.Run("linger "+linger, func(t *testing.T) {
 			w := newWorld(t)
@@ -124,6 +127,7 @@ func TestStart_ThatCannotLaunchItsAgentPrintsNoSessionIDOnlyTheErrorNamingIt(t *
 }
 
 func TestQuiet_StartPromptAndResumePrintTheFinalAssistantText(t *testing.T) {
+	t.Parallel()
 	for _, linger := range []string{"0", "30s"} {
 		t.Run("linger "+linger, func(t *testing.T) {
 			w := newWorld(t)
@@ -178,6 +182,7 @@ func (w *world) runAsync(args ...string) <-chan result {
 }
 
 func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		warm bool // the owner is a warm one an earlier command left, else one this prompt starts detached
@@ -266,6 +271,7 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 }
 
 func TestStopAndResume_OnAWarmIdleSessionSayWhatTheyDid(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "remember KIWI")
 

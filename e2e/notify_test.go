@@ -52,6 +52,7 @@ func noteCount(notes, event string) int {
 }
 
 func TestNotify_AUsageLimitNotifies(t *testing.T) {
+	t.Parallel()
 	w, notes := notifyWorld(t, "")
 	w.env = append(w.env, "CI=1")
 	id, _ := w.start("--linger", "0")
@@ -70,6 +71,7 @@ func TestNotify_AUsageLimitNotifies(t *testing.T) {
 }
 
 func TestNotify_ATurnEndedOrFailedInADetachedOwnerNotifies(t *testing.T) {
+	t.Parallel()
 	w, notes := notifyWorld(t, "")
 	id := w.startWarm("60s")
 	w.mustRun("prompt", id, "/say DONE")
@@ -83,6 +85,7 @@ func TestNotify_ATurnEndedOrFailedInADetachedOwnerNotifies(t *testing.T) {
 }
 
 func TestNotify_AParkedPermissionNotifies(t *testing.T) {
+	t.Parallel()
 	w, notes := notifyWorld(t, "")
 	id := w.startWarm("60s", "--permissions", "defer")
 	if r := w.run("--permissions", "defer", "prompt", id, "/write out.txt X"); r.code != 7 {
@@ -95,6 +98,7 @@ func TestNotify_AParkedPermissionNotifies(t *testing.T) {
 }
 
 func TestNotify_APauseNotifies(t *testing.T) {
+	t.Parallel()
 	w, notes := notifyWorld(t, "")
 	w.env = append(w.env, "CI=1")
 	id, _ := w.start("--linger", "0")
@@ -108,6 +112,7 @@ func TestNotify_APauseNotifies(t *testing.T) {
 }
 
 func TestNotify_AHangingCommandNeitherBlocksTheTurnNorOutlivesItsTimeout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	w.config("[notify]\ncommand = [\"sleep\", \"97.125\"]\ntimeout_seconds = 1\n")
@@ -128,6 +133,7 @@ func TestNotify_AHangingCommandNeitherBlocksTheTurnNorOutlivesItsTimeout(t *test
 }
 
 func TestNotify_ALongTurnInATerminalEndsWithOSC9(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Skip("SKIP: script(1) is not installed (util-linux)")
 	}

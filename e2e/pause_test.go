@@ -67,6 +67,7 @@ func (w *world) status(id string, flags ...string) statusJSON {
 }
 
 func TestPause_WrongBranchPausesAndCheckingOutBackContinuesOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	repo := gitRepo(t)
 	id, r := w.start("--cwd", repo)
@@ -107,6 +108,7 @@ func TestPause_WrongBranchPausesAndCheckingOutBackContinuesOnce(t *testing.T) {
 }
 
 func TestPause_NoInterruptedTurnNeverShowsThePauseWarning(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	repo := gitRepo(t)
 	id, r := w.start("--cwd", repo, "/say hi")
@@ -134,6 +136,7 @@ func TestPause_NoInterruptedTurnNeverShowsThePauseWarning(t *testing.T) {
 }
 
 func TestPause_PermissionModeChangePausesUntilTheModeIsBack(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	w.crashMidTurn(id, "--permissions", "approve-all")
@@ -152,6 +155,7 @@ func TestPause_PermissionModeChangePausesUntilTheModeIsBack(t *testing.T) {
 }
 
 func TestRepair_ThenResumeStillContinuesOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	w.crashMidTurn(id)
@@ -219,6 +223,7 @@ func sessionsInEveryState(t *testing.T, w *world) map[string]string {
 }
 
 func TestList_ResumableContainsASessionIffResumeThenSucceeds(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ids := sessionsInEveryState(t, w)
 	var l struct{ Sessions []struct{ ID, Badge string } }
@@ -244,6 +249,7 @@ func TestList_ResumableContainsASessionIffResumeThenSucceeds(t *testing.T) {
 }
 
 func TestStatus_SuggestedNextCommandSucceeds(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ids := sessionsInEveryState(t, w)
 	for name, id := range ids {
@@ -273,6 +279,7 @@ func TestStatus_SuggestedNextCommandSucceeds(t *testing.T) {
 }
 
 func TestLease_ConflictMessageOffersWhatEachCommandAccepts(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	w.mustRun("resume", id, "--holder", "editor:other")

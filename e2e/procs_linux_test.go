@@ -41,6 +41,7 @@ func statusSurvivors(t *testing.T, w *world, id string) []proc.Proc {
 // the supervisor itself was SIGKILLed (here with its owner, as the OOM
 // killer might) what its agent started is found and ended.
 func TestStatus_FindsWhatOutlivedAKilledSupervisorAndThePromptAfterEndsIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[agents.wrapped]\ncommand = [\"sh\", \"-c\", \"sleep 1000 & exec " + kandevBin + " demo-agent\"]\n")
 	// --linger 0: the first subject is the clean end of an owner and its agent.

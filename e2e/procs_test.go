@@ -63,6 +63,7 @@ func (w *world) killOwner(id string, cmd *exec.Cmd) {
 }
 
 func TestWrappedAgent_DiesWithItsOwnerWhenTheOwnerIsKilled(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		script string
@@ -122,6 +123,7 @@ func waitForRunningTurn(t *testing.T, w *world, id string) {
 }
 
 func TestDoctor_ReportsAProcessThatOutlivedItsSessionsOwner(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// --linger 0: the subject is a process left after its owner ended.
 	id, r := w.start("--linger", "0", "/say done")

@@ -22,6 +22,7 @@ func (w *world) demoDeleted() []string {
 }
 
 func TestPrune_AsksAnAgentThatOffersSessionDeleteToDeleteItsCopy(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	w.config("[agents.nodelete]\ncommand = [\"{kandev}\", \"demo-agent\", \"--no-delete\"]\n")

@@ -11,6 +11,7 @@ import (
 // default). Only a prompt that joined another process's live owner went
 // through that owner's inbox ("queued").
 func TestReach_APromptsOwnTurnIsTheUsersInTheOwnerItStarts(t *testing.T) {
+	t.Parallel()
 	for _, row := range []struct {
 		name  string
 		flags []string

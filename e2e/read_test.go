@@ -159,6 +159,7 @@ func demoEveryDirective(t *testing.T) (*world, string) {
 }
 
 func TestTranscriptAndRecap_DemoAgentEveryDirectiveMatchesTheGoldens(t *testing.T) {
+	t.Parallel()
 	w, id := demoEveryDirective(t)
 	n := w.readNormalizer(id)
 	readGolden(t, "demo.transcript.json", n.json(t, w.mustRun("--json", "transcript", id).stdout))
@@ -183,6 +184,7 @@ func TestTranscriptAndRecap_DemoAgentEveryDirectiveMatchesTheGoldens(t *testing.
 }
 
 func TestTranscriptAndRecap_GoSDKExampleAgentTurnMatchesTheGoldens(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.underCI() // the goldens are of a log whose agent exited with its command
 	w.config("[agents.example]\ncommand = [\"" + buildExampleAgent(t) + "\"]\n")
@@ -322,6 +324,7 @@ func writeMillionEventSession(t *testing.T, home, id string, n int) int {
 }
 
 func TestTranscriptAndRecap_OnAMillionEventLog(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const id = "20260102-030405-million"
 	turns := writeMillionEventSession(t, w.home, id, 1_000_000)
@@ -375,6 +378,7 @@ func TestTranscriptAndRecap_OnAMillionEventLog(t *testing.T) {
 }
 
 func TestTranscriptAndRecap_RefuseLimitsOutOfRange(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start("hello")
 	for _, args := range [][]string{
@@ -419,6 +423,7 @@ func secretLines(s map[string]string) []string {
 }
 
 func TestRedaction_PlantedSecretsAppearNowhereKandevWritesOrPrints(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	secrets := plantedSecrets()
 	lines := secretLines(secrets)
@@ -498,6 +503,7 @@ func readShellQuote(ss []string) string {
 }
 
 func TestExportImport_RoundTripGivesTheSameTranscript(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("remember MANGO\n/say the first turn")
 	if r.code != 0 {
@@ -565,6 +571,7 @@ func TestExportImport_RoundTripGivesTheSameTranscript(t *testing.T) {
 }
 
 func TestImport_RefusesABrokenBundleAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start("/say something")
 	lines := strings.Split(strings.TrimSuffix(w.mustRun("export", id).stdout, "\n"), "\n")

@@ -16,6 +16,7 @@ import (
 // its own. It must appear in no view, no event, no export and no log line,
 // nor in what the prompt printed while the turn ran.
 func TestRedaction_SecretStreamedInSmallChunksAppearsNowhere(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	secrets := plantedSecrets()
 	var prompt []string

@@ -30,6 +30,7 @@ func agentStarts(evs []eventlog.Event) []eventlog.Event {
 }
 
 func TestResume_EveryPromptInANewProcessRestoresTheConversation(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		agent       string
 		wantRestore string
@@ -84,6 +85,7 @@ func TestResume_EveryPromptInANewProcessRestoresTheConversation(t *testing.T) {
 }
 
 func TestResume_LoadReplayOf100000UpdatesIsNotRecordedAgain(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.underCI() // the subject is restoring the agent in each new command: no warm owner
 	demoProfiles(w)
@@ -111,6 +113,7 @@ func TestResume_LoadReplayOf100000UpdatesIsNotRecordedAgain(t *testing.T) {
 }
 
 func TestResume_SDKExampleAgentGetsTheResumeContextInANewSession(t *testing.T) {
+	t.Parallel()
 	bin := buildExampleAgent(t)
 	w := newWorld(t)
 	w.underCI() // the subject is restoring the agent in each new command: no warm owner
@@ -142,6 +145,7 @@ func TestResume_SDKExampleAgentGetsTheResumeContextInANewSession(t *testing.T) {
 }
 
 func TestResume_ResumeContextReachesAnAgentWithoutNativeRestore(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	demoProfiles(w)
 	id, _ := w.start("--agent", "demo-noload", "remember MANGO")
@@ -162,6 +166,7 @@ func TestResume_ResumeContextReachesAnAgentWithoutNativeRestore(t *testing.T) {
 }
 
 func TestResume_TransportFailureDuringResumeKeepsTheToken(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.underCI() // the subject is restoring the agent in each new command: no warm owner
 	flag := filepath.Join(t.TempDir(), "fail")
@@ -201,6 +206,7 @@ exec `+kandevBin+` demo-agent
 }
 
 func TestResume_ResumeJSONAndTerminalSessions(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.underCI() // the subject is restoring the agent in each new command: no warm owner
 	id, _ := w.start("/say hi")
@@ -229,6 +235,7 @@ func TestResume_ResumeJSONAndTerminalSessions(t *testing.T) {
 }
 
 func TestStart_ParentCarriesTheParentsHistory(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	parent, _ := w.start("remember COCONUT")
 	w.mustRun("done", parent)
@@ -253,6 +260,7 @@ func git(t *testing.T, dir string, args ...string) {
 }
 
 func TestResume_WorktreeMovedDeletedOrSwitchedIsNotResumable(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("SKIP: git is not installed")
 	}
@@ -313,6 +321,7 @@ func TestResume_WorktreeMovedDeletedOrSwitchedIsNotResumable(t *testing.T) {
 }
 
 func TestResume_ResumeFlagRelaunchAndFastFailFallback(t *testing.T) {
+	t.Parallel()
 	// flag-ok strips the flag and runs the demo agent; flag-bad exits at once when given it.
 	ok := writeScript(t, "flag-ok", `[ "$1" = "--resume-token" ] && shift 2
 exec `+kandevBin+` demo-agent --no-resume --no-load
@@ -349,6 +358,7 @@ exec `+kandevBin+` demo-agent --no-resume --no-load
 }
 
 func TestPrompt_CtrlCCancelsTheTurnAndExits130(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	cmd, _ := w.background("prompt", id, "/sleep 60000")
@@ -366,6 +376,7 @@ func TestPrompt_CtrlCCancelsTheTurnAndExits130(t *testing.T) {
 }
 
 func TestList_ResumableShowsExactlyWhatResumeCanActOn(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	idle, _ := w.start()
 	interrupted, _ := w.start()
@@ -389,6 +400,7 @@ func TestList_ResumableShowsExactlyWhatResumeCanActOn(t *testing.T) {
 }
 
 func TestList_ResumableLeavesOutASessionAttachedElsewhereUntilDetached(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	other, _ := w.start()

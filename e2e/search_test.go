@@ -43,6 +43,7 @@ func (w *world) mustStart(args ...string) string {
 }
 
 func TestSearch_FindsMessagesThoughtsAndToolsNewestFirst(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.cwd, "lexer.txt"), []byte("the lexer reads tokens\n"), 0o644)
 	older := w.mustStart("--title", "older", "/say the lexer is fixed")
@@ -82,6 +83,7 @@ func TestSearch_FindsMessagesThoughtsAndToolsNewestFirst(t *testing.T) {
 }
 
 func TestSearch_FindsAMatchSplitAcrossStreamedChunks(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// /say streams its text in four chunks: "abcdefghijkl" "mnopqrstuvwx" ...
 	id := w.mustStart("/say abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL")
@@ -99,6 +101,7 @@ func TestSearch_FindsAMatchSplitAcrossStreamedChunks(t *testing.T) {
 }
 
 func TestSearch_NeverShowsASecret(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	os.WriteFile(filepath.Join(w.cwd, "deploy.txt"), []byte("deploy notes: password=hunter2hunter2 for prod\n"), 0o644)
 	// a token streamed in four chunks: no chunk alone looks like a secret
@@ -122,6 +125,7 @@ func TestSearch_NeverShowsASecret(t *testing.T) {
 }
 
 func TestSearch_SkipsACorruptLineAndGoesOn(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.mustStart("/say the parser is fine")
 	w.mustRun("prompt", id, "/say the parser is still fine")
@@ -141,6 +145,7 @@ func TestSearch_SkipsACorruptLineAndGoesOn(t *testing.T) {
 }
 
 func TestSearch_Filters(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[agents.other]\ncommand = [\"" + kandevBin + "\", \"demo-agent\"]\n")
 	a1 := w.mustStart("--workspace", "alpha", "/say needle one")
@@ -199,6 +204,7 @@ func TestSearch_Filters(t *testing.T) {
 }
 
 func TestSearch_MarksWhatARewindTookOut(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.mustStart("/say the walrus sings")
 	w.mustRun("clear", id)

@@ -138,6 +138,7 @@ command = ["` + kandevBin + `", "demo-agent", "--no-resume"]
 }
 
 func TestSent_ASilentTurnCutOffBySIGTERMOrSIGKILLIsContinuedOnceQuotingTheRequest(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
@@ -176,6 +177,7 @@ func TestSent_ASilentTurnCutOffBySIGTERMOrSIGKILLIsContinuedOnceQuotingTheReques
 }
 
 func TestSent_AContinuationAfterALoadThatReplayedTheRequestDoesNotQuoteIt(t *testing.T) {
+	t.Parallel()
 	w := sentWorld(t)
 	b, id := w.startSilentAndWaitUntilTheAgentHasIt("loads")
 	if r := b.stop(t, syscall.SIGTERM); r.code != 143 {
@@ -196,6 +198,7 @@ func TestSent_AContinuationAfterALoadThatReplayedTheRequestDoesNotQuoteIt(t *tes
 }
 
 func TestSent_CtrlCOnASilentSentTurnIsAPlainCancel(t *testing.T) {
+	t.Parallel()
 	w := sentWorld(t)
 	b, id := w.startSilentAndWaitUntilTheAgentHasIt("demo")
 	r := b.stop(t, syscall.SIGINT)
@@ -224,6 +227,7 @@ func TestSent_CtrlCOnASilentSentTurnIsAPlainCancel(t *testing.T) {
 var failAt = []string{"KANDEV_FAILPOINT=before-prompt-sent"}
 
 func TestSent_ATurnKilledBeforePromptSentIsSentExactlyOnce(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
@@ -259,6 +263,7 @@ func TestSent_ATurnKilledBeforePromptSentIsSentExactlyOnce(t *testing.T) {
 }
 
 func TestSent_AFirstPromptTheAgentDiesOnIsNeverSentAgain(t *testing.T) {
+	t.Parallel()
 	w := sentWorld(t)
 	// The demo agent exits on /crash, mid-turn, after taking the prompt. (A
 	// prompt too large for the agent's reader was the poison here; kandev now
@@ -284,6 +289,7 @@ func TestSent_AFirstPromptTheAgentDiesOnIsNeverSentAgain(t *testing.T) {
 }
 
 func TestSent_ResendsOfAnUnsentPromptSpendTheBudgetAndClearEndsThem(t *testing.T) {
+	t.Parallel()
 	w := sentWorld(t)
 	w.config("[session.restart]\nmax_attempts = 3\nwindow_seconds = 300\n")
 	cut := func(turns int, args ...string) result {
@@ -329,6 +335,7 @@ func TestSent_ResendsOfAnUnsentPromptSpendTheBudgetAndClearEndsThem(t *testing.T
 }
 
 func TestSent_ClearEndsAPendingFirstPromptSoTheNextPromptIsTheUsersOwn(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  []string

@@ -66,6 +66,7 @@ func assertNoSecretUnder(t *testing.T, home, secret string) {
 const setupLine = "mode: code, model: demo-large, options: effort=high"
 
 func TestSetup_ModelModeOptionsAndMCPServersSurviveResumeLoadAndReplay(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ agent, restore string }{
 		{"demo", "resume"},
 		{"loads", "load"},
@@ -134,6 +135,7 @@ func TestSetup_ModelModeOptionsAndMCPServersSurviveResumeLoadAndReplay(t *testin
 }
 
 func TestSet_WarmOwnerAppliesItOnTheNextTurn(t *testing.T) {
+	t.Parallel()
 	w := newMCPWorld(t)
 	id, r := w.start("--linger", "30s", "remember FIG")
 	mustOK(t, r)
@@ -186,6 +188,7 @@ func TestSet_WarmOwnerAppliesItOnTheNextTurn(t *testing.T) {
 }
 
 func TestSetup_RefusesLiteralSecretsInMCPEnvAndHeaders(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	dir := t.TempDir()
@@ -217,6 +220,7 @@ func TestSetup_RefusesLiteralSecretsInMCPEnvAndHeaders(t *testing.T) {
 }
 
 func TestSetup_WhatTheAgentDoesNotOfferIsAWarningMarker(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("--mode", "plan", "--set", "effort=high", "remember FIG")
@@ -242,6 +246,7 @@ func TestSetup_WhatTheAgentDoesNotOfferIsAWarningMarker(t *testing.T) {
 }
 
 func TestSetup_AgentSwitchingItselfMidTurnIsNoReasonToPause(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("remember FIG")
@@ -261,6 +266,7 @@ func TestSetup_AgentSwitchingItselfMidTurnIsNoReasonToPause(t *testing.T) {
 }
 
 func TestSetup_InterruptedTurnUnderAnotherSetupPausesItsContinuation(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("remember FIG")
@@ -281,6 +287,7 @@ func TestSetup_InterruptedTurnUnderAnotherSetupPausesItsContinuation(t *testing.
 }
 
 func TestFork_KeepsTheParentsSetupUnderItsFlags(t *testing.T) {
+	t.Parallel()
 	w := newMCPWorld(t)
 	id, r := w.start("--mode", "code", "--set", "effort=high", "--mcp", w.mcpFile, "remember FIG")
 	mustOK(t, r)

@@ -72,6 +72,7 @@ func turnEnd(evs []eventlog.Event, turn string) string {
 }
 
 func TestSignals_CtrlCCancelsTheTurnExits130AndIsNeverContinued(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGINT}, "prompt", id, sleepingTurn)
@@ -92,6 +93,7 @@ func TestSignals_CtrlCCancelsTheTurnExits130AndIsNeverContinued(t *testing.T) {
 }
 
 func TestSignals_SIGTERMExits143AndTheNextResumeContinuesTheTurnOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGTERM}, "prompt", id, sleepingTurn)
@@ -131,6 +133,7 @@ func TestSignals_SIGTERMExits143AndTheNextResumeContinuesTheTurnOnce(t *testing.
 }
 
 func TestSignals_SIGHUPLetsTheTurnRunToItsEndWithNothingToResume(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	r := w.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGHUP}, "prompt", id, sleepingTurn)
@@ -155,6 +158,7 @@ func TestSignals_SIGHUPLetsTheTurnRunToItsEndWithNothingToResume(t *testing.T) {
 }
 
 func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[agent]\ncancel_grace_seconds = 60\n")
 	id, _ := w.start()
@@ -190,6 +194,7 @@ func TestSignals_SecondSIGTERMDuringTheGraceKillsTheAgentAtOnce(t *testing.T) {
 }
 
 func TestSignals_SIGTERMDuringRecoverLeavesItsTurnForTheNextRecover(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start("--linger", "0")
 	// Killed before the prompt was sent (at the failpoint): recover sends

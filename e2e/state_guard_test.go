@@ -30,6 +30,7 @@ func repoIgnoringEnv(t *testing.T) string {
 }
 
 func TestImportPrune_ABundleClaimingAUsersWorktreeNeverGetsItDeleted(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	w.cwd = repoIgnoringEnv(t)
 	mine := filepath.Join(filepath.Dir(w.cwd), "my-worktree")
@@ -64,6 +65,7 @@ func TestImportPrune_ABundleClaimingAUsersWorktreeNeverGetsItDeleted(t *testing.
 }
 
 func TestPrune_KeepsAKandevWorktreeWhoseOnlyChangeIsAnIgnoredFileAndNamesIt(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	w.cwd = repoIgnoringEnv(t)
 	id, r := w.start("--worktree", "hello")
@@ -100,6 +102,7 @@ func TestPrune_KeepsAKandevWorktreeWhoseOnlyChangeIsAnIgnoredFileAndNamesIt(t *t
 }
 
 func TestDoneReleasesTheCallersLeaseAndPruneIsNotHeldBackByIt(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	w.env = append(w.env, "KANDEV_HOLDER=me")
 	h, _ := state.OpenHome(w.home)
@@ -131,6 +134,7 @@ func TestDoneReleasesTheCallersLeaseAndPruneIsNotHeldBackByIt(t *testing.T) {
 }
 
 func TestPrune_KeepsAParentWhileASessionStartedFromItNeedsItsHistory(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	parent, _ := w.start("remember APPLE")
 	w.mustRun("done", parent)
@@ -153,6 +157,7 @@ func TestPrune_KeepsAParentWhileASessionStartedFromItNeedsItsHistory(t *testing.
 }
 
 func TestPrune_RemovesTheLogOfAForkKilledBeforeItsRecord(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	h, _ := state.OpenHome(w.home)
 	parent, _ := w.start("remember APPLE")
@@ -186,6 +191,7 @@ func TestPrune_RemovesTheLogOfAForkKilledBeforeItsRecord(t *testing.T) {
 }
 
 func TestRewind_ADeniedWriteIsNotListedAsAFileChange(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	id, r := w.start("--permissions", "deny-all", "/write denied.txt never written")
 	if r.code != 0 {
@@ -204,6 +210,7 @@ func TestRewind_ADeniedWriteIsNotListedAsAFileChange(t *testing.T) {
 }
 
 func TestSymlinks_ADanglingLockOrOwnerOutLinkIsRefusedAndItsTargetNeverCreated(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	h, _ := state.OpenHome(w.home)
 	id, r := w.start("remember APPLE")
@@ -237,6 +244,7 @@ func TestSymlinks_ADanglingLockOrOwnerOutLinkIsRefusedAndItsTargetNeverCreated(t
 }
 
 func TestHostileSeq_ALastLineWithABrokenSeqLosesNothingAndBreaksNoNumbering(t *testing.T) {
+	t.Parallel()
 	for _, seq := range []string{"-1", "9223372036854775807", "11.5"} {
 		t.Run(seq, func(t *testing.T) {
 			w := guardWorld(t)
@@ -278,6 +286,7 @@ func TestHostileSeq_ALastLineWithABrokenSeqLosesNothingAndBreaksNoNumbering(t *t
 }
 
 func TestHostileRecord_AFieldNestedTooDeepIsOneLineErrorThatPointsAtDoctor(t *testing.T) {
+	t.Parallel()
 	for _, depth := range []int{5000, 100000} {
 		t.Run(strconv.Itoa(depth), func(t *testing.T) {
 			w := guardWorld(t)
@@ -307,6 +316,7 @@ func TestHostileRecord_AFieldNestedTooDeepIsOneLineErrorThatPointsAtDoctor(t *te
 }
 
 func TestReaders_ACorruptLineInTheMiddleIsNamedNotSilentlyDropped(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	h, _ := state.OpenHome(w.home)
 	id, r := w.start("remember APPLE")
@@ -331,6 +341,7 @@ func TestReaders_ACorruptLineInTheMiddleIsNamedNotSilentlyDropped(t *testing.T) 
 }
 
 func TestPrune_AWorktreeSharedByAForkGoesOnlyWithTheLastSessionInIt(t *testing.T) {
+	t.Parallel()
 	w := guardWorld(t)
 	w.cwd = repoIgnoringEnv(t)
 	parent, r := w.start("--worktree", "remember APPLE")

@@ -38,6 +38,7 @@ func steerWorld(t *testing.T) *world {
 }
 
 func TestPromptSteer_AddsTheMessageToTheRunningTurn(t *testing.T) {
+	t.Parallel()
 	for _, place := range steerPlaces {
 		t.Run(place.name, func(t *testing.T) {
 			w := steerWorld(t)
@@ -80,6 +81,7 @@ func TestPromptSteer_AddsTheMessageToTheRunningTurn(t *testing.T) {
 }
 
 func TestPromptSteer_WhereTheAgentDoesNotSteerQueuesBehindTheTurnAndSaysSo(t *testing.T) {
+	t.Parallel()
 	for _, place := range steerPlaces {
 		t.Run(place.name, func(t *testing.T) {
 			w := steerWorld(t)
@@ -113,6 +115,7 @@ func TestPromptSteer_WhereTheAgentDoesNotSteerQueuesBehindTheTurnAndSaysSo(t *te
 }
 
 func TestPromptSteer_JSONQuietAndKeyBehaveAsForAnyPrompt(t *testing.T) {
+	t.Parallel()
 	w := steerWorld(t)
 	id, r := w.start("remember APPLE")
 	if r.code != 0 {
@@ -163,6 +166,7 @@ func TestPromptSteer_JSONQuietAndKeyBehaveAsForAnyPrompt(t *testing.T) {
 // The demo agent's switch: its initialize answer advertises steering
 // unless --no-steer.
 func TestDemoAgent_AdvertisesSteeringUnlessNoSteer(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want bool
@@ -191,6 +195,7 @@ func TestDemoAgent_AdvertisesSteeringUnlessNoSteer(t *testing.T) {
 // Ctrl-C in the command whose message joined the running turn cancels that
 // turn, as it would cancel a turn of its own (exit 130 for both commands).
 func TestPromptSteer_CtrlCOfTheSteeringCommandCancelsTheTurnItJoined(t *testing.T) {
+	t.Parallel()
 	w := steerWorld(t)
 	id, r := w.start("remember APPLE")
 	if r.code != 0 {

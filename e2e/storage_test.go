@@ -51,6 +51,7 @@ func assertFailsWith(t *testing.T, r result, cause string) {
 }
 
 func TestStopRepairDone_FullDiskExitOneWithNoSpaceLeftAndRecoverOnceSpaceIsBack(t *testing.T) {
+	t.Parallel()
 	w := tmpfsWorld(t, "2m")
 	id := interrupted(w)
 	filler := filepath.Join(w.home, "filler")
@@ -83,6 +84,7 @@ func TestStopRepairDone_FullDiskExitOneWithNoSpaceLeftAndRecoverOnceSpaceIsBack(
 }
 
 func TestStopRepairDone_ReadOnlyHomeExitOneNamingTheCause(t *testing.T) {
+	t.Parallel()
 	w := tmpfsWorld(t, "8m")
 	id := interrupted(w)
 	if out, err := exec.Command("mount", "-o", "remount,ro", w.home).CombinedOutput(); err != nil {
@@ -101,6 +103,7 @@ func TestStopRepairDone_ReadOnlyHomeExitOneNamingTheCause(t *testing.T) {
 }
 
 func TestDoctor_FlagsALogWhoseSeqRepeats(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// --linger 0: the log is damaged by hand, which no live owner expects
 	// (doctor leaves a live session's log to its owner).
@@ -121,6 +124,7 @@ func TestDoctor_FlagsALogWhoseSeqRepeats(t *testing.T) {
 }
 
 func TestHome_WithNeitherKANDEV_HOMENorHOMEKandevStops(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	var env []string
 	for _, kv := range w.env {
@@ -136,6 +140,7 @@ func TestHome_WithNeitherKANDEV_HOMENorHOMEKandevStops(t *testing.T) {
 }
 
 func TestImport_KeepIDSucceedsOverTheLeftoversOfAKilledImport(t *testing.T) {
+	t.Parallel()
 	src := newWorld(t)
 	id, _ := src.start()
 	bundle := filepath.Join(t.TempDir(), "s.kandev.jsonl")
@@ -181,6 +186,7 @@ func TestImport_KeepIDSucceedsOverTheLeftoversOfAKilledImport(t *testing.T) {
 // The turn ends right after the reply, or the agent is still at work when
 // the owner notices.
 func TestStorage_AFullDiskUnderAWarmOwnerIsReportedAsTheDiskNotTheAgent(t *testing.T) {
+	t.Parallel()
 	const room = 64 << 10
 	reply := "/stream 262144 " + strings.Repeat("word ", 40<<10) // 200 KiB in one chunk: more than room
 	for _, then := range []struct{ name, lines string }{{"the turn ends with the reply", ""}, {"the agent works on", "\n/sleep 1000"}} {

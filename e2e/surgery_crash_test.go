@@ -131,6 +131,7 @@ type surgeryCrashOp struct {
 }
 
 func TestSurgery_SIGKILLDuringEachOperationLeavesARepairableSessionWithNoEpochTwice(t *testing.T) {
+	t.Parallel()
 	tmpl, id := bigSurgerySession(t)
 	beta := strconv.FormatInt(tmpl.turnEnd(id, "t3"), 10)
 	ops := []surgeryCrashOp{

@@ -60,6 +60,7 @@ func threeWords(w *world, agent string) string {
 }
 
 func TestFork_AtTheEndUsesNativeForkAndKeepsTheParent(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	parent := threeWords(w, "demo")
 	before := len(w.events(parent))
@@ -89,6 +90,7 @@ func TestFork_AtTheEndUsesNativeForkAndKeepsTheParent(t *testing.T) {
 }
 
 func TestFork_AtAnEarlierTurnRecallsOnlyWhatWasSaidUpToIt(t *testing.T) {
+	t.Parallel()
 	for _, agent := range []string{"demo", "replay"} {
 		t.Run(agent, func(t *testing.T) {
 			w := surgeryWorld(t)
@@ -115,6 +117,7 @@ func TestFork_AtAnEarlierTurnRecallsOnlyWhatWasSaidUpToIt(t *testing.T) {
 }
 
 func TestFork_AtASeqThatIsNoTurnBoundaryNamesTheNearest(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	parent := threeWords(w, "demo")
 	end1, end2 := w.turnEnd(parent, "t1"), w.turnEnd(parent, "t2")
@@ -125,6 +128,7 @@ func TestFork_AtASeqThatIsNoTurnBoundaryNamesTheNearest(t *testing.T) {
 }
 
 func TestRewind_ForgetsWhatCameAfterAndSaysFilesStay(t *testing.T) {
+	t.Parallel()
 	for _, agent := range []string{"demo", "replay"} {
 		t.Run(agent, func(t *testing.T) {
 			w := surgeryWorld(t)
@@ -162,6 +166,7 @@ func TestRewind_ForgetsWhatCameAfterAndSaysFilesStay(t *testing.T) {
 }
 
 func TestClear_ThenRecallRemembersNothing(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	id := threeWords(w, "demo")
 	r := w.mustRun("clear", id)
@@ -182,6 +187,7 @@ func TestClear_ThenRecallRemembersNothing(t *testing.T) {
 }
 
 func TestRewind_OfAFinishedSessionIsRefused(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	id := threeWords(w, "demo")
 	w.mustRun("done", id)
@@ -191,6 +197,7 @@ func TestRewind_OfAFinishedSessionIsRefused(t *testing.T) {
 }
 
 func TestStartWorktree_RunsInItsOwnWorktreeAndPruneRemovesItOnlyWhenClean(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	w.cwd = gitRepo(t)
 	clean, r := w.start("--worktree", "--permissions", "approve-all", "/write hello.txt from the agent")
@@ -236,6 +243,7 @@ func TestStartWorktree_RunsInItsOwnWorktreeAndPruneRemovesItOnlyWhenClean(t *tes
 }
 
 func TestForkWorktree_TriesAnotherApproachOnItsOwnCopy(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	w.cwd = gitRepo(t)
 	parent, r := w.start("remember ALPHA")
@@ -254,6 +262,7 @@ func TestForkWorktree_TriesAnotherApproachOnItsOwnCopy(t *testing.T) {
 }
 
 func TestCompact_IsAMaintenanceTurnThatKeepsWhatToRemember(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	id := threeWords(w, "demo")
 	r := w.mustRun("compact", id)
@@ -277,6 +286,7 @@ func TestCompact_IsAMaintenanceTurnThatKeepsWhatToRemember(t *testing.T) {
 }
 
 func TestCompact_DoesNotSpendAPendingResumeContext(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	id := threeWords(w, "demo")
 	w.mustRun("rewind", id, "--to", strconv.FormatInt(w.turnEnd(id, "t2"), 10))
@@ -299,6 +309,7 @@ func TestCompact_DoesNotSpendAPendingResumeContext(t *testing.T) {
 }
 
 func TestCompact_OnAnAgentWithoutTheCommandExits5(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	id := threeWords(w, "nocommands")
 	r := w.run("compact", id)
@@ -311,6 +322,7 @@ func TestCompact_OnAnAgentWithoutTheCommandExits5(t *testing.T) {
 }
 
 func TestSurgery_WhileATurnRunsExits3(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	id := threeWords(w, "demo")
 	cmd, _ := w.background("prompt", id, "/sleep 20000")
@@ -330,6 +342,7 @@ func TestSurgery_WhileATurnRunsExits3(t *testing.T) {
 }
 
 func TestCompact_KilledMidTurnPausesInsteadOfContinuing(t *testing.T) {
+	t.Parallel()
 	w := surgeryWorld(t)
 	w.config(`
 [agents.slow]

@@ -109,6 +109,7 @@ func sessionLog(t *testing.T, w *world, id string) []byte {
 // continuation) carries the codeword and the cut prompt. A's own resume
 // later takes B's events, runs no turn and sends A's model nothing.
 func TestSync_ARealAgentStoppedBySIGTERMContinuesOnAnotherMachineOnce(t *testing.T) {
+	t.Parallel()
 	for _, ag := range syncAgents {
 		t.Run(ag.name, func(t *testing.T) {
 			requireNPMOptIn(t, ag.npm)

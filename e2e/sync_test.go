@@ -23,6 +23,7 @@ import (
 // continued once, B's agent knows what A's was told, and A's own resume
 // later adds no turn. Neither clone's branches, index or work tree change.
 func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"path", "daemon", "http", "ssh"} {
 		t.Run(transport, func(t *testing.T) {
 			r := newSyncRig(t, transport)
@@ -91,6 +92,7 @@ func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t
 // push refused), its pull refused as diverged with nothing changed, and a
 // fork plus pull --replace keeps both copies.
 func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	r.config("[sync]\nclaim_ttl_seconds = 2\n")
@@ -150,6 +152,7 @@ func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T
 // runs a turn; when A wakes, its renewal is refused, it stops (exit 3,
 // naming B) and its later push is refused too.
 func TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
 	r.config("[sync]\nclaim_ttl_seconds = 1\n")
@@ -191,6 +194,7 @@ func TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops(t *testing.T) {
 // whenever both run, one waited for the other (it took the other's turn
 // first); a loser exits 3 naming the winner; no log ever diverges.
 func TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
 	id := r.shared()
@@ -262,6 +266,7 @@ func killAt(t *testing.T, w *world, point string, reached func() bool, args ...s
 // after it appended to the log (before the record and the sync file): the
 // next push or pull completes, and both machines hold the same session.
 func TestSync_SIGKILLDuringPushOrPullLeavesBothSidesConsistent(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	id := a.mustStart("remember apple")
@@ -296,6 +301,7 @@ func TestSync_SIGKILLDuringPushOrPullLeavesBothSidesConsistent(t *testing.T) {
 // leaves the machine; a log line that still holds a secret (written by
 // hand here) stops the push with one line, and nothing reaches the remote.
 func TestSync_PushRefusesASessionWithAnUnredactedSecret(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	id := r.a.mustStart("remember apple")
 	f, err := os.OpenFile(filepath.Join(r.a.home, "sessions", id+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
@@ -318,6 +324,7 @@ func TestSync_PushRefusesASessionWithAnUnredactedSecret(t *testing.T) {
 // of the project, the worktree recorded on the other machine is not here,
 // and the session pauses (exit 5) as any session whose worktree is gone.
 func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	id := r.a.mustStart("remember apple")
 	r.a.mustRun("push", id)
@@ -350,6 +357,7 @@ func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
 // job 1 (auto push) is stopped by SIGTERM at its timeout; job 2, a fresh
 // home in a fresh checkout, pulls everything and recovers the cut turn once.
 func TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "daemon")
 	job1, job2 := r.a, r.b
 	r.config("[sync]\nauto = true\n")
@@ -378,6 +386,7 @@ func TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob(t *testing.T) {
 // agent warm, holding no claim while idle, so B runs the session meanwhile;
 // A's next prompt then runs on B's events (it took them first).
 func TestSync_AWarmOwnerDoesNotBlockAnotherMachine(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	id := r.shared()
@@ -403,6 +412,7 @@ func TestSync_AWarmOwnerDoesNotBlockAnotherMachine(t *testing.T) {
 // directory that is no clone, a session still maps to this machine's clone
 // of its repository when another session here works in it.
 func TestSync_PulledElsewhereMapsToTheCloneOtherSessionsUse(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	id := a.mustStart("remember apple")

@@ -46,6 +46,7 @@ const bSecret = "b-secret-value-0451"
 // says trust: pending. kandev trust shows the command and the variables it
 // reads, and from then on the server runs with B's environment.
 func TestPull_AnMCPServerFromTheRemoteRunsNothingUntilThisMachineTrustsIt(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	r.config("[sync]\nauto = true\n")
@@ -111,6 +112,7 @@ func TestPull_AnMCPServerFromTheRemoteRunsNothingUntilThisMachineTrustsIt(t *tes
 // --mcp on this machine is this machine's word: the pulled servers are gone
 // and the session runs.
 func TestSet_ALocalMCPFileReplacesWhatAPullBroughtAndIsTrusted(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	out := filepath.Join(t.TempDir(), "leaked")
 	id := r.a.mustStart("--mcp", leakyMCP(t, out), "remember apple")
@@ -172,6 +174,7 @@ func homeFiles(t *testing.T, home string) map[string]string {
 // with one line (exit 1) and nothing of it lands: the log, the record and
 // the sync file are as they were, and kandev events prints no secret.
 func TestPull_RefusesAForgedLogWholeAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	line := func(id string, seq int64, content string) string {
 		return fmt.Sprintf(`{"seq":%d,"timestamp":"2026-12-01T10:00:00Z","type":"agent_message","session_id":"%s","role":"assistant","content":%q}`+"\n", seq, id, content)
 	}
@@ -219,6 +222,7 @@ func TestPull_RefusesAForgedLogWholeAndWritesNothing(t *testing.T) {
 // sessions/ID.jsonl that is a link to a file that does not exist yet is
 // refused, not followed: the file it names is never created.
 func TestPull_RefusesALogThatIsALinkAndCreatesNothingOutsideTheHome(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	id := r.a.mustStart("remember apple")
 	r.a.mustRun("push", id)
@@ -240,6 +244,7 @@ func TestPull_RefusesALogThatIsALinkAndCreatesNothingOutsideTheHome(t *testing.T
 // of A's (scheduled recover), inbox offsets and an owned worktree; B's
 // pulled record holds none of them, so nothing B does acts on A's job.
 func TestPull_NeverTakesTheOtherMachinesOwnFields(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	id := r.a.mustStart("remember apple")
 	h, _ := state.OpenHome(r.a.home)
@@ -291,6 +296,7 @@ func runWithin(w *world, d time.Duration, args ...string) (result, time.Duration
 // [sync] timeout_seconds with one line naming the remote (exit 1); a prompt
 // of the synced session runs its turn here and says that sync was skipped.
 func TestSync_ARemoteThatStopsAnsweringEndsPushAndPullAndAPromptGoesOnLocally(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
 	r.config("[sync]\ntimeout_seconds = 2\n")
@@ -337,6 +343,7 @@ func forgeClaim(r *syncRig, id, claim string) {
 // claim_ttl_seconds has passed since it first saw that claim, and the
 // generation it writes did not wrap.
 func TestSync_AClaimExpiringInYear9999CountsAsExpiringAfterTheTTL(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	r.config("[sync]\nclaim_ttl_seconds = 2\n")
 	id := r.shared()
@@ -363,6 +370,7 @@ func TestSync_AClaimExpiringInYear9999CountsAsExpiringAfterTheTTL(t *testing.T) 
 // takes the claim, fails, and releases the claim before it exits, so B is
 // not refused for the claim's TTL.
 func TestSync_AClaimTakenForATurnThatCannotRunIsReleasedAtOnce(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	id := r.shared()
 	r.gitOut(r.bare, "update-ref", "refs/kandev/sessions/"+id, "refs/heads/main")
@@ -383,6 +391,7 @@ func TestSync_AClaimTakenForATurnThatCannotRunIsReleasedAtOnce(t *testing.T) {
 // A's record with its claim, and refuses (exit 3) before anything of the
 // new servers runs; status says trust: pending again.
 func TestPrompt_ServersChangedOnTheRemoteWaitForTrustAgain(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	b.env = append(b.env, "B_SECRET_TOKEN="+bSecret)
@@ -412,6 +421,7 @@ func TestPrompt_ServersChangedOnTheRemoteWaitForTrustAgain(t *testing.T) {
 // TestSync_TheClaimGenerationNeverWraps: a released claim at the int64
 // maximum generation is taken at that generation, not at a negative one.
 func TestSync_TheClaimGenerationNeverWraps(t *testing.T) {
+	t.Parallel()
 	r := newSyncRig(t, "path")
 	id := r.shared()
 	forgeClaim(r, id, `{"machine":"X","pid":1,"generation":9223372036854775807,"expires_at":"2026-01-01T00:00:00Z","released":true}`)

@@ -216,6 +216,7 @@ console.log(JSON.stringify(i.lines.filter(l => re.test(l))));`
 }
 
 func TestDocs_EveryTaskRunnerExampleParsesAndItsCommandRuns(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("SKIP: no sh to run the tasks with")
 	}

@@ -28,6 +28,7 @@ func terminalLive(evs []eventlog.Event) (out string, n int) {
 }
 
 func TestTerminal_OutputIsRecordedAndShownWhileTheCommandRuns(t *testing.T) {
+	t.Parallel()
 	w := defaultWorld(t)
 	id, r := w.start("hello")
 	mustOK(t, r)
@@ -80,6 +81,7 @@ func TestTerminal_OutputIsRecordedAndShownWhileTheCommandRuns(t *testing.T) {
 }
 
 func TestTerminal_LiveOutputIsBounded(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	id, r := w.start("--permissions", "approve-all", "/terminal head -c 300000 /dev/zero | tr '\\0' x; echo; echo END")

@@ -29,6 +29,7 @@ func terminalResults(evs []eventlog.Event) []eventlog.Event {
 }
 
 func TestTerminal_TheAgentRunsACommandInTheSessionDirAndItsOutputIsRecordedRedacted(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	secret := "ghp_" + strings.Repeat("Z9y8", 9)
@@ -52,6 +53,7 @@ func TestTerminal_TheAgentRunsACommandInTheSessionDirAndItsOutputIsRecordedRedac
 }
 
 func TestTerminal_RefusedUnderDenyAllAndWithoutAnAllowedRequestInTheTurn(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	for _, c := range []struct{ mode, line, want string }{
@@ -80,6 +82,7 @@ func TestTerminal_RefusedUnderDenyAllAndWithoutAnAllowedRequestInTheTurn(t *test
 }
 
 func TestTerminal_ACommandLeftRunningIsKilledWhenTheTurnEnds(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	// The turn lasts 2 s more, so the shell has written its pid before the

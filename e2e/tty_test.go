@@ -72,6 +72,7 @@ func (s *tmuxSession) keys(keys ...string) {
 }
 
 func TestTTY_ResumeInteractiveReadsPromptsUntilEOF(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// --linger 0: the subject is resume -i restoring the agent and owning it
 	// here (on a warm agent it attaches instead).
@@ -98,6 +99,7 @@ func TestTTY_ResumeInteractiveReadsPromptsUntilEOF(t *testing.T) {
 }
 
 func TestTTY_AskModeAsksOnTheTerminal(t *testing.T) {
+	t.Parallel()
 	for _, answer := range []string{"y", "n"} {
 		t.Run(answer, func(t *testing.T) {
 			w := newWorld(t)
@@ -118,6 +120,7 @@ func TestTTY_AskModeAsksOnTheTerminal(t *testing.T) {
 }
 
 func TestTTY_AskModeWithoutATerminalDenies(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	r := w.run("--permissions", "ask", "prompt", id, "/write out.txt nope")
@@ -130,6 +133,7 @@ func TestTTY_AskModeWithoutATerminalDenies(t *testing.T) {
 }
 
 func TestCrash_KilledWhileAPermissionIsPendingPausesTheContinuation(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, _ := w.start()
 	tm := newTmux(t, w, kandevBin+" --permissions ask prompt "+id+" '/write out.txt later'")
@@ -168,6 +172,7 @@ func TestCrash_KilledWhileAPermissionIsPendingPausesTheContinuation(t *testing.T
 }
 
 func TestTTY_ResumeInteractiveServesQueuedPromptsWhileWaitingForTheUser(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// --linger 0: resume -i is the owner here (on a warm agent it attaches).
 	id, _ := w.start("--linger", "0", "remember QUINCE")

@@ -46,6 +46,7 @@ func costOf(c *eventlog.Cost) string {
 }
 
 func TestUsage_DemoTurnsAreLoggedAndTotalledInStatusAndList(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("remember a")
 	if r.code != 0 {
@@ -103,6 +104,7 @@ func (w *world) ageFirstUsage(id string, days int) {
 }
 
 func TestUsage_SumsPerSessionAgentAndDayWithSince(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[agents.other]\ncommand = [\"" + kandevBin + "\", \"demo-agent\"]\n")
 	a, r := w.start("remember a")
@@ -155,6 +157,7 @@ func TestUsage_SumsPerSessionAgentAndDayWithSince(t *testing.T) {
 }
 
 func TestUsage_MaxCostRefusesPromptsPausesContinuationUntilRaised(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[session]\nmax_cost = 0.002\n")
 	id, r := w.start("remember a")

@@ -6,6 +6,7 @@ import (
 )
 
 func TestStart_QuietPrintsTheIDThenTheFinalTextAndAStartWithoutPromptSaysWhatNext(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CI=1")
 	r := w.mustRun("-q", "start", "remember QUIET")
@@ -23,6 +24,7 @@ func TestStart_QuietPrintsTheIDThenTheFinalTextAndAStartWithoutPromptSaysWhatNex
 // The next command status suggests for a warm idle session is a prompt that
 // is served at once, not a follow that blocks until the linger ends.
 func TestStatus_NextForAWarmSessionIsAPromptThatSucceeds(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("--linger", "30s", "remember WARM")
 	if r.code != 0 {

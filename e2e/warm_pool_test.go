@@ -71,6 +71,7 @@ func (w *world) waitWarm(id string) time.Time {
 }
 
 func TestWarm_ByDefaultForAPersonForFiveMinutes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id, r := w.start("remember FIG")
 	if r.code != 0 {
@@ -97,6 +98,7 @@ func TestWarm_ByDefaultForAPersonForFiveMinutes(t *testing.T) {
 }
 
 func TestWarm_UnderCINothingLingersAtAll(t *testing.T) {
+	t.Parallel()
 	for _, ci := range []string{"true", "1"} {
 		t.Run("CI="+ci, func(t *testing.T) {
 			w := newWorld(t)
@@ -121,6 +123,7 @@ func TestWarm_UnderCINothingLingersAtAll(t *testing.T) {
 }
 
 func TestWarm_PoolClosesTheLeastRecentlyUsedIdleOwner(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[session]\nmax_warm = 2\n")
 	var ids []string
@@ -170,6 +173,7 @@ func TestWarm_PoolClosesTheLeastRecentlyUsedIdleOwner(t *testing.T) {
 }
 
 func TestWarm_KilledWarmOwnerLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("60s", "/say hi")
 	w.waitWarm(id)
@@ -185,6 +189,7 @@ func TestWarm_KilledWarmOwnerLeavesNoProcess(t *testing.T) {
 // do) is still stopped once the command that ran its turn has returned:
 // signalled at once with exit_on_eof = false, after the grace without.
 func TestWarm_AnAgentThatIgnoresEOFIsStoppedAfterTheCommandReturns(t *testing.T) {
+	t.Parallel()
 	for _, eof := range []string{"false", "true"} {
 		t.Run("exit_on_eof="+eof, func(t *testing.T) {
 			w := newWorld(t)
@@ -214,6 +219,7 @@ func TestWarm_AnAgentThatIgnoresEOFIsStoppedAfterTheCommandReturns(t *testing.T)
 }
 
 func TestWarm_OwnersRacingIntoThePoolNeverExceedIt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[session]\nmax_warm = 2\n")
 	const n = 6

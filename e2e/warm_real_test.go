@@ -153,16 +153,19 @@ func warmAgainstCold(t *testing.T, w *world, r warmRig) {
 }
 
 func TestClaude_WarmPromptsReattachToTheLingeringAdapter(t *testing.T) {
+	t.Parallel()
 	r := newClaudeRig(t)
 	warmAgainstCold(t, r.world, warmRig{agent: "claude", noneLeft: r.assertNoAgentSurvives})
 }
 
 func TestCodex_WarmPromptsReattachToTheLingeringAdapter(t *testing.T) {
+	t.Parallel()
 	r := newCodexRig(t, codexOptions{})
 	warmAgainstCold(t, r.world, warmRig{agent: "codex", noneLeft: r.assertNoAgentSurvives})
 }
 
 func TestGemini_WarmPromptsReattachToTheLingeringAgent(t *testing.T) {
+	t.Parallel()
 	r := newGeminiRig(t)
 	// Gemini CLI 0.61.0 loads a session in a minute after the one it was
 	// saved in (kandev falls back to a fresh one with the history before),
@@ -176,11 +179,13 @@ func TestGemini_WarmPromptsReattachToTheLingeringAgent(t *testing.T) {
 }
 
 func TestOpenCode_WarmPromptsReattachToTheLingeringAgent(t *testing.T) {
+	t.Parallel()
 	r := newOpenCodeRig(t)
 	warmAgainstCold(t, r.world, warmRig{agent: r.name, noneLeft: func(after string) { r.assertNoAgentSurvives("", after) }})
 }
 
 func TestCopilot_WarmPromptsReattachToTheLingeringAgent(t *testing.T) {
+	t.Parallel()
 	r := newCopilotRig(t)
 	warmAgainstCold(t, r.world, warmRig{agent: r.name, noneLeft: func(after string) { r.assertNoAgentSurvives("", after) }})
 }
