@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/acp/surgery"
 	"github.com/kandev/kandev/state"
 )
 
@@ -43,8 +44,8 @@ func (c *compactCmd) Run(env *Env) error {
 	if alive, _ := h.OwnerAlive(id); alive {
 		return fmt.Errorf("%w: session %s is running a turn in another kandev process; compact it when the turn has ended", state.ErrOwnerBusy, id)
 	}
-	advertised := owner.AdvertisedCommands(h.LogPath(id))
-	name := owner.CompactionCommand(advertised)
+	advertised := surgery.AdvertisedCommands(h.LogPath(id))
+	name := surgery.CompactionCommand(advertised)
 	if name == "" {
 		has := "no commands"
 		if len(advertised) > 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/acp/surgery"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
@@ -88,7 +89,7 @@ func control(env *Env, h *state.Home, id, kind string) error {
 	// An agent that outlived its owner in a container ends with the stop:
 	// a prompt restarts and restores it (docs/containers.md).
 	stoppedContainers(env, h, []string{id})
-	rep, err := owner.Repair(h, id, eventlog.StopUserCanceled, false)
+	rep, err := surgery.Repair(h, id, eventlog.StopUserCanceled, false)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return control(env, h, id, kind) // an owner appeared meanwhile
 	}
@@ -146,7 +147,7 @@ func (c *repairCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := owner.Repair(h, id, eventlog.StopShutdown, c.DryRun)
+	rep, err := surgery.Repair(h, id, eventlog.StopShutdown, c.DryRun)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return fmt.Errorf("%w: session %s is running in another kandev process; nothing to repair while it lives", state.ErrOwnerBusy, id)
 	}

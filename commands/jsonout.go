@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
-	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/acp/surgery"
 	"github.com/kandev/kandev/container"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/remote"
@@ -100,10 +100,10 @@ type sessionOutput struct {
 // live owner got the request, "" when there was nothing to cancel; a stop
 // with no owner is recorded here instead, and Repair says what it did.
 type controlOutput struct {
-	DeliveredTo *string             `json:"delivered_to,omitempty"`
-	Repair      *owner.RepairReport `json:"repair,omitempty"`
-	Requested   string              `json:"requested"`
-	SessionID   string              `json:"session_id"`
+	DeliveredTo *string               `json:"delivered_to,omitempty"`
+	Repair      *surgery.RepairReport `json:"repair,omitempty"`
+	Requested   string                `json:"requested"`
+	SessionID   string                `json:"session_id"`
 }
 
 // closeOutput is kandev close of one session; SessionID is "" when no
@@ -209,7 +209,7 @@ type recoverOutcome struct {
 
 // repairOutput is kandev repair.
 type repairOutput struct {
-	Repair *owner.RepairReport `json:"repair"`
+	Repair *surgery.RepairReport `json:"repair"`
 }
 
 // resumeOutput is the last line of kandev resume.
@@ -236,8 +236,8 @@ type resumeRestore struct {
 
 // rewindOutput is kandev rewind and clear. Files are never rewound.
 type rewindOutput struct {
-	FilesRewound bool                `json:"files_rewound"`
-	Rewind       *owner.RewindReport `json:"rewind"`
+	FilesRewound bool                  `json:"files_rewound"`
+	Rewind       *surgery.RewindReport `json:"rewind"`
 }
 
 // searchOutput is kandev search.

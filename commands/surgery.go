@@ -11,6 +11,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/acp/surgery"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
@@ -87,7 +88,7 @@ func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
 	if err := env.beforeCommit("kandev rewind " + id); err != nil {
 		return err
 	}
-	rep, err := owner.Rewind(h, id, to)
+	rep, err := surgery.Rewind(h, id, to)
 	if err := asUsage(err); err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func closeIdleWarm(env *Env, h *state.Home, id string) error {
 
 // asUsage turns a seq that is not a turn boundary into a usage error.
 func asUsage(err error) error {
-	var be *owner.BoundaryError
+	var be *surgery.BoundaryError
 	if errors.As(err, &be) {
 		return usagef("%s", be.Error())
 	}
@@ -218,7 +219,7 @@ func (c *forkCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	spec := owner.ForkSpec{Parent: id, At: c.At, Title: c.Title, Now: env.Now().UTC()}
+	spec := surgery.ForkSpec{Parent: id, At: c.At, Title: c.Title, Now: env.Now().UTC()}
 	spec.Place = func(s *state.Session) error {
 		s.Setup, s.MCPConfig = su, servers
 		// Servers a pull brought that this machine has not agreed to still wait in the fork.
@@ -234,7 +235,7 @@ func (c *forkCmd) Run(env *Env) error {
 	if env.Ctx.Err() != nil {
 		return fmt.Errorf("%w: kandev fork %s was stopped before it created anything", context.Cause(env.Ctx), id)
 	}
-	child, atEnd, err := owner.Fork(h, spec)
+	child, atEnd, err := surgery.Fork(h, spec)
 	if err := asUsage(err); err != nil {
 		return err
 	}
@@ -256,7 +257,7 @@ func (c *forkCmd) Run(env *Env) error {
 	env.Out.Object(forkOutput{Session: child, Fork: info}, func(w io.Writer) {
 		fmt.Fprintln(w, child.ID)
 		how := "the agent's own session/fork"
-		if method == owner.ForkReplay {
+		if method == surgery.ForkReplay {
 			how = "a fresh agent session; the first prompt carries the conversation"
 		}
 		fmt.Fprintf(w, "forked %s at seq %d (%s)\n", id, child.ForkedAt, how)
@@ -272,7 +273,7 @@ func (c *forkCmd) Run(env *Env) error {
 }
 
 // forkAgentSession makes the child's agent session natively when
-// owner.ChooseForkMethod says so; a failed native fork leaves the replay
+// surgery.ChooseForkMethod says so; a failed native fork leaves the replay
 // path, and says why.
 func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atEnd bool) (method, fallback string, err error) {
 	cfg, err := env.Config()
@@ -281,13 +282,13 @@ func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atE
 	}
 	profile, err := acp.LookupProfile(cfg, parent.Agent)
 	if err != nil {
-		return owner.ForkReplay, "agent profile " + parent.Agent + ": " + err.Error(), nil
+		return surgery.ForkReplay, "agent profile " + parent.Agent + ": " + err.Error(), nil
 	}
-	facts := owner.ForkFacts{
-		Advertised: owner.ForkAdvertised(parent.Capabilities), ParentToken: parent.ResumeToken,
+	facts := surgery.ForkFacts{
+		Advertised: surgery.ForkAdvertised(parent.Capabilities), ParentToken: parent.ResumeToken,
 		ParentTurn: parent.CurrentTurn, AtEnd: atEnd, NativeAllow: profile.NativeResume,
 	}
-	if owner.ChooseForkMethod(facts) == owner.ForkNative {
+	if surgery.ChooseForkMethod(facts) == surgery.ForkNative {
 		// A warm owner that only keeps the parent's idle agent alive is
 		// closed, as for the other surgery, rather than fall back to replay.
 		if err := closeIdleWarm(env, h, parent.ID); err != nil {
@@ -295,16 +296,16 @@ func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atE
 		}
 	}
 	facts.ParentLive, _ = h.OwnerAlive(parent.ID)
-	if owner.ChooseForkMethod(facts) == owner.ForkReplay {
-		return owner.ForkReplay, "", nil
+	if surgery.ChooseForkMethod(facts) == surgery.ForkReplay {
+		return surgery.ForkReplay, "", nil
 	}
-	if err := owner.NativeFork(env.Ctx, h, cfg, profile, parent, child); err != nil {
+	if err := surgery.NativeFork(env.Ctx, h, cfg, profile, parent, child); err != nil {
 		if env.Ctx.Err() != nil {
-			return owner.ForkReplay, "stopped by " + signalName(env.Ctx) + " (the first prompt carries the conversation instead)", nil
+			return surgery.ForkReplay, "stopped by " + signalName(env.Ctx) + " (the first prompt carries the conversation instead)", nil
 		}
-		return owner.ForkReplay, err.Error(), nil
+		return surgery.ForkReplay, err.Error(), nil
 	}
-	return owner.ForkNative, "", nil
+	return surgery.ForkNative, "", nil
 }
 
 // signalName names the signal that ended ctx, for messages.

@@ -51,6 +51,18 @@ func BuildResumeContext(history []eventlog.Event, request, sessionID string, max
 	return BuildResumeContextWindow(history, request, sessionID, maxBytes, false)
 }
 
+// HasConversation reports whether evs hold a message or a tool call: a
+// history without one gives a fresh agent session nothing to carry.
+func HasConversation(evs []eventlog.Event) bool {
+	for _, e := range evs {
+		switch e.Type {
+		case eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventToolCall, eventlog.EventToolResult:
+			return true
+		}
+	}
+	return false
+}
+
 // BuildResumeContextWindow is BuildResumeContext over a window of the log:
 // when olderUnread is set, history holds the first user message and the
 // newest events only (a long log is read from its end), so the note says

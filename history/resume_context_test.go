@@ -253,3 +253,23 @@ func TestBuildResumeContextWindow_UnreadOlderEntriesWithNothingDroppedGivesNoCou
 		t.Fatalf("omission note for an unread older part:\n%s", got)
 	}
 }
+
+func TestHasConversation_OnlyMessagesAndToolCallsCount(t *testing.T) {
+	ev := func(typ string) eventlog.Event { return eventlog.Event{Type: typ} }
+	for _, c := range []struct {
+		name string
+		evs  []eventlog.Event
+		want bool
+	}{
+		{"an empty history", nil, false},
+		{"turn bounds and a marker only", []eventlog.Event{ev(eventlog.EventTurnStarted), ev(eventlog.EventTurnEnded), ev(eventlog.EventMarker)}, false},
+		{"a user message", []eventlog.Event{ev(eventlog.EventTurnStarted), ev(eventlog.EventUserMessage)}, true},
+		{"an agent message", []eventlog.Event{ev(eventlog.EventAgentMessage)}, true},
+		{"a tool call", []eventlog.Event{ev(eventlog.EventToolCall)}, true},
+		{"a tool result", []eventlog.Event{ev(eventlog.EventToolResult)}, true},
+	} {
+		if got := HasConversation(c.evs); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -6,7 +6,9 @@
 // and an executor carries it out (owner.go: the lifecycle; record.go: the
 // writes; restore.go; turn.go; permissions.go). Around it: prompts handed
 // to a live owner through its inbox (deliver.go, keyed.go, inbox.go), an
-// owner that lingers (live.go, pool.go) or runs detached (detach.go), and
-// repair, rewind and fork of a session (repair.go, surgery.go, fork.go).
-// It talks to the agent through package acp.
+// owner that lingers (live.go, pool.go) or runs detached (detach.go). The
+// rules for closing a turn an owner died in (repair.go) and finishing a
+// rewind left pending (rewind.go) are here because an owner applies them
+// when it starts; the repair, rewind and fork commands are package
+// acp/surgery. It talks to the agent through package acp.
 package owner

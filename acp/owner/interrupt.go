@@ -88,5 +88,5 @@ func (o *owner) leaveForContinuation(turnID string) {
 	}
 	o.marker(history.MarkerPromptInterrupted, "kandev was terminated (SIGTERM) during turn "+turnID+"; the next kandev resume, prompt or recover continues it once.", "")
 	turn := o.s.CurrentTurn
-	o.repairInterrupted(RepairTurn(turnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, eventlog.StopShutdown))
+	o.repairInterrupted(RepairTurn(TurnEvents(o.job.Home.LogPath(o.s.ID), turn), turn, eventlog.StopShutdown))
 }

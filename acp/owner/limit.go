@@ -140,7 +140,7 @@ func (o *owner) continueAfterLimit(ctx context.Context) error {
 	}
 	request := ""
 	if lim.Turn != "" {
-		request = DescribeTurn(turnEvents(o.job.Home.LogPath(o.s.ID), lim.Turn), lim.Turn).UserText
+		request = DescribeTurn(TurnEvents(o.job.Home.LogPath(o.s.ID), lim.Turn), lim.Turn).UserText
 	}
 	o.update(func(s *state.Session) { s.LimitResumes++ })
 	return o.turn(ctx, eventlog.SourceContinuation, LimitContinuationPrompt(request, o.s.ID, o.job.Config.MaxReplayBytes()))

@@ -91,7 +91,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		o.logClosed = true // a hook that fails later is not logged (notify.go)
 		o.log.Close()
 	}()
-	if err := finishRewind(job.Home, log, o.s); err != nil {
+	if err := FinishRewind(job.Home, log, o.s); err != nil {
 		return nil, err
 	}
 	if torn > 0 {
@@ -317,7 +317,7 @@ func (o *owner) readFacts() (Facts, []state.Input) {
 	path := o.job.Home.LogPath(o.s.ID)
 	var events []eventlog.Event
 	if turn := o.s.CurrentTurn; turn != "" {
-		events = turnEvents(path, turn)
+		events = TurnEvents(path, turn)
 		f.Repair = RepairTurn(events, turn, eventlog.StopShutdown)
 	}
 	inbox, _ := o.job.Home.ReadInbox(o.s.ID, o.s.InboxOffset)
@@ -328,13 +328,13 @@ func (o *owner) readFacts() (Facts, []state.Input) {
 	}
 	if turn := awaitingTurn(o.s, f); turn != "" {
 		if turn != o.s.CurrentTurn {
-			events = turnEvents(path, turn)
+			events = TurnEvents(path, turn)
 		}
 		f.AwaitingTurn, f.Awaiting = turn, DescribeTurn(events, turn)
 	}
 	if o.s.InitialPrompt != "" && o.s.CurrentTurn == "" && o.s.Turns > 0 {
 		if turn := newestTurnOf(path, eventlog.SourceInitial); turn != "" {
-			f.InitialTurnID, f.InitialTurn = turn, DescribeTurn(turnEvents(path, turn), turn)
+			f.InitialTurnID, f.InitialTurn = turn, DescribeTurn(TurnEvents(path, turn), turn)
 		}
 	}
 	return f, inbox

@@ -198,7 +198,7 @@ func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
 	} else {
 		s.StopReason = eventlog.StopShutdown
 	}
-	releaseInitialPrompt(s, tr, owed)
+	ReleaseInitialPrompt(s, tr, owed)
 	owed = owed && s.InitialPrompt == ""
 	if owed {
 		s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending,
@@ -209,11 +209,13 @@ func closeInterruptedTurn(s *state.Session, turn string, tr TurnRepair) {
 	s.PermissionPending = false
 }
 
-// releaseInitialPrompt: when turn tr carried the record's initial prompt,
-// the record stops keeping it once the turn is closed, if the prompt reached
-// the agent (it is continued, never sent again) or the turn is owed its
-// follow-up (which sends it again, within the continuation budget).
-func releaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
+// ReleaseInitialPrompt is the record side of closing turn tr for its
+// initial prompt: when tr carried it, the record stops keeping it once the
+// turn is closed, if the prompt reached the agent (it is continued, never
+// sent again) or the turn is owed its follow-up (which sends it again,
+// within the continuation budget). A repair (package acp/surgery) closes
+// turns by the same rule.
+func ReleaseInitialPrompt(s *state.Session, tr TurnRepair, owed bool) {
 	if tr.Source == eventlog.SourceInitial && (owed || tr.Delivery != PromptNeverSent) {
 		s.InitialPrompt = ""
 	}

@@ -2,8 +2,6 @@ package owner
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"slices"
 
@@ -11,7 +9,6 @@ import (
 
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
-	"github.com/kandev/kandev/state"
 )
 
 var ownPID = os.Getpid()
@@ -157,9 +154,9 @@ func RepairTurn(events []eventlog.Event, turnID, stop string) TurnRepair {
 	return r
 }
 
-// turnEvents reads the events of one turn from the end of the log: the
-// cost depends on the turn's length, not the log's.
-func turnEvents(path, turnID string) []eventlog.Event {
+// TurnEvents reads the events of one turn from the end of the log at path:
+// the cost depends on the turn's length, not the log's.
+func TurnEvents(path, turnID string) []eventlog.Event {
 	var out []eventlog.Event
 	_, _ = eventlog.ScanBackward(path, func(_ int64, line []byte) bool {
 		var e eventlog.Event
@@ -202,127 +199,4 @@ func join(ids []string) string {
 		s += id
 	}
 	return s
-}
-
-// RepairReport says what Repair did (or would do with dry run).
-type RepairReport struct {
-	SessionID    string   `json:"session_id"`
-	TornBytes    int64    `json:"torn_bytes"`
-	Turn         string   `json:"interrupted_turn,omitempty"`
-	UnknownCalls []string `json:"unknown_tool_calls"`
-	Appended     int      `json:"appended_events"`
-	DryRun       bool     `json:"dry_run"`
-	// Pending is the interrupted turn the next resume continues (repair
-	// never sends the continuation itself).
-	Pending string `json:"continuation_pending,omitempty"`
-}
-
-// Repair reconciles a session after a crash without relaunching its agent:
-// it truncates a torn last log line and closes an interrupted turn
-// (RepairTurn) with stop reason stop. It takes the owner lock, so it never
-// races a live owner. Repairing twice appends nothing the second time.
-func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) {
-	lock, err := h.AcquireOwner(id)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Release()
-	s, err := h.LoadSession(id)
-	if err != nil {
-		return nil, err
-	}
-	if dryRun {
-		return previewRepair(h, s, id, stop)
-	}
-	rep := &RepairReport{SessionID: id, UnknownCalls: []string{}}
-	log, torn, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	before := log.NextSeq()
-	if err := finishRewind(h, log, s); err != nil {
-		return nil, err
-	}
-	rep.TornBytes = torn
-	// Every write below returns its error: a stop or repair that could not
-	// be written must not look done (the turn would be continued later).
-	var evs []*eventlog.Event
-	if torn > 0 {
-		m := history.NewMarker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
-		evs = append(evs, &m)
-	}
-	turn := s.CurrentTurn
-	var tr TurnRepair
-	if turn != "" {
-		tr = RepairTurn(turnEvents(h.LogPath(id), turn), turn, stop)
-		if tr.Fixes != nil {
-			rep.Turn = turn
-			evs = append(append(evs, tr.Fixes...), &eventlog.Event{Type: eventlog.EventState, State: state.StateWaitingForInput, TurnID: turn})
-		}
-		for _, c := range tr.UnknownCalls {
-			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
-		}
-	}
-	if len(evs) > 0 {
-		if err := log.AppendSync(evs...); err != nil {
-			return nil, fmt.Errorf("repair %s: %w", id, err)
-		}
-	}
-	s, err = h.UpdateSession(id, func(s *state.Session) error {
-		if turn != "" {
-			releaseInitialPrompt(s, tr, tr.Fixes != nil && stop == eventlog.StopShutdown)
-			if tr.Fixes != nil && stop == eventlog.StopShutdown && s.InitialPrompt == "" {
-				// Owed its one follow-up: repair never spends it.
-				s.Interrupted = &state.Interruption{Turn: turn, PermissionOpen: tr.PermissionOpen || s.PermissionPending, Maintenance: tr.Source == eventlog.SourceMaintenance}
-			}
-			s.CurrentTurn, s.State, s.PermissionPending = "", state.StateWaitingForInput, false
-			if tr.Fixes != nil {
-				s.StopReason = stop
-			}
-		}
-		if stop == eventlog.StopUserCanceled {
-			// An explicit stop: the interrupted turn is never continued.
-			s.Stopped, s.StopReason, s.Interrupted, s.Pause = true, stop, nil, nil
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("repair %s: %w", id, err)
-	}
-	if stop != eventlog.StopUserCanceled {
-		rep.Pending, _ = s.AwaitingContinuation()
-	}
-	rep.Appended = int(log.NextSeq() - before)
-	return rep, nil
-}
-
-// previewRepair is what Repair would do, read without writing: s is the
-// loaded record, changed in this copy only.
-func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairReport, error) {
-	rep := &RepairReport{SessionID: id, DryRun: true, UnknownCalls: []string{}}
-	r, err := eventlog.ScanBackward(h.LogPath(id), func(int64, []byte) bool { return false })
-	if err != nil && !errors.Is(err, state.ErrNotFound) {
-		return nil, err
-	}
-	rep.TornBytes = r.TornBytes
-	if s.CurrentTurn != "" {
-		tr := RepairTurn(turnEvents(h.LogPath(id), s.CurrentTurn), s.CurrentTurn, stop)
-		if tr.Fixes != nil {
-			rep.Turn, rep.Appended = s.CurrentTurn, len(tr.Fixes)+1
-		}
-		for _, c := range tr.UnknownCalls {
-			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
-		}
-		// What the repair would record, in this copy only.
-		releaseInitialPrompt(s, tr, tr.Fixes != nil && stop == eventlog.StopShutdown)
-		if tr.Fixes != nil && stop == eventlog.StopShutdown && s.InitialPrompt == "" {
-			s.Interrupted = &state.Interruption{Turn: s.CurrentTurn}
-		}
-		s.CurrentTurn = ""
-	}
-	if stop == eventlog.StopShutdown {
-		rep.Pending, _ = s.AwaitingContinuation()
-	}
-	return rep, nil
 }

@@ -39,21 +39,10 @@ func ResumeContextFor(h *state.Home, s *state.Session, request string, maxBytes 
 	}
 	own, ownPartial := historyForContext(h.LogPath(s.ID), maxBytes, s.Epoch)
 	evs = append(evs, own...)
-	if !hasConversation(evs) && !partial && !ownPartial {
+	if !history.HasConversation(evs) && !partial && !ownPartial {
 		return request
 	}
 	return history.BuildResumeContextWindow(evs, request, s.ID, maxBytes, partial || ownPartial)
-}
-
-// hasConversation reports whether evs hold a message or a tool call.
-func hasConversation(evs []eventlog.Event) bool {
-	for _, e := range evs {
-		switch e.Type {
-		case eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventToolCall, eventlog.EventToolResult:
-			return true
-		}
-	}
-	return false
 }
 
 // historyForContext reads the events the resume context is built from, of

@@ -59,24 +59,3 @@ func TestHistoryForContext_ARewindBeforeTheWindowDecidesTheFirstRequest(t *testi
 		})
 	}
 }
-
-func TestResumeContextFor_CarriesTheCurrentEpochOnly(t *testing.T) {
-	for _, max := range []int{history.DefaultMaxReplayBytes, 900} { // the whole log, and a window from its end
-		h, ends := surgeryHome(t)
-		if _, err := Rewind(h, "s1", ends[1]); err != nil {
-			t.Fatal(err)
-		}
-		s, _ := h.LoadSession("s1")
-		got := ResumeContextFor(h, s, "recall", max)
-		if !strings.Contains(got, "remember BETA") || strings.Contains(got, "GAMMA") || !strings.Contains(got, "remember ALPHA") {
-			t.Fatalf("max %d: context must hold ALPHA and BETA, not GAMMA:\n%s", max, got)
-		}
-		if _, err := Rewind(h, "s1", 0); err != nil {
-			t.Fatal(err)
-		}
-		s, _ = h.LoadSession("s1")
-		if got := ResumeContextFor(h, s, "recall", max); got != "recall" {
-			t.Fatalf("max %d: after a clear the prompt goes alone, got:\n%s", max, got)
-		}
-	}
-}

@@ -1,4 +1,4 @@
-package owner
+package surgery
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -85,7 +86,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	}
 	switch {
 	case state.IsTerminal(s.State):
-		return nil, fmt.Errorf("%w: session %s is %s; fork it instead: kandev fork %s --at SEQ", ErrNotResumable, id, s.State, id)
+		return nil, fmt.Errorf("%w: session %s is %s; fork it instead: kandev fork %s --at SEQ", owner.ErrNotResumable, id, s.State, id)
 	case s.CurrentTurn != "":
 		return nil, fmt.Errorf("%w: session %s has an unfinished turn; run kandev repair %s first", state.ErrOwnerBusy, id, id)
 	}
@@ -94,7 +95,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 		return nil, err
 	}
 	defer log.Close()
-	if err := finishRewind(h, log, s); err != nil {
+	if err := owner.FinishRewind(h, log, s); err != nil {
 		return nil, err
 	}
 	epoch, err := currentEpoch(h, id)
@@ -122,7 +123,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rep, finishRewind(h, log, s)
+	return rep, owner.FinishRewind(h, log, s)
 }
 
 // busyForSurgery says what to do when an owner holds the session.
@@ -131,51 +132,6 @@ func busyForSurgery(id string, err error) error {
 		return fmt.Errorf("%w: session %s is running in another kandev process (a turn, or a warm agent); wait until it is idle (kandev close %s ends a warm agent), then run this again", state.ErrOwnerBusy, id, id)
 	}
 	return err
-}
-
-// finishRewind appends the fence of the rewind s holds as pending, unless
-// the log already ends with it (a crash came after the append, before the
-// record was cleared), and clears it. The caller owns the session and holds
-// log open. No epoch is ever fenced twice.
-func finishRewind(h *state.Home, log *eventlog.EventLog, s *state.Session) error {
-	r := s.RewindPending
-	if r == nil {
-		return nil
-	}
-	if !fenceLogged(h.LogPath(s.ID), r.Epoch) {
-		summary := fmt.Sprintf("Rewound to seq %d (epoch %d): the agent continues as if nothing after it had been said; files on disk were not rewound.", r.ToSeq, r.Epoch)
-		if r.ToSeq == 0 {
-			summary = fmt.Sprintf("Cleared (epoch %d): the agent starts over with no history; files on disk were not rewound.", r.Epoch)
-		}
-		m := history.NewMarker(history.MarkerSessionRewound, summary, "")
-		if err := log.AppendSync(r.Event(), &m); err != nil {
-			return fmt.Errorf("rewind %s: %w", s.ID, err)
-		}
-	}
-	ns, err := h.UpdateSession(s.ID, func(s *state.Session) error { s.RewindPending = nil; return nil })
-	if err != nil {
-		return err
-	}
-	*s = *ns
-	return nil
-}
-
-// fenceLogged reports whether the log already holds the rewind of epoch,
-// reading back from the end only past what may follow it (a marker, the
-// torn-line note) to the first turn or message.
-func fenceLogged(path string, epoch int) bool {
-	found := false
-	_, _ = eventlog.ScanEventsBackward(path, func(e eventlog.Event, _ []byte) bool {
-		switch e.Type {
-		case eventlog.EventRewind:
-			found = e.Epoch == epoch
-			return false
-		case eventlog.EventTurnStarted, eventlog.EventTurnEnded, eventlog.EventUserMessage, eventlog.EventAgentMessage:
-			return false
-		}
-		return true
-	})
-	return found
 }
 
 // AdvertisedCommands are the command names of the newest

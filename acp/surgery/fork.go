@@ -1,4 +1,4 @@
-package owner
+package surgery
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
@@ -63,15 +64,6 @@ type ForkSpec struct {
 	Place  func(child *state.Session) error
 }
 
-// ForkResult is the new session and how its agent session is made.
-type ForkResult struct {
-	Session *state.Session
-	Method  string
-	// Fallback says why a native fork was not used after all, "" when it was
-	// or was never tried.
-	Fallback string
-}
-
 // Fork creates a session whose log starts with a copy of the parent's
 // conversation (its current epoch) up to seq At, renumbered, and a marker
 // naming the parent; the parent is not touched. The child's log is written
@@ -110,7 +102,7 @@ func Fork(h *state.Home, spec ForkSpec) (*state.Session, bool, error) {
 	}
 	copied := history.ForkHistory(epoch, at)
 	child.Turns = lastTurnNumber(copied)
-	child.PendingContext = hasConversation(copied)
+	child.PendingContext = history.HasConversation(copied)
 	if spec.Place != nil {
 		if err := spec.Place(child); err != nil {
 			return nil, false, err
@@ -201,5 +193,5 @@ func NativeFork(ctx context.Context, h *state.Home, cfg *config.Config, p acp.Pr
 
 // denyAll answers any permission request during a fork: none is expected.
 func denyAll(context.Context, sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
-	return PermissionAnswer("")
+	return owner.PermissionAnswer("")
 }

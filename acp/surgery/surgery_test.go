@@ -1,4 +1,4 @@
-package owner
+package surgery
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -134,5 +135,26 @@ func TestAdvertisedCommands_TheNewestAdvertisementWins(t *testing.T) {
 	log.Append(adv("review"))
 	if got := AdvertisedCommands(h.LogPath("s1")); !slices.Equal(got, []string{"review"}) || CompactionCommand(got) != "" {
 		t.Fatalf("after a newer advertisement without compact: %v", got)
+	}
+}
+
+func TestResumeContextFor_CarriesTheCurrentEpochOnly(t *testing.T) {
+	for _, max := range []int{history.DefaultMaxReplayBytes, 900} { // the whole log, and a window from its end
+		h, ends := surgeryHome(t)
+		if _, err := Rewind(h, "s1", ends[1]); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := h.LoadSession("s1")
+		got := owner.ResumeContextFor(h, s, "recall", max)
+		if !strings.Contains(got, "remember BETA") || strings.Contains(got, "GAMMA") || !strings.Contains(got, "remember ALPHA") {
+			t.Fatalf("max %d: context must hold ALPHA and BETA, not GAMMA:\n%s", max, got)
+		}
+		if _, err := Rewind(h, "s1", 0); err != nil {
+			t.Fatal(err)
+		}
+		s, _ = h.LoadSession("s1")
+		if got := owner.ResumeContextFor(h, s, "recall", max); got != "recall" {
+			t.Fatalf("max %d: after a clear the prompt goes alone, got:\n%s", max, got)
+		}
 	}
 }
