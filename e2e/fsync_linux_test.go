@@ -22,6 +22,7 @@ var straceLine = regexp.MustCompile(`^(\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\()
 // everything appended before it without a sync of its own), and kandev's
 // fsyncs of the session's files stay at the 11 of docs/event-log.md ("What a prompt writes to disk").
 func TestDurability_APromptIsOnDiskBeforeItIsSentWithElevenFsyncs(t *testing.T) {
+	t.Parallel()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Skip("SKIP: no strace")

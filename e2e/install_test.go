@@ -32,6 +32,7 @@ const (
 )
 
 func TestInstall_FreshAccountInstallsWithTheREADMELineAndRunsByName(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("KANDEV_E2E_INSTALL") != "1" {
 		t.Skip("SKIP: a cold go install compiles every dependency (a minute or more); set KANDEV_E2E_INSTALL=1 to run it (.ci/run does)")
 	}
