@@ -29,10 +29,10 @@ for _ in $(seq 300); do grep -q 'demo-agent"\]' "$W/trace" 2>/dev/null && break;
 sleep 1
 "$K" close "$id" >/dev/null 2>&1 || true
 wait $st || true
-python3 - "$W/trace" "$id" <<'EOF'
+python3 - "$W/trace" "$id" "$KANDEV_HOME" <<'EOF'
 import re, sys
-trace, sid = sys.argv[1], sys.argv[2]
-proc, name, paths, record = {}, {}, {}, {}
+trace, sid, home = sys.argv[1], sys.argv[2], sys.argv[3]
+proc, name, paths, record, pending = {}, {}, {}, {}, {}
 for line in open(trace):
     m = re.match(r'(\d+)\s+(.*)', line)
     if not m:
@@ -45,6 +45,14 @@ for line in open(trace):
         break
     if 'execve(' in rest and '__serve' in rest:
         proc[tid], name[tid], p = tid, '__serve', tid
+    # strace splits a call another thread interrupts: <unfinished ...>, then
+    # <... clone resumed>; join them, or the child's process is unknown.
+    if re.match(r'clone3?\(', rest) and rest.endswith('<unfinished ...>'):
+        pending[tid] = rest[:-len('<unfinished ...>')]
+        continue
+    r = re.match(r'<\.\.\. clone3? resumed>(.*)', rest)
+    if r and tid in pending:
+        rest = pending.pop(tid) + r.group(1)
     c = re.match(r'clone3?\((.*)\)\s+=\s+(\d+)', rest)
     if c:
         child = int(c.group(2))
@@ -54,7 +62,8 @@ for line in open(trace):
     if o:
         n = name.get(p, 'child %d' % p)
         paths.setdefault(n, set()).add(o.group(1))
-        if o.group(1).endswith('/sessions/%s.json' % sid):
+        # The record itself, not the pulled copy under sync/sessions/.
+        if o.group(1) == '%s/sessions/%s.json' % (home, sid):
             record[n] = record.get(n, 0) + 1
 print('resume before the agent starts: %d distinct paths opened' % len(set().union(*paths.values())))
 for n in paths:
