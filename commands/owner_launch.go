@@ -71,31 +71,14 @@ func ownerJob(env *Env, id string, job owner.Job) (owner.Job, error) {
 
 // ownerJobFor is ownerJob for the record s the command has already read.
 func ownerJobFor(env *Env, s *state.Session, job owner.Job) (owner.Job, error) {
-	id := s.ID
-	h, err := env.Home()
-	if err != nil {
-		return job, err
-	}
-	cfg, err := env.Config()
-	if err != nil {
-		return job, err
-	}
-	mode, err := env.PermissionMode()
-	if err != nil {
-		return job, err
-	}
 	if state.IsTerminal(s.State) {
-		return job, owner.NotResumableState(id, s.State)
+		return job, owner.NotResumableState(s.ID, s.State)
 	}
 	if err := setup.CheckTrust(s); err != nil {
 		return job, err // nothing a remote brought runs before this machine agrees
 	}
-	profile, err := acp.LookupProfile(cfg, s.Agent)
-	if err != nil {
-		return job, err
-	}
 	job.Record = s
-	return launchJob(env, h, cfg, id, profile, mode, s.Runtime, job), nil
+	return serveJob(env, s.ID, s.Agent, s.Runtime, job)
 }
 
 // launchJob fills job for session id with what it needs from this command:
