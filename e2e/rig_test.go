@@ -70,8 +70,11 @@ type rigTraits struct {
 	// replyShows is what the answer to prompt, as printed, contains.
 	replyShows func(prompt string) string
 	toolPrompt string // a prompt whose turn asks to run the proof command; "": no such scenario
-	allow      toolOutcome
-	deny       toolOutcome
+	// modelCallIDs: the agent's tool call ids are its model's, so the
+	// request that tells the model a call's outcome names it.
+	modelCallIDs bool
+	allow        toolOutcome
+	deny         toolOutcome
 	// restore is how a prompt in a new process restores the agent ("": the
 	// agent cannot show it had the first turn, so the scenario does not apply).
 	restore string
@@ -106,7 +109,7 @@ var agentRigs = []rigRow{
 		}
 		return newClaudeRig(t)
 	}, rigTraits: rigTraits{
-		model: true, slowPrompt: claudeSlowPrompt, replyShows: ackReply, toolPrompt: "please " + claudeToolWord + " now",
+		model: true, slowPrompt: claudeSlowPrompt, replyShows: ackReply, toolPrompt: "please " + claudeToolWord + " now", modelCallIDs: true,
 		allow:   toolOutcome{recorded: "TOOL-OUTPUT-42", told: "TOOL-OUTPUT-42", answer: "TOOL-OUTPUT-42", stop: "end_turn"},
 		deny:    toolOutcome{recorded: "User refused permission to run tool", told: "User refused permission to run tool", answer: "User refused permission to run tool", stop: "end_turn"},
 		restore: "resume", usage: &reported{context: true, cost: true, tokens: true},
@@ -120,7 +123,7 @@ var agentRigs = []rigRow{
 		}
 		return newCodexRig(t, codexOptions{})
 	}, rigTraits: rigTraits{
-		model: true, slowPrompt: codexSlowPrompt, replyShows: ackReply, toolPrompt: "please " + codexToolWord + " now",
+		model: true, slowPrompt: codexSlowPrompt, replyShows: ackReply, toolPrompt: "please " + codexToolWord + " now", modelCallIDs: true,
 		// codex-acp 2.x sends the command's output in the updates' _meta
 		// (terminal_output_delta); kandev records it either way.
 		allow: toolOutcome{status: "completed", recorded: "TOOL-OUTPUT-42", told: "TOOL-OUTPUT-42", answer: "TOOL-OUTPUT-42", stop: "end_turn"},
@@ -136,7 +139,9 @@ var agentRigs = []rigRow{
 		}
 		return newGeminiRig(t)
 	}, rigTraits: rigTraits{
-		model: true, slowPrompt: geminiSlowPrompt, replyShows: ackReply, toolPrompt: "please " + geminiToolWord + " now",
+		// A prompt seconds after the last may reach a fresh Gemini session
+		// with the resume context (gemini_test.go): the answer quotes that.
+		model: true, slowPrompt: geminiSlowPrompt, replyShows: func(string) string { return "ack " }, toolPrompt: "please " + geminiToolWord + " now",
 		allow: toolOutcome{status: "completed", told: "TOOL-OUTPUT-42", stop: "end_turn"},
 		deny:  toolOutcome{told: "canceled by the user", stop: "end_turn"},
 		// Gemini CLI 0.61 loads a session only in a later UTC minute than the
@@ -144,7 +149,7 @@ var agentRigs = []rigRow{
 		restore: "load", beforeRestore: func(t *testing.T, evs []eventlog.Event) { waitForNextMinute(eventTime(t, evs[len(evs)-1])) },
 	}},
 	{name: "opencode", open: func(t *testing.T, tool bool) agentRig { return newOpenCodeRig(t) }, rigTraits: rigTraits{
-		model: true, slowPrompt: openCodeSlowPrompt, replyShows: ackReply, toolPrompt: "please " + openCodeToolWord + " now",
+		model: true, slowPrompt: openCodeSlowPrompt, replyShows: ackReply, toolPrompt: "please " + openCodeToolWord + " now", modelCallIDs: true,
 		allow:   toolOutcome{status: "completed", told: "TOOL-OUTPUT-42", answer: "TOOL-OUTPUT-42", stop: "end_turn"},
 		deny:    toolOutcome{status: "failed", told: "The user rejected permission", answer: "The user rejected permission", stop: "end_turn"},
 		restore: "resume", usage: &reported{tokens: true},
@@ -152,7 +157,7 @@ var agentRigs = []rigRow{
 		emptyRestore: "resume", killRestore: "resume", keepsTurns: true,
 	}},
 	{name: "copilot", open: func(t *testing.T, tool bool) agentRig { return newCopilotRig(t) }, rigTraits: rigTraits{
-		model: true, slowPrompt: copilotSlowPrompt, replyShows: ackReply, toolPrompt: "please " + copilotToolWord + " now",
+		model: true, slowPrompt: copilotSlowPrompt, replyShows: ackReply, toolPrompt: "please " + copilotToolWord + " now", modelCallIDs: true,
 		allow: toolOutcome{status: "completed", told: "TOOL-OUTPUT-42", stop: "end_turn"},
 		// Refused, Copilot ends the turn; the model hears with the next prompt.
 		deny:    toolOutcome{status: "failed", told: "The user rejected this tool call.", stop: "end_turn", nextTurn: true},

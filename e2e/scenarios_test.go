@@ -412,12 +412,13 @@ func TestAgents_PermissionModeAnswersTheAgentsBashRequests(t *testing.T) {
 				if !named {
 					t.Errorf("neither the permission request nor tool call %s names the command\n%s", call, codexDump(evs))
 				}
-				results := ofType(evs, eventlog.EventToolResult)
-				if len(results) == 0 {
-					t.Fatalf("no tool_result for tool call %s\n%s", call, codexDump(evs))
-				}
-				if last := results[len(results)-1]; last.ToolCallID != call || want.status != "" && last.ToolStatus != want.status || !strings.Contains(output, want.recorded) {
-					t.Fatalf("tool_result events: %+v (output recorded: %q, want %q)\n%s", results, output, want.recorded, codexDump(evs))
+				if results := ofType(evs, eventlog.EventToolResult); want.status != "" || want.recorded != "" {
+					if len(results) == 0 {
+						t.Fatalf("no tool_result for tool call %s\n%s", call, codexDump(evs))
+					}
+					if last := results[len(results)-1]; last.ToolCallID != call || want.status != "" && last.ToolStatus != want.status || !strings.Contains(output, want.recorded) {
+						t.Fatalf("tool_result events: %+v (output recorded: %q, want %q)\n%s", results, output, want.recorded, codexDump(evs))
+					}
 				}
 				if s := w.session(id); s.StopReason != want.stop || s.State != state.StateWaitingForInput {
 					t.Fatalf("record after the tool turn: state %s, stop %q, want %q", s.State, s.StopReason, want.stop)
@@ -438,7 +439,13 @@ func TestAgents_PermissionModeAnswersTheAgentsBashRequests(t *testing.T) {
 				}
 				reqs := r.Requests()
 				for _, q := range reqs {
-					if !allowed && strings.Contains(q.Input, "TOOL-OUTPUT-42") {
+					// Never the output; nor, when it is not asked again, the
+					// command (which names the output) as a call it made.
+					sent := strings.Join(q.Tools, "\n")
+					if want.told == "" {
+						sent = q.Input
+					}
+					if !allowed && strings.Contains(sent, "TOOL-OUTPUT-42") {
 						t.Fatal("the model was sent output of a denied command")
 					}
 				}
@@ -446,7 +453,7 @@ func TestAgents_PermissionModeAnswersTheAgentsBashRequests(t *testing.T) {
 					return
 				}
 				// The model asked for the call, then was told its outcome.
-				if len(reqs) != 2 || !strings.Contains(reqs[1].Input, call) {
+				if len(reqs) != 2 || row.modelCallIDs && !strings.Contains(reqs[1].Input, call) {
 					t.Fatalf("the model was not sent the result of tool call %s: %d requests", call, len(reqs))
 				}
 				if got := reqs[1].Tools; len(got) != 1 || !strings.Contains(got[0], want.told) {
