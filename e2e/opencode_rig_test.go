@@ -133,12 +133,3 @@ func newOpenCodeRigWith(t *testing.T, bin string, fakeArgs ...string) *openCodeR
 	w.config(toml.String())
 	return r
 }
-
-// start60 is the fake server's echo of a user text: one line, 60 runes at most.
-func start60(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 60 {
-		s = string(r[:60])
-	}
-	return s
-}

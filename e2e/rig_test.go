@@ -72,9 +72,12 @@ type rigTraits struct {
 	toolPrompt string // a prompt whose turn asks to run the proof command; "": no such scenario
 	// modelCallIDs: the agent's tool call ids are its model's, so the
 	// request that tells the model a call's outcome names it.
-	modelCallIDs bool
-	allow        toolOutcome
-	deny         toolOutcome
+	modelCallIDs  bool
+	oneToolResult bool   // the call gets exactly one tool_result event
+	modelPath     string // the URL path of its model requests; "" not checked
+	tokenPrefix   string // how its session ids (kandev's resume token) begin
+	allow         toolOutcome
+	deny          toolOutcome
 	// restore is how a prompt in a new process restores the agent ("": the
 	// agent cannot show it had the first turn, so the scenario does not apply).
 	restore string
@@ -123,7 +126,7 @@ var agentRigs = []rigRow{
 		}
 		return newCodexRig(t, codexOptions{})
 	}, rigTraits: rigTraits{
-		model: true, slowPrompt: codexSlowPrompt, replyShows: ackReply, toolPrompt: "please " + codexToolWord + " now", modelCallIDs: true,
+		model: true, slowPrompt: codexSlowPrompt, replyShows: ackReply, toolPrompt: "please " + codexToolWord + " now", modelCallIDs: true, modelPath: "/v1/responses",
 		// codex-acp 2.x sends the command's output in the updates' _meta
 		// (terminal_output_delta); kandev records it either way.
 		allow: toolOutcome{status: "completed", recorded: "TOOL-OUTPUT-42", told: "TOOL-OUTPUT-42", answer: "TOOL-OUTPUT-42", stop: "end_turn"},
@@ -141,7 +144,7 @@ var agentRigs = []rigRow{
 	}, rigTraits: rigTraits{
 		// A prompt seconds after the last may reach a fresh Gemini session
 		// with the resume context (gemini_test.go): the answer quotes that.
-		model: true, slowPrompt: geminiSlowPrompt, replyShows: func(string) string { return "ack " }, toolPrompt: "please " + geminiToolWord + " now",
+		model: true, slowPrompt: geminiSlowPrompt, replyShows: func(string) string { return "ack " }, toolPrompt: "please " + geminiToolWord + " now", oneToolResult: true,
 		allow: toolOutcome{status: "completed", told: "TOOL-OUTPUT-42", stop: "end_turn"},
 		deny:  toolOutcome{told: "canceled by the user", stop: "end_turn"},
 		// Gemini CLI 0.61 loads a session only in a later UTC minute than the
@@ -149,7 +152,7 @@ var agentRigs = []rigRow{
 		restore: "load", beforeRestore: func(t *testing.T, evs []eventlog.Event) { waitForNextMinute(eventTime(t, evs[len(evs)-1])) },
 	}},
 	{name: "opencode", open: func(t *testing.T, tool bool) agentRig { return newOpenCodeRig(t) }, rigTraits: rigTraits{
-		model: true, slowPrompt: openCodeSlowPrompt, replyShows: ackReply, toolPrompt: "please " + openCodeToolWord + " now", modelCallIDs: true,
+		model: true, slowPrompt: openCodeSlowPrompt, replyShows: ackReply, toolPrompt: "please " + openCodeToolWord + " now", modelCallIDs: true, oneToolResult: true, tokenPrefix: "ses_",
 		allow:   toolOutcome{status: "completed", told: "TOOL-OUTPUT-42", answer: "TOOL-OUTPUT-42", stop: "end_turn"},
 		deny:    toolOutcome{status: "failed", told: "The user rejected permission", answer: "The user rejected permission", stop: "end_turn"},
 		restore: "resume", usage: &reported{tokens: true},
@@ -157,7 +160,7 @@ var agentRigs = []rigRow{
 		emptyRestore: "resume", killRestore: "resume", keepsTurns: true,
 	}},
 	{name: "copilot", open: func(t *testing.T, tool bool) agentRig { return newCopilotRig(t) }, rigTraits: rigTraits{
-		model: true, slowPrompt: copilotSlowPrompt, replyShows: ackReply, toolPrompt: "please " + copilotToolWord + " now", modelCallIDs: true,
+		model: true, slowPrompt: copilotSlowPrompt, replyShows: ackReply, toolPrompt: "please " + copilotToolWord + " now", modelCallIDs: true, oneToolResult: true,
 		allow: toolOutcome{status: "completed", told: "TOOL-OUTPUT-42", stop: "end_turn"},
 		// Refused, Copilot ends the turn; the model hears with the next prompt.
 		deny:    toolOutcome{status: "failed", told: "The user rejected this tool call.", stop: "end_turn", nextTurn: true},
@@ -181,10 +184,10 @@ func demoTraits(restore string) rigTraits {
 	tr := rigTraits{
 		slowPrompt: "/stream 5 count sheep one two three four five six seven eight nine ten",
 		replyShows: func(p string) string { return "echo: " + p },
-		toolPrompt: "/terminal " + proofCommand,
-		allow:      toolOutcome{status: "completed", recorded: "exit 0: TOOL-OUTPUT-42", answer: "exit 0: TOOL-OUTPUT-42", stop: "end_turn"},
-		deny:       toolOutcome{status: "failed", recorded: "Permission denied", answer: "was not run", stop: "end_turn"},
-		restore:    restore, usage: &reported{context: true, cost: true},
+		toolPrompt: "/terminal " + proofCommand, oneToolResult: true,
+		allow:   toolOutcome{status: "completed", recorded: "exit 0: TOOL-OUTPUT-42", answer: "exit 0: TOOL-OUTPUT-42", stop: "end_turn"},
+		deny:    toolOutcome{status: "failed", recorded: "Permission denied", answer: "was not run", stop: "end_turn"},
+		restore: restore, usage: &reported{context: true, cost: true},
 		emptyRestore: restore, killRestore: restore,
 	}
 	return tr
@@ -361,4 +364,13 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// start60 is the fake server's echo of a user text: one line, 60 runes at most.
+func start60(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60])
+	}
+	return s
 }
