@@ -167,6 +167,7 @@ type codexRequest struct {
 		Reasoning struct {
 			Effort string `json:"effort"`
 		} `json:"reasoning"`
+		Tools []json.RawMessage `json:"tools"`
 	} `json:"body"`
 }
 

@@ -184,10 +184,10 @@ func demoTraits(restore string) rigTraits {
 	tr := rigTraits{
 		slowPrompt: "/stream 5 count sheep one two three four five six seven eight nine ten",
 		replyShows: func(p string) string { return "echo: " + p },
-		toolPrompt: "/terminal " + proofCommand, oneToolResult: true,
-		allow:   toolOutcome{status: "completed", recorded: "exit 0: TOOL-OUTPUT-42", answer: "exit 0: TOOL-OUTPUT-42", stop: "end_turn"},
-		deny:    toolOutcome{status: "failed", recorded: "Permission denied", answer: "was not run", stop: "end_turn"},
-		restore: restore, usage: &reported{context: true, cost: true},
+		toolPrompt: "/terminal " + proofCommand,
+		allow:      toolOutcome{status: "completed", recorded: "exit 0: TOOL-OUTPUT-42", answer: "exit 0: TOOL-OUTPUT-42", stop: "end_turn"},
+		deny:       toolOutcome{status: "failed", recorded: "Permission denied", answer: "was not run", stop: "end_turn"},
+		restore:    restore, usage: &reported{context: true, cost: true},
 		emptyRestore: restore, killRestore: restore,
 	}
 	return tr
@@ -285,6 +285,9 @@ func (r *codexRig) Live(id string) []int { return rigLive("CODEX_HOME", r.codexH
 func (r *codexRig) Requests() []modelRequest {
 	var out []modelRequest
 	for _, q := range r.requests() {
+		if len(q.Body.Tools) == 0 {
+			continue // a side request (a thread's title), not the agent loop's
+		}
 		m := modelRequest{N: q.N, Path: q.Path, Users: q.userTexts(), Input: q.input(), Session: q.SessionID}
 		for _, it := range q.Body.Input {
 			var typ struct{ Type string }
@@ -354,6 +357,21 @@ func proofFile(w *world) string { return filepath.Join(w.cwd, "tool-proof.txt") 
 func tailOf(answer string) string {
 	f := strings.Fields(answer)
 	return strings.Join(f[max(0, len(f)-4):], " ")
+}
+
+// shows reports whether printed holds text, however the printing broke
+// its lines (an agent may send one answer as several messages).
+func shows(printed, text string) bool {
+	return strings.Contains(strings.Join(strings.Fields(printed), " "), strings.Join(strings.Fields(text), " "))
+}
+
+// requestsDump renders model requests compactly for failure messages.
+func requestsDump(reqs []modelRequest) string {
+	var b strings.Builder
+	for _, q := range reqs {
+		fmt.Fprintf(&b, "#%d %s session=%q users=%q tools=%d\n", q.N, q.Path, q.Session, q.Users, len(q.Tools))
+	}
+	return b.String()
 }
 
 // containsAny reports whether s contains one of subs.

