@@ -1,6 +1,7 @@
 package e2e_test
 
-// The Claude suite: see claude_rig_test.go for how Claude runs offline.
+// The Claude suite: see claude_rig_test.go for how Claude runs offline. The
+// scenarios every agent shares are its row of scenarios_test.go.
 
 import (
 	"encoding/json"

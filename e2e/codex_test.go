@@ -6,7 +6,8 @@ package e2e_test
 // at testdata/fakemodel -format responses, a deterministic OpenAI Responses server on
 // 127.0.0.1 that logs every request, so each test can check what the model
 // was shown. The adapter is installed once into the user's cache folder; the
-// tests skip, visibly, only when it cannot be installed.
+// tests skip, visibly, only when it cannot be installed. The scenarios every
+// agent shares are its row of scenarios_test.go.
 
 import (
 	"encoding/json"

@@ -1,5 +1,8 @@
 package e2e_test
 
+// The Gemini suite (see gemini_rig_test.go): what is Gemini CLI's own. The
+// scenarios every agent shares are its row of scenarios_test.go.
+
 import (
 	"strings"
 	"testing"

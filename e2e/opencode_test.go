@@ -1,7 +1,8 @@
 package e2e_test
 
 // The OpenCode suite: the real OpenCode (see opencode_rig_test.go) driven
-// through the built kandev binary, offline.
+// through the built kandev binary, offline. The scenarios every agent
+// shares are its row of scenarios_test.go.
 
 import (
 	"os"
