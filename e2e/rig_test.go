@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -189,6 +190,9 @@ func demoTraits(restore string) rigTraits {
 		deny:       toolOutcome{status: "failed", recorded: "Permission denied", answer: "was not run", stop: "end_turn"},
 		restore:    restore, usage: &reported{context: true, cost: true},
 		emptyRestore: restore, killRestore: restore,
+	}
+	if runtime.GOOS == "windows" {
+		tr.toolPrompt = "" // the proof command is a POSIX shell's; cmd /c runs the demo's there
 	}
 	return tr
 }

@@ -112,13 +112,15 @@ func TestAgents_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testing
 
 		owner := w.spawn("prompt", id, row.slowPrompt)
 		evs := w.waitForEvents(id, "the slow turn to stream", streamingTurn(row.slowPrompt))
-		if len(r.Live("")) == 0 {
-			t.Fatalf("no %s process is running the slow turn", r.Agent())
-		}
-		starts := ofType(evs, eventlog.EventAgentStarted)
-		agentPID := starts[len(starts)-1].PID
-		if _, ppid := procState(agentPID); ppid != owner.cmd.Process.Pid {
-			t.Fatalf("the agent %d has parent %d, want the owner %d", agentPID, ppid, owner.cmd.Process.Pid)
+		if _, err := os.Stat("/proc/self/environ"); err == nil { // processes are read from /proc
+			if len(r.Live("")) == 0 {
+				t.Fatalf("no %s process is running the slow turn", r.Agent())
+			}
+			starts := ofType(evs, eventlog.EventAgentStarted)
+			agentPID := starts[len(starts)-1].PID
+			if _, ppid := procState(agentPID); ppid != owner.cmd.Process.Pid {
+				t.Fatalf("the agent %d has parent %d, want the owner %d", agentPID, ppid, owner.cmd.Process.Pid)
+			}
 		}
 		owner.cmd.Process.Kill() // SIGKILL: no chance to clean up
 		owner.wait(t)
