@@ -65,7 +65,7 @@ func TestContainer_ClaudesTurnSurvivesEveryKandevKilledAndEndsInTheSameProcess(t
 	removeContainerAtEnd(t, id)
 	pid, started := r.relayAgent(id)
 	cmd, _ := r.background("prompt", id, "--linger", "60", claudeSlowPrompt)
-	waitFor(t, 30*time.Second, "the slow turn to stream", func() bool { return codexStreamingTurn(claudeSlowPrompt)(r.events(id)) })
+	waitFor(t, 30*time.Second, "the slow turn to stream", func() bool { return streamingTurn(claudeSlowPrompt)(r.events(id)) })
 	if n := killHostKandevs(t); n < 2 {
 		t.Fatalf("killed %d kandev processes", n)
 	}

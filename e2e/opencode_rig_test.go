@@ -18,9 +18,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/kandev/kandev/eventlog"
 )
 
 const (
@@ -135,52 +132,4 @@ func newOpenCodeRigWith(t *testing.T, bin string, fakeArgs ...string) *openCodeR
 	}
 	w.config(toml.String())
 	return r
-}
-
-// openCodeTimings logs, for one kandev command begun at began, how long the
-// agent took to be ready (launch to initialize and session ready) and the turn.
-func openCodeTimings(t *testing.T, what string, began time.Time, total time.Duration, evs []eventlog.Event) {
-	t.Helper()
-	var ready, turnStart, turnEnd time.Time
-	for _, e := range evs {
-		at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
-		if err != nil || at.Before(began) {
-			continue
-		}
-		switch e.Type {
-		case eventlog.EventAgentStarted:
-			ready = at
-		case eventlog.EventTurnStarted:
-			turnStart = at
-		case eventlog.EventTurnEnded:
-			turnEnd = at
-		}
-	}
-	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	t.Logf("%s: %s in all; agent ready after %s, turn %s", what, ms(total), ms(ready.Sub(began)), ms(turnEnd.Sub(turnStart)))
-}
-
-// openCodeStreamingTurn holds when the turn for prompt has streamed agent text.
-func openCodeStreamingTurn(prompt string) func([]eventlog.Event) bool {
-	return func(evs []eventlog.Event) bool {
-		turn := ""
-		for _, e := range evs {
-			if e.Type == eventlog.EventUserMessage && e.Content == prompt {
-				turn = e.TurnID
-			}
-			if turn != "" && e.Type == eventlog.EventAgentMessage && e.TurnID == turn {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// start60 is the fake server's echo of a user text: one line, 60 runes at most.
-func start60(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 60 {
-		s = string(r[:60])
-	}
-	return s
 }

@@ -30,24 +30,6 @@ type agentMachine struct {
 	noAgent  func(after string)    // waits for the machine's agent processes to be gone
 }
 
-// modelRequest is what one model request showed the model.
-type modelRequest struct {
-	input string   // the whole conversation, for searching
-	users []string // the user's texts, in order
-}
-
-// shown is what each of a fake server's requests showed the model.
-func shown[Q interface {
-	input() string
-	userTexts() []string
-}](reqs []Q) []modelRequest {
-	out := make([]modelRequest, len(reqs))
-	for i, q := range reqs {
-		out[i] = modelRequest{q.input(), q.userTexts()}
-	}
-	return out
-}
-
 // realAgent is an adapter the story runs on.
 type realAgent struct {
 	name    string // the kandev agent
@@ -64,7 +46,7 @@ var syncAgents = []realAgent{
 func claudeMachine(t *testing.T, w *world) agentMachine {
 	r := newClaudeRigIn(t, w)
 	return agentMachine{world: w, noAgent: r.assertNoAgentSurvives,
-		requests: func() []modelRequest { return shown(r.requests()) },
+		requests: r.Requests,
 		sent:     func() int { return len(readRequestLog[claudeRequest](t, r.reqLog, nil)) },
 	}
 }
@@ -72,7 +54,7 @@ func claudeMachine(t *testing.T, w *world) agentMachine {
 func codexMachine(t *testing.T, w *world) agentMachine {
 	r := newCodexRig(t, codexOptions{world: w})
 	return agentMachine{world: w, noAgent: r.assertNoAgentSurvives,
-		requests: func() []modelRequest { return shown(r.requests()) },
+		requests: r.Requests,
 		sent:     func() int { return len(r.requests()) },
 	}
 }
@@ -138,7 +120,7 @@ func twoMachinesOnARealAgent(t *testing.T, ag realAgent, a, b agentMachine) {
 	if got := agentText(evsA, cut); strings.Contains(got, "nine ten") {
 		t.Fatalf("A's turn was not cut mid-turn: it streamed %q", got)
 	}
-	if reqs := a.requests(); len(reqs) != 2 || !slices.Contains(reqs[1].users, ag.slow) {
+	if reqs := a.requests(); len(reqs) != 2 || !slices.Contains(reqs[1].Users, ag.slow) {
 		t.Fatalf("A's model did not get the cut turn's prompt (%d requests: %+v)", len(reqs), reqs)
 	}
 	sentA := a.sent()
@@ -163,8 +145,8 @@ func twoMachinesOnARealAgent(t *testing.T, ag realAgent, a, b agentMachine) {
 		t.Fatalf("B's model got %d requests for the continuation, want 1", len(reqsB))
 	}
 	for _, want := range []string{codeword, ag.slow, "ack 1: " + first} {
-		if !strings.Contains(reqsB[0].input, want) {
-			t.Fatalf("B's agent does not know what A's was told: %q is missing from its request:\n%s", want, reqsB[0].input)
+		if !strings.Contains(reqsB[0].Input, want) {
+			t.Fatalf("B's agent does not know what A's was told: %q is missing from its request:\n%s", want, reqsB[0].Input)
 		}
 	}
 	if s := b.session(id); s.State != state.StateWaitingForInput || s.StopReason != "end_turn" {
