@@ -180,69 +180,87 @@ func (c *importCmd) open(env *Env) (io.ReadCloser, error) {
 // each event with its session id replaced and redacted again. Errors name
 // the line.
 func readBundle(r io.Reader, id string) (rec *state.Session, log []byte, events int, err error) {
-	br := bufio.NewReaderSize(r, 256<<10)
-	line, err := eventlog.ReadLine(br)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, 0, err
-	}
-	if len(bytes.TrimSpace(line)) == 0 {
+	var head *state.Session
+	var out bytes.Buffer
+	n := 0
+	var bad error
+	rerr := eventlog.Lines(r, func(line []byte) bool {
+		n++
+		if n == 1 {
+			head, bad = readBundleHeader(line)
+			if bad == nil && id == "" {
+				id = head.ID
+			}
+			return bad == nil
+		}
+		if bad = bundleEvent(&out, line, n, head.ID, id); bad != nil {
+			return false
+		}
+		events++
+		return true
+	})
+	switch {
+	case rerr != nil:
+		return nil, nil, 0, rerr
+	case bad != nil:
+		return nil, nil, 0, bad
+	case n == 0:
 		return nil, nil, 0, errors.New("line 1 is empty: not a kandev bundle")
 	}
+	return head, out.Bytes(), events, nil
+}
+
+// readBundleHeader checks a bundle's first line and returns its record.
+func readBundleHeader(line []byte) (*state.Session, error) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, errors.New("line 1 is empty: not a kandev bundle")
+	}
 	if err := state.CheckNesting(line); err != nil {
-		return nil, nil, 0, fmt.Errorf("line 1: the session record: %w", err)
+		return nil, fmt.Errorf("line 1: the session record: %w", err)
 	}
 	var head bundleHeader
 	if err := json.Unmarshal(line, &head); err != nil || head.Version == 0 {
-		return nil, nil, 0, errors.New(`line 1: not a kandev bundle header ({"kandev_bundle":1,"session":{...}}); make bundles with kandev export`)
+		return nil, errors.New(`line 1: not a kandev bundle header ({"kandev_bundle":1,"session":{...}}); make bundles with kandev export`)
 	}
 	if head.Version != BundleVersion {
-		return nil, nil, 0, fmt.Errorf("line 1: bundle version %d, this kandev reads version %d", head.Version, BundleVersion)
+		return nil, fmt.Errorf("line 1: bundle version %d, this kandev reads version %d", head.Version, BundleVersion)
 	}
 	if head.Session == nil {
-		return nil, nil, 0, errors.New("line 1: the header has no session record")
+		return nil, errors.New("line 1: the header has no session record")
 	}
 	if head.Session.Format > state.Format {
-		return nil, nil, 0, &state.NewerFormatError{What: "its session " + head.Session.ID, Format: head.Session.Format}
+		return nil, &state.NewerFormatError{What: "its session " + head.Session.ID, Format: head.Session.Format}
 	}
 	if err := state.ValidateID(head.Session.ID); err != nil {
-		return nil, nil, 0, fmt.Errorf("line 1: %w", err)
+		return nil, fmt.Errorf("line 1: %w", err)
 	}
-	if id == "" {
-		id = head.Session.ID
+	return head.Session, nil
+}
+
+// bundleEvent checks line n of a bundle, an event of session from, and
+// appends it to out as an event of session id, redacted again.
+func bundleEvent(out *bytes.Buffer, line []byte, n int, from, id string) error {
+	var e eventlog.Event
+	if err := json.Unmarshal(line, &e); err != nil {
+		return fmt.Errorf("line %d: not a JSON event (%v)", n, err)
 	}
-	var out bytes.Buffer
-	for n := 2; ; n++ {
-		line, err := eventlog.ReadLine(br)
-		if len(line) > 0 {
-			var e eventlog.Event
-			if err := json.Unmarshal(line, &e); err != nil {
-				return nil, nil, 0, fmt.Errorf("line %d: not a JSON event (%v)", n, err)
-			}
-			if want := int64(n - 1); e.Seq != want {
-				return nil, nil, 0, fmt.Errorf("line %d: seq %d where %d was due (a bundle holds seq 1 to n without gaps)", n, e.Seq, want)
-			}
-			if e.Type == "" {
-				return nil, nil, 0, fmt.Errorf("line %d: event without a type", n)
-			}
-			if e.SessionID != head.Session.ID {
-				return nil, nil, 0, fmt.Errorf("line %d: event of session %q in the bundle of %s", n, e.SessionID, head.Session.ID)
-			}
-			e.SessionID = id
-			history.RedactEvent(&e)
-			b, err := json.Marshal(e)
-			if err != nil {
-				return nil, nil, 0, fmt.Errorf("line %d: %w", n, err)
-			}
-			out.Write(append(b, '\n'))
-			events++
-		}
-		if errors.Is(err, io.EOF) {
-			return head.Session, out.Bytes(), events, nil
-		}
-		if err != nil {
-			return nil, nil, 0, err
-		}
+	if want := int64(n - 1); e.Seq != want {
+		return fmt.Errorf("line %d: seq %d where %d was due (a bundle holds seq 1 to n without gaps)", n, e.Seq, want)
 	}
+	if e.Type == "" {
+		return fmt.Errorf("line %d: event without a type", n)
+	}
+	if e.SessionID != from {
+		return fmt.Errorf("line %d: event of session %q in the bundle of %s", n, e.SessionID, from)
+	}
+	e.SessionID = id
+	history.RedactEvent(&e)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n, err)
+	}
+	out.Write(append(b, '\n'))
+	return nil
 }
 
 // importedRecord is the record an import writes: idle (no process runs the

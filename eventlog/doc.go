@@ -40,12 +40,14 @@
 //
 // # Reading
 //
-// Forward from the start: ScanLog (events), ReadAll (all of them), ScanLines
-// and ReadLogBlocks (lines, for readers that decode few of them). Backward
-// from the end, at a cost that depends on how far the reader goes and not on
-// the log's length: ScanBackward (lines), ScanEventsBackward (events),
-// ReadLast and LastEvent. Following what is appended, woken by file-change
-// notifications: Follow, from a byte offset OffsetAfterSeq finds.
+// Two readers, one forward and one from the end. Forward (forward.go), in
+// blocks of whole lines: ScanLog (events), ReadAll (all of them), ScanLines
+// and ReadLogBlocks (lines, for readers that decode few of them), Lines (any
+// JSONL stream: an inbox, a bundle on stdin), and Follow, which keeps reading
+// as the log grows, woken by file-change notifications, from a byte offset
+// OffsetAfterSeq finds. Backward from the end, at a cost that depends on how
+// far the reader goes and not on the log's length: ScanBackward (lines),
+// ScanEventsBackward (events), ReadLast and LastEvent.
 //
 // # Rewinds
 //

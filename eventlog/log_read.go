@@ -1,17 +1,10 @@
 package eventlog
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"sync"
-
-	"github.com/kandev/kandev/internal/safefile"
 )
 
 // ReadReport says what a reader skipped.
@@ -149,60 +142,19 @@ func DecodeEvent(line []byte) (e Event, ok bool) {
 // included, and returns the length of an unterminated last line: for
 // readers that pass over most lines without decoding them.
 func ScanLines(path string, fn func(line []byte) bool) (tornBytes int64, err error) {
-	return scanLinesWith(path, &lineReaders, fn)
-}
-
-// scanLinesWith is scanLines with its reader taken from pool (nil: a new
-// one), for callers that scan thousands of logs.
-func scanLinesWith(path string, pool *sync.Pool, fn func(line []byte) bool) (tornBytes int64, err error) {
-	f, err := safefile.Open(path, os.O_RDONLY, 0)
+	f, err := openLog(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return 0, fmt.Errorf("event log %s: %w", path, ErrNotFound)
-		}
 		return 0, err
 	}
 	defer f.Close()
-	var r *bufio.Reader
-	if pool != nil {
-		r = pool.Get().(*bufio.Reader)
-		r.Reset(f)
-		defer func() { r.Reset(nil); pool.Put(r) }()
-	} else {
-		r = bufio.NewReaderSize(f, 256<<10)
-	}
-	for {
-		line, err := ReadLine(r)
-		if len(line) > 0 {
-			if line[len(line)-1] != '\n' {
-				return int64(len(line)), nil
-			}
-			if !fn(line) {
-				return 0, nil
-			}
+	err = Lines(f, func(line []byte) bool {
+		if line[len(line)-1] != '\n' {
+			tornBytes = int64(len(line))
+			return false
 		}
-		if err == io.EOF {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-}
-
-// ReadLine reads one whole line of any length from r, with its newline when
-// it has one. The slice is valid until the next read.
-func ReadLine(r *bufio.Reader) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		full := append([]byte(nil), line...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = r.ReadSlice('\n')
-			full = append(full, line...)
-		}
-		return full, err
-	}
-	return line, err
+		return fn(line)
+	})
+	return tornBytes, err
 }
 
 // ReadAll returns every readable event of the log at path.
@@ -211,7 +163,3 @@ func ReadAll(path string) ([]Event, ReadReport, error) {
 	rep, err := ScanLog(path, func(e Event) bool { out = append(out, e); return true })
 	return out, rep, err
 }
-
-// lineReaders are the line readers of ScanLines, reused across logs (a
-// usage report scans thousands).
-var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}

@@ -1,7 +1,6 @@
 package eventlog
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -38,58 +37,41 @@ func Size(path string) int64 {
 func Follow(ctx context.Context, path string, from int64, fn func(Event) bool, stop func() bool) (int64, error) {
 	changes := watch.WatchFiles(path)
 	defer changes.Close()
-	var f *os.File
+	var f *forward
 	defer func() {
 		if f != nil {
-			f.Close()
+			f.r.(*os.File).Close()
 		}
 	}()
 	off := from
-	var partial []byte
-	buf := make([]byte, 256<<10)
 	lastStop := time.Now()
 	for {
 		if f == nil {
-			var err error
-			f, err = safefile.Open(path, os.O_RDONLY, 0)
+			file, err := safefile.Open(path, os.O_RDONLY, 0)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return off, err
+			}
+			if err == nil {
+				if _, err := file.Seek(from, io.SeekStart); err != nil {
+					file.Close()
+					return off, err
+				}
+				f = &forward{r: file, off: from}
 			}
 		}
 		progressed := false
 		if f != nil {
-			for {
-				n, err := f.ReadAt(buf, off+int64(len(partial)))
-				if n > 0 {
-					progressed = true
-					// Search only the new bytes and copy only what follows the
-					// last newline: a line of any length costs linear time.
-					from, lineStart := len(partial), 0
-					partial = append(partial, buf[:n]...)
-					for {
-						i := bytes.IndexByte(partial[from:], '\n')
-						if i < 0 {
-							break
-						}
-						line := partial[lineStart : from+i]
-						off += int64(from + i + 1 - lineStart)
-						lineStart, from = from+i+1, from+i+1
-						if e, ok := DecodeEvent(line); ok {
-							if !fn(e) {
-								return off, nil
-							}
-						}
-					}
-					if lineStart > 0 {
-						partial = append(partial[:0], partial[lineStart:]...)
-					}
-				}
-				if err == io.EOF || n == 0 {
-					break
-				}
-				if err != nil {
-					return off, err
-				}
+			stopped, err := f.read(func(at int64, block []byte) bool {
+				progressed = true
+				return eachLine(block, func(line []byte) bool {
+					at += int64(len(line))
+					off = at
+					e, ok := DecodeEvent(line)
+					return !ok || fn(e)
+				})
+			})
+			if stopped || err != nil {
+				return off, err
 			}
 		}
 		if !progressed {

@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -207,27 +206,26 @@ func readLogFrom(path string, from int64) ([]byte, bool, error) {
 // same detectors that run before a line is written): a line written by
 // hand, or by an older kandev whose detectors missed it.
 func checkLogRedacted(id string, data []byte, firstLine int64) error {
-	r := bufio.NewReader(bytes.NewReader(data))
-	for n := firstLine; ; n++ {
-		line, err := eventlog.ReadLine(r)
-		if len(line) == 0 {
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-		}
+	n := firstLine
+	var bad error
+	check := func(line []byte) bool {
+		defer func() { n++ }()
 		e, ok := eventlog.DecodeEvent(line)
 		if !ok {
-			continue
+			return true
 		}
 		red := e
 		history.RedactEvent(&red)
 		if !reflect.DeepEqual(red, e) {
-			return unredacted(id, fmt.Sprintf("log line %d (seq %d, %s)", n, e.Seq, e.Type))
+			bad = unredacted(id, fmt.Sprintf("log line %d (seq %d, %s)", n, e.Seq, e.Type))
+			return false
 		}
+		return true
 	}
+	if err := eventlog.Lines(bytes.NewReader(data), check); err != nil {
+		return err
+	}
+	return bad
 }
 
 // checkRecordRedacted refuses a record whose display text the redactor

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -210,23 +209,22 @@ func (h *Home) ReadInbox(id string, from int64) ([]Input, error) {
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return nil, err
 	}
-	r := bufio.NewReader(f)
 	var out []Input
 	off := from
-	for {
-		line, err := eventlog.ReadLine(r)
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			off += int64(len(line))
-			var in Input
-			if json.Unmarshal(line, &in) == nil && in.ID != "" {
-				in.Start, in.Offset = off-int64(len(line)), off
-				out = append(out, in)
-			}
+	// A read error ends the list where it stopped: what was read is queued.
+	_ = eventlog.Lines(f, func(line []byte) bool {
+		if line[len(line)-1] != '\n' {
+			return false // an enqueue in progress, or torn: left for later
 		}
-		if err != nil {
-			return out, nil
+		off += int64(len(line))
+		var in Input
+		if json.Unmarshal(line, &in) == nil && in.ID != "" {
+			in.Start, in.Offset = off-int64(len(line)), off
+			out = append(out, in)
 		}
-	}
+		return true
+	})
+	return out, nil
 }
 
 // PendingInputs counts the queued prompts past the record's served offset.

@@ -1,7 +1,6 @@
 package owner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -134,22 +133,16 @@ func (r *rig) launch(spec acp.LaunchSpec) (acp.Transport, error) {
 	filtered := make(chan struct{})
 	go func() {
 		defer close(filtered)
-		br := bufio.NewReader(outR)
-		for {
-			line, err := eventlog.ReadLine(br)
-			if len(line) > 0 {
-				if rewrite != nil {
-					line = rewrite(line)
-				}
-				if _, werr := a.outW.Write(append(line, '\n')); werr != nil {
-					_ = outR.CloseWithError(werr)
-				}
+		_ = eventlog.Lines(outR, func(line []byte) bool {
+			if rewrite != nil {
+				line = rewrite(line)
 			}
-			if err != nil {
-				_ = a.outW.Close()
-				return
+			if _, werr := a.outW.Write(append(line, '\n')); werr != nil {
+				_ = outR.CloseWithError(werr)
 			}
-		}
+			return true
+		})
+		_ = a.outW.Close()
 	}()
 	go func() {
 		_ = demoagent.Run(ctx, r.opts, agentIn, outW)
