@@ -100,7 +100,7 @@ func newClaudeRigIn(t *testing.T, w *world, fakeArgs ...string) *claudeRig {
 // newClaudeRigWith is newClaudeRigIn with the adapter at path adapter.
 func newClaudeRigWith(t *testing.T, w *world, adapter string, fakeArgs ...string) *claudeRig {
 	t.Helper()
-	r := &claudeRig{world: realAgentWorld(w), configDir: t.TempDir()}
+	r := &claudeRig{world: w, configDir: t.TempDir()}
 	var url string
 	url, r.reqLog = startFakeModel(t, "messages", append([]string{"-delay", "400ms", "-delay-word", claudeSlowWord}, fakeArgs...)...)
 

@@ -103,26 +103,6 @@ func (w *world) underCI() {
 	w.env = append(w.env, "CI=1")
 }
 
-// onDefaultPath undoes underCI: owners linger again, as a person's do.
-func (w *world) onDefaultPath() {
-	env := w.env[:0:0]
-	for _, kv := range w.env {
-		if kv != "CI=1" {
-			env = append(env, kv)
-		}
-	}
-	w.env = env
-}
-
-// realAgentWorld is the world of a real agent's suite. Those suites check what
-// an agent does across a new process (a restore by the agent itself, its
-// processes gone when kandev ends), so their owner runs in the command, as
-// under CI; a test of warm prompts on a real agent calls onDefaultPath.
-func realAgentWorld(w *world) *world {
-	w.underCI()
-	return w
-}
-
 // endOwners ends what a test left running in its homes: every warm owner
 // is closed (its agent stopped), then any kandev process of those homes
 // still alive (an owner that would not close, a follower) is killed, so no
