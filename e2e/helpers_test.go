@@ -98,7 +98,8 @@ func newWorld(t *testing.T) *world {
 
 // underCI runs the world's kandev as a CI job does: no owner lingers after
 // its turn, so each command owns its own turn. Only for a test whose subject
-// is that (a kill of "the kandev" meant to kill the owner, CI's behaviour).
+// is that (a kill of "the kandev" meant to kill the owner, a restore in each
+// new command, CI's behaviour), with a comment saying why.
 func (w *world) underCI() {
 	w.env = append(w.env, "CI=1")
 }
