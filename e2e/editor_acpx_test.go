@@ -65,7 +65,6 @@ type acpxWorld struct {
 func newAcpxWorld(t *testing.T) *acpxWorld {
 	acpx := installAcpx(t)
 	w := newWorld(t)
-	w.underCI() // the test kills kandev acp as its turn's owner and waits for no owner after acpx's --ttl
 	home := t.TempDir()
 	return &acpxWorld{world: w, acpx: acpx, env: append(append([]string{}, w.env...), "HOME="+home), home: home}
 }

@@ -96,9 +96,6 @@ func TestSync_ARealAgentStoppedBySIGTERMContinuesOnAnotherMachineOnce(t *testing
 		t.Run(ag.name, func(t *testing.T) {
 			requireNPMOptIn(t, ag.npm)
 			r := newSyncRig(t, "daemon")
-			// SIGTERM is sent to the prompt as its turn's owner; B resumes in its own command.
-			r.a.underCI()
-			r.b.underCI()
 			a, b := ag.machine(t, r.a), ag.machine(t, r.b)
 			appendConfig(t, a.world, "[sync]\nauto = true\n")
 			twoMachinesOnARealAgent(t, ag, a, b)
