@@ -15,7 +15,6 @@ import (
 func TestCodex_SteerAddsTheMessageToTheRunningTurn(t *testing.T) {
 	t.Parallel()
 	r := newCodexRig(t, codexOptions{})
-	r.onDefaultPath()
 	id, res := r.start("--agent", "codex", "hello")
 	mustOK(t, res)
 	r.closeOnCleanup(id)
@@ -46,7 +45,6 @@ func TestCodex_SteerAddsTheMessageToTheRunningTurn(t *testing.T) {
 func TestGemini_SteerQueuesBehindTheTurnAndSaysSo(t *testing.T) {
 	t.Parallel()
 	r := newGeminiRig(t)
-	r.onDefaultPath()
 	id, res := r.start("--agent", geminiAgent, "hello")
 	mustOK(t, res)
 	r.closeOnCleanup(id)

@@ -28,6 +28,7 @@ func (r *claudeRig) loopSince(n int) []claudeRequest {
 func TestClaude_ModelEffortAndFastOptionsReachTheModelRequest(t *testing.T) {
 	t.Parallel()
 	r := newClaudeRig(t)
+	r.underCI() // kandev set is made while no owner runs, then applied by the restore in a new command
 	id, res := r.start("--agent", "claude", "--model", "opus", "--set", "effort=high", "--set", "fast=on", "hello with options")
 	mustOK(t, res)
 	for _, m := range ofType(r.events(id), eventlog.EventMarker) {
@@ -67,7 +68,6 @@ func TestClaude_ItsTitleNamesTheSessionUnlessThePersonGaveOne(t *testing.T) {
 	// Claude Code asks its model for the title beside the turn and may send
 	// it after the turn has ended: the default's warm owner is there to
 	// record it (an owner that ends with the turn, as under CI, may not be).
-	r.onDefaultPath()
 	id, res := r.start("--agent", "claude", "please help me fix the login bug")
 	mustOK(t, res)
 	waitFor(t, 20*time.Second, "Claude's title to name the session", func() bool { return r.titleOf(id) == "Login bug triage" })
@@ -88,7 +88,6 @@ func TestClaude_ItsTitleNamesTheSessionUnlessThePersonGaveOne(t *testing.T) {
 func TestClaude_SteerAddsTheMessageToTheRunningTurn(t *testing.T) {
 	t.Parallel()
 	r := newClaudeRig(t)
-	r.onDefaultPath()
 	id, res := r.start("--agent", "claude", "hello")
 	mustOK(t, res)
 	r.closeOnCleanup(id)

@@ -100,7 +100,7 @@ func newClaudeRigIn(t *testing.T, w *world, fakeArgs ...string) *claudeRig {
 // newClaudeRigWith is newClaudeRigIn with the adapter at path adapter.
 func newClaudeRigWith(t *testing.T, w *world, adapter string, fakeArgs ...string) *claudeRig {
 	t.Helper()
-	r := &claudeRig{world: realAgentWorld(w), configDir: t.TempDir()}
+	r := &claudeRig{world: w, configDir: t.TempDir()}
 	var url string
 	url, r.reqLog = startFakeModel(t, "messages", append([]string{"-delay", "400ms", "-delay-word", claudeSlowWord}, fakeArgs...)...)
 
@@ -230,6 +230,10 @@ func logTimings(t *testing.T, what string, began time.Time, total time.Duration,
 		}
 	}
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	t.Logf("%s: %s in all; agent ready after %s, turn %s, agent stopped %s after the turn",
-		what, ms(total), ms(ready.Sub(began)), ms(turnEnd.Sub(turnStart)), ms(exited.Sub(turnEnd)))
+	stopped := "the agent still runs (its owner lingers)"
+	if !exited.IsZero() {
+		stopped = "agent stopped " + ms(exited.Sub(turnEnd)) + " after the turn"
+	}
+	t.Logf("%s: %s in all; agent ready after %s, turn %s, %s",
+		what, ms(total), ms(ready.Sub(began)), ms(turnEnd.Sub(turnStart)), stopped)
 }

@@ -107,7 +107,6 @@ func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	if w == nil {
 		w = newWorld(t)
 	}
-	realAgentWorld(w)
 	if opt.mode == "" {
 		opt.mode = "agent-full-access"
 	}

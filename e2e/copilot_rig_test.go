@@ -105,7 +105,7 @@ func newCopilotRigWith(t *testing.T, bin string, fakeArgs ...string) *copilotRig
 	t.Helper()
 	fake := startFakeChat(t, append([]string{"-delay", "500ms", "-delay-word", "slowly", "-tool-word", copilotToolWord,
 		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, copilotToolCmd)}, fakeArgs...)...)
-	w := realAgentWorld(newWorld(t))
+	w := newWorld(t)
 	root := t.TempDir()
 	home := filepath.Join(root, "copilot")
 	r := &copilotRig{chatAgent: &chatAgent{world: w, name: "copilot", label: "Copilot", fake: fake, tagKey: "COPILOT_HOME", tagVal: home},

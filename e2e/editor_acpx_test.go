@@ -64,7 +64,7 @@ type acpxWorld struct {
 
 func newAcpxWorld(t *testing.T) *acpxWorld {
 	acpx := installAcpx(t)
-	w := realAgentWorld(newWorld(t))
+	w := newWorld(t)
 	home := t.TempDir()
 	return &acpxWorld{world: w, acpx: acpx, env: append(append([]string{}, w.env...), "HOME="+home), home: home}
 }

@@ -195,6 +195,7 @@ func TestFreshness_TheNewestReleaseOfEachAgentPassesTheScenarioTable(t *testing.
 			}
 			t.Logf("%s@%s installed (or found) in %s", ag.pkg, version, time.Since(began).Round(time.Millisecond))
 			r := ag.rig(t, bin)
+			r.w.underCI() // the table restores each agent in a new command: no warm owner
 			var id string
 			for _, sc := range freshScenarios {
 				if sc.restores && r.beforeRestore != nil && id != "" {

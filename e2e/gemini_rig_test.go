@@ -83,7 +83,7 @@ func newGeminiRig(t *testing.T, fakeArgs ...string) *geminiRig {
 // newGeminiRigWith is newGeminiRig on the Gemini CLI at bin.
 func newGeminiRigWith(t *testing.T, bin string, fakeArgs ...string) *geminiRig {
 	t.Helper()
-	w := realAgentWorld(newWorld(t))
+	w := newWorld(t)
 	r := &geminiRig{world: w, geminiHome: t.TempDir()}
 	if err := os.MkdirAll(filepath.Join(r.geminiHome, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)

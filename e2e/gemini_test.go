@@ -20,6 +20,7 @@ import (
 func TestGemini_PromptSecondsAfterStartReachesTheModelWithTheFirstTurn(t *testing.T) {
 	t.Parallel()
 	r := newGeminiRig(t)
+	r.underCI() // the subject is the restore in each new command: no warm owner
 	waitForEarlyInMinute()
 	first := "remember the word PAPAYA for later"
 	id, res := r.start("--agent", geminiAgent, first)

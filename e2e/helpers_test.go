@@ -98,29 +98,10 @@ func newWorld(t *testing.T) *world {
 
 // underCI runs the world's kandev as a CI job does: no owner lingers after
 // its turn, so each command owns its own turn. Only for a test whose subject
-// is that (a kill of "the kandev" meant to kill the owner, CI's behaviour).
+// is that (a kill of "the kandev" meant to kill the owner, a restore in each
+// new command, CI's behaviour), with a comment saying why.
 func (w *world) underCI() {
 	w.env = append(w.env, "CI=1")
-}
-
-// onDefaultPath undoes underCI: owners linger again, as a person's do.
-func (w *world) onDefaultPath() {
-	env := w.env[:0:0]
-	for _, kv := range w.env {
-		if kv != "CI=1" {
-			env = append(env, kv)
-		}
-	}
-	w.env = env
-}
-
-// realAgentWorld is the world of a real agent's suite. Those suites check what
-// an agent does across a new process (a restore by the agent itself, its
-// processes gone when kandev ends), so their owner runs in the command, as
-// under CI; a test of warm prompts on a real agent calls onDefaultPath.
-func realAgentWorld(w *world) *world {
-	w.underCI()
-	return w
 }
 
 // endOwners ends what a test left running in its homes: every warm owner

@@ -88,7 +88,7 @@ func newOpenCodeRigWith(t *testing.T, bin string, fakeArgs ...string) *openCodeR
 	fake := startFakeChat(t, append([]string{"-delay", "500ms", "-delay-word", "slowly", "-tool-word", openCodeToolWord,
 		"-tool", `notes_append={"text":"noted"}`,
 		"-tool", fmt.Sprintf(`bash={"command":%q,"description":"Writes the proof file"}`, openCodeToolCmd)}, fakeArgs...)...)
-	w := realAgentWorld(newWorld(t))
+	w := newWorld(t)
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
 	r := &openCodeRig{chatAgent: &chatAgent{world: w, name: "opencode", label: "OpenCode", fake: fake, tagKey: "XDG_DATA_HOME", tagVal: data},

@@ -26,6 +26,7 @@ func TestOpenCode_AgentsProbeShowsItsCapabilities(t *testing.T) {
 func TestOpenCode_SessionOpenCodeNoLongerHasFallsBackToAFreshSessionWithTheHistory(t *testing.T) {
 	t.Parallel()
 	r := newOpenCodeRig(t)
+	r.underCI() // the subject is the restore in each new command: no warm owner
 	first := "remember the word MANGO for later"
 	id, res := r.start("--agent", "opencode", first)
 	if res.code != 0 {

@@ -206,7 +206,7 @@ type demoRig struct {
 
 func newDemoRig(t *testing.T, flags ...string) *demoRig {
 	t.Helper()
-	r := &demoRig{world: realAgentWorld(newWorld(t)), name: "demo-rig", tag: t.TempDir()}
+	r := &demoRig{world: newWorld(t), name: "demo-rig", tag: t.TempDir()}
 	cmd := append([]string{kandevBin, "demo-agent", "--delay", "300"}, flags...)
 	q, _ := json.Marshal(cmd)
 	r.config(fmt.Sprintf("[agents.%s]\ncommand = %s\n[agents.%s.env]\nKANDEV_RIG_TAG = %q\n", r.name, q, r.name, r.tag))
@@ -232,7 +232,7 @@ type exampleRig struct {
 
 func newExampleRig(t *testing.T) *exampleRig {
 	t.Helper()
-	r := &exampleRig{world: realAgentWorld(newWorld(t)), tag: t.TempDir()}
+	r := &exampleRig{world: newWorld(t), tag: t.TempDir()}
 	r.config(fmt.Sprintf("[permissions]\nmode = \"deny-all\"\n[agents.example]\ncommand = [%q]\n[agents.example.env]\nKANDEV_RIG_TAG = %q\n",
 		buildExampleAgent(t), r.tag))
 	return r
@@ -252,6 +252,16 @@ func rigLive(key, value, id string) []int {
 func assertRigGone(t *testing.T, r agentRig, id, after string) {
 	t.Helper()
 	waitGone(t, r.Agent()+" processes", after, func() []int { return r.Live(id) })
+}
+
+// closeRig closes session id as a person does when done with it (kandev
+// close ID: its warm owner and agent end), then asserts as assertRigGone.
+func closeRig(t *testing.T, r agentRig, id, after string) {
+	t.Helper()
+	if res := r.World().run("close", id); res.code != 0 {
+		t.Fatalf("close after %s: %s", after, res)
+	}
+	assertRigGone(t, r, id, after+" and the session was closed")
 }
 
 func (r *claudeRig) World() *world        { return r.world }

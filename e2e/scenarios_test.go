@@ -5,11 +5,16 @@ package e2e_test
 // the real agents behind the npm gate, each against its fake model; the
 // built-in demo agent with load and resume and without them; the ACP Go
 // SDK's example agent. What an agent does differently is data on its row.
+// Each runs on the default path, as a person's commands do: the owner of a
+// turn is the detached owner a command starts or joins, which lingers with
+// its agent after the turn; the scenario closes the session (kandev close
+// ID) where a person would, before it checks that no agent is left.
 
 import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,19 +69,20 @@ func TestAgents_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T)
 		if res.code != 0 {
 			t.Fatalf("start: %s", res)
 		}
-		owner := w.spawn("prompt", id, row.slowPrompt)
+		// The owner start left runs the slow turn; the prompt follows it.
+		prompt := w.spawn("prompt", id, row.slowPrompt)
 		w.waitForEvents(id, "the slow turn to stream", streamingTurn(row.slowPrompt))
 		cancelled := time.Now()
 		if res := w.run("cancel", id); res.code != 0 {
-			owner.cmd.Process.Kill()
+			prompt.cmd.Process.Kill()
 			t.Fatalf("cancel: %s", res)
 		}
-		res = owner.wait(t)
+		res = prompt.wait(t)
 		t.Logf("the prompt ended %s after kandev cancel returned", time.Since(cancelled).Round(time.Millisecond))
 		if res.code != 0 && res.code != 130 {
 			t.Errorf("the cancelled prompt exited %d, want 0 or 130\n%s", res.code, res)
 		}
-		assertRigGone(t, r, id, "the cancelled prompt exited")
+		closeRig(t, r, id, "the cancelled prompt exited")
 		evs := w.events(id)
 		assertNoSeqGap(t, evs)
 		ended := ofType(evs, eventlog.EventTurnEnded)
@@ -94,7 +100,7 @@ func TestAgents_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T)
 		if res := w.run("prompt", id, "after the cancel"); res.code != 0 || !strings.Contains(res.stdout, row.replyShows("after the cancel")) {
 			t.Fatalf("prompt after cancel: %s", res)
 		}
-		assertRigGone(t, r, id, "the last prompt exited")
+		closeRig(t, r, id, "the last prompt exited")
 	})
 }
 
@@ -110,20 +116,31 @@ func TestAgents_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testing
 		}
 		firstAnswer := agentText(w.events(id), lastTurn(w.events(id)))
 
-		owner := w.spawn("prompt", id, row.slowPrompt)
+		// The owner start left runs the slow turn; the prompt follows it.
+		prompt := w.spawn("prompt", id, row.slowPrompt)
 		evs := w.waitForEvents(id, "the slow turn to stream", streamingTurn(row.slowPrompt))
+		owner := w.session(id).OwnerPID
+		if owner <= 0 || owner == prompt.cmd.Process.Pid {
+			t.Fatalf("the slow turn's owner is %d, want the detached owner start left (the prompt is %d)", owner, prompt.cmd.Process.Pid)
+		}
 		if _, err := os.Stat("/proc/self/environ"); err == nil { // processes are read from /proc
 			if len(r.Live("")) == 0 {
 				t.Fatalf("no %s process is running the slow turn", r.Agent())
 			}
 			starts := ofType(evs, eventlog.EventAgentStarted)
 			agentPID := starts[len(starts)-1].PID
-			if _, ppid := procState(agentPID); ppid != owner.cmd.Process.Pid {
-				t.Fatalf("the agent %d has parent %d, want the owner %d", agentPID, ppid, owner.cmd.Process.Pid)
+			if _, ppid := procState(agentPID); ppid != owner {
+				t.Fatalf("the agent %d has parent %d, want the owner %d", agentPID, ppid, owner)
 			}
 		}
-		owner.cmd.Process.Kill() // SIGKILL: no chance to clean up
-		owner.wait(t)
+		// SIGKILL, no chance to clean up: the prompt first, so that no
+		// command is left to take the turn over, then the owner.
+		prompt.cmd.Process.Kill()
+		prompt.wait(t)
+		if err := kill(owner, syscall.SIGKILL); err != nil {
+			t.Fatalf("killing the owner %d: %v", owner, err)
+		}
+		waitFor(t, 10*time.Second, "the killed owner to be gone", func() bool { return !w.ownerAlive(id) })
 		assertRigGone(t, r, id, "the owner was SIGKILLed")
 
 		var st struct {
@@ -144,7 +161,7 @@ func TestAgents_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testing
 		if res.code != 0 {
 			t.Fatalf("resume: %s", res)
 		}
-		assertRigGone(t, r, id, "resume exited")
+		closeRig(t, r, id, "resume exited")
 		all := w.events(id)
 		assertNoSeqGap(t, all)
 		evs = all[killedAt:]
@@ -208,7 +225,7 @@ func TestAgents_OwnerKilledMidTurnLeavesNoAgentAndResumeContinuesOnce(t *testing
 		if res := w.run("resume", id); res.code != 0 {
 			t.Fatalf("second resume: %s", res)
 		}
-		assertRigGone(t, r, id, "the second resume exited")
+		closeRig(t, r, id, "the second resume exited")
 		if n := len(ofType(w.events(id), eventlog.EventTurnStarted)); n != turns {
 			t.Fatalf("the second resume started %d turns", n-turns)
 		}
@@ -239,7 +256,9 @@ func TestAgents_PromptInANewProcessRestoresTheAgentSessionWithItsContext(t *test
 		if reqs := r.Requests(); row.model && (len(reqs) != 1 || firstAnswer != fmt.Sprintf("ack %d: %s", reqs[0].N, first)) {
 			t.Fatalf("the first answer %q is not the model's reply (%d requests)", firstAnswer, len(reqs))
 		}
-		assertRigGone(t, r, id, "start exited")
+		// Closed, as a person leaves it: the next prompt's owner restores
+		// the agent session instead of reaching the warm agent.
+		closeRig(t, r, id, "start exited")
 		token := w.session(id).ResumeToken
 		if token == "" || !strings.HasPrefix(token, row.tokenPrefix) {
 			t.Fatalf("resume token after the first turn: %q, want an agent session id (%q...)", token, row.tokenPrefix)
@@ -254,7 +273,7 @@ func TestAgents_PromptInANewProcessRestoresTheAgentSessionWithItsContext(t *test
 		if res.code != 0 {
 			t.Fatalf("prompt: %s", res)
 		}
-		assertRigGone(t, r, id, "prompt exited")
+		closeRig(t, r, id, "prompt exited")
 		evs = w.events(id)
 		logTimings(t, "prompt in a new process", began, took, evs)
 		assertNoSeqGap(t, evs)
@@ -326,7 +345,7 @@ func TestAgents_NeverPromptedSessionIsRestoredOrFallsBackToANewSession(t *testin
 			t.Fatalf("start without a prompt: %s", res)
 		}
 		t.Logf("start without a prompt: %s in all", time.Since(began).Round(time.Millisecond))
-		assertRigGone(t, r, id, "the empty start exited")
+		closeRig(t, r, id, "the empty start exited")
 		token := w.session(id).ResumeToken
 		if token == "" {
 			t.Fatal("no resume token after an empty start")
@@ -339,7 +358,7 @@ func TestAgents_NeverPromptedSessionIsRestoredOrFallsBackToANewSession(t *testin
 		if res := w.run("prompt", id, prompt); res.code != 0 {
 			t.Fatalf("prompt: %s", res)
 		}
-		assertRigGone(t, r, id, "prompt exited")
+		closeRig(t, r, id, "prompt exited")
 		evs := w.events(id)
 		assertNoSeqGap(t, evs)
 		starts := ofType(evs, eventlog.EventAgentStarted)
@@ -382,8 +401,8 @@ func TestAgents_NeverPromptedSessionIsRestoredOrFallsBackToANewSession(t *testin
 			}
 		}
 
-		// The agent session the prompt used was saved: the next process
-		// restores it as any other.
+		// The agent session the prompt used was saved: the next owner, after
+		// the close, restores it as any other.
 		if res := w.run("prompt", id, "and once more"); res.code != 0 {
 			t.Fatalf("third prompt: %s", res)
 		}
@@ -393,7 +412,7 @@ func TestAgents_NeverPromptedSessionIsRestoredOrFallsBackToANewSession(t *testin
 		if reqs := r.Requests(); row.model && (len(reqs) != 2 || !strings.Contains(reqs[1].Input, answer)) {
 			t.Fatalf("the third prompt's request lacks the second turn's answer %q", answer)
 		}
-		assertRigGone(t, r, id, "the last prompt exited")
+		closeRig(t, r, id, "the last prompt exited")
 	})
 }
 
@@ -413,7 +432,7 @@ func TestAgents_PermissionModeAnswersTheAgentsBashRequests(t *testing.T) {
 				if res.code != 0 {
 					t.Fatalf("start: %s", res)
 				}
-				assertRigGone(t, r, id, "start exited")
+				closeRig(t, r, id, "start exited")
 				b, err := os.ReadFile(proofFile(w))
 				if ran := err == nil; ran != allowed || allowed && string(b) != "ran\n" {
 					t.Fatalf("the command ran in the session cwd: %v (%q), want %v", ran, b, allowed)
@@ -458,7 +477,7 @@ func TestAgents_PermissionModeAnswersTheAgentsBashRequests(t *testing.T) {
 					if res := w.run("prompt", id, "what happened"); res.code != 0 {
 						t.Fatalf("prompt after the refusal: %s", res)
 					}
-					assertRigGone(t, r, id, "the prompt after the refusal exited")
+					closeRig(t, r, id, "the prompt after the refusal exited")
 				} else if answer := agentText(evs, "t1"); !strings.Contains(answer, want.answer) {
 					t.Fatalf("the answer after the tool: %q, want it to hold %q", answer, want.answer)
 				}

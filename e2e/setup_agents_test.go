@@ -93,6 +93,7 @@ func (w *world) loadInNewEditor(agent string, id sdk.SessionId) (*editorProc, *s
 func TestClaude_MCPServerAndModelSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newClaudeRig(t)
+	r.underCI() // the subject is the restore in each new command: no warm owner
 	// Claude Code defers MCP tools behind its ToolSearch tool by default;
 	// offered directly, the fake model can call the tool by its name.
 	r.setAgentEnv("ENABLE_TOOL_SEARCH", "false")
@@ -176,6 +177,7 @@ const codexSetupModel = "gpt-5.5[high]"
 func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newCodexRig(t, codexOptions{})
+	r.underCI() // the subject is the restore in each new command: no warm owner
 	id, notes := r.startNoting("first call\n", nil, "--agent", "codex", "--permissions", "approve-all", "--model", codexSetupModel, "please MCPNOTE first call")
 	n := len(r.requests())
 	if starts := r.promptNotingAgain(id, notes, "please MCPNOTE second call", "first call\nsecond call\n"); starts[1].Restore == "new" {
@@ -211,6 +213,7 @@ func TestCodex_MCPServerModelAndReadOnlyModeSurviveARestoreInANewProcess(t *test
 func TestGemini_MCPServerModelAndPlanModeSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newGeminiRig(t)
+	r.underCI() // the subject is the restore in each new command: no warm owner
 	id, notes := r.startNoting("first call\n", nil, "--agent", geminiAgent, "--permissions", "approve-all", "--model", "gemini-2.5-pro", "please MCPNOTE first call")
 	n := len(r.requests())
 	// Gemini CLI finds a session it saved only from the next minute on
@@ -252,6 +255,7 @@ func TestGemini_MCPServerModelAndPlanModeSurviveARestoreInANewProcess(t *testing
 func TestOpenCode_MCPServerAndModeSurviveARestoreInANewProcess(t *testing.T) {
 	t.Parallel()
 	r := newOpenCodeRig(t)
+	r.underCI() // the subject is the restore in each new command: no warm owner
 	id, notes := r.startNoting("noted\n", nil, "--agent", "opencode", "--permissions", "approve-all", "--mode", "plan", "please "+openCodeToolWord+" first")
 	starts := r.promptNotingAgain(id, notes, "please "+openCodeToolWord+" again", "noted\nnoted\n")
 	if starts[1].Restore == "new" {

@@ -35,6 +35,7 @@ func (w *world) fork(args ...string) forkAnswer {
 func TestCodex_ForkIsNativeAndTheChildKeepsTheParentsConversation(t *testing.T) {
 	t.Parallel()
 	r := newCodexRig(t, codexOptions{})
+	r.underCI() // the test checks that no agent is left when each command exits
 	first, second := "remember the word PAPAYA for later", "remember the word MANGO too"
 	parent, res := r.start("--agent", "codex", first)
 	if res.code != 0 {
@@ -77,6 +78,7 @@ func TestCodex_ForkIsNativeAndTheChildKeepsTheParentsConversation(t *testing.T) 
 func TestCodex_RewindSendsOnlyTheHistoryUpToTheCut(t *testing.T) {
 	t.Parallel()
 	r := newCodexRig(t, codexOptions{})
+	r.underCI() // the test checks that no agent is left when each command exits
 	words := []string{"remember the word PAPAYA", "remember the word MANGO", "remember the word DURIAN"}
 	id, res := r.start("--agent", "codex", words[0])
 	if res.code != 0 {
@@ -112,6 +114,7 @@ func TestCodex_RewindSendsOnlyTheHistoryUpToTheCut(t *testing.T) {
 func TestOpenCode_ForkAtTheEndIsNativeAndTheChildsModelSeesTheParentsTurns(t *testing.T) {
 	t.Parallel()
 	r := newOpenCodeRig(t)
+	r.underCI() // the test checks that no agent is left when each command exits
 	first := "remember the word PAPAYA for later"
 	parent, res := r.start("--agent", "opencode", first)
 	if res.code != 0 {
@@ -153,6 +156,7 @@ func TestOpenCode_ForkAtTheEndIsNativeAndTheChildsModelSeesTheParentsTurns(t *te
 func TestClaude_NativeForkIsResumedByANewAdapterWithTheParentsConversation(t *testing.T) {
 	t.Parallel()
 	r := newClaudeRig(t)
+	r.underCI() // the test checks that no agent is left when each command exits
 	first := "remember the word PAPAYA for later"
 	parent, res := r.start("--agent", "claude", first)
 	if res.code != 0 {

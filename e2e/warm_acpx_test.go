@@ -118,7 +118,6 @@ func median(ds []time.Duration) time.Duration {
 func TestClaude_WarmPromptsByDefaultAgainstAcpxsWarmPrompt(t *testing.T) {
 	r := newClaudeRig(t)
 	a := newAcpxClaude(t, r)
-	r.onDefaultPath()
 
 	// kandev: the first prompt starts the session and leaves its owner warm.
 	id, res := r.start("--agent", "claude", "remember the word PAPAYA for later")

@@ -96,6 +96,7 @@ type warmRig struct {
 // lingering one and three warm ones, each in a new process, then closes it.
 func warmAgainstCold(t *testing.T, w *world, r warmRig) {
 	agent := r.agent
+	w.underCI() // the cold figures need each command to own its turn; the warm half asks for --linger
 	id, res := w.start("--agent", agent, "remember the word PAPAYA for later")
 	if res.code != 0 {
 		t.Fatalf("start: %s", res)
