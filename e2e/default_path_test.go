@@ -120,6 +120,16 @@ var defaultPathRules = []struct {
 			t.Fatal("ask mode without a terminal allowed the write")
 		}
 	}},
+	{name: "a turn the agent ends cancelled by itself exits 0: nobody interrupted it", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		r := w.run(promptArgs(id, flags, "/say giving up\n/abort")...)
+		if r.code != 0 {
+			t.Fatalf("exit %d, want 0 (the agent ended its own turn cancelled, as Codex does on a denied command)\n%s", r.code, r)
+		}
+		evs := w.events(id)
+		if stop := turnEnd(evs, lastTurn(evs)); stop != eventlog.StopCancelled {
+			t.Fatalf("the turn ended %q, want cancelled", stop)
+		}
+	}},
 	{name: "Ctrl-C cancels the turn, exit 130, never continued", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
 		tm := w.inTerminal(promptArgs(id, flags, sleepingTurn)...)
 		tm.waitScreen("working")

@@ -24,6 +24,7 @@
 //	/sleep MS         a pause that session/cancel interrupts
 //	/bulk N           N chunks "chunk i\n", streamed
 //	/crash            "crashing now", then os.Exit(3) without answering
+//	/abort            ends the turn with stopReason "cancelled" by itself
 //	/compact          the conversation becomes the words it was asked to
 //	                  remember; "Compacted the conversation: ..."
 //	/setup            "mode: M, model: M, options: effort=E" (recall adds the

@@ -62,7 +62,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (resp acp.Promp
 	}
 	var limit limitReached
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, errors.Is(runErr, errAborted):
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	case errors.As(runErr, &limit):
 		return acp.PromptResponse{}, limit.answer()
@@ -199,6 +199,10 @@ func (t *turn) directive(line string, before []string) error {
 		if tool, args, _ := strings.Cut(arg, " "); tool != "" {
 			return t.mcpCall(tool, strings.TrimSpace(args))
 		}
+	case "/abort":
+		if arg == "" {
+			return errAborted
+		}
 	case "/limit":
 		if secs, err := strconv.Atoi(arg); err == nil && secs >= 0 {
 			return limitReached{resetAt: time.Now().Add(time.Duration(secs) * time.Second)}
@@ -206,6 +210,11 @@ func (t *turn) directive(line string, before []string) error {
 	}
 	return t.message(roleAgent, "echo: "+line)
 }
+
+// errAborted ends a turn the agent gives up on itself (/abort), as Codex
+// does when its only reject option for a command is to abort: the turn
+// answers stopReason "cancelled" though nobody cancelled it.
+var errAborted = errors.New("the agent aborted its turn")
 
 func msToDuration(ms int) time.Duration {
 	return time.Duration(min(ms, math.MaxInt64/int(time.Millisecond))) * time.Millisecond

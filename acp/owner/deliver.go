@@ -166,7 +166,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 }
 
 // err is what the owner of the followed turn would have returned: parked,
-// an agent failure, a cancel (exit 130, from whichever process), a SIGTERM
+// an agent failure, a person's cancel (exit 130, from whichever process), a SIGTERM
 // of its owner (143), or an owner that died.
 func (t *inputTurn) err(id string) error {
 	if t.parked {
@@ -186,6 +186,12 @@ func (t *inputTurn) err(id string) error {
 	case eventlog.StopProcessExit:
 		return fmt.Errorf("%w: the turn ended with %s (see kandev events)", ErrAgentFailed, t.stop)
 	case eventlog.StopCancelled, eventlog.StopUserCanceled:
+		if t.stop == eventlog.StopCancelled && !t.cancelled {
+			// The agent ended its own turn so (Codex aborts on a denied
+			// command): nobody interrupted it, and the owner that ran it
+			// returns no error either.
+			return nil
+		}
 		return fmt.Errorf("%w: the turn was cancelled (%s); kandev prompt %s \"...\" sends the next message", ErrInterrupted, t.stop, id)
 	case eventlog.StopShutdown:
 		if t.terminated {
@@ -234,6 +240,9 @@ type inputTurn struct {
 	question bool // what is parked is the agent's question
 	// terminated: its owner was stopped by SIGTERM during the turn.
 	terminated bool
+	// cancelled: a person cancelled the turn (Ctrl-C, kandev cancel, stop,
+	// close --now: the owner's prompt_cancel marker), not the agent itself.
+	cancelled bool
 	// agentFault: a marker of the turn blames the agent (its death, its
 	// error, its silence); a turn ended "error" without one failed a write.
 	agentFault bool
@@ -302,6 +311,8 @@ func (t *inputTurn) see0(e eventlog.Event) {
 		t.ended, t.parked, t.question = true, true, e.ToolKind == ToolKindQuestion
 	case e.Type == eventlog.EventMarker && e.Kind == string(history.MarkerPromptInterrupted):
 		t.terminated = true
+	case e.Type == eventlog.EventMarker && e.Kind == string(history.MarkerPromptCancel):
+		t.cancelled = true
 	case e.Type == eventlog.EventMarker && agentFaultMarkers[history.MarkerKind(e.Kind)]:
 		t.agentFault = true
 	case e.Type == eventlog.EventPermissionResolved && t.warn != nil && !t.warned && deniedUnasked(e):

@@ -137,20 +137,22 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 		name       string
 		stop       string
 		terminated bool
+		cancelled  bool // the owner logged a person's cancel in the turn
 		parked     bool
 		want       error // nil: success; errPlain: an error of no kind
 	}{
-		{"end_turn succeeds", eventlog.StopEndTurn, false, false, nil},
-		{"a cancel from any process is an interruption", eventlog.StopCancelled, false, false, ErrInterrupted},
-		{"a stop is an interruption", eventlog.StopUserCanceled, false, false, ErrInterrupted},
-		{"a SIGTERM of the owner is a termination", eventlog.StopShutdown, true, false, ErrShutdown},
-		{"an agent death is an agent failure", eventlog.StopProcessExit, false, false, ErrAgentFailed},
-		{"an error nothing blames on the agent is the owner's failed write", eventlog.StopError, false, false, ErrStorage},
-		{"a parked request waits", "", false, true, ErrWaitingForPermission},
+		{"end_turn succeeds", eventlog.StopEndTurn, false, false, false, nil},
+		{"a person's cancel from any process is an interruption", eventlog.StopCancelled, false, true, false, ErrInterrupted},
+		{"a turn the agent itself ended cancelled is no interruption", eventlog.StopCancelled, false, false, false, nil},
+		{"a stop is an interruption", eventlog.StopUserCanceled, false, true, false, ErrInterrupted},
+		{"a SIGTERM of the owner is a termination", eventlog.StopShutdown, true, false, false, ErrShutdown},
+		{"an agent death is an agent failure", eventlog.StopProcessExit, false, false, false, ErrAgentFailed},
+		{"an error nothing blames on the agent is the owner's failed write", eventlog.StopError, false, false, false, ErrStorage},
+		{"a parked request waits", "", false, false, true, ErrWaitingForPermission},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tu := &inputTurn{stop: tc.stop, terminated: tc.terminated, parked: tc.parked}
+			tu := &inputTurn{stop: tc.stop, terminated: tc.terminated, cancelled: tc.cancelled, parked: tc.parked}
 			err := tu.err("s1")
 			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
@@ -172,6 +174,20 @@ func TestInputTurn_ErrorOfAFollowedTurnIsTheOwnersExitCause(t *testing.T) {
 	// A shutdown without the SIGTERM marker (the owner was killed) is no termination.
 	if err := (&inputTurn{stop: eventlog.StopShutdown}).err("s1"); err == nil || errors.Is(err, ErrShutdown) {
 		t.Fatalf("killed owner: %v", err)
+	}
+}
+
+func TestInputTurn_SeesThePersonsCancelMarkerOfItsTurn(t *testing.T) {
+	tu := &inputTurn{inputID: "in-1"}
+	for _, e := range []eventlog.Event{
+		{Type: eventlog.EventTurnStarted, TurnID: "t1", InputID: "in-1"},
+		{Type: eventlog.EventMarker, TurnID: "t1", Kind: string(history.MarkerPromptCancel)},
+		{Type: eventlog.EventTurnEnded, TurnID: "t1", StopReason: eventlog.StopCancelled},
+	} {
+		tu.see0(e)
+	}
+	if !errors.Is(tu.err("s1"), ErrInterrupted) {
+		t.Fatalf("a turn cancelled by a person: %v, want an interruption", tu.err("s1"))
 	}
 }
 
