@@ -154,7 +154,7 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 func (c *Conn) record() {
 	defer close(c.recDone)
 	tools := toolNames{}
-	replaying := false
+	replaying := replayOff
 	var batch []*eventlog.Event
 	acker, _ := c.Proc.(Acker)
 	var recorded, acked int64 // stream lines recorded, and acknowledged
@@ -186,7 +186,7 @@ func (c *Conn) record() {
 				it.fn()
 			case it.event != nil:
 				batch = append(batch, it.event)
-			case replaying:
+			case replaying == replayAll || replaying == replayLate && isConversation(it.params):
 				recorded = max(recorded, it.line) // dropped on purpose: handled
 				c.replayed.Add(1)
 				c.noteReplayed(it.params)
@@ -226,9 +226,63 @@ func (c *Conn) Barrier(fn func()) {
 	}
 }
 
-func (c *Conn) setReplaying(on bool) {
-	v := on
-	c.q.Push(queued{replay: &v})
+// replayMode says which updates the recorder drops as a session/load's
+// replay of the conversation.
+type replayMode int
+
+const (
+	replayOff  replayMode = iota
+	replayAll             // until the agent answers session/load: every update
+	replayLate            // after the answer, until the agent falls silent: the conversation's updates
+)
+
+func (c *Conn) setReplaying(m replayMode) {
+	c.q.Push(queued{replay: &m})
+}
+
+// isConversation says whether an update re-tells the conversation (a
+// message, a thought, a tool call, a plan), as a load's replay does; the
+// rest (commands, modes, options, usage, the title) is the agent's state
+// now, recorded even right after a load.
+func isConversation(params []byte) bool {
+	switch gjson.GetBytes(params, "update.sessionUpdate").String() {
+	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan":
+		return true
+	}
+	return false
+}
+
+// Late replay: an agent may send its session/load replay after its answer
+// to the load (Gemini CLI 0.61 streams the history without waiting for it),
+// so the replay's end is not the answer: it is the agent's silence.
+const (
+	// loadQuiet is how long the agent is silent after its answer before
+	// its replay counts as over.
+	loadQuiet = 200 * time.Millisecond
+	// loadQuietMax bounds the wait for an agent that never falls silent.
+	loadQuietMax = 10 * time.Second
+)
+
+// awaitQuiet returns once the agent has sent nothing for quiet, at most
+// limit after it was called, or when ctx ends or the agent's stdout closes.
+func (c *Conn) awaitQuiet(ctx context.Context, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		wait := min(quiet-c.IdleFor(), time.Until(deadline))
+		if wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-c.Done():
+			t.Stop()
+			return
+		}
+	}
 }
 
 func (c *Conn) setFatal(err error) {
@@ -313,12 +367,18 @@ func (c *Conn) ResumeSession(ctx context.Context, token string) error {
 }
 
 // LoadSession restores token; the agent's replay of the conversation is
-// dropped, not recorded again. A null result is accepted.
+// dropped, not recorded again, also the part of it the agent sends after
+// its answer (until it falls silent for loadQuiet). A null result is
+// accepted.
 func (c *Conn) LoadSession(ctx context.Context, token string) error {
-	c.setReplaying(true)
-	defer c.setReplaying(false)
+	c.setReplaying(replayAll)
+	defer c.setReplaying(replayOff)
 	resp, err := c.sdk.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
 	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
+	if err == nil {
+		c.setReplaying(replayLate)
+		c.awaitQuiet(ctx, loadQuiet, loadQuietMax)
+	}
 	// Wait for the replay to be drained before the caller records anything new.
 	c.Barrier(nil)
 	return c.wrap(ctx, err)
@@ -435,5 +495,5 @@ type queued struct {
 	line   int64 // the stream's line number of an update (for an Acker)
 	event  *eventlog.Event
 	fn     func()
-	replay *bool
+	replay *replayMode
 }

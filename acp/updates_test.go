@@ -44,3 +44,30 @@ func TestUpdateToEvent_TakesACommandsOutputFromTerminalOutputMeta(t *testing.T) 
 		}
 	}
 }
+
+// After its answer to session/load, what re-tells the conversation is the
+// load's late replay (dropped); the agent's state now is still recorded.
+func TestIsConversation_TellsALateReplayFromTheAgentsStateNow(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		want bool
+	}{
+		{"user_message_chunk", true},
+		{"agent_message_chunk", true},
+		{"agent_thought_chunk", true},
+		{"tool_call", true},
+		{"tool_call_update", true},
+		{"plan", true},
+		{"available_commands_update", false},
+		{"current_mode_update", false},
+		{"config_option_update", false},
+		{"usage_update", false},
+		{"session_info_update", false},
+		{"", false},
+	} {
+		params := []byte(`{"sessionId":"s","update":{"sessionUpdate":"` + tc.kind + `"}}`)
+		if got := isConversation(params); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.kind, got, tc.want)
+		}
+	}
+}

@@ -47,7 +47,9 @@
 //     crash mid-turn never loses the prompt.
 //   - session/load replays the saved conversation as the very same
 //     session/update notifications that were originally sent, before
-//     answering; session/resume restores the session without replay.
+//     answering (with LateReplay: answering at once, replaying
+//     lateReplayPause later); session/resume restores the session without
+//     replay.
 //   - session/new sends an available_commands_update advertising compact
 //     (none with NoCommands) before it answers.
 //   - session/fork copies a session under a new id (unless NoFork, or
@@ -113,7 +115,15 @@ type Options struct {
 	// NoSteer: do not advertise or serve _session/steering (which
 	// otherwise adds a message to the running turn, steer.go).
 	NoSteer bool
+	// LateReplay: session/load answers before its replay, which follows
+	// lateReplayPause later, as Gemini CLI 0.61 streams the history it
+	// loaded without waiting for it. A prompt waits for the replay's end.
+	LateReplay bool
 }
+
+// lateReplayPause is how long after its answer to session/load a
+// LateReplay agent starts replaying.
+const lateReplayPause = 50 * time.Millisecond
 
 // Run serves ACP on r/w until the client disconnects (r hits EOF) or ctx ends.
 //
@@ -348,22 +358,42 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	if !a.enter() {
 		return acp.LoadSessionResponse{}, internalError(errors.New("shutting down"))
 	}
-	defer a.busy.Done()
-	ctx, cancel := a.scope(ctx)
-	defer cancel()
-
 	// Holding the turn lock keeps a concurrent prompt from changing the
 	// conversation half-way through the replay.
 	s.turn.Lock()
-	defer s.turn.Unlock()
 	s.mcp = p.McpServers
+	modes, models, opts := a.setupState(&s.file)
+	if a.opts.LateReplay {
+		go func() {
+			defer a.busy.Done()
+			defer s.turn.Unlock()
+			ctx, cancel := a.scope(context.Background())
+			defer cancel()
+			if sleep(ctx, lateReplayPause) == nil {
+				_ = a.replayAll(ctx, s)
+			}
+		}()
+		return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
+	}
+	defer a.busy.Done()
+	defer s.turn.Unlock()
+	ctx, cancel := a.scope(ctx)
+	defer cancel()
+	if err := a.replayAll(ctx, s); err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
+	return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
+}
+
+// replayAll sends the session's conversation again, entry by entry; the
+// caller holds s.turn.
+func (a *agent) replayAll(ctx context.Context, s *session) error {
 	for _, e := range s.file.Entries {
 		if err := a.replay(ctx, s.file.ID, e); err != nil {
-			return acp.LoadSessionResponse{}, err
+			return err
 		}
 	}
-	modes, models, opts := a.setupState(&s.file)
-	return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
+	return nil
 }
 
 // ResumeSession implements acp.Agent: it restores the session without replay.

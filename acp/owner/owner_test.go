@@ -486,3 +486,46 @@ func TestOwner_AFirstPromptAnOlderKandevKeptAfterSendingItIsNotSentAgain(t *test
 		t.Fatalf("%d session_repaired markers, want 1 saying the first prompt is not sent again", n)
 	}
 }
+
+// An agent may send its session/load replay after its answer to the load
+// (Gemini CLI does): the replay is still the load's, never the next turn's.
+func TestOwner_ALoadReplaySentAfterTheAnswerIsNotRecordedInTheNextTurn(t *testing.T) {
+	r := newRig(t)
+	r.opts.NoResume = true
+	id := r.create("remember apple")
+	r.mustRun(r.job(id, ""))
+	r.opts.LateReplay = true
+	res := r.mustRun(r.job(id, "recall"))
+	if res.Restore != acp.RestoreLoad {
+		t.Fatalf("restored by %s, want load", res.Restore)
+	}
+	evs := r.events(id)
+	text := map[string]string{}
+	started := map[string]bool{}
+	users, replayed := 0, int64(-1)
+	for _, e := range evs {
+		switch e.Type {
+		case eventlog.EventTurnStarted:
+			started[e.TurnID] = true
+		case eventlog.EventUserMessage:
+			users++
+		case eventlog.EventAgentStarted:
+			var d struct {
+				Replayed int64 `json:"replayed_updates"`
+			}
+			_ = json.Unmarshal(e.Data, &d)
+			replayed = d.Replayed
+		case eventlog.EventAgentMessage, eventlog.EventAgentThought, eventlog.EventToolCall, eventlog.EventToolResult:
+			if !started[e.TurnID] {
+				t.Errorf("%s %q recorded in turn %q before it started", e.Type, e.Content, e.TurnID)
+			}
+			text[e.TurnID] += e.Content
+		}
+	}
+	if text["t1"] != "OK, I will remember apple." || !strings.Contains(text["t2"], "apple") || strings.Contains(text["t2"], "OK, I will") || len(text) != 2 {
+		t.Fatalf("agent text by turn: %q", text)
+	}
+	if users != 2 || replayed < 2 {
+		t.Fatalf("%d user messages, %d replayed updates dropped; want 2 and the replay", users, replayed)
+	}
+}
