@@ -93,13 +93,7 @@ func assertAcknowledgedKept(t *testing.T, printed, logged []eventlog.Event) {
 }
 
 func continuations(evs []eventlog.Event) int {
-	n := 0
-	for _, e := range evs {
-		if e.Type == eventlog.EventTurnStarted && e.Source == eventlog.SourceContinuation {
-			n++
-		}
-	}
-	return n
+	return len(continuationTurns(evs))
 }
 
 func isType(typ string) func(eventlog.Event) bool {

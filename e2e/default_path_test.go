@@ -474,10 +474,8 @@ func (w *world) interruptedSessionOf(agent string) string {
 
 // continuationStop is how the newest continuation of session id ended.
 func continuationStop(evs []eventlog.Event) (turn, stop string) {
-	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
-		if e.Source == eventlog.SourceContinuation {
-			turn = e.TurnID
-		}
+	if c := continuationTurns(evs); len(c) > 0 {
+		turn = c[len(c)-1].TurnID
 	}
 	return turn, turnEnd(evs, turn)
 }

@@ -245,6 +245,22 @@ func assertNoSeqGap(t *testing.T, evs []eventlog.Event) {
 }
 
 // ofType filters events.
+// continuationTurns are the turns resume started to continue a cut-off one.
+func continuationTurns(evs []eventlog.Event) []eventlog.Event {
+	return ofSource(evs, eventlog.EventTurnStarted, eventlog.SourceContinuation)
+}
+
+// ofSource are the events of type typ whose source is source.
+func ofSource(evs []eventlog.Event, typ, source string) []eventlog.Event {
+	var out []eventlog.Event
+	for _, e := range ofType(evs, typ) {
+		if e.Source == source {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func ofType(evs []eventlog.Event, types ...string) []eventlog.Event {
 	var out []eventlog.Event
 	for _, e := range evs {

@@ -71,17 +71,6 @@ func retoldBeforeTurn(evs []eventlog.Event) *eventlog.Event {
 	return nil
 }
 
-// continuationTurns are the turns resume started to continue a cut-off one.
-func continuationTurns(evs []eventlog.Event) []eventlog.Event {
-	var out []eventlog.Event
-	for _, e := range ofType(evs, eventlog.EventTurnStarted) {
-		if e.Source == eventlog.SourceContinuation {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 func TestAgents_CancelFromAnotherProcessEndsTheSlowTurnAsCancelled(t *testing.T) {
 	t.Parallel()
 	forEachRig(t, nil, func(t *testing.T, row rigRow) {

@@ -19,11 +19,5 @@ func (w *world) busyTurnWith(id string, args ...string) (string, <-chan result) 
 
 // steered are the user messages that joined a running turn.
 func steered(evs []eventlog.Event) []eventlog.Event {
-	var out []eventlog.Event
-	for _, e := range ofType(evs, eventlog.EventUserMessage) {
-		if e.Source == eventlog.SourceSteer {
-			out = append(out, e)
-		}
-	}
-	return out
+	return ofSource(evs, eventlog.EventUserMessage, eventlog.SourceSteer)
 }
