@@ -16,6 +16,7 @@ import (
 // container shares the host's network): its conversation survives the
 // container being killed, restored by the ladder in a new agent process.
 func TestContainer_ClaudeRestoresItsConversationAfterItsContainerIsKilled(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	r := newClaudeRig(t)
 	first := "remember the word PAPAYA for later"
@@ -56,6 +57,7 @@ func TestContainer_ClaudeRestoresItsConversationAfterItsContainerIsKilled(t *tes
 // kandev process is killed; the next prompt reattaches, the turn ends in the
 // same Claude process, and the model is never asked to continue it.
 func TestContainer_ClaudesTurnSurvivesEveryKandevKilledAndEndsInTheSameProcess(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	r := newClaudeRig(t)
 	id, res := r.start("--agent", "claude", "--runtime", "container", "--linger", "60", "first fast turn about apples")
@@ -66,7 +68,7 @@ func TestContainer_ClaudesTurnSurvivesEveryKandevKilledAndEndsInTheSameProcess(t
 	pid, started := r.relayAgent(id)
 	cmd, _ := r.background("prompt", id, "--linger", "60", claudeSlowPrompt)
 	waitFor(t, 30*time.Second, "the slow turn to stream", func() bool { return streamingTurn(claudeSlowPrompt)(r.events(id)) })
-	if n := killHostKandevs(t); n < 2 {
+	if n := killHostKandevs(t, r.home); n < 2 {
 		t.Fatalf("killed %d kandev processes", n)
 	}
 	_ = cmd.Wait()

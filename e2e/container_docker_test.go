@@ -113,6 +113,7 @@ type importError struct{ msg string }
 func (e *importError) Error() string { return "docker import: " + e.msg }
 
 func TestContainer_DockerWithoutAnImageExits6SayingToSetOne(t *testing.T) {
+	t.Parallel()
 	requireDocker(t)
 	w := newWorld(t)
 	w.config("[runtime]\nengine = \"docker\"\n")

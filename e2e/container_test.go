@@ -125,35 +125,17 @@ func (w *world) relayAgent(id string) (pid int, started string) {
 	return st.AgentPID, st.StartedAt
 }
 
-// killHostKandevs SIGKILLs every kandev process on the host: every process
-// of the test's binary (the relay and the agent in the container run the
-// same binary mounted at another path, and are left alone).
-func killHostKandevs(t *testing.T) int {
+// killHostKandevs SIGKILLs every kandev process of the machine a test
+// stands for: every process of the test's binary with that home (the relay
+// and the agent in the container run the same binary mounted at another
+// path, and are left alone; so are the kandevs of tests running beside it).
+func killHostKandevs(t *testing.T, home string) int {
 	t.Helper()
-	n := 0
 	var killed []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid := 0
-		for _, c := range e.Name() {
-			if c < '0' || c > '9' {
-				pid = -1
-				break
-			}
-			pid = pid*10 + int(c-'0')
-		}
-		if pid <= 0 {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 == kandevBin {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				n++
-				killed = append(killed, pid)
-			}
+	for _, pid := range liveProcessesWithEnv("KANDEV_HOME", home) {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); err == nil && argv0 == kandevBin && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			killed = append(killed, pid)
 		}
 	}
 	// A killed process holds its locks until it has exited (a zombie holds
@@ -167,10 +149,11 @@ func killHostKandevs(t *testing.T) int {
 		}
 		return true
 	})
-	return n
+	return len(killed)
 }
 
 func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e engineRow) {
 		w := newWorld(t)
 		w.config(e.toml)
@@ -192,7 +175,7 @@ func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
 		if strings.Contains(agentText(w.events(id), "t2"), "done sleeping") {
 			t.Fatalf("turn t2 ended before the kill: the test proves nothing")
 		}
-		if n := killHostKandevs(t); n < 2 {
+		if n := killHostKandevs(t, w.home); n < 2 {
 			t.Fatalf("killed %d kandev processes, want the command and its detached owner", n)
 		}
 		_ = cmd.Wait()
@@ -253,6 +236,7 @@ func TestContainer_AKilledKandevReattachesToTheSameAgentMidTurn(t *testing.T) {
 }
 
 func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	w := newWorld(t)
 	id := startInContainer(t, w, "--linger", "60", "remember PEAR")
@@ -281,6 +265,7 @@ func TestContainer_AContainerStoppedFromOutsideIsStartedAgainAndRestored(t *test
 }
 
 func TestContainer_AMissingEngineExits6WithOneLine(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.config("[runtime]\nengine = \"no-such-engine\"\n")
 	_, r := w.start("--runtime", "container", "hello")
@@ -294,6 +279,7 @@ func TestContainer_AMissingEngineExits6WithOneLine(t *testing.T) {
 }
 
 func TestContainer_PruneRemovesTheContainer(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e engineRow) {
 		w := newWorld(t)
 		w.config(e.toml)
@@ -314,6 +300,7 @@ func TestContainer_PruneRemovesTheContainer(t *testing.T) {
 }
 
 func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	w := newWorld(t)
 	id := startInContainer(t, w, "--linger", "0", "hello")
@@ -345,6 +332,7 @@ func TestContainer_StatusAndDoctorShowContainersAndWhatIsMissing(t *testing.T) {
 }
 
 func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	w := newWorld(t)
 	id := startInContainer(t, w, "--linger", "60", "hello")
@@ -356,7 +344,7 @@ func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
 		t.Fatalf("the container still runs after kandev close")
 	}
 	w.mustRun("prompt", id, "--linger", "60", "hello again")
-	killHostKandevs(t) // the owner dies; the container outlives it
+	killHostKandevs(t, w.home) // the owner dies; the container outlives it
 	if _, st := containerOf(t, id); st != "running" {
 		t.Fatalf("the container is %q after its owner was killed, want running", st)
 	}
@@ -373,6 +361,7 @@ func TestContainer_CloseStopsTheContainerWithOrWithoutItsOwner(t *testing.T) {
 }
 
 func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	w := newWorld(t)
 	id := startInContainer(t, w, "--linger", "60", "hello")
@@ -381,7 +370,7 @@ func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testi
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
 		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
 	})
-	killHostKandevs(t)
+	killHostKandevs(t, w.home)
 	_ = cmd.Wait()
 	// The agent asks for the write while no kandev runs; the request waits in the relay.
 	time.Sleep(1500 * time.Millisecond)
@@ -402,6 +391,7 @@ func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testi
 }
 
 func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	root := t.TempDir()
 	url, _ := startSSHD(t, root)
@@ -426,7 +416,7 @@ func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T)
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
 		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
 	})
-	killHostKandevs(t)
+	killHostKandevs(t, w.home)
 	_ = cmd.Wait()
 	r = w.mustRun("prompt", id, "--linger", "0", "recall")
 	evs := w.events(id)
@@ -439,6 +429,7 @@ func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T)
 }
 
 func TestContainer_AMissingImageExits6WithOneLineAtOnce(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	w := newWorld(t)
 	w.config("[runtime]\nimage = \"localhost/kandev-no-such-image:1\"\n")
@@ -457,6 +448,7 @@ func TestContainer_AMissingImageExits6WithOneLineAtOnce(t *testing.T) {
 }
 
 func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	w := newWorld(t)
 	id := startInContainer(t, w, "--linger", "60", "hello")
@@ -464,7 +456,7 @@ func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
 	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
 		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
 	})
-	killHostKandevs(t)
+	killHostKandevs(t, w.home)
 	_ = cmd.Wait()
 	// A SIGKILLed owner holds its lock until it is gone: a stop before
 	// that would queue for it.
@@ -483,6 +475,7 @@ func TestContainer_StopOfASessionNoKandevRunsStopsItsContainer(t *testing.T) {
 }
 
 func TestContainer_TheAgentsRuntimeInTheConfigChoosesAndTheFlagWins(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	w := newWorld(t)
 	w.config("[agents.demo]\nruntime = \"container\"\n")
@@ -504,6 +497,7 @@ func TestContainer_TheAgentsRuntimeInTheConfigChoosesAndTheFlagWins(t *testing.T
 }
 
 func TestContainer_AStoppedEngineExits6WithOneLineSayingToStartIt(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("docker"); err != nil {
 		t.Skip("SKIP: no docker CLI to stand for an engine whose daemon is stopped")
 	}
@@ -519,6 +513,7 @@ func TestContainer_AStoppedEngineExits6WithOneLineSayingToStartIt(t *testing.T) 
 }
 
 func TestContainer_AWarmPromptReachesTheSameAgentInTheSameContainer(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e engineRow) {
 		w := newWorld(t)
 		w.config(e.toml)
@@ -554,6 +549,7 @@ func TestContainer_AWarmPromptReachesTheSameAgentInTheSameContainer(t *testing.T
 }
 
 func TestContainer_AnOwnerThePoolClosesStopsItsContainer(t *testing.T) {
+	t.Parallel()
 	requirePodman(t)
 	w := newWorld(t)
 	w.config("[session]\nmax_warm = 1\n")
