@@ -129,18 +129,6 @@ func (q geminiRequest) input() string {
 	return string(b)
 }
 
-// toolResponses are the function responses the request carries, as JSON:
-// what the model was told of its tool calls.
-func (q geminiRequest) toolResponses() string {
-	var b strings.Builder
-	for _, c := range q.Body.Contents {
-		for _, p := range c.Parts {
-			b.Write(p.FunctionResponse)
-		}
-	}
-	return b.String()
-}
-
 // userTexts are the user's own texts the model was shown, in order (not the
 // <session_context> Gemini CLI adds).
 func (q geminiRequest) userTexts() []string {
