@@ -88,8 +88,11 @@ func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Res
 	var err error
 	for i := 0; ; i++ {
 		err = l.w.pushDecided(ctx, decide)
-		if !errors.Is(err, errNeedObjects) || i == 2 {
+		if !errors.Is(err, errNeedObjects) || i == fetchRounds-1 {
 			break
+		}
+		if err := roundPause(ctx, i); err != nil {
+			return nil, err
 		}
 		if _, err := l.look(ctx, nil); err != nil { // fetches them
 			return nil, err

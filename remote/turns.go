@@ -40,6 +40,24 @@ type Turns struct {
 // errNeedObjects: a decision needs objects the store does not hold yet.
 var errNeedObjects = errors.New("objects to fetch first")
 
+// fetchRounds bounds how often a push whose decision needs objects another
+// machine pushed meanwhile fetches them and decides again. A round is lost
+// only to a push that landed during it, so the rounds pause a little longer
+// each time (roundPause): two machines racing for a claim, each fetching
+// while the other pushes, could otherwise lose three rounds in a row on a
+// loaded machine and report "objects to fetch first".
+const fetchRounds = 8
+
+// roundPause waits before fetch round i (none before the first).
+func roundPause(ctx context.Context, i int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(i) * 30 * time.Millisecond):
+		return nil
+	}
+}
+
 // ErrMovedOn: while a warm owner was idle, another machine ran the
 // session; its log and record now have those turns (the claim is held),
 // but this owner's agent does not: the owner must end.
@@ -156,8 +174,11 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 	}
 	for i := 0; ; i++ {
 		err = l.w.pushDecided(ctx, decide)
-		if !errors.Is(err, errNeedObjects) || i == 2 {
+		if !errors.Is(err, errNeedObjects) || i == fetchRounds-1 {
 			break
+		}
+		if err := roundPause(ctx, i); err != nil {
+			return err
 		}
 		if _, err := l.look(ctx, nil); err != nil { // fetches them
 			return err
