@@ -65,6 +65,11 @@ type acpxWorld struct {
 func newAcpxWorld(t *testing.T) *acpxWorld {
 	acpx := installAcpx(t)
 	w := newWorld(t)
+	// Under CI, as acpx runs in CI jobs: on the default path acpx's own queue
+	// owner was found shutting down as the next acpx command reached it (2 of
+	// 2 loaded CI runs, its QUEUE_OWNER_SHUTTING_DOWN), a race in acpx, not
+	// in kandev acp; the warm path of kandev acp has its own tests.
+	w.underCI()
 	home := t.TempDir()
 	return &acpxWorld{world: w, acpx: acpx, env: append(append([]string{}, w.env...), "HOME="+home), home: home}
 }
