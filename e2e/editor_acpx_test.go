@@ -205,6 +205,11 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 		}
 	})
 	t.Run("cancel from a second acpx process", func(t *testing.T) {
+		// A command with other flags (--deny-all above) makes acpx replace
+		// its queue owner, and the old one can still be closing when the next
+		// command reaches it: settle acpx on one owner (run retries that)
+		// before the prompt that runs in the background.
+		a.mustRun("/say ready")
 		wait := a.start("/sleep 30000")
 		waitForRunningTurn(t, a.world, id)
 		if out := a.mustRun("cancel"); !strings.Contains(out, "cancel") {
