@@ -7,6 +7,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/state"
 )
 
 const acpxVersion = "0.19.1"
@@ -65,11 +67,6 @@ type acpxWorld struct {
 func newAcpxWorld(t *testing.T) *acpxWorld {
 	acpx := installAcpx(t)
 	w := newWorld(t)
-	// Under CI, as acpx runs in CI jobs: on the default path acpx's own queue
-	// owner was found shutting down as the next acpx command reached it (2 of
-	// 2 loaded CI runs, its QUEUE_OWNER_SHUTTING_DOWN), a race in acpx, not
-	// in kandev acp; the warm path of kandev acp has its own tests.
-	w.underCI()
 	home := t.TempDir()
 	return &acpxWorld{world: w, acpx: acpx, env: append(append([]string{}, w.env...), "HOME="+home), home: home}
 }
@@ -83,32 +80,43 @@ func (a *acpxWorld) command(ctx context.Context, args ...string) (*exec.Cmd, *by
 	return cmd, &out
 }
 
-// acpx runs one acpx command to its end; code is its exit code.
+// run runs one acpx command to its end once acpx's queue owner from the
+// command before has gone (--ttl 1), so the command starts its own queue
+// owner and kandev acp: an acpx command that meets a queue owner as it
+// closes fails with acpx's retryable "Queue owner is shutting down" (under
+// load in most runs; commands with other flags replace the queue owner
+// too). code is its exit code.
 func (a *acpxWorld) run(args ...string) (string, int) {
 	a.t.Helper()
-	out, code := a.runOnce(args...)
-	if code != 0 && strings.Contains(out, "Queue owner is shutting down") {
-		// acpx's own queue owner was closing as the command reached it, an
-		// error acpx marks retryable: run it again, as a person would.
-		a.t.Logf("acpx %q: its queue owner was shutting down; running it again", args)
-		out, code = a.runOnce(args...)
+	a.waitQueueOwnerGone()
+	return a.runOnce(args...)
+}
+
+// runOnce runs one acpx command to its end, whatever queue owner runs: as
+// `acpx cancel` beside the one that runs a turn.
+func (a *acpxWorld) runOnce(args ...string) (string, int) {
+	a.t.Helper()
+	out, code, err := a.runBounded(args...)
+	if err != nil {
+		a.t.Fatalf("acpx %q: %v\n%s", args, err, out)
 	}
 	return out, code
 }
 
-func (a *acpxWorld) runOnce(args ...string) (string, int) {
-	a.t.Helper()
+// runBounded runs one acpx command for at most 90 s; err says why it did
+// not run to its end. It never stops the test, so a goroutine may call it.
+func (a *acpxWorld) runBounded(args ...string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd, out := a.command(ctx, args...)
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		a.t.Fatalf("acpx %q did not finish in 90 s:\n%s", args, out)
+		return out.String(), -1, fmt.Errorf("did not finish in 90 s")
 	}
 	if _, exited := err.(*exec.ExitError); err != nil && !exited {
-		a.t.Fatalf("acpx %q: %v", args, err)
+		return out.String(), -1, err
 	}
-	return out.String(), cmd.ProcessState.ExitCode()
+	return out.String(), cmd.ProcessState.ExitCode(), nil
 }
 
 func (a *acpxWorld) mustRun(args ...string) string {
@@ -120,18 +128,72 @@ func (a *acpxWorld) mustRun(args ...string) string {
 	return out
 }
 
-// start runs an acpx command in the background; wait returns its output and exit code.
-func (a *acpxWorld) start(args ...string) (wait func() (string, int)) {
+// acpxJob is an acpx command running beside the test.
+type acpxJob struct {
+	done chan struct{}
+	out  string
+	code int
+	err  error
+}
+
+// start runs an acpx command in the background once acpx's queue owner
+// from the command before has gone, as run does.
+func (a *acpxWorld) start(args ...string) *acpxJob {
 	a.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	cmd, out := a.command(ctx, args...)
-	if err := cmd.Start(); err != nil {
-		a.t.Fatal(err)
+	a.waitQueueOwnerGone()
+	b := &acpxJob{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		b.out, b.code, b.err = a.runBounded(args...)
+	}()
+	return b
+}
+
+// wait returns the background command's output and exit code.
+func (b *acpxJob) wait(t *testing.T) (string, int) {
+	t.Helper()
+	<-b.done
+	if b.err != nil {
+		t.Fatalf("acpx in the background: %v\n%s", b.err, b.out)
 	}
-	return func() (string, int) {
-		defer cancel()
-		_ = cmd.Wait()
-		return out.String(), cmd.ProcessState.ExitCode()
+	return b.out, b.code
+}
+
+// waitForItsTurn waits until the session runs a turn, failing with the
+// background command's output if it ended first.
+func (a *acpxWorld) waitForItsTurn(t *testing.T, b *acpxJob, id string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := dailyRecord(a.world.home, id)
+		if err == nil && s.State == state.StateRunning && s.CurrentTurn != "" && turnStartedInLog(a.world.home, id, s.CurrentTurn) {
+			return
+		}
+		select {
+		case <-b.done:
+			t.Fatalf("acpx in the background ended (exit %d, %v) before session %s ran its turn:\n%s", b.code, b.err, id, b.out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s never ran the turn: %+v", id, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitQueueOwnerGone waits until acpx's queue owner has closed after
+// --ttl 1 (its files under ~/.acpx/queues are gone).
+func (a *acpxWorld) waitQueueOwnerGone() {
+	a.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if queues, _ := os.ReadDir(filepath.Join(a.home, ".acpx", "queues")); len(queues) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatal("acpx's queue owner still runs 30 s after --ttl 1")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -191,8 +253,8 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 			t.Fatalf("approved write: %q %v", b, err)
 		}
 		// acpx exits 5 (its PERMISSION_DENIED) when it ran the prompt
-		// itself and denied every request, and 0 when its queue owner from
-		// the last command (still within --ttl) ran it: either is a denial.
+		// itself and denied every request, and 0 when its queue owner ran
+		// it: either is a denial.
 		if out, code := a.run("--deny-all", "/write denied.txt no"); (code != 0 && code != 5) || !strings.Contains(out, "denied") {
 			t.Fatalf("denied write: exit %d\n%s", code, out)
 		}
@@ -205,17 +267,12 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 		}
 	})
 	t.Run("cancel from a second acpx process", func(t *testing.T) {
-		// A command with other flags (--deny-all above) makes acpx replace
-		// its queue owner, and the old one can still be closing when the next
-		// command reaches it: settle acpx on one owner (run retries that)
-		// before the prompt that runs in the background.
-		a.mustRun("/say ready")
-		wait := a.start("/sleep 30000")
-		waitForRunningTurn(t, a.world, id)
-		if out := a.mustRun("cancel"); !strings.Contains(out, "cancel") {
-			t.Fatalf("acpx cancel:\n%s", out)
+		bg := a.start("/sleep 30000")
+		a.waitForItsTurn(t, bg, id)
+		if out, code := a.runOnce("cancel"); code != 0 || !strings.Contains(out, "cancel") {
+			t.Fatalf("acpx cancel: exit %d\n%s", code, out)
 		}
-		out, code := wait()
+		out, code := bg.wait(t)
 		if code != 0 || !strings.Contains(out, "[done] cancelled") {
 			t.Fatalf("the cancelled prompt: exit %d\n%s", code, out)
 		}
@@ -226,15 +283,15 @@ func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
 	})
 	t.Run("kandev acp SIGKILLed before the agent spoke, then a prompt gets its own answer", func(t *testing.T) {
 		a.waitOwnerGone(id)
-		wait := a.start("/sleep 3000\nremember GUAVA")
-		waitForRunningTurn(t, a.world, id)
+		bg := a.start("/sleep 3000\nremember GUAVA")
+		a.waitForItsTurn(t, bg, id)
 		time.Sleep(300 * time.Millisecond)
 		pid := a.session(id).OwnerPID
 		if pid == 0 {
 			t.Fatal("no kandev acp owns the running turn")
 		}
 		_ = kill(pid, syscall.SIGKILL)
-		if out, code := wait(); code == 0 {
+		if out, code := bg.wait(t); code == 0 {
 			t.Fatalf("acpx reported success for a turn whose agent was killed:\n%s", out)
 		}
 		out := a.mustRun("/say MINE")
