@@ -151,6 +151,11 @@ var defaultPathRules = []struct {
 			t.Fatal("a cancelled turn was continued")
 		}
 	}},
+	{name: "kandev cancel or stop from another process ends the turn, exit 130", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
+		for _, how := range []string{"cancel", "stop"} {
+			endedFromElsewhere(t, w, how, promptArgs(id, flags, sleepingTurn), func() string { return id })
+		}
+	}},
 	{name: "Ctrl-C at the question cancels the turn, exit 130", run: func(t *testing.T, w *world, _ ownerPlace, id string, flags []string) {
 		tm := w.inTerminal(append([]string{"--permissions", "ask"}, promptArgs(id, flags, "/write out.txt never")...)...)
 		tm.waitScreen("Allow Write out.txt? [y/N")
@@ -320,6 +325,31 @@ func (w *world) newSessionID() string {
 	return id
 }
 
+// endedFromElsewhere runs kandev args, ends its turn with kandev how
+// (cancel or stop) from another process, and requires exit 130 and the
+// turn's stop reason.
+func endedFromElsewhere(t *testing.T, w *world, how string, args []string, session func() string) {
+	t.Helper()
+	cmd := exec.Command(kandevBin, args...)
+	cmd.Dir, cmd.Env = w.cwd, w.env
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	id := session()
+	waitForRunningTurn(t, w, id)
+	w.mustRun(how, id)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("kandev %s: %q exited %d, want 130\n%s", how, args[0], code, out.String())
+	}
+	want := map[string]string{"cancel": eventlog.StopCancelled, "stop": eventlog.StopUserCanceled}[how]
+	if evs := w.events(id); turnEnd(evs, lastTurn(evs)) != want {
+		t.Fatalf("kandev %s: the turn ended %q, want %s", how, turnEnd(evs, lastTurn(evs)), want)
+	}
+}
+
 func TestDefaultPath_StartAsksAndCtrlCCancelsItsFirstTurnWhereverTheOwnerRuns(t *testing.T) {
 	t.Parallel()
 	for _, place := range startPlaces {
@@ -350,6 +380,18 @@ func TestDefaultPath_StartAsksAndCtrlCCancelsItsFirstTurnWhereverTheOwnerRuns(t 
 				t.Fatalf("first turn ended %q, want cancelled:\n%s", stop, tm.screen())
 			}
 		})
+		for _, how := range []string{"cancel", "stop"} {
+			t.Run(place.name+"/kandev "+how+" from another process", func(t *testing.T) {
+				w := defaultWorld(t)
+				endedFromElsewhere(t, w, how, append(append([]string{"start"}, place.flags...), sleepingTurn), func() string {
+					waitFor(t, 15*time.Second, "the new session", func() bool {
+						m, _ := filepath.Glob(filepath.Join(w.home, "sessions", "*.json"))
+						return len(m) == 1
+					})
+					return w.newSessionID()
+				})
+			})
+		}
 	}
 }
 

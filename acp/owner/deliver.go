@@ -192,7 +192,7 @@ func (t *inputTurn) err(id string) error {
 			// returns no error either.
 			return nil
 		}
-		return fmt.Errorf("%w: the turn was cancelled (%s); kandev prompt %s \"...\" sends the next message", ErrInterrupted, t.stop, id)
+		return personCancelled(id, t.stop)
 	case eventlog.StopShutdown:
 		if t.terminated {
 			return fmt.Errorf("%w: the owner of session %s was terminated (SIGTERM) during the turn; kandev resume %s continues it", ErrShutdown, id, id)

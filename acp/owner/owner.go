@@ -108,6 +108,9 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		// What was not written was not reported either; the write error is the cause.
 		err = werr
 	}
+	if err == nil {
+		err = o.ownCancelled
+	}
 	return o.res, err
 }
 
@@ -174,14 +177,19 @@ type owner struct {
 	// droppedUnsent: a Ctrl-C ended a turn before its prompt was sent, and
 	// a marker said so.
 	droppedUnsent bool
-	emitMu        sync.Mutex
-	logClosed     bool                   // the log is closed: nothing more is written; under emitMu
-	hookFailures  map[string]bool        // the kinds of [notify] failure logged; under emitMu
-	redactor      history.StreamRedactor // streamed text is redacted as assembled; under emitMu
-	agentInfo     *sdk.Implementation
-	agentCaps     sdk.AgentCapabilities
-	acted         map[string]bool // control inputs already acted on
-	steerTried    map[string]bool // steer inputs the agent did not take into a turn; the turn loop only
+	// personEnded: a person's kandev cancel, stop or close --now ended the
+	// current turn; ownCancelled: it was this command's own prompt, whose
+	// command then exits as a follower would (personCancelled).
+	personEnded  bool
+	ownCancelled error
+	emitMu       sync.Mutex
+	logClosed    bool                   // the log is closed: nothing more is written; under emitMu
+	hookFailures map[string]bool        // the kinds of [notify] failure logged; under emitMu
+	redactor     history.StreamRedactor // streamed text is redacted as assembled; under emitMu
+	agentInfo    *sdk.Implementation
+	agentCaps    sdk.AgentCapabilities
+	acted        map[string]bool // control inputs already acted on
+	steerTried   map[string]bool // steer inputs the agent did not take into a turn; the turn loop only
 	// loggedCalls are the tool calls this run logged; recorder goroutine only.
 	loggedCalls map[string]bool
 	cancelled   atomic.Bool // the current turn is being cancelled
@@ -234,6 +242,7 @@ func (o *owner) run(ctx context.Context) error {
 		if err := o.turn(ctx, eventlog.SourceInitial, plan.Initial); err != nil {
 			return err
 		}
+		o.noteOwnCancel()
 	}
 	if err := o.followUp(ctx); err != nil {
 		return err
@@ -251,6 +260,7 @@ func (o *owner) run(ctx context.Context) error {
 		if err := o.turn(ctx, eventlog.SourceUser, o.job.Prompt); err != nil {
 			return err
 		}
+		o.noteOwnCancel()
 	}
 	if err := o.serveInbox(ctx); err != nil {
 		return err

@@ -69,6 +69,7 @@ func (o *owner) turnFor(ctx context.Context, source, text string, in *state.Inpu
 // accepts it, the resume context it carried is no longer owed.
 func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 	o.cancelled.Store(false)
+	o.personEnded = false
 	o.mu.Lock()
 	o.turnID, o.accepted = turnID, false
 	o.onSent = func() {
@@ -241,6 +242,7 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 	if in := o.controlRequested(); in.Kind != "" {
 		kind := in.Kind
 		o.cancelAndWait(done)
+		o.personEnded = true
 		if kind == state.InputClose {
 			o.marker(history.MarkerPromptCancel, "The turn was cancelled with kandev close --now.", "")
 			return eventlog.StopCancelled, nil, true
