@@ -216,6 +216,44 @@ func TestCrash_InitialPromptKilledBeforeAcceptanceIsSentAgain(t *testing.T) {
 	}
 }
 
+// A resume killed after it planned the continuation of an interrupted turn
+// and before it wrote that continuation sent nothing: the next resume still
+// owes the continuation and sends it, once (it was recorded as sent before
+// it was, and lost, in 1 of 4 loaded crash-matrix runs of kandev acp).
+func TestCrash_AResumeKilledBeforeItsContinuationLeavesItOwed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("remember KIWI")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	w.killAt(isType(eventlog.EventAgentMessage), 30*time.Second, "prompt", id, "/say start\n/sleep 5000\n/say end")
+	arrived := filepath.Join(t.TempDir(), "arrived")
+	resume := exec.Command(kandevBin, "resume", id)
+	resume.Dir, resume.Env = w.cwd, append(append([]string{}, w.env...), "KANDEV_FAILPOINT=before-continuation", "KANDEV_FAILPOINT_FILE="+arrived)
+	if err := resume.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the resume to reach its continuation", func() bool {
+		_, err := os.Stat(arrived)
+		return err == nil
+	})
+	w.killHome() // the resume and the detached owner that holds the failpoint
+	resume.Wait()
+	if n := continuations(w.events(id)); n != 0 {
+		t.Fatalf("%d continuations written before the failpoint", n)
+	}
+	w.mustRun("resume", id) // follows the continuation to its end
+	if n := continuations(w.events(id)); n != 1 {
+		t.Fatalf("%d continuations after the next resume, want 1: the killed resume's was lost", n)
+	}
+	w.mustRun("resume", id)
+	if n := continuations(w.events(id)); n != 1 {
+		t.Fatalf("%d continuations after another resume, want 1", n)
+	}
+}
+
 func TestCrash_AgentCrashEndsTheTurnWithoutAContinuationLoop(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

@@ -165,9 +165,12 @@ func (l *link) fencedBy(c *Claim) error {
 	return e
 }
 
-// fenced reads who took the claim over, for the error.
+// fenced reads who took the claim over, for the error. The look has its
+// own time (the wire's deadline bounds it): the renewal that found the
+// takeover may have spent its own, as it does when this process was
+// frozen.
 func (l *link) fenced(ctx context.Context) error {
-	v, err := l.look(ctx, nil)
+	v, err := l.look(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return l.fencedBy(nil)
 	}

@@ -17,28 +17,10 @@ import (
 // excludes the second while the first holds it (renewing it meanwhile),
 // and once released the second takes it with the first one's new events.
 func TestTurns_OneMachineAtATimeAndTheNextTakesTheNewEvents(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("SKIP: git is not installed")
-	}
-	bare := filepath.Join(t.TempDir(), "p.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	os.Unsetenv("KANDEV_MACHINE")
 	id := "20261201-100000-turns001"
 	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 1}}
-	a := homeWithSession(t, id, 10)
+	a, b := twoMachines(t, id, cfg)
 	ctx := context.Background()
-	if _, err := Push(ctx, Env{Home: a, Config: cfg, Opt: Options{Remote: bare, Dir: a.Dir}}, id); err != nil {
-		t.Fatal(err)
-	}
-	b, err := state.OpenHome(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Pull(ctx, Env{Home: b, Config: cfg, Opt: Options{Remote: bare, Dir: b.Dir}}, id, false, false); err != nil {
-		t.Fatal(err)
-	}
 	ta, err := ClaimTurns(ctx, a, cfg, id, func() { t.Error("A was fenced while renewing") })
 	if err != nil || ta == nil {
 		t.Fatal(ta, err)
@@ -60,6 +42,64 @@ func TestTurns_OneMachineAtATimeAndTheNextTakesTheNewEvents(t *testing.T) {
 	lb, _ := os.ReadFile(b.LogPath(id))
 	if string(la) != string(lb) {
 		t.Fatalf("B's claim did not bring A's new events: %d vs %d bytes", len(lb), len(la))
+	}
+}
+
+// twoMachines is two homes with session id, pushed from the first to a
+// bare repository by path and pulled into the second.
+func twoMachines(t *testing.T, id string, cfg *config.Config) (a, b *state.Home) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: git is not installed")
+	}
+	bare := filepath.Join(t.TempDir(), "p.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	os.Unsetenv("KANDEV_MACHINE")
+	a = homeWithSession(t, id, 10)
+	ctx := context.Background()
+	if _, err := Push(ctx, Env{Home: a, Config: cfg, Opt: Options{Remote: bare, Dir: a.Dir}}, id); err != nil {
+		t.Fatal(err)
+	}
+	b, err := state.OpenHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pull(ctx, Env{Home: b, Config: cfg, Opt: Options{Remote: bare, Dir: b.Dir}}, id, false, false); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
+// A machine whose renewals stalled (its process frozen) past the claim's
+// TTL learns on waking that another took the claim, and its error names
+// that machine even when the renewal's own time ran out meanwhile.
+func TestTurns_AFencedMachineIsToldWhichMachineTookItsClaim(t *testing.T) {
+	id := "20261201-100000-turns002"
+	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 1}}
+	a, b := twoMachines(t, id, cfg)
+	ctx := context.Background()
+	ta, err := ClaimTurns(ctx, a, cfg, id, nil)
+	if err != nil || ta == nil {
+		t.Fatal(ta, err)
+	}
+	close(ta.stop) // A renews no more, as if frozen
+	<-ta.done
+	time.Sleep(1500 * time.Millisecond)
+	tb, err := ClaimTurns(ctx, b, cfg, id, nil)
+	if err != nil {
+		t.Fatalf("B could not take A's expired claim: %v", err)
+	}
+	defer tb.Release(ctx)
+	spent, cancel := context.WithCancel(ctx)
+	cancel()
+	var fe *FencedError
+	if err := ta.l.fenced(spent); !errors.As(err, &fe) {
+		t.Fatalf("A's fencing error: %v", err)
+	}
+	if want, _ := MachineID(b); fe.Machine == "" || fe.Machine != want {
+		t.Fatalf("A was told machine %q took its claim, want %q: %v", fe.Machine, want, fe)
 	}
 }
 

@@ -63,16 +63,23 @@ func pauseAdvice(id string, wt *worktree.Worktree, kind string) string {
 	return fmt.Sprintf("inspect it with kandev recap %s, then send a prompt (kandev prompt %s \"...\")", id, id)
 }
 
-// recordContinuation records the one continuation of interrupted turn
-// turn before it is sent, so a crash at any point cannot lead to a second
-// continuation of the same turn.
-func (o *owner) recordContinuation(turn string) {
+// spendAttempt counts the follow-up of an interrupted turn against the
+// continuation budget before it is tried, so an owner that dies each time
+// before sending it still runs the budget down (and then pauses).
+func (o *owner) spendAttempt() {
 	now := o.now()
 	window := time.Duration(o.job.Config.WindowSeconds()) * time.Second
 	o.update(func(s *state.Session) {
-		s.ContinuedTurn, s.Interrupted = turn, nil
 		s.RestartAttempts = append(verdict.PruneAttempts(s.RestartAttempts, now, window), now)
 	})
+}
+
+// markFollowedUp records the one follow-up of interrupted turn turn as
+// sent (or dropped by a Ctrl-C): it is never sent again. It is written
+// once the follow-up's prompt_sent is on disk, never before, so a crash in
+// between leaves the follow-up owed, not lost.
+func (o *owner) markFollowedUp(turn string) {
+	o.update(func(s *state.Session) { s.ContinuedTurn, s.Interrupted = turn, nil })
 }
 
 // takeOverPause lifts a pause (and an explicit stop) when the operator sends

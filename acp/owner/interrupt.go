@@ -50,7 +50,7 @@ func (o *owner) dropUnsentFollowUp() {
 	if p.FollowUp == FollowNothing || turn == "" || o.session().ContinuedTurn == turn {
 		return
 	}
-	o.recordContinuation(turn)
+	o.markFollowedUp(turn)
 	o.marker(history.MarkerPromptCancel, "The follow-up of interrupted turn "+turn+" was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/setup"
@@ -357,7 +358,11 @@ func (o *owner) followUp(ctx context.Context) error {
 	if p.FollowUp == FollowNothing {
 		return nil
 	}
-	o.recordContinuation(p.Continuation.Turn)
+	// The attempt counts now; the follow-up is recorded as the turn's one
+	// once its prompt_sent is on disk (beginTurn): an owner killed before
+	// that sent nothing, and the next owner still owes it.
+	o.spendAttempt()
+	failpoint.Wait(ctx, failpoint.BeforeContinuation)
 	o.mu.Lock()
 	o.followsUp = p.Continuation.Turn
 	o.mu.Unlock()

@@ -72,7 +72,13 @@ func (o *owner) beginTurn(turnID, source string, carriesContext bool) {
 	o.personEnded = false
 	o.mu.Lock()
 	o.turnID, o.accepted = turnID, false
+	followsUp := o.followsUp
 	o.onSent = func() {
+		if followsUp != "" {
+			// A sent follow-up that is cut off is the interrupted turn from
+			// then on: followsUp is followed up at most once.
+			o.markFollowedUp(followsUp)
+		}
 		if source == eventlog.SourceInitial {
 			o.update(func(s *state.Session) { s.InitialPrompt = "" })
 		}

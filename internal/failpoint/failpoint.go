@@ -16,6 +16,12 @@ import (
 // session/prompt write: a process stopped here never sent the prompt.
 const BeforePromptSent = "before-prompt-sent"
 
+// BeforeContinuation is the owner's point after it planned the one
+// follow-up of an interrupted turn (its continuation, or its message again)
+// and before that follow-up's turn is written: a process stopped here sent
+// nothing, so the next owner still owes the follow-up.
+const BeforeContinuation = "before-continuation"
+
 // The points of a keyed prompt's delivery (kandev prompt --key): before its
 // input is queued, after it is queued and before any owner runs it, and
 // after its turn ended and before the command printed its end.
