@@ -96,18 +96,24 @@ func limitContinuations(evs []eventlog.Event) []eventlog.Event {
 func TestLimit_RecoverContinuesASessionWhoseResetTimeHasPassed(t *testing.T) {
 	t.Parallel()
 	w, id := keyWorld(t)
-	if r := w.run("prompt", id, "--linger", "0", "/limit 1"); r.code != 8 {
+	// 4 s: the recover below runs before the reset even on a loaded machine
+	// (with 1 s it once ran after it, and continued).
+	if r := w.run("prompt", id, "--linger", "0", "/limit 4"); r.code != 8 {
 		t.Fatal(r)
+	}
+	reset := w.session(id).Limit.ResetAt
+	if reset == nil {
+		t.Fatal("the limit was recorded without its reset time")
 	}
 	// Before the reset: nothing to do.
 	if r := w.mustRun("recover", id); len(limitContinuations(w.events(id))) != 0 {
-		t.Fatalf("recover continued before the reset time: %s", r)
+		t.Fatalf("recover continued before the reset time (%s left): %s", time.Until(*reset), r)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(time.Until(*reset) + 500*time.Millisecond)
 	r := w.mustRun("recover")
 	evs := w.events(id)
 	conts := limitContinuations(evs)
-	if len(conts) != 1 || !strings.Contains(conts[0].Content, "> /limit 1") {
+	if len(conts) != 1 || !strings.Contains(conts[0].Content, "> /limit 4") {
 		t.Fatalf("want one continuation quoting the cut-off request: %d\n%s", len(conts), r)
 	}
 	if stop := turnEnd(evs, conts[0].TurnID); stop != eventlog.StopEndTurn {
