@@ -345,7 +345,7 @@ func TestSent_ClearEndsAPendingFirstPromptSoTheNextPromptIsTheUsersOwn(t *testin
 		{"cut before prompt_sent", failAt, []string{"start", "--linger", "0", "remember FIG"}, func(w *world) bool {
 			h, _ := state.OpenHome(w.home)
 			all, _ := h.ListSessions()
-			return len(all) == 1 && lastTurn(w.events(all[0].ID)) == "t1"
+			return len(all) == 1 && lastTurn(w.eventsSoFar(all[0].ID)) == "t1"
 		}},
 		{"cut during the agent's launch", nil, []string{"start", "--agent", "slowstart", "--linger", "0", "remember FIG"}, func(w *world) bool {
 			h, _ := state.OpenHome(w.home)
