@@ -41,6 +41,10 @@ func (o *owner) start(ctx context.Context) error {
 // recordStarted records agent_started: how the agent came back, what it
 // is, and the setup applied to it.
 func (o *owner) recordStarted(applied []string) {
+	// What the agent sent before it answered (its commands, modes, a load's
+	// replay) is in the log first, in the order it came, however busy the
+	// recorder is: the log is the wire's order.
+	o.conn.Barrier(nil)
 	pid, _ := o.proc.Identity()
 	data, _ := json.Marshal(map[string]any{"agent_info": o.agentInfo, "capabilities": o.agentCaps, "command": o.proc.CommandLine(), "replayed_updates": o.conn.Replayed(), "setup_applied": applied})
 	// Durable at once unless a prompt is about to be sent: its prompt_sent's
