@@ -529,3 +529,25 @@ func TestOwner_ALoadReplaySentAfterTheAnswerIsNotRecordedInTheNextTurn(t *testin
 		t.Fatalf("%d user messages, %d replayed updates dropped; want 2 and the replay", users, replayed)
 	}
 }
+
+// What the agent sends before it answers session/new (its commands) is
+// logged before agent_started and the first turn, however long the
+// recorder takes over it: here a 4 MB command list.
+func TestOwner_UpdatesSentBeforeTheAgentAnsweredAreLoggedFirst(t *testing.T) {
+	r := newRig(t)
+	big := strings.Repeat("a long description ", 4<<20/19)
+	r.rewrite = func(line []byte) []byte {
+		return bytes.Replace(line, []byte("Compact the conversation"), []byte(big), 1)
+	}
+	id := r.create("remember apple")
+	r.mustRun(r.job(id, ""))
+	seq := map[string]int64{}
+	for _, e := range r.events(id) {
+		if _, seen := seq[e.Type]; !seen {
+			seq[e.Type] = e.Seq
+		}
+	}
+	if seq[eventlog.EventAgentUpdate] == 0 || seq[eventlog.EventAgentUpdate] > seq[eventlog.EventAgentStarted] {
+		t.Fatalf("the commands the agent sent before answering were logged at %d, after agent_started at %d", seq[eventlog.EventAgentUpdate], seq[eventlog.EventAgentStarted])
+	}
+}
