@@ -137,7 +137,7 @@ var exitCodes = []struct {
 	{ExitWaitingForPermission, "waiting_for_permission", "Under --permissions defer, a turn waits on a permission request or a question: kandev approve ID, kandev answer ID VALUE or kandev deny ID."},
 	{ExitRateLimited, "rate_limited", "The agent refused the turn over its usage or rate limit (badge waiting-for-limit): the line says when it resets, when the agent said so."},
 	{ExitTimeout, "timeout", "kandev wait --timeout expired."},
-	{ExitInterrupted, "interrupted", "Interrupted by the user (Ctrl-C): the turn is cancelled and never continued automatically."},
+	{ExitInterrupted, "interrupted", "Interrupted by the user: Ctrl-C in this command, or kandev cancel, stop or close --now from another process; the turn is cancelled and never continued automatically. A turn the agent ends cancelled by itself exits 0."},
 	{ExitTerminated, "terminated", "Terminated (SIGTERM; Ctrl-Break on Windows): the turn is left for one automatic continuation."},
 }
 

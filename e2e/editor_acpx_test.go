@@ -163,56 +163,38 @@ func (b *acpxJob) wait(t *testing.T) (string, int) {
 // background command's output if it ended first.
 func (a *acpxWorld) waitForItsTurn(t *testing.T, b *acpxJob, id string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s, err := dailyRecord(a.world.home, id)
-		if err == nil && s.State == state.StateRunning && s.CurrentTurn != "" && turnStartedInLog(a.world.home, id, s.CurrentTurn) {
-			return
-		}
+	waitFor(t, 30*time.Second, "session "+id+" to run the background command's turn", func() bool {
 		select {
 		case <-b.done:
 			t.Fatalf("acpx in the background ended (exit %d, %v) before session %s ran its turn:\n%s", b.code, b.err, id, b.out)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session %s never ran the turn: %+v", id, s)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		s, err := dailyRecord(a.world.home, id)
+		return err == nil && s.State == state.StateRunning && s.CurrentTurn != "" && turnStartedInLog(a.world.home, id, s.CurrentTurn)
+	})
 }
 
-// waitQueueOwnerGone waits until acpx's queue owner has closed after
-// --ttl 1 (its files under ~/.acpx/queues are gone).
+// queueOwnerGone says whether acpx's queue owner has closed after --ttl 1
+// (its files under ~/.acpx/queues are gone).
+func (a *acpxWorld) queueOwnerGone() bool {
+	queues, _ := os.ReadDir(filepath.Join(a.home, ".acpx", "queues"))
+	return len(queues) == 0
+}
+
+// waitQueueOwnerGone waits until acpx's queue owner has closed.
 func (a *acpxWorld) waitQueueOwnerGone() {
 	a.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if queues, _ := os.ReadDir(filepath.Join(a.home, ".acpx", "queues")); len(queues) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatal("acpx's queue owner still runs 30 s after --ttl 1")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(a.t, 30*time.Second, "acpx's queue owner to close after --ttl 1", a.queueOwnerGone)
 }
 
 // waitOwnerGone waits until no kandev acp owns the session and acpx's
-// queue owner, which closed it after --ttl, is gone too (its files under
-// ~/.acpx/queues), so the next acpx command starts both anew.
+// queue owner, which closed it after --ttl, is gone too, so the next acpx
+// command starts both anew.
 func (a *acpxWorld) waitOwnerGone(id string) {
 	a.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		queues, _ := os.ReadDir(filepath.Join(a.home, ".acpx", "queues"))
-		if a.session(id).OwnerPID == 0 && len(queues) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("kandev acp or acpx's queue owner still runs session %s 30 s after --ttl 1", id)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(a.t, 30*time.Second, "kandev acp and acpx's queue owner of session "+id+" to close after --ttl 1", func() bool {
+		return a.queueOwnerGone() && a.session(id).OwnerPID == 0
+	})
 }
 
 func TestEditor_AcpxDrivesKandevACPThroughAWholeSession(t *testing.T) {
