@@ -72,6 +72,23 @@ func askQuestion(ctx context.Context, job Job, e eventlog.Event) {
 	}
 }
 
+// joinedSince reads the log from from to its end, without waiting, for
+// t's message joining the running turn (--steer): a Ctrl-C right after it
+// joined must cancel that turn, though the follower has not read it yet.
+func joinedSince(path string, from int64, t *inputTurn) {
+	if t.steered || t.inputID == "" {
+		return
+	}
+	now, cancel := context.WithCancel(context.Background())
+	cancel() // read what is there, wait for nothing more
+	_, _ = eventlog.Follow(now, path, from, func(e eventlog.Event) bool {
+		if steeredInto(e, t.inputID) {
+			t.steered, t.turnID = true, e.TurnID
+		}
+		return !t.steered
+	}, nil)
+}
+
 // leaveTurn is how a follower stopped by a signal leaves the turn t it
 // follows, whose log it has read up to from. Ctrl-C cancels that turn in
 // its owner (session/cancel through the owner's inbox; stop_reason
@@ -99,6 +116,7 @@ func leaveTurn(ctx context.Context, job Job, t *inputTurn, from int64) error {
 		return fmt.Errorf("%w: stopped following; session %s goes on in its owner (kandev attach %s)", ErrShutdown, id, id)
 	}
 	if alive, _ := h.OwnerAlive(id); alive {
+		joinedSince(h.LogPath(id), from, t)
 		forInput := t.inputID
 		if t.steered {
 			forInput = "" // its message joined turnID: that turn is its to cancel
