@@ -9,7 +9,7 @@ import (
 )
 
 // $/cancel_request is ACP's cancellation of one request (protocol 1.x; the
-// acp-go-sdk v0.13.0 sends it by itself, with the request's id, when the
+// acp-go-sdk v0.13.5 sends it by itself, with the request's id, when the
 // context of a request kandev sent ends). kandev's start-up and setup
 // requests end that way when an agent hangs past [agent]
 // handshake_timeout_seconds, and the agent is stopped next: the owner first

@@ -69,6 +69,8 @@ type Conn struct {
 	offeredMu    sync.Mutex
 	offered      setup.Offered // the setup the agent answered its last session/new, load or resume with
 	answer       AgentSetup    // the same answer as the agent gave it (for an editor), kept current
+	legacy       *setup.Models // the model list of the answer just read (legacy_models.go)
+	legacyNames  map[string]string
 	cancels      *cancelWriter // the agent's stdin, counting $/cancel_request (cancel_request.go)
 	terms        terminals     // the agent's client terminals (terminal.go)
 	own          ownRequests   // requests kandev writes past the SDK (ext_session_delete.go)
@@ -144,6 +146,9 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 		}
 		if bytes.Contains(line, []byte(`"agentCapabilities"`)) {
 			c.noteInitialize(line)
+		}
+		if hasLegacyModels(line) {
+			c.noteLegacyModels(line)
 		}
 		return false, nil
 	}}
@@ -355,14 +360,14 @@ func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
 // NewSession asks for a fresh agent session in cwd.
 func (c *Conn) NewSession(ctx context.Context) (string, error) {
 	resp, err := c.sdk.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
-	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
+	c.answered(resp.Modes, resp.ConfigOptions)
 	return string(resp.SessionId), c.wrap(ctx, err)
 }
 
 // ResumeSession restores token without replay.
 func (c *Conn) ResumeSession(ctx context.Context, token string) error {
 	resp, err := c.sdk.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
-	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
+	c.answered(resp.Modes, resp.ConfigOptions)
 	return c.wrap(ctx, err)
 }
 
@@ -374,7 +379,7 @@ func (c *Conn) LoadSession(ctx context.Context, token string) error {
 	c.setReplaying(replayAll)
 	defer c.setReplaying(replayOff)
 	resp, err := c.sdk.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
-	c.answered(resp.Modes, resp.Models, resp.ConfigOptions)
+	c.answered(resp.Modes, resp.ConfigOptions)
 	if err == nil {
 		c.setReplaying(replayLate)
 		c.awaitQuiet(ctx, loadQuiet, loadQuietMax)

@@ -30,8 +30,11 @@ func (c *Conn) Offered() setup.Offered {
 // or resume with, with their current values kept up to date as kandev
 // changes them and as the agent reports changes. An editor is shown it.
 type AgentSetup struct {
-	Modes         *sdk.SessionModeState
-	Models        *sdk.SessionModelState
+	Modes *sdk.SessionModeState
+	// Models is a model list outside the config options (legacy_models.go),
+	// ModelNames their display names.
+	Models        *setup.Models
+	ModelNames    map[string]string
 	ConfigOptions []sdk.SessionConfigOption
 }
 
@@ -51,9 +54,10 @@ func (a AgentSetup) clone() AgentSetup {
 	}
 	if a.Models != nil {
 		m := *a.Models
-		m.AvailableModels = slices.Clone(a.Models.AvailableModels)
+		m.Available = slices.Clone(a.Models.Available)
 		out.Models = &m
 	}
+	out.ModelNames = a.ModelNames
 	return out
 }
 
@@ -79,11 +83,12 @@ func cloneOptions(opts []sdk.SessionConfigOption) []sdk.SessionConfigOption {
 }
 
 // answered keeps an agent's answer to session/new, load or resume.
-func (c *Conn) answered(modes *sdk.SessionModeState, models *sdk.SessionModelState, opts []sdk.SessionConfigOption) {
+func (c *Conn) answered(modes *sdk.SessionModeState, opts []sdk.SessionConfigOption) {
+	models := c.takeLegacyModels()
 	c.offeredMu.Lock()
 	defer c.offeredMu.Unlock()
 	c.offered = setup.OfferedBy(modes, models, opts)
-	c.answer = AgentSetup{Modes: modes, Models: models, ConfigOptions: opts}.clone()
+	c.answer = AgentSetup{Modes: modes, Models: models, ModelNames: c.legacyNames, ConfigOptions: opts}.clone()
 }
 
 // setCurrentOption sets option key's current value in opts.
@@ -121,12 +126,12 @@ func (c *Conn) ApplySetup(ctx context.Context, token string, st setup.Step) erro
 			})
 		}
 	case setup.StepModel:
-		_, err = c.sdk.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: id, ModelId: sdk.UnstableModelId(st.Value)})
+		err = c.setLegacyModel(ctx, token, st.Value)
 		if err == nil {
 			c.setOffered(func(o *setup.Offered) { o.Model = st.Value })
 			c.setAnswer(func(a *AgentSetup) {
 				if a.Models != nil {
-					a.Models.CurrentModelId = sdk.ModelId(st.Value)
+					a.Models.Current = st.Value
 				}
 			})
 		}

@@ -14,7 +14,7 @@ import (
 
 // Elicitation (elicitation/create): the agent asks the person a question,
 // with a JSON schema for the answer (ACP protocol version 1, the
-// elicitation RFD; acp-go-sdk v0.13.0 carries it as unstable types:
+// elicitation RFD; acp-go-sdk v0.13.5 carries it as unstable types:
 // UnstableCreateElicitationRequest/Response, routed to the client's
 // UnstableCreateElicitation). kandev advertises form elicitation
 // (clientCapabilities.elicitation.form) when ConnOptions.Elicit is set, and

@@ -22,11 +22,7 @@ func Probe(ctx context.Context, p Profile, home string) (json.RawMessage, error)
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(resp)
-	if err == nil && conn.OffersDelete() {
-		b = WithDeleteAdvertised(b) // the SDK's types drop it
-	}
-	return b, err
+	return json.Marshal(resp)
 }
 
 // DeleteSessions launches the agent of p in dir, and, when it advertises

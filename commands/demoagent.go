@@ -9,18 +9,18 @@ import (
 
 // demoAgentCmd is kandev demo-agent: the built-in ACP agent on stdio.
 type demoAgentCmd struct {
-	NoResume       bool `help:"Do not advertise or serve session/resume."`
-	NoLoad         bool `help:"Do not advertise or serve session/load."`
-	FailOnResume   bool `help:"Answer resume and load with an unknown-session error."`
-	NoFork         bool `help:"Do not advertise or serve session/fork."`
-	NoCommands     bool `help:"Advertise no commands (so it has no compact)."`
-	Delay          int  `help:"Sleep MS before every update it sends." placeholder:"MS"`
-	StartDelay     int  `help:"Sleep MS before answering initialize (a slow-starting agent)." placeholder:"MS"`
-	SetupAsOptions bool `help:"Offer the model only as a config option of category model (no models list), effort as thought_level and a boolean option fast, as current agents do."`
-	NoClose        bool `help:"Do not advertise or serve session/close."`
-	NoDelete       bool `help:"Do not advertise or serve session/delete."`
-	NoSteer        bool `help:"Do not advertise or serve steering (_session/steering: a message added to the running turn)."`
-	IgnoreEOF      bool `help:"Keep running when stdin closes, until a signal (an agent like Claude's or codex's adapter; set exit_on_eof = false for it)."`
+	NoResume     bool `help:"Do not advertise or serve session/resume."`
+	NoLoad       bool `help:"Do not advertise or serve session/load."`
+	FailOnResume bool `help:"Answer resume and load with an unknown-session error."`
+	NoFork       bool `help:"Do not advertise or serve session/fork."`
+	NoCommands   bool `help:"Advertise no commands (so it has no compact)."`
+	Delay        int  `help:"Sleep MS before every update it sends." placeholder:"MS"`
+	StartDelay   int  `help:"Sleep MS before answering initialize (a slow-starting agent)." placeholder:"MS"`
+	LegacyModels bool `help:"Offer the model as agents did before ACP 1.x: a models list and session/set_model (as Gemini CLI still does), and effort alone."`
+	NoClose      bool `help:"Do not advertise or serve session/close."`
+	NoDelete     bool `help:"Do not advertise or serve session/delete."`
+	NoSteer      bool `help:"Do not advertise or serve steering (_session/steering: a message added to the running turn)."`
+	IgnoreEOF    bool `help:"Keep running when stdin closes, until a signal (an agent like Claude's or codex's adapter; set exit_on_eof = false for it)."`
 }
 
 // Help shows an example.
@@ -39,7 +39,7 @@ func (c *demoAgentCmd) Run(env *Env) error {
 	}
 	err = demoagent.Run(env.Ctx, demoagent.Options{
 		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
-		NoFork: c.NoFork, NoCommands: c.NoCommands, SetupAsOptions: c.SetupAsOptions, NoClose: c.NoClose, NoDelete: c.NoDelete, NoSteer: c.NoSteer,
+		NoFork: c.NoFork, NoCommands: c.NoCommands, LegacyModels: c.LegacyModels, NoClose: c.NoClose, NoDelete: c.NoDelete, NoSteer: c.NoSteer,
 		Delay: time.Duration(c.Delay) * time.Millisecond, StartDelay: time.Duration(c.StartDelay) * time.Millisecond,
 	}, env.Stdin, os.Stdout)
 	if c.IgnoreEOF && err == nil {

@@ -16,9 +16,14 @@ import (
 	"github.com/kandev/kandev/eventlog"
 )
 
-// currentAgents are demo agents that speak as ACP 1.x agents do.
+// currentAgents are demo agents that speak as ACP 1.x agents do (the
+// demo agent's default), and as agents did before the model became an
+// option (Gemini CLI still does).
 const currentAgents = `[agents.current]
-command = ["{kandev}", "demo-agent", "--setup-as-options"]
+command = ["{kandev}", "demo-agent"]
+
+[agents.legacy]
+command = ["{kandev}", "demo-agent", "--legacy-models"]
 `
 
 type setupStatus struct {
@@ -60,6 +65,30 @@ func TestSetup_ModelEffortAndABooleanOfferedOnlyAsConfigOptions(t *testing.T) {
 	w.mustRun("set", id, "--model", "demo-small", "--set", "fast=off")
 	if r := w.mustRun("prompt", id, "/setup"); !strings.Contains(r.stdout, "mode: ask, model: demo-small, options: effort=high fast=false") {
 		t.Fatalf("set then restore: %s", r)
+	}
+}
+
+func TestSetup_AnAgentWithTheRemovedModelsListIsStillSetThroughIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.env = append(w.env, "CI=1")
+	w.config(currentAgents)
+	id, r := w.start("--agent", "legacy", "--model", "demo-large", "/setup")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "model: demo-large") {
+		t.Fatalf("session/set_model did not reach the agent: %s", r)
+	}
+	for _, m := range ofType(w.events(id), eventlog.EventMarker) {
+		if m.Kind == "setup_not_offered" {
+			t.Fatalf("the models list was not read: %s", m.Summary)
+		}
+	}
+	w.mustRun("set", id, "--model", "demo-small")
+	if r := w.mustRun("prompt", id, "/setup"); strings.Contains(r.stdout, "demo-large") {
+		t.Fatalf("set then restore: %s", r)
+	}
+	if _, r := w.start("--agent", "legacy", "--model", "opus", "/setup"); !strings.Contains(r.stderr, "model opus (legacy offers demo-small, demo-large)") {
+		t.Fatalf("a model the list does not have: %s", r)
 	}
 }
 

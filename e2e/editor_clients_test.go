@@ -102,7 +102,7 @@ type tsReport struct {
 	// options set_config_option answered with.
 	Setup struct {
 		Modes         *sdk.SessionModeState
-		Models        *sdk.SessionModelState
+		Models        json.RawMessage // the field ACP removed: never sent
 		ConfigOptions []sdk.SessionConfigOption
 	}
 	SetOptions []sdk.SessionConfigOption

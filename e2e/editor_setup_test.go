@@ -46,6 +46,16 @@ func effortOf(t *testing.T, opts []sdk.SessionConfigOption) string {
 	return ""
 }
 
+// optionOf is config option id in opts, nil when it is not there.
+func optionOf(opts []sdk.SessionConfigOption, id string) *sdk.SessionConfigOption {
+	for i, o := range opts {
+		if o.Select != nil && string(o.Select.Id) == id || o.Boolean != nil && string(o.Boolean.Id) == id {
+			return &opts[i]
+		}
+	}
+	return nil
+}
+
 func TestEditor_SetupBothWaysAndMCPServersSurviveANewEditorProcess(t *testing.T) {
 	t.Parallel()
 	w := newMCPWorld(t)
@@ -62,8 +72,9 @@ func TestEditor_SetupBothWaysAndMCPServersSurviveANewEditorProcess(t *testing.T)
 	if resp.Modes == nil || strings.Join(modeIDs(resp.Modes), ",") != "ask,code" || resp.Modes.CurrentModeId != "ask" {
 		t.Fatalf("session/new modes: %s", mustJSON(resp.Modes))
 	}
-	if resp.Models == nil || len(resp.Models.AvailableModels) != 2 || resp.Models.CurrentModelId != "demo-small" {
-		t.Fatalf("session/new models: %s", mustJSON(resp.Models))
+	if m := optionOf(resp.ConfigOptions, "model"); m == nil || m.Select == nil || m.Select.CurrentValue != "demo-small" ||
+		m.Select.Category == nil || *m.Select.Category != sdk.SessionConfigOptionCategoryModel {
+		t.Fatalf("session/new: no model option of category model: %s", mustJSON(resp.ConfigOptions))
 	}
 	if effortOf(t, resp.ConfigOptions) != "low" {
 		t.Fatalf("session/new options: %s", mustJSON(resp.ConfigOptions))
@@ -72,8 +83,8 @@ func TestEditor_SetupBothWaysAndMCPServersSurviveANewEditorProcess(t *testing.T)
 	if _, err := ed.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "code"}); err != nil {
 		t.Fatalf("set_mode: %v\n%s", err, ed.stderr)
 	}
-	if _, err := ed.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: id, ModelId: "demo-large"}); err != nil {
-		t.Fatalf("set_model: %v\n%s", err, ed.stderr)
+	if _, err := ed.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: id, ConfigId: "model", Value: "demo-large"}}); err != nil {
+		t.Fatalf("set the model option: %v\n%s", err, ed.stderr)
 	}
 	opt, err := ed.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: id, ConfigId: "effort", Value: "high"}})
 	if err != nil || effortOf(t, opt.ConfigOptions) != "high" {
@@ -113,8 +124,8 @@ func TestEditor_SetupBothWaysAndMCPServersSurviveANewEditorProcess(t *testing.T)
 	if err != nil {
 		t.Fatalf("session/load: %v\n%s", err, ed.stderr)
 	}
-	if lr.Modes == nil || lr.Modes.CurrentModeId != "code" || lr.Models == nil || lr.Models.CurrentModelId != "demo-large" || effortOf(t, lr.ConfigOptions) != "high" {
-		t.Fatalf("session/load answer: modes %s models %s", mustJSON(lr.Modes), mustJSON(lr.Models))
+	if m := optionOf(lr.ConfigOptions, "model"); lr.Modes == nil || lr.Modes.CurrentModeId != "code" || m == nil || m.Select.CurrentValue != "demo-large" || effortOf(t, lr.ConfigOptions) != "high" {
+		t.Fatalf("session/load answer: modes %s options %s", mustJSON(lr.Modes), mustJSON(lr.ConfigOptions))
 	}
 	ed.take(id)
 	ed.mustPrompt(id, "/setup")
@@ -240,7 +251,7 @@ func TestEditor_TypeScriptSDKClientSetsTheSetupAndGivesMCPServersThatSurviveAReo
 	base := w.env
 	w.env = append(base, "KANDEV_TS_MCP="+string(notes), `KANDEV_TS_SET={"mode":"code","options":{"effort":"high"}}`)
 	first := w.runTSClient("first", "/mcp append from the TypeScript client")
-	if s := first.Setup; s.Modes == nil || strings.Join(modeIDs(s.Modes), ",") != "ask,code" || s.Models == nil || effortOf(t, s.ConfigOptions) != "low" {
+	if s := first.Setup; s.Modes == nil || strings.Join(modeIDs(s.Modes), ",") != "ask,code" || optionOf(s.ConfigOptions, "model") == nil || effortOf(t, s.ConfigOptions) != "low" {
 		t.Fatalf("the TypeScript client's session/new answer: %s", mustJSON(s))
 	}
 	if effortOf(t, first.SetOptions) != "high" {

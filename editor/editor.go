@@ -68,6 +68,7 @@ func Serve(opts Options, r io.Reader, w io.Writer) error {
 	}
 	srv := &server{opts: opts, sessions: map[string]*session{}, ready: make(chan struct{})}
 	wi := newWire(w, srv.logf)
+	wi.caps = &srv.caps
 	srv.conn = sdk.NewAgentSideConnection(srv, wi, wi.in)
 	// The SDK's diagnostics go to the log, never to stdout (the protocol
 	// stream). Set before the wire feeds the SDK its first line, as
@@ -103,6 +104,7 @@ type server struct {
 	opts  Options
 	conn  *sdk.AgentSideConnection
 	ready chan struct{} // closed once conn is set
+	caps  editorCaps    // what the editor declared (published.go)
 
 	mu       sync.Mutex
 	sessions map[string]*session // opened on this connection
@@ -111,9 +113,6 @@ type server struct {
 var (
 	_ sdk.Agent       = (*server)(nil)
 	_ sdk.AgentLoader = (*server)(nil)
-	_ interface {
-		UnstableSetSessionModel(context.Context, sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error)
-	} = (*server)(nil)
 )
 
 func (srv *server) client() *sdk.AgentSideConnection {
@@ -149,6 +148,11 @@ func (srv *server) Initialize(ctx context.Context, req sdk.InitializeRequest) (s
 			McpCapabilities:    mcp,
 		},
 	}, nil
+}
+
+// Logout is not offered: the agent behind keeps its own account.
+func (srv *server) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
 }
 
 // Authenticate has nothing to do: the agent behind authenticates on its own.
@@ -192,7 +196,7 @@ func (srv *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (s
 		return sdk.NewSessionResponse{}, err
 	}
 	a, _ := sess.agentSetup()
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), Modes: a.Modes, ConfigOptions: srv.shownOptions(a)}, nil
 }
 
 // LoadSession replays the stored conversation, then restores the agent.
@@ -213,7 +217,7 @@ func (srv *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) 
 		}
 	}
 	a, _ := sess.agentSetup()
-	return sdk.LoadSessionResponse{Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
+	return sdk.LoadSessionResponse{Modes: a.Modes, ConfigOptions: srv.shownOptions(a)}, nil
 }
 
 // ResumeSession restores the agent without replaying the conversation.
@@ -231,7 +235,7 @@ func (srv *server) ResumeSession(ctx context.Context, req sdk.ResumeSessionReque
 		}
 	}
 	a, _ := sess.agentSetup()
-	return sdk.ResumeSessionResponse{Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
+	return sdk.ResumeSessionResponse{Modes: a.Modes, ConfigOptions: srv.shownOptions(a)}, nil
 }
 
 // CloseSession cancels a running turn and releases the agent; the session

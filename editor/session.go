@@ -29,7 +29,9 @@ type session struct {
 	own *localOwner // this process's warm owner; nil or done when none
 
 	emitMu sync.Mutex
-	shown  *updates // what the live stream has announced (under emitMu)
+	// lastSetup is offered, read where emitMu may be held (published.go).
+	lastSetup atomic.Pointer[acp.AgentSetup]
+	shown     *updates // what the live stream has announced (under emitMu)
 	// The agent's setup as this process's owner last reported it, and the
 	// mode and options the editor was last shown (under emitMu; setup.go).
 	offered                 acp.AgentSetup
@@ -327,7 +329,7 @@ func (s *session) emitFor(o *localOwner) func(eventlog.Event) {
 // be shown anything; the turn goes on regardless.
 func (s *session) send(ups []sdk.SessionUpdate) {
 	for _, u := range ups {
-		_ = s.srv.client().SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u})
+		_ = s.srv.client().SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: s.shownUpdate(u)})
 	}
 }
 

@@ -39,6 +39,7 @@ func (s *session) offeredBy(a acp.AgentSetup) {
 	defer s.emitMu.Unlock()
 	first := !s.haveOffered
 	s.offered, s.haveOffered = a, true
+	s.lastSetup.Store(&a)
 	if first {
 		s.shownMode, s.shownOptions = modeOf(a), optionsKey(a.ConfigOptions)
 		return
@@ -120,18 +121,6 @@ func (srv *server) SetSessionMode(ctx context.Context, req sdk.SetSessionModeReq
 	return sdk.SetSessionModeResponse{}, err
 }
 
-// UnstableSetSessionModel sets the agent's model.
-func (srv *server) UnstableSetSessionModel(ctx context.Context, req sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error) {
-	model := string(req.ModelId)
-	_, err := srv.change(ctx, req.SessionId, setup.Change{Model: model}, func(a acp.AgentSetup) error {
-		if a.Models == nil || !slices.ContainsFunc(a.Models.AvailableModels, func(m sdk.ModelInfo) bool { return string(m.ModelId) == model }) {
-			return notOffered("model", model)
-		}
-		return nil
-	})
-	return sdk.UnstableSetSessionModelResponse{}, err
-}
-
 // SetSessionConfigOption sets one config option; the answer is every
 // option with its current value.
 func (srv *server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
@@ -149,7 +138,13 @@ func (srv *server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessio
 	default:
 		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "a config option's value is an id or a boolean"})
 	}
-	sess, err := srv.change(ctx, id, setup.Change{Options: map[string]string{key: value}}, func(a acp.AgentSetup) error {
+	sess, err := srv.change(ctx, id, srv.optionChange(id, key, value), func(a acp.AgentSetup) error {
+		if _, modelOption := a.PublishedOptions(); key == modelOption && modelOption != "" {
+			if !slices.Contains(a.Models.Available, value) {
+				return notOffered("model", value)
+			}
+			return nil
+		}
 		if opt, ok := setup.OptionsOf(a.ConfigOptions)[key]; !ok || (!opt.Boolean && !slices.Contains(opt.Values, value)) {
 			return notOffered("config option", key+"="+value)
 		}
@@ -159,11 +154,26 @@ func (srv *server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessio
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
 	a, _ := sess.agentSetup()
-	opts := a.ConfigOptions
+	opts := srv.shownOptions(a)
 	if opts == nil {
 		opts = []sdk.SessionConfigOption{}
 	}
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
+}
+
+// optionChange is the change one config option stands for: the option of
+// category model (the agent's own, or the one shown for its models list)
+// sets the model, as kandev set --model does.
+func (srv *server) optionChange(id sdk.SessionId, key, value string) setup.Change {
+	if sess, _, err := srv.find(id); err == nil {
+		if a, ok := sess.agentSetup(); ok {
+			opts, _ := a.PublishedOptions()
+			if setup.OptionsOf(opts)[key].Category == string(sdk.SessionConfigOptionCategoryModel) {
+				return setup.Change{Model: value}
+			}
+		}
+	}
+	return setup.Change{Options: map[string]string{key: value}}
 }
 
 func notOffered(kind, what string) error {

@@ -26,6 +26,8 @@ type wire struct {
 	inW *io.PipeWriter // where pump writes it
 	out io.Writer      // the editor's end: where answers go
 	log func(format string, args ...any)
+	// caps reads what the editor declared off its initialize request.
+	caps *editorCaps
 
 	writeMu sync.Mutex // one message per Write, from the connection or from here
 
@@ -67,6 +69,9 @@ func (wi *wire) pump(r io.Reader, pw *io.PipeWriter) {
 				wi.mu.Lock()
 				wi.pending[id]++
 				wi.mu.Unlock()
+				if wi.caps != nil {
+					wi.caps.noteInitialize(line)
+				}
 			}
 			return false, nil
 		},

@@ -92,8 +92,15 @@ type Option struct {
 	Category string
 }
 
+// Models is a model list outside the config options: the one agents that
+// predate ACP 1.x's model option still answer with (nil: none).
+type Models struct {
+	Current   string
+	Available []string
+}
+
 // OfferedBy reads an agent's answer.
-func OfferedBy(modes *sdk.SessionModeState, models *sdk.SessionModelState, opts []sdk.SessionConfigOption) Offered {
+func OfferedBy(modes *sdk.SessionModeState, models *Models, opts []sdk.SessionConfigOption) Offered {
 	var o Offered
 	if modes != nil {
 		o.Modes = []string{}
@@ -103,11 +110,8 @@ func OfferedBy(modes *sdk.SessionModeState, models *sdk.SessionModelState, opts 
 		o.Mode = string(modes.CurrentModeId)
 	}
 	if models != nil {
-		o.Models = []string{}
-		for _, m := range models.AvailableModels {
-			o.Models = append(o.Models, string(m.ModelId))
-		}
-		o.Model = string(models.CurrentModelId)
+		o.Models = append([]string{}, models.Available...)
+		o.Model = models.Current
 	}
 	if opts != nil {
 		o.Options = OptionsOf(opts)

@@ -263,7 +263,7 @@ func TestOfferedBy_ReadsTheAgentsAnswer(t *testing.T) {
 	opt.Select.Category = &cat
 	off := OfferedBy(
 		&sdk.SessionModeState{CurrentModeId: "ask", AvailableModes: []sdk.SessionMode{{Id: "ask"}, {Id: "code"}}},
-		&sdk.SessionModelState{CurrentModelId: "m1", AvailableModels: []sdk.ModelInfo{{ModelId: "m1"}, {ModelId: "m2"}}},
+		&Models{Current: "m1", Available: []string{"m1", "m2"}},
 		[]sdk.SessionConfigOption{opt},
 	)
 	want := Offered{Modes: []string{"ask", "code"}, Mode: "ask", Models: []string{"m1", "m2"}, Model: "m1",

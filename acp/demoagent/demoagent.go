@@ -54,16 +54,20 @@
 //     (none with NoCommands) before it answers.
 //   - session/fork copies a session under a new id (unless NoFork, or
 //     neither resume nor load is served: the fork could not be restored).
-//   - It offers modes ask and code, models demo-small and demo-large and one
-//     config option, effort (low, high), in its session/new, load and resume
-//     answers; session/set_mode, session/set_model and
-//     session/set_config_option change them and they are saved with the
-//     session, so load and resume bring them back. The MCP servers of each
+//   - It offers modes ask and code and three config options, the model
+//     (category model: demo-small, demo-large), effort (thought_level: low,
+//     high) and fast (a boolean), in its session/new, load and resume
+//     answers (with LegacyModels: a models list and effort, legacy.go);
+//     session/set_mode and session/set_config_option (and set_model) change
+//     them and they are saved with the session, so load and resume bring
+//     them back. The MCP servers of each
 //     new, load or resume are kept in memory only (never in its files).
-//   - session/close (advertised unless NoClose) counts the close in the
-//     session's file ("closed") and forgets it until a load or resume.
+//   - session/close (advertised unless NoClose) cancels the session's
+//     running turn, counts the close in the session's file ("closed") and
+//     forgets it until a load or resume (close.go).
 //   - session/delete (advertised unless NoDelete) removes the session's
-//     file and notes its id in <Dir>/deleted-sessions.log (delete.go).
+//     file and notes its id in <Dir>/deleted-sessions.log; a session it
+//     does not have is already gone: that succeeds too (close.go).
 //   - A request the client cancels with $/cancel_request while it waits
 //     (initialize during StartDelay) is noted in <Dir>/cancelled-requests.log.
 //   - _session/steering (advertised in initialize's _meta unless NoSteer)
@@ -102,10 +106,12 @@ type Options struct {
 	NoCommands   bool          // advertise no commands (no compact)
 	Delay        time.Duration // pause before every session/update notification
 	StartDelay   time.Duration // pause before answering initialize (a slow-starting agent)
-	// SetupAsOptions offers the setup as ACP 1.x agents do: no models list;
-	// the model, effort and fast as config options of categories model,
-	// thought_level and a boolean.
-	SetupAsOptions bool
+	// LegacyModels offers the model as agents did before ACP 1.x removed
+	// it (legacy.go): a models list beside the config options, changed
+	// with session/set_model, and effort with no category. Otherwise the
+	// model, effort and fast are config options of categories model,
+	// thought_level and a boolean, as published.
+	LegacyModels bool
 	// NoClose: do not advertise or serve session/close (which it otherwise
 	// records in the session's file, "closed": n).
 	NoClose bool
@@ -145,9 +151,9 @@ func Run(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 		ready:    make(chan struct{}),
 		sessions: make(map[string]*session),
 	}
-	out := &lockedWriter{w: w, noDelete: opts.NoDelete}
+	out := &lockedWriter{w: w}
 	pr, pw := io.Pipe()
-	go a.filterDeletes(r, pw, out)
+	go a.filterLegacy(r, pw, out)
 	// The SDK reads pr only once the connection is wired (a.ready): its
 	// SetLogger is not synchronised with its reader.
 	a.conn = acp.NewAgentSideConnection(a, out, readerAfter{a.ready, pr})
@@ -294,6 +300,9 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 	if !a.opts.NoClose {
 		caps.SessionCapabilities.Close = &acp.SessionCloseCapabilities{}
 	}
+	if !a.opts.NoDelete {
+		caps.SessionCapabilities.Delete = &acp.SessionDeleteCapabilities{}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersionNumber,
 		AgentCapabilities: caps,
@@ -342,8 +351,8 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	if err := a.advertise(ctx, s.file.ID); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	modes, models, opts := a.setupState(&s.file)
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.file.ID), Modes: modes, Models: models, ConfigOptions: opts}, nil
+	modes, opts := a.setupState(&s.file)
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.file.ID), Modes: modes, ConfigOptions: opts}, nil
 }
 
 // LoadSession implements acp.AgentLoader: it replays the conversation, then answers.
@@ -362,7 +371,7 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	// conversation half-way through the replay.
 	s.turn.Lock()
 	s.mcp = p.McpServers
-	modes, models, opts := a.setupState(&s.file)
+	modes, opts := a.setupState(&s.file)
 	if a.opts.LateReplay {
 		go func() {
 			defer a.busy.Done()
@@ -373,7 +382,7 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 				_ = a.replayAll(ctx, s)
 			}
 		}()
-		return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
+		return acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
 	defer a.busy.Done()
 	defer s.turn.Unlock()
@@ -382,7 +391,7 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 	if err := a.replayAll(ctx, s); err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
-	return acp.LoadSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
+	return acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
 
 // replayAll sends the session's conversation again, entry by entry; the
@@ -408,8 +417,8 @@ func (a *agent) ResumeSession(_ context.Context, p acp.ResumeSessionRequest) (ac
 	s.turn.Lock()
 	defer s.turn.Unlock()
 	s.mcp = p.McpServers
-	modes, models, opts := a.setupState(&s.file)
-	return acp.ResumeSessionResponse{Modes: modes, Models: models, ConfigOptions: opts}, nil
+	modes, opts := a.setupState(&s.file)
+	return acp.ResumeSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
 
 // open returns the session from memory, or else from its file.
@@ -445,22 +454,6 @@ func (a *agent) lookup(id string) *session {
 
 // Cancel implements acp.Agent; the SDK has already cancelled the turn's context.
 func (a *agent) Cancel(context.Context, acp.CancelNotification) error { return nil }
-
-// CloseSession implements acp.Agent; not supported.
-func (a *agent) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
-	if a.opts.NoClose {
-		return acp.CloseSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionClose)
-	}
-	id := string(p.SessionId)
-	err := a.changeSetup(id, func(f *sessionFile) error { f.Closed++; return nil })
-	if err != nil {
-		return acp.CloseSessionResponse{}, err
-	}
-	a.mu.Lock()
-	delete(a.sessions, id) // load or resume opens it again
-	a.mu.Unlock()
-	return acp.CloseSessionResponse{}, nil
-}
 
 // ListSessions implements acp.Agent; not supported.
 func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {

@@ -14,12 +14,13 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// The demo agent's setup: two modes, two models and one config option
-// ("effort"). A session's choices are saved with it, so session/load and
-// session/resume bring them back; a session/new starts at the defaults.
-// With Options.SetupAsOptions it offers its setup as ACP 1.x agents do:
-// no models list, the model as a config option of category "model", effort
-// of category "thought_level", and a boolean option "fast".
+// The demo agent's setup: two modes, two models and the config options
+// "effort" and "fast". A session's choices are saved with it, so
+// session/load and session/resume bring them back; a session/new starts at
+// the defaults. It offers its setup as ACP 1.x agents do: the model as a
+// config option of category "model", effort of category "thought_level",
+// and a boolean option "fast"; with Options.LegacyModels as agents did
+// before: a models list (legacy.go) and effort alone.
 var (
 	demoModes  = []string{"ask", "code"}
 	demoModels = []string{"demo-small", "demo-large"}
@@ -66,28 +67,22 @@ func atDefaults(f *sessionFile) bool {
 	return mode == defaultMode && model == defaultModel && opts[optionEffort] == defaultEffort && len(opts) == 1
 }
 
-// setupState is what session/new, load and resume answer about the setup.
-func (a *agent) setupState(f *sessionFile) (*acp.SessionModeState, *acp.SessionModelState, []acp.SessionConfigOption) {
-	mode, model, _ := setupOf(f)
+// setupState is what session/new, load and resume answer about the setup
+// (with LegacyModels the model list is added on the way out, legacy.go).
+func (a *agent) setupState(f *sessionFile) (*acp.SessionModeState, []acp.SessionConfigOption) {
+	mode, _, _ := setupOf(f)
 	modes := &acp.SessionModeState{CurrentModeId: acp.SessionModeId(mode)}
 	for _, m := range demoModes {
 		modes.AvailableModes = append(modes.AvailableModes, acp.SessionMode{Id: acp.SessionModeId(m), Name: m})
 	}
-	if a.opts.SetupAsOptions {
-		return modes, nil, a.configOptions(f)
-	}
-	models := &acp.SessionModelState{CurrentModelId: acp.ModelId(model)}
-	for _, m := range demoModels {
-		models.AvailableModels = append(models.AvailableModels, acp.ModelInfo{ModelId: acp.ModelId(m), Name: m})
-	}
-	return modes, models, a.configOptions(f)
+	return modes, a.configOptions(f)
 }
 
-// configOptions is the session's config options: effort, and with
-// SetupAsOptions the model (category "model") and fast (a boolean) too.
+// configOptions is the session's config options: the model (category
+// "model"), effort and fast (a boolean); with LegacyModels effort alone.
 func (a *agent) configOptions(f *sessionFile) []acp.SessionConfigOption {
 	_, model, opts := setupOf(f)
-	if !a.opts.SetupAsOptions {
+	if a.opts.LegacyModels {
 		return []acp.SessionConfigOption{selectOption(optionEffort, "Reasoning effort", "", effortVals, opts[optionEffort])}
 	}
 	fast := acp.NewSessionConfigOptionBoolean(opts[optionFast] == "true")
@@ -142,22 +137,9 @@ func (a *agent) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) (
 	})
 }
 
-// UnstableSetSessionModel implements session/set_model.
-func (a *agent) UnstableSetSessionModel(_ context.Context, p acp.UnstableSetSessionModelRequest) (acp.UnstableSetSessionModelResponse, error) {
-	if a.opts.SetupAsOptions { // as in ACP 1.x, where the model is a config option
-		return acp.UnstableSetSessionModelResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetModel)
-	}
-	return acp.UnstableSetSessionModelResponse{}, a.changeSetup(string(p.SessionId), func(f *sessionFile) error {
-		if !slices.Contains(demoModels, string(p.ModelId)) {
-			return invalidParams(fmt.Sprintf("unknown model %q (models: %s)", p.ModelId, strings.Join(demoModels, ", ")))
-		}
-		f.Model = string(p.ModelId)
-		return nil
-	})
-}
-
 // SetSessionConfigOption implements acp.Agent: effort = low or high, and
-// with SetupAsOptions model = demo-small or demo-large and fast = a boolean.
+// (but with LegacyModels) model = demo-small or demo-large and fast = a
+// boolean.
 func (a *agent) SetSessionConfigOption(_ context.Context, p acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	var id acp.SessionId
 	switch {
@@ -174,11 +156,11 @@ func (a *agent) SetSessionConfigOption(_ context.Context, p acp.SetSessionConfig
 			f.Options = map[string]string{}
 		}
 		switch {
-		case p.Boolean != nil && a.opts.SetupAsOptions && p.Boolean.ConfigId == optionFast:
+		case p.Boolean != nil && !a.opts.LegacyModels && p.Boolean.ConfigId == optionFast:
 			f.Options[optionFast] = fmt.Sprint(p.Boolean.Value)
 		case p.ValueId != nil && p.ValueId.ConfigId == optionEffort && slices.Contains(effortVals, string(p.ValueId.Value)):
 			f.Options[optionEffort] = string(p.ValueId.Value)
-		case p.ValueId != nil && a.opts.SetupAsOptions && p.ValueId.ConfigId == optionModel && slices.Contains(demoModels, string(p.ValueId.Value)):
+		case p.ValueId != nil && !a.opts.LegacyModels && p.ValueId.ConfigId == optionModel && slices.Contains(demoModels, string(p.ValueId.Value)):
 			f.Model = string(p.ValueId.Value)
 		case p.ValueId != nil:
 			return invalidParams(fmt.Sprintf("unknown option %s=%s (the demo agent has effort = %s)", p.ValueId.ConfigId, p.ValueId.Value, strings.Join(effortVals, " or ")))

@@ -16,8 +16,8 @@ func TestSetup_SetModeModelAndOptionSurviveLoadAndResume(t *testing.T) {
 	}
 	id := resp.SessionId
 	if resp.Modes == nil || resp.Modes.CurrentModeId != "ask" || len(resp.Modes.AvailableModes) != 2 ||
-		resp.Models == nil || resp.Models.CurrentModelId != "demo-small" || len(resp.Models.AvailableModels) != 2 ||
-		len(resp.ConfigOptions) != 1 || resp.ConfigOptions[0].Select == nil || resp.ConfigOptions[0].Select.CurrentValue != "low" {
+		optionValue(resp.ConfigOptions, "model") != "demo-small" || optionValue(resp.ConfigOptions, "effort") != "low" ||
+		optionValue(resp.ConfigOptions, "fast") != "false" || len(resp.ConfigOptions) != 3 {
 		t.Fatalf("session/new does not offer the demo setup: %+v", resp)
 	}
 	if _, us := p.prompt(t, id, "remember FIG\nrecall"); strings.Contains(agentText(us), "mode:") {
@@ -26,11 +26,11 @@ func TestSetup_SetModeModelAndOptionSurviveLoadAndResume(t *testing.T) {
 	if _, err := p.SetSessionMode(ctx(t), acp.SetSessionModeRequest{SessionId: id, ModeId: "code"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UnstableSetSessionModel(ctx(t), acp.UnstableSetSessionModelRequest{SessionId: id, ModelId: "demo-large"}); err != nil {
+	if _, err := p.SetSessionConfigOption(ctx(t), acp.SetSessionConfigOptionRequest{ValueId: &acp.SetSessionConfigOptionValueId{SessionId: id, ConfigId: "model", Value: "demo-large"}}); err != nil {
 		t.Fatal(err)
 	}
 	set, err := p.SetSessionConfigOption(ctx(t), acp.SetSessionConfigOptionRequest{ValueId: &acp.SetSessionConfigOptionValueId{SessionId: id, ConfigId: "effort", Value: "high"}})
-	if err != nil || set.ConfigOptions[0].Select.CurrentValue != "high" {
+	if err != nil || optionValue(set.ConfigOptions, "effort") != "high" {
 		t.Fatalf("set_config_option: %+v, %v", set, err)
 	}
 	if _, err := p.SetSessionConfigOption(ctx(t), acp.SetSessionConfigOptionRequest{ValueId: &acp.SetSessionConfigOptionValueId{SessionId: id, ConfigId: "effort", Value: "max"}}); err == nil {
@@ -45,22 +45,22 @@ func TestSetup_SetModeModelAndOptionSurviveLoadAndResume(t *testing.T) {
 	for _, how := range []string{"load", "resume"} {
 		p := start(t, Options{Dir: dir}, newClient(true))
 		var modes *acp.SessionModeState
-		var models *acp.SessionModelState
+		var opts []acp.SessionConfigOption
 		if how == "load" {
 			r, err := p.LoadSession(ctx(t), acp.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			modes, models = r.Modes, r.Models
+			modes, opts = r.Modes, r.ConfigOptions
 		} else {
 			r, err := p.ResumeSession(ctx(t), acp.ResumeSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			modes, models = r.Modes, r.Models
+			modes, opts = r.Modes, r.ConfigOptions
 		}
-		if modes == nil || modes.CurrentModeId != "code" || models == nil || models.CurrentModelId != "demo-large" {
-			t.Fatalf("%s answers %+v %+v", how, modes, models)
+		if modes == nil || modes.CurrentModeId != "code" || optionValue(opts, "model") != "demo-large" {
+			t.Fatalf("%s answers %+v %+v", how, modes, opts)
 		}
 		p.client.take()
 		if _, us := p.prompt(t, id, "/setup"); agentText(us) != want {
@@ -85,4 +85,20 @@ func TestSetup_ModeDirectiveReportsTheChange(t *testing.T) {
 	if _, us := p.prompt(t, id, "/tools"); agentText(us) != "I was given no MCP servers." {
 		t.Fatalf("/tools without servers = %q", agentText(us))
 	}
+}
+
+// optionValue is config option id's current value ("" when not offered).
+func optionValue(opts []acp.SessionConfigOption, id string) string {
+	for _, o := range opts {
+		switch {
+		case o.Select != nil && string(o.Select.Id) == id:
+			return string(o.Select.CurrentValue)
+		case o.Boolean != nil && string(o.Boolean.Id) == id:
+			if o.Boolean.CurrentValue {
+				return "true"
+			}
+			return "false"
+		}
+	}
+	return ""
 }

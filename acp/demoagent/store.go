@@ -32,7 +32,8 @@ type session struct {
 	// alwaysAllow: the client answered a write's permission request with
 	// allow_always; later writes are not asked about (kept in memory only).
 	alwaysAllow bool
-	steer       steerBox // messages steered into the running turn (steer.go)
+	steer       steerBox    // messages steered into the running turn (steer.go)
+	running     runningTurn // the running turn's cancel (close.go)
 }
 
 // sessionFile is the content of <Dir>/<id>.json.

@@ -34,6 +34,7 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (resp acp.Promp
 	defer a.busy.Done()
 	ctx, cancel := a.scope(ctx)
 	defer cancel()
+	defer s.running.start(cancel)() // session/close cancels it too
 
 	// The SDK cancels a session's running turn when the next prompt arrives;
 	// waiting here lets that turn save its entries before this one starts.

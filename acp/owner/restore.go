@@ -143,9 +143,6 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 		return init, o.handshakeFailed(ctx, "initialize", err)
 	}
 	capsJSON, _ := json.Marshal(init)
-	if o.conn.OffersDelete() {
-		capsJSON = acp.WithDeleteAdvertised(capsJSON)
-	}
 	o.agentInfo, o.agentCaps = init.AgentInfo, init.AgentCapabilities
 	o.update(func(s *state.Session) { s.Capabilities = capsJSON })
 	return init, nil
