@@ -39,7 +39,10 @@ func newCancelWriter(w io.Writer) *cancelWriter {
 
 func (cw *cancelWriter) Write(p []byte) (int, error) {
 	cw.wmu.Lock()
-	n, err := cw.w.Write(p)
+	n, err := cw.w.Write(withSessionCapabilities(p)) // client_caps.go
+	if err == nil {
+		n = len(p)
+	}
 	cw.wmu.Unlock()
 	if err == nil && bytes.Contains(p, cancelMethod) {
 		cw.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/editor"
+	"github.com/kandev/kandev/internal/wiretrace"
 	"github.com/kandev/kandev/state"
 )
 
@@ -50,8 +51,9 @@ func (c *acpCmd) Run(env *Env) error {
 		// Only a person at a terminal is told; editors read any stderr as errors.
 		fmt.Fprintln(env.Out.Err, terminalNotice)
 	}
+	in, out := wiretrace.Wrap("acp", env.Stdin, os.Stdout)
 	return editor.Serve(editor.Options{
 		Home: h, Config: cfg, Agent: c.Agent, Holder: holder, Ctx: env.Ctx, PageSize: c.PageSize, Log: env.Out.Err,
 		Job: func(id string) (owner.Job, error) { return ownerJob(env, id, owner.Job{}) },
-	}, env.Stdin, os.Stdout)
+	}, in, out)
 }

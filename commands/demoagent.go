@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp/demoagent"
+	"github.com/kandev/kandev/internal/wiretrace"
 )
 
 // demoAgentCmd is kandev demo-agent: the built-in ACP agent on stdio.
@@ -37,11 +38,16 @@ func (c *demoAgentCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	role := "demo-agent"
+	if c.LegacyModels {
+		role = "demo-agent-legacy-models" // speaks the removed models list on purpose
+	}
+	in, out := wiretrace.Wrap(role, env.Stdin, os.Stdout)
 	err = demoagent.Run(env.Ctx, demoagent.Options{
 		Dir: h.DemoAgentDir(), NoResume: c.NoResume, NoLoad: c.NoLoad, FailOnResume: c.FailOnResume,
 		NoFork: c.NoFork, NoCommands: c.NoCommands, LegacyModels: c.LegacyModels, NoClose: c.NoClose, NoDelete: c.NoDelete, NoSteer: c.NoSteer,
 		Delay: time.Duration(c.Delay) * time.Millisecond, StartDelay: time.Duration(c.StartDelay) * time.Millisecond,
-	}, env.Stdin, os.Stdout)
+	}, in, out)
 	if c.IgnoreEOF && err == nil {
 		<-env.Ctx.Done() // stdin closed: wait for the signal, as those agents do
 	}

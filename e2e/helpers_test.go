@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"github.com/kandev/kandev/internal/wiretrace"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -42,7 +44,12 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	setParallel()
-	code := m.Run()
+	// kandev acp and every demo agent trace what they send, to be checked
+	// against the published protocol when the tests end.
+	if traceDir, err = os.MkdirTemp("", "kandev-e2e-wire"); err == nil {
+		os.Setenv(wiretrace.Env, traceDir)
+	}
+	code := checkWireTraces(m.Run())
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

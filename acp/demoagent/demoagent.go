@@ -91,6 +91,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -196,6 +197,7 @@ type agent struct {
 	fs       acp.FileSystemCapabilities // what the client said it supports
 	terminal bool                       // the client serves terminal/*
 	elicit   bool                       // the client answers form elicitations
+	booleans atomic.Bool                // the client takes boolean config options (setup.go)
 	closing  bool
 	busy     sync.WaitGroup // running turns and replays
 }

@@ -94,6 +94,9 @@ func (a *agent) filterLegacy(r io.Reader, sdkIn *io.PipeWriter, out *lockedWrite
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
 		line, err := br.ReadBytes('\n')
+		if bytes.Contains(line, []byte(`"initialize"`)) {
+			a.noteClientSession(line) // setup.go
+		}
 		var req legacyRequest
 		if len(line) > 0 && a.opts.LegacyModels && json.Unmarshal(line, &req) == nil && len(req.ID) > 0 {
 			switch req.Method {

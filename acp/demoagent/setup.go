@@ -1,6 +1,7 @@
 package demoagent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"github.com/tidwall/gjson"
 )
 
 // The demo agent's setup: two modes, two models and the config options
@@ -87,6 +89,9 @@ func (a *agent) configOptions(f *sessionFile) []acp.SessionConfigOption {
 	}
 	fast := acp.NewSessionConfigOptionBoolean(opts[optionFast] == "true")
 	fast.Boolean.Id, fast.Boolean.Name = optionFast, "Fast mode"
+	if !a.booleans.Load() { // a client that did not declare booleans gets a select
+		fast = selectOption(optionFast, "Fast mode", "", []string{"true", "false"}, cmp.Or(opts[optionFast], "false"))
+	}
 	return []acp.SessionConfigOption{
 		selectOption(optionModel, "Model", acp.SessionConfigOptionCategoryModel, demoModels, model),
 		selectOption(optionEffort, "Reasoning effort", acp.SessionConfigOptionCategoryThoughtLevel, effortVals, opts[optionEffort]),
@@ -105,6 +110,15 @@ func selectOption(id, name string, category acp.SessionConfigOptionCategory, val
 		o.Select.Category = &category
 	}
 	return o
+}
+
+// noteClientSession reads off a raw initialize request whether the client
+// declared boolean config options (session.configOptions.boolean), which
+// the SDK's types drop.
+func (a *agent) noteClientSession(line []byte) {
+	if gjson.GetBytes(line, "method").Str == "initialize" {
+		a.booleans.Store(gjson.GetBytes(line, "params.clientCapabilities.session.configOptions.boolean").IsObject())
+	}
 }
 
 func invalidParams(msg string) error { return acp.NewInvalidParams(map[string]any{"error": msg}) }
@@ -158,6 +172,8 @@ func (a *agent) SetSessionConfigOption(_ context.Context, p acp.SetSessionConfig
 		switch {
 		case p.Boolean != nil && !a.opts.LegacyModels && p.Boolean.ConfigId == optionFast:
 			f.Options[optionFast] = fmt.Sprint(p.Boolean.Value)
+		case p.ValueId != nil && !a.opts.LegacyModels && p.ValueId.ConfigId == optionFast && (p.ValueId.Value == "true" || p.ValueId.Value == "false"):
+			f.Options[optionFast] = string(p.ValueId.Value)
 		case p.ValueId != nil && p.ValueId.ConfigId == optionEffort && slices.Contains(effortVals, string(p.ValueId.Value)):
 			f.Options[optionEffort] = string(p.ValueId.Value)
 		case p.ValueId != nil && !a.opts.LegacyModels && p.ValueId.ConfigId == optionModel && slices.Contains(demoModels, string(p.ValueId.Value)):

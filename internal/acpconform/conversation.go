@@ -1,0 +1,147 @@
+package acpconform
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// CheckAgentSide checks what the agent side of one conversation wrote (out)
+// given what it read (in): every request, notification and answer it sent.
+func (c *Checker) CheckAgentSide(in, out []byte) []Violation {
+	p := readPeer(in)
+	var vs []Violation
+	for i, l := range lines(out) {
+		if problem := c.checkSent(p, l); problem != "" {
+			vs = append(vs, Violation{Line: i + 1, Message: cut(string(l), 300), Problem: problem})
+		}
+	}
+	return vs
+}
+
+// checkSent is what is wrong with one message the agent side sent ("": nothing).
+func (c *Checker) checkSent(p *peer, l []byte) string {
+	var v any
+	if err := json.Unmarshal(l, &v); err != nil {
+		return "not JSON: " + err.Error()
+	}
+	if gjson.GetBytes(l, "jsonrpc").Str != "2.0" {
+		return `no "jsonrpc": "2.0"`
+	}
+	id, method := gjson.GetBytes(l, "id"), gjson.GetBytes(l, "method")
+	switch {
+	case method.Exists() && strings.HasPrefix(method.Str, "_"):
+		return "" // an extension method: the protocol leaves its shape open
+	case method.Exists():
+		return c.checkCall(p, method.Str, id.Exists(), l)
+	case id.Exists():
+		return c.checkAnswer(p, id.Raw, l)
+	}
+	return "neither a request, a notification nor an answer"
+}
+
+// checkCall checks a request or notification the agent side sent.
+func (c *Checker) checkCall(p *peer, method string, isRequest bool, l []byte) string {
+	set, defs, ok := c.lookup(method)
+	if !ok {
+		return fmt.Sprintf("method %q is not in the published protocol", method)
+	}
+	if method != "$/cancel_request" && defs.side != "client" {
+		return fmt.Sprintf("method %q is the client's to send, not the agent's", method)
+	}
+	if problem := p.allows(method); problem != "" {
+		return problem
+	}
+	def := defs.msg
+	if isRequest {
+		def = defs.request
+	}
+	if def == "" {
+		return fmt.Sprintf("%q sent as a %s", method, map[bool]string{true: "request", false: "notification"}[isRequest])
+	}
+	params := gjson.GetBytes(l, "params")
+	if err := set.validate(def, decode(params.Raw)); err != nil {
+		return fmt.Sprintf("%s params do not validate: %v", method, err)
+	}
+	return p.booleanLeak(params)
+}
+
+// checkAnswer checks an answer the agent side sent to request id.
+func (c *Checker) checkAnswer(p *peer, id string, l []byte) string {
+	if e := gjson.GetBytes(l, "error"); e.Exists() {
+		if err := c.stable.validate("Error", decode(e.Raw)); err != nil {
+			return fmt.Sprintf("error does not validate: %v", err)
+		}
+		return ""
+	}
+	method, ok := p.methods[id]
+	if !ok {
+		return "an answer to no request the other side sent"
+	}
+	if strings.HasPrefix(method, "_") {
+		return ""
+	}
+	set, defs, ok := c.lookup(method)
+	if !ok || defs.response == "" || defs.side != "agent" {
+		return fmt.Sprintf("answered %q, a method the agent does not serve in the published protocol", method)
+	}
+	result := gjson.GetBytes(l, "result")
+	if err := set.validate(defs.response, decode(result.Raw)); err != nil {
+		return fmt.Sprintf("%s answer does not validate: %v", method, err)
+	}
+	if result.Get("models").Exists() {
+		return fmt.Sprintf("%s answer carries models, which the protocol removed (the model is a config option of category model)", method)
+	}
+	return p.booleanLeak(result)
+}
+
+// allows says what is wrong with calling method on a client that declared p.
+func (p *peer) allows(method string) string {
+	need := map[string]bool{
+		"fs/read_text_file":  p.fsRead,
+		"fs/write_text_file": p.fsWrite,
+		"elicitation/create": p.elicitation,
+	}
+	ok, gated := need[method]
+	if strings.HasPrefix(method, "terminal/") {
+		ok, gated = p.terminal, true
+	}
+	if gated && !ok {
+		return fmt.Sprintf("%s sent to a client that did not declare it", method)
+	}
+	return ""
+}
+
+// booleanLeak finds a boolean config option sent to a client that did not
+// declare clientCapabilities.session.configOptions.boolean.
+func (p *peer) booleanLeak(v gjson.Result) string {
+	if p.booleans {
+		return ""
+	}
+	for _, path := range []string{"configOptions", "update.configOptions"} {
+		for _, o := range v.Get(path).Array() {
+			if o.Get("type").Str == "boolean" {
+				return fmt.Sprintf("boolean config option %q sent to a client that did not declare session.configOptions.boolean", o.Get("id").Str)
+			}
+		}
+	}
+	return ""
+}
+
+func decode(raw string) any {
+	if raw == "" {
+		return nil
+	}
+	var v any
+	_ = json.Unmarshal([]byte(raw), &v)
+	return v
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
