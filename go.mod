@@ -13,9 +13,9 @@ require (
 	github.com/gofrs/flock v0.13.2
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/tidwall/gjson v1.20.2
-	golang.org/x/sys v0.49.0
-	golang.org/x/term v0.45.0
+	github.com/tidwall/gjson v1.20.6
+	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
 )
 
 require (
