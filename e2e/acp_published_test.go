@@ -7,9 +7,12 @@ package e2e_test
 // one conversation each, so a failure names its behaviour.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -187,6 +190,36 @@ func TestACP_AnAgentWithTheRemovedModelsListIsShownAModelOption(t *testing.T) {
 	for file, vs := range r.Violations {
 		if strings.HasPrefix(file, "acp-") {
 			t.Fatalf("%s: %v", file, vs)
+		}
+	}
+}
+
+func TestACP_TheSchemaCopyIsTheOnePublishedWithTheSDK(t *testing.T) {
+	requireNPMOptIn(t, "the protocol's TypeScript SDK")
+	t.Parallel()
+	dir := t.TempDir()
+	pack := exec.Command("npm", "pack", "@agentclientprotocol/sdk@"+acpconform.SchemaVersion, "--pack-destination", dir)
+	if out, err := pack.CombinedOutput(); err != nil {
+		t.Fatalf("npm pack: %v\n%s", err, out)
+	}
+	tgz, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
+	if len(tgz) != 1 {
+		t.Fatalf("npm pack left %v", tgz)
+	}
+	if out, err := exec.Command("tar", "-xzf", tgz[0], "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	for _, name := range []string{"schema.json", "schema.unstable.json"} {
+		published, err := os.ReadFile(filepath.Join(dir, "package", "schema", "v1", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied, err := os.ReadFile(filepath.Join("..", "internal", "acpconform", "schema", "v1", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(published, copied) {
+			t.Fatalf("internal/acpconform/schema/v1/%s differs from the one @agentclientprotocol/sdk %s publishes", name, acpconform.SchemaVersion)
 		}
 	}
 }
