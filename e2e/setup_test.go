@@ -149,7 +149,7 @@ func TestSet_WarmOwnerAppliesItOnTheNextTurn(t *testing.T) {
 		Setup           struct{ Model, Mode string }
 	}
 	decodeJSON(t, w.mustRun("--json", "set", id, "--mode", "code", "--model", "demo-large", "--set", "effort=high").stdout, &set)
-	if !set.Queued || !set.Applied || set.Setup.Mode != "code" || strings.Join(set.Steps, ", ") != "mode code, model demo-large, option effort=high" {
+	if !set.Queued || !set.Applied || set.Setup.Mode != "code" || strings.Join(set.Steps, ", ") != "mode code, option model=demo-large, option effort=high" {
 		t.Fatalf("set on a warm owner is not applied at once: %+v", set)
 	}
 	if r := w.mustRun("prompt", id, "/setup"); !strings.Contains(r.stdout, setupLine) {
