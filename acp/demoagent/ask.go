@@ -1,6 +1,8 @@
 package demoagent
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -16,6 +18,7 @@ func (t *turn) ask(question string) error {
 		return t.message(roleAgent, "Cannot ask: the client does not support elicitation.")
 	}
 	resp, err := t.a.client().UnstableCreateElicitation(t.ctx, acp.UnstableCreateElicitationRequest{Form: &acp.UnstableCreateElicitationForm{
+		Meta:    map[string]any{scopeKey: t.s.file.ID}, // the session scope, set on the way out
 		Message: question,
 		RequestedSchema: acp.UnstableElicitationSchema{
 			Type:       acp.UnstableElicitationSchemaTypeObject,
@@ -35,4 +38,39 @@ func (t *turn) ask(question string) error {
 		return t.message(roleAgent, "The question was cancelled.")
 	}
 	return t.message(roleAgent, "The question was declined.")
+}
+
+// The published protocol ties an elicitation to its session (sessionId in
+// the request's params); the SDK's form type has no such field, so the
+// session travels in _meta under scopeKey and withSessionScope moves it
+// into the params on the way out (lockedWriter).
+const scopeKey = "kandevDemoSession"
+
+var elicitMethod = []byte(`"elicitation/create"`)
+
+// withSessionScope gives an elicitation/create request its sessionId.
+func withSessionScope(line []byte) ([]byte, bool) {
+	if !bytes.Contains(line, elicitMethod) {
+		return nil, false
+	}
+	var m map[string]any
+	if json.Unmarshal(bytes.TrimSpace(line), &m) != nil || m["method"] != "elicitation/create" {
+		return nil, false
+	}
+	params, _ := m["params"].(map[string]any)
+	meta, _ := params["_meta"].(map[string]any)
+	sid, ok := meta[scopeKey].(string)
+	if !ok {
+		return nil, false
+	}
+	params["sessionId"] = sid
+	delete(meta, scopeKey)
+	if len(meta) == 0 {
+		delete(params, "_meta")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, false
+	}
+	return append(b, '\n'), true
 }

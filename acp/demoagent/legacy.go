@@ -21,7 +21,8 @@ import (
 // (lockedWriter). Without the option every request goes to the SDK.
 
 // lockedWriter writes one message at a time, the SDK's and the agent's own,
-// adding the model list to the answers that filterLegacy marked.
+// adding the model list to the answers that filterLegacy marked and the
+// session scope to elicitations (ask.go).
 type lockedWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -32,6 +33,12 @@ type lockedWriter struct {
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if q, ok := withSessionScope(p); ok { // ask.go
+		if _, err := l.w.Write(q); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	if len(l.models) > 0 {
 		if q, ok := l.withModels(p); ok {
 			if _, err := l.w.Write(q); err != nil {

@@ -148,13 +148,12 @@ func (v Violation) String() string {
 // peer is what the other side said: the methods of its requests by id and
 // what it declared in initialize.
 type peer struct {
-	methods      map[string]string
-	booleans     bool
-	fsRead       bool
-	fsWrite      bool
-	terminal     bool
-	elicitation  bool
-
+	methods     map[string]string
+	booleans    bool
+	fsRead      bool
+	fsWrite     bool
+	terminal    bool
+	elicitation bool
 }
 
 func readPeer(in []byte) *peer {

@@ -1,6 +1,6 @@
 // Package wiretrace copies what one side of an ACP connection reads and
 // writes to files, when KANDEV_WIRE_TRACE names a directory: the bytes it
-// read to <dir>/<role>-<pid>-<n>.in and the bytes it wrote to the matching
+// read to <dir>/<role>-<pid>-<random>.in and the bytes it wrote to the matching
 // .out, unchanged and in order. It is how the end-to-end tests check every
 // message kandev acp and the demo agent send against the published protocol
 // (internal/acpconform), and a way to see a conversation when debugging.
@@ -14,15 +14,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // Env is the variable that names the trace directory.
 const Env = "KANDEV_WIRE_TRACE"
-
-var seq atomic.Int64
 
 // Wrap returns r and w traced under role ("acp", "demo-agent") when Env is
 // set; a trace that cannot be opened is skipped, never an error of the
@@ -32,14 +29,14 @@ func Wrap(role string, r io.Reader, w io.Writer) (io.Reader, io.Writer) {
 	if dir == "" {
 		return r, w
 	}
-	base := filepath.Join(dir, fmt.Sprintf("%s-%d-%d", role, os.Getpid(), seq.Add(1)))
-	in, err := os.OpenFile(base+".in", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	// A new pair of files each time (a pid is used again by a later process).
+	out, err := os.CreateTemp(dir, fmt.Sprintf("%s-%d-*.out", role, os.Getpid()))
 	if err != nil {
 		return r, w
 	}
-	out, err := os.OpenFile(base+".out", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	in, err := os.OpenFile(strings.TrimSuffix(out.Name(), ".out")+".in", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		in.Close()
+		out.Close()
 		return r, w
 	}
 	return io.TeeReader(r, in), &tracedWriter{w: w, trace: out}
