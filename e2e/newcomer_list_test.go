@@ -33,3 +33,27 @@ func TestStatus_NextOfAParkedQuestionIsKandevAnswer(t *testing.T) {
 		t.Fatalf("kandev answer: %s", r)
 	}
 }
+
+func TestSearch_OnATerminalMarksTheMatchInColourAndStillEscapesTheAgentsControlCharacters(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	// The stored message carries an escape sequence of its own: it must reach
+	// the terminal as visible text, never as a colour.
+	w.start("--linger", "0", "remember PAPAYA \x1b[31mred")
+	tm := newTmux(t, w, "env -u NO_COLOR "+kandevBin+" search PAPAYA")
+	scr := tm.waitScreen("KANDEV-EXIT-")
+	if !strings.Contains(scr, "KANDEV-EXIT-0") {
+		t.Fatalf("search exit:\n%s", scr)
+	}
+	if strings.Contains(scr, `\x1b[1`) || strings.Contains(scr, `\x1b[0m`) {
+		t.Fatalf("search printed its own colour codes as text:\n%s", scr)
+	}
+	if !strings.Contains(scr, `PAPAYA \x1b[31mred`) {
+		t.Fatalf("the message's own escape sequence is not shown escaped:\n%s", scr)
+	}
+	// With the terminal's attributes: the match is painted (reverse video).
+	painted := tm.tmux("capture-pane", "-p", "-e", "-t", tm.name, "-S", "-200")
+	if !strings.Contains(painted, "7mPAPAYA") {
+		t.Fatalf("the match is not marked on the terminal:\n%q", painted)
+	}
+}
