@@ -6,6 +6,7 @@ package e2e_test
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStatus_NextOfAParkedQuestionIsKandevAnswer(t *testing.T) {
@@ -56,4 +57,23 @@ func TestSearch_OnATerminalMarksTheMatchInColourAndStillEscapesTheAgentsControlC
 	if !strings.Contains(painted, "7mPAPAYA") {
 		t.Fatalf("the match is not marked on the terminal:\n%q", painted)
 	}
+}
+
+func TestResume_SaysTheSessionIsHeldForThePersonNotThatTheAgentIsAttached(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	check := func(what string, r result) {
+		t.Helper()
+		if r.code != 0 || strings.Contains(r.stdout, "attached to") || !strings.Contains(r.stdout, "held for you (ci:me) until ") ||
+			!strings.Contains(r.stdout, "another holder needs --force") {
+			t.Fatalf("%s: resume's last line does not say the session is held for the person, until when, and what that means:\n%s", what, r)
+		}
+	}
+	// Warm: a live owner, nothing to relaunch.
+	id := w.startWarm("60s", "remember KIWI")
+	check("warm", w.run("resume", id, "--holder", "ci:me"))
+	// Cold: resume restores the agent.
+	w.mustRun("close", id)
+	w.waitOwnerGone(id, 10*time.Second)
+	check("cold", w.run("resume", id, "--holder", "ci:me", "--linger", "0"))
 }
