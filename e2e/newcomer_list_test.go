@@ -77,3 +77,48 @@ func TestResume_SaysTheSessionIsHeldForThePersonNotThatTheAgentIsAttached(t *tes
 	w.waitOwnerGone(id, 10*time.Second)
 	check("cold", w.run("resume", id, "--holder", "ci:me", "--linger", "0"))
 }
+
+func TestList_ARunningSessionShowsNoStaleWarmUntilAndAStoppedOneNamesTheWarmAgent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.startWarm("60s", "remember FIG")
+	turn := w.runAsync("prompt", id, "/sleep 4000")
+	waitFor(t, 15*time.Second, "the turn to run", func() bool { return w.session(id).State == "RUNNING" })
+	row := listRowOf(t, w, id)
+	if !strings.Contains(row, "running") || strings.Contains(row, "warm until") {
+		t.Fatalf("a running session's row shows running and no warm-until (the last linger's, stale): %q", row)
+	}
+	var st struct {
+		Status struct {
+			Badge     string `json:"badge"`
+			WarmUntil string `json:"warm_until"`
+		} `json:"status"`
+	}
+	decodeJSON(t, w.mustRun("status", id, "--json").stdout, &st)
+	if st.Status.Badge != "running" || st.Status.WarmUntil != "" {
+		t.Fatalf("status of a running turn: %+v", st.Status)
+	}
+	if r := <-turn; r.code != 0 {
+		t.Fatal(r)
+	}
+	if row := listRowOf(t, w, id); !strings.Contains(row, "idle (warm until ") {
+		t.Fatalf("an idle warm session: %q", row)
+	}
+	w.mustRun("stop", id)
+	waitFor(t, 10*time.Second, "the owner to record the stop", func() bool { return w.session(id).Stopped })
+	if row := listRowOf(t, w, id); !strings.Contains(row, "stopped (agent warm until ") {
+		t.Fatalf("a stopped session whose agent is still warm: %q", row)
+	}
+}
+
+// listRowOf is the row of kandev list that shows session id.
+func listRowOf(t *testing.T, w *world, id string) string {
+	t.Helper()
+	for _, line := range strings.Split(w.mustRun("list").stdout, "\n") {
+		if strings.HasPrefix(line, id) {
+			return line
+		}
+	}
+	t.Fatalf("kandev list does not show %s", id)
+	return ""
+}
