@@ -122,3 +122,32 @@ func listRowOf(t *testing.T, w *world, id string) string {
 	t.Fatalf("kandev list does not show %s", id)
 	return ""
 }
+
+func TestSet_AModelTheAgentDoesNotOfferSetWhileItIsStoppedIsNamedAtItsNextStart(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.startWarm("60s", "remember PLUM")
+	w.mustRun("close", id)
+	w.waitOwnerGone(id, 10*time.Second)
+	w.mustRun("set", id, "--model", "gpt-5")
+	// The next start, through the default path (a detached owner this prompt starts).
+	r := w.mustRun("prompt", id, "recall")
+	var lines []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(l, "gpt-5") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "demo-small, demo-large") {
+		t.Fatalf("the start that cannot apply the model set says so in one line naming what the agent offers:\n%s", r)
+	}
+	markers := 0
+	for _, e := range ofType(w.events(id), "marker") {
+		if e.Kind == "setup_not_offered" && strings.Contains(e.Summary, "gpt-5") {
+			markers++
+		}
+	}
+	if markers != 1 {
+		t.Fatalf("%d setup_not_offered markers naming gpt-5, want 1", markers)
+	}
+}
