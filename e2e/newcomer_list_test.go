@@ -4,6 +4,7 @@ package e2e_test
 // its exit code.
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,37 @@ func TestCtrlC_PrintsOneLineForTheCancelledTurn(t *testing.T) {
 		if len(lines) != 1 || !strings.Contains(lines[0], "cancelled") || !strings.Contains(lines[0], "kandev prompt ") {
 			t.Fatalf("linger %q: Ctrl-C printed %d lines, want one saying the turn was cancelled and what next:\n%s", linger, len(lines), scr)
 		}
+	}
+}
+
+func TestAgentsProbe_OfAnAgentThatNeverAnswersSaysItTimedOut(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	mute := writeScript(t, "mute-agent", "exec sleep 600\n")
+	w.config("[agent]\nhandshake_timeout_seconds = 1\n\n[agents.mute]\ncommand = [\"" + mute + "\"]\n")
+	var out struct {
+		Agents []struct {
+			Name         string
+			Installed    bool
+			Capabilities json.RawMessage `json:"capabilities"`
+			ProbeError   string          `json:"probe_error"`
+		}
+	}
+	decodeJSON(t, w.mustRun("agents", "--probe", "--json").stdout, &out)
+	found := false
+	for _, a := range out.Agents {
+		if a.Name == "mute" {
+			found = true
+			if !a.Installed || a.Capabilities != nil || !strings.Contains(a.ProbeError, "did not answer initialize within 1s (timed out") {
+				t.Fatalf("the probe of an agent that never answers: %+v (capabilities %s)", a, a.Capabilities)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("kandev agents lists no mute agent")
+	}
+	text := w.mustRun("agents", "--probe").stdout
+	if !strings.Contains(text, "probe failed: agent mute did not answer initialize within 1s") {
+		t.Fatalf("agents --probe in text:\n%s", text)
 	}
 }
