@@ -51,7 +51,7 @@ func (c *agentsCmd) Run(env *Env) error {
 		if c.Probe && r.Installed {
 			caps, err := acp.ProbeWithin(env.Ctx, p, h.Dir, time.Duration(cfg.HandshakeTimeoutSeconds())*time.Second)
 			if err != nil {
-				r.ProbeError = err.Error()
+				r.ProbeError = acp.DescribeError(err) // an agent's JSON-RPC error as one readable line
 			} else {
 				r.Capabilities = caps
 			}

@@ -213,3 +213,36 @@ func TestAgentsProbe_OfAnAgentThatNeverAnswersSaysItTimedOut(t *testing.T) {
 		t.Fatalf("agents --probe in text:\n%s", text)
 	}
 }
+
+// The demo agent's refusal of a pulled session's token is said in words (the
+// restore falls back to a fresh session with the history).
+func TestPull_TheFirstPromptAfterItPrintsNoRawJSONRPC(t *testing.T) {
+	t.Parallel()
+	r := newSyncRig(t, "path")
+	a, b := r.a, r.b
+	id := a.mustStart("remember apple")
+	a.mustRun("push", id)
+	b.mustRun("pull", id)
+	p := b.mustRun("prompt", id, "recall")
+	if strings.Contains(p.stdout+p.stderr, "jsonrpc") || strings.Contains(p.stdout+p.stderr, `{"code"`) {
+		t.Fatalf("the first prompt after a pull printed raw JSON-RPC:\n%s", p)
+	}
+}
+
+func TestAgentsProbe_OfAnAgentThatHangsUpSaysSoInWordsNotJSONRPC(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	// It reads the initialize request and closes its stdout without an answer.
+	deaf := writeScript(t, "deaf-agent", "exec cat >/dev/null\n")
+	w.config("[agents.deaf]\ncommand = [\"" + deaf + "\"]\n")
+	for _, args := range [][]string{{"agents", "--probe"}, {"doctor"}} {
+		r := w.run(args...)
+		said := false
+		for _, l := range strings.Split(r.stdout, "\n") {
+			said = said || strings.Contains(l, "deaf") && strings.Contains(l, "-32603 Internal error: peer disconnected")
+		}
+		if !said || strings.Contains(r.stdout, `{"code"`) {
+			t.Fatalf("kandev %v: the agent's failure is not one readable line:\n%s", args, r)
+		}
+	}
+}
