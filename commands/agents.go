@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,7 @@ import (
 
 // agentsCmd is kandev agents.
 type agentsCmd struct {
-	Probe bool `help:"Launch each installed agent and report its advertised capabilities."`
+	Probe bool `help:"Launch each installed agent and report its advertised capabilities (waiting [agent] handshake_timeout_seconds for each)."`
 }
 
 // Help shows an example.
@@ -50,11 +49,9 @@ func (c *agentsCmd) Run(env *Env) error {
 		r := agentRow{Name: p.Name, Command: p.Command, Installed: p.Installed(), Default: p.Name == def, InstallHint: p.InstallHint,
 			NativeResume: p.NativeResume, HistoryInj: p.HistoryInjection, ResumeFlag: p.ResumeFlag}
 		if c.Probe && r.Installed {
-			ctx, cancel := context.WithTimeout(env.Ctx, 20*time.Second)
-			caps, err := acp.Probe(ctx, p, h.Dir)
-			cancel()
+			caps, err := acp.ProbeWithin(env.Ctx, p, h.Dir, time.Duration(cfg.HandshakeTimeoutSeconds())*time.Second)
 			if err != nil {
-				r.ProbeError = err.Error()
+				r.ProbeError = acp.DescribeError(err) // an agent's JSON-RPC error as one readable line
 			} else {
 				r.Capabilities = caps
 			}

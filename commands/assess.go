@@ -129,7 +129,7 @@ func statusOf(h *state.Home, s *state.Session, a verdict.Assessment, o *probe) S
 	if a.Reason == verdict.ReasonAgentRunning {
 		st.OwnerPID = s.OwnerPID
 		st.PermissionRequests = s.ParkedRequests
-		if s.WarmUntil != nil {
+		if s.WarmUntil != nil && !turnOpen(s) {
 			st.WarmUntil = s.WarmUntil.Format(time.RFC3339)
 		}
 	}

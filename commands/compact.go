@@ -18,7 +18,8 @@ type compactCmd struct {
 // Help shows an example.
 func (c *compactCmd) Help() string {
 	return "Sends the agent's own compaction command (it must have advertised one, e.g. compact) as a\n" +
-		"maintenance turn. A pending resume context is not spent on it: the next prompt carries it.\n\n" +
+		"maintenance turn. Right after a rewind or a clear the agent's session is a fresh one with\n" +
+		"nothing to compact yet (exit 5): send a prompt first.\n\n" +
 		"Example:\n  kandev compact 20261130-0915"
 }
 
@@ -37,6 +38,10 @@ func (c *compactCmd) Run(env *Env) error {
 	}
 	if err := c.LeaseFlags.check(env, h, id); err != nil {
 		return err
+	}
+	if why := surgery.NothingToCompact(s); why != "" {
+		return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " has nothing to compact yet: " + why,
+			Advice: "send a prompt first (kandev prompt " + id + ` "..."), then compact`}
 	}
 	if err := closeIdleWarm(env, h, id); err != nil {
 		return err

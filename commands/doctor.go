@@ -453,11 +453,9 @@ func agentChecks(ctx context.Context, h *state.Home, cfg *config.Config) []check
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-			defer cancel()
-			caps, err := acp.Probe(pctx, p, h.Dir)
+			caps, err := acp.ProbeWithin(ctx, p, h.Dir, probeTimeout)
 			if err != nil {
-				out[i] = check{Name: name, Message: "installed, but the ACP handshake failed: " + firstLine(err.Error()),
+				out[i] = check{Name: name, Message: "installed, but the ACP handshake failed: " + firstLine(acp.DescribeError(err)),
 					Fix: "check that `" + strings.Join(p.Command, " ") + "` speaks ACP on stdio (" + p.InstallHint + ")"}
 				return
 			}

@@ -169,10 +169,10 @@ func writeListText(w io.Writer, out []listed, now time.Time) {
 	t.write(w)
 }
 
-// warmUntil is the session's warm_until while its owner lives, else nil
-// (an owner lock probed only for the few records that say warm).
+// warmUntil is the session's warm_until while its owner lives and no turn
+// runs, else nil (an owner lock probed only for the few records that say warm).
 func warmUntil(h *state.Home, s *state.Session) *time.Time {
-	if s.WarmUntil == nil {
+	if s.WarmUntil == nil || turnOpen(s) {
 		return nil
 	}
 	if alive, _ := h.OwnerAlive(s.ID); !alive {
@@ -181,12 +181,23 @@ func warmUntil(h *state.Home, s *state.Session) *time.Time {
 	return s.WarmUntil
 }
 
-// badgeCell is the badge, with until when a warm owner keeps the agent.
+// turnOpen reports whether a turn runs (or starts): the warm_until recorded
+// is then the last linger's, stale until the turn ends and sets a new one.
+func turnOpen(s *state.Session) bool {
+	return s.State == state.StateRunning || s.State == state.StateStarting
+}
+
+// badgeCell is the badge, with until when a warm owner keeps the agent: an
+// idle session is warm; a stopped one (or one waiting for a limit) is not
+// running anything though its agent still is, so the cell names the agent.
 func badgeCell(badge string, until *time.Time) string {
-	if until == nil {
+	switch {
+	case until == nil:
 		return badge
+	case badge == verdict.BadgeIdle:
+		return badge + " (warm until " + until.Local().Format("15:04:05") + ")"
 	}
-	return badge + " (warm until " + until.Local().Format("15:04:05") + ")"
+	return badge + " (agent warm until " + until.Local().Format("15:04:05") + ")"
 }
 
 // listRow is the text row of a session.

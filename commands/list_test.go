@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kandev/kandev/internal/testlog"
 	"github.com/kandev/kandev/state"
@@ -61,5 +62,29 @@ func TestList_StateAndResumableShowOnlyTheirSessions(t *testing.T) {
 	}
 	if code := Run([]string{"--home", home, "list", "--state", "DONE"}, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}); code != ExitUsage {
 		t.Errorf("--state DONE: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+func TestList_BadgeCellNamesWhatIsWarm(t *testing.T) {
+	at := time.Date(2026, 12, 7, 14, 5, 9, 0, time.Local)
+	cases := []struct {
+		badge string
+		until *time.Time
+		want  string
+	}{
+		{"idle", &at, "idle (warm until 14:05:09)"},
+		{"stopped", &at, "stopped (agent warm until 14:05:09)"},
+		{"idle", nil, "idle"},
+		{"running", nil, "running"},
+	}
+	for _, c := range cases {
+		if got := badgeCell(c.badge, c.until); got != c.want {
+			t.Errorf("badgeCell(%q) = %q, want %q", c.badge, got, c.want)
+		}
+	}
+	for st, want := range map[string]bool{state.StateRunning: true, state.StateStarting: true, state.StateWaitingForInput: false, state.StateCreated: false} {
+		if got := turnOpen(&state.Session{State: st}); got != want {
+			t.Errorf("turnOpen(%s) = %v, want %v", st, got, want)
+		}
 	}
 }

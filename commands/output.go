@@ -81,6 +81,19 @@ func (o *Output) Object(v any, text func(w io.Writer)) {
 	_ = bw.Flush()
 }
 
+// ObjectPainted is Object for text that carries kandev's own colours: text
+// gets the stream unescaped (the escaping would print the colour codes as
+// \x1b[1m), so it must pass every stored string through printableLine itself.
+func (o *Output) ObjectPainted(v any, text func(w io.Writer)) {
+	if o.JSON {
+		o.Object(v, nil)
+		return
+	}
+	bw := bufio.NewWriterSize(o.Out, 64<<10)
+	text(bw)
+	_ = bw.Flush()
+}
+
 // Error prints err as one line on stderr and, with --json, an error object on stdout.
 func (o *Output) Error(err error) {
 	msg := history.Redact(err.Error())

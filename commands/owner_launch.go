@@ -97,7 +97,7 @@ func launchJob(env *Env, h *state.Home, cfg *config.Config, id string, profile a
 		job.AskOption = askOptionOnTerminal(env, job.AskParked)
 	}
 	job.Abort, job.Warn = env.Abort, env.Out.Warn
-	job.Emit = longTurnNotice(env, cfg, id, job.Emit)
+	job.Emit = longTurnNotice(env, cfg, id, oneCancelLine(env, job.Emit))
 	withNotify(&job, cfg)
 	return job
 }

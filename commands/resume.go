@@ -87,7 +87,8 @@ func (c *resumeCmd) Run(env *Env) error {
 			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
 			if s.CurrentTurn == "" && a.Badge != verdict.BadgeWaitingForPermission {
 				fmt.Fprintf(w, "session %s: its agent is already running, warm and idle%s (kandev process %d): nothing to relaunch, nothing to continue\n", id, untilText(s), s.OwnerPID)
-				fmt.Fprintf(w, "next: %s (or kandev resume -i %s to type prompts here); attached to %s until %s\n", a.Next, id, lease.AttachedTo, textTime(lease.AttachExpiresAt))
+				fmt.Fprintf(w, "next: %s (or kandev resume -i %s to type prompts here)\n", a.Next, id)
+				fmt.Fprintln(w, leaseLine(id, lease))
 				return
 			}
 			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; next: %s\n", id, s.OwnerPID, a.Next)
@@ -156,8 +157,15 @@ func printRestored(w io.Writer, res *owner.Result, h *state.Home, lease *state.L
 		agent = "its agent is warm and idle" + untilText(s)
 	}
 	fmt.Fprintf(w, "session %s restored (%s): %s; %s\n", s.ID, how, did, agent)
-	fmt.Fprintf(w, "next: kandev prompt %s \"...\" (or kandev resume -i %s to type prompts here); attached to %s until %s\n",
-		s.ID, s.ID, lease.AttachedTo, textTime(lease.AttachExpiresAt))
+	fmt.Fprintf(w, "next: kandev prompt %s \"...\" (or kandev resume -i %s to type prompts here)\n", s.ID, s.ID)
+	fmt.Fprintln(w, leaseLine(s.ID, lease))
+}
+
+// leaseLine says what the attach lease resume took means for a person: the
+// session is theirs to drive until it expires (it is not about the agent).
+func leaseLine(id string, lease *state.Lease) string {
+	return fmt.Sprintf("held for you (%s) until %s: a prompt from another holder needs --force (kandev detach %s releases it)",
+		lease.AttachedTo, textTime(lease.AttachExpiresAt), id)
 }
 
 // warmUntil is " until TIME" for a session whose owner lingers, else "".

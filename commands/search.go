@@ -59,7 +59,7 @@ func (c *searchCmd) Run(env *Env) error {
 		hits = []history.SearchHit{}
 	}
 	now := env.Now()
-	env.Out.Object(searchOutput{Results: hits}, func(w io.Writer) { writeSearchText(w, env.Out, hits, now) })
+	env.Out.ObjectPainted(searchOutput{Results: hits}, func(w io.Writer) { writeSearchText(w, env.Out, hits, now) })
 	if len(hits) == 0 {
 		return reportedf("no match for %q in %d session(s)", c.Query, rep.Sessions)
 	}
@@ -68,13 +68,14 @@ func (c *searchCmd) Run(env *Env) error {
 
 // writeSearchText prints each hit as a header line (session, seq, type,
 // session title), the snippet with the match marked on a terminal, and the
-// command that shows it in context.
+// command that shows it in context. Every stored string goes through
+// printableLine here: the writer passes the match's colour through.
 func writeSearchText(w io.Writer, o *Output, hits []history.SearchHit, now time.Time) {
 	for i, hit := range hits {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s  seq %d  %s  %s (%s)\n", o.bold(hit.SessionID), hit.Seq, hit.Type, printableLine(hit.Title), ago(now, hit.LastActivityAt))
+		fmt.Fprintf(w, "%s  seq %d  %s  %s (%s)\n", o.bold(printableLine(hit.SessionID)), hit.Seq, printableLine(hit.Type), printableLine(hit.Title), ago(now, hit.LastActivityAt))
 		s, m := hit.Snippet, hit.Match
 		fmt.Fprintf(w, "  %s%s%s\n", printableLine(s[:m[0]]), o.mark(printableLine(s[m[0]:m[1]])), printableLine(s[m[1]:]))
 		epochs := ""

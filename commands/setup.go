@@ -119,7 +119,8 @@ func (c *setCmd) Help() string {
 	return "A live owner applies it to its agent at once (before its next turn); otherwise it is\n" +
 		"recorded and applied when the agent next starts. Every restore applies it again.\n" +
 		"A value the running agent does not offer is refused (exit 2, naming what it offers)\n" +
-		"and not recorded.\n\n" +
+		"and not recorded; with no agent running, the next start names such a value in a\n" +
+		"warning line, with what the agent offers, and the agent goes on with its own.\n\n" +
 		"Example:\n  kandev set --latest --mode code --set effort=high\n  kandev set 20261130-0915 --model demo-large"
 }
 

@@ -18,4 +18,9 @@ func TestRun_VersionAloneAnswersAsKongsVersionFlagDoes(t *testing.T) {
 	if !strings.HasPrefix(stdout.String(), "kandev ") {
 		t.Errorf("--version printed %q, want kandev VERSION ...", stdout.String())
 	}
+	// Only the release build knows when it was built (its linker flags); a
+	// test binary knows at most its commit's time, and must not call it "built".
+	if strings.Contains(stdout.String(), "built") {
+		t.Errorf("--version of a build without the release's linker flags says built: %q", stdout.String())
+	}
 }

@@ -137,9 +137,15 @@ type docWorld struct {
 
 func newDocWorld(t *testing.T) *docWorld {
 	t.Helper()
+	return newDocWorldIn(t, "project")
+}
+
+// newDocWorldIn is newDocWorld whose project directory is named project.
+func newDocWorldIn(t *testing.T, project string) *docWorld {
+	t.Helper()
 	w := newWorld(t)
 	os.Chmod(w.home, 0o700) // as kandev makes a home (doctor checks it)
-	repo := namedRepo(t, "project")
+	repo := namedRepo(t, project)
 	os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("the notes of the project\n"), 0o644)
 	// The project's remote, for the push and pull examples (a bare repository by path).
 	origin := filepath.Join(t.TempDir(), "origin.git")

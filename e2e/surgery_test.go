@@ -285,19 +285,23 @@ func TestCompact_IsAMaintenanceTurnThatKeepsWhatToRemember(t *testing.T) {
 	}
 }
 
-func TestCompact_DoesNotSpendAPendingResumeContext(t *testing.T) {
+func TestCompact_RightAfterARewindSaysThereIsNothingToCompactYetAndKeepsTheContext(t *testing.T) {
 	t.Parallel()
 	w := surgeryWorld(t)
 	id := threeWords(w, "demo")
 	w.mustRun("rewind", id, "--to", strconv.FormatInt(w.turnEnd(id, "t2"), 10))
-	w.mustRun("compact", id)
-	if s := w.session(id); !s.PendingContext {
-		t.Fatal("the pending resume context was spent on the maintenance turn")
+	turns := len(ofType(w.events(id), eventlog.EventTurnStarted))
+	// The agent's session is a fresh one: the kept conversation reaches it
+	// with the next prompt, so there is nothing to compact yet.
+	r := w.run("compact", id)
+	if r.code != 5 || !strings.Contains(r.stderr, "nothing to compact yet") || strings.Contains(r.stdout, "Compacted") {
+		t.Fatalf("compact right after a rewind: want exit 5 saying there is nothing to compact yet: %s", r)
 	}
-	for _, e := range ofType(w.events(id), eventlog.EventUserMessage) {
-		if e.Content != "/compact" && strings.Contains(e.Content, "compact") {
-			t.Fatalf("unexpected user message %q", e.Content)
-		}
+	if n := len(ofType(w.events(id), eventlog.EventTurnStarted)); n != turns {
+		t.Fatalf("a refused compact ran a turn: %d turns, want %d", n, turns)
+	}
+	if s := w.session(id); !s.PendingContext {
+		t.Fatal("the pending resume context was spent by the refused compact")
 	}
 	got := w.recall(id)
 	if !strings.Contains(got, "ALPHA, BETA") || strings.Contains(got, "GAMMA") {
@@ -305,6 +309,15 @@ func TestCompact_DoesNotSpendAPendingResumeContext(t *testing.T) {
 	}
 	if s := w.session(id); s.PendingContext {
 		t.Fatal("the ordinary prompt should have spent the pending context")
+	}
+	// Now the agent holds the conversation: compact compacts it.
+	if r := w.mustRun("compact", id); !strings.Contains(r.stdout, "Compacted") {
+		t.Fatalf("compact after the prompt that carried the context: %s", r)
+	}
+	// After a clear there is nothing either.
+	w.mustRun("clear", id)
+	if r := w.run("compact", id); r.code != 5 || !strings.Contains(r.stderr, "nothing to compact yet") {
+		t.Fatalf("compact right after a clear: %s", r)
 	}
 }
 

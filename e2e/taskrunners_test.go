@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -220,7 +221,8 @@ func TestDocs_EveryTaskRunnerExampleParsesAndItsCommandRuns(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("SKIP: no sh to run the tasks with")
 	}
-	w := newDocWorld(t)
+	// A project path with a space: the workspace the --latest notice names has one.
+	w := newDocWorldIn(t, "my project")
 	defer func() {
 		for _, s := range w.sessions() {
 			w.run("close", s)
@@ -239,6 +241,9 @@ func TestDocs_EveryTaskRunnerExampleParsesAndItsCommandRuns(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("%s task %q in %s: want exit 0 and %q on stdout\n%s", et.editor, et.label, et.dir, want, r)
 			continue
+		}
+		if et.label == "kandev: resume latest" && !strings.Contains(r.stdout, resumeQuote(t, w.id)) {
+			t.Errorf("%s task %q: its output does not start as the page quotes it (%q)\n%s", et.editor, et.label, resumeQuote(t, w.id), r)
 		}
 		if !strings.Contains(r.stderr, `kandev: session `+w.id) {
 			t.Errorf("%s task %q: stderr does not name the session --latest picked\n%s", et.editor, et.label, r)
@@ -271,4 +276,19 @@ func TestDocs_EveryTaskRunnerExampleParsesAndItsCommandRuns(t *testing.T) {
 		}
 	}
 	t.Logf("%d tasks run: %v", len(tasks), seen)
+}
+
+// resumeQuote is the start of resume's output as docs/task-runners.md quotes
+// it, for session id.
+func resumeQuote(t *testing.T, id string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", "task-runners.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`(session ID restored [^`]*)`").FindSubmatch(b)
+	if m == nil {
+		t.Fatal("docs/task-runners.md quotes no `session ID restored ...` line of resume")
+	}
+	return strings.TrimSuffix(strings.Replace(string(m[1]), "ID", id, 1), "...")
 }

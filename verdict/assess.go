@@ -87,6 +87,9 @@ func nextCommand(s *state.Session, a Assessment, o Observation) (next, why strin
 	switch {
 	case state.IsTerminal(s.State):
 		return "kandev start --parent " + id + ` "..."`, "finished: a new session can carry on from its history"
+	case o.OwnerAlive && a.Badge == BadgeWaitingForPermission && len(s.ParkedRequests) > 0 && s.ParkedRequests[0].Kind == state.ParkedQuestion:
+		// approve and deny answer the oldest parked request: a question is answered, not approved.
+		return "kandev answer " + id + " VALUE", "the agent asks a question (kandev deny " + id + " declines it)"
 	case o.OwnerAlive && a.Badge == BadgeWaitingForPermission:
 		return "kandev approve " + id, "the turn waits for a permission answer (kandev deny " + id + " refuses it)"
 	case o.OwnerAlive && a.Badge == BadgeRunning:

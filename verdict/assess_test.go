@@ -46,6 +46,10 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 			want{reason: ReasonAgentRunning, badge: BadgeIdle, next: `kandev prompt s1 "..." --force`}},
 		{"owner alive, permission parked", []func(*state.Session){unrepaired, func(s *state.Session) { s.PermissionPending = true }}, func(o *Observation) { o.OwnerAlive = true },
 			want{reason: ReasonAgentRunning, badge: BadgeWaitingForPermission, resumable: true, next: "kandev approve s1"}},
+		{"owner alive, the agent's question parked", []func(*state.Session){unrepaired, func(s *state.Session) {
+			s.PermissionPending, s.ParkedRequests = true, []state.ParkedRequest{{ID: "r1", Kind: state.ParkedQuestion}}
+		}}, func(o *Observation) { o.OwnerAlive = true },
+			want{reason: ReasonAgentRunning, badge: BadgeWaitingForPermission, resumable: true, next: "kandev answer s1 VALUE"}},
 		{"stale agent of a dead owner", []func(*state.Session){unrepaired}, func(o *Observation) { o.AgentAlive = true },
 			want{reason: ReasonStaleExecution, badge: BadgeNeedsResume, resumable: true, interrupted: true, cont: true, next: "kandev resume s1"}},
 		{"terminal, even with a turn waiting", []func(*state.Session){awaiting, func(s *state.Session) { s.State = state.StateCompleted }}, nil,

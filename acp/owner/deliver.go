@@ -281,6 +281,11 @@ func (t *inputTurn) see0(e eventlog.Event) {
 	if t.awaiting && e.Type == eventlog.EventAgentStarted {
 		t.restored = true
 	}
+	if t.turnID == "" && e.Type == eventlog.EventMarker && e.Kind == string(history.MarkerSetupNotOffered) {
+		// The agent started for this input could not take the setup kandev
+		// set recorded: said here, as the owner in this command says it.
+		t.notOffered(e)
+	}
 	if t.turnID == "" {
 		if t.starts(e) {
 			t.turnID, t.awaiting = e.TurnID, false
@@ -322,6 +327,16 @@ func (t *inputTurn) see0(e eventlog.Event) {
 		} else {
 			t.warn(AskDeniedAdvice(e.ToolName))
 		}
+	}
+}
+
+// notOffered shows a setup_not_offered marker written before the followed turn.
+func (t *inputTurn) notOffered(e eventlog.Event) {
+	switch {
+	case t.emit != nil:
+		t.emit(e)
+	case t.warn != nil:
+		t.warn(e.Summary)
 	}
 }
 

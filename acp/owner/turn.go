@@ -195,7 +195,7 @@ func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (strin
 				return eventlog.StopShutdown, o.shutdownError(o.currentTurn())
 			}
 			o.marker(history.MarkerPromptCancel, "The turn was interrupted by the user (Ctrl-C).", "")
-			return eventlog.StopCancelled, ErrInterrupted
+			return eventlog.StopCancelled, personCancelled(o.s.ID, "Ctrl-C")
 		case <-tick.C:
 			if stop, err, ended := o.checkTurn(done); ended {
 				return stop, err
@@ -230,7 +230,7 @@ func (o *owner) notSent(ctx context.Context) (string, error) {
 	}
 	o.droppedUnsent = true
 	o.marker(history.MarkerPromptCancel, "The message was cancelled (Ctrl-C) before it was sent to the agent; it will not be sent.", "")
-	return eventlog.StopCancelled, ErrInterrupted
+	return eventlog.StopCancelled, fmt.Errorf("%w: the message was cancelled (Ctrl-C) before it reached the agent and will not be sent; kandev prompt %s \"...\" sends one", ErrInterrupted, o.s.ID)
 }
 
 type promptAnswer struct {

@@ -1,5 +1,6 @@
 // Package version names the kandev that is running: its version, the commit
-// it was built from and when. A release build sets them with linker flags
+// it was built from, and when that commit was made (or, for a release, when
+// it was built). A release build sets them with linker flags
 // (-X, see .goreleaser.yaml); any other build reads what the Go toolchain
 // stamped into the binary: the module version under `go install
 // github.com/kandev/kandev@VERSION`, the commit and its time in a checkout.
@@ -22,6 +23,9 @@ type Info struct {
 	Version string // "0.2.0"; "devel" for a build of a checkout
 	Commit  string // "" when unknown (a module download has no VCS data)
 	Date    string // RFC 3339: the release build's time, else the commit's; "" when unknown
+	// Built: Date is when the binary was built (the release build sets it),
+	// not when its commit was made.
+	Built bool
 	// Modified: built from a checkout with uncommitted changes.
 	Modified bool
 }
@@ -35,7 +39,7 @@ func Get() Info {
 // resolve prefers what the release build set and fills the rest from the
 // build info (nil when the binary has none).
 func resolve(ldVersion, ldCommit, ldDate string, bi *debug.BuildInfo) Info {
-	in := Info{Version: ldVersion, Commit: ldCommit, Date: ldDate}
+	in := Info{Version: ldVersion, Commit: ldCommit, Date: ldDate, Built: ldDate != ""}
 	if bi != nil {
 		if in.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			in.Version = bi.Main.Version
@@ -95,18 +99,23 @@ func all(s, chars string) bool {
 	return true
 }
 
-// String is the one line `kandev --version` prints:
-// "kandev 0.2.0 (commit 0123abc…, built 2026-12-01T10:00:00Z)".
+// String is the one line `kandev --version` prints: "kandev 0.2.0 (commit
+// 0123abc…, built 2026-12-01T10:00:00Z)" for a release; a build of a checkout
+// or of a module knows only its commit's time, and says "committed".
 func (i Info) String() string {
-	c, d := i.Commit, i.Date
+	c := i.Commit
 	if c == "" {
 		c = "unknown"
 	}
 	if i.Modified {
 		c += ", modified"
 	}
-	if d == "" {
-		d = "unknown"
+	switch {
+	case i.Date == "":
+	case i.Built:
+		c += ", built " + i.Date
+	default:
+		c += ", committed " + i.Date
 	}
-	return "kandev " + i.Version + " (commit " + c + ", built " + d + ")"
+	return "kandev " + i.Version + " (commit " + c + ")"
 }
