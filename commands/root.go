@@ -44,6 +44,7 @@ type CLI struct {
 	List       listCmd       `cmd:"" help:"Sessions, newest activity first." group:"Everyday flows:"`
 	Recap      recapCmd      `cmd:"" help:"A bounded snapshot to get back into a session." group:"Everyday flows:"`
 	Transcript transcriptCmd `cmd:"" help:"The conversation, paged backwards from the newest entry." group:"Everyday flows:"`
+	Board      boardCmd      `cmd:"" help:"Every session at a glance, in columns by what it needs; live, with keys that act." group:"Everyday flows:"`
 
 	Attach  attachCmd  `cmd:"" help:"In a terminal: show the last turns, follow live events, send typed lines as prompts." group:"Live sessions:"`
 	Wait    waitCmd    `cmd:"" help:"Block until the session's badge is one of those given." group:"Live sessions:"`
