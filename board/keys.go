@@ -54,7 +54,7 @@ func newKeyMap() keyMap {
 
 // ShortHelp is the help line under the board.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Attach, k.Approve, k.Deny, k.Answer, k.Resume, k.Cancel, k.Close, k.Transcript, k.Filter, k.Help, k.Quit}
+	return []key.Binding{k.Quit, k.Help, k.Attach, k.Approve, k.Deny, k.Answer, k.Resume, k.Cancel, k.Close, k.Transcript, k.Filter}
 }
 
 // FullHelp is every key, by kind (?).
