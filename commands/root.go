@@ -44,7 +44,6 @@ type CLI struct {
 	List       listCmd       `cmd:"" help:"Sessions, newest activity first." group:"Everyday flows:"`
 	Recap      recapCmd      `cmd:"" help:"A bounded snapshot to get back into a session." group:"Everyday flows:"`
 	Transcript transcriptCmd `cmd:"" help:"The conversation, paged backwards from the newest entry." group:"Everyday flows:"`
-	Board      boardCmd      `cmd:"" help:"Every session at a glance, in columns by what it needs; live, with keys that act." group:"Everyday flows:"`
 
 	Attach  attachCmd  `cmd:"" help:"In a terminal: show the last turns, follow live events, send typed lines as prompts." group:"Live sessions:"`
 	Wait    waitCmd    `cmd:"" help:"Block until the session's badge is one of those given." group:"Live sessions:"`
@@ -55,7 +54,8 @@ type CLI struct {
 	Deny    denyCmd    `cmd:"" help:"Reject the permission request a session waits on (mode defer), or decline its question." group:"Live sessions:"`
 	Answer  answerCmd  `cmd:"" help:"Answer the agent's question a session waits on (mode defer)." group:"Live sessions:"`
 	Detach  detachCmd  `cmd:"" help:"Release the holder's attach lease." group:"Live sessions:"`
-	Set     setCmd     `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)." group:"Live sessions:"`
+	Set     setCmd     `cmd:"" help:"Change the agent's model, mode or options (live: at once)." group:"Live sessions:"`
+	Board   boardCmd   `cmd:"" help:"Every session at a glance by what it needs, live; keys act." group:"Live sessions:"`
 
 	Fork    forkCmd    `cmd:"" help:"A new session with the conversation up to a turn." group:"The conversation:"`
 	Rewind  rewindCmd  `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)." group:"The conversation:"`
