@@ -84,7 +84,7 @@ func (c *Card) Status(now time.Time) string {
 	case c.Badge == verdict.BadgeWaitingForLimit && c.LimitReset != nil:
 		return "limit resets " + clock(*c.LimitReset, now)
 	case c.Badge == verdict.BadgeFailed && c.Error != "":
-		return "failed: " + c.Error
+		return "failed: " + head(c.Error, 60)
 	case c.WarmUntil != nil:
 		return "warm until " + clock(*c.WarmUntil, now)
 	}
@@ -138,4 +138,13 @@ func costText(c eventlog.Cost) string {
 		return "$" + eventlog.Cost{Amount: c.Amount}.String()
 	}
 	return c.String()
+}
+
+// head is the first n runes of s.
+func head(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -32,8 +32,12 @@ func WriteText(w io.Writer, cards []Card, f Filter, allDone bool, r *lipgloss.Re
 			if cost == "" {
 				cost = "-"
 			}
+			title := c.Title
+			if c.Problem != "" {
+				title = c.Problem // what kandev doctor would say of it
+			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, oneCell(c.Status(now)), dash(c.Agent), dash(c.Project),
-				Age(now, c.Activity), cost, oneCell(c.Title))
+				Age(now, c.Activity), cost, oneCell(title))
 		}
 		if col == Done && a.Collapsed() > 0 {
 			fmt.Fprintf(tw, "  … and %d more (kandev board --once --all-done, or kandev list --state COMPLETED)\n", a.Collapsed())
