@@ -1,6 +1,7 @@
 package board
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -89,5 +90,24 @@ func TestIDOf_EveryFileOfASessionIsItsSession(t *testing.T) {
 		if got := IDOf(name); got != want {
 			t.Errorf("IDOf(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+func TestLastWords_JoinsTheNewestChunksOfTheAgentsMessage(t *testing.T) {
+	path := t.TempDir() + "/s.jsonl"
+	lines := `{"seq":1,"type":"user_message","turn_id":"t1","content":"go"}
+{"seq":2,"type":"agent_message","turn_id":"t1","content":"hello "}
+{"seq":3,"type":"agent_message","turn_id":"t1","content":"MARKER"}
+{"seq":4,"type":"agent_message","turn_id":"t1","content":"-LATE"}
+{"seq":5,"type":"usage","turn_id":"t1"}
+`
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastWords(path); got != "hello MARKER-LATE" {
+		t.Fatalf("lastWords = %q", got)
+	}
+	if got := lastWords(path + ".missing"); got != "" {
+		t.Fatalf("lastWords of no log = %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package board
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kandev/kandev/eventlog"
@@ -71,21 +72,37 @@ func IDOf(name string) string {
 }
 
 // lastWords is the newest event of the log a person would glance at, in
-// one short line; "" when there is none.
+// one short line; "" when there is none. An agent's message streams in
+// chunks: the newest chunks of it are joined.
 func lastWords(path string) string {
+	var msg []string
 	var out string
+	n, turn := 0, ""
 	_, _ = eventlog.ScanEventsBackward(path, func(e eventlog.Event, _ []byte) bool {
+		if e.Type == eventlog.EventAgentMessage && (n == 0 || e.TurnID == turn) && n < lastChars {
+			msg = append(msg, e.Content)
+			n, turn = n+len(e.Content), e.TurnID
+			return true
+		}
+		if n > 0 {
+			return false
+		}
 		out = summary(e)
 		return out == "" // keep going back until one says something
 	})
+	if n > 0 {
+		slices.Reverse(msg)
+		return tail(oneLine(strings.Join(msg, "")), lastChars)
+	}
 	return out
 }
+
+// lastChars is as much of the newest words as a card shows.
+const lastChars = 60
 
 // summary is one line about e, "" for an event not worth a glance.
 func summary(e eventlog.Event) string {
 	switch e.Type {
-	case eventlog.EventAgentMessage:
-		return tail(oneLine(e.Content), 60)
 	case eventlog.EventToolCall:
 		return "tool: " + oneLine(e.ToolName)
 	case eventlog.EventUserMessage:

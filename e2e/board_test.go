@@ -1,13 +1,19 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/proc"
 )
 
 // boardHome fills the world's home with a session in every column of the
@@ -102,4 +108,153 @@ func TestBoard_OnceShowsASessionInEveryColumnAsText(t *testing.T) {
 	if got := strings.Join(cols, " "); got != "needs_you:3 running:1 needs_resume:1 warm_idle:1 done:1" {
 		t.Fatalf("--json columns: %s", got)
 	}
+}
+
+// resize makes tm's terminal w x h.
+func (s *tmuxSession) resize(w, h int) {
+	s.tmux("resize-window", "-t", s.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
+}
+
+// waitScreenAll waits until the screen shows every one of want.
+func (s *tmuxSession) waitScreenAll(want ...string) string {
+	s.t.Helper()
+	var scr string
+	for _, x := range want {
+		scr = s.waitScreen(x)
+	}
+	return scr
+}
+
+// noBoardLeft fails unless no kandev board process of the world is left.
+func noBoardLeft(t *testing.T, w *world) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	for _, pid := range proc.ProcessesWithEnv("KANDEV_HOME=" + w.home) {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if argv := strings.Split(string(cmd), "\x00"); filepath.Base(argv[0]) == "kandev" && slices.Contains(argv, "board") {
+			t.Fatalf("process %d is left after q: %q", pid, cmd)
+		}
+	}
+}
+
+// agentLineShown reports whether a line of the screen shows word as the agent's
+// (the prompt that asked for it shows it after "/say").
+func agentLineShown(screen, word string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, word) && !strings.Contains(l, "/say") {
+			return true
+		}
+	}
+	return false
+}
+
+var boardHeads = []string{"Needs you", "Running", "Needs resume", "Warm / idle", "Done"}
+
+func TestBoard_InATerminalLiveAtEverySizeAndQLeavesNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.mustStart("--title", "first one", "--linger", "0")
+	tm := newTmux(t, w, kandevBin+" board")
+	tm.waitScreenAll(append(boardHeads, "Warm / idle 1", "first one", "q quit")...)
+	tm.resize(80, 24)
+	tm.waitScreen("? keys") // redrawn at 80 columns: the help line fits
+	scr := tm.waitScreenAll(append(boardHeads, "first one")...)
+	if lines := strings.Split(strings.TrimRight(scr, "\n"), "\n"); len(lines) > 24 {
+		t.Fatalf("the board at 80x24 is %d lines:\n%s", len(lines), scr)
+	}
+	tm.resize(70, 20)
+	tm.waitScreen("needs a terminal of at least 80x24 (this one is 70x20)")
+	tm.resize(200, 50)
+	tm.waitScreen("Needs you 0")
+
+	// A session started from another shell appears without a key.
+	w.mustStart("--title", "from another shell", "--linger", "0")
+	tm.waitScreen("from another shell")
+
+	// A line the agent writes reaches the screen (a figure: from its
+	// timestamp in the log to the screen that shows it).
+	id := w.mustStart("--title", "talker", "--linger", "0")
+	w.busyTurnWith(id, "/sleep 800\n/say MARKER-LATE\n/sleep 30000")
+	var seen time.Time
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if agentLineShown(tm.screen(), "MARKER-LATE") {
+			seen = time.Now()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's line never reached the board:\n%s", tm.screen())
+		}
+	}
+	var said time.Time
+	var text string // the agent's words stream in chunks: the one that completes the marker
+	for _, e := range w.events(id) {
+		if e.Type == eventlog.EventAgentMessage && !strings.Contains(text, "MARKER-LATE") {
+			text += e.Content
+			said = e.Time()
+		}
+	}
+	if said.IsZero() {
+		t.Fatalf("the board showed the agent's line before the log had it:\n%s", tm.screen())
+	}
+	lag := seen.Sub(said)
+	t.Logf("figure: a log line reached the board's screen %v after it was appended", lag.Round(time.Millisecond))
+	if lag > 2*time.Second { // the figure is 100 ms; the bound is generous for a loaded machine
+		t.Fatalf("a log line took %v to reach the screen", lag)
+	}
+
+	tm.keys("q")
+	if code := terminalExit(tm); code != "0" {
+		t.Fatalf("q: exit %s", code)
+	}
+	noBoardLeft(t, w)
+}
+
+func TestBoard_KeysActThroughTheCommands(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	crashed := w.mustStart("--title", "crashed", "--linger", "0")
+	w.crashMidTurn(crashed) // first: it kills every process of the home
+	if r := w.run("--permissions", "defer", "start", "--title", "wants to write", "/write out.txt from the board"); r.code != 7 {
+		t.Fatalf("a parked write exits 7: %s", r)
+	}
+	parked := w.onlyNew(map[string]string{"": crashed})
+	busy := w.mustStart("--title", "busy", "--linger", "0")
+	w.busyTurnWith(busy, "/sleep 30000")
+
+	tm := newTmux(t, w, kandevBin+" board")
+	tm.waitScreenAll("Needs you 1", "Running 1", "Needs resume 1", parked+" waiting-for-permission")
+
+	// y approves the parked write: the file is written.
+	tm.keys("y")
+	tm.waitScreen("approve " + parked + ": done")
+	waitFor(t, 30*time.Second, "the approved write", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.cwd, "out.txt"))
+		return strings.Contains(string(b), "from the board")
+	})
+
+	// c in Running cancels the turn.
+	tm.keys("l")
+	tm.waitScreen(busy + " running")
+	tm.keys("c")
+	tm.waitScreen("cancel " + busy + ": done")
+	w.waitForEvents(busy, "the cancelled turn", func(evs []eventlog.Event) bool {
+		return turnEnd(evs, lastTurn(evs)) == eventlog.StopCancelled
+	})
+
+	// r in Needs resume resumes in the terminal, then the board is back.
+	tm.keys("l")
+	tm.waitScreen(crashed + " needs-resume")
+	tm.keys("r")
+	tm.waitScreen("resume " + crashed + ": done")
+	if n := len(continuationTurns(w.events(crashed))); n != 1 {
+		t.Fatalf("the interrupted turn was continued %d times, want once", n)
+	}
+	tm.waitScreen("Needs resume 0")
+	tm.keys("q")
+	if code := terminalExit(tm); code != "0" {
+		t.Fatalf("q: exit %s", code)
+	}
+	noBoardLeft(t, w)
 }
