@@ -17,7 +17,7 @@ func TestColumnOf_EachBadgeGoesWhereItsNeedIs(t *testing.T) {
 		{verdict.BadgeWaitingForPermission, NeedsYou}, // a permission or a question parked
 		{verdict.BadgeWaitingForLimit, NeedsYou},
 		{verdict.BadgeFailed, NeedsYou},
-		{verdict.BadgePaused, NeedsYou}, // continuation paused for an operator
+		{verdict.BadgePaused, NeedsYou},  // continuation paused for an operator
 		{verdict.BadgeUnknown, NeedsYou}, // an unreadable record
 		{verdict.BadgeRunning, Running},
 		{verdict.BadgeNeedsResume, NeedsResume},
