@@ -54,7 +54,8 @@ type CLI struct {
 	Deny    denyCmd    `cmd:"" help:"Reject the permission request a session waits on (mode defer), or decline its question." group:"Live sessions:"`
 	Answer  answerCmd  `cmd:"" help:"Answer the agent's question a session waits on (mode defer)." group:"Live sessions:"`
 	Detach  detachCmd  `cmd:"" help:"Release the holder's attach lease." group:"Live sessions:"`
-	Set     setCmd     `cmd:"" help:"Change the agent's model, mode or options (a live owner applies them at once)." group:"Live sessions:"`
+	Set     setCmd     `cmd:"" help:"Change the agent's model, mode or options (live: at once)." group:"Live sessions:"`
+	Board   boardCmd   `cmd:"" help:"Every session at a glance by what it needs, live; keys act." group:"Live sessions:"`
 
 	Fork    forkCmd    `cmd:"" help:"A new session with the conversation up to a turn." group:"The conversation:"`
 	Rewind  rewindCmd  `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)." group:"The conversation:"`

@@ -1,0 +1,74 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// Terminal is where the board draws and reads keys.
+type Terminal struct {
+	In    io.Reader
+	Out   io.Writer
+	Color bool // false: no colour (NO_COLOR, --no-color)
+}
+
+// Renderer is the lipgloss renderer for out, without colour unless color.
+func Renderer(out io.Writer, color bool) *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(out)
+	if !color {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return r
+}
+
+// fps is how often the board may redraw. A change reaches the screen
+// within a frame (50 ms); a frame with nothing new draws nothing, but the
+// renderer still wakes for it, and those wake-ups are all the CPU an idle
+// board uses (about 1.5 ms a second at 30 frames on a small VM): 20 keeps
+// a log line under 100 ms from the screen for two thirds of that.
+const fps = 20
+
+// Run shows the live board on term until q (or ctx ends). It reads the
+// home once, then only the sessions whose files change; when it returns
+// the watch and every action it started beside it have ended.
+func Run(ctx context.Context, src *Source, run Runner, term Terminal, f Filter, allDone bool, now func() time.Time) error {
+	lo, err := src.LoadAll()
+	if err != nil {
+		return err
+	}
+	live := WatchHome(src)
+	defer live.Close()
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := NewModel(actx, lo, live, run, newStyles(Renderer(term.Out, term.Color)), now)
+	m.filter, m.expanded = f, allDone
+	m.arrange()
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(term.In), tea.WithOutput(term.Out),
+		tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithFPS(fps))
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// FirstScreen is what the board first draws on a w x h terminal, and all
+// the work of opening it (reading the home, arranging, drawing) without a
+// terminal: what a benchmark of opening the board measures.
+func FirstScreen(src *Source, w, h int, f Filter, allDone bool, now func() time.Time) (string, error) {
+	lo, err := src.LoadAll()
+	if err != nil {
+		return "", err
+	}
+	m := NewModel(context.Background(), lo, &Live{src: src}, Runner{}, newStyles(Renderer(io.Discard, false)), now)
+	m.filter, m.expanded = f, allDone
+	m.arrange()
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m.View(), nil
+}

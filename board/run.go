@@ -1,0 +1,144 @@
+package board
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Runner runs the kandev commands the keys stand for: this same binary,
+// with the board's global flags, so an action is exactly the command a
+// person would type.
+type Runner struct {
+	Exe  string   // the kandev binary (os.Executable)
+	Base []string // global flags for every command (--home, --config, ...)
+}
+
+func (r Runner) command(ctx context.Context, args []string) *exec.Cmd {
+	if ctx == nil {
+		return exec.Command(r.Exe, append(append([]string{}, r.Base...), args...)...)
+	}
+	return exec.CommandContext(ctx, r.Exe, append(append([]string{}, r.Base...), args...)...)
+}
+
+// actionDone is the outcome of an action that ran beside the board.
+type actionDone struct {
+	act  Action
+	line string // what to say about it, one line
+}
+
+// background runs a in its own process and reports one line: its last line
+// of output on failure, else that it was done. The board's context ends it
+// if the board quits first.
+func (r Runner) background(ctx context.Context, a Action) tea.Cmd {
+	return func() tea.Msg {
+		var out bytes.Buffer
+		cmd := r.command(ctx, a.Args)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return actionDone{act: a, line: outcome(a, err, out.String())}
+	}
+}
+
+// foreground hands the terminal to a and takes it back when it ends.
+func (r Runner) foreground(a Action) tea.Cmd {
+	return tea.ExecProcess(r.command(nil, a.Args), func(err error) tea.Msg {
+		return actionDone{act: a, line: outcome(a, err, "")}
+	})
+}
+
+// transcriptReady carries a transcript to show in the pager.
+type transcriptReady struct {
+	act  Action
+	text []byte
+	line string // set when the transcript could not be read
+}
+
+func (r Runner) transcript(ctx context.Context, a Action) tea.Cmd {
+	return func() tea.Msg {
+		var out, errOut bytes.Buffer
+		cmd := r.command(ctx, a.Args)
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			return transcriptReady{act: a, line: outcome(a, err, errOut.String())}
+		}
+		return transcriptReady{act: a, text: out.Bytes()}
+	}
+}
+
+// pager shows text in $PAGER (default less -R); without one, plainly,
+// until Enter.
+func pager(a Action, text []byte) tea.Cmd {
+	done := func(err error) tea.Msg { return actionDone{act: a, line: outcome(a, err, "")} }
+	words := strings.Fields(os.Getenv("PAGER"))
+	if len(words) == 0 {
+		words = []string{"less", "-R"}
+	}
+	if _, err := exec.LookPath(words[0]); err != nil {
+		return tea.Exec(&plainPager{text: text}, done)
+	}
+	cmd := exec.Command(words[0], words[1:]...)
+	cmd.Stdin = bytes.NewReader(text)
+	return tea.Exec(pagerCommand{cmd}, done)
+}
+
+// pagerCommand is a pager whose stdin is the text, not the terminal
+// (tea.ExecProcess would give it the terminal's).
+type pagerCommand struct{ *exec.Cmd }
+
+func (p pagerCommand) SetStdin(io.Reader)    {}
+func (p pagerCommand) SetStdout(w io.Writer) { p.Stdout = w }
+func (p pagerCommand) SetStderr(w io.Writer) { p.Stderr = w }
+
+// plainPager prints the text and waits for Enter: the pager where none is
+// installed.
+type plainPager struct {
+	text    []byte
+	in      io.Reader
+	out, eo io.Writer
+}
+
+func (p *plainPager) SetStdin(r io.Reader)  { p.in = r }
+func (p *plainPager) SetStdout(w io.Writer) { p.out = w }
+func (p *plainPager) SetStderr(w io.Writer) { p.eo = w }
+func (p *plainPager) Run() error {
+	if _, err := p.out.Write(p.text); err != nil {
+		return err
+	}
+	fmt.Fprint(p.out, "\n(Enter: back to the board) ")
+	var b [1]byte
+	for {
+		n, err := p.in.Read(b[:])
+		if err != nil || n == 1 && (b[0] == '\n' || b[0] == '\r') {
+			return nil
+		}
+	}
+}
+
+// outcome is the one line the board says about an action that ended.
+func outcome(a Action, err error, out string) string {
+	what := a.Name + " " + a.Args[1]
+	if err == nil {
+		return what + ": done"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if last := lastLine(out); last != "" {
+			return fmt.Sprintf("%s: exit %d: %s", what, ee.ExitCode(), last)
+		}
+		return fmt.Sprintf("%s: exit %d", what, ee.ExitCode())
+	}
+	return what + ": " + err.Error()
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return oneLine(lines[len(lines)-1])
+}
