@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/acp/surgery"
 	"github.com/kandev/kandev/eventlog"
@@ -230,12 +231,19 @@ func (c *recoverCmd) Run(env *Env) error {
 		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == verdict.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
+		if o, waits := limitWaits(s, env.Now()); waits {
+			results = append(results, o) // held back before the agent's limit, which has not reset yet
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%w: session %s %s", acp.ErrRateLimited, s.ID, o.Error)
+			}
+			continue
+		}
 		if err := setup.CheckTrust(s); err != nil {
 			// Named, not run: what a pull brought runs only once this machine agrees.
 			results = append(results, recoverOutcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
 			continue
 		}
-		job := owner.Job{AfterLimit: afterLimit}
+		job := owner.Job{AfterLimit: afterLimit, Unattended: true}
 		if env.Out.JSON {
 			job.Emit = func(eventlog.Event) {} // one JSON object for the whole command
 		}
@@ -243,6 +251,9 @@ func (c *recoverCmd) Run(env *Env) error {
 		o := recoverOutcome{ID: s.ID, Outcome: "continued"}
 		if err != nil {
 			o.Outcome, o.Error = "failed", err.Error()
+			if errors.Is(err, acp.ErrRateLimited) {
+				o.Outcome = "waits for the usage limit"
+			}
 			if firstErr == nil {
 				firstErr = err
 			}

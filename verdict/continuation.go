@@ -69,6 +69,8 @@ func DecideContinuation(s *state.Session, wt *worktree.Worktree, p ContinuationP
 		pause(state.PauseStopped, "the session was stopped explicitly (kandev stop)")
 	case capped:
 		pause(state.PauseCost, spent)
+	case s.AfterReset != nil && s.AfterReset.Exhausted != "":
+		pause(state.PauseAfterReset, s.AfterReset.Exhausted)
 	case AttemptsWithin(s.RestartAttempts, now, p.Window) >= p.MaxAttempts:
 		pause(state.PauseBudget, fmt.Sprintf("the automatic continuation budget is spent (%d continuations within %s)", p.MaxAttempts, p.Window))
 	default:

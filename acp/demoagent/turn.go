@@ -204,7 +204,11 @@ func (t *turn) directive(line string, before []string) error {
 			return errAborted
 		}
 	case "/limit":
-		if secs, err := strconv.Atoi(arg); err == nil && secs >= 0 {
+		if pct, reset, ok := strings.Cut(arg, " "); ok {
+			if u, ok := rateLimitUpdate(&t.s.file, pct, strings.TrimSpace(reset), time.Now()); ok {
+				return t.a.send(t.ctx, t.s.file.ID, u) // usage.go
+			}
+		} else if secs, err := strconv.Atoi(arg); err == nil && secs >= 0 {
 			return limitReached{resetAt: time.Now().Add(time.Duration(secs) * time.Second)}
 		}
 	}

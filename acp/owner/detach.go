@@ -178,6 +178,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	h, id := job.Home, job.SessionID
 	from := eventlog.Size(h.LogPath(id))
 	in := PromptInput(job)
+	in.Unattended = !follow // nobody follows it: [limits] treats it as unattended work
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err
 	}

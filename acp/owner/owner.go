@@ -104,6 +104,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	}
 	o.shutdown(err == nil && ctx.Err() == nil)
 	o.settleUsage()
+	o.reportWake()
 	o.res.Session = o.s
 	if werr := o.storageErr(); werr != nil {
 		// What was not written was not reported either; the write error is the cause.
@@ -221,6 +222,9 @@ type owner struct {
 	// for an agent that reports a usage limit as a message (answerLimit); under mu.
 	answerTurn, answerHead string
 
+	// wake is what an unattended wake did (window.go); under mu.
+	wake wakeState
+
 	errMu    sync.Mutex
 	writeErr error // the first failed log or record write
 }
@@ -229,6 +233,7 @@ type owner struct {
 // prompt, the interrupted turn's follow-up, the user's prompt, the inbox
 // and the interactive prompts, in that order; then the linger.
 func (o *owner) run(ctx context.Context) error {
+	o.beginWake()
 	if err := o.reattach(ctx); err != nil {
 		return err
 	}
@@ -357,6 +362,11 @@ func (o *owner) followUp(ctx context.Context) error {
 	p := o.plan
 	if p.FollowUp == FollowNothing {
 		return nil
+	}
+	if o.job.Unattended {
+		if err := o.unattendedTurn(); err != nil { // window.go
+			return err
+		}
 	}
 	// The attempt counts now; the follow-up is recorded as the turn's one
 	// once its prompt_sent is on disk (beginTurn): an owner killed before
