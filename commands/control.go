@@ -252,7 +252,7 @@ func (c *recoverCmd) Run(env *Env) error {
 		if err != nil {
 			o.Outcome, o.Error = "failed", err.Error()
 			if errors.Is(err, acp.ErrRateLimited) {
-				o.Outcome = "waits for the usage limit"
+				o.Outcome, o.Error = "waits for the usage limit", ""
 			}
 			if firstErr == nil {
 				firstErr = err

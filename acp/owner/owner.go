@@ -241,6 +241,9 @@ func (o *owner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.holdBeforeLaunch(); err != nil { // window.go
+		return err
+	}
 	if err := o.start(ctx); err != nil {
 		return err
 	}

@@ -64,7 +64,10 @@ func (o *owner) unattendedTurn() error {
 		return o.holdForLimit(s.RateLimit, pauseAt)
 	}
 	if ar := s.AfterReset; ar != nil {
-		b := limits.Budget{Turns: o.job.Config.Limits.AfterResetTurns, USD: o.job.Config.Limits.AfterResetUSD}
+		var b limits.Budget
+		if c := o.job.Config; c != nil {
+			b = limits.Budget{Turns: c.Limits.AfterResetTurns, USD: c.Limits.AfterResetUSD}
+		}
 		if why := limits.Exhausted(ar, sessionCost(s), b); why != "" {
 			return o.budgetSpent(why)
 		}
@@ -77,6 +80,21 @@ func (o *owner) unattendedTurn() error {
 	o.mu.Lock()
 	o.wake.turns++
 	o.mu.Unlock()
+	return nil
+}
+
+// holdBeforeLaunch holds an unattended wake back before it launches the
+// agent, when the only thing it came for (the interrupted turn's
+// follow-up) would wait for the window's reset anyway.
+func (o *owner) holdBeforeLaunch() error {
+	if !o.job.Unattended || o.plan.FollowUp == FollowNothing {
+		return nil
+	}
+	s := o.session()
+	pauseAt := o.job.Config.PauseAtPercent()
+	if limits.Decide(limits.GateInput{Window: s.RateLimit, PauseAt: pauseAt, Now: o.now()}) == limits.Wait {
+		return o.holdForLimit(s.RateLimit, pauseAt)
+	}
 	return nil
 }
 
