@@ -186,6 +186,9 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	sayQueued(job)
 	job.OwnInput = in.ID // an owner started here serves it as its caller's prompt
 	if !follow {
+		if heldForLimit(h, id) {
+			return d, nil // it waits for the agent's window to reset: kandev recover serves it then
+		}
 		return d, ensure(ctx, job)
 	}
 	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}

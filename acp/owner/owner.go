@@ -293,6 +293,9 @@ func (o *owner) prepare() (Plan, error) {
 		Prompt: o.job.Prompt, InitialPrompt: o.job.InitialPrompt, Maintenance: o.job.Maintenance,
 		OwnQueued: ownQueued(inbox, o.job.OwnInput),
 	})
+	if o.job.Prompt != "" || ownQueued(inbox, o.job.OwnInput) {
+		o.personHere() // window.go: a person's prompt ends the after-reset count
+	}
 	plan := o.plan
 	if plan.SettleLaggingRecord {
 		// A record that lagged behind a finished turn: nothing was cut off.

@@ -172,6 +172,21 @@ func (o *owner) beginWake() {
 	}
 }
 
+// personHere ends the after-reset count when a person's own prompt is
+// among what this owner serves: what they send goes, and the unattended
+// work queued before it with it (the person took over).
+func (o *owner) personHere() {
+	if o.s.AfterReset == nil {
+		return
+	}
+	o.update(func(s *state.Session) {
+		s.AfterReset = nil
+		if s.Pause != nil && s.Pause.Kind == state.PauseAfterReset {
+			s.Pause = nil
+		}
+	})
+}
+
 // wakeState is what this owner's unattended wake did, for its report.
 type wakeState struct {
 	turns    int
