@@ -291,3 +291,17 @@ func TestLimits_AfterResetTurnsPausesForAPersonAndTheWakeReportReachesTheNotifyH
 		return false
 	})
 }
+
+func TestLimits_AUsageLimitThatDoesNotSayWhenItResetsTakesTheWindowsReset(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.startWarm("30s")
+	w.mustRun("prompt", id, "/limit 99 3600")
+	window := w.window(id).Session.RateLimit.ResetsAt
+	if r := w.run("prompt", id, "/limit -"); r.code != 8 || !strings.Contains(r.stderr, "resets at") {
+		t.Fatalf("want exit 8 with the window's reset time: %s", r)
+	}
+	if _, reset := limitMarker(t, w.events(id)); !reset.Equal(*window) {
+		t.Fatalf("the limit's reset %v, want the window's %v", reset, window)
+	}
+}

@@ -210,6 +210,8 @@ func (t *turn) directive(line string, before []string) error {
 			}
 		} else if secs, err := strconv.Atoi(arg); err == nil && secs >= 0 {
 			return limitReached{resetAt: time.Now().Add(time.Duration(secs) * time.Second)}
+		} else if arg == "-" {
+			return limitReached{} // the limit, without saying when it resets
 		}
 	}
 	return t.message(roleAgent, "echo: "+line)
@@ -401,6 +403,9 @@ func chunksOf(s string, n int) []string {
 type limitReached struct{ resetAt time.Time }
 
 func (l limitReached) Error() string {
+	if l.resetAt.IsZero() {
+		return "Claude AI usage limit reached"
+	}
 	return fmt.Sprintf("Claude AI usage limit reached|%d", l.resetAt.Unix())
 }
 

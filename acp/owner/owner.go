@@ -369,10 +369,8 @@ func (o *owner) followUp(ctx context.Context) error {
 	if p.FollowUp == FollowNothing {
 		return nil
 	}
-	if o.job.Unattended {
-		if err := o.unattendedTurn(); err != nil { // window.go
-			return err
-		}
+	if err := o.unattendedFollowUp(); err != nil { // window.go
+		return err
 	}
 	// The attempt counts now; the follow-up is recorded as the turn's one
 	// once its prompt_sent is on disk (beginTurn): an owner killed before

@@ -83,6 +83,15 @@ func (o *owner) unattendedTurn() error {
 	return nil
 }
 
+// unattendedFollowUp is unattendedTurn for the interrupted turn's
+// follow-up, which only a kandev recover sends unattended.
+func (o *owner) unattendedFollowUp() error {
+	if !o.job.Unattended {
+		return nil
+	}
+	return o.unattendedTurn()
+}
+
 // holdBeforeLaunch holds an unattended wake back before it launches the
 // agent, when the only thing it came for (the interrupted turn's
 // follow-up) would wait for the window's reset anyway.
