@@ -197,7 +197,7 @@ func (c *Conn) record() {
 				c.noteReplayed(it.params)
 			default:
 				recorded = max(recorded, it.line)
-				batch = append(batch, updateToEvent(it.params, tools))
+				batch = append(batch, updateToEvents(it.params, tools)...)
 				if len(batch) >= 4096 {
 					flush()
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/acp/surgery"
 	"github.com/kandev/kandev/eventlog"
@@ -173,6 +174,27 @@ func (c *repairCmd) Run(env *Env) error {
 	return nil
 }
 
+// recoverOne runs one session's owner for recover: nobody follows what it
+// runs (unattended), and a session stopped by a usage limit whose reset has
+// passed is continued after it (afterLimit).
+func recoverOne(env *Env, id string, afterLimit bool) (recoverOutcome, error) {
+	job := owner.Job{AfterLimit: afterLimit, Unattended: true}
+	if env.Out.JSON {
+		job.Emit = func(eventlog.Event) {} // one JSON object for the whole command
+	}
+	res, err := runOwnerResult(env, id, job)
+	o := recoverOutcome{ID: id, Outcome: "continued"}
+	switch {
+	case errors.Is(err, acp.ErrRateLimited):
+		o.Outcome = "waits for the usage limit" // the error line says until when
+	case err != nil:
+		o.Outcome, o.Error = "failed", err.Error()
+	case res != nil && res.Session != nil && res.Session.Pause != nil:
+		o.Outcome = "paused"
+	}
+	return o, err
+}
+
 // recoverCmd is kandev recover.
 type recoverCmd struct {
 	ID        string `arg:"" optional:"" help:"Only this session (id or unique prefix)."`
@@ -230,24 +252,21 @@ func (c *recoverCmd) Run(env *Env) error {
 		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == verdict.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
+		if o, waits := limitWaits(s, env.Now()); waits {
+			results = append(results, o) // held back before the agent's limit, which has not reset yet
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%w: session %s %s", acp.ErrRateLimited, s.ID, o.Error)
+			}
+			continue
+		}
 		if err := setup.CheckTrust(s); err != nil {
 			// Named, not run: what a pull brought runs only once this machine agrees.
 			results = append(results, recoverOutcome{ID: s.ID, Outcome: "waits for trust", Error: "(kandev trust " + s.ID + ")"})
 			continue
 		}
-		job := owner.Job{AfterLimit: afterLimit}
-		if env.Out.JSON {
-			job.Emit = func(eventlog.Event) {} // one JSON object for the whole command
-		}
-		res, err := runOwnerResult(env, s.ID, job)
-		o := recoverOutcome{ID: s.ID, Outcome: "continued"}
-		if err != nil {
-			o.Outcome, o.Error = "failed", err.Error()
-			if firstErr == nil {
-				firstErr = err
-			}
-		} else if res != nil && res.Session != nil && res.Session.Pause != nil {
-			o.Outcome = "paused"
+		o, err := recoverOne(env, s.ID, afterLimit)
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
 		results = append(results, o)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/acp/owner"
+	"github.com/kandev/kandev/autostart"
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
@@ -78,6 +79,7 @@ func (c *doctorCmd) Run(env *Env) error {
 	checks = append(checks, agentChecks(env.Ctx, h, cfg)...)
 	checks = append(checks, containerChecks(env.Ctx, h, cfg)...)
 	checks = append(checks, gitCheck())
+	checks = append(checks, autostartCheck(h.Dir))
 
 	problems := 0
 	for _, ch := range checks {
@@ -487,4 +489,13 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// autostartCheck says whether the login-time job is on for the home; off
+// is no problem, only a choice.
+func autostartCheck(home string) check {
+	if abs, err := filepath.Abs(home); err == nil {
+		home = abs
+	}
+	return check{Name: "autostart", OK: true, Message: autostartLine("status", home, autostart.Check(home))}
 }

@@ -124,6 +124,8 @@ func eventSummary(e eventlog.Event) string {
 		s = usageSummary(e)
 	case eventlog.EventSetupChanged:
 		s = e.Source + ": " + e.Summary
+	case eventlog.EventLimit:
+		s = e.Summary
 	case eventlog.EventPermissionRequest, eventlog.EventPermissionResolved:
 		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
 	default:

@@ -29,6 +29,7 @@ func jsonOutputs() map[string]any {
 		"answer":             answerOutput{},
 		"approve":            answerOutput{},
 		"archive":            sessionOutput{},
+		"autostart":          autostartOutput{},
 		"cancel":             controlOutput{},
 		"clear":              rewindOutput{},
 		"close":              closeOutput{},

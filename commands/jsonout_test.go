@@ -86,7 +86,7 @@ func TestJSONOutputs_FieldNamesAreTheOnesScriptsRead(t *testing.T) {
 		{trustedServer{}, "name type,omitempty command,omitempty args,omitempty env_names,omitempty url,omitempty header_names,omitempty reads_env,omitempty"},
 		{usageOutput{}, "usage"},
 		{usageReport{}, "by groups since,omitempty total"},
-		{usageRow{}, "key,omitempty agent,omitempty sessions turns_with_usage cost,omitempty tokens,omitempty used,omitempty size,omitempty"},
+		{usageRow{}, "key,omitempty agent,omitempty sessions turns_with_usage cost,omitempty tokens,omitempty used,omitempty size,omitempty limit,omitempty"},
 	}
 	for _, tc := range cases {
 		typ := reflect.TypeOf(tc.v)

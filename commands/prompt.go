@@ -66,6 +66,9 @@ func (c *promptCmd) Run(env *Env) error {
 		return err
 	}
 	job.Queued.Steer = c.Steer
+	if !c.NoFollow {
+		warnNearLimit(env, job) // limit.go: a person's own prompt goes, with a warning
+	}
 	d, err := deliverPrompt(env.Ctx, job, c.Key, !c.NoFollow)
 	env.Out.Finish()
 	if d != nil && d.Queued && c.NoFollow {

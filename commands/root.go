@@ -65,9 +65,10 @@ type CLI struct {
 	Events  eventsCmd  `cmd:"" help:"Raw events of a session." group:"The conversation:"`
 	Usage   usageCmd   `cmd:"" help:"Tokens and cost agents reported, per session, agent or day." group:"The conversation:"`
 
-	Repair  repairCmd  `cmd:"" help:"Reconcile a session after a crash without relaunching." group:"After a crash:"`
-	Recover recoverCmd `cmd:"" help:"Continue every eligible interrupted session." group:"After a crash:"`
-	Doctor  doctorCmd  `cmd:"" help:"Check the home, the agents and git; print the fix for each problem." group:"After a crash:"`
+	Repair    repairCmd    `cmd:"" help:"Reconcile a session after a crash without relaunching." group:"After a crash:"`
+	Recover   recoverCmd   `cmd:"" help:"Continue every eligible interrupted session." group:"After a crash:"`
+	Doctor    doctorCmd    `cmd:"" help:"Check the home, the agents and git; print the fix for each problem." group:"After a crash:"`
+	Autostart autostartCmd `cmd:"" help:"Continue interrupted sessions at login: enable, disable or show the login-time job." group:"After a crash:"`
 
 	Done    doneCmd    `cmd:"" help:"Mark a session COMPLETED." group:"Finishing and housekeeping:"`
 	Archive archiveCmd `cmd:"" help:"Mark a session CANCELLED." group:"Finishing and housekeeping:"`

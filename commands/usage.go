@@ -10,6 +10,7 @@ import (
 
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/parallel"
+	"github.com/kandev/kandev/limits"
 	"github.com/kandev/kandev/state"
 )
 
@@ -36,7 +37,9 @@ type usageRow struct {
 	Tokens         *eventlog.Tokens `json:"tokens,omitempty"`
 	Used           int64            `json:"used,omitempty"` // by session: the context window as last reported
 	Size           int64            `json:"size,omitempty"`
-	seen           map[string]bool
+	// Limit is the agent's usage window as last reported (by session).
+	Limit *state.RateWindow `json:"limit,omitempty"`
+	seen  map[string]bool
 }
 
 // Run sums the usage of one session or of all of them.
@@ -169,6 +172,7 @@ func (c *usageCmd) group(groups map[string]*usageRow, r state.UsageRecord, day s
 			if r.Usage != nil {
 				g.Used, g.Size = r.Usage.Used, r.Usage.Size
 			}
+			g.Limit = r.RateLimit
 		}
 		groups[key] = g
 	}
@@ -299,6 +303,11 @@ func (c *usageCmd) writeTable(w io.Writer, rows []*usageRow, total usageRow) {
 	}
 	t.add(append(lead, rowFigures(&total)...)...)
 	t.write(w)
+	for _, r := range rows {
+		if r.Limit != nil {
+			fmt.Fprintf(w, "%s window: %s\n", r.Key, printableLine(limits.Describe(r.Limit)))
+		}
+	}
 }
 
 func rowFigures(r *usageRow) []string {

@@ -29,6 +29,8 @@ type Config struct {
 	// Runtime is [runtime]: the container engine for agents whose runtime
 	// is "container" (docs/containers.md).
 	Runtime RuntimeConfig `toml:"runtime"`
+	// Limits is [limits]: the agent's usage window and unattended work.
+	Limits LimitsConfig `toml:"limits"`
 }
 
 // RuntimeConfig is [runtime]: how an agent runs in a container.
@@ -254,6 +256,9 @@ func (c *Config) validate(defined func(key ...string) bool) error {
 	}
 	if c.Session.MaxWarm < 0 {
 		return fmt.Errorf("[session] max_warm = %d is negative; leave it out for the default (%d)", c.Session.MaxWarm, DefaultMaxWarm)
+	}
+	if err := c.Limits.validate(); err != nil {
+		return err
 	}
 	for _, name := range sortedKeys(c.Agents) {
 		if a := c.Agents[name]; a.LingerSeconds != nil && (*a.LingerSeconds < 0 || *a.LingerSeconds > MaxLingerSeconds) {

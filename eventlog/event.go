@@ -30,6 +30,9 @@ const (
 	// session/prompt to the agent: appended (fsync'd) just before the write,
 	// so a turn without it never reached the agent.
 	EventPromptSent = "prompt_sent"
+	// EventLimit is the agent's usage window as it reported it (Data: the
+	// window, state.RateWindow).
+	EventLimit = "limit"
 )
 
 // Turn sources for turn_started.
@@ -124,7 +127,7 @@ func KnownEventType(t string) bool {
 	switch t {
 	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
 		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
-		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage, EventPromptSent, EventSetupChanged:
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage, EventPromptSent, EventSetupChanged, EventLimit:
 		return true
 	}
 	return false

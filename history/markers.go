@@ -35,6 +35,13 @@ const (
 	// MarkerNotifyFailed: the [notify] command failed (exit status, timeout,
 	// could not start); said once per kind in an owner's life.
 	MarkerNotifyFailed MarkerKind = "notify_failed"
+	// MarkerLimitData: the agent's usage window report made no sense in
+	// part (a reset in the past or too far ahead, a percentage over 100);
+	// that part was clamped or ignored.
+	MarkerLimitData MarkerKind = "limit_data"
+	// MarkerWakeReport: what one unattended wake (kandev recover) did
+	// ("resumed N turns, spent X").
+	MarkerWakeReport MarkerKind = "wake_report"
 )
 
 // Marker severities.
@@ -72,6 +79,8 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSetupNotOffered:     SeverityWarning,
 	MarkerUsageLimit:          SeverityWarning,
 	MarkerNotifyFailed:        SeverityWarning,
+	MarkerLimitData:           SeverityWarning,
+	MarkerWakeReport:          SeverityInfo,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

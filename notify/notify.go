@@ -20,6 +20,7 @@ const (
 	EventTurnFailed = "turn_failed"
 	EventPaused     = "paused"      // automatic continuation paused for an operator
 	EventUsageLimit = "usage_limit" // the agent's usage limit was reached
+	EventWake       = "wake"        // an unattended wake after a reset reports what it did
 )
 
 // Note is the JSON object the [notify] command reads on stdin.
@@ -48,6 +49,8 @@ func For(e eventlog.Event, detached bool) (Note, bool) {
 		return Note{Event: EventPaused, Badge: verdict.BadgePaused, Summary: e.Summary}, true
 	case e.Type == eventlog.EventMarker && e.Kind == "usage_limit":
 		return Note{Event: EventUsageLimit, Badge: verdict.BadgeWaitingForLimit, Summary: e.Summary}, true
+	case e.Type == eventlog.EventMarker && e.Kind == "wake_report":
+		return Note{Event: EventWake, Badge: verdict.BadgeIdle, Summary: e.Summary}, true
 	case e.Type == eventlog.EventTurnEnded && detached:
 		switch e.StopReason {
 		case state.StopRateLimited, eventlog.StopShutdown:

@@ -27,6 +27,7 @@ func TestFor_WhichEventsNeedAPerson(t *testing.T) {
 		{"a rate-limited turn: its marker tells it", eventlog.Event{Type: eventlog.EventTurnEnded, StopReason: state.StopRateLimited}, true, "", ""},
 		{"a pause, in the foreground too", eventlog.Event{Type: eventlog.EventMarker, Kind: "continuation_paused", Summary: "Automatic continuation paused: x"}, false, EventPaused, verdict.BadgePaused},
 		{"a usage limit, in the foreground too", eventlog.Event{Type: eventlog.EventMarker, Kind: "usage_limit", Summary: "The agent's usage limit was reached"}, false, EventUsageLimit, verdict.BadgeWaitingForLimit},
+		{"a wake report, in the foreground too", eventlog.Event{Type: eventlog.EventMarker, Kind: "wake_report", Summary: "resumed 1 turn(s), spent 0.001 USD"}, false, EventWake, verdict.BadgeIdle},
 		{"another marker", eventlog.Event{Type: eventlog.EventMarker, Kind: "session_repaired"}, true, "", ""},
 		{"an agent message", eventlog.Event{Type: eventlog.EventAgentMessage, Content: "hi"}, true, "", ""},
 	}

@@ -78,10 +78,13 @@ type Input struct {
 	// Steer: a prompt for the running turn (kandev prompt --steer); an
 	// owner whose agent steers adds it to that turn, otherwise it is served
 	// as the next turn like any prompt.
-	Steer    bool      `json:"steer,omitempty"`
-	QueuedAt time.Time `json:"queued_at"`
-	Offset   int64     `json:"-"` // byte offset just past this entry
-	Start    int64     `json:"-"` // byte offset of this entry
+	Steer bool `json:"steer,omitempty"`
+	// Unattended: its sender does not follow it (prompt --no-follow), so
+	// it is treated as unattended work ([limits]).
+	Unattended bool      `json:"unattended,omitempty"`
+	QueuedAt   time.Time `json:"queued_at"`
+	Offset     int64     `json:"-"` // byte offset just past this entry
+	Start      int64     `json:"-"` // byte offset of this entry
 }
 
 // ParkedRequest is a permission request that waits for kandev approve or

@@ -19,6 +19,9 @@ type UsageLimit struct {
 	// Scheduled is the kandev recover the operating system was asked to run
 	// at the reset time (nil when none).
 	Scheduled *ScheduledRecover `json:"scheduled,omitempty"`
+	// Held: no turn hit the limit; kandev held unattended work back
+	// before it (pause_at_percent), so nothing was cut off.
+	Held bool `json:"held,omitempty"`
 }
 
 // ScheduledRecover is one kandev recover handed to the operating system's

@@ -151,6 +151,12 @@ type Session struct {
 	// LimitResumes counts the automatic continuations after a usage limit
 	// since a turn last ended otherwise (the resume_after_limit budget).
 	LimitResumes int `json:"limit_resumes,omitempty"`
+	// RateLimit is the agent's usage window as it last reported it.
+	RateLimit *RateWindow `json:"rate_limit,omitempty"`
+	// AfterReset counts unattended continuation since the last reset.
+	AfterReset *AfterReset `json:"after_reset,omitempty"`
+	// LastWake is what the last unattended wake (kandev recover) did.
+	LastWake *WakeReport `json:"last_wake,omitempty"`
 	// InboxOffset is the byte offset in the inbox up to which inputs were served.
 	InboxOffset int64 `json:"inbox_offset,omitempty"`
 	// InboxServed counts the inbox entries consumed (the queue generation).

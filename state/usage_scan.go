@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"time"
@@ -19,6 +20,8 @@ type UsageRecord struct {
 	Agent     string
 	Workspace string
 	Usage     *UsageTotals // nil when the session reported none
+	// RateLimit is the agent's usage window as last reported (nil: never).
+	RateLimit *RateWindow
 }
 
 // UsageRecords reads the usage totals of the records of ids (every record
@@ -34,13 +37,19 @@ func (h *Home) UsageRecords(ids []string) (recs []UsageRecord, skipped int, err 
 		if err != nil {
 			return read{}, true
 		}
-		f := gjson.GetManyBytes(b, "id", "format", "agent", "workspace", "usage")
+		f := gjson.GetManyBytes(b, "id", "format", "agent", "workspace", "usage", "rate_limit")
 		if f[0].String() != id || f[1].Int() > Format {
 			return read{}, true
 		}
 		r := UsageRecord{ID: id, Agent: f[2].String(), Workspace: f[3].String()}
 		if f[4].IsObject() {
 			r.Usage = usageTotalsOf(f[4])
+		}
+		if f[5].IsObject() {
+			var w RateWindow
+			if json.Unmarshal([]byte(f[5].Raw), &w) == nil {
+				r.RateLimit = &w
+			}
 		}
 		return read{r, true}, true
 	}

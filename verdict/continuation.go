@@ -49,7 +49,12 @@ func DecideContinuation(s *state.Session, wt *worktree.Worktree, p ContinuationP
 	d := ContinuationDecision{Turn: turn}
 	pause := func(kind, reason string) { d.Pause = &state.Pause{Kind: kind, Reason: reason, Turn: turn} }
 	spent, capped := CostCapReached(s.Usage, p.MaxCost)
+	afterReset := s.AfterReset != nil && s.AfterReset.Exhausted != ""
 	switch {
+	case turn == "" && afterReset:
+		// Unattended work after a reset spent its bound: queued prompts
+		// nobody follows wait for a person too.
+		pause(state.PauseAfterReset, s.AfterReset.Exhausted)
 	case turn == "":
 	case wt != nil && !wt.Valid:
 		pause(state.PauseWorktree, "the worktree is not usable: "+wt.Problem)
@@ -69,6 +74,8 @@ func DecideContinuation(s *state.Session, wt *worktree.Worktree, p ContinuationP
 		pause(state.PauseStopped, "the session was stopped explicitly (kandev stop)")
 	case capped:
 		pause(state.PauseCost, spent)
+	case afterReset:
+		pause(state.PauseAfterReset, s.AfterReset.Exhausted)
 	case AttemptsWithin(s.RestartAttempts, now, p.Window) >= p.MaxAttempts:
 		pause(state.PauseBudget, fmt.Sprintf("the automatic continuation budget is spent (%d continuations within %s)", p.MaxAttempts, p.Window))
 	default:

@@ -100,6 +100,10 @@ func Badge(s *state.Session, ownerAlive bool) string {
 		return BadgeCancelled
 	case s.Pause != nil:
 		return BadgePaused
+	case !ownerAlive && s.Limit != nil && s.Limit.Held:
+		// Unattended work held back before the agent's limit: what it holds
+		// (an interrupted turn, a queued prompt) waits for the reset.
+		return BadgeWaitingForLimit
 	case !ownerAlive && (s.State == state.StateRunning || s.State == state.StateStarting):
 		return BadgeNeedsResume
 	case !ownerAlive && s.Interrupted != nil && s.Interrupted.Turn != s.ContinuedTurn && s.InitialPrompt == "":

@@ -205,8 +205,14 @@ func (t *turn) directive(line string, before []string) error {
 			return errAborted
 		}
 	case "/limit":
-		if secs, err := strconv.Atoi(arg); err == nil && secs >= 0 {
+		if pct, reset, ok := strings.Cut(arg, " "); ok {
+			if u, ok := rateLimitUpdate(&t.s.file, pct, strings.TrimSpace(reset), time.Now()); ok {
+				return t.a.send(t.ctx, t.s.file.ID, u) // usage.go
+			}
+		} else if secs, err := strconv.Atoi(arg); err == nil && secs >= 0 {
 			return limitReached{resetAt: time.Now().Add(time.Duration(secs) * time.Second)}
+		} else if arg == "-" {
+			return limitReached{} // the limit, without saying when it resets
 		}
 	}
 	return t.message(roleAgent, "echo: "+line)
@@ -398,6 +404,9 @@ func chunksOf(s string, n int) []string {
 type limitReached struct{ resetAt time.Time }
 
 func (l limitReached) Error() string {
+	if l.resetAt.IsZero() {
+		return "Claude AI usage limit reached"
+	}
 	return fmt.Sprintf("Claude AI usage limit reached|%d", l.resetAt.Unix())
 }
 

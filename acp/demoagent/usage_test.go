@@ -2,6 +2,7 @@ package demoagent
 
 import (
 	"testing"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -41,5 +42,42 @@ func TestUsage_ReportedAtTheEndOfEachTurnCumulativeOverTheConversation(t *testin
 	_, us = p.prompt(t, id, "hello")
 	if u := lastUsage(t, us); u.Cost.Amount != 0.003 {
 		t.Errorf("third turn after resume costs %v in all, want 0.003", u.Cost.Amount)
+	}
+}
+
+func TestLimitDirective_SendsTheRateLimitInfoClaudesAdapterSends(t *testing.T) {
+	p := start(t, Options{Dir: t.TempDir()}, newClient(true))
+	id := p.newSession(t, t.TempDir())
+	before := time.Now().Unix()
+	_, us := p.prompt(t, id, "/limit 96 3600\n/say after")
+	var info map[string]any
+	spokeAfter := false
+	for _, u := range us {
+		if u.UsageUpdate != nil && u.UsageUpdate.Meta != nil {
+			info, _ = u.UsageUpdate.Meta["_claude/rateLimit"].(map[string]any)
+		}
+		spokeAfter = spokeAfter || info != nil && u.AgentMessageChunk != nil
+	}
+	if info == nil {
+		t.Fatalf("no usage_update with _meta[\"_claude/rateLimit\"]: %s", mustJSON(t, us))
+	}
+	reset, _ := info["resetsAt"].(float64)
+	if info["status"] != "allowed_warning" || info["rateLimitType"] != "five_hour" || info["utilization"] != 0.96 ||
+		int64(reset) < before+3600 || int64(reset) > before+3602 {
+		t.Fatalf("rate limit info %s", mustJSON(t, info))
+	}
+	// The turn goes on after it.
+	if !spokeAfter {
+		t.Fatal("the turn stopped at /limit PERCENT RESET_SECONDS")
+	}
+	// "-" leaves the reset out; 100 or more is rejected.
+	_, us = p.prompt(t, id, "/limit 100 -")
+	for _, u := range us {
+		if u.UsageUpdate != nil && u.UsageUpdate.Meta != nil {
+			info = u.UsageUpdate.Meta["_claude/rateLimit"].(map[string]any)
+		}
+	}
+	if _, has := info["resetsAt"]; has || info["status"] != "rejected" {
+		t.Fatalf("/limit 100 -: %s", mustJSON(t, info))
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // Delivery is what Dial did with what a command asked.
@@ -63,6 +65,7 @@ func deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 	}
 	from := eventlog.Size(h.LogPath(job.SessionID))
 	in := PromptInput(job)
+	in.Unattended = !follow // nobody follows it: [limits] treats it as unattended work
 	if err := h.Enqueue(job.SessionID, in); err != nil {
 		return nil, err
 	}
@@ -78,6 +81,14 @@ func deliver(ctx context.Context, job Job, follow bool) (*Delivery, error) {
 		return d, nil
 	}
 	return deliverFollow(ctx, job, d, t, from)
+}
+
+// heldForLimit reports a session whose unattended work waits for the
+// agent's usage window to reset: nothing is served for it before then
+// (kandev recover serves it after).
+func heldForLimit(h *state.Home, id string) bool {
+	s, err := h.LoadSession(id)
+	return err == nil && s.Limit != nil && s.Limit.Held && !verdict.LimitLifted(s.Limit, time.Now())
 }
 
 // inboxPending reports queued prompts past the served offset.
@@ -109,7 +120,7 @@ func refuseQueuedLinger(job Job) error {
 // owning the session have an owner: when none runs, a detached one is
 // started to serve them (a --no-follow prompt has nobody else to).
 func handOver(ctx context.Context, job Job) {
-	if !inboxPending(job.Home, job.SessionID) || ctx.Err() != nil || job.Serve == nil {
+	if !inboxPending(job.Home, job.SessionID) || ctx.Err() != nil || job.Serve == nil || heldForLimit(job.Home, job.SessionID) {
 		return
 	}
 	job.Detach, job.OwnInput = job.Serve, ""

@@ -178,6 +178,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	h, id := job.Home, job.SessionID
 	from := eventlog.Size(h.LogPath(id))
 	in := PromptInput(job)
+	in.Unattended = !follow // nobody follows it: [limits] treats it as unattended work
 	if err := h.Enqueue(id, in); err != nil {
 		return nil, err
 	}
@@ -185,6 +186,9 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	sayQueued(job)
 	job.OwnInput = in.ID // an owner started here serves it as its caller's prompt
 	if !follow {
+		if heldForLimit(h, id) {
+			return d, nil // it waits for the agent's window to reset: kandev recover serves it then
+		}
 		return d, ensure(ctx, job)
 	}
 	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}

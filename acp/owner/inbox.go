@@ -172,7 +172,15 @@ func (o *owner) serveInput(ctx context.Context, in state.Input) error {
 		o.turnMode, o.turnInput, o.turnAsker = "", "", nil
 		o.mu.Unlock()
 	}()
-	o.takeOverPause() // the operator's prompt, as one given here
+	if in.Unattended {
+		// Nobody follows it (prompt --no-follow): it waits before the
+		// agent's limit, and counts as unattended work (window.go).
+		if err := o.unattendedTurn(); err != nil {
+			return err
+		}
+	} else {
+		o.takeOverPause() // the operator's prompt, as one given here
+	}
 	source := eventlog.SourceQueued
 	if o.job.Detached && in.ID == o.job.OwnInput {
 		// The prompt of the command that started this owner: its own turn,

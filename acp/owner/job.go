@@ -46,6 +46,10 @@ type Job struct {
 	// AfterLimit: continue the session when the usage limit that stopped
 	// it has reset (kandev recover).
 	AfterLimit bool
+	// Unattended: nobody follows this owner's own turns (kandev recover, a
+	// scheduled wake): they wait before the agent's limit ([limits]
+	// pause_at_percent) and count against the after-reset budget.
+	Unattended bool
 	// OwnInput is the inbox input this process queued itself: its turn is
 	// emitted; turns served for other processes' inputs are not.
 	OwnInput string

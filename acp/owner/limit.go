@@ -32,6 +32,9 @@ var (
 // allows, and a usage_limit marker that says both.
 func (o *owner) limitReached(a acp.UsageLimitAnswer) (string, error) {
 	turn := o.currentTurn()
+	if a.ResetAt == nil {
+		a.ResetAt = o.windowReset() // the agent's last usage window report said when
+	}
 	lim := &state.UsageLimit{ReachedAt: o.now(), ResetAt: a.ResetAt, Said: history.Redact(a.Said), Turn: turn}
 	o.update(func(s *state.Session) { s.Limit = lim })
 	sched := o.scheduleAfterLimit(lim)
@@ -137,6 +140,14 @@ func (o *owner) continueAfterLimit(ctx context.Context) error {
 	lim := o.s.Limit
 	if !o.job.AfterLimit || lim == nil || !verdict.LimitLifted(lim, o.now()) {
 		return nil
+	}
+	if lim.Held {
+		// Nothing was cut off: the work held back is served next, as it was.
+		o.dropLimit()
+		return nil
+	}
+	if err := o.unattendedTurn(); err != nil { // window.go
+		return err
 	}
 	request := ""
 	if lim.Turn != "" {

@@ -104,6 +104,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	}
 	o.shutdown(err == nil && ctx.Err() == nil)
 	o.settleUsage()
+	o.reportWake()
 	o.res.Session = o.s
 	if werr := o.storageErr(); werr != nil {
 		// What was not written was not reported either; the write error is the cause.
@@ -221,6 +222,9 @@ type owner struct {
 	// for an agent that reports a usage limit as a message (answerLimit); under mu.
 	answerTurn, answerHead string
 
+	// wake is what an unattended wake did (window.go); under mu.
+	wake wakeState
+
 	errMu    sync.Mutex
 	writeErr error // the first failed log or record write
 }
@@ -229,11 +233,15 @@ type owner struct {
 // prompt, the interrupted turn's follow-up, the user's prompt, the inbox
 // and the interactive prompts, in that order; then the linger.
 func (o *owner) run(ctx context.Context) error {
+	o.beginWake()
 	if err := o.reattach(ctx); err != nil {
 		return err
 	}
 	plan, err := o.prepare()
 	if err != nil {
+		return err
+	}
+	if err := o.holdBeforeLaunch(); err != nil { // window.go
 		return err
 	}
 	if err := o.start(ctx); err != nil {
@@ -285,6 +293,9 @@ func (o *owner) prepare() (Plan, error) {
 		Prompt: o.job.Prompt, InitialPrompt: o.job.InitialPrompt, Maintenance: o.job.Maintenance,
 		OwnQueued: ownQueued(inbox, o.job.OwnInput),
 	})
+	if o.job.Prompt != "" || ownQueued(inbox, o.job.OwnInput) {
+		o.personHere() // window.go: a person's prompt ends the after-reset count
+	}
 	plan := o.plan
 	if plan.SettleLaggingRecord {
 		// A record that lagged behind a finished turn: nothing was cut off.
@@ -357,6 +368,9 @@ func (o *owner) followUp(ctx context.Context) error {
 	p := o.plan
 	if p.FollowUp == FollowNothing {
 		return nil
+	}
+	if err := o.unattendedFollowUp(); err != nil { // window.go
+		return err
 	}
 	// The attempt counts now; the follow-up is recorded as the turn's one
 	// once its prompt_sent is on disk (beginTurn): an owner killed before

@@ -140,6 +140,7 @@ func (o *owner) onEvents(evs []*eventlog.Event) {
 		fn()
 	}
 	o.appendUpdates(evs)  // usage.go: usage events also update the record's totals
+	o.noteWindows(evs)    // window.go: the agent's usage window goes on the record
 	o.noteAgentSetup(evs) // owner_setup.go: mode and option changes the agent reports
 	o.noteAgentTitle(evs) // title.go: the title the agent gives the session
 }
