@@ -124,6 +124,8 @@ func eventSummary(e eventlog.Event) string {
 		s = usageSummary(e)
 	case eventlog.EventSetupChanged:
 		s = e.Source + ": " + e.Summary
+	case eventlog.EventAgentSwitched:
+		s = e.From + " -> " + e.To
 	case eventlog.EventPermissionRequest, eventlog.EventPermissionResolved:
 		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
 	default:

@@ -35,6 +35,8 @@ const (
 	// MarkerNotifyFailed: the [notify] command failed (exit status, timeout,
 	// could not start); said once per kind in an owner's life.
 	MarkerNotifyFailed MarkerKind = "notify_failed"
+	// MarkerAgentSwitched: kandev switch moved the session to another agent.
+	MarkerAgentSwitched MarkerKind = "agent_switched"
 )
 
 // Marker severities.
@@ -72,6 +74,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSetupNotOffered:     SeverityWarning,
 	MarkerUsageLimit:          SeverityWarning,
 	MarkerNotifyFailed:        SeverityWarning,
+	MarkerAgentSwitched:       SeverityInfo,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

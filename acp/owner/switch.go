@@ -1,0 +1,58 @@
+package owner
+
+import (
+	"fmt"
+
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+)
+
+// FinishSwitch appends the agent_switched event (and its marker) of the
+// switch s holds as pending, unless the log already ends with it (a crash
+// came after the append, before the record was cleared), and clears it.
+// The record names the new agent before the event is written, so a crash
+// between the two leaves the session on one agent or the other, never on
+// none, and the event is written once. The caller owns the session and
+// holds log open: an owner at its start, a switch, or a repair.
+func FinishSwitch(h *state.Home, log *eventlog.EventLog, s *state.Session) error {
+	sw := s.SwitchPending
+	if sw == nil {
+		return nil
+	}
+	if !switchLogged(h.LogPath(s.ID), *sw) {
+		m := history.NewMarker(history.MarkerAgentSwitched, SwitchSummary(sw.From, sw.To), "")
+		if err := log.AppendSync(&eventlog.Event{Type: eventlog.EventAgentSwitched, From: sw.From, To: sw.To}, &m); err != nil {
+			return fmt.Errorf("switch %s: %w", s.ID, err)
+		}
+	}
+	ns, err := h.UpdateSession(s.ID, func(s *state.Session) error { s.SwitchPending = nil; return nil })
+	if err != nil {
+		return err
+	}
+	*s = *ns
+	return nil
+}
+
+// SwitchSummary is what the switch's marker says.
+func SwitchSummary(from, to string) string {
+	return fmt.Sprintf("Switched from agent %s to %s: the next turn starts %s with the conversation so far; the worktree is unchanged.", from, to, to)
+}
+
+// switchLogged reports whether the log already holds sw as its latest
+// switch, reading back from the end only past what may follow it (its
+// marker, a rewind's lines) to the first turn or message.
+func switchLogged(path string, sw state.AgentSwitch) bool {
+	found := false
+	_, _ = eventlog.ScanEventsBackward(path, func(e eventlog.Event, _ []byte) bool {
+		switch e.Type {
+		case eventlog.EventAgentSwitched:
+			found = e.From == sw.From && e.To == sw.To
+			return false
+		case eventlog.EventTurnStarted, eventlog.EventTurnEnded, eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventAgentStarted:
+			return false
+		}
+		return true
+	})
+	return found
+}
