@@ -65,8 +65,6 @@ func (c *switchCmd) Run(env *Env) error {
 		if id, err = forkToSwitch(env, h, id); err != nil {
 			return err
 		}
-	} else if err := closeIdleWarm(env, h, id); err != nil {
-		return err
 	}
 	if err := env.beforeCommit("kandev switch " + id); err != nil {
 		return err

@@ -192,7 +192,7 @@ func (srv *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (s
 		return sdk.NewSessionResponse{}, err
 	}
 	a, _ := sess.agentSetup()
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), Modes: a.Modes, Models: a.Models, ConfigOptions: sess.withAgentOption(a.ConfigOptions)}, nil
 }
 
 // LoadSession replays the stored conversation, then restores the agent.
@@ -213,7 +213,7 @@ func (srv *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) 
 		}
 	}
 	a, _ := sess.agentSetup()
-	return sdk.LoadSessionResponse{Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
+	return sdk.LoadSessionResponse{Modes: a.Modes, Models: a.Models, ConfigOptions: sess.withAgentOption(a.ConfigOptions)}, nil
 }
 
 // ResumeSession restores the agent without replaying the conversation.
@@ -231,7 +231,7 @@ func (srv *server) ResumeSession(ctx context.Context, req sdk.ResumeSessionReque
 		}
 	}
 	a, _ := sess.agentSetup()
-	return sdk.ResumeSessionResponse{Modes: a.Modes, Models: a.Models, ConfigOptions: a.ConfigOptions}, nil
+	return sdk.ResumeSessionResponse{Modes: a.Modes, Models: a.Models, ConfigOptions: sess.withAgentOption(a.ConfigOptions)}, nil
 }
 
 // CloseSession cancels a running turn and releases the agent; the session

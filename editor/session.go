@@ -313,7 +313,7 @@ func (s *session) emitFor(o *localOwner) func(eventlog.Event) {
 		stop, ended := o.claim.see(e)
 		ups := s.shown.of(e)
 		ups = slices.DeleteFunc(ups, s.shownAlready)
-		s.send(ups)
+		s.send(s.withAgentOptionIn(ups))
 		if ended {
 			select {
 			case o.ended <- stop:

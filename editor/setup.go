@@ -49,7 +49,7 @@ func (s *session) offeredBy(a acp.AgentSetup) {
 	}
 	if k := optionsKey(a.ConfigOptions); a.ConfigOptions != nil && k != s.shownOptions {
 		s.shownOptions = k
-		s.send(one(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: a.ConfigOptions}}))
+		s.send(one(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: s.withAgentOption(a.ConfigOptions)}}))
 	}
 }
 
@@ -149,6 +149,9 @@ func (srv *server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessio
 	default:
 		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "a config option's value is an id or a boolean"})
 	}
+	if key == AgentOptionID {
+		return srv.switchAgent(ctx, id, value) // agentoption.go
+	}
 	sess, err := srv.change(ctx, id, setup.Change{Options: map[string]string{key: value}}, func(a acp.AgentSetup) error {
 		if opt, ok := setup.OptionsOf(a.ConfigOptions)[key]; !ok || (!opt.Boolean && !slices.Contains(opt.Values, value)) {
 			return notOffered("config option", key+"="+value)
@@ -159,11 +162,7 @@ func (srv *server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessio
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
 	a, _ := sess.agentSetup()
-	opts := a.ConfigOptions
-	if opts == nil {
-		opts = []sdk.SessionConfigOption{}
-	}
-	return sdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: sess.withAgentOption(a.ConfigOptions)}, nil
 }
 
 func notOffered(kind, what string) error {

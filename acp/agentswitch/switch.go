@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/acp/surgery"
@@ -42,9 +43,43 @@ type Request struct {
 func FactsOf(h *state.Home, cfg *config.Config, s *state.Session, to string) Facts {
 	f := Facts{SessionID: s.ID, From: s.Agent, To: to, Agents: Agents(cfg), State: s.State}
 	alive, _ := h.OwnerAlive(s.ID)
-	f.Running = s.CurrentTurn != "" && alive || alive && (s.PermissionPending || h.PendingInputs(s) > 0)
+	turn := s.CurrentTurn != "" && !turnEnded(h.LogPath(s.ID), s.CurrentTurn)
+	f.Running = alive && (turn || s.PermissionPending || h.PendingInputs(s) > 0)
 	return f
 }
+
+// turnEnded reports whether the log at path holds the end of turn: a
+// live owner appends it just before it clears the record's turn, and a
+// switch asked for right after the turn is no switch mid-turn.
+func turnEnded(path, turn string) bool {
+	ended := false
+	_, _ = eventlog.ScanEventsBackward(path, func(e eventlog.Event, _ []byte) bool {
+		if e.TurnID != turn {
+			return true
+		}
+		// The turn's last line: its end, or the state written with it.
+		ended = e.Type == eventlog.EventTurnEnded || e.Type == eventlog.EventState && e.State == state.StateWaitingForInput
+		return false
+	})
+	return ended
+}
+
+// settleEndedTurn waits, briefly, for a live owner to clear from the
+// record a turn its log says ended, so that the warm owner can be closed.
+func settleEndedTurn(ctx context.Context, h *state.Home, id string) {
+	deadline := time.Now().Add(settleWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		s, err := h.LoadSession(id)
+		if err != nil || s.CurrentTurn == "" || !turnEnded(h.LogPath(id), s.CurrentTurn) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// settleWait bounds settleEndedTurn: the record follows the log's end of
+// a turn by one write.
+const settleWait = 2 * time.Second
 
 // Check decides a switch of session id from what is known before its owner
 // lock is taken: the refusal, or whether there is anything to do.
@@ -58,13 +93,17 @@ func Check(h *state.Home, cfg *config.Config, id, to string) (Verdict, error) {
 	return v, Refusal(f, v)
 }
 
-// Switch moves the session to agent req.To. A live owner must be gone
-// already (the caller closes an idle warm one the way kandev close does):
-// one that still runs is a running turn, refused. A turn its owner died in
+// Switch moves the session to agent req.To. A warm owner that keeps the
+// old agent idle is closed first, the way kandev close does; one that runs
+// a turn is refused. A turn its owner died in
 // is repaired first. A session that travels between machines is claimed
 // for the switch and pushed with it.
 func Switch(ctx context.Context, req Request) (*Report, error) {
 	h, id := req.Home, req.SessionID
+	settleEndedTurn(ctx, h, id)
+	if err := owner.CloseIdleWarm(ctx, h, id); err != nil {
+		return nil, err
+	}
 	if _, err := surgery.Repair(h, id, eventlog.StopShutdown, false); err != nil {
 		return nil, busy(h, req, err)
 	}
