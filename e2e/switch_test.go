@@ -15,7 +15,9 @@ import (
 // switchWorld is a world with "plain", a demo agent that restores
 // natively neither by resume nor by load (only the resume context brings
 // its conversation back), "ghost", a profile whose command is not
-// installed, and "broken", an installed command that is no ACP agent.
+// installed, "broken", an installed command that is no ACP agent, and
+// "opts", a demo agent that offers its setup as config options (with a
+// boolean "fast" the others do not offer).
 func switchWorld(t *testing.T) *world {
 	w := newWorld(t)
 	w.config(`
@@ -25,6 +27,8 @@ command = ["` + kandevBin + `", "demo-agent", "--no-resume", "--no-load"]
 command = ["/nonexistent/ghost-agent"]
 [agents.broken]
 command = ["` + kandevBin + `", "no-such-subcommand"]
+[agents.opts]
+command = ["` + kandevBin + `", "demo-agent", "--setup-as-options"]
 `)
 	return w
 }
@@ -176,7 +180,7 @@ func TestSwitch_BadInputIsRefusedWithTheRightCode(t *testing.T) {
 		if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.says) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Fatalf("switch to %s: want exit %d saying %q:\n%s", tc.agent, tc.code, tc.says, r)
 		}
-		if strings.Contains(tc.says, "installed agents") && (!strings.Contains(r.stderr, "demo, plain") || strings.Contains(r.stderr, "ghost,")) {
+		if strings.Contains(tc.says, "installed agents") && (!strings.Contains(r.stderr, "demo, opts, plain") || strings.Contains(r.stderr, "ghost")) {
 			t.Fatalf("the installed agents are not all named:\n%s", r)
 		}
 	}
@@ -263,5 +267,35 @@ func TestSwitch_KilledBetweenTheRecordAndTheEventLeavesTheNewAgent(t *testing.T)
 	assertNoSeqGap(t, evs)
 	if w.session(id).SwitchPending != nil {
 		t.Fatal("the pending switch was not cleared")
+	}
+}
+
+func TestSwitch_SetupCarriesOverWhereOfferedAndWhatIsNotIsNamed(t *testing.T) {
+	t.Parallel()
+	w := switchWorld(t)
+	id, r := w.start("--agent", "opts", "--model", "demo-large", "--mode", "code", "--set", "effort=high", "--set", "fast=on", "remember APPLE")
+	mustOK(t, r)
+	sw := w.mustRun("switch", id, "--agent", "plain")
+	if !strings.Contains(sw.stdout, "setup carried over: ") || !strings.Contains(sw.stdout, "demo-large") {
+		t.Fatalf("switch does not say what setup carries over:\n%s", sw)
+	}
+	p := w.mustRun("prompt", id, "/setup")
+	if !strings.Contains(p.stdout, "mode: code, model: demo-large, options: effort=high") {
+		t.Fatalf("plain does not run the carried setup:\n%s", p)
+	}
+	if !strings.Contains(p.stderr, "option fast") || strings.Count(p.stderr, "option fast") != 1 {
+		t.Fatalf("what plain does not offer is not named in one line:\n%s", p)
+	}
+	var named int
+	for _, e := range ofType(w.events(id), eventlog.EventMarker) {
+		if e.Kind == "setup_not_offered" && strings.Contains(e.Summary, "fast") {
+			named++
+		}
+	}
+	if named != 1 {
+		t.Fatalf("%d setup_not_offered markers name fast, want 1", named)
+	}
+	if s := w.session(id).Setup; s == nil || s.Model != "demo-large" || s.Mode != "code" || s.Options["effort"] != "high" || s.Options["fast"] != "" {
+		t.Fatalf("the recorded setup is not what plain runs: %+v", s)
 	}
 }
