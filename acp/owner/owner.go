@@ -77,9 +77,8 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
-	if s.Agent != "" && job.Profile.Name != "" && s.Agent != job.Profile.Name {
-		// kandev switch moved the session between this command's read and the lock.
-		return nil, fmt.Errorf("%w: session %s was switched to agent %s while this command started with %s; run it again", state.ErrOwnerBusy, s.ID, s.Agent, job.Profile.Name)
+	if job, err = switchedMeanwhile(job, s); err != nil {
+		return nil, err
 	}
 	if err := setup.CheckTrust(s); err != nil {
 		return nil, err // the claim brought the remote's newer record, with servers not trusted here

@@ -3,6 +3,8 @@ package owner
 import (
 	"fmt"
 
+	"github.com/kandev/kandev/acp"
+
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -55,4 +57,21 @@ func switchLogged(path string, sw state.AgentSwitch) bool {
 		return true
 	})
 	return found
+}
+
+// switchedMeanwhile is job for the agent record s names: kandev switch (here,
+// or on another machine, brought by the claim) may have moved the session
+// after the command read the record it took the profile from. A local
+// agent's profile is looked up again; an agent in a container was set up
+// for the old one, so the command is run again instead.
+func switchedMeanwhile(job Job, s *state.Session) (Job, error) {
+	if s.Agent == "" || job.Profile.Name == "" || s.Agent == job.Profile.Name {
+		return job, nil
+	}
+	p, err := acp.LookupProfile(job.Config, s.Agent)
+	if err != nil || job.Launch != nil {
+		return job, fmt.Errorf("%w: session %s was switched to agent %s while this command started with %s; run it again", state.ErrOwnerBusy, s.ID, s.Agent, job.Profile.Name)
+	}
+	job.Profile = p
+	return job, nil
 }
