@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/agentswitch"
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/notify"
@@ -91,7 +92,7 @@ func ExitCode(err error) int {
 	case errors.Is(err, owner.ErrStorage):
 		return ExitError
 	case errors.Is(err, ErrUsage), errors.Is(err, state.ErrAmbiguous), errors.Is(err, state.ErrInvalidID), errors.Is(err, config.ErrConfig),
-		errors.Is(err, state.ErrPromptTooLarge):
+		errors.Is(err, state.ErrPromptTooLarge), errors.Is(err, agentswitch.ErrBadAgent):
 		return ExitUsage
 	case errors.Is(err, state.ErrLeaseHeld), errors.Is(err, state.ErrOwnerBusy),
 		errors.Is(err, remote.ErrClaimHeld), errors.Is(err, remote.ErrFenced), errors.Is(err, remote.ErrDiverged),

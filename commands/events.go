@@ -126,6 +126,8 @@ func eventSummary(e eventlog.Event) string {
 		s = e.Source + ": " + e.Summary
 	case eventlog.EventLimit:
 		s = e.Summary
+	case eventlog.EventAgentSwitched:
+		s = e.From + " -> " + e.To
 	case eventlog.EventPermissionRequest, eventlog.EventPermissionResolved:
 		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
 	default:

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/acp/agentswitch"
 	"github.com/kandev/kandev/acp/surgery"
 	"github.com/kandev/kandev/container"
 	"github.com/kandev/kandev/history"
@@ -58,6 +59,7 @@ func jsonOutputs() map[string]any {
 		"set":                setOutput{},
 		"set --title":        setTitleOutput{},
 		"start":              state.Session{},
+		"switch":             switchOutput{},
 		"status":             statusOutput{},
 		"stop":               controlOutput{},
 		"transcript":         transcriptPage{},
@@ -305,3 +307,10 @@ type usageReport struct {
 // ptr is a pointer to v: a field that is absent in one shape of an
 // output and present, maybe as a zero value, in another.
 func ptr[T any](v T) *T { return &v }
+
+// switchOutput is kandev switch (with a prompt, the prompt's stream follows it).
+type switchOutput struct {
+	ForkedFrom string              `json:"forked_from,omitempty"`
+	Session    *state.Session      `json:"session"`
+	Switch     *agentswitch.Report `json:"switch"`
+}

@@ -201,19 +201,9 @@ func (c *closeCmd) closeAll(env *Env) error {
 	return nil
 }
 
-// waitOwnerGone waits for the owner lock of id to be released, and for its
-// agent, which its supervisor may still be stopping, to be gone.
+// waitOwnerGone waits for the owner of id and its agent to be gone.
 func waitOwnerGone(env *Env, h *state.Home, id string) error {
-	for {
-		if alive, _ := h.OwnerAlive(id); !alive && !h.AgentAlive(id) {
-			return nil
-		}
-		select {
-		case <-env.Ctx.Done():
-			return fmt.Errorf("%w: stopped waiting; session %s still closes", owner.ErrInterrupted, id)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return owner.AwaitOwnerGone(env.Ctx, h, id)
 }
 
 // approveCmd is kandev approve.

@@ -60,7 +60,8 @@ type CLI struct {
 	Fork    forkCmd    `cmd:"" help:"A new session with the conversation up to a turn." group:"The conversation:"`
 	Rewind  rewindCmd  `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)." group:"The conversation:"`
 	Clear   clearCmd   `cmd:"" help:"Start the agent over with no history; the log keeps everything." group:"The conversation:"`
-	Compact compactCmd `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn." group:"The conversation:"`
+	Switch  switchCmd  `cmd:"" help:"Go on with another agent: the conversation and worktree carry over." group:"The conversation:"`
+	Compact compactCmd `cmd:"" help:"Have the agent compact its conversation in a maintenance turn." group:"The conversation:"`
 	Search  searchCmd  `cmd:"" help:"Find text in the messages, thoughts and tool calls of sessions." group:"The conversation:"`
 	Events  eventsCmd  `cmd:"" help:"Raw events of a session." group:"The conversation:"`
 	Usage   usageCmd   `cmd:"" help:"Tokens and cost agents reported, per session, agent or day." group:"The conversation:"`

@@ -112,24 +112,9 @@ func rewind(env *Env, ref SessionRef, to int64, lease LeaseFlags) error {
 }
 
 // closeIdleWarm ends the warm owner of session id when all it does is keep
-// an idle agent alive: surgery needs the session to itself, and the next
-// prompt restores the agent anyway. A running turn or queued input is
-// left alone (the surgery then refuses, exit 3).
+// an idle agent alive (owner.CloseIdleWarm).
 func closeIdleWarm(env *Env, h *state.Home, id string) error {
-	if alive, _ := h.OwnerAlive(id); !alive {
-		return nil
-	}
-	s, err := h.LoadSession(id)
-	if err != nil {
-		return err
-	}
-	if !s.OwnerDetached || s.CurrentTurn != "" || s.PermissionPending || h.PendingInputs(s) > 0 {
-		return nil
-	}
-	if err := h.Enqueue(id, &state.Input{Kind: state.InputClose}); err != nil {
-		return err
-	}
-	return waitOwnerGone(env, h, id)
+	return owner.CloseIdleWarm(env.Ctx, h, id)
 }
 
 // asUsage turns a seq that is not a turn boundary into a usage error.

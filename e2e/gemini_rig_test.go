@@ -83,7 +83,12 @@ func newGeminiRig(t *testing.T, fakeArgs ...string) *geminiRig {
 // newGeminiRigWith is newGeminiRig on the Gemini CLI at bin.
 func newGeminiRigWith(t *testing.T, bin string, fakeArgs ...string) *geminiRig {
 	t.Helper()
-	w := newWorld(t)
+	return newGeminiRigIn(t, newWorld(t), bin, fakeArgs...)
+}
+
+// newGeminiRigIn is newGeminiRigWith on the world w (which its config replaces).
+func newGeminiRigIn(t *testing.T, w *world, bin string, fakeArgs ...string) *geminiRig {
+	t.Helper()
 	r := &geminiRig{world: w, geminiHome: t.TempDir()}
 	if err := os.MkdirAll(filepath.Join(r.geminiHome, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)

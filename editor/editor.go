@@ -196,7 +196,7 @@ func (srv *server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (s
 		return sdk.NewSessionResponse{}, err
 	}
 	a, _ := sess.agentSetup()
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), Modes: a.Modes, ConfigOptions: srv.shownOptions(a)}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID), Modes: a.Modes, ConfigOptions: sess.optionsShown(a)}, nil
 }
 
 // LoadSession replays the stored conversation, then restores the agent.
@@ -217,7 +217,7 @@ func (srv *server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) 
 		}
 	}
 	a, _ := sess.agentSetup()
-	return sdk.LoadSessionResponse{Modes: a.Modes, ConfigOptions: srv.shownOptions(a)}, nil
+	return sdk.LoadSessionResponse{Modes: a.Modes, ConfigOptions: sess.optionsShown(a)}, nil
 }
 
 // ResumeSession restores the agent without replaying the conversation.
@@ -235,7 +235,7 @@ func (srv *server) ResumeSession(ctx context.Context, req sdk.ResumeSessionReque
 		}
 	}
 	a, _ := sess.agentSetup()
-	return sdk.ResumeSessionResponse{Modes: a.Modes, ConfigOptions: srv.shownOptions(a)}, nil
+	return sdk.ResumeSessionResponse{Modes: a.Modes, ConfigOptions: sess.optionsShown(a)}, nil
 }
 
 // CloseSession cancels a running turn and releases the agent; the session

@@ -46,6 +46,13 @@ func (srv *server) shownOptions(a acp.AgentSetup) []sdk.SessionConfigOption {
 	return srv.forEditor(opts)
 }
 
+// optionsShown is srv.shownOptions with the _kandev/agent option after
+// the agent's own (agentoption.go): what every answer and
+// config_option_update shows the editor.
+func (s *session) optionsShown(a acp.AgentSetup) []sdk.SessionConfigOption {
+	return s.withAgentOption(s.srv.shownOptions(a))
+}
+
 // forEditor rewrites the options this editor did not declare it takes.
 func (srv *server) forEditor(opts []sdk.SessionConfigOption) []sdk.SessionConfigOption {
 	if opts == nil || srv.caps.booleanOptions.Load() {
@@ -89,7 +96,7 @@ func (s *session) shownUpdate(u sdk.SessionUpdate) sdk.SessionUpdate {
 		a = *last
 	}
 	a.ConfigOptions = u.ConfigOptionUpdate.ConfigOptions
-	opts := s.srv.shownOptions(a)
+	opts := s.optionsShown(a)
 	if opts == nil {
 		opts = []sdk.SessionConfigOption{}
 	}

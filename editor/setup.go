@@ -138,6 +138,9 @@ func (srv *server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessio
 	default:
 		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "a config option's value is an id or a boolean"})
 	}
+	if key == AgentOptionID {
+		return srv.switchAgent(ctx, id, value) // agentoption.go
+	}
 	sess, err := srv.change(ctx, id, srv.optionChange(id, key, value), func(a acp.AgentSetup) error {
 		if _, modelOption := a.PublishedOptions(); key == modelOption && modelOption != "" {
 			if !slices.Contains(a.Models.Available, value) {
@@ -154,7 +157,7 @@ func (srv *server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessio
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
 	a, _ := sess.agentSetup()
-	opts := srv.shownOptions(a)
+	opts := sess.optionsShown(a)
 	if opts == nil {
 		opts = []sdk.SessionConfigOption{}
 	}

@@ -88,6 +88,8 @@ type Event struct {
 	Diagnostic string `json:"diagnostic,omitempty"` // marker
 
 	Epoch int    `json:"epoch,omitempty"`  // rewind: the epoch the fence begins
+	From  string `json:"from,omitempty"`   // agent_switched: the agent before
+	To    string `json:"to,omitempty"`     // agent_switched: the agent after
 	ToSeq *int64 `json:"to_seq,omitempty"` // rewind: the last seq kept (0: none, a clear)
 	// usage: as the agent reported it (Cost is cumulative for its own
 	// session), and SessionCost, kandev's total for the session after it.
@@ -127,7 +129,8 @@ func KnownEventType(t string) bool {
 	switch t {
 	case EventUserMessage, EventAgentMessage, EventAgentThought, EventToolCall, EventToolResult,
 		EventPlan, EventTurnStarted, EventTurnEnded, EventState, EventAgentStarted, EventAgentExited,
-		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage, EventPromptSent, EventSetupChanged, EventLimit:
+		EventPermissionRequest, EventPermissionResolved, EventMarker, EventAgentUpdate, EventRewind, EventUsage, EventPromptSent, EventSetupChanged, EventLimit,
+		EventAgentSwitched:
 		return true
 	}
 	return false
@@ -155,3 +158,8 @@ const (
 // EventSetupChanged is logged when the session's setup changes: set on
 // start or fork, by kandev set, or reported by the agent itself.
 const EventSetupChanged = "setup_changed"
+
+// EventAgentSwitched is logged when kandev switch moved the session to
+// another agent (From, To): the next turn starts To with the conversation
+// so far as its resume context.
+const EventAgentSwitched = "agent_switched"

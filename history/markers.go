@@ -42,6 +42,8 @@ const (
 	// MarkerWakeReport: what one unattended wake (kandev recover) did
 	// ("resumed N turns, spent X").
 	MarkerWakeReport MarkerKind = "wake_report"
+	// MarkerAgentSwitched: kandev switch moved the session to another agent.
+	MarkerAgentSwitched MarkerKind = "agent_switched"
 )
 
 // Marker severities.
@@ -81,6 +83,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerNotifyFailed:        SeverityWarning,
 	MarkerLimitData:           SeverityWarning,
 	MarkerWakeReport:          SeverityInfo,
+	MarkerAgentSwitched:       SeverityInfo,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

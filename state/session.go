@@ -93,6 +93,13 @@ type Session struct {
 	// RewindPending is a rewind recorded here but perhaps not yet in the
 	// log: the next command that owns the session appends its fence.
 	RewindPending *eventlog.Rewind `json:"rewind_pending,omitempty"`
+	// SwitchPending is an agent switch recorded here (Agent is already its
+	// To) but perhaps not yet in the log: the next command that owns the
+	// session appends its agent_switched event (state/switch.go).
+	SwitchPending *AgentSwitch `json:"agent_switch_pending,omitempty"`
+	// AgentNew: the agent was switched and has not started since, so its
+	// first start answers for the setup as a new session's does.
+	AgentNew bool `json:"agent_new,omitempty"`
 
 	// AgentCommand is the command line the session's agent was launched with;
 	// a change pauses automatic continuation.

@@ -302,6 +302,7 @@ func (t *inputTurn) see0(e eventlog.Event) {
 			t.turnID, t.awaiting = e.TurnID, false
 			t.steered = steeredInto(e, t.inputID)
 		} else {
+			t.seeBeforeTurn(e)
 			return
 		}
 		t.turnID, t.awaiting = e.TurnID, false
@@ -444,4 +445,13 @@ func cutOffError(h *state.Home, id string, t *inputTurn) error {
 		return fmt.Errorf("%w: the owner of session %s died during turn %s and its continuation is paused: %s (kandev status %s)", ErrNotResumable, id, t.cutTurn, s.Pause.Reason, id)
 	}
 	return fmt.Errorf("the owner of session %s died during turn %s, which is not continued (automatic continuation is off): kandev recap %s shows where it stopped; kandev prompt %s \"...\" goes on", id, t.cutTurn, id, id)
+}
+
+// seeBeforeTurn shows what the restore that serves this input says about
+// the setup before the turn starts (what the agent does not offer of it,
+// after a switch or a kandev set), as an owner in this command shows it.
+func (t *inputTurn) seeBeforeTurn(e eventlog.Event) {
+	if t.emit != nil && e.Type == eventlog.EventMarker && e.TurnID == "" && e.Kind == string(history.MarkerSetupNotOffered) {
+		t.emit(e)
+	}
 }

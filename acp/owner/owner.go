@@ -77,6 +77,9 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	if state.IsTerminal(s.State) {
 		return nil, NotResumableState(s.ID, s.State)
 	}
+	if job, err = switchedMeanwhile(job, s); err != nil {
+		return nil, err
+	}
 	if err := setup.CheckTrust(s); err != nil {
 		return nil, err // the claim brought the remote's newer record, with servers not trusted here
 	}
@@ -93,6 +96,9 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		o.log.Close()
 	}()
 	if err := FinishRewind(job.Home, log, o.s); err != nil {
+		return nil, err
+	}
+	if err := FinishSwitch(job.Home, log, o.s); err != nil {
 		return nil, err
 	}
 	if torn > 0 {

@@ -101,6 +101,10 @@ type Plan struct {
 	UseFlag bool
 	// FirstLaunch: no agent was ever launched for the session.
 	FirstLaunch bool
+	// SetupFresh: the agent about to start never ran this session (its
+	// first launch, or the first after kandev switch), so what it does not
+	// answer about the setup is not kept as the person's choice.
+	SetupFresh bool
 	// Ladder is the restore ladder's input without the capabilities, which
 	// only the agent's initialize answer gives.
 	Ladder acp.LadderInput
@@ -123,6 +127,7 @@ func NewPlan(in PlanInput) Plan {
 		SettleLaggingRecord: s.State == state.StateRunning && s.CurrentTurn == "",
 		Repair:              s.CurrentTurn != "",
 		FirstLaunch:         !s.AgentLaunched,
+		SetupFresh:          !s.AgentLaunched || s.AgentNew,
 		SendPrompt:          in.Prompt != "",
 		Maintenance:         in.Maintenance,
 		Turns:               s.Turns,

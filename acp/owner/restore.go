@@ -144,7 +144,7 @@ func (o *owner) launch(ctx context.Context, withFlag bool) (sdk.InitializeRespon
 	}
 	capsJSON, _ := json.Marshal(init)
 	o.agentInfo, o.agentCaps = init.AgentInfo, init.AgentCapabilities
-	o.update(func(s *state.Session) { s.Capabilities = capsJSON })
+	o.update(func(s *state.Session) { s.Capabilities = capsJSON; s.AgentNew = false })
 	return init, nil
 }
 

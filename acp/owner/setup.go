@@ -68,7 +68,7 @@ func (o *owner) applySetup(ctx context.Context) []string {
 	applied, refused := o.applySteps(ctx, steps)
 	o.notOffered(append(missing, refused...))
 	o.offeredChanged()
-	if runs := setup.Runs(o.s.Setup, o.conn.Offered(), o.plan.FirstLaunch); !setup.Equal(runs, o.s.Setup) {
+	if runs := setup.Runs(o.s.Setup, o.conn.Offered(), o.plan.SetupFresh); !setup.Equal(runs, o.s.Setup) {
 		o.update(func(s *state.Session) { s.Setup = runs })
 		o.append(true, SetupChangedEvent(SetupFromAgent, runs, nil, missing))
 	}

@@ -50,6 +50,9 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	if err := owner.FinishRewind(h, log, s); err != nil {
 		return nil, err
 	}
+	if err := owner.FinishSwitch(h, log, s); err != nil {
+		return nil, err
+	}
 	rep.TornBytes = torn
 	// Every write below returns its error: a stop or repair that could not
 	// be written must not look done (the turn would be continued later).

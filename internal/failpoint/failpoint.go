@@ -63,3 +63,9 @@ const PullChecked = "pull-checked"
 // ClaimTakenForFailedTurn is an owner's point after its turn failed and
 // before it releases the claim it took for that turn.
 const ClaimTakenForFailedTurn = "claim-taken-for-failed-turn"
+
+// AgentSwitchRecorded is kandev switch's point after the record names the
+// new agent and before the agent_switched event is in the log: a process
+// stopped here leaves the session on the new agent, and the next command
+// that owns it writes the event.
+const AgentSwitchRecorded = "agent-switch-recorded"
