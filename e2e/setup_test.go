@@ -160,7 +160,7 @@ func TestSet_WarmOwnerAppliesItOnTheNextTurn(t *testing.T) {
 		t.Fatalf("%d agent starts: the warm owner was not used", n)
 	}
 	changed := ofType(evs, eventlog.EventSetupChanged)
-	if len(changed) != 1 || changed[0].Source != "set" || !strings.Contains(string(changed[0].Data), `"applied":["mode code","model demo-large","option effort=high"]`) {
+	if len(changed) != 1 || changed[0].Source != "set" || !strings.Contains(string(changed[0].Data), `"applied":["mode code","option model=demo-large","option effort=high"]`) {
 		t.Fatalf("setup_changed: %+v", changed)
 	}
 

@@ -14,21 +14,21 @@ import (
 
 // switchWorld is a world with "plain", a demo agent that restores
 // natively neither by resume nor by load (only the resume context brings
-// its conversation back), "ghost", a profile whose command is not
+// its conversation back) and offers its model as the older models list
+// (so no boolean "fast"), "ghost", a profile whose command is not
 // installed, "broken", an installed command that is no ACP agent, and
-// "opts", a demo agent that offers its setup as config options (with a
-// boolean "fast" the others do not offer).
+// "opts", the demo agent as published (config options, a boolean "fast").
 func switchWorld(t *testing.T) *world {
 	w := newWorld(t)
 	w.config(`
 [agents.plain]
-command = ["` + kandevBin + `", "demo-agent", "--no-resume", "--no-load"]
+command = ["` + kandevBin + `", "demo-agent", "--no-resume", "--no-load", "--legacy-models"]
 [agents.ghost]
 command = ["/nonexistent/ghost-agent"]
 [agents.broken]
 command = ["` + kandevBin + `", "no-such-subcommand"]
 [agents.opts]
-command = ["` + kandevBin + `", "demo-agent", "--setup-as-options"]
+command = ["` + kandevBin + `", "demo-agent"]
 `)
 	return w
 }

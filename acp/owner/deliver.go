@@ -302,10 +302,8 @@ func (t *inputTurn) see0(e eventlog.Event) {
 			t.turnID, t.awaiting = e.TurnID, false
 			t.steered = steeredInto(e, t.inputID)
 		} else {
-			t.seeBeforeTurn(e)
 			return
 		}
-		t.turnID, t.awaiting = e.TurnID, false
 	}
 	if e.TurnID != t.turnID || t.ended {
 		return
@@ -447,11 +445,3 @@ func cutOffError(h *state.Home, id string, t *inputTurn) error {
 	return fmt.Errorf("the owner of session %s died during turn %s, which is not continued (automatic continuation is off): kandev recap %s shows where it stopped; kandev prompt %s \"...\" goes on", id, t.cutTurn, id, id)
 }
 
-// seeBeforeTurn shows what the restore that serves this input says about
-// the setup before the turn starts (what the agent does not offer of it,
-// after a switch or a kandev set), as an owner in this command shows it.
-func (t *inputTurn) seeBeforeTurn(e eventlog.Event) {
-	if t.emit != nil && e.Type == eventlog.EventMarker && e.TurnID == "" && e.Kind == string(history.MarkerSetupNotOffered) {
-		t.emit(e)
-	}
-}
