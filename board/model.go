@@ -37,11 +37,11 @@ type Model struct {
 	st       styles
 }
 
-// NewModel is a board over what lo holds, kept live by live; actions run
-// through run and end with ctx.
-func NewModel(ctx context.Context, lo Loaded, live *Live, run Runner, st styles, now func() time.Time) *Model {
+// NewModel is a board over what lo holds, filtered by f (Done unfolded
+// with allDone), kept live by live; actions run through run and end with ctx.
+func NewModel(ctx context.Context, lo Loaded, f Filter, allDone bool, live *Live, run Runner, st styles, now func() time.Time) *Model {
 	m := &Model{live: live, run: run, ctx: ctx, now: now, cards: make(map[string]Card, len(lo.Cards)), newer: lo.Newer,
-		keys: newKeyMap(), help: help.New(), input: textinput.New(), st: st}
+		filter: f, expanded: allDone, keys: newKeyMap(), help: help.New(), input: textinput.New(), st: st}
 	for _, c := range lo.Cards {
 		m.cards[c.ID] = c
 	}
@@ -63,6 +63,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		if m.typing != "" {
 			return m, m.typed(msg)
+		}
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			// Keys typed faster than the board reads arrive as one message:
+			// each is a key of its own.
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}))
+			}
+			return m, tea.Batch(cmds...)
 		}
 		return m, m.key(msg)
 	case tea.MouseMsg:

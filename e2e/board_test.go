@@ -155,9 +155,19 @@ var boardHeads = []string{"Needs you", "Running", "Needs resume", "Warm / idle",
 func TestBoard_InATerminalLiveAtEverySizeAndQLeavesNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.mustStart("--title", "first one", "--linger", "0")
-	tm := newTmux(t, w, kandevBin+" board")
+	w.mustStart("--title", "first one", "--linger", "0", "/say hello from the first")
+	tm := newTmux(t, w, "PAGER='tee pager.out' "+kandevBin+" board")
 	tm.waitScreenAll(append(boardHeads, "Warm / idle 1", "first one", "q quit")...)
+	if colour := regexp.MustCompile(`\x1b\[[0-9;]*\b(3[0-8]|9[0-7])\b`); colour.MatchString(tm.tmux("capture-pane", "-p", "-e", "-t", tm.name)) {
+		t.Fatal("colours on the board under NO_COLOR")
+	}
+	// t shows the transcript in $PAGER, then the board is back.
+	tm.keys("l", "l", "l", "t")
+	waitFor(t, 30*time.Second, "the transcript in the pager", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.cwd, "pager.out"))
+		return strings.Contains(string(b), "hello from the first")
+	})
+	tm.waitScreen("transcript ")
 	tm.resize(80, 24)
 	tm.waitScreen("? keys") // redrawn at 80 columns: the help line fits
 	scr := tm.waitScreenAll(append(boardHeads, "first one")...)
