@@ -106,6 +106,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // merge takes in sessions read again and arranges the board anew.
 func (m *Model) merge(ch cardsChanged) {
 	for _, c := range ch.cards {
+		if old, ok := m.cards[c.ID]; ok && old.read.After(c.read) {
+			continue // a recheck and a change crossed: the later read stays
+		}
 		m.cards[c.ID] = c
 	}
 	for _, id := range ch.gone {

@@ -130,6 +130,9 @@ func outcome(a Action, err error, out string) string {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
+		if ee.ExitCode() == 130 {
+			return what + ": interrupted (Ctrl-C)"
+		}
 		if last := lastLine(out); last != "" {
 			return fmt.Sprintf("%s: exit %d: %s", what, ee.ExitCode(), last)
 		}
