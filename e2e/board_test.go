@@ -94,6 +94,9 @@ func TestBoard_OnceShowsASessionInEveryColumnAsText(t *testing.T) {
 	if strings.Contains(r.stdout, "\x1b") {
 		t.Fatal("escape sequences in --once output that is not a terminal")
 	}
+	if r := w.run("board"); r.code != 2 || !strings.Contains(r.stderr, "kandev board --once prints it as text") {
+		t.Fatalf("the board without a terminal: %s", r)
+	}
 	var j struct {
 		Columns []struct {
 			Column   string
