@@ -1,7 +1,6 @@
 package board
 
 import (
-	"context"
 	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
@@ -17,7 +16,6 @@ import (
 type Model struct {
 	live     *Live
 	run      Runner
-	ctx      context.Context
 	now      func() time.Time
 	cards    map[string]Card
 	newer    int
@@ -38,9 +36,9 @@ type Model struct {
 }
 
 // NewModel is a board over what lo holds, filtered by f (Done unfolded
-// with allDone), kept live by live; actions run through run and end with ctx.
-func NewModel(ctx context.Context, lo Loaded, f Filter, allDone bool, live *Live, run Runner, st styles, now func() time.Time) *Model {
-	m := &Model{live: live, run: run, ctx: ctx, now: now, cards: make(map[string]Card, len(lo.Cards)), newer: lo.Newer,
+// with allDone), kept live by live; actions run through run.
+func NewModel(lo Loaded, f Filter, allDone bool, live *Live, run Runner, st styles, now func() time.Time) *Model {
+	m := &Model{live: live, run: run, now: now, cards: make(map[string]Card, len(lo.Cards)), newer: lo.Newer,
 		filter: f, expanded: allDone, keys: newKeyMap(), help: help.New(), input: textinput.New(), st: st}
 	for _, c := range lo.Cards {
 		m.cards[c.ID] = c
@@ -190,12 +188,12 @@ func (m *Model) act(name string) tea.Cmd {
 		return m.startTyping("answer", "answer: ", "")
 	case a.Pager:
 		m.msg = "reading the transcript of " + a.Args[1] + "…"
-		return m.run.transcript(m.ctx, a)
+		return m.run.transcript(a)
 	case a.Foreground:
 		return m.run.foreground(a)
 	}
 	m.msg = a.Name + " " + a.Args[1] + "…"
-	return m.run.background(m.ctx, a)
+	return m.run.background(a)
 }
 
 func (m *Model) toggleProject() {
@@ -227,7 +225,7 @@ func (m *Model) typed(k tea.KeyMsg) tea.Cmd {
 			a := m.pending
 			a.Args = append(append([]string{}, a.Args...), v)
 			m.msg = "answer " + a.Args[1] + "…"
-			return m.run.background(m.ctx, a)
+			return m.run.background(a)
 		}
 		return nil
 	case tea.KeyEsc, tea.KeyCtrlC:

@@ -1,7 +1,6 @@
 package board
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ func testModel(t *testing.T, w, h int, cards ...Card) *Model {
 	r := lipgloss.NewRenderer(nil)
 	r.SetColorProfile(termenv.Ascii)
 	now := func() time.Time { return time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC) }
-	m := NewModel(context.Background(), Loaded{Cards: cards}, Filter{}, false, live, Runner{}, newStyles(r), now)
+	m := NewModel(Loaded{Cards: cards}, Filter{}, false, live, Runner{}, newStyles(r), now)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m
 }
