@@ -40,7 +40,7 @@ func WriteText(w io.Writer, cards []Card, f Filter, allDone bool, r *lipgloss.Re
 				Age(now, c.Activity), cost, oneCell(title))
 		}
 		if col == Done && a.Collapsed() > 0 {
-			fmt.Fprintf(tw, "  … and %d more (kandev board --once --all-done, or kandev list --state COMPLETED)\n", a.Collapsed())
+			fmt.Fprintf(tw, "  … and %d more (kandev board --once --all-done shows them)\n", a.Collapsed())
 		}
 	}
 	return tw.Flush()

@@ -229,15 +229,20 @@ func TestBoard_KeysActThroughTheCommands(t *testing.T) {
 	w := newWorld(t)
 	crashed := w.mustStart("--title", "crashed", "--linger", "0")
 	w.crashMidTurn(crashed) // first: it kills every process of the home
+	if r := w.run("--permissions", "defer", "start", "--title", "asks", "/ask Which colour?"); r.code != 7 {
+		t.Fatalf("a parked question exits 7: %s", r)
+	}
+	asks := w.onlyNew(map[string]string{"": crashed})
+	time.Sleep(10 * time.Millisecond) // the write's session is the newer one
 	if r := w.run("--permissions", "defer", "start", "--title", "wants to write", "/write out.txt from the board"); r.code != 7 {
 		t.Fatalf("a parked write exits 7: %s", r)
 	}
-	parked := w.onlyNew(map[string]string{"": crashed})
+	parked := w.onlyNew(map[string]string{"": crashed, "a": asks})
 	busy := w.mustStart("--title", "busy", "--linger", "0")
 	w.busyTurnWith(busy, "/sleep 30000")
 
 	tm := newTmux(t, w, kandevBin+" board")
-	tm.waitScreenAll("Needs you 1", "Running 1", "Needs resume 1", parked+" waiting-for-permission")
+	tm.waitScreenAll("Needs you 2", "Running 1", "Needs resume 1", parked+" waiting-for-permission")
 
 	// y approves the parked write: the file is written.
 	tm.keys("y")
@@ -245,6 +250,16 @@ func TestBoard_KeysActThroughTheCommands(t *testing.T) {
 	waitFor(t, 30*time.Second, "the approved write", func() bool {
 		b, _ := os.ReadFile(filepath.Join(w.cwd, "out.txt"))
 		return strings.Contains(string(b), "from the board")
+	})
+
+	// a answers the parked question with the line typed.
+	tm.waitScreen(asks + " waiting-for-permission")
+	tm.keys("a")
+	tm.waitScreen("answer:")
+	tm.keys("blue", "Enter")
+	tm.waitScreen("answer " + asks + ": done")
+	w.waitForEvents(asks, "the agent's word on the answer", func(evs []eventlog.Event) bool {
+		return strings.Contains(agentText(evs, lastTurn(evs)), "answer: blue")
 	})
 
 	// c in Running cancels the turn.
