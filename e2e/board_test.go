@@ -160,7 +160,7 @@ var boardHeads = []string{"Needs you", "Running", "Needs resume", "Warm / idle",
 func TestBoard_InATerminalLiveAtEverySizeAndQLeavesNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.mustStart("--title", "first one", "--linger", "0", "/say hello from the first")
+	first := w.mustStart("--title", "first one", "--linger", "0", "/say hello from the first")
 	tm := newTmux(t, w, "PAGER='tee pager.out' "+kandevBin+" board")
 	tm.waitScreenAll(append(boardHeads, "Warm / idle 1", "first one", "q quit")...)
 	if colour := regexp.MustCompile(`\x1b\[[0-9;]*\b(3[0-8]|9[0-7])\b`); colour.MatchString(tm.tmux("capture-pane", "-p", "-e", "-t", tm.name)) {
@@ -172,7 +172,7 @@ func TestBoard_InATerminalLiveAtEverySizeAndQLeavesNothing(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(w.cwd, "pager.out"))
 		return strings.Contains(string(b), "hello from the first")
 	})
-	tm.waitScreen("transcript ")
+	tm.waitScreen("transcript " + first + ": done")
 	tm.resize(80, 24)
 	tm.waitScreen("? keys") // redrawn at 80 columns: the help line fits
 	scr := tm.waitScreenAll(append(boardHeads, "first one")...)
