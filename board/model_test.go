@@ -152,3 +152,9 @@ func TestModel_AnswerTakesATypedLine(t *testing.T) {
 		t.Fatalf("enter: cmd %v, typing %q, msg %q", cmd != nil, m.typing, m.msg)
 	}
 }
+
+func TestView_AnEmptyBoardSaysHowSessionsGetThere(t *testing.T) {
+	if v := testModel(t, 80, 24).View(); !strings.Contains(v, "no sessions yet") {
+		t.Fatalf("empty board:\n%s", v)
+	}
+}
