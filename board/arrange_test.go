@@ -2,6 +2,7 @@ package board
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,26 @@ func TestActionFor_OffersWhatTheCommandCanDo(t *testing.T) {
 				t.Fatalf("got %v fg=%v (%s), want %s fg=%v", a.Args, a.Foreground, why, tc.args, tc.fg)
 			}
 		})
+	}
+}
+
+func TestWriteText_FoldsDoneAndNamesTheFlagThatShowsIt(t *testing.T) {
+	var cards []Card
+	for i := range DoneCollapseAt + 5 {
+		cards = append(cards, card(fmt.Sprintf("d%02d", i), verdict.BadgeDone, "p", time.Duration(i)*time.Minute))
+	}
+	var b strings.Builder
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	if err := WriteText(&b, cards, Filter{}, false, Renderer(&b, false), now); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "Done (15)") || !strings.Contains(out, "… and 5 more (kandev board --once --all-done") ||
+		strings.Contains(out, "d14") || strings.Contains(out, "\x1b") {
+		t.Fatalf("folded:\n%s", out)
+	}
+	b.Reset()
+	if err := WriteText(&b, cards, Filter{}, true, Renderer(&b, false), now); err != nil || !strings.Contains(b.String(), "d14") {
+		t.Fatalf("--all-done:\n%s", b.String())
 	}
 }

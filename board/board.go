@@ -44,11 +44,9 @@ func Run(ctx context.Context, src *Source, run Runner, term Terminal, f Filter, 
 	}
 	live := WatchHome(src)
 	defer live.Close()
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	m := NewModel(actx, lo, live, run, newStyles(Renderer(term.Out, term.Color)), now)
-	m.filter, m.expanded = f, allDone
-	m.arrange()
+	run.inflight = &inflight{}
+	defer run.inflight.finish(finishGrace)
+	m := NewModel(lo, f, allDone, live, run, newStyles(Renderer(term.Out, term.Color)), now)
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(term.In), tea.WithOutput(term.Out),
 		tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithFPS(fps))
 	_, err = p.Run()
@@ -66,9 +64,7 @@ func FirstScreen(src *Source, w, h int, f Filter, allDone bool, now func() time.
 	if err != nil {
 		return "", err
 	}
-	m := NewModel(context.Background(), lo, &Live{src: src}, Runner{}, newStyles(Renderer(io.Discard, false)), now)
-	m.filter, m.expanded = f, allDone
-	m.arrange()
+	m := NewModel(lo, f, allDone, &Live{src: src}, Runner{}, newStyles(Renderer(io.Discard, false)), now)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m.View(), nil
 }

@@ -42,6 +42,9 @@ type Card struct {
 	Last string `json:"last,omitempty"`
 	// Problem: the record could not be read (the card is marked unreadable).
 	Problem string `json:"problem,omitempty"`
+	// read is when the card was read: of two reads of one session that
+	// cross on their way to the board, the later one stays.
+	read time.Time
 }
 
 // Column is where the card goes.

@@ -1,7 +1,6 @@
 package board
 
 import (
-	"context"
 	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
@@ -17,7 +16,6 @@ import (
 type Model struct {
 	live     *Live
 	run      Runner
-	ctx      context.Context
 	now      func() time.Time
 	cards    map[string]Card
 	newer    int
@@ -37,11 +35,11 @@ type Model struct {
 	st       styles
 }
 
-// NewModel is a board over what lo holds, kept live by live; actions run
-// through run and end with ctx.
-func NewModel(ctx context.Context, lo Loaded, live *Live, run Runner, st styles, now func() time.Time) *Model {
-	m := &Model{live: live, run: run, ctx: ctx, now: now, cards: make(map[string]Card, len(lo.Cards)), newer: lo.Newer,
-		keys: newKeyMap(), help: help.New(), input: textinput.New(), st: st}
+// NewModel is a board over what lo holds, filtered by f (Done unfolded
+// with allDone), kept live by live; actions run through run.
+func NewModel(lo Loaded, f Filter, allDone bool, live *Live, run Runner, st styles, now func() time.Time) *Model {
+	m := &Model{live: live, run: run, now: now, cards: make(map[string]Card, len(lo.Cards)), newer: lo.Newer,
+		filter: f, expanded: allDone, keys: newKeyMap(), help: help.New(), input: textinput.New(), st: st}
 	for _, c := range lo.Cards {
 		m.cards[c.ID] = c
 	}
@@ -63,6 +61,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		if m.typing != "" {
 			return m, m.typed(msg)
+		}
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			// Keys typed faster than the board reads arrive as one message:
+			// each is a key of its own.
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}))
+			}
+			return m, tea.Batch(cmds...)
 		}
 		return m, m.key(msg)
 	case tea.MouseMsg:
@@ -97,6 +104,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // merge takes in sessions read again and arranges the board anew.
 func (m *Model) merge(ch cardsChanged) {
 	for _, c := range ch.cards {
+		if old, ok := m.cards[c.ID]; ok && old.read.After(c.read) {
+			continue // a recheck and a change crossed: the later read stays
+		}
 		m.cards[c.ID] = c
 	}
 	for _, id := range ch.gone {
@@ -178,12 +188,12 @@ func (m *Model) act(name string) tea.Cmd {
 		return m.startTyping("answer", "answer: ", "")
 	case a.Pager:
 		m.msg = "reading the transcript of " + a.Args[1] + "…"
-		return m.run.transcript(m.ctx, a)
+		return m.run.transcript(a)
 	case a.Foreground:
 		return m.run.foreground(a)
 	}
 	m.msg = a.Name + " " + a.Args[1] + "…"
-	return m.run.background(m.ctx, a)
+	return m.run.background(a)
 }
 
 func (m *Model) toggleProject() {
@@ -215,7 +225,7 @@ func (m *Model) typed(k tea.KeyMsg) tea.Cmd {
 			a := m.pending
 			a.Args = append(append([]string{}, a.Args...), v)
 			m.msg = "answer " + a.Args[1] + "…"
-			return m.run.background(m.ctx, a)
+			return m.run.background(a)
 		}
 		return nil
 	case tea.KeyEsc, tea.KeyCtrlC:

@@ -1,7 +1,6 @@
 package board
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ func testModel(t *testing.T, w, h int, cards ...Card) *Model {
 	r := lipgloss.NewRenderer(nil)
 	r.SetColorProfile(termenv.Ascii)
 	now := func() time.Time { return time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC) }
-	m := NewModel(context.Background(), Loaded{Cards: cards}, live, Runner{}, newStyles(r), now)
+	m := NewModel(Loaded{Cards: cards}, Filter{}, false, live, Runner{}, newStyles(r), now)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m
 }
@@ -85,6 +84,12 @@ func TestModel_KeysAndClicksSelect(t *testing.T) {
 	if m.selected().ID != "s-crashed" {
 		t.Fatalf("after l, right: %s", m.selected().ID)
 	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("hh")}) // two keys read at once
+	if m.selected().ID != "s-parked" {
+		t.Fatalf("after hh: %s", m.selected().ID)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRight})
+	m.Update(tea.KeyMsg{Type: tea.KeyRight})
 	// A click on the fourth column's first card.
 	m.Update(tea.MouseMsg{X: 3*20 + 2, Y: headerRows + 1, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
 	if m.selected().ID != "s-idle" {
@@ -116,5 +121,40 @@ func TestModel_FilterAsTypedAndTheSelectionFollowsTheSession(t *testing.T) {
 	m.merge(cardsChanged{cards: []Card{moved}, gone: []string{"s-done"}})
 	if v := m.View(); !strings.Contains(v, "Running 1") || !strings.Contains(v, "Done 0") {
 		t.Fatalf("after the change:\n%s", v)
+	}
+}
+
+func TestModel_ProjectKeyKeepsTheSelectedCardsProject(t *testing.T) {
+	m := testModel(t, 100, 30, everyColumn()...)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")}) // s-parked is in web
+	if v := m.View(); !strings.Contains(v, "Needs resume 0") || !strings.Contains(v, "project web") {
+		t.Fatalf("p on a web card:\n%s", v)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	if v := m.View(); !strings.Contains(v, "Needs resume 1") {
+		t.Fatalf("p again shows every project:\n%s", v)
+	}
+}
+
+func TestModel_AnswerTakesATypedLine(t *testing.T) {
+	q := card("s-q", verdict.BadgeWaitingForPermission, "web", 0)
+	q.Parked = "question"
+	m := testModel(t, 100, 30, q)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	if m.typing != "answer" || !strings.Contains(m.View(), "answer: ") {
+		t.Fatalf("a on a question: typing %q", m.typing)
+	}
+	for _, r := range "blue" {
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if cmd == nil || m.typing != "" || m.msg != "answer s-q…" {
+		t.Fatalf("enter: cmd %v, typing %q, msg %q", cmd != nil, m.typing, m.msg)
+	}
+}
+
+func TestView_AnEmptyBoardSaysHowSessionsGetThere(t *testing.T) {
+	if v := testModel(t, 80, 24).View(); !strings.Contains(v, "no sessions yet") {
+		t.Fatalf("empty board:\n%s", v)
 	}
 }

@@ -17,6 +17,9 @@ func WriteText(w io.Writer, cards []Card, f Filter, allDone bool, r *lipgloss.Re
 	st := newStyles(r)
 	a := Arrange(cards, f, allDone)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(cards) == 0 {
+		fmt.Fprintln(tw, `no sessions (start one with: kandev start "...")`)
+	}
 	for _, col := range Columns {
 		n := len(a.Cols[col])
 		if col == Done {
@@ -40,7 +43,7 @@ func WriteText(w io.Writer, cards []Card, f Filter, allDone bool, r *lipgloss.Re
 				Age(now, c.Activity), cost, oneCell(title))
 		}
 		if col == Done && a.Collapsed() > 0 {
-			fmt.Fprintf(tw, "  … and %d more (kandev board --once --all-done, or kandev list --state COMPLETED)\n", a.Collapsed())
+			fmt.Fprintf(tw, "  … and %d more (kandev board --once --all-done shows them)\n", a.Collapsed())
 		}
 	}
 	return tw.Flush()

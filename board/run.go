@@ -2,7 +2,6 @@ package board
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,15 +16,24 @@ import (
 // with the board's global flags, so an action is exactly the command a
 // person would type.
 type Runner struct {
-	Exe  string   // the kandev binary (os.Executable)
-	Base []string // global flags for every command (--home, --config, ...)
+	Exe      string   // the kandev binary (os.Executable)
+	Base     []string // global flags for every command (--home, --config, ...)
+	inflight *inflight
 }
 
-func (r Runner) command(ctx context.Context, args []string) *exec.Cmd {
-	if ctx == nil {
-		return exec.Command(r.Exe, append(append([]string{}, r.Base...), args...)...)
+// errQuitting: an action asked for as the board quits is not started.
+var errQuitting = errors.New("the board is quitting")
+
+func (r Runner) command(args []string) *exec.Cmd {
+	return exec.Command(r.Exe, append(append([]string{}, r.Base...), args...)...)
+}
+
+// beside runs cmd beside the board, as one of its inflight actions.
+func (r Runner) beside(cmd *exec.Cmd) error {
+	if r.inflight == nil {
+		return cmd.Run()
 	}
-	return exec.CommandContext(ctx, r.Exe, append(append([]string{}, r.Base...), args...)...)
+	return r.inflight.run(cmd)
 }
 
 // actionDone is the outcome of an action that ran beside the board.
@@ -35,21 +43,20 @@ type actionDone struct {
 }
 
 // background runs a in its own process and reports one line: its last line
-// of output on failure, else that it was done. The board's context ends it
-// if the board quits first.
-func (r Runner) background(ctx context.Context, a Action) tea.Cmd {
+// of output on failure, else that it was done.
+func (r Runner) background(a Action) tea.Cmd {
 	return func() tea.Msg {
 		var out bytes.Buffer
-		cmd := r.command(ctx, a.Args)
+		cmd := r.command(a.Args)
 		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
+		err := r.beside(cmd)
 		return actionDone{act: a, line: outcome(a, err, out.String())}
 	}
 }
 
 // foreground hands the terminal to a and takes it back when it ends.
 func (r Runner) foreground(a Action) tea.Cmd {
-	return tea.ExecProcess(r.command(nil, a.Args), func(err error) tea.Msg {
+	return tea.ExecProcess(r.command(a.Args), func(err error) tea.Msg {
 		return actionDone{act: a, line: outcome(a, err, "")}
 	})
 }
@@ -61,12 +68,12 @@ type transcriptReady struct {
 	line string // set when the transcript could not be read
 }
 
-func (r Runner) transcript(ctx context.Context, a Action) tea.Cmd {
+func (r Runner) transcript(a Action) tea.Cmd {
 	return func() tea.Msg {
 		var out, errOut bytes.Buffer
-		cmd := r.command(ctx, a.Args)
+		cmd := r.command(a.Args)
 		cmd.Stdout, cmd.Stderr = &out, &errOut
-		if err := cmd.Run(); err != nil {
+		if err := r.beside(cmd); err != nil {
 			return transcriptReady{act: a, line: outcome(a, err, errOut.String())}
 		}
 		return transcriptReady{act: a, text: out.Bytes()}
@@ -130,6 +137,9 @@ func outcome(a Action, err error, out string) string {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
+		if ee.ExitCode() == 130 {
+			return what + ": interrupted (Ctrl-C)"
+		}
 		if last := lastLine(out); last != "" {
 			return fmt.Sprintf("%s: exit %d: %s", what, ee.ExitCode(), last)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/internal/parallel"
@@ -48,13 +49,17 @@ func (src *Source) Reload(id string) (c Card, gone bool) {
 	case errors.Is(err, state.ErrNotFound):
 		return Card{}, true
 	case err != nil:
-		return UnreadableCard(id, err.Error()), false
+		c := UnreadableCard(id, err.Error())
+		c.read = time.Now()
+		return c, false
 	}
 	return src.card(s), false
 }
 
 func (src *Source) card(s *state.Session) Card {
+	read := time.Now()
 	c := NewCard(s, src.Assess(s))
+	c.read = read
 	if col := c.Column(); col == Running || col == NeedsYou {
 		c.Last = lastWords(src.Home.LogPath(s.ID))
 	}

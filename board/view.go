@@ -18,6 +18,9 @@ const (
 	cardRows   = 5 // four lines and a gap
 )
 
+// NoSessions is what an empty board says.
+const NoSessions = `no sessions yet: one started with kandev start "..." appears here`
+
 // TooSmall is what the board says instead of itself on a smaller terminal.
 func TooSmall(w, h int) string {
 	return fmt.Sprintf("kandev board needs a terminal of at least %dx%d (this one is %dx%d)", MinWidth, MinHeight, w, h)
@@ -165,6 +168,9 @@ func (m *Model) statusLine() string {
 	var parts []string
 	if c := m.selected(); c != nil {
 		parts = append(parts, c.ID+" "+c.Badge)
+	}
+	if len(m.cards) == 0 {
+		parts = append(parts, NoSessions)
 	}
 	if m.filter.Project != "" {
 		parts = append(parts, "project "+m.filter.Project)

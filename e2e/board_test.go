@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e_test
 
 import (
@@ -94,6 +96,9 @@ func TestBoard_OnceShowsASessionInEveryColumnAsText(t *testing.T) {
 	if strings.Contains(r.stdout, "\x1b") {
 		t.Fatal("escape sequences in --once output that is not a terminal")
 	}
+	if r := w.run("board"); r.code != 2 || !strings.Contains(r.stderr, "kandev board --once prints it as text") {
+		t.Fatalf("the board without a terminal: %s", r)
+	}
 	var j struct {
 		Columns []struct {
 			Column   string
@@ -155,9 +160,19 @@ var boardHeads = []string{"Needs you", "Running", "Needs resume", "Warm / idle",
 func TestBoard_InATerminalLiveAtEverySizeAndQLeavesNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.mustStart("--title", "first one", "--linger", "0")
-	tm := newTmux(t, w, kandevBin+" board")
+	first := w.mustStart("--title", "first one", "--linger", "0", "/say hello from the first")
+	tm := newTmux(t, w, "PAGER='tee pager.out' "+kandevBin+" board")
 	tm.waitScreenAll(append(boardHeads, "Warm / idle 1", "first one", "q quit")...)
+	if colour := regexp.MustCompile(`\x1b\[[0-9;]*\b(3[0-8]|9[0-7])\b`); colour.MatchString(tm.tmux("capture-pane", "-p", "-e", "-t", tm.name)) {
+		t.Fatal("colours on the board under NO_COLOR")
+	}
+	// t shows the transcript in $PAGER, then the board is back.
+	tm.keys("l", "l", "l", "t")
+	waitFor(t, 30*time.Second, "the transcript in the pager", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.cwd, "pager.out"))
+		return strings.Contains(string(b), "hello from the first")
+	})
+	tm.waitScreen("transcript " + first + ": done")
 	tm.resize(80, 24)
 	tm.waitScreen("? keys") // redrawn at 80 columns: the help line fits
 	scr := tm.waitScreenAll(append(boardHeads, "first one")...)
@@ -216,15 +231,20 @@ func TestBoard_KeysActThroughTheCommands(t *testing.T) {
 	w := newWorld(t)
 	crashed := w.mustStart("--title", "crashed", "--linger", "0")
 	w.crashMidTurn(crashed) // first: it kills every process of the home
+	if r := w.run("--permissions", "defer", "start", "--title", "asks", "/ask Which colour?"); r.code != 7 {
+		t.Fatalf("a parked question exits 7: %s", r)
+	}
+	asks := w.onlyNew(map[string]string{"": crashed})
+	time.Sleep(10 * time.Millisecond) // the write's session is the newer one
 	if r := w.run("--permissions", "defer", "start", "--title", "wants to write", "/write out.txt from the board"); r.code != 7 {
 		t.Fatalf("a parked write exits 7: %s", r)
 	}
-	parked := w.onlyNew(map[string]string{"": crashed})
+	parked := w.onlyNew(map[string]string{"": crashed, "a": asks})
 	busy := w.mustStart("--title", "busy", "--linger", "0")
 	w.busyTurnWith(busy, "/sleep 30000")
 
 	tm := newTmux(t, w, kandevBin+" board")
-	tm.waitScreenAll("Needs you 1", "Running 1", "Needs resume 1", parked+" waiting-for-permission")
+	tm.waitScreenAll("Needs you 2", "Running 1", "Needs resume 1", parked+" waiting-for-permission")
 
 	// y approves the parked write: the file is written.
 	tm.keys("y")
@@ -232,6 +252,16 @@ func TestBoard_KeysActThroughTheCommands(t *testing.T) {
 	waitFor(t, 30*time.Second, "the approved write", func() bool {
 		b, _ := os.ReadFile(filepath.Join(w.cwd, "out.txt"))
 		return strings.Contains(string(b), "from the board")
+	})
+
+	// a answers the parked question with the line typed.
+	tm.waitScreen(asks + " waiting-for-permission")
+	tm.keys("a")
+	tm.waitScreen("answer:")
+	tm.keys("blue", "Enter")
+	tm.waitScreen("answer " + asks + ": done")
+	w.waitForEvents(asks, "the agent's word on the answer", func(evs []eventlog.Event) bool {
+		return strings.Contains(agentText(evs, lastTurn(evs)), "answer: blue")
 	})
 
 	// c in Running cancels the turn.
