@@ -10,24 +10,24 @@ import (
 )
 
 // ProbeWithin is Probe bounded by timeout: an agent that does not answer in
-// time is a ProbeTimeoutError that says so, never an empty set of capabilities.
+// time is a probeTimeoutError that says so, never an empty set of capabilities.
 func ProbeWithin(ctx context.Context, p Profile, home string, timeout time.Duration) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	caps, err := Probe(ctx, p, home)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, &ProbeTimeoutError{Agent: p.Name, Timeout: timeout}
+		return nil, &probeTimeoutError{Agent: p.Name, Timeout: timeout}
 	}
 	return caps, err
 }
 
-// ProbeTimeoutError is a probed agent that did not answer initialize in time.
-type ProbeTimeoutError struct {
+// probeTimeoutError is a probed agent that did not answer initialize in time.
+type probeTimeoutError struct {
 	Agent   string
 	Timeout time.Duration
 }
 
-func (e *ProbeTimeoutError) Error() string {
+func (e *probeTimeoutError) Error() string {
 	return fmt.Sprintf("agent %s did not answer initialize within %s (timed out: it may be hung, or the machine too busy)", e.Agent, e.Timeout)
 }
 

@@ -21,7 +21,7 @@ func stoppedContainers(env *Env, h *state.Home, ids []string) int {
 	n := 0
 	for _, id := range ids {
 		s, err := h.LoadSession(id)
-		if err != nil || s.Runtime != config.RuntimeContainer {
+		if err != nil || !mayHaveContainer(s) {
 			continue
 		}
 		if alive, _ := h.OwnerAlive(id); alive {
@@ -36,4 +36,11 @@ func stoppedContainers(env *Env, h *state.Home, ids []string) int {
 		n++
 	}
 	return n
+}
+
+// mayHaveContainer reports whether a container of session s may exist: it
+// runs in one and its agent was launched once. A start whose engine failed
+// launched nothing, and later commands leave its engine alone.
+func mayHaveContainer(s *state.Session) bool {
+	return s.Runtime == config.RuntimeContainer && s.AgentLaunched
 }

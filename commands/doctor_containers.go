@@ -21,7 +21,7 @@ func containerChecks(ctx context.Context, h *state.Home, cfg *config.Config) []c
 	using := 0
 	for _, s := range all {
 		sessions[s.ID] = s
-		if s.Runtime == config.RuntimeContainer {
+		if mayHaveContainer(s) {
 			using++
 		}
 	}

@@ -30,7 +30,7 @@ type Globals struct {
 	Permissions string           `help:"Permission mode: ask, approve-reads, approve-all, deny-all, defer (default: config, else ask)." placeholder:"MODE" group:"Global flags:"`
 	NoColor     bool             `help:"No colors (also NO_COLOR)." env:"NO_COLOR" group:"Global flags:"`
 	Quiet       bool             `short:"q" help:"Print only the final assistant text (start: the session id on the line before it)." group:"Global flags:"`
-	Version     kong.VersionFlag `help:"Print the version, the commit it was built from and when that commit was made (a release: when it was built)." group:"Global flags:"`
+	Version     kong.VersionFlag `help:"Print the version, its commit and its date." group:"Global flags:"`
 }
 
 // CLI is the whole command line.

@@ -5,6 +5,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +201,23 @@ func TestAgentsProbe_OfAnAgentThatHangsUpSaysSoInWordsNotJSONRPC(t *testing.T) {
 		if !said || strings.Contains(r.stdout, `{"code"`) {
 			t.Fatalf("kandev %v: the agent's failure is not one readable line:\n%s", args, r)
 		}
+	}
+}
+
+func TestContainer_AStartWhoseEngineFailsLeavesDoctorAndCloseAllClean(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	os.Chmod(w.home, 0o700) // as kandev makes a home (doctor checks it)
+	engine := writeScript(t, "failing-engine", "echo \"engine: cannot connect\" >&2\nexit 1\n")
+	w.config("[runtime]\nengine = \"" + engine + "\"\nimage = \"none\"\n")
+	id, r := w.start("--runtime", "container", "hello")
+	if r.code == 0 || id == "" {
+		t.Fatalf("a container start whose engine fails: %s", r)
+	}
+	if d := w.run("doctor"); d.code != 0 || strings.Contains(d.stdout, "FAIL") {
+		t.Fatalf("doctor after one failed container start:\n%s", d)
+	}
+	if c := w.run("close", "--all"); c.code != 0 || strings.Contains(c.stderr, "warning") {
+		t.Fatalf("close --all after one failed container start:\n%s", c)
 	}
 }
