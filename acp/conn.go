@@ -468,7 +468,7 @@ func (c *Conn) wrap(ctx context.Context, err error) error {
 		}
 	default:
 	}
-	return err
+	return inWords(err)
 }
 
 // AgentExitError says the agent process died while kandev waited for it.

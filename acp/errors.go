@@ -107,6 +107,9 @@ func unknownSessionText(msg string) bool {
 // code and message, and the agent's own detail when it gave one (agents put
 // the real reason of a -32603 "Internal error" in its data).
 func DescribeError(err error) string {
+	if w, ok := err.(*agentAnswer); ok {
+		err = w.err
+	}
 	var re *sdk.RequestError
 	if !errors.As(err, &re) {
 		return err.Error()
@@ -138,4 +141,25 @@ func errorDetail(data any) string {
 		s = string(r[:200]) + "..."
 	}
 	return s
+}
+
+// agentAnswer is an error the agent answered with, said in words
+// (DescribeError: "-32603 Internal error: details") where the SDK's own
+// text is its JSON; errors.As still finds the *sdk.RequestError.
+type agentAnswer struct{ err error }
+
+func (e *agentAnswer) Error() string { return DescribeError(e.err) }
+func (e *agentAnswer) Unwrap() error { return e.err }
+
+// inWords wraps an error the agent answered with as agentAnswer; any
+// other error is returned as it is.
+func inWords(err error) error {
+	var re *sdk.RequestError
+	if err == nil || !errors.As(err, &re) {
+		return err
+	}
+	if _, done := err.(*agentAnswer); done {
+		return err
+	}
+	return &agentAnswer{err: err}
 }

@@ -1,6 +1,9 @@
 package acp
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -66,5 +69,24 @@ func TestDescribeError_ShowsTheAgentsDetailOfAnInternalError(t *testing.T) {
 		if got := DescribeError(tc.err); got != tc.want {
 			t.Errorf("DescribeError(%v) = %q, want %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+func TestInWords_AnAgentsErrorIsSaidInWordsAndStillFoundByKind(t *testing.T) {
+	re := sdk.NewInternalError(map[string]any{"details": "session not found"})
+	err := inWords(fmt.Errorf("session/resume: %w", re))
+	if strings.Contains(err.Error(), "{") || !strings.Contains(err.Error(), "-32603 Internal error: session not found") {
+		t.Fatalf("said as %q", err.Error())
+	}
+	var got *sdk.RequestError
+	if !errors.As(err, &got) || got.Code != -32603 {
+		t.Fatal("the agent's error is no longer found by errors.As")
+	}
+	if inWords(err) != err || inWords(nil) != nil {
+		t.Fatal("inWords wraps twice or wraps nothing")
+	}
+	plain := errors.New("plain")
+	if inWords(plain) != plain {
+		t.Fatal("an error that is not the agent's answer was wrapped")
 	}
 }

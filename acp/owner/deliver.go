@@ -444,4 +444,3 @@ func cutOffError(h *state.Home, id string, t *inputTurn) error {
 	}
 	return fmt.Errorf("the owner of session %s died during turn %s, which is not continued (automatic continuation is off): kandev recap %s shows where it stopped; kandev prompt %s \"...\" goes on", id, t.cutTurn, id, id)
 }
-
