@@ -59,15 +59,15 @@ type CLI struct {
 	Fork    forkCmd    `cmd:"" help:"A new session with the conversation up to a turn." group:"The conversation:"`
 	Rewind  rewindCmd  `cmd:"" help:"Continue as if nothing after a turn had been said (files are not rewound)." group:"The conversation:"`
 	Clear   clearCmd   `cmd:"" help:"Start the agent over with no history; the log keeps everything." group:"The conversation:"`
-	Compact compactCmd `cmd:"" help:"Have the agent compact its conversation (its own command) in a maintenance turn." group:"The conversation:"`
+	Compact compactCmd `cmd:"" help:"Have the agent compact its conversation in a maintenance turn." group:"The conversation:"`
 	Search  searchCmd  `cmd:"" help:"Find text in the messages, thoughts and tool calls of sessions." group:"The conversation:"`
 	Events  eventsCmd  `cmd:"" help:"Raw events of a session." group:"The conversation:"`
 	Usage   usageCmd   `cmd:"" help:"Tokens and cost agents reported, per session, agent or day." group:"The conversation:"`
 
 	Repair    repairCmd    `cmd:"" help:"Reconcile a session after a crash without relaunching." group:"After a crash:"`
 	Recover   recoverCmd   `cmd:"" help:"Continue every eligible interrupted session." group:"After a crash:"`
-	Doctor    doctorCmd    `cmd:"" help:"Check the home, the agents and git; print the fix for each problem." group:"After a crash:"`
-	Autostart autostartCmd `cmd:"" help:"Continue interrupted sessions at login: enable, disable or show the login-time job." group:"After a crash:"`
+	Doctor    doctorCmd    `cmd:"" help:"Check the home, agents and git; print the fix for each problem." group:"After a crash:"`
+	Autostart autostartCmd `cmd:"" help:"Run kandev recover --all at login: enable, disable, status." group:"After a crash:"`
 
 	Done    doneCmd    `cmd:"" help:"Mark a session COMPLETED." group:"Finishing and housekeeping:"`
 	Archive archiveCmd `cmd:"" help:"Mark a session CANCELLED." group:"Finishing and housekeeping:"`
