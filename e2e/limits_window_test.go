@@ -305,3 +305,30 @@ func TestLimits_AUsageLimitThatDoesNotSayWhenItResetsTakesTheWindowsReset(t *tes
 		t.Fatalf("the limit's reset %v, want the window's %v", reset, window)
 	}
 }
+
+func TestLimits_APersonsPromptTakesTheHeldQueuedWorkWithIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.startWarm("30s")
+	w.mustRun("prompt", id, "/limit 99 3600")
+	w.mustRun("prompt", id, "--no-follow", "/say HELD")
+	waitFor(t, 20*time.Second, "the queued prompt to be held", func() bool {
+		return w.window(id).Status.Badge == verdict.BadgeWaitingForLimit
+	})
+	r := w.run("prompt", id, "/say MINE")
+	if r.code != 0 || !strings.Contains(r.stdout, "MINE") {
+		t.Fatalf("a person's prompt behind held work: %s", r)
+	}
+	var ran []string
+	for _, e := range w.events(id) {
+		if e.Type == eventlog.EventUserMessage && strings.HasPrefix(e.Content, "/say ") {
+			ran = append(ran, e.Content)
+		}
+	}
+	if strings.Join(ran, ",") != "/say HELD,/say MINE" {
+		t.Fatalf("turns %q, want the held one, then the person's", ran)
+	}
+	if st := w.window(id); st.Session.Limit != nil {
+		t.Fatalf("the hold is still recorded: %+v", st.Session.Limit)
+	}
+}
