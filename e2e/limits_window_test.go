@@ -100,7 +100,7 @@ func TestLimits_APersonsOwnPromptNearTheLimitGoesWithOneWarningLine(t *testing.T
 // percent, resetting in resetSecs.
 func (w *world) interruptedNearTheLimit(id, percent, resetSecs string) {
 	w.t.Helper()
-	w.killAt(isType(eventlog.EventAgentMessage), 20*time.Second, "prompt", id, "/limit "+percent+" "+resetSecs+"\n/say working\n/sleep 5000")
+	w.killAt(isType(eventlog.EventAgentMessage), 20*time.Second, "prompt", id, "/limit "+percent+" "+resetSecs+"\n/say working\n/sleep 30000")
 	if s := w.session(id); s.State != state.StateRunning || s.RateLimit == nil {
 		w.t.Fatalf("no interrupted turn with a window after the kill: %+v", s)
 	}
@@ -110,8 +110,8 @@ func TestLimits_RecoverHoldsAnInterruptedTurnBeforeTheLimitAndContinuesItOnceAft
 	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("30s")
-	// 6 s: the first recover runs before the reset even on a loaded machine.
-	w.interruptedNearTheLimit(id, "97", "6")
+	// 10 s: the first recover runs before the reset even on a loaded machine.
+	w.interruptedNearTheLimit(id, "97", "10")
 	startsBefore := lastAgentStart(w.events(id))
 	r := w.run("recover", id)
 	if r.code != 8 || !strings.Contains(r.stderr, "pause_at_percent 95") {
@@ -184,7 +184,7 @@ func TestLimits_AQueuedNoFollowPromptWaitsForTheResetAndRecoverServesIt(t *testi
 	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("30s")
-	w.mustRun("prompt", id, "/limit 99 6")
+	w.mustRun("prompt", id, "/limit 99 10")
 	if r := w.run("prompt", id, "--no-follow", "/say LATER"); r.code != 0 {
 		t.Fatalf("prompt --no-follow: %s", r)
 	}
@@ -251,7 +251,7 @@ func TestLimits_AfterResetTurnsPausesForAPersonAndTheWakeReportReachesTheNotifyH
 	t.Parallel()
 	w, notes := notifyWorld(t, "[limits]\nafter_reset_turns = 1\n")
 	id := w.startWarm("30s")
-	w.mustRun("prompt", id, "/limit 99 6")
+	w.mustRun("prompt", id, "/limit 99 10")
 	w.mustRun("prompt", id, "--no-follow", "/say ONE")
 	waitFor(t, 20*time.Second, "the first queued prompt to be held", func() bool {
 		return w.window(id).Status.Badge == verdict.BadgeWaitingForLimit
