@@ -46,6 +46,16 @@ func warnNearLimit(env *Env, job owner.Job) {
 	}
 }
 
+// heldUntil is the reset time, as text, of a session whose unattended work
+// waits for the agent's usage window ("" when it does not).
+func heldUntil(h *state.Home, id string, now time.Time) string {
+	s, err := h.LoadSession(id)
+	if err != nil || s.Limit == nil || !s.Limit.Held || s.Limit.ResetAt == nil || verdict.LimitLifted(s.Limit, now) {
+		return ""
+	}
+	return s.Limit.ResetAt.Local().Format(time.RFC3339)
+}
+
 // limitLines are status's lines about a usage limit and its scheduled recover.
 func limitLines(w io.Writer, s *state.Session, now time.Time) {
 	if rl := s.RateLimit; rl != nil {

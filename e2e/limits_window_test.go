@@ -256,7 +256,9 @@ func TestLimits_AfterResetTurnsPausesForAPersonAndTheWakeReportReachesTheNotifyH
 	waitFor(t, 20*time.Second, "the first queued prompt to be held", func() bool {
 		return w.window(id).Status.Badge == verdict.BadgeWaitingForLimit
 	})
-	w.mustRun("prompt", id, "--no-follow", "/say TWO")
+	if r := w.mustRun("prompt", id, "--no-follow", "/say TWO"); !strings.Contains(r.stdout, "holds unattended work until the agent's usage window resets") {
+		t.Fatalf("a prompt queued while the session waits does not say so: %s", r)
+	}
 	reset := w.window(id).Session.Limit.ResetAt
 	time.Sleep(time.Until(*reset) + 300*time.Millisecond)
 	r := w.run("recover", id)
