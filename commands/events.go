@@ -95,7 +95,7 @@ var eventTypes = []string{
 	eventlog.EventTurnStarted, eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventAgentThought,
 	eventlog.EventToolCall, eventlog.EventToolResult, eventlog.EventPlan, eventlog.EventPermissionRequest,
 	eventlog.EventPermissionResolved, eventlog.EventTurnEnded, eventlog.EventState, eventlog.EventAgentStarted,
-	eventlog.EventAgentExited, eventlog.EventMarker, eventlog.EventUsage, eventlog.EventRewind, eventlog.EventAgentUpdate,
+	eventlog.EventAgentExited, eventlog.EventMarker, eventlog.EventUsage, eventlog.EventLimit, eventlog.EventRewind, eventlog.EventAgentUpdate,
 }
 
 // eventSummary is one line describing an event.

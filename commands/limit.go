@@ -46,10 +46,24 @@ func warnNearLimit(env *Env, job owner.Job) {
 	}
 }
 
+// heldUntil is the reset time, as text, of a session whose unattended work
+// waits for the agent's usage window ("" when it does not).
+func heldUntil(h *state.Home, id string, now time.Time) string {
+	s, err := h.LoadSession(id)
+	if err != nil || s.Limit == nil || !s.Limit.Held || s.Limit.ResetAt == nil || verdict.LimitLifted(s.Limit, now) {
+		return ""
+	}
+	return s.Limit.ResetAt.Local().Format(time.RFC3339)
+}
+
 // limitLines are status's lines about a usage limit and its scheduled recover.
-func limitLines(w io.Writer, s *state.Session) {
-	if s.RateLimit != nil {
-		fmt.Fprintf(w, "window    %s\n", printableLine(limits.Describe(s.RateLimit)))
+func limitLines(w io.Writer, s *state.Session, now time.Time) {
+	if rl := s.RateLimit; rl != nil {
+		line := limits.Describe(rl)
+		if rl.ResetsAt != nil && !now.Before(*rl.ResetsAt) {
+			line += " (passed: the agent's next report says where the new window stands)"
+		}
+		fmt.Fprintf(w, "window    %s\n", printableLine(line))
 	}
 	if ar := s.AfterReset; ar != nil {
 		line := fmt.Sprintf("after reset %d unattended turn(s) since %s", ar.Turns, ar.Since.Local().Format(time.RFC3339))

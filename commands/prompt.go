@@ -73,6 +73,10 @@ func (c *promptCmd) Run(env *Env) error {
 	env.Out.Finish()
 	if d != nil && d.Queued && c.NoFollow {
 		env.Out.Object(promptQueuedOutput{Queued: queuedInput{SessionID: id, InputID: d.InputID}}, func(w io.Writer) {
+			if reset := heldUntil(h, id, env.Now()); reset != "" {
+				fmt.Fprintf(w, "queued as %s: session %s holds unattended work until the agent's usage window resets at %s; kandev recover runs it then\n", d.InputID, id, reset)
+				return
+			}
 			fmt.Fprintf(w, "queued as %s: session %s is busy in another kandev process, which will run it next\n", d.InputID, id)
 		})
 		return err

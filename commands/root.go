@@ -68,8 +68,8 @@ type CLI struct {
 
 	Repair    repairCmd    `cmd:"" help:"Reconcile a session after a crash without relaunching." group:"After a crash:"`
 	Recover   recoverCmd   `cmd:"" help:"Continue every eligible interrupted session." group:"After a crash:"`
-	Doctor    doctorCmd    `cmd:"" help:"Check the home, the agents and git; print the fix for each problem." group:"After a crash:"`
-	Autostart autostartCmd `cmd:"" help:"Continue interrupted sessions at login: enable, disable or show the login-time job." group:"After a crash:"`
+	Doctor    doctorCmd    `cmd:"" help:"Check the home, agents and git; print the fix for each problem." group:"After a crash:"`
+	Autostart autostartCmd `cmd:"" help:"Run kandev recover --all at login: enable, disable, status." group:"After a crash:"`
 
 	Done    doneCmd    `cmd:"" help:"Mark a session COMPLETED." group:"Finishing and housekeeping:"`
 	Archive archiveCmd `cmd:"" help:"Mark a session CANCELLED." group:"Finishing and housekeeping:"`

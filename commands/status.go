@@ -124,7 +124,7 @@ func (c *statusCmd) Run(env *Env) error {
 			}
 			fmt.Fprintf(w, "waiting   permission %s: %s (kandev approve %s --request %s, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
 		}
-		limitLines(w, s)
+		limitLines(w, s, env.Now())
 		if st.PendingInputs > 0 {
 			fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)
 		}

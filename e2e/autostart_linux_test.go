@@ -202,7 +202,7 @@ func TestAutostart_AfterASimulatedRebootTheUnitsCommandContinuesTheTurnOnce(t *t
 	argv, unitEnv := unitCommand(t, unitFile(t, dir))
 	// The reboot: a turn mid-way, then every kandev and agent process of
 	// the home killed.
-	w.killAt(isType(eventlog.EventAgentMessage), 20*time.Second, "prompt", id, "/say working\n/sleep 5000")
+	w.killAt(isType(eventlog.EventAgentMessage), 20*time.Second, "prompt", id, "/say working\n/sleep 30000")
 	if st := w.status(id); st.Status.Badge != "needs-resume" {
 		t.Fatalf("badge %q after the kill, want needs-resume", st.Status.Badge)
 	}

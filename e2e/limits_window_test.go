@@ -100,7 +100,7 @@ func TestLimits_APersonsOwnPromptNearTheLimitGoesWithOneWarningLine(t *testing.T
 // percent, resetting in resetSecs.
 func (w *world) interruptedNearTheLimit(id, percent, resetSecs string) {
 	w.t.Helper()
-	w.killAt(isType(eventlog.EventAgentMessage), 20*time.Second, "prompt", id, "/limit "+percent+" "+resetSecs+"\n/say working\n/sleep 5000")
+	w.killAt(isType(eventlog.EventAgentMessage), 20*time.Second, "prompt", id, "/limit "+percent+" "+resetSecs+"\n/say working\n/sleep 30000")
 	if s := w.session(id); s.State != state.StateRunning || s.RateLimit == nil {
 		w.t.Fatalf("no interrupted turn with a window after the kill: %+v", s)
 	}
@@ -110,8 +110,8 @@ func TestLimits_RecoverHoldsAnInterruptedTurnBeforeTheLimitAndContinuesItOnceAft
 	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("30s")
-	// 6 s: the first recover runs before the reset even on a loaded machine.
-	w.interruptedNearTheLimit(id, "97", "6")
+	// 10 s: the first recover runs before the reset even on a loaded machine.
+	w.interruptedNearTheLimit(id, "97", "10")
 	startsBefore := lastAgentStart(w.events(id))
 	r := w.run("recover", id)
 	if r.code != 8 || !strings.Contains(r.stderr, "pause_at_percent 95") {
@@ -184,7 +184,7 @@ func TestLimits_AQueuedNoFollowPromptWaitsForTheResetAndRecoverServesIt(t *testi
 	t.Parallel()
 	w := newWorld(t)
 	id := w.startWarm("30s")
-	w.mustRun("prompt", id, "/limit 99 6")
+	w.mustRun("prompt", id, "/limit 99 10")
 	if r := w.run("prompt", id, "--no-follow", "/say LATER"); r.code != 0 {
 		t.Fatalf("prompt --no-follow: %s", r)
 	}
@@ -251,12 +251,14 @@ func TestLimits_AfterResetTurnsPausesForAPersonAndTheWakeReportReachesTheNotifyH
 	t.Parallel()
 	w, notes := notifyWorld(t, "[limits]\nafter_reset_turns = 1\n")
 	id := w.startWarm("30s")
-	w.mustRun("prompt", id, "/limit 99 6")
+	w.mustRun("prompt", id, "/limit 99 10")
 	w.mustRun("prompt", id, "--no-follow", "/say ONE")
 	waitFor(t, 20*time.Second, "the first queued prompt to be held", func() bool {
 		return w.window(id).Status.Badge == verdict.BadgeWaitingForLimit
 	})
-	w.mustRun("prompt", id, "--no-follow", "/say TWO")
+	if r := w.mustRun("prompt", id, "--no-follow", "/say TWO"); !strings.Contains(r.stdout, "holds unattended work until the agent's usage window resets") {
+		t.Fatalf("a prompt queued while the session waits does not say so: %s", r)
+	}
 	reset := w.window(id).Session.Limit.ResetAt
 	time.Sleep(time.Until(*reset) + 300*time.Millisecond)
 	r := w.run("recover", id)
@@ -303,5 +305,32 @@ func TestLimits_AUsageLimitThatDoesNotSayWhenItResetsTakesTheWindowsReset(t *tes
 	}
 	if _, reset := limitMarker(t, w.events(id)); !reset.Equal(*window) {
 		t.Fatalf("the limit's reset %v, want the window's %v", reset, window)
+	}
+}
+
+func TestLimits_APersonsPromptTakesTheHeldQueuedWorkWithIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.startWarm("30s")
+	w.mustRun("prompt", id, "/limit 99 3600")
+	w.mustRun("prompt", id, "--no-follow", "/say HELD")
+	waitFor(t, 20*time.Second, "the queued prompt to be held", func() bool {
+		return w.window(id).Status.Badge == verdict.BadgeWaitingForLimit
+	})
+	r := w.run("prompt", id, "/say MINE")
+	if r.code != 0 || !strings.Contains(r.stdout, "MINE") {
+		t.Fatalf("a person's prompt behind held work: %s", r)
+	}
+	var ran []string
+	for _, e := range w.events(id) {
+		if e.Type == eventlog.EventUserMessage && strings.HasPrefix(e.Content, "/say ") {
+			ran = append(ran, e.Content)
+		}
+	}
+	if strings.Join(ran, ",") != "/say HELD,/say MINE" {
+		t.Fatalf("turns %q, want the held one, then the person's", ran)
+	}
+	if st := w.window(id); st.Session.Limit != nil {
+		t.Fatalf("the hold is still recorded: %+v", st.Session.Limit)
 	}
 }

@@ -106,6 +106,8 @@ func nextCommand(s *state.Session, a Assessment, o Observation) (next, why strin
 		return "kandev prompt " + id + ` "..."`, "automatic continuation is paused (" + a.Pause().Reason + "): a prompt carries on"
 	case a.Reason == ReasonStaleExecution:
 		return "kandev resume " + id, "its agent outlived its owner: resume stops it and carries on"
+	case s.Limit != nil && s.Limit.Held && !LimitLifted(s.Limit, o.Now):
+		return "kandev prompt " + id + ` "..."`, "unattended work waits for the agent's usage window to reset (kandev recover continues it then); a prompt of yours goes now"
 	case a.Interrupted && s.InitialPrompt != "":
 		return "kandev resume " + id, "the first prompt never reached the agent: resume sends it"
 	case a.Interrupted:

@@ -60,6 +60,15 @@ func TestAssess_EverySessionSituation(t *testing.T) {
 			want{reason: ReasonAgentNotRunning, badge: BadgeWaitingForLimit, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"a usage limit that has reset", []func(*state.Session){func(s *state.Session) { r := now.Add(-time.Second); s.Limit = &state.UsageLimit{ResetAt: &r} }}, nil,
 			want{reason: ReasonAgentNotRunning, badge: BadgeWaitingForLimit, resumable: true, next: "kandev recover s1"}},
+		{"an interrupted turn held back before the limit: it waits for the reset", []func(*state.Session){awaiting, func(s *state.Session) { r := now.Add(time.Hour); s.Limit = &state.UsageLimit{ResetAt: &r, Held: true} }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeWaitingForLimit, resumable: true, interrupted: true, cont: true, next: `kandev prompt s1 "..."`}},
+		{"an interrupted turn held back, the window has reset", []func(*state.Session){awaiting, func(s *state.Session) {
+			r := now.Add(-time.Second)
+			s.Limit = &state.UsageLimit{ResetAt: &r, Held: true}
+		}}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgeWaitingForLimit, resumable: true, interrupted: true, cont: true, next: "kandev resume s1"}},
+		{"unattended work after a reset spent its bound", []func(*state.Session){awaiting, func(s *state.Session) { s.AfterReset = &state.AfterReset{Turns: 3, Exhausted: "ran 3 turns"} }}, nil,
+			want{reason: ReasonAgentNotRunning, badge: BadgePaused, resumable: false, interrupted: true, pause: state.PauseAfterReset, next: `kandev prompt s1 "..."`}},
 		{"a usage limit with a warm owner", []func(*state.Session){func(s *state.Session) { s.Limit = &state.UsageLimit{} }}, func(o *Observation) { o.OwnerAlive = true },
 			want{reason: ReasonAgentRunning, badge: BadgeWaitingForLimit, resumable: true, next: `kandev prompt s1 "..."`}},
 		{"repaired turn waiting for its continuation", []func(*state.Session){awaiting}, nil,

@@ -86,10 +86,10 @@ func (o *owner) markFollowedUp(turn string) {
 // a prompt: the interrupted turn is then never continued automatically.
 func (o *owner) takeOverPause() {
 	p := o.s.Pause
-	if !o.s.Stopped && p == nil && o.s.Interrupted == nil && o.s.AfterReset == nil {
+	if !o.s.Stopped && p == nil && o.s.Interrupted == nil {
 		return
 	}
-	o.update(func(s *state.Session) { s.Stopped, s.Pause, s.Interrupted, s.AfterReset = false, nil, nil, nil })
+	o.update(func(s *state.Session) { s.Stopped, s.Pause, s.Interrupted = false, nil, nil })
 	if p != nil {
 		o.marker(history.MarkerContinuationResumed, "The pause of turn "+p.Turn+" is lifted by the operator's prompt; that turn is not continued automatically.", "")
 	}

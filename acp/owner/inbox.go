@@ -178,9 +178,8 @@ func (o *owner) serveInput(ctx context.Context, in state.Input) error {
 		if err := o.unattendedTurn(); err != nil {
 			return err
 		}
-	} else {
-		o.takeOverPause() // the operator's prompt, as one given here
 	}
+	o.takeOverPause() // the operator's prompt, as one given here
 	source := eventlog.SourceQueued
 	if o.job.Detached && in.ID == o.job.OwnInput {
 		// The prompt of the command that started this owner: its own turn,

@@ -58,6 +58,12 @@ func (o *owner) windowReset() *time.Time {
 // unattended work may do after a reset is spent (a pause, exit 5);
 // otherwise it counts against that budget and goes.
 func (o *owner) unattendedTurn() error {
+	o.mu.Lock()
+	person := o.wake.person
+	o.mu.Unlock()
+	if person {
+		return nil // a person's prompt waits behind it: they took over
+	}
 	s := o.session()
 	pauseAt := o.job.Config.PauseAtPercent()
 	if limits.Decide(limits.GateInput{Window: s.RateLimit, PauseAt: pauseAt, Now: o.now()}) == limits.Wait {
@@ -185,6 +191,9 @@ func (o *owner) beginWake() {
 // among what this owner serves: what they send goes, and the unattended
 // work queued before it with it (the person took over).
 func (o *owner) personHere() {
+	o.mu.Lock()
+	o.wake.person = true
+	o.mu.Unlock()
 	if o.s.AfterReset == nil {
 		return
 	}
@@ -202,6 +211,9 @@ type wakeState struct {
 	costFrom float64
 	held     bool
 	paused   string
+	// person: a person's own prompt is among what this owner serves; the
+	// queued work before it goes with it.
+	person bool
 }
 
 // reportWake logs, for a kandev recover that ran or held anything, what
