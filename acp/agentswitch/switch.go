@@ -155,10 +155,7 @@ func switchLocked(ctx context.Context, req Request) (*Report, error) {
 	}
 	defer log.Close()
 	// A rewind or a switch a crash left half-written is finished first, in its order.
-	if err := owner.FinishRewind(h, log, s); err != nil {
-		return nil, err
-	}
-	if err := owner.FinishSwitch(h, log, s); err != nil {
+	if err := owner.FinishPending(h, log, s); err != nil {
 		return nil, err
 	}
 	if s, err = h.UpdateSession(id, func(s *state.Session) error { s.BeginSwitch(req.To); return nil }); err != nil {
