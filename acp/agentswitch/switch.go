@@ -18,8 +18,11 @@ import (
 
 // Report is what a switch did.
 type Report struct {
-	From      string `json:"from"`
-	SessionID string `json:"session_id"`
+	From string `json:"from"`
+	// Interrupted is a turn cut off before the switch: it is not continued
+	// on the new agent by itself (its continuation pauses), a prompt carries on.
+	Interrupted string `json:"interrupted_turn,omitempty"`
+	SessionID   string `json:"session_id"`
 	// Setup is the setup carried over: the new agent applies what it offers
 	// of it when it starts, and names what it does not.
 	Setup *state.Setup `json:"setup,omitempty"`
@@ -104,7 +107,8 @@ func Switch(ctx context.Context, req Request) (*Report, error) {
 	if err := owner.CloseIdleWarm(ctx, h, id); err != nil {
 		return nil, err
 	}
-	if _, err := surgery.Repair(h, id, eventlog.StopShutdown, false); err != nil {
+	repaired, err := surgery.Repair(h, id, eventlog.StopShutdown, false)
+	if err != nil {
 		return nil, busy(h, req, err)
 	}
 	lock, err := h.AcquireOwner(id)
@@ -121,6 +125,9 @@ func Switch(ctx context.Context, req Request) (*Report, error) {
 		return nil, err
 	}
 	rep, err := switchLocked(ctx, req)
+	if rep != nil && rep.Switched {
+		rep.Interrupted = repaired.Pending
+	}
 	rerr := claim.Release(context.WithoutCancel(ctx))
 	if fenced := claim.Fenced(); fenced != nil {
 		return nil, fenced

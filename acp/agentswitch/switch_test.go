@@ -98,7 +98,10 @@ func TestFinishSwitch_WritesTheEventOfAPendingSwitchOnce(t *testing.T) {
 		}
 	}
 	// A record whose clear was lost after the event was written: not again.
-	if s, err = h.UpdateSession("s1", func(s *state.Session) error { s.SwitchPending = &state.AgentSwitch{From: "demo", To: "plain"}; return nil }); err != nil {
+	if s, err = h.UpdateSession("s1", func(s *state.Session) error {
+		s.SwitchPending = &state.AgentSwitch{From: "demo", To: "plain"}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := owner.FinishPending(h, log, s); err != nil {
