@@ -12,6 +12,7 @@ import (
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
@@ -69,14 +70,21 @@ func turnEnded(path, turn string) bool {
 
 // settleEndedTurn waits, briefly, for a live owner to clear from the
 // record a turn its log says ended, so that the warm owner can be closed.
+// It wakes on the record's changes (internal/watch).
 func settleEndedTurn(ctx context.Context, h *state.Home, id string) {
+	changes := watch.WatchFiles(h.RecordPath(id))
+	defer changes.Close()
 	deadline := time.Now().Add(settleWait)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
+	for {
 		s, err := h.LoadSession(id)
-		if err != nil || s.CurrentTurn == "" || !turnEnded(h.LogPath(id), s.CurrentTurn) {
+		if alive, _ := h.OwnerAlive(id); err != nil || !alive || s.CurrentTurn == "" || !turnEnded(h.LogPath(id), s.CurrentTurn) {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		left := time.Until(deadline)
+		if left <= 0 || ctx.Err() != nil {
+			return
+		}
+		_ = changes.Wait(ctx, min(left, 100*time.Millisecond))
 	}
 }
 
@@ -98,9 +106,8 @@ func Check(h *state.Home, cfg *config.Config, id, to string) (Verdict, error) {
 
 // Switch moves the session to agent req.To. A warm owner that keeps the
 // old agent idle is closed first, the way kandev close does; one that runs
-// a turn is refused. A turn its owner died in
-// is repaired first. A session that travels between machines is claimed
-// for the switch and pushed with it.
+// a turn is refused. A turn its owner died in is repaired first. A session
+// that travels between machines is claimed for the switch and pushed with it.
 func Switch(ctx context.Context, req Request) (*Report, error) {
 	h, id := req.Home, req.SessionID
 	settleEndedTurn(ctx, h, id)
