@@ -58,6 +58,9 @@ func (c *switchCmd) Run(env *Env) error {
 		}
 		out := switchOutput{Session: s, Switch: &agentswitch.Report{SessionID: id, From: s.Agent, To: c.Agent, Setup: s.Setup}}
 		env.Out.Object(out, func(w io.Writer) { printSwitch(w, out) })
+		if len(c.Text) > 0 {
+			env.Out.Warn("the message was not sent (nothing was switched): kandev prompt " + id + " sends it")
+		}
 		return nil
 	}
 	from := id
@@ -97,6 +100,9 @@ func printSwitch(w io.Writer, out switchOutput) {
 	fmt.Fprintln(w, agentswitch.Describe(rep))
 	if !rep.Switched {
 		return
+	}
+	if rep.Interrupted != "" {
+		fmt.Fprintf(w, "turn %s was cut off before the switch: %s does not continue it by itself (it sees it in the conversation); a prompt carries on\n", rep.Interrupted, rep.To)
 	}
 	if rep.Setup != nil {
 		fmt.Fprintf(w, "setup carried over: %s (%s applies what it offers when it starts and names what it does not)\n", setup.Describe(rep.Setup), rep.To)

@@ -107,3 +107,30 @@ func TestEditor_AgentOptionSwitchesASessionAndTheNewAgentRecalls(t *testing.T) {
 		t.Fatalf("kandev acp exit %d\n%s", code, ed.stderr)
 	}
 }
+
+// TestEditor_TypeScriptSDKClientSwitchesTheAgentOfALoadedSession: an
+// editor written with the TypeScript ACP SDK loads a shell session, sets
+// _kandev/agent, and its prompt is answered by the new agent, which
+// recalls what was said to the old one.
+func TestEditor_TypeScriptSDKClientSwitchesTheAgentOfALoadedSession(t *testing.T) {
+	t.Parallel()
+	w := switchWorld(t)
+	id, r := w.start("remember KIWI")
+	mustOK(t, r)
+	base := w.env
+	w.env = append(base, `KANDEV_TS_SET={"options":{"_kandev/agent":"plain"}}`)
+	rep := w.runTSClient("reopen", id, "recall")
+	w.env = base
+	if cur, _ := agentOptionOf(t, rep.Setup.ConfigOptions); cur != "demo" {
+		t.Fatalf("the load answer's agent option: %s", cur)
+	}
+	if cur, _ := agentOptionOf(t, rep.SetOptions); cur != "plain" {
+		t.Fatalf("set_config_option answered current %s", cur)
+	}
+	if got := tsText(rep.Turn, "agent_message_chunk"); !strings.Contains(got, "KIWI") {
+		t.Fatalf("recall after the TypeScript client switched the agent: %q", got)
+	}
+	if s := w.session(id); s.Agent != "plain" || len(switchesIn(w.events(id))) != 1 {
+		t.Fatalf("agent %s after the switch", s.Agent)
+	}
+}

@@ -299,3 +299,32 @@ func TestSwitch_SetupCarriesOverWhereOfferedAndWhatIsNotIsNamed(t *testing.T) {
 		t.Fatalf("the recorded setup is not what plain runs: %+v", s)
 	}
 }
+
+// TestSwitch_ATurnCutOffByACrashIsRepairedAndNotContinuedByItself: the
+// owner is killed mid-turn (CI: the owner is the prompt command itself);
+// the switch repairs the turn and says the new agent does not continue it
+// on its own; the next prompt runs on the new agent, which sees the cut
+// request in the conversation.
+func TestSwitch_ATurnCutOffByACrashIsRepairedAndNotContinuedByItself(t *testing.T) {
+	t.Parallel()
+	w := switchWorld(t)
+	w.underCI()
+	id := rememberApple(w)
+	cut, _ := w.background("prompt", id, "remember PLUM\n/sleep 5000")
+	waitForRunningTurn(t, w, id)
+	cut.Process.Kill()
+	cut.Wait()
+	r := w.mustRun("switch", id, "--agent", "plain")
+	if !strings.Contains(r.stdout, "was cut off before the switch") {
+		t.Fatalf("switch after a crash:\n%s", r)
+	}
+	got := w.recall(id)
+	if !strings.Contains(got, "APPLE") || !strings.Contains(got, "PLUM") {
+		t.Fatalf("plain recalls %q, want APPLE and the cut turn's PLUM", got)
+	}
+	evs := w.events(id)
+	if n := len(ofSource(evs, eventlog.EventTurnStarted, eventlog.SourceContinuation)); n != 0 {
+		t.Fatalf("%d continuation turns: the new agent must not continue the cut turn by itself", n)
+	}
+	assertSentOnce(t, evs)
+}

@@ -12,14 +12,18 @@ import (
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
 
 // Report is what a switch did.
 type Report struct {
-	From      string `json:"from"`
-	SessionID string `json:"session_id"`
+	From string `json:"from"`
+	// Interrupted is a turn cut off before the switch: it is not continued
+	// on the new agent by itself (its continuation pauses), a prompt carries on.
+	Interrupted string `json:"interrupted_turn,omitempty"`
+	SessionID   string `json:"session_id"`
 	// Setup is the setup carried over: the new agent applies what it offers
 	// of it when it starts, and names what it does not.
 	Setup *state.Setup `json:"setup,omitempty"`
@@ -66,14 +70,21 @@ func turnEnded(path, turn string) bool {
 
 // settleEndedTurn waits, briefly, for a live owner to clear from the
 // record a turn its log says ended, so that the warm owner can be closed.
+// It wakes on the record's changes (internal/watch).
 func settleEndedTurn(ctx context.Context, h *state.Home, id string) {
+	changes := watch.WatchFiles(h.RecordPath(id))
+	defer changes.Close()
 	deadline := time.Now().Add(settleWait)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
+	for {
 		s, err := h.LoadSession(id)
-		if err != nil || s.CurrentTurn == "" || !turnEnded(h.LogPath(id), s.CurrentTurn) {
+		if alive, _ := h.OwnerAlive(id); err != nil || !alive || s.CurrentTurn == "" || !turnEnded(h.LogPath(id), s.CurrentTurn) {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		left := time.Until(deadline)
+		if left <= 0 || ctx.Err() != nil {
+			return
+		}
+		_ = changes.Wait(ctx, min(left, 100*time.Millisecond))
 	}
 }
 
@@ -95,16 +106,16 @@ func Check(h *state.Home, cfg *config.Config, id, to string) (Verdict, error) {
 
 // Switch moves the session to agent req.To. A warm owner that keeps the
 // old agent idle is closed first, the way kandev close does; one that runs
-// a turn is refused. A turn its owner died in
-// is repaired first. A session that travels between machines is claimed
-// for the switch and pushed with it.
+// a turn is refused. A turn its owner died in is repaired first. A session
+// that travels between machines is claimed for the switch and pushed with it.
 func Switch(ctx context.Context, req Request) (*Report, error) {
 	h, id := req.Home, req.SessionID
 	settleEndedTurn(ctx, h, id)
 	if err := owner.CloseIdleWarm(ctx, h, id); err != nil {
 		return nil, err
 	}
-	if _, err := surgery.Repair(h, id, eventlog.StopShutdown, false); err != nil {
+	repaired, err := surgery.Repair(h, id, eventlog.StopShutdown, false)
+	if err != nil {
 		return nil, busy(h, req, err)
 	}
 	lock, err := h.AcquireOwner(id)
@@ -121,6 +132,9 @@ func Switch(ctx context.Context, req Request) (*Report, error) {
 		return nil, err
 	}
 	rep, err := switchLocked(ctx, req)
+	if rep != nil && rep.Switched {
+		rep.Interrupted = repaired.Pending
+	}
 	rerr := claim.Release(context.WithoutCancel(ctx))
 	if fenced := claim.Fenced(); fenced != nil {
 		return nil, fenced
@@ -155,10 +169,7 @@ func switchLocked(ctx context.Context, req Request) (*Report, error) {
 	}
 	defer log.Close()
 	// A rewind or a switch a crash left half-written is finished first, in its order.
-	if err := owner.FinishRewind(h, log, s); err != nil {
-		return nil, err
-	}
-	if err := owner.FinishSwitch(h, log, s); err != nil {
+	if err := owner.FinishPending(h, log, s); err != nil {
 		return nil, err
 	}
 	if s, err = h.UpdateSession(id, func(s *state.Session) error { s.BeginSwitch(req.To); return nil }); err != nil {

@@ -74,14 +74,8 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 			return nil, err
 		}
 	}
-	if state.IsTerminal(s.State) {
-		return nil, NotResumableState(s.ID, s.State)
-	}
-	if job, err = switchedMeanwhile(job, s); err != nil {
+	if job, err = runnable(job, s); err != nil {
 		return nil, err
-	}
-	if err := setup.CheckTrust(s); err != nil {
-		return nil, err // the claim brought the remote's newer record, with servers not trusted here
 	}
 	o := &owner{job: job, s: s, res: &Result{started: true, inboxFrom: s.InboxOffset}, claim: claim, taken: taken}
 	log, torn, err := job.Home.OpenLog(s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
@@ -95,10 +89,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		o.logClosed = true // a hook that fails later is not logged (notify.go)
 		o.log.Close()
 	}()
-	if err := FinishRewind(job.Home, log, o.s); err != nil {
-		return nil, err
-	}
-	if err := FinishSwitch(job.Home, log, o.s); err != nil {
+	if err := FinishPending(job.Home, log, o.s); err != nil {
 		return nil, err
 	}
 	if torn > 0 {
@@ -120,6 +111,21 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		err = o.ownCancelled
 	}
 	return o.res, err
+}
+
+// runnable is job as the record s, read under the owner lock (and the
+// claim), lets it run: never a finished session, the agent the record names
+// (switchedMeanwhile), and no MCP server a remote brought that this machine
+// has not trusted.
+func runnable(job Job, s *state.Session) (Job, error) {
+	if state.IsTerminal(s.State) {
+		return job, NotResumableState(s.ID, s.State)
+	}
+	job, err := switchedMeanwhile(job, s)
+	if err != nil {
+		return job, err
+	}
+	return job, setup.CheckTrust(s) // the claim may have brought a newer record, with servers not trusted here
 }
 
 // takeOver reads job's record under the owner lock and, in the same step

@@ -10,6 +10,15 @@ import (
 	"github.com/kandev/kandev/state"
 )
 
+// FinishPending finishes what a rewind or a switch left pending in s (a
+// crash between its record and its log line), in that order.
+func FinishPending(h *state.Home, log *eventlog.EventLog, s *state.Session) error {
+	if err := FinishRewind(h, log, s); err != nil {
+		return err
+	}
+	return FinishSwitch(h, log, s)
+}
+
 // FinishSwitch appends the agent_switched event (and its marker) of the
 // switch s holds as pending, unless the log already ends with it (a crash
 // came after the append, before the record was cleared), and clears it.

@@ -47,10 +47,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	}
 	defer log.Close()
 	before := log.NextSeq()
-	if err := owner.FinishRewind(h, log, s); err != nil {
-		return nil, err
-	}
-	if err := owner.FinishSwitch(h, log, s); err != nil {
+	if err := owner.FinishPending(h, log, s); err != nil {
 		return nil, err
 	}
 	rep.TornBytes = torn

@@ -95,7 +95,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 		return nil, err
 	}
 	defer log.Close()
-	if err := owner.FinishRewind(h, log, s); err != nil {
+	if err := owner.FinishPending(h, log, s); err != nil {
 		return nil, err
 	}
 	epoch, err := currentEpoch(h, id)

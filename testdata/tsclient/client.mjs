@@ -8,7 +8,8 @@
 // further arguments for `kandev acp` come in KANDEV_ACP_ARGS (JSON array).
 // KANDEV_TS_MCP (JSON array) is the mcpServers given to session/new and
 // session/load; KANDEV_TS_SET (JSON {mode, options: {id: value}}) is set
-// with session/set_mode and session/set_config_option after session/new.
+// with session/set_mode and session/set_config_option after session/new
+// (its options also after session/load).
 // It prints one JSON report on stdout and exits 0 when every call succeeded.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -84,6 +85,9 @@ if (mode === "first") {
   report.setup = setupOf(await conn.loadSession({ sessionId, cwd, mcpServers }));
   report.loadMs = Math.round(performance.now() - began);
   report.replay = take();
+  for (const [configId, value] of Object.entries(toSet.options ?? {})) {
+    report.setOptions = (await conn.setSessionConfigOption({ sessionId, configId, value })).configOptions;
+  }
 } else {
   throw new Error(`unknown mode ${mode}`);
 }
