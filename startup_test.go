@@ -50,6 +50,14 @@ var linkedFor = []struct{ pkg, feature string }{
 	{"github.com/go-git/go-git/v5/plumbing/transport/file", "push/pull: file:// and local path remotes"},
 	{"github.com/go-git/go-git/v5/plumbing/transport/git", "push/pull: git:// remotes"},
 	{"encoding/gob", "push/pull: go-git's config parser (gcfg)"},
+	// The board (board/, issue 48): the terminal UI libraries the Go
+	// ecosystem uses; bubbletea builds its key tables in its init, and
+	// bubbles' text input links a clipboard.
+	{"github.com/charmbracelet/bubbletea", "kandev board"},
+	{"github.com/atotto/clipboard", "kandev board: bubbles' text input (the filter and answer fields)"},
+	// Reboots (autostart/, issue 46): the launchd plist and the Windows
+	// task are XML documents.
+	{"encoding/xml", "kandev autostart: the launchd plist and the Windows task"},
 }
 
 func under(dep, pattern string) bool {
@@ -92,9 +100,11 @@ func TestStartup_HeavyPackagesAreNotLinkedIntoKandev(t *testing.T) {
 // allocates nothing): 274,840 bytes in 156 packages. With the demo agent's
 // MCP client on the ACP SDK's connection instead of the MCP SDK (no
 // jsonschema, net/http, crypto/tls): 159,576 to 159,736 bytes in 126.
+// With the board's terminal UI (bubbletea 95,488, clipboard 17,472) and
+// autostart's encoding/xml (18,776): 319,216 to 320,480 bytes in 146.
 const (
-	initBudgetBytes    = 176 << 10 // measured 159,736
-	initBudgetPackages = 132       // measured 126
+	initBudgetBytes    = 336 << 10 // measured 320,480
+	initBudgetPackages = 152       // measured 146
 	// A package not in initAllowance allocating more than this in its
 	// initialisation is a new heavy package: make its work lazy
 	// (sync.OnceValue) or keep it out, or list it with the feature that
@@ -105,7 +115,10 @@ const (
 // initAllowance are the packages over initBudgetOnePackage, each needed by
 // a feature in linkedFor.
 var initAllowance = map[string]int{
-	"encoding/gob": 32 << 10, // 26,048 to 27,248: go-git's gcfg
+	"github.com/charmbracelet/bubbletea": 104 << 10, // 95,488: kandev board
+	"github.com/atotto/clipboard":        20 << 10,  // 17,472: kandev board
+	"encoding/xml":                       20 << 10,  // 18,776: kandev autostart
+	"encoding/gob":                       32 << 10,  // 26,048 to 27,248: go-git's gcfg
 	"github.com/ProtonMail/go-crypto/openpgp/internal/ecc": 24 << 10, // 20,432: go-git's plumbing/object
 }
 
