@@ -1,13 +1,88 @@
+//go:build unix
+
 package e2e_test
 
 // Bounded input, the rest of it: what a remote, an agent, a config or the
 // home's own folders bring is checked before it is used.
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// forgeRecord rewrites the record of session id on the rig's remote as
+// whoever can push there might.
+func forgeRecord(r *syncRig, id string, edit func(rec map[string]any)) {
+	r.t.Helper()
+	work := filepath.Join(r.t.TempDir(), "forge")
+	r.gitOut(filepath.Dir(work), "init", "-q", work)
+	r.gitOut(work, "fetch", "-q", r.bare, "refs/kandev/sessions/"+id+":refs/forge")
+	r.gitOut(work, "checkout", "-q", "refs/forge")
+	var rec map[string]any
+	b, _ := os.ReadFile(filepath.Join(work, "record.json"))
+	if err := json.Unmarshal(b, &rec); err != nil {
+		r.t.Fatal(err)
+	}
+	edit(rec)
+	b, _ = json.Marshal(rec)
+	os.WriteFile(filepath.Join(work, "record.json"), b, 0o644)
+	r.gitOut(work, "add", "-A")
+	r.gitOut(work, "commit", "-q", "-m", "forged record")
+	r.gitOut(work, "push", "-q", "-f", r.bare, "HEAD:refs/kandev/sessions/"+id)
+}
+
+// mcpFileNamed writes an --mcp file with one stdio server called name.
+func mcpFileNamed(t *testing.T, name string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": "true"}}})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestSetup_AnMCPServerNameThatIsNotANameIsRefused: an empty name, one of
+// 1 MB, one with a control character or a path separator is refused in one
+// short line (exit 2) from an --mcp file and from a config [mcp.NAME]
+// table, and a pull of a record that holds one is refused whole (exit 1).
+func TestSetup_AnMCPServerNameThatIsNotANameIsRefused(t *testing.T) {
+	t.Parallel()
+	bad := map[string]string{"empty": "", "1 MB": strings.Repeat("n", 1<<20-64), "control": "a\x1b[31mred", "separator": "../up"}
+	for what, name := range bad {
+		t.Run(what, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			w.underCI() // nothing lingers: the start is refused before any owner
+			_, res := w.start("--mcp", mcpFileNamed(t, name), "hello")
+			if res.code != 2 || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 || len(res.stderr) > 400 || !strings.Contains(res.stderr, "MCP server name") {
+				t.Fatalf("--mcp with server name %.40q: %.600s", name, res)
+			}
+		})
+	}
+	w := newWorld(t)
+	w.underCI()
+	w.config("[agents.demo]\nmcp = [\"a/b\"]\n[mcp.\"a/b\"]\ncommand = \"true\"\n")
+	if _, res := w.start("--agent", "demo", "hello"); res.code != 2 || !strings.Contains(res.stderr, "path separator") {
+		t.Fatalf("a config [mcp.\"a/b\"] table: %s", res)
+	}
+
+	r := newSyncRig(t, "path")
+	id := r.a.mustStart("remember apple")
+	r.a.mustRun("push", id)
+	forgeRecord(r, id, func(rec map[string]any) {
+		rec["mcp_config"] = []any{map[string]any{"name": strings.Repeat("n", 4096), "command": "true"}}
+	})
+	if res := r.b.run("pull", id); res.code != 1 || !strings.Contains(res.stderr, "MCP server name") || len(res.stderr) > 800 {
+		t.Fatalf("a pulled record with a 4 KB server name: %.900s", res)
+	}
+	if _, err := os.Stat(filepath.Join(r.b.home, "sessions", id+".json")); err == nil {
+		t.Fatal("the refused pull wrote the record")
+	}
+}
 
 // TestDoctor_ChecksTheNotifyCommand: a [notify] command that does not exist
 // is a FAIL line naming it, with the fix, and doctor exits 1.

@@ -86,6 +86,11 @@ func checkPulledRecord(id, url string, b []byte) (state.Session, error) {
 	if rec.ID != id {
 		return rec, refusedPull(id, url, fmt.Sprintf("its record names id %q", rec.ID))
 	}
+	for _, m := range rec.MCPConfig {
+		if err := setup.CheckName(m.Name, "its record"); err != nil {
+			return rec, refusedPull(id, url, err.Error())
+		}
+	}
 	if rec.Format > state.Format {
 		return rec, &state.NewerFormatError{What: "session " + id + " on " + url, Format: rec.Format}
 	}
