@@ -100,3 +100,38 @@ func TestDoctor_ChecksTheNotifyCommand(t *testing.T) {
 		t.Fatalf("doctor with a working [notify] command: %s", d)
 	}
 }
+
+// TestHome_ASessionsOrSyncFolderThatIsALinkIsRefused: sessions/ or sync/
+// under the home that is a symbolic link is refused in one line naming it,
+// and nothing is written where it points.
+func TestHome_ASessionsOrSyncFolderThatIsALinkIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.underCI() // the start is refused before any owner runs
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(w.home, "sessions")); err != nil {
+		t.Fatal(err)
+	}
+	_, res := w.start("hello")
+	if res.code != 1 || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 || !strings.Contains(res.stderr, filepath.Join(w.home, "sessions")) || !strings.Contains(res.stderr, "symbolic link") {
+		t.Fatalf("start with sessions/ a link: %s", res)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("kandev wrote %d files where sessions/ points", len(entries))
+	}
+
+	r := newSyncRig(t, "path")
+	id := r.a.mustStart("remember apple")
+	r.a.mustRun("push", id)
+	syncOut := t.TempDir()
+	if err := os.Symlink(syncOut, filepath.Join(r.b.home, "sync")); err != nil {
+		t.Fatal(err)
+	}
+	res = r.b.run("pull", id)
+	if res.code != 1 || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 || !strings.Contains(res.stderr, filepath.Join(r.b.home, "sync")) || !strings.Contains(res.stderr, "symbolic link") {
+		t.Fatalf("pull with sync/ a link: %s", res)
+	}
+	if entries, _ := os.ReadDir(syncOut); len(entries) != 0 {
+		t.Fatalf("kandev wrote %d files where sync/ points", len(entries))
+	}
+}
