@@ -7,6 +7,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +134,37 @@ func TestHome_ASessionsOrSyncFolderThatIsALinkIsRefused(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(syncOut); len(entries) != 0 {
 		t.Fatalf("kandev wrote %d files where sync/ points", len(entries))
+	}
+}
+
+// TestPull_AppendsAtMostMaxPullBytes: a remote log that adds 3 MB of valid,
+// contiguous events (a few kilobytes once compressed) is refused by a pull
+// bounded to 1 MiB: one line naming the bound, exit 1, nothing appended.
+func TestPull_AppendsAtMostMaxPullBytes(t *testing.T) {
+	t.Parallel()
+	r := newSyncRig(t, "path")
+	id := r.shared()
+	r.b.config("[sync]\nmax_pull_bytes = 1048576\n")
+	forgeRemote(r, id, func(last int64) string {
+		var b strings.Builder
+		for seq := last + 1; b.Len() < 3<<20; seq++ {
+			fmt.Fprintf(&b, `{"seq":%d,"timestamp":"2026-12-01T10:00:00Z","type":"agent_message","session_id":"%s","role":"assistant","content":%q}`+"\n", seq, id, strings.Repeat("same words again ", 200))
+		}
+		return b.String()
+	})
+	before := homeFiles(t, r.b.home)
+	res := r.b.run("pull", id)
+	if res.code != 1 || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 || !strings.Contains(res.stderr, "max_pull_bytes = 1048576") || !strings.Contains(res.stderr, id) {
+		t.Fatalf("a pull over [sync] max_pull_bytes: %s", res)
+	}
+	after := homeFiles(t, r.b.home)
+	for p, was := range before {
+		if after[p] != was {
+			t.Errorf("the refused pull changed %s", p)
+		}
+	}
+	r.b.config("")
+	if res := r.b.run("pull", id); res.code != 0 {
+		t.Fatalf("the same pull under the default bound: %s", res)
 	}
 }

@@ -76,6 +76,12 @@ func (e Env) fill() (Env, *store, error) {
 			e.Opt.Timeout = e.Config.SyncTimeout()
 		}
 	}
+	if e.Opt.MaxPullBytes <= 0 {
+		e.Opt.MaxPullBytes = config.DefaultMaxPullBytes
+		if e.Config != nil {
+			e.Opt.MaxPullBytes = e.Config.MaxPullBytes()
+		}
+	}
 	if e.Opt.Dir == "" {
 		e.Opt.Dir, _ = os.Getwd()
 	}
