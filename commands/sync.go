@@ -179,7 +179,7 @@ func printSync(env *Env, results []*remote.Result, errs []error) error {
 		}
 		for _, r := range results {
 			if r.TrustPending {
-				fmt.Fprintf(w, "%s waits for trust: its MCP servers %s came from the remote and do not run here until you agree (kandev trust %s shows them and agrees)\n", r.ID, printableLine(strings.Join(r.Servers, ", ")), r.ID)
+				fmt.Fprintf(w, "%s waits for trust: its MCP servers %s came from the remote and do not run here until you agree (kandev trust %s shows them and asks)\n", r.ID, printableLine(strings.Join(r.Servers, ", ")), r.ID)
 			}
 		}
 	})

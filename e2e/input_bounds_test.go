@@ -168,3 +168,52 @@ func TestPull_AppendsAtMostMaxPullBytes(t *testing.T) {
 		t.Fatalf("the same pull under the default bound: %s", res)
 	}
 }
+
+// TestTrust_ShowsEveryValueAndAsksBeforeAnythingRuns: a pulled MCP server
+// whose env holds BASH_ENV='$(id > FILE)' is shown with that value; without a
+// terminal trust refuses unless --yes (exit 2, one line), --dry-run only
+// shows, and on a terminal it asks: n keeps it waiting (exit 1), y trusts.
+func TestTrust_ShowsEveryValueAndAsksBeforeAnythingRuns(t *testing.T) {
+	t.Parallel()
+	r := newSyncRig(t, "path")
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	hook := `$(id > /tmp/kandev-trust-test-never)`
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"helper": map[string]any{"command": "sh", "args": []string{"-c", "true"}, "env": map[string]string{"BASH_ENV": hook, "T": "${SOME_TOKEN}"}},
+		"web":    map[string]any{"type": "http", "url": "https://mcp.example.com/x", "headers": map[string]string{"X-Mode": "plain-value"}},
+	}})
+	os.WriteFile(file, b, 0o600)
+	id := r.a.mustStart("--mcp", file, "remember apple")
+	r.a.mustRun("push", id)
+	r.b.mustRun("pull", id)
+	pending := func() bool { return r.b.session(id).TrustPending }
+
+	res := r.b.run("trust", id)
+	if res.code != 2 || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 || !strings.Contains(res.stderr, "--yes") {
+		t.Fatalf("trust without a terminal and without --yes: %s", res)
+	}
+	for _, want := range []string{"BASH_ENV='" + hook + "'", "T='${SOME_TOKEN}'", "https://mcp.example.com/x", "X-Mode: plain-value", "sh -c true"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Fatalf("trust does not show %q:\n%s", want, res.stdout)
+		}
+	}
+	if !pending() {
+		t.Fatal("trust without --yes and without a terminal trusted the servers")
+	}
+	if dry := r.b.mustRun("trust", id, "--dry-run"); !strings.Contains(dry.stdout, "BASH_ENV='"+hook+"'") || !strings.Contains(dry.stdout, "nothing trusted") || !pending() {
+		t.Fatalf("trust --dry-run: %s (pending %v)", dry, pending())
+	}
+	no := newTmux(t, r.b, kandevBin+" trust "+id)
+	no.waitScreen("[y/N]")
+	no.keys("n", "Enter")
+	if scr := no.waitScreen("KANDEV-EXIT-"); !strings.Contains(scr, "KANDEV-EXIT-1") || !pending() {
+		t.Fatalf("answering n on the terminal:\n%s", scr)
+	}
+	yes := newTmux(t, r.b, kandevBin+" trust "+id)
+	yes.waitScreen("BASH_ENV=")
+	yes.waitScreen("[y/N]")
+	yes.keys("y", "Enter")
+	if scr := yes.waitScreen("KANDEV-EXIT-"); !strings.Contains(scr, "KANDEV-EXIT-0") || pending() {
+		t.Fatalf("answering y on the terminal:\n%s", scr)
+	}
+}
