@@ -217,3 +217,40 @@ func TestTrust_ShowsEveryValueAndAsksBeforeAnythingRuns(t *testing.T) {
 		t.Fatalf("answering y on the terminal:\n%s", scr)
 	}
 }
+
+// TestPull_ACwdTheRemoteChoseOutsideTheCloneIsPaused: a pushed record with
+// worktree null and a cwd the pusher chose (here a directory of B's) does
+// not choose where B's agent writes: pull names it, prompt and resume
+// refuse in one line (exit 5), status says paused, and nothing is written
+// in that directory.
+func TestPull_ACwdTheRemoteChoseOutsideTheCloneIsPaused(t *testing.T) {
+	t.Parallel()
+	r := newSyncRig(t, "path")
+	id := r.a.mustStart("remember apple")
+	r.a.mustRun("push", id)
+	victim := t.TempDir()
+	forgeRecord(r, id, func(rec map[string]any) {
+		rec["worktree"] = nil
+		rec["cwd"] = victim
+	})
+	pulled := r.b.mustRun("pull", id)
+	if !strings.Contains(pulled.stdout, id+" is paused") || !strings.Contains(pulled.stdout, victim) {
+		t.Fatalf("pull does not name the paused session and its directory: %s", pulled)
+	}
+	for _, args := range [][]string{{"prompt", id, "/write planted.txt from the remote"}, {"resume", id}} {
+		res := r.b.run(args...)
+		if res.code != 5 || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 || !strings.Contains(res.stderr, victim) {
+			t.Fatalf("kandev %s on a session whose cwd the remote chose: %s", args[0], res)
+		}
+	}
+	if entries, _ := os.ReadDir(victim); len(entries) != 0 {
+		t.Fatalf("the agent wrote %d files in the directory the remote chose", len(entries))
+	}
+	var st struct {
+		Status struct{ Badge, Paused string } `json:"status"`
+	}
+	decodeJSON(t, r.b.mustRun("--json", "status", id).stdout, &st)
+	if st.Status.Badge != "paused" || !strings.Contains(st.Status.Paused, victim) {
+		t.Fatalf("status of the paused session: %+v", st.Status)
+	}
+}
