@@ -254,3 +254,30 @@ func TestPull_ACwdTheRemoteChoseOutsideTheCloneIsPaused(t *testing.T) {
 		t.Fatalf("status of the paused session: %+v", st.Status)
 	}
 }
+
+// TestAgent_ALineOverTheBoundIsRefusedInOneMarkerAndTheTurnGoesOn: an agent
+// that writes one session/update line just over 10 MiB (the bound every
+// reader of the stream has) costs the owner no more than the bound: the line
+// is read through and dropped, the log says so in one message_refused
+// marker, and the turn ends as usual.
+func TestAgent_ALineOverTheBoundIsRefusedInOneMarkerAndTheTurnGoesOn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	huge := buildTestdata(t, "hugeline")
+	w.config(fmt.Sprintf("[agents.huge]\ncommand = [%q, %q]\n", huge, kandevBin))
+	w.env = append(w.env, fmt.Sprintf("HUGE_LINE_BYTES=%d", 11<<20))
+	id, res := w.start("--agent", "huge", "remember apple")
+	if res.code != 0 {
+		t.Fatal(res)
+	}
+	if res := w.run("prompt", id, "/say HUGE-LINE-PLEASE and after it"); res.code != 0 || !strings.Contains(res.stdout, "and after it") {
+		t.Fatalf("the turn with a line over the bound: %.800s", res)
+	}
+	refused := markersOf(w.events(id), "message_refused")
+	if len(refused) != 1 || !strings.Contains(refused[0].Summary, "bytes was refused") {
+		t.Fatalf("%d message_refused markers, want 1: %+v", len(refused), refused)
+	}
+	if fi, err := os.Stat(filepath.Join(w.home, "sessions", id+".jsonl")); err != nil || fi.Size() > 1<<20 {
+		t.Fatalf("the log holds the refused line (%v, %v)", fi.Size(), err)
+	}
+}

@@ -35,6 +35,10 @@ const (
 	// MarkerNotifyFailed: the [notify] command failed (exit status, timeout,
 	// could not start); said once per kind in an owner's life.
 	MarkerNotifyFailed MarkerKind = "notify_failed"
+	// MarkerMessageRefused: the agent wrote a line over the line bound
+	// (rpcwire.MaxLine); it was read through and dropped, and whoever
+	// waited for it was given an error instead.
+	MarkerMessageRefused MarkerKind = "message_refused"
 )
 
 // Marker severities.
@@ -72,6 +76,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSetupNotOffered:     SeverityWarning,
 	MarkerUsageLimit:          SeverityWarning,
 	MarkerNotifyFailed:        SeverityWarning,
+	MarkerMessageRefused:      SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

@@ -17,7 +17,7 @@ func TestMarkerKind_HasFixedSeverity(t *testing.T) {
 		"session_repaired": "info", "agent_failure": "error", "context_pending": "info",
 		"permission_timeout": "warning", "usage_limit": "warning",
 		"session_rewound": "info", "session_forked": "info", "setup_not_offered": "warning",
-		"notify_failed": "warning",
+		"notify_failed": "warning", "message_refused": "warning",
 	}
 	if len(markerSeverity) != len(want) {
 		t.Errorf("%d kinds, want %d", len(markerSeverity), len(want))
