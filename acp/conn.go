@@ -115,7 +115,7 @@ func Connect(p Transport, opts ConnOptions) *Conn {
 // everything else to the SDK.
 func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 	defer c.q.Close()
-	pump := rpcwire.Pump{Take: func(line []byte) (bool, error) {
+	pump := rpcwire.Pump{Limit: rpcwire.MaxLine, Long: func(l *rpcwire.Long) { c.refuseLong(l, sdkIn) }, Take: func(line []byte) (bool, error) {
 		c.activity.Store(time.Now().UnixNano())
 		switch {
 		case len(line) == 0:

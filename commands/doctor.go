@@ -74,6 +74,9 @@ func (c *doctorCmd) Run(env *Env) error {
 	if mode == "" {
 		mode = owner.PermAsk
 	}
+	if nc := notifyCheck(cfg); nc != nil {
+		checks = append(checks, *nc)
+	}
 	checks = append(checks, sessionChecks(probeWith(h, cfg, mode, "", false, env.Now()))...)
 	checks = append(checks, leftoverChecks(h, env.Now())...)
 	checks = append(checks, agentChecks(env.Ctx, h, cfg)...)

@@ -120,8 +120,8 @@ func TestRun_CommandsInProcessAgainstARealHome(t *testing.T) {
 		{name: "set on a finished session is refused", setup: finished, args: []string{"set", "ID", "--title", "late"}, code: ExitNotResumable},
 		{name: "trust of a session that waits for nothing says so", args: []string{"trust", "ID"}, out: []string{"has no MCP servers", "waits for nothing"}},
 		{name: "trust --json of pulled MCP servers names them and records the trust", setup: withPulledServers,
-			args: []string{"trust", "ID", "--json"}, shape: "trust",
-			out: []string{`"mcp_servers":[{"name":"fs","command":"mcp-fs","env_names":["TOKEN"],"reads_env":["GH_TOKEN"]}]`, `"trusted":true,"was_pending":true`},
+			args: []string{"trust", "ID", "--json", "--yes"}, shape: "trust",
+			out: []string{`"mcp_servers":[{"name":"fs","command":"mcp-fs","env_names":["TOKEN"],"env":{"TOKEN":"${GH_TOKEN}"},"reads_env":["GH_TOKEN"]}]`, `"trusted":true,"was_pending":true`},
 			check: func(t *testing.T, h *state.Home, id, _ string) {
 				if s, _ := h.LoadSession(id); s.TrustPending {
 					t.Fatal("the trust was not recorded")

@@ -83,7 +83,7 @@ func TestJSONOutputs_FieldNamesAreTheOnesScriptsRead(t *testing.T) {
 		{syncOutput{}, "errors,omitempty sessions"},
 		{transcriptPage{}, "entries has_older next_before_sequence limit"},
 		{trustOutput{}, "mcp_servers session_id trusted was_pending"},
-		{trustedServer{}, "name type,omitempty command,omitempty args,omitempty env_names,omitempty url,omitempty header_names,omitempty reads_env,omitempty"},
+		{trustedServer{}, "name type,omitempty command,omitempty args,omitempty env_names,omitempty env,omitempty url,omitempty header_names,omitempty headers,omitempty reads_env,omitempty"},
 		{usageOutput{}, "usage"},
 		{usageReport{}, "by groups since,omitempty total"},
 		{usageRow{}, "key,omitempty agent,omitempty sessions turns_with_usage cost,omitempty tokens,omitempty used,omitempty size,omitempty limit,omitempty"},

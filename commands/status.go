@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/container"
 	"github.com/kandev/kandev/history"
@@ -13,6 +14,7 @@ import (
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/verdict"
 )
 
 // statusCmd is kandev status.
@@ -76,6 +78,12 @@ func (c *statusCmd) Run(env *Env) error {
 	st := statusOf(h, s, a, p)
 	if s.TrustPending && !state.IsTerminal(s.State) {
 		st.Trust, st.Next = "pending", "kandev trust "+s.ID
+	}
+	if s.PulledCwd != "" && !state.IsTerminal(s.State) {
+		r := owner.PulledCwdRefusal(s)
+		st.Pause = &state.Pause{Kind: state.PausePulledCwd, Reason: r.Reason}
+		st.Paused, st.IsResumable, st.Badge = r.Reason, false, verdict.BadgePaused
+		st.Next = "kandev start --parent " + s.ID + " --cwd DIR"
 	}
 	// An agent its supervisor still stops is no survivor; after a supervisor
 	// that ended the agent's tree, none can be (no process list to read).

@@ -209,6 +209,8 @@ func (c *forkCmd) Run(env *Env) error {
 		s.Setup, s.MCPConfig = su, servers
 		// Servers a pull brought that this machine has not agreed to still wait in the fork.
 		s.TrustPending = parent.TrustPending
+		// A working directory a pull chose stays refused in the fork too.
+		s.PulledCwd = parent.PulledCwd
 		if c.Worktree.Set {
 			return placeInWorktree(s, c.Worktree.Branch)
 		}

@@ -178,8 +178,11 @@ func printSync(env *Env, results []*remote.Result, errs []error) error {
 			fmt.Fprintln(w, line+" "+r.Remote)
 		}
 		for _, r := range results {
+			if r.PulledCwd != "" {
+				fmt.Fprintf(w, "%s is paused: its working directory %s came from the remote and lies outside any clone it maps to here, so no agent runs there (pull it from inside your clone, or kandev start --parent %s --cwd DIR)\n", r.ID, printableLine(r.PulledCwd), r.ID)
+			}
 			if r.TrustPending {
-				fmt.Fprintf(w, "%s waits for trust: its MCP servers %s came from the remote and do not run here until you agree (kandev trust %s shows them and agrees)\n", r.ID, printableLine(strings.Join(r.Servers, ", ")), r.ID)
+				fmt.Fprintf(w, "%s waits for trust: its MCP servers %s came from the remote and do not run here until you agree (kandev trust %s shows them and asks)\n", r.ID, printableLine(strings.Join(r.Servers, ", ")), r.ID)
 			}
 		}
 	})

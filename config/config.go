@@ -227,6 +227,7 @@ func (c *Config) validate(defined func(key ...string) bool) error {
 		{[]string{"agent", "idle_timeout_seconds"}, c.Agent.IdleTimeoutSeconds, 1, ""},
 		{[]string{"agent", "cancel_grace_seconds"}, c.Agent.CancelGraceSeconds, 1, ""},
 		{[]string{"sync", "timeout_seconds"}, c.Sync.TimeoutSeconds, 1, ""},
+		{[]string{"sync", "max_pull_bytes"}, c.Sync.MaxPullBytes, 1, ""},
 	}
 	for _, k := range atLeast {
 		if defined(k.key...) && k.value < k.min {
@@ -368,6 +369,17 @@ type SyncConfig struct {
 	// TimeoutSeconds bounds each conversation with the remote (a fetch, a
 	// push, a claim): one that stops answering is given up (default 30).
 	TimeoutSeconds int `toml:"timeout_seconds"`
+	// MaxPullBytes bounds what one pull appends to a session's log
+	// (default 256 MiB): whoever can push to the remote chooses its size.
+	MaxPullBytes int `toml:"max_pull_bytes"`
+}
+
+// DefaultMaxPullBytes is [sync] max_pull_bytes when unset.
+const DefaultMaxPullBytes = 256 << 20
+
+// MaxPullBytes is [sync] max_pull_bytes, 256 MiB by default.
+func (c *Config) MaxPullBytes() int64 {
+	return int64(orDefault(c.Sync.MaxPullBytes, DefaultMaxPullBytes))
 }
 
 // DefaultSyncTimeoutSeconds is [sync] timeout_seconds when unset.

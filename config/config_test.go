@@ -47,6 +47,8 @@ func TestLoadConfig_RefusesWhatItCannotUse(t *testing.T) {
 		{"smallest max_replay_bytes", "[session.derive]\nmax_replay_bytes = 1024\n", true, false, ""},
 		{"zero defer timeout", "[permissions]\ndefer_timeout_seconds = 0\n", true, false, "[permissions] defer_timeout_seconds = 0 must be at least 1"},
 		{"sync timeout loads", "[sync]\ntimeout_seconds = 5\n", true, false, ""},
+		{"max_pull_bytes loads", "[sync]\nmax_pull_bytes = 1048576\n", true, false, ""},
+		{"zero max_pull_bytes", "[sync]\nmax_pull_bytes = 0\n", true, false, "[sync] max_pull_bytes = 0 must be at least 1"},
 		{"zero sync timeout", "[sync]\ntimeout_seconds = 0\n", true, false, "[sync] timeout_seconds = 0 must be at least 1"},
 		{"sync timeout over a day", "[sync]\ntimeout_seconds = 86401\n", true, false, "[sync] timeout_seconds = 86401 is over the limit of 86400"},
 		{"negative handshake timeout", "[agent]\nhandshake_timeout_seconds = -5\n", true, false, "[agent] handshake_timeout_seconds = -5 must be at least 1"},

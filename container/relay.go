@@ -66,6 +66,9 @@ type relay struct {
 	size    int // bytes in lines
 	exited  bool
 	stdin   io.WriteCloser
+	inMu    sync.Mutex // orders writes to stdin
+	errlog  io.Writer  // agent.err: what the relay refused (nil: nowhere)
+	maxLine int        // the line bound (0: rpcwire.MaxLine; tests lower it)
 	pid     int
 	inited  bool
 	epoch   int
@@ -275,7 +278,7 @@ func (r *relay) fromClient(line []byte, epoch, from, resent int) {
 		delete(r.pending, f[0].Raw)
 	}
 	r.mu.Unlock()
-	_, _ = r.stdin.Write(line)
+	r.toAgent(line)
 }
 
 // trim drops acknowledged lines, keeping the agent's unanswered requests

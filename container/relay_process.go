@@ -5,6 +5,7 @@ package container
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kandev/kandev/internal/rpcwire"
 )
 
 // RelayMain runs `kandev __relay serve DIR -- CMD...` (the container's main
@@ -62,6 +65,9 @@ func serve(dir string, command []string) (int, error) {
 		return 1, err
 	}
 	r := &relay{stdin: stdin, pid: cmd.Process.Pid, ids: map[int64]request{}, pending: map[string][]byte{}, nextID: 1}
+	if errf != nil {
+		r.errlog = errf
+	}
 	r.cond = sync.NewCond(&r.mu)
 	// The engine's stop signals the container's main process: the agent gets it.
 	sigs := make(chan os.Signal, 4)
@@ -107,29 +113,70 @@ func writeState(dir string, pid int) error {
 	return os.Rename(tmp, filepath.Join(dir, "relay.json"))
 }
 
-// readAgent journals every line the agent writes.
+// readAgent journals every line the agent writes, up to the line bound
+// every reader of the stream has (rpcwire.MaxLine): a longer one is read
+// through without being kept (refuseLong), so it costs no memory and is
+// never journaled, let alone replayed.
 func (r *relay) readAgent(stdout io.Reader) {
 	br := bufio.NewReaderSize(stdout, 1<<20)
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if line[len(line)-1] != '\n' {
-				line = append(line, '\n')
-			}
-			r.mu.Lock()
-			for r.size > maxUnacked && !r.exited {
-				r.cond.Wait()
-			}
-			r.noteAgentLine(line)
-			r.lines = append(r.lines, line)
-			r.size += len(line)
-			r.cond.Broadcast()
-			r.mu.Unlock()
+		line, long, err := rpcwire.ReadLine(br, r.lineLimit())
+		switch {
+		case long != nil:
+			r.refuseLong(long)
+		case len(line) > 0:
+			r.journal(append(bytes.Clone(line), '\n'))
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// journal keeps one line of the agent's, waiting while the journal is full.
+func (r *relay) journal(line []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.size > maxUnacked && !r.exited {
+		r.cond.Wait()
+	}
+	r.noteAgentLine(line)
+	r.lines = append(r.lines, line)
+	r.size += len(line)
+	r.cond.Broadcast()
+}
+
+func (r *relay) lineLimit() int {
+	if r.maxLine > 0 {
+		return r.maxLine
+	}
+	return rpcwire.MaxLine
+}
+
+// refuseLong answers for a line of the agent's over the bound: the agent
+// gets an error for a request of its own (it waits for an answer), a client
+// gets one in place of an answer to its request, and a notification is
+// dropped; each is said in one line in agent.err.
+func (r *relay) refuseLong(l *rpcwire.Long) {
+	msg := rpcwire.Refusal(l.Size, r.lineLimit())
+	if r.errlog != nil {
+		fmt.Fprintln(r.errlog, "kandev relay: the agent wrote "+msg)
+	}
+	id, ok := l.ID()
+	switch {
+	case !ok: // a notification: nobody waits for it
+	case l.IsRequest():
+		r.toAgent(rpcwire.ErrorAnswer(id, -32600, "Invalid Request: "+msg))
+	default:
+		r.journal(rpcwire.ErrorAnswer(id, -32603, "Internal error: the agent's answer was refused: "+msg))
+	}
+}
+
+// toAgent writes one line to the agent's stdin; lines never interleave.
+func (r *relay) toAgent(line []byte) {
+	r.inMu.Lock()
+	defer r.inMu.Unlock()
+	_, _ = r.stdin.Write(line)
 }
 
 // drained waits until the client has acknowledged everything, at most d.

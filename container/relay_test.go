@@ -106,3 +106,48 @@ func TestRelay_TheNextClientIsToldTheNewestPromptAndGetsTheAcknowledgedRequestAg
 		t.Fatalf("resent %q, want the unanswered permission request", resent)
 	}
 }
+
+// TestRelay_ALineOverTheBoundIsNeverJournaledAndItsSenderIsAnswered: the
+// agent writes lines far over the relay's line bound (lowered here from
+// rpcwire.MaxLine): a notification is dropped, an answer to a client's
+// request becomes an error answer for that client, and a request of the
+// agent's own is answered with an error on its stdin. None of them is kept,
+// so none is replayed to a later client, and the journal stays small.
+func TestRelay_ALineOverTheBoundIsNeverJournaledAndItsSenderIsAnswered(t *testing.T) {
+	r, agent := newTestRelay()
+	r.maxLine = 1 << 10
+	var errlog strings.Builder
+	r.errlog = &errlog
+	r.fromClient([]byte(`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{}}`+"\n"), 1, 0, 0)
+	big := strings.Repeat("x", 4<<20)
+	out := strings.Join([]string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"text":"small"}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"text":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"text":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","id":"w1","method":"fs/write_text_file","params":{"content":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"text":"after"}}`,
+	}, "\n") + "\n"
+	r.readAgent(strings.NewReader(out))
+	if len(r.lines) != 3 {
+		t.Fatalf("journal holds %d lines, want 3 (small, the error answer, after)", len(r.lines))
+	}
+	if r.size > 4<<10 {
+		t.Fatalf("the journal holds %d bytes after lines of 4 MiB were refused", r.size)
+	}
+	answer := string(r.lines[1])
+	if gjson.Get(answer, "id").Int() != 1 || !strings.Contains(gjson.Get(answer, "error.message").String(), "refused") {
+		t.Fatalf("the client's request got %s in place of its oversized answer", answer)
+	}
+	if got := agent.lines[len(agent.lines)-1]; gjson.Get(got, "id").String() != "w1" || !gjson.Get(got, "error").Exists() {
+		t.Fatalf("the agent's oversized request was answered with %s", got)
+	}
+	if n := strings.Count(errlog.String(), "\n"); n != 3 || !strings.Contains(errlog.String(), "1024 bytes") {
+		t.Fatalf("agent.err says %q, want one line per refused message", errlog.String())
+	}
+	r.mu.Lock()
+	hello, _ := r.helloFor(2)
+	r.mu.Unlock()
+	if hello.Replayed != 3 {
+		t.Fatalf("a later client would be replayed %d lines, want 3", hello.Replayed)
+	}
+}

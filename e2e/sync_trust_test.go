@@ -86,7 +86,7 @@ func TestPull_AnMCPServerFromTheRemoteRunsNothingUntilThisMachineTrustsIt(t *tes
 	if st.Status.Trust != "pending" || st.Status.Next != "kandev trust "+id {
 		t.Fatalf("status --json: %+v", st.Status)
 	}
-	shown := b.mustRun("trust", id).stdout
+	shown := b.mustRun("trust", id, "--yes").stdout
 	for _, want := range []string{"helper", "sh -c", "LEAK", "B_SECRET_TOKEN", "trusted"} {
 		if !strings.Contains(shown, want) {
 			t.Fatalf("kandev trust does not show %q:\n%s", want, shown)
@@ -400,7 +400,7 @@ func TestPrompt_ServersChangedOnTheRemoteWaitForTrustAgain(t *testing.T) {
 	id := a.mustStart("--mcp", first, "remember apple")
 	a.mustRun("push", id)
 	b.mustRun("pull", id)
-	b.mustRun("trust", id)
+	b.mustRun("trust", id, "--yes")
 	b.mustRun("prompt", id, "remember pear") // its claim's release pushes the turn
 	a.mustRun("pull", id)
 	out := filepath.Join(t.TempDir(), "leaked")

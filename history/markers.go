@@ -44,6 +44,10 @@ const (
 	MarkerWakeReport MarkerKind = "wake_report"
 	// MarkerAgentSwitched: kandev switch moved the session to another agent.
 	MarkerAgentSwitched MarkerKind = "agent_switched"
+	// MarkerMessageRefused: the agent wrote a line over the line bound
+	// (rpcwire.MaxLine); it was read through and dropped, and whoever
+	// waited for it was given an error instead.
+	MarkerMessageRefused MarkerKind = "message_refused"
 )
 
 // Marker severities.
@@ -84,6 +88,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerLimitData:           SeverityWarning,
 	MarkerWakeReport:          SeverityInfo,
 	MarkerAgentSwitched:       SeverityInfo,
+	MarkerMessageRefused:      SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

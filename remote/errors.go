@@ -59,3 +59,17 @@ func (e *DivergedError) Error() string {
 
 // Is makes errors.Is(err, ErrDiverged) true.
 func (e *DivergedError) Is(target error) bool { return target == ErrDiverged }
+
+// PullBoundError is a pull that would append more than [sync]
+// max_pull_bytes to a log; nothing of it is written (exit 1).
+type PullBoundError struct {
+	ID, URL string
+	Bound   int64
+	// Over is how many bytes the remote's log had added when the bound
+	// was passed (at least that many).
+	Over int64
+}
+
+func (e *PullBoundError) Error() string {
+	return fmt.Sprintf("session %s on %s: the remote's log adds at least %d bytes to this machine's, over [sync] max_pull_bytes = %d; nothing of it was written here (raise max_pull_bytes if that log is yours, or ask whoever can push to the remote)", e.ID, e.URL, e.Over, e.Bound)
+}

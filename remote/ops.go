@@ -34,6 +34,9 @@ type Result struct {
 	// kandev trust before anything of them runs here.
 	TrustPending bool     `json:"trust_pending,omitempty"`
 	Servers      []string `json:"mcp_servers,omitempty"`
+	// PulledCwd: the pulled session's working directory, chosen by the
+	// remote, lies outside any clone it maps to here; it is paused.
+	PulledCwd string `json:"pulled_cwd,omitempty"`
 }
 
 // RemoteSession is what list shows of a session that exists only on a remote.
@@ -74,6 +77,12 @@ func (e Env) fill() (Env, *store, error) {
 		e.Opt.Timeout = config.DefaultSyncTimeoutSeconds * time.Second
 		if e.Config != nil {
 			e.Opt.Timeout = e.Config.SyncTimeout()
+		}
+	}
+	if e.Opt.MaxPullBytes <= 0 {
+		e.Opt.MaxPullBytes = config.DefaultMaxPullBytes
+		if e.Config != nil {
+			e.Opt.MaxPullBytes = e.Config.MaxPullBytes()
 		}
 	}
 	if e.Opt.Dir == "" {

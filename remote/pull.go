@@ -124,6 +124,7 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 	if rec.Worktree != nil && rec.Worktree.Valid {
 		res.Worktree = rec.Worktree.Path
 	}
+	res.PulledCwd = rec.PulledCwd
 	if rec.TrustPending {
 		res.TrustPending = true
 		for _, m := range rec.MCPConfig {

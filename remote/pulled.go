@@ -86,6 +86,11 @@ func checkPulledRecord(id, url string, b []byte) (state.Session, error) {
 	if rec.ID != id {
 		return rec, refusedPull(id, url, fmt.Sprintf("its record names id %q", rec.ID))
 	}
+	for _, m := range rec.MCPConfig {
+		if err := setup.CheckName(m.Name, "its record"); err != nil {
+			return rec, refusedPull(id, url, err.Error())
+		}
+	}
 	if rec.Format > state.Format {
 		return rec, &state.NewerFormatError{What: "session " + id + " on " + url, Format: rec.Format}
 	}
@@ -121,18 +126,46 @@ func LocalRecord(rec state.Session, local *state.Session, origin Origin, clone C
 		rec.Limit = &l
 	}
 	rec.TrustPending = setup.PulledTrust(local, rec.MCPConfig)
-	if rec.Worktree != nil {
+	placePulled(&rec, local, origin, clone, mapped)
+	return rec
+}
+
+// placePulled decides where a pulled session works on this machine: in
+// the local clone its worktree maps to; else where this machine's own
+// record had it; else nowhere: the remote's cwd is kept to be shown, in
+// PulledCwd, and the session pauses (an agent never writes where a remote
+// chose, nor has it mounted into a container).
+func placePulled(rec *state.Session, local *state.Session, origin Origin, clone Clone, mapped bool) {
+	rec.PulledCwd = ""
+	if rec.Worktree != nil && mapped {
 		w := *rec.Worktree
 		w.Owned = false
-		if mapped {
-			w.Path, w.Valid, w.Problem = clone.Path, true, ""
-			rec.Cwd = clone.Path
-			if origin.Rel != "" && origin.Rel != "." {
-				rec.Cwd = filepath.Join(clone.Path, filepath.FromSlash(origin.Rel))
+		w.Path, w.Valid, w.Problem = clone.Path, true, ""
+		rec.Worktree = &w
+		rec.Cwd = clone.Path
+		rec.Workspace = filepath.Base(clone.Path)
+		if rel := filepath.FromSlash(origin.Rel); rel != "" && rel != "." {
+			if !filepath.IsLocal(rel) {
+				rec.PulledCwd = filepath.Join(clone.Path, rel) // outside the clone: not where it points
+				return
 			}
-			rec.Workspace = filepath.Base(clone.Path)
+			rec.Cwd = filepath.Join(clone.Path, rel)
 		}
+		return
+	}
+	if local != nil {
+		rec.Cwd, rec.Workspace, rec.PulledCwd = local.Cwd, local.Workspace, local.PulledCwd
+		rec.Worktree = local.Worktree
+		return
+	}
+	if rec.Worktree != nil {
+		w := *rec.Worktree
+		w.Owned, w.Valid = false, false
+		w.Problem = fmt.Sprintf("worktree %s is on another machine and no clone of %s (branch %s) here was found to map it to", w.Path, origin.URL, w.Branch)
 		rec.Worktree = &w
 	}
-	return rec
+	rec.PulledCwd = rec.Cwd
+	if rec.PulledCwd == "" {
+		rec.PulledCwd = "(none recorded)"
+	}
 }

@@ -41,6 +41,8 @@ type Options struct {
 	TTL time.Duration
 	// Timeout bounds each conversation with the remote ([sync] timeout_seconds).
 	Timeout time.Duration
+	// MaxPullBytes bounds what one pull takes of a log ([sync] max_pull_bytes).
+	MaxPullBytes int64
 }
 
 func (o Options) now() time.Time {
@@ -160,7 +162,11 @@ func (l *link) compare(v view) (sides, error) {
 		}
 		sd.remoteBytes, sd.remoteLines = snap.Meta.LogBytes, snap.Meta.LogLines
 		if sd.Descends {
-			if sd.RemoteExtra, err = l.s.logFrom(v.sess, from); err != nil {
+			if sd.RemoteExtra, err = l.s.logFrom(v.sess, from, l.opt.MaxPullBytes); err != nil {
+				var over *PullBoundError
+				if errors.As(err, &over) {
+					over.ID, over.URL = l.id, l.shown
+				}
 				return sd, err
 			}
 		}

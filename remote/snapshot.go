@@ -266,8 +266,12 @@ func (s *store) readSnapshot(commit plumbing.Hash) (*snapshotOf, error) {
 	return snap, nil
 }
 
-// logFrom returns the commit's log from byte offset from to its end.
-func (s *store) logFrom(commit plumbing.Hash, from int64) ([]byte, error) {
+// logFrom returns the commit's log from byte offset from to its end, at
+// most bound bytes (a *PullBoundError past it). Each chunk's size is read
+// from its object header before it is inflated, so a chunk that inflates
+// far beyond what was fetched (or one named by many tree entries) is
+// refused before it takes any memory.
+func (s *store) logFrom(commit plumbing.Hash, from, bound int64) ([]byte, error) {
 	lt, err := s.logTree(commit)
 	if err != nil {
 		return nil, err
@@ -291,23 +295,31 @@ func (s *store) logFrom(commit plumbing.Hash, from int64) ([]byte, error) {
 				pos += blob.Size
 				continue
 			}
-			r, err := blob.Reader()
-			if err != nil {
+			if bound > 0 && pos+blob.Size-from > bound {
+				return nil, &PullBoundError{Bound: bound, Over: pos + blob.Size - from}
+			}
+			if err := readChunk(&out, blob, max(from-pos, 0)); err != nil {
 				return nil, err
 			}
-			data, err := io.ReadAll(r)
-			r.Close()
-			if err != nil {
-				return nil, err
-			}
-			if from > pos {
-				data = data[from-pos:]
-			}
-			out.Write(data)
 			pos += blob.Size
 		}
 	}
 	return out.Bytes(), nil
+}
+
+// readChunk appends blob's bytes from skip on to out, never more than its
+// header said.
+func readChunk(out *bytes.Buffer, blob *object.Blob, skip int64) error {
+	r, err := blob.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := io.CopyN(io.Discard, r, skip); err != nil {
+		return err
+	}
+	_, err = io.Copy(out, io.LimitReader(r, blob.Size-skip))
+	return err
 }
 
 // descends reports whether commit has ancestor among its ancestors (or is it).

@@ -96,6 +96,9 @@ func openStore(h *state.Home) (*store, error) {
 	dir := filepath.Join(h.Dir, "sync")
 	s := &store{home: h, dir: dir}
 	gd := s.gitDir()
+	if err := safefile.RefuseLinkedDirs(dir, gd, filepath.Join(dir, "sessions")); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(gd, "HEAD")); err != nil {
 		if err := initGitDir(gd); err != nil {
 			return nil, fmt.Errorf("create the sync store %s: %w", gd, err)

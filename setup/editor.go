@@ -33,9 +33,6 @@ func FromACP(servers []sdk.McpServer, from string) ([]state.MCPServer, error) {
 		default:
 			return nil, bad("%s: an MCP server that is neither stdio, http nor sse", from)
 		}
-		if srv.Name == "" {
-			return nil, bad("%s: an MCP server has no name", from)
-		}
 		if err := Check(srv, from); err != nil {
 			return nil, err
 		}

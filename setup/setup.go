@@ -126,9 +126,12 @@ func ParseMCPFile(path string, data []byte) ([]state.MCPServer, error) {
 	return out, nil
 }
 
-// Check refuses a server that is incomplete or holds a literal secret; from
+// Check refuses a server whose name is not a name (CheckName), that is incomplete or holds a literal secret; from
 // says where it was written, for the error.
 func Check(s state.MCPServer, from string) error {
+	if err := CheckName(s.Name, from); err != nil {
+		return err
+	}
 	where := fmt.Sprintf("%s: MCP server %q", from, s.Name)
 	switch s.Type {
 	case "":

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/safefile"
 )
 
 // Typed errors that commands map to exit codes in one place.
@@ -40,6 +41,9 @@ func OpenHome(dir string) (*Home, error) {
 		return nil, err
 	}
 	h := &Home{Dir: abs}
+	if err := safefile.RefuseLinkedDirs(h.sessionsDir()); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(h.sessionsDir(), dirPerm); err != nil {
 		return nil, fmt.Errorf("create kandev home %s: %w", abs, err)
 	}

@@ -14,6 +14,9 @@ const (
 	PauseMaintenance = "maintenance"
 	// PauseCost: the session has spent its [session] max_cost.
 	PauseCost = "cost"
+	// PausePulledCwd: a pull brought a working directory outside any clone
+	// it maps to here (Session.PulledCwd); no agent runs there.
+	PausePulledCwd = "pulled_cwd"
 )
 
 // Pause is why automatic continuation of an interrupted turn waits for an

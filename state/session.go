@@ -184,6 +184,11 @@ type Session struct {
 	// kandev set --mcp). Machine-local: a pull decides it from what this
 	// machine trusted, never from the remote's record.
 	TrustPending bool `json:"trust_pending,omitempty"`
+	// PulledCwd is a working directory a pull brought that lies outside any
+	// clone it maps to on this machine: the remote chose it, so no agent
+	// runs there (the session is paused; kandev start --parent ID carries
+	// its history to a directory of this machine's). Machine-local.
+	PulledCwd string `json:"pulled_cwd,omitempty"`
 
 	// Unknown holds the record's keys that a newer kandev wrote, kept as
 	// they are so that a rewrite by this kandev preserves them.

@@ -98,7 +98,7 @@ func Badge(s *state.Session, ownerAlive bool) string {
 		return BadgeFailed
 	case s.State == state.StateCancelled:
 		return BadgeCancelled
-	case s.Pause != nil:
+	case s.Pause != nil || s.PulledCwd != "":
 		return BadgePaused
 	case !ownerAlive && s.Limit != nil && s.Limit.Held:
 		// Unattended work held back before the agent's limit: what it holds

@@ -39,7 +39,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	// this machine agrees: checked again here, under the owner lock, as the
 	// record is first read and the new owner is written into it.
 	locked, taken, err := takeOver(job)
-	if errors.Is(err, setup.ErrTrustPending) {
+	if errors.Is(err, setup.ErrTrustPending) || errors.Is(err, ErrNotResumable) {
 		return nil, err
 	}
 	// A session that travels between machines is claimed before anything
@@ -136,7 +136,7 @@ func runnable(job Job, s *state.Session) (Job, error) {
 // reconcileInbox writes it again and so reports the failure.
 func takeOver(job Job) (s *state.Session, taken bool, err error) {
 	s, err = job.Home.UpdateSession(job.SessionID, func(s *state.Session) error {
-		if err := setup.CheckTrust(s); err != nil {
+		if err := runsHere(s); err != nil {
 			return err
 		}
 		if !state.IsTerminal(s.State) {
@@ -144,12 +144,12 @@ func takeOver(job Job) (s *state.Session, taken bool, err error) {
 		}
 		return nil
 	})
-	if err == nil || errors.Is(err, setup.ErrTrustPending) {
+	if err == nil || errors.Is(err, setup.ErrTrustPending) || errors.Is(err, ErrNotResumable) {
 		return s, err == nil, err
 	}
 	s, err = job.Home.LoadSession(job.SessionID)
 	if err == nil {
-		err = setup.CheckTrust(s)
+		err = runsHere(s)
 	}
 	return s, false, err
 }

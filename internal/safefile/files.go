@@ -95,6 +95,19 @@ func AppendLines(path string, data []byte) error {
 	return f.Close()
 }
 
+// RefuseLinkedDirs is nil unless one of the home's folders dirs is a
+// symbolic link (ErrSymlink): every file kandev makes in it would land
+// wherever the link points, outside the home.
+func RefuseLinkedDirs(dirs ...string) error {
+	for _, d := range dirs {
+		if st, err := os.Lstat(d); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(d)
+			return fmt.Errorf("folder %s %w (to %s): kandev refuses to follow it out of its home; replace the link by a folder (rm %s, then move what %s holds into %s)", d, ErrSymlink, target, d, target, d)
+		}
+	}
+	return nil
+}
+
 // RefuseLinks is nil unless one of paths is a symbolic link (ErrSymlink).
 func RefuseLinks(paths ...string) error {
 	for _, p := range paths {

@@ -187,7 +187,7 @@ func (t *trustTrial) prepare() bool {
 }
 
 func (t *trustTrial) failpoint() string { return "trust-shown" }
-func (t *trustTrial) args() []string    { return []string{"trust", t.id} }
+func (t *trustTrial) args() []string    { return []string{"trust", t.id, "--yes"} }
 
 func (t *trustTrial) check(killed bool, res cmdResult) string {
 	r := t.r
@@ -200,7 +200,7 @@ func (t *trustTrial) check(killed bool, res cmdResult) string {
 	if c := t.kandev(cmdTimeout, "prompt", t.id, "/say hello"); c.code != 3 {
 		r.failf("prompt of a session that still waits for trust: %s, want exit 3", c.brief())
 	}
-	if c := t.kandev(cmdTimeout, "trust", t.id); c.code != 0 {
+	if c := t.kandev(cmdTimeout, "trust", t.id, "--yes"); c.code != 0 {
 		r.failf("trust again after the kill: %s", c.brief())
 	}
 	if got := t.trustOf(); got != "" {
