@@ -343,6 +343,12 @@ func killHomeProcesses(home string) {
 		if len(pids) == 0 {
 			return
 		}
+		// Frozen first, then killed: no process of the home sees another
+		// die (an owner that saw its agent die first would record an agent
+		// failure instead of leaving the turn interrupted).
+		for _, pid := range pids {
+			freeze(pid)
+		}
 		for _, pid := range pids {
 			kill(pid, syscall.SIGKILL)
 		}

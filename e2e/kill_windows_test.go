@@ -22,3 +22,6 @@ func kill(pid int, sig syscall.Signal) error {
 // stopGroup cannot stop a process group on Windows: the test that needs it
 // fails there instead of passing without it.
 func stopGroup(pgid int) { panic(fmt.Sprintf("cannot stop process group %d on Windows", pgid)) }
+
+// freeze does nothing on Windows: a process cannot be stopped from outside.
+func freeze(int) {}

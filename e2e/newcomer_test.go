@@ -159,7 +159,7 @@ func TestQuiet_StartPromptAndResumePrintTheFinalAssistantText(t *testing.T) {
 			w.mustRun("close", id)
 			w.waitOwnerGone(id, 10*time.Second)
 			done := w.runAsync("prompt", id, "--linger", "0", "/say before\n/sleep 6000")
-			waitFor(t, 20*time.Second, "the turn to stream", func() bool { return strings.Contains(agentText(w.events(id), ""), "before") })
+			waitFor(t, 20*time.Second, "the turn to stream", func() bool { return strings.Contains(agentText(w.eventsSoFar(id), ""), "before") })
 			if err := kill(w.session(id).OwnerPID, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestPrompt_WhoseOwnerIsKilledMidTurnShowsTheContinuationItGets(t *testing.T
 			}
 			done := w.runAsync("prompt", id, "--linger", linger, "/say before\n/sleep 4000\n/say after")
 			waitFor(t, 20*time.Second, "the turn to stream its first words", func() bool {
-				return strings.Contains(agentText(w.events(id), ""), "before")
+				return strings.Contains(agentText(w.eventsSoFar(id), ""), "before")
 			})
 			if err := kill(w.session(id).OwnerPID, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
