@@ -35,6 +35,10 @@ const (
 	// MarkerNotifyFailed: the [notify] command failed (exit status, timeout,
 	// could not start); said once per kind in an owner's life.
 	MarkerNotifyFailed MarkerKind = "notify_failed"
+	// MarkerRanOffline: the session travels between machines, its remote
+	// did not answer, and --offline ran the turn on this machine's copy
+	// without the claim (a later conflicting push is a divergence).
+	MarkerRanOffline MarkerKind = "ran_offline"
 )
 
 // Marker severities.
@@ -72,6 +76,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerSetupNotOffered:     SeverityWarning,
 	MarkerUsageLimit:          SeverityWarning,
 	MarkerNotifyFailed:        SeverityWarning,
+	MarkerRanOffline:          SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside
