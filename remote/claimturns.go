@@ -103,3 +103,23 @@ func Holding(h *state.Home, id string) bool {
 func SyncPath(h *state.Home, id string) string {
 	return filepath.Join(h.Dir, "sync", "sessions", id+".json")
 }
+
+// Travels reports whether session id travels between machines: it has
+// synced, or [sync] auto is on (no network).
+func Travels(h *state.Home, cfg *config.Config, id string) bool {
+	if cfg != nil && cfg.Sync.Auto {
+		return true
+	}
+	sy, err := readSyncedFile(SyncPath(h, id))
+	return err != nil || sy != nil
+}
+
+// Holding reports whether t holds the claim now (nil: no claim).
+func (t *Turns) Holding() bool {
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.holding && t.Fenced() == nil
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/config"
+	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/remote"
@@ -30,6 +31,17 @@ func (o *owner) claimNext(ctx context.Context) error {
 		o.reopenLog() // the log grew under this owner: its next seq moved on
 	}
 	return err
+}
+
+// logAgentExit logs the agent's exit, unless the session travels and this
+// owner holds no claim (a warm owner idle, or refused its next claim): a
+// line only this machine needs would then make its log diverge from the
+// one another machine appends to meanwhile. The record says the agent is
+// gone all the same.
+func (o *owner) logAgentExit(e *eventlog.Event) {
+	if o.offline || o.claim.Holding() || !remote.Travels(o.job.Home, o.job.Config, o.job.SessionID) {
+		o.append(true, e)
+	}
 }
 
 // ranOffline says in the log (and on the terminal) that this owner's turns

@@ -104,6 +104,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
 	}
 	if offline {
+		o.offline = true
 		o.ranOffline()
 	}
 	err = o.run(ctx)
@@ -172,6 +173,8 @@ type owner struct {
 	// onLost stops the owner when another machine takes it over.
 	claim  *remote.Turns
 	onLost func()
+	// offline: --offline runs this owner's turns without the claim.
+	offline bool
 
 	recMu sync.Mutex // orders update and session
 	// pendingUsage holds the usage totals of reports in the log that the
@@ -409,7 +412,7 @@ func (o *owner) shutdown(clean bool) {
 		if !o.job.Profile.ExitOnEOF {
 			how = "stdin closed and a signal at once: the profile says it ignores EOF"
 		}
-		o.append(true, &eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (" + how + ")"})
+		o.logAgentExit(&eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (" + how + ")"})
 		o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
 		return
 	}
@@ -427,7 +430,7 @@ func (o *owner) shutdown(clean bool) {
 		o.conn.Barrier(nil)
 	}
 	pid, _ := o.proc.Identity()
-	o.append(true, &eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
+	o.logAgentExit(&eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
 	o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
 }
 
