@@ -291,11 +291,11 @@ func runWithin(w *world, d time.Duration, args ...string) (result, time.Duration
 	return result{out.String(), errb.String(), code}, took
 }
 
-// TestSync_ARemoteThatStopsAnsweringEndsPushAndPullAndAPromptGoesOnLocally:
-// the git daemon is frozen with SIGSTOP. push and pull end after
-// [sync] timeout_seconds with one line naming the remote (exit 1); a prompt
-// of the synced session runs its turn here and says that sync was skipped.
-func TestSync_ARemoteThatStopsAnsweringEndsPushAndPullAndAPromptGoesOnLocally(t *testing.T) {
+// TestSync_ARemoteThatStopsAnsweringEndsPushAndPull: the git daemon is
+// frozen with SIGSTOP. push and pull end after [sync] timeout_seconds with
+// one line naming the remote (exit 1). (A prompt then: see
+// TestSync_ARemoteThatDoesNotAnswerRefusesATurnUnlessOffline.)
+func TestSync_ARemoteThatStopsAnsweringEndsPushAndPull(t *testing.T) {
 	t.Parallel()
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
@@ -319,14 +319,6 @@ func TestSync_ARemoteThatStopsAnsweringEndsPushAndPullAndAPromptGoesOnLocally(t 
 		}
 		t.Logf("kandev %s against the frozen remote ended in %s", c.args[0], took.Round(time.Millisecond))
 	}
-	res, took := runWithin(a, 40*time.Second, "prompt", id, "remember pear")
-	if res.code != 0 || !strings.Contains(res.stderr, "sync skipped") || !strings.Contains(res.stdout, "pear") {
-		t.Fatalf("prompt of a synced session against a frozen remote: %s", res)
-	}
-	if took > 25*time.Second {
-		t.Fatalf("the prompt took %s with a 2 s timeout", took)
-	}
-	t.Logf("the prompt against the frozen remote ran its turn in %s", took.Round(time.Millisecond))
 }
 
 // forgeClaim writes refs/kandev/owners/ID on the remote as a pusher could.
