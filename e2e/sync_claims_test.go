@@ -93,8 +93,8 @@ func TestSync_ARemoteThatDoesNotAnswerRefusesATurnUnlessOffline(t *testing.T) {
 	t.Parallel()
 	r := newSyncRig(t, "daemon")
 	a := r.a
-	r.config("[sync]\ntimeout_seconds = 2\n")
 	id := r.shared()
+	a.config("[sync]\ntimeout_seconds = 2\n")
 	if err := r.daemon.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +122,7 @@ func TestSync_ARemoteThatDoesNotAnswerRefusesATurnUnlessOffline(t *testing.T) {
 		t.Fatalf("%d ran_offline markers, want 1", len(marks))
 	}
 	thaw()
+	a.config("[sync]\ntimeout_seconds = 30\n")
 	if push := a.run("push", id); push.code != 0 || !strings.Contains(push.stdout, "pushed") {
 		t.Fatalf("the push of the offline turn: %s", push)
 	}
@@ -242,10 +243,10 @@ func TestSync_EveryDivergenceRouteIsRefusedAndThePrintedCommandsKeepBoth(t *test
 		t.Parallel()
 		r := newSyncRig(t, "daemon")
 		a, b := r.a, r.b
-		r.config("[sync]\ntimeout_seconds = 2\n")
 		// B reaches the same repository by path: only A loses the remote.
 		r.gitOut(b.cwd, "remote", "set-url", "origin", r.bare)
 		id := r.shared()
+		a.config("[sync]\ntimeout_seconds = 2\n")
 		r.daemon.Process.Signal(syscall.SIGSTOP)
 		t.Cleanup(func() { r.daemon.Process.Signal(syscall.SIGCONT) })
 		a.closeOnCleanup(id)
@@ -254,6 +255,7 @@ func TestSync_EveryDivergenceRouteIsRefusedAndThePrintedCommandsKeepBoth(t *test
 		}
 		b.mustRun("prompt", id, "remember plum")
 		r.daemon.Process.Signal(syscall.SIGCONT)
+		a.config("")
 		push := a.run("push", id)
 		if push.code != 3 || !strings.Contains(push.stderr, "diverged") {
 			t.Fatalf("A's push of its offline turn after B's: %s", push)
