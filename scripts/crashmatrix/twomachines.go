@@ -77,6 +77,16 @@ func makeTwoPlan(r *rand.Rand) *twoPlan {
 	return tp
 }
 
+// disrupted: the schedule kills an owner or freezes the remote.
+func (tp *twoPlan) disrupted() bool {
+	for _, s := range tp.steps {
+		if s.act != stepPrompt {
+			return true
+		}
+	}
+	return false
+}
+
 func (tp *twoPlan) describe() string {
 	remote := "path"
 	if tp.daemon {
