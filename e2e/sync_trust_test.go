@@ -299,8 +299,8 @@ func TestSync_ARemoteThatStopsAnsweringEndsPushAndPull(t *testing.T) {
 	t.Parallel()
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
+	id := r.shared() // the default timeout: a loaded machine's remote answers slowly
 	r.config("[sync]\ntimeout_seconds = 2\n")
-	id := r.shared()
 	if err := r.daemon.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
