@@ -64,7 +64,9 @@ func (t *twoTrial) converge() {
 	for m := range t.ms {
 		t.on(m, "close", "--now", t.id)
 	}
-	deadline := time.Now().Add(time.Duration(max(t.tp.ttl[0], t.tp.ttl[1])+20) * time.Second)
+	// A killed owner's claim is waited out; a loaded machine's rounds are slow.
+	deadline := time.Now().Add(time.Duration(max(t.tp.ttl[0], t.tp.ttl[1])+60) * time.Second)
+	last := ""
 	for round := 0; ; round++ {
 		clean := true
 		for _, op := range []string{"push", "pull"} {
@@ -77,6 +79,7 @@ func (t *twoTrial) converge() {
 					clean = false
 				case c.code == 3 || c.code == 1 && strings.Contains(c.stderr, "did not answer"):
 					clean = false // a live claim (a killed owner's), a takeover seen: again
+					last = op + " on " + machineNames[m] + ": " + c.brief()
 				default:
 					t.r.failf("%s on %s while converging: %s", op, machineNames[m], c.brief())
 					return
@@ -90,7 +93,7 @@ func (t *twoTrial) converge() {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.r.failf("the machines did not converge in %d rounds", round+1)
+			t.r.failf("the machines did not converge in %d rounds (last: %s; logs equal: %v)", round+1, firstLine(last), t.sameLogs())
 			return
 		}
 		time.Sleep(300 * time.Millisecond)
