@@ -25,6 +25,9 @@ type serveCmd struct {
 	ID         string        `arg:""`
 	Linger     time.Duration `default:"0s"`
 	NoContinue bool
+	// Offline: run a travelling session's turns here when its remote does
+	// not answer (the caller's --offline).
+	Offline bool
 	// Asker (PID:START) is the command that starts it and asks, on its
 	// terminal, about the ask-mode requests of this owner's first turns.
 	Asker string
@@ -50,7 +53,7 @@ func (c *serveCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, Asker: asker, OwnInput: c.Input, Detached: true, Emit: func(eventlog.Event) {}}
+	job := owner.Job{Linger: c.Linger, NoContinue: c.NoContinue, Offline: c.Offline, Asker: asker, OwnInput: c.Input, Detached: true, Emit: func(eventlog.Event) {}}
 	if c.PromptStdin {
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {

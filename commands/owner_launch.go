@@ -30,6 +30,11 @@ type LingerFlag struct {
 	Linger string `help:"Keep the agent warm this long after the turn (30s, 10m; plain numbers are seconds), serving later prompts without a restart (default: [agents.NAME] or [session] linger_seconds, else 5m, or 0 when $CI is set)." placeholder:"DURATION"`
 }
 
+// OfflineFlag is --offline, shared by start, prompt and resume.
+type OfflineFlag struct {
+	Offline bool `help:"When the session travels between machines and its remote does not answer, run the turn on this machine's copy without the claim (the log says so; a later conflicting push is refused as diverged)."`
+}
+
 // duration is the flag's value, else the config's for agent.
 func (l LingerFlag) duration(cfg *config.Config, agent string) (time.Duration, error) {
 	if l.Linger == "" {
@@ -173,6 +178,9 @@ func serveArgs(env *Env, job *owner.Job, linger time.Duration) []string {
 	}
 	if job.NoContinue {
 		args = append(args, "--no-continue")
+	}
+	if job.Offline {
+		args = append(args, "--offline")
 	}
 	return args
 }

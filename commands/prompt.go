@@ -20,6 +20,7 @@ type promptCmd struct {
 	Key      string   `help:"Idempotency key: the message is sent at most once per session and KEY; a retry follows or prints that turn again." placeholder:"KEY"`
 	Steer    bool     `help:"Add the message to the turn that runs now, where the agent steers; otherwise it is sent as the next turn (and says so)."`
 	LingerFlag
+	OfflineFlag
 }
 
 // Help shows an example.
@@ -58,7 +59,7 @@ func (c *promptCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	job, err := ownerJob(env, id, owner.Job{Prompt: text})
+	job, err := ownerJob(env, id, owner.Job{Prompt: text, Offline: c.Offline})
 	if err != nil {
 		return err
 	}

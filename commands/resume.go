@@ -21,6 +21,7 @@ type resumeCmd struct {
 	NoContinue bool       `help:"Repair an interrupted turn but do not continue it."`
 	I          bool       `short:"i" name:"interactive" help:"Stay and read prompts from stdin until EOF."`
 	LingerFlag
+	OfflineFlag
 }
 
 // Help shows an example.
@@ -95,7 +96,7 @@ func (c *resumeCmd) Run(env *Env) error {
 		})
 		return nil
 	}
-	job := owner.Job{NoContinue: c.NoContinue}
+	job := owner.Job{NoContinue: c.NoContinue, Offline: c.Offline}
 	if c.I {
 		job.Next = promptReader(env)
 	}

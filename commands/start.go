@@ -22,6 +22,7 @@ type startCmd struct {
 	Runtime   string       `help:"Where the agent runs: process (default) or container (docs/containers.md; default: the agent's runtime in the config)." placeholder:"R" enum:",process,container" default:""`
 	Key       string       `help:"Idempotency key: at most one session is started per KEY in this home; a retry follows or prints its first turn again." placeholder:"KEY"`
 	LingerFlag
+	OfflineFlag
 	SetupFlags // setup.go: --model, --mode, --set, --mcp
 }
 
@@ -87,7 +88,7 @@ func (c *startCmd) Run(env *Env) error {
 	if existing {
 		env.Out.ShowLead() // a retry follows the turn only: it shows no agent start
 	}
-	job := launchJob(env, h, cfg, s.ID, profile, mode, s.Runtime, owner.Job{InitialPrompt: prompt})
+	job := launchJob(env, h, cfg, s.ID, profile, mode, s.Runtime, owner.Job{InitialPrompt: prompt, Offline: c.Offline})
 	if err := goLive(env, &job, c.LingerFlag, agent, false); err != nil {
 		return err
 	}

@@ -129,6 +129,8 @@ func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T
 	if rep := a.run("pull", id, "--replace"); rep.code != 3 || !strings.Contains(rep.stderr, "fork") {
 		t.Fatalf("pull --replace without a fork: %s", rep)
 	}
+	// A's turn was cut off by the kill: closed first, so the fork holds it.
+	a.mustRun("repair", id)
 	fork := a.mustRun("--json", "fork", id, "--title", "A's copy")
 	a.mustRun("pull", id, "--replace")
 	evs := a.events(id)

@@ -48,6 +48,10 @@ const (
 	// (rpcwire.MaxLine); it was read through and dropped, and whoever
 	// waited for it was given an error instead.
 	MarkerMessageRefused MarkerKind = "message_refused"
+	// MarkerRanOffline: the session travels between machines, its remote
+	// did not answer, and --offline ran the turn on this machine's copy
+	// without the claim (a later conflicting push is a divergence).
+	MarkerRanOffline MarkerKind = "ran_offline"
 )
 
 // Marker severities.
@@ -89,6 +93,7 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerWakeReport:          SeverityInfo,
 	MarkerAgentSwitched:       SeverityInfo,
 	MarkerMessageRefused:      SeverityWarning,
+	MarkerRanOffline:          SeverityWarning,
 }
 
 // Severity is the kind's fixed severity: info, warning or error. A kind outside

@@ -22,18 +22,24 @@ func (c *Claim) Live(now time.Time) bool {
 	return c != nil && !c.Released && now.Before(c.ExpiresAt)
 }
 
-// Bounded is the claim as this machine honours it: an expires_at further
-// than ttl after seen (when this machine first saw this claim) counts as
-// expiring then, so neither a forged claim nor a machine whose clock runs
-// years ahead pins a session. A zero seen is now.
-func (c *Claim) Bounded(seen, now time.Time, ttl time.Duration) *Claim {
-	if c == nil || ttl <= 0 {
+// MaxClaimLife is the furthest a claim can reach: an expires_at further
+// than this after a machine first saw the claim counts as expiring then.
+const MaxClaimLife = 24 * time.Hour
+
+// Bounded is the claim as this machine honours it: to its own expires_at,
+// whatever this machine's own claim_ttl_seconds (the holder renews on its
+// own TTL), except that an expires_at further than MaxClaimLife after seen
+// (when this machine first saw this claim) counts as expiring then, so
+// neither a forged claim nor a machine whose clock runs years ahead pins
+// a session. A zero seen is now.
+func (c *Claim) Bounded(seen, now time.Time) *Claim {
+	if c == nil {
 		return c
 	}
 	if seen.IsZero() || seen.After(now) {
 		seen = now
 	}
-	if limit := seen.Add(ttl); c.ExpiresAt.After(limit) {
+	if limit := seen.Add(MaxClaimLife); c.ExpiresAt.After(limit) {
 		b := *c
 		b.ExpiresAt = limit.UTC()
 		return &b

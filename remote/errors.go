@@ -51,10 +51,13 @@ func (e *FencedError) Is(target error) bool { return target == ErrFenced }
 // DivergedError: both machines appended to the session while apart.
 type DivergedError struct {
 	ID, URL string
+	// OpenTurn: this machine's copy ends in a turn cut off here, which a
+	// fork holds once kandev repair has closed it.
+	OpenTurn bool
 }
 
 func (e *DivergedError) Error() string {
-	return fmt.Sprintf("session %s has diverged: this machine and %s both added events since they last agreed; nothing was changed. Keep both: kandev fork %s (this machine's copy as a new session), then kandev pull %s --replace", e.ID, e.URL, e.ID, e.ID)
+	return fmt.Sprintf("session %s has diverged: this machine and %s both added events since they last agreed; nothing was changed. Keep both: %s", e.ID, e.URL, keepBoth(e.ID, e.OpenTurn))
 }
 
 // Is makes errors.Is(err, ErrDiverged) true.

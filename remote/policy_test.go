@@ -99,29 +99,36 @@ func TestNextClaim_NeverWrapsTheGeneration(t *testing.T) {
 	}
 }
 
-func TestClaimBounded_AnExpiryPastTheTTLCountsAsTheTTLAfterFirstSeen(t *testing.T) {
+func TestClaimBounded_HonouredToItsOwnExpiryAtMostADayAfterFirstSeen(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	far := &Claim{Machine: "X", ExpiresAt: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)}
 	near := &Claim{Machine: "X", ExpiresAt: now.Add(time.Minute)}
+	// A laptop's default claim (15 minutes) seen by a CI machine whose own
+	// TTL is 2 minutes: honoured to its own expiry.
+	laptop := &Claim{Machine: "laptop", ExpiresAt: now.Add(15 * time.Minute)}
 	cases := []struct {
 		name       string
 		c          *Claim
 		seen       time.Time
 		wantExpiry time.Time
 	}{
-		{"year 9999, first seen now: now + TTL", far, time.Time{}, now.Add(15 * time.Minute)},
-		{"year 9999, seen 20 minutes ago: expired", far, now.Add(-20 * time.Minute), now.Add(-5 * time.Minute)},
-		{"within the TTL: as written", near, now, near.ExpiresAt},
-		{"seen in the future (clock moved back): counts from now", far, now.Add(time.Hour), now.Add(15 * time.Minute)},
+		{"year 9999, first seen now: now + 24 h", far, time.Time{}, now.Add(MaxClaimLife)},
+		{"year 9999, seen 25 hours ago: expired", far, now.Add(-25 * time.Hour), now.Add(-time.Hour)},
+		{"within a day: as written", near, now, near.ExpiresAt},
+		{"longer than this machine's TTL: as written", laptop, now.Add(-10 * time.Minute), laptop.ExpiresAt},
+		{"seen in the future (clock moved back): counts from now", far, now.Add(time.Hour), now.Add(MaxClaimLife)},
 	}
 	for _, c := range cases {
-		got := c.c.Bounded(c.seen, now, 15*time.Minute)
+		got := c.c.Bounded(c.seen, now)
 		if !got.ExpiresAt.Equal(c.wantExpiry) {
 			t.Errorf("%s: expires %s, want %s", c.name, got.ExpiresAt, c.wantExpiry)
 		}
 	}
-	if far.Bounded(now.Add(-20*time.Minute), now, 15*time.Minute).Live(now) {
-		t.Error("a claim pinned to 9999 is still live a TTL after it was first seen")
+	if far.Bounded(now.Add(-25*time.Hour), now).Live(now) {
+		t.Error("a claim pinned to 9999 is still live a day after it was first seen")
+	}
+	if !laptop.Bounded(now.Add(-10*time.Minute), now).Live(now.Add(5 * time.Minute)) {
+		t.Error("a live 15-minute claim counts as expired for an observer with a shorter TTL")
 	}
 }
 

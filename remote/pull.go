@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/state"
 )
 
@@ -96,7 +95,7 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 	}
 	switch sd.step {
 	case Diverged:
-		return nil, &DivergedError{ID: l.id, URL: l.shown}
+		return nil, l.diverged()
 	case SendLocal:
 		res.Action = "ahead"
 		return res, nil
@@ -144,26 +143,6 @@ func (l *link) dropFencedClaim(v view) {
 		l.sy.ClaimHash = hashString(v.owner)
 	}
 	l.sy.RemoteClaim = v.claim
-}
-
-// replaceable allows pull --replace of a diverged session only when a
-// local fork keeps every event of the local copy.
-func (l *link) replaceable() error {
-	last, _, err := eventlog.LastEvent(l.s.home.LogPath(l.id))
-	if err != nil {
-		return err
-	}
-	all, err := l.s.home.ListSessions()
-	if err != nil {
-		return err
-	}
-	for _, s := range all {
-		// A fork made after the last local event holds the whole conversation.
-		if s.ParentID == l.id && !s.CreatedAt.Before(last.Time()) {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: session %s: --replace would drop this machine's events after the last pull; keep them first with kandev fork %s", ErrDiverged, l.id, l.id)
 }
 
 // isNew: this machine has no file of session id.

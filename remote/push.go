@@ -73,7 +73,7 @@ func (l *link) push(ctx context.Context, rec *state.Session, holding bool) (*Res
 		}
 		switch sd.step {
 		case Diverged:
-			return nil, &DivergedError{ID: l.id, URL: l.shown}
+			return nil, l.diverged()
 		case TakeRemote, UpToDate:
 			return nil, nil
 		}

@@ -271,7 +271,7 @@ func (l *link) bounded(c *Claim, h plumbing.Hash, now time.Time) *Claim {
 	if hs := hashString(h); hs != l.sy.SeenClaim {
 		l.sy.SeenClaim, l.sy.SeenClaimAt = hs, now
 	}
-	return c.Bounded(l.sy.SeenClaimAt, now, l.opt.TTL)
+	return c.Bounded(l.sy.SeenClaimAt, now)
 }
 
 // keepSeen writes down when a claim that refused this machine was first
@@ -407,13 +407,16 @@ func (l *link) takeRemote(ctx context.Context, v view, sd sides) (*state.Session
 	return &out, nil
 }
 
-// describe is a claim for status lines.
-func describe(c *Claim) string {
-	if c == nil {
+// describe is a claim for status lines, as it stands at now: a released
+// or expired claim holds nothing, and says so.
+func describe(c *Claim, now time.Time) string {
+	switch {
+	case c == nil:
 		return "none"
-	}
-	if c.Released {
+	case c.Released:
 		return "released by " + c.Machine
+	case !now.Before(c.ExpiresAt):
+		return fmt.Sprintf("expired at %s (was %s's)", c.ExpiresAt.Local().Format(time.RFC3339), c.Machine)
 	}
-	return fmt.Sprintf("%s (pid %d) until %s", c.Machine, c.PID, c.ExpiresAt.Format(time.RFC3339))
+	return fmt.Sprintf("held by %s (pid %d) until %s", c.Machine, c.PID, c.ExpiresAt.Local().Format(time.RFC3339))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // checkLogRedacted reads the lines a push would send with the log's own line
@@ -38,5 +39,28 @@ func TestCheckLogRedacted_NamesTheFirstLineThatStillHoldsASecret(t *testing.T) {
 				t.Fatalf("got %v, want ErrUnredacted naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestSyncedLine_AReleasedOrExpiredClaimIsNotShownAsHeld(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	live := &Claim{Machine: "A", PID: 7, ExpiresAt: now.Add(time.Minute)}
+	expired := &Claim{Machine: "A", PID: 7, ExpiresAt: now.Add(-time.Minute)}
+	released := &Claim{Machine: "A", PID: 7, ExpiresAt: now, Released: true}
+	cases := []struct {
+		name      string
+		sy        Synced
+		want, not string
+	}{
+		{"live, held here", Synced{RemoteClaim: live, Claim: live}, "claim: held by A (pid 7) until", "expired"},
+		{"expired", Synced{RemoteClaim: expired, Claim: expired}, "claim: expired at", "held"},
+		{"released", Synced{RemoteClaim: released}, "claim: released by A", "held"},
+		{"never claimed", Synced{}, "claim: none", "held"},
+	}
+	for _, c := range cases {
+		got := c.sy.lineAt(now)
+		if !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
+			t.Errorf("%s: %q, want %q and no %q", c.name, got, c.want, c.not)
+		}
 	}
 }

@@ -176,8 +176,8 @@ type Synced struct {
 	RemoteClaim *Claim    `json:"remote_claim,omitempty"`
 	SyncedAt    time.Time `json:"synced_at"`
 	// SeenClaim is the remote's owners ref value this machine first saw at
-	// SeenClaimAt: a claim counts as expiring at most a TTL after that
-	// (Claim.Bounded), whatever its expires_at says.
+	// SeenClaimAt: a claim counts as expiring at most MaxClaimLife after
+	// that (Claim.Bounded), whatever its expires_at says.
 	SeenClaim   string    `json:"seen_claim,omitempty"`
 	SeenClaimAt time.Time `json:"seen_claim_at,omitempty"`
 }
@@ -259,10 +259,12 @@ func MachineID(h *state.Home) (string, error) {
 
 // Line is the sync state for status: the remote, what was last agreed,
 // and the claim as last seen.
-func (sy *Synced) Line() string {
+func (sy *Synced) Line() string { return sy.lineAt(time.Now()) }
+
+func (sy *Synced) lineAt(now time.Time) string {
 	held := ""
-	if sy.Claim != nil {
-		held = " (held by this machine)"
+	if sy.Claim.Live(now) {
+		held = " (this machine)"
 	}
-	return fmt.Sprintf("%s: %d events synced at %s; claim: %s%s", sy.URL, sy.LogLines, sy.SyncedAt.Local().Format(time.RFC3339), describe(sy.RemoteClaim), held)
+	return fmt.Sprintf("%s: %d events synced at %s; claim: %s%s", sy.URL, sy.LogLines, sy.SyncedAt.Local().Format(time.RFC3339), describe(sy.RemoteClaim, now), held)
 }

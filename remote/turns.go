@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/state"
 )
@@ -26,6 +24,10 @@ type Turns struct {
 	l      *link
 	auto   bool
 	onLost func() // the claim was taken over: the owner stops
+
+	// warm: made for an owner whose agent already runs (ClaimWarm): a
+	// claim that brings another machine's turns is ErrMovedOn.
+	warm bool
 
 	mu      sync.Mutex // Busy, TurnEnded, Idle, Release
 	holding bool
@@ -63,49 +65,6 @@ func roundPause(ctx context.Context, i int) error {
 // but this owner's agent does not: the owner must end.
 var ErrMovedOn = errors.New("the session ran on another machine meanwhile")
 
-// ClaimTurns claims session id for the owner that is about to run it, if
-// the session has synced (been pushed or pulled) or [sync] auto is on; a
-// session the remote has more of is first brought up to date here. The
-// caller holds the session's owner lock. onLost runs (once) if another
-// machine takes the claim over while a turn runs.
-func ClaimTurns(ctx context.Context, h *state.Home, cfg *config.Config, id string, onLost func()) (*Turns, error) {
-	// Read before the store is opened: a home that never syncs never gets one.
-	sy, err := readSyncedFile(filepath.Join(h.Dir, "sync", "sessions", id+".json"))
-	if err != nil {
-		return nil, err
-	}
-	auto := cfg != nil && cfg.Sync.Auto
-	if sy == nil && !auto {
-		return nil, nil
-	}
-	e, s, err := Env{Home: h, Config: cfg}.fill()
-	if err != nil {
-		return nil, err
-	}
-	rec, err := h.LoadSession(id)
-	if err != nil {
-		return nil, err
-	}
-	url, err := resolveURL(cfg, rec, sy, sessionRepoDir(rec), "")
-	if err != nil {
-		if sy == nil {
-			return nil, nil // auto, but nowhere to push: a session outside any clone
-		}
-		return nil, err
-	}
-	e.Opt.Dir = sessionRepoDir(rec)
-	t := &Turns{l: newLink(s, id, url, sy, e.Opt), auto: auto, onLost: onLost}
-	if err := t.Busy(ctx); err != nil {
-		if sy == nil && !errors.Is(err, ErrClaimHeld) && !errors.Is(err, ErrDiverged) {
-			// Never on the remote (auto, first turn, remote unreachable): no
-			// other machine can be running it; it travels from a later turn.
-			return nil, nil
-		}
-		return nil, err
-	}
-	return t, nil
-}
-
 // Busy takes the claim before a turn (again, after Idle).
 func (t *Turns) Busy(ctx context.Context) error {
 	if t == nil {
@@ -116,7 +75,7 @@ func (t *Turns) Busy(ctx context.Context) error {
 	if t.holding {
 		return nil
 	}
-	first := t.stop == nil
+	first := t.stop == nil && !t.warm
 	t.opMu.Lock()
 	err := retryStale(func() error { return t.claim(ctx, first) })
 	t.opMu.Unlock()
@@ -206,7 +165,7 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 	}
 	switch sd.step {
 	case Diverged:
-		err := &DivergedError{ID: l.id, URL: l.shown}
+		err := l.diverged()
 		return errors.Join(err, l.releaseAfterFailure(ctx))
 	case TakeRemote:
 		if _, err := l.takeRemote(ctx, v, sd); err != nil {

@@ -131,3 +131,27 @@ func TestPull_ASessionDeletedSinceItSyncedComesBackWhole(t *testing.T) {
 		t.Fatalf("pulled %d bytes, want the whole %d", len(got), len(want))
 	}
 }
+
+// A machine whose own claim_ttl_seconds is shorter than the holder's
+// honours the holder's claim to its own expires_at: B (TTL 1 s) is still
+// refused two seconds later while A (TTL 30 s) runs its turn.
+func TestTurns_AShorterTTLHereDoesNotShortenAnotherMachinesClaim(t *testing.T) {
+	id := "20261201-100000-turns003"
+	long := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 30}}
+	short := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 1}}
+	a, b := twoMachines(t, id, long)
+	ctx := context.Background()
+	ta, err := ClaimTurns(ctx, a, long, id, nil)
+	if err != nil || ta == nil {
+		t.Fatal(ta, err)
+	}
+	defer ta.Release(ctx)
+	if _, err := ClaimTurns(ctx, b, short, id, nil); !errors.Is(err, ErrClaimHeld) {
+		t.Fatalf("B claimed a session A holds: %v", err)
+	}
+	time.Sleep(2 * time.Second) // B's own TTL is long past, A's claim is not
+	if tb, err := ClaimTurns(ctx, b, short, id, nil); !errors.Is(err, ErrClaimHeld) {
+		tb.Release(ctx)
+		t.Fatalf("B took A's live claim once its own, shorter, TTL had passed: %v", err)
+	}
+}

@@ -171,6 +171,7 @@ func deliverFollow(ctx context.Context, job Job, d *Delivery, t *inputTurn, from
 		}
 		from = eventlog.Size(h.LogPath(job.SessionID))
 	}
+	awaitClaimGivenUp(ctx, job)
 	d.Result = &Result{Session: settledSession(ctx, h, job.SessionID, t), StopReason: t.stop}
 	t.causeFrom(d.Result.Session)
 	return d, t.err(job.SessionID)

@@ -219,6 +219,7 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 	case t.awaiting:
 		return d, cutOffError(h, id, t)
 	}
+	awaitClaimGivenUp(ctx, job)
 	d.Result = &Result{Session: settledSession(ctx, h, id, t), StopReason: t.stop}
 	t.causeFrom(d.Result.Session)
 	return d, t.err(id)
@@ -284,6 +285,7 @@ func followStart(ctx context.Context, job Job, hasPrompt bool) (*Result, error) 
 	if t.parked {
 		return &Result{Session: s}, waitingError(job.SessionID, t.question)
 	}
+	awaitClaimGivenUp(ctx, job)
 	t.causeFrom(s)
 	return &Result{Session: s, StopReason: t.stop}, t.err(job.SessionID)
 }
@@ -349,6 +351,9 @@ func followResume(ctx context.Context, job Job) (*Result, error) {
 	case ReachHere:
 		job.Detach, job.Linger = nil, 0
 		return run(ctx, job)
+	}
+	if err == nil && !parked {
+		awaitClaimGivenUp(ctx, job)
 	}
 	res.Session, _ = h.LoadSession(id)
 	if err == nil && parked {

@@ -39,6 +39,10 @@ type Job struct {
 	InitialPrompt string
 	// NoContinue turns off the automatic continuation of an interrupted turn.
 	NoContinue bool
+	// Offline runs the turns of a session that travels between machines on
+	// this machine's copy when its remote does not answer (--offline): no
+	// claim is held, and a marker in the log says so.
+	Offline bool
 	// Maintenance is an agent command (e.g. "/compact") sent as a
 	// maintenance turn: it does not spend a pending resume context, and if
 	// it is cut off it is not continued automatically.

@@ -3,7 +3,6 @@ package owner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/watch"
-	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
 )
 
@@ -67,11 +65,10 @@ func (o *owner) linger(ctx context.Context) error {
 			}
 			_ = changes.Wait(wake, left)
 		}
-		if err := o.claim.Busy(ctx); err != nil {
-			if errors.Is(err, remote.ErrMovedOn) {
-				o.reopenLog() // the log grew under this owner: its next seq moved on
-			}
-			return nil // another machine ran it: the inputs wait for a new owner
+		if err := o.claimNext(ctx); err != nil {
+			// Another machine ran it, holds it, or the remote is silent:
+			// the inputs wait for a new owner, which says why.
+			return nil
 		}
 		if err := o.serveInbox(ctx); err != nil || o.closing || !o.agentAlive() {
 			return err

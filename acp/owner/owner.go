@@ -46,20 +46,25 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	// is appended to it (package remote); a takeover stops this owner.
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
-	claim, err := remote.ClaimTurns(ctx, job.Home, job.Config, job.SessionID, func() { lost(remote.ErrFenced) })
+	onLost := func() { lost(remote.ErrFenced) }
+	claim, err := remote.ClaimTurns(ctx, job.Home, job.Config, job.SessionID, onLost)
 	synced := claim != nil || err != nil // the claim may have brought a newer record
-	if errors.Is(err, remote.ErrTimeout) {
-		// A remote that stopped answering never hangs a prompt: the turn
-		// runs on this machine's copy, and says so.
-		if job.Warn != nil {
-			job.Warn("session " + job.SessionID + ": sync skipped, the turn runs on this machine's copy (kandev push " + job.SessionID + " once the remote answers): " + err.Error())
-		}
+	// A remote that does not answer: no turn runs without the claim, unless
+	// --offline says to run it on this machine's copy (and the log says so).
+	offline := errors.Is(err, remote.ErrTimeout) && job.Offline
+	if offline {
 		claim, err = nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = releaseClaim(context.WithoutCancel(ctx), claim, job, err) }()
+	var o *owner
+	defer func() { // the claim the owner holds last (a warm owner may take one later)
+		if o != nil {
+			claim = o.claim
+		}
+		err = releaseClaim(context.WithoutCancel(ctx), claim, job, err)
+	}()
 	s := locked
 	if s == nil || synced {
 		if s, taken, err = takeOver(job); err != nil {
@@ -77,7 +82,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	if job, err = runnable(job, s); err != nil {
 		return nil, err
 	}
-	o := &owner{job: job, s: s, res: &Result{started: true, inboxFrom: s.InboxOffset}, claim: claim, taken: taken}
+	o = &owner{job: job, s: s, res: &Result{started: true, inboxFrom: s.InboxOffset}, claim: claim, onLost: onLost, taken: taken}
 	log, torn, err := job.Home.OpenLog(s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
@@ -94,6 +99,10 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 	}
 	if torn > 0 {
 		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")
+	}
+	if offline {
+		o.offline = true
+		o.ranOffline()
 	}
 	err = o.run(ctx)
 	if errors.Is(err, ErrInterrupted) {
@@ -173,8 +182,12 @@ type owner struct {
 	// reattached: the agent was running when this owner connected to it
 	// (reattach.go); it is neither launched nor restored.
 	reattached bool
-	// claim is this machine's claim on a session that travels (nil: none).
-	claim *remote.Turns
+	// claim is this machine's claim on a session that travels (nil: none);
+	// onLost stops the owner when another machine takes it over.
+	claim  *remote.Turns
+	onLost func()
+	// offline: --offline runs this owner's turns without the claim.
+	offline bool
 
 	recMu sync.Mutex // orders update and session
 	// pendingUsage holds the usage totals of reports in the log that the
@@ -425,7 +438,7 @@ func (o *owner) shutdown(clean bool) {
 		if !o.job.Profile.ExitOnEOF {
 			how = "stdin closed and a signal at once: the profile says it ignores EOF"
 		}
-		o.append(true, &eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (" + how + ")"})
+		o.logAgentExit(&eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: "stopped after the turn by its supervisor (" + how + ")"})
 		o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
 		return
 	}
@@ -443,7 +456,7 @@ func (o *owner) shutdown(clean bool) {
 		o.conn.Barrier(nil)
 	}
 	pid, _ := o.proc.Identity()
-	o.append(true, &eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
+	o.logAgentExit(&eventlog.Event{Type: eventlog.EventAgentExited, PID: pid, Content: o.proc.ExitDescription()})
 	o.update(func(s *state.Session) { s.AgentPID, s.AgentStart, s.OwnerPID = 0, "", 0 })
 }
 
@@ -492,18 +505,4 @@ func (o *owner) repairInterrupted(tr TurnRepair) {
 	o.mu.Lock()
 	o.turnID = ""
 	o.mu.Unlock()
-}
-
-// releaseClaim gives up the claim on a travelling session, pushing what
-// this owner appended. A takeover is the command's error (exit 3); a
-// failed release is only a warning: the claim expires by itself.
-func releaseClaim(ctx context.Context, claim *remote.Turns, job Job, err error) error {
-	rerr := claim.Release(ctx)
-	if fenced := claim.Fenced(); fenced != nil {
-		return fenced
-	}
-	if rerr != nil && job.Warn != nil {
-		job.Warn("session " + job.SessionID + ": " + rerr.Error())
-	}
-	return err
 }

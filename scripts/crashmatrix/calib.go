@@ -18,7 +18,7 @@ import (
 func calibrate(o *options, idx []int) error {
 	kinds := map[string]bool{}
 	for _, i := range idx {
-		if p := makePlan(o, i); p.kind != kindTurn && !liveKinds[p.kind] && !failpointKinds[p.kind] && !defaultKinds[p.kind] {
+		if p := makePlan(o, i); p.kind != kindTurn && p.kind != kindTwo && !liveKinds[p.kind] && !failpointKinds[p.kind] && !defaultKinds[p.kind] {
 			kinds[p.kind] = true
 		}
 	}

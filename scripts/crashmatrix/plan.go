@@ -160,7 +160,7 @@ type choice struct {
 
 var trialKinds = []choice{{kindTurn, 5}, {kindImport, 1}, {kindPrune, 1}, {kindRepair, 1}, {kindStop, 1}, {kindACPLoad, 1},
 	{kindApprove, 1}, {kindParked, 1}, {kindExpiry, 1}, {kindTrust, 1}, {kindPull, 1}, {kindClaimRelease, 1},
-	{kindFollower, 2}, {kindDetached, 2}}
+	{kindFollower, 2}, {kindDetached, 2}, {kindTwo, 2}}
 
 var signalKinds = []choice{{sigKill, 2}, {sigTerm, 2}, {sigTerm2, 1}, {sigHup, 1}, {sigInt, 1}}
 
@@ -217,6 +217,7 @@ type plan struct {
 	agentDelay int    // ms
 	boot       int    // ms
 	prompt     string
+	two        *twoPlan // a two-machine trial's schedule
 }
 
 func (p *plan) killClass() string {
@@ -229,6 +230,10 @@ func (p *plan) killClass() string {
 func makePlan(o *options, i int) *plan {
 	r := rngFor(o.seed, i)
 	p := &plan{idx: i, kind: weighted(r, trialKinds, o.kinds), signal: sigKill}
+	if p.kind == kindTwo {
+		p.two, p.agentDelay = makeTwoPlan(r), 20
+		return p
+	}
 	if p.kind != kindTurn && !defaultKinds[p.kind] {
 		// Inside the operation: its last part races kandev's own exit.
 		p.opFrac = 0.85 * r.Float64()
@@ -318,6 +323,9 @@ func (p *plan) configTOML(kandev string) string {
 }
 
 func (p *plan) describe() string {
+	if p.two != nil {
+		return fmt.Sprintf("run %d: two machines, %s", p.idx, p.two.describe())
+	}
 	if defaultKinds[p.kind] {
 		return p.describeDefault()
 	}

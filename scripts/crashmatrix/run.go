@@ -109,6 +109,8 @@ func execute(o *options, p *plan) *runResult {
 	switch {
 	case p.kind == kindTurn:
 		x.runTurn()
+	case p.kind == kindTwo:
+		x.runTwo()
 	case liveKinds[p.kind]:
 		x.runLive()
 	case defaultKinds[p.kind]:
