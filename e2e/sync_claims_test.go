@@ -244,7 +244,11 @@ func TestSync_EveryDivergenceRouteIsRefusedAndThePrintedCommandsKeepBoth(t *test
 		r := newSyncRig(t, "daemon")
 		a, b := r.a, r.b
 		// B reaches the same repository by path: only A loses the remote.
-		r.gitOut(b.cwd, "remote", "set-url", "origin", r.bare)
+		// (Its origin keeps the daemon's URL, which maps A's worktree to B's
+		// clone; a pulled cwd that maps to no clone would pause the session.)
+		r.gitOut(b.cwd, "remote", "add", "bypath", r.bare)
+		r.gitOut(b.cwd, "config", "remote.bypath.fetch", "+refs/heads/*:refs/remotes/bypath/*")
+		b.config("[sync]\nremote = \"bypath\"\n")
 		id := r.shared()
 		a.config("[sync]\ntimeout_seconds = 2\n")
 		r.daemon.Process.Signal(syscall.SIGSTOP)
