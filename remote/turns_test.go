@@ -18,7 +18,9 @@ import (
 // and once released the second takes it with the first one's new events.
 func TestTurns_OneMachineAtATimeAndTheNextTakesTheNewEvents(t *testing.T) {
 	id := "20261201-100000-turns001"
-	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 1}}
+	// 3 s, renewed every second: a 1 s TTL (renewed every 333 ms) was
+	// fenced on a loaded machine by a late renewal.
+	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 3}}
 	a, b := twoMachines(t, id, cfg)
 	ctx := context.Background()
 	ta, err := ClaimTurns(ctx, a, cfg, id, func() { t.Error("A was fenced while renewing") })
@@ -26,7 +28,7 @@ func TestTurns_OneMachineAtATimeAndTheNextTakesTheNewEvents(t *testing.T) {
 		t.Fatal(ta, err)
 	}
 	appendTurn(t, a, id, 11, 5)
-	time.Sleep(1500 * time.Millisecond) // past the TTL: only renewals keep it
+	time.Sleep(3500 * time.Millisecond) // past the TTL: only renewals keep it
 	if _, err := ClaimTurns(ctx, b, cfg, id, nil); !errors.Is(err, ErrClaimHeld) {
 		t.Fatalf("B claimed a session A holds: %v", err)
 	}
