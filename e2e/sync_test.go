@@ -95,7 +95,9 @@ func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T
 	t.Parallel()
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
-	r.config("[sync]\nclaim_ttl_seconds = 2\n")
+	// 6 s: B's first prompt must come while A's claim still holds, even on
+	// a loaded machine (2 s ran out before it there).
+	r.config("[sync]\nclaim_ttl_seconds = 6\n")
 	id := r.shared()
 	killed := a.signalMidTurn(id, nil, []syscall.Signal{syscall.SIGKILL}, "prompt", id, sleepingTurn)
 	if killed.code != -1 && killed.code != 137 {
@@ -105,7 +107,7 @@ func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T
 	if held.code != 3 || !strings.Contains(held.stderr, "machine A") {
 		t.Fatalf("B ran a session A's live claim holds: %s", held)
 	}
-	waitFor(t, 10*time.Second, "A's claim to expire", func() bool {
+	waitFor(t, 30*time.Second, "A's claim to expire", func() bool {
 		return b.run("prompt", id, "remember pear").code == 0
 	})
 	if out := b.mustRun("prompt", id, "recall").stdout; !strings.Contains(out, "pear") {
@@ -157,6 +159,9 @@ func TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops(t *testing.T) {
 	t.Parallel()
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
+	// The owner must be the command that is frozen below: on the default
+	// path it would be a detached process the SIGSTOP never reaches.
+	a.underCI()
 	r.config("[sync]\nclaim_ttl_seconds = 1\n")
 	id := r.shared()
 	cmd := exec.Command(kandevBin, "prompt", id, "/say working\n/sleep 8000\n/say after")
