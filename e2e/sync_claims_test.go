@@ -27,7 +27,8 @@ import (
 // done it runs on B's events (never on A's older copy), so A's push is no
 // divergence.
 func TestSync_AWarmOwnerClaimsASessionPushedWhileItLingered(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	id := a.startWarm("60s", "remember apple")
@@ -68,7 +69,8 @@ func TestSync_AWarmOwnerClaimsASessionPushedWhileItLingered(t *testing.T) {
 // shown so), so B's prompt right after runs instead of being told the
 // claim is held for the TTL.
 func TestSync_OnceAPromptReturnsAnotherMachineMayRunTheSession(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	id := r.shared()
@@ -90,7 +92,8 @@ func TestSync_OnceAPromptReturnsAnotherMachineMayRunTheSession(t *testing.T) {
 // it runs on this machine's copy and the log says so; once the remote
 // answers again the push sends it (nobody else ran the session).
 func TestSync_ARemoteThatDoesNotAnswerRefusesATurnUnlessOffline(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "daemon")
 	a := r.a
 	id := r.shared()
@@ -189,7 +192,8 @@ func containsAll(s string, parts []string) bool {
 // to run; running it keeps this machine's turns in a fork and takes the
 // other's. A fork made at an earlier turn does not let --replace through.
 func TestSync_EveryDivergenceRouteIsRefusedAndThePrintedCommandsKeepBoth(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	t.Run("expired claim", func(t *testing.T) {
 		t.Parallel()
 		r := newSyncRig(t, "path")

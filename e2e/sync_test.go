@@ -23,7 +23,8 @@ import (
 // continued once, B's agent knows what A's was told, and A's own resume
 // later adds no turn. Neither clone's branches, index or work tree change.
 func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	for _, transport := range []string{"path", "daemon", "http", "ssh"} {
 		t.Run(transport, func(t *testing.T) {
 			r := newSyncRig(t, transport)
@@ -92,7 +93,8 @@ func TestSync_SessionStoppedBySIGTERMOnOneMachineContinuesOnAnotherExactlyOnce(t
 // push refused), its pull refused as diverged with nothing changed, and a
 // fork plus pull --replace keeps both copies.
 func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	// 6 s: B's first prompt must come while A's claim still holds, even on
@@ -156,7 +158,8 @@ func TestSync_BothMachinesAppendWhileApartIsRefusedAndForkKeepsBoth(t *testing.T
 // runs a turn; when A wakes, its renewal is refused, it stops (exit 3,
 // naming B) and its later push is refused too.
 func TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
 	// The owner must be the command that is frozen below: on the default
@@ -201,7 +204,8 @@ func TestSync_AMachineWhoseClaimWasTakenOverIsFencedAndStops(t *testing.T) {
 // whenever both run, one waited for the other (it took the other's turn
 // first); a loser exits 3 naming the winner; no log ever diverges.
 func TestSync_TwoMachinesRacingForTheClaimRunOneTurnAtATime(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "daemon")
 	a, b := r.a, r.b
 	id := r.shared()
@@ -273,7 +277,8 @@ func killAt(t *testing.T, w *world, point string, reached func() bool, args ...s
 // after it appended to the log (before the record and the sync file): the
 // next push or pull completes, and both machines hold the same session.
 func TestSync_SIGKILLDuringPushOrPullLeavesBothSidesConsistent(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	id := a.mustStart("remember apple")
@@ -308,7 +313,8 @@ func TestSync_SIGKILLDuringPushOrPullLeavesBothSidesConsistent(t *testing.T) {
 // leaves the machine; a log line that still holds a secret (written by
 // hand here) stops the push with one line, and nothing reaches the remote.
 func TestSync_PushRefusesASessionWithAnUnredactedSecret(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "path")
 	id := r.a.mustStart("remember apple")
 	f, err := os.OpenFile(filepath.Join(r.a.home, "sessions", id+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
@@ -331,7 +337,8 @@ func TestSync_PushRefusesASessionWithAnUnredactedSecret(t *testing.T) {
 // of the project, the worktree recorded on the other machine is not here,
 // and the session pauses (exit 5) as any session whose worktree is gone.
 func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "path")
 	id := r.a.mustStart("remember apple")
 	r.a.mustRun("push", id)
@@ -364,7 +371,8 @@ func TestSync_PulledSessionWithoutALocalClonePauses(t *testing.T) {
 // job 1 (auto push) is stopped by SIGTERM at its timeout; job 2, a fresh
 // home in a fresh checkout, pulls everything and recovers the cut turn once.
 func TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "daemon")
 	job1, job2 := r.a, r.b
 	r.config("[sync]\nauto = true\n")
@@ -393,7 +401,8 @@ func TestSync_CIJobStoppedBySIGTERMIsRecoveredByTheNextJob(t *testing.T) {
 // agent warm, holding no claim while idle, so B runs the session meanwhile;
 // A's next prompt then runs on B's events (it took them first).
 func TestSync_AWarmOwnerDoesNotBlockAnotherMachine(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	id := r.shared()
@@ -419,7 +428,8 @@ func TestSync_AWarmOwnerDoesNotBlockAnotherMachine(t *testing.T) {
 // directory that is no clone, a session still maps to this machine's clone
 // of its repository when another session here works in it.
 func TestSync_PulledElsewhereMapsToTheCloneOtherSessionsUse(t *testing.T) {
-	t.Parallel()
+	// Serial: claims are timed, and the suite's parallel load made them
+	// expire early (docs/testing.md).
 	r := newSyncRig(t, "path")
 	a, b := r.a, r.b
 	id := a.mustStart("remember apple")
