@@ -180,42 +180,55 @@ func (t *turn) directive(line string, before []string) error {
 		if arg == "" {
 			return t.compact()
 		}
+	default:
+		if handled, err := t.sessionDirective(verb, arg); handled {
+			return err
+		}
+	}
+	return t.message(roleAgent, "echo: "+line)
+}
+
+// sessionDirective runs the directives about the session and the agent
+// itself (its setup, title, tools, an abort, a limit); handled is false
+// for a line that is none of them, which directive echoes.
+func (t *turn) sessionDirective(verb, arg string) (handled bool, err error) {
+	switch verb {
 	case "/setup":
 		if arg == "" {
-			return t.message(roleAgent, setupLine(&t.s.file))
+			return true, t.message(roleAgent, setupLine(&t.s.file))
 		}
 	case "/mode":
 		if arg != "" {
-			return t.switchMode(arg)
+			return true, t.switchMode(arg)
 		}
 	case "/title":
 		if arg != "" {
-			return t.title(arg)
+			return true, t.title(arg)
 		}
 	case "/tools":
 		if arg == "" {
-			return t.tools()
+			return true, t.tools()
 		}
 	case "/mcp":
 		if tool, args, _ := strings.Cut(arg, " "); tool != "" {
-			return t.mcpCall(tool, strings.TrimSpace(args))
+			return true, t.mcpCall(tool, strings.TrimSpace(args))
 		}
 	case "/abort":
 		if arg == "" {
-			return errAborted
+			return true, errAborted
 		}
 	case "/limit":
 		if pct, reset, ok := strings.Cut(arg, " "); ok {
 			if u, ok := rateLimitUpdate(&t.s.file, pct, strings.TrimSpace(reset), time.Now()); ok {
-				return t.a.send(t.ctx, t.s.file.ID, u) // usage.go
+				return true, t.a.send(t.ctx, t.s.file.ID, u) // usage.go
 			}
 		} else if secs, err := strconv.Atoi(arg); err == nil && secs >= 0 {
-			return limitReached{resetAt: time.Now().Add(time.Duration(secs) * time.Second)}
+			return true, limitReached{resetAt: time.Now().Add(time.Duration(secs) * time.Second)}
 		} else if arg == "-" {
-			return limitReached{} // the limit, without saying when it resets
+			return true, limitReached{} // the limit, without saying when it resets
 		}
 	}
-	return t.message(roleAgent, "echo: "+line)
+	return false, nil
 }
 
 // errAborted ends a turn the agent gives up on itself (/abort), as Codex
