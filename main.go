@@ -12,6 +12,9 @@ import (
 )
 
 func main() {
+	// Signals that come while kandev starts wait for the command to say
+	// what they mean to it.
+	commands.HoldSignals()
 	// A copy of kandev started as an agent's supervisor supervises and
 	// exits here (docs/internals.md, the processes of one command).
 	supervise.Main()

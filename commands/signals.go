@@ -34,8 +34,7 @@ type signals struct {
 func watchSignals(hangup func()) *signals {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &signals{ctx: ctx, abort: make(chan struct{})}
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ch := takeHeld()
 	stopBreak := notifyCtrlBreak(ch) // Windows: Ctrl-Break is SIGTERM
 	done := make(chan struct{})
 	go func() {
@@ -75,6 +74,7 @@ type readOnly interface{ readsOnly() bool }
 func signalsFor(cmd *kong.Node, hangup func()) *signals {
 	if cmd != nil && cmd.Target.IsValid() && cmd.Target.CanAddr() {
 		if r, ok := cmd.Target.Addr().Interface().(readOnly); ok && r.readsOnly() {
+			releaseHeld()
 			return &signals{ctx: context.Background(), abort: make(chan struct{}), stop: func() {}}
 		}
 	}
