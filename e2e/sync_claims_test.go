@@ -202,7 +202,8 @@ func TestSync_EveryDivergenceRouteIsRefusedAndThePrintedCommandsKeepBoth(t *test
 		id := r.shared()
 		a.mustRun("prompt", id, "remember pear")
 		cmd := exec.Command(kandevBin, "prompt", id, "/say working\n/sleep 8000\n/say after")
-		cmd.Dir, cmd.Env = a.cwd, a.env
+		var stderr strings.Builder
+		cmd.Dir, cmd.Env, cmd.Stderr = a.cwd, a.env, &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -216,6 +217,9 @@ func TestSync_EveryDivergenceRouteIsRefusedAndThePrintedCommandsKeepBoth(t *test
 		})
 		cmd.Process.Signal(syscall.SIGCONT)
 		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(stderr.String(), "taken over by machine B") {
+			t.Fatalf("A's prompt (its owner), taken over: exit %d, stderr %q; want 3 and the takeover named", code, stderr.String())
+		}
 		pull := a.run("pull", id)
 		if pull.code != 3 || !strings.Contains(pull.stderr, "diverged") {
 			t.Fatalf("A's pull after its claim expired: %s", pull)
@@ -224,6 +228,48 @@ func TestSync_EveryDivergenceRouteIsRefusedAndThePrintedCommandsKeepBoth(t *test
 		a.mustRun("fork", id, "--at", firstBoundary(a.events(id)))
 		if rep := a.run("pull", id, "--replace"); rep.code != 3 || !strings.Contains(rep.stderr, "kandev fork "+id) {
 			t.Fatalf("pull --replace with only an earlier fork: %s", rep)
+		}
+		recoverByPrintedCommands(t, a, b, id, pull.stderr)
+	})
+	t.Run("expired claim of a warm owner", func(t *testing.T) {
+		t.Parallel()
+		r := newSyncRig(t, "path")
+		a, b := r.a, r.b
+		r.config("[sync]\nclaim_ttl_seconds = 1\n")
+		id := r.shared()
+		a.closeOnCleanup(id)
+		// --linger: the owner is detached and the command follows it; the
+		// owner, not the command, is frozen past its claim's expiry.
+		cmd := exec.Command(kandevBin, "prompt", "--linger", "30s", id, "/say working\n/sleep 8000\n/say after")
+		var stderr strings.Builder
+		cmd.Dir, cmd.Env, cmd.Stderr = a.cwd, a.env, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "A's turn to stream", func() bool {
+			evs := a.eventsSoFar(id)
+			return agentText(evs, lastTurn(evs)) == "working"
+		})
+		owner := a.session(id).OwnerPID
+		if owner == 0 || owner == cmd.Process.Pid {
+			t.Fatalf("owner pid %d (command %d): want a detached owner", owner, cmd.Process.Pid)
+		}
+		syscall.Kill(owner, syscall.SIGSTOP)
+		waitFor(t, 20*time.Second, "B to take A's expired claim", func() bool {
+			return b.run("prompt", id, "remember plum").code == 0
+		})
+		syscall.Kill(owner, syscall.SIGCONT)
+		err := cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		if code != 3 || !strings.Contains(stderr.String(), "taken over by machine B") {
+			t.Fatalf("A's prompt, whose owner was taken over: exit %d (%v), stderr %q; want 3 and the takeover named", code, err, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "Ctrl-C") {
+			t.Fatalf("a takeover reported as a Ctrl-C: %q", stderr.String())
+		}
+		pull := a.run("pull", id)
+		if pull.code != 3 || !strings.Contains(pull.stderr, "diverged") {
+			t.Fatalf("A's pull after its claim was taken over: %s", pull)
 		}
 		recoverByPrintedCommands(t, a, b, id, pull.stderr)
 	})

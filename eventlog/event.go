@@ -153,6 +153,9 @@ const (
 	StopProcessExit  = "process_exit"
 	StopCancelled    = "cancelled"
 	StopEndTurn      = "end_turn"
+	// StopTakenOver: another machine took the session's claim over during
+	// the turn (it expired here); this machine's copy stops and is not pushed.
+	StopTakenOver = "taken_over"
 )
 
 // EventSetupChanged is logged when the session's setup changes: set on

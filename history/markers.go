@@ -52,6 +52,9 @@ const (
 	// did not answer, and --offline ran the turn on this machine's copy
 	// without the claim (a later conflicting push is a divergence).
 	MarkerRanOffline MarkerKind = "ran_offline"
+	// MarkerTakenOver: another machine took the claim over during a turn
+	// on this machine, which stopped it there.
+	MarkerTakenOver MarkerKind = "taken_over"
 )
 
 // Marker severities.

@@ -210,6 +210,8 @@ func (t *inputTurn) err(id string) error {
 			return fmt.Errorf("%w: the owner of session %s was terminated (SIGTERM) during the turn; kandev resume %s continues it", ErrShutdown, id, id)
 		}
 		return fmt.Errorf("the owner died during the turn; run kandev resume to continue it")
+	case eventlog.StopTakenOver:
+		return followedTakenOver(id, t.cause)
 	case state.StopRateLimited:
 		return fmt.Errorf("%w: the turn ended with rate_limited (kandev status shows when the limit resets)", acp.ErrRateLimited)
 	}

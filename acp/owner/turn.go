@@ -192,6 +192,9 @@ func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (strin
 			return a.stop, nil
 		case <-ctx.Done():
 			o.cancelAndWait(done)
+			if fenced := o.claim.Fenced(); fenced != nil {
+				return o.takenOver(fenced)
+			}
 			if interruption(ctx) == ErrShutdown {
 				return eventlog.StopShutdown, o.shutdownError(o.currentTurn())
 			}
@@ -226,6 +229,9 @@ func (o *owner) markSent() error {
 // the message and says so; after SIGTERM the next owner sends it (the log
 // has no prompt_sent).
 func (o *owner) notSent(ctx context.Context) (string, error) {
+	if fenced := o.claim.Fenced(); fenced != nil {
+		return o.takenOver(fenced)
+	}
 	if interruption(ctx) == ErrShutdown {
 		return eventlog.StopShutdown, o.shutdownError(o.currentTurn())
 	}
