@@ -238,6 +238,9 @@ func (t *Turns) renewOnce(ctx context.Context) error {
 	}
 	if err := l.w.push(ctx, []refUpdate{cu.up}); err != nil {
 		if errors.Is(err, errStale) {
+			if l.adoptOwn(ctx) {
+				return nil // renewed by the attempt whose answer was lost
+			}
 			return l.fenced(ctx)
 		}
 		return err
@@ -383,6 +386,9 @@ func (l *link) releaseLocked(ctx context.Context, rec *state.Session) error {
 		}
 		return errStale // and again
 	case errors.Is(err, errStale):
+		if l.adoptOwn(ctx) {
+			return errStale // the claim it holds is known now: again
+		}
 		return l.fenced(ctx)
 	case err != nil:
 		return err

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/state"
 )
@@ -156,4 +158,65 @@ func TestTurns_AShorterTTLHereDoesNotShortenAnotherMachinesClaim(t *testing.T) {
 		tb.Release(ctx)
 		t.Fatalf("B took A's live claim once its own, shorter, TTL had passed: %v", err)
 	}
+}
+
+// A renewal that reached the remote but whose answer was lost (its time ran
+// out on a loaded machine) leaves the remote holding this process's own
+// renewed claim: the next renewal and the release adopt it instead of
+// calling this machine fenced by itself ("taken over by machine A" on A).
+func TestTurns_ARenewalWhoseAnswerWasLostIsNotATakeover(t *testing.T) {
+	id := "20261201-100000-turns003"
+	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 30}}
+	a, b := twoMachines(t, id, cfg)
+	ctx := context.Background()
+	ta, err := ClaimTurns(ctx, a, cfg, id, func() { t.Error("A was fenced by its own renewal") })
+	if err != nil || ta == nil {
+		t.Fatal(ta, err)
+	}
+	close(ta.stop) // the test renews by hand
+	<-ta.done
+	l := ta.l
+	held, heldHash := l.held()
+	c := *held
+	c.ExpiresAt = l.opt.now().Add(l.opt.TTL)
+	cu, err := l.claimUpdate(view{owner: plumbing.NewHash(heldHash)}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.w.push(ctx, []refUpdate{cu.up}); err != nil {
+		t.Fatal(err)
+	}
+	// Its answer lost: the sync file still names the claim before it.
+	if err := ta.renewOnce(ctx); err != nil {
+		t.Fatalf("the renewal after a lost answer: %v", err)
+	}
+	if !ta.Holding() {
+		t.Fatal("A no longer holds its claim")
+	}
+	if err := l.w.push(ctx, []refUpdate{mustRenewal(t, l)}); err != nil {
+		t.Fatal(err)
+	}
+	ta.stop, ta.done = make(chan struct{}), make(chan struct{})
+	close(ta.done)
+	if err := ta.Release(ctx); err != nil {
+		t.Fatalf("the release after a lost answer: %v", err)
+	}
+	tb, err := ClaimTurns(ctx, b, cfg, id, nil)
+	if err != nil {
+		t.Fatalf("B after A released: %v", err)
+	}
+	tb.Release(ctx)
+}
+
+// mustRenewal is a renewal of l's held claim, not yet pushed.
+func mustRenewal(t *testing.T, l *link) refUpdate {
+	t.Helper()
+	held, heldHash := l.held()
+	c := *held
+	c.ExpiresAt = l.opt.now().Add(l.opt.TTL + time.Second)
+	cu, err := l.claimUpdate(view{owner: plumbing.NewHash(heldHash)}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cu.up
 }
