@@ -27,16 +27,11 @@ func Renderer(out io.Writer, color bool) *lipgloss.Renderer {
 	return r
 }
 
-// fps is how often the board may redraw. A change reaches the screen
-// within a frame (50 ms); a frame with nothing new draws nothing, but the
-// renderer still wakes for it, and those wake-ups are all the CPU an idle
-// board uses (about 1.5 ms a second at 30 frames on a small VM): 20 keeps
-// a log line under 100 ms from the screen for two thirds of that.
-const fps = 20
-
 // Run shows the live board on term until q (or ctx ends). It reads the
 // home once, then only the sessions whose files change; when it returns
-// the watch and every action it started beside it have ended.
+// the watch and every action it started beside it have ended. It draws a
+// frame only when a message changed what the board shows: idle, it wakes
+// for nothing.
 func Run(ctx context.Context, src *Source, run Runner, term Terminal, f Filter, allDone bool, now func() time.Time) error {
 	lo, err := src.LoadAll()
 	if err != nil {
@@ -46,9 +41,24 @@ func Run(ctx context.Context, src *Source, run Runner, term Terminal, f Filter, 
 	defer live.Close()
 	run.inflight = &inflight{}
 	defer run.inflight.finish(finishGrace)
+	s := newScreen(term.In, term.Out)
+	run.screen = s
 	m := NewModel(lo, f, allDone, live, run, newStyles(Renderer(term.Out, term.Color)), now)
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(term.In), tea.WithOutput(term.Out),
-		tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithFPS(fps))
+	if err := s.take(); err != nil {
+		return err
+	}
+	defer s.give()
+	d := drawn{m: m, s: s}
+	if w, h, ok := s.size(); ok {
+		d.Update(tea.WindowSizeMsg{Width: w, Height: h}) // the first frame
+	}
+	// No renderer: the screen draws. The mouse option still tells the
+	// input reader to read mouse events (on Windows it asks the console).
+	p := tea.NewProgram(d, tea.WithContext(ctx), tea.WithInput(term.In), tea.WithOutput(term.Out),
+		tea.WithoutRenderer(), tea.WithMouseCellMotion())
+	stop := make(chan struct{})
+	defer close(stop)
+	go s.sendSizes(p.Send, stop)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return context.Cause(ctx)

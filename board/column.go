@@ -2,7 +2,9 @@
 // what it needs from a person, live while the home changes, with keys that
 // act through the same commands a person would type. The policy (which
 // column, what a card says, what a key runs) is pure and table-tested; the
-// terminal program and the file watch are at the edges (tui.go, live.go).
+// terminal program, its screen and the file watch are at the edges
+// (board.go, screen.go, frame.go, live.go). Idle, the board wakes for
+// nothing: it draws only when a message changed what it shows.
 package board
 
 import "github.com/kandev/kandev/verdict"

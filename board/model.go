@@ -96,7 +96,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.msg = msg.line
 			return m, nil
 		}
-		return m, pager(msg.act, msg.text)
+		return m, m.run.pager(msg.act, msg.text)
 	}
 	return m, nil
 }

@@ -19,6 +19,7 @@ type Runner struct {
 	Exe      string   // the kandev binary (os.Executable)
 	Base     []string // global flags for every command (--home, --config, ...)
 	inflight *inflight
+	screen   *screen // the terminal the board holds; nil without one
 }
 
 // errQuitting: an action asked for as the board quits is not started.
@@ -56,9 +57,40 @@ func (r Runner) background(a Action) tea.Cmd {
 
 // foreground hands the terminal to a and takes it back when it ends.
 func (r Runner) foreground(a Action) tea.Cmd {
-	return tea.ExecProcess(r.command(a.Args), func(err error) tea.Msg {
+	return r.exec(process{r.command(a.Args)}, func(err error) tea.Msg {
 		return actionDone{act: a, line: outcome(a, err, "")}
 	})
+}
+
+// exec runs c with the terminal given back as it was before the board,
+// and the board's again when c ends.
+func (r Runner) exec(c tea.ExecCommand, done tea.ExecCallback) tea.Cmd {
+	if r.screen != nil {
+		c = handover{ExecCommand: c, s: r.screen}
+	}
+	return tea.Exec(c, done)
+}
+
+// process is a command run on the terminal: the streams it has none of
+// its own for are the terminal's (as with tea.ExecProcess).
+type process struct{ *exec.Cmd }
+
+func (p process) SetStdin(r io.Reader) {
+	if p.Stdin == nil {
+		p.Stdin = r
+	}
+}
+
+func (p process) SetStdout(w io.Writer) {
+	if p.Stdout == nil {
+		p.Stdout = w
+	}
+}
+
+func (p process) SetStderr(w io.Writer) {
+	if p.Stderr == nil {
+		p.Stderr = w
+	}
 }
 
 // transcriptReady carries a transcript to show in the pager.
@@ -82,27 +114,19 @@ func (r Runner) transcript(a Action) tea.Cmd {
 
 // pager shows text in $PAGER (default less -R); without one, plainly,
 // until Enter.
-func pager(a Action, text []byte) tea.Cmd {
+func (r Runner) pager(a Action, text []byte) tea.Cmd {
 	done := func(err error) tea.Msg { return actionDone{act: a, line: outcome(a, err, "")} }
 	words := strings.Fields(os.Getenv("PAGER"))
 	if len(words) == 0 {
 		words = []string{"less", "-R"}
 	}
 	if _, err := exec.LookPath(words[0]); err != nil {
-		return tea.Exec(&plainPager{text: text}, done)
+		return r.exec(&plainPager{text: text}, done)
 	}
 	cmd := exec.Command(words[0], words[1:]...)
-	cmd.Stdin = bytes.NewReader(text)
-	return tea.Exec(pagerCommand{cmd}, done)
+	cmd.Stdin = bytes.NewReader(text) // the text, not the terminal
+	return r.exec(process{cmd}, done)
 }
-
-// pagerCommand is a pager whose stdin is the text, not the terminal
-// (tea.ExecProcess would give it the terminal's).
-type pagerCommand struct{ *exec.Cmd }
-
-func (p pagerCommand) SetStdin(io.Reader)    {}
-func (p pagerCommand) SetStdout(w io.Writer) { p.Stdout = w }
-func (p pagerCommand) SetStderr(w io.Writer) { p.Stderr = w }
 
 // plainPager prints the text and waits for Enter: the pager where none is
 // installed.

@@ -120,6 +120,23 @@ func (s *tmuxSession) resize(w, h int) {
 	s.tmux("resize-window", "-t", s.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
 }
 
+// The terminal modes a full-screen program sets, as tmux reports them:
+// alternate screen, mouse button events, SGR mouse, cursor visible.
+const (
+	boardModes = "1 1 1 0"
+	shellModes = "0 0 0 1"
+)
+
+func (s *tmuxSession) modes() string {
+	return strings.TrimSpace(s.tmux("display-message", "-p", "-t", s.name,
+		"#{alternate_on} #{mouse_button_flag} #{mouse_sgr_flag} #{cursor_flag}"))
+}
+
+// cookedCheck, run after a command in the terminal, prints TERMINAL-COOKED
+// if the terminal reads lines and echoes (the command gave it back) and
+// keeps the command's exit code.
+const cookedCheck = `; rc=$?; stty -a </dev/tty | grep -Eq '(^| )icanon( |$)' && stty -a </dev/tty | grep -Eq '(^| )echo( |$)' && echo TERMINAL-COOKED; (exit $rc)`
+
 // waitScreenAll waits until the screen shows every one of want.
 func (s *tmuxSession) waitScreenAll(want ...string) string {
 	s.t.Helper()
@@ -161,8 +178,16 @@ func TestBoard_InATerminalLiveAtEverySizeAndQLeavesNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	first := w.mustStart("--title", "first one", "--linger", "0", "/say hello from the first")
-	tm := newTmux(t, w, "PAGER='tee pager.out' "+kandevBin+" board")
+	// The pager notes how it found the terminal: given back by the board.
+	pagerScript := "#!/bin/sh\nstty -a </dev/tty >pager.stty\nexec tee pager.out\n"
+	if err := os.WriteFile(filepath.Join(w.cwd, "pager.sh"), []byte(pagerScript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tm := newTmux(t, w, "PAGER=./pager.sh "+kandevBin+" board"+cookedCheck)
 	tm.waitScreenAll(append(boardHeads, "Warm / idle 1", "first one", "q quit")...)
+	if m := tm.modes(); m != boardModes {
+		t.Fatalf("the board's terminal modes are %q, want %q", m, boardModes)
+	}
 	if colour := regexp.MustCompile(`\x1b\[[0-9;]*\b(3[0-8]|9[0-7])\b`); colour.MatchString(tm.tmux("capture-pane", "-p", "-e", "-t", tm.name)) {
 		t.Fatal("colours on the board under NO_COLOR")
 	}
@@ -173,6 +198,12 @@ func TestBoard_InATerminalLiveAtEverySizeAndQLeavesNothing(t *testing.T) {
 		return strings.Contains(string(b), "hello from the first")
 	})
 	tm.waitScreen("transcript " + first + ": done")
+	if b, _ := os.ReadFile(filepath.Join(w.cwd, "pager.stty")); !regexp.MustCompile(`(^|\s)icanon\s.*(^|\s)echo\s`).Match(b) {
+		t.Fatalf("the pager got the terminal raw:\n%s", b)
+	}
+	if m := tm.modes(); m != boardModes { // the mouse back too
+		t.Fatalf("after the pager the terminal modes are %q, want %q", m, boardModes)
+	}
 	tm.resize(80, 24)
 	tm.waitScreen("? keys") // redrawn at 80 columns: the help line fits
 	scr := tm.waitScreenAll(append(boardHeads, "first one")...)
@@ -222,6 +253,9 @@ func TestBoard_InATerminalLiveAtEverySizeAndQLeavesNothing(t *testing.T) {
 	tm.keys("q")
 	if code := terminalExit(tm); code != "0" {
 		t.Fatalf("q: exit %s", code)
+	}
+	if m := tm.modes(); m != shellModes || !strings.Contains(tm.screen(), "TERMINAL-COOKED") {
+		t.Fatalf("q left the terminal in modes %q (want %q), or raw:\n%s", m, shellModes, tm.screen())
 	}
 	noBoardLeft(t, w)
 }
