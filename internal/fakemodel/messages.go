@@ -46,6 +46,9 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	out, pending := req.pendingToolResult()
+	if s.Window.Reports(user, pending) {
+		s.Window.Anthropic(w.Header())
+	}
 	rep := s.decide(turn{n: n, user: user, out: out, pending: pending, offers: req.offers,
 		shell: func(cmd string) *call {
 			if !req.offers("Bash") {
