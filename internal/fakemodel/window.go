@@ -15,11 +15,8 @@ import (
 // Claude Code reads them only for a claude.ai subscriber (an OAuth token,
 // not an API key) and turns them into its SDK's rate_limit_event, which
 // Claude's ACP adapter sends as _claude/rateLimit on a usage_update.
-//
-// The headers go on the answers to a tool's result in a turn whose user
-// text contains Word: Claude Code reports a window when it changes, at the
-// answer's headers, and the adapter forwards the report only once the turn
-// has had an assistant message (the first request's report is dropped).
+// The headers go on every answer of the agent's loop in a turn whose user
+// text contains Word; Claude Code reports the window when it changes.
 type Window struct {
 	Word  string
 	Used  float64       // the window's utilization, 0 to 1
@@ -28,15 +25,14 @@ type Window struct {
 
 // flags registers -window-word, -window-used and -window-reset.
 func (u *Window) flags(fs *flag.FlagSet) {
-	fs.StringVar(&u.Word, "window-word", "", "messages: report a usage window in the rate-limit headers of the answer to a tool's result, in turns whose latest user text contains this word")
+	fs.StringVar(&u.Word, "window-word", "", "messages: report a usage window in the rate-limit headers of the answers when the latest user text contains this word")
 	fs.Float64Var(&u.Used, "window-used", 0.97, "the reported window's utilization, 0 to 1")
 	fs.DurationVar(&u.Reset, "window-reset", 2*time.Hour, "the reported window's reset, from the request")
 }
 
-// Reports says whether the answer to this request carries the window.
-func (u *Window) Reports(user string, pendingToolResult bool) bool {
-	return u.Word != "" && pendingToolResult && strings.Contains(user, u.Word)
-}
+// Reports says whether the answer to the turn with this latest user text
+// carries the window.
+func (u *Window) Reports(user string) bool { return u.Word != "" && strings.Contains(user, u.Word) }
 
 // Anthropic sets the unified rate-limit headers of an allowed request in a
 // window past its warning threshold (status allowed_warning).
