@@ -34,14 +34,61 @@ func TestLimit_ClaudesRateLimitHeadersShowTheWindowAndHoldUnattendedWork(t *test
 	r.asSubscriber()
 	before := time.Now()
 	id := r.startWarm("60s", "--agent", "claude", "please "+claudeWindowWord+" say hello")
+	rl := assertClaudeWindowShown(t, r, id, before)
 
+	// 97% is at or above pause_at_percent (95 by default). A person's own
+	// prompt goes, with one line of warning.
+	if res := r.run("prompt", id, "a person asks for more"); res.code != 0 || strings.Count(res.stderr, "warning:") != 1 ||
+		!strings.Contains(res.stderr, "97% used") || !strings.Contains(res.stderr, "pause_at_percent 95") {
+		t.Fatalf("a person's prompt near the limit: want it to go with one warning line: %s", res)
+	}
+	// Work nobody follows waits for the reset: the interrupted turn recover
+	// would continue, and a queued prompt.
+	r.killAt(isType(eventlog.EventAgentMessage), 30*time.Second, "prompt", id, claudeSlowPrompt)
+	if s := r.session(id); s.State != state.StateRunning {
+		t.Fatalf("no interrupted turn after the kill: %+v", s)
+	}
+	requests := len(r.requests())
+	res := r.run("recover", id)
+	if res.code != 8 || !strings.Contains(res.stderr, "pause_at_percent 95") {
+		t.Fatalf("recover before the reset: want exit 8 naming pause_at_percent: %s", res)
+	}
+	st := r.window(id)
+	if st.Status.Badge != verdict.BadgeWaitingForLimit || st.Session.Limit == nil || !st.Session.Limit.Held ||
+		st.Session.Limit.ResetAt == nil || !st.Session.Limit.ResetAt.Equal(*rl.ResetsAt) {
+		t.Fatalf("badge %q, limit %+v: want waiting-for-limit, held until the window's reset", st.Status.Badge, st.Session.Limit)
+	}
+	if res := r.run("prompt", id, "--no-follow", "QUEUEDWORK while nobody watches"); res.code != 0 ||
+		!strings.Contains(res.stdout, "holds unattended work until the agent's usage window resets") {
+		t.Fatalf("a prompt queued while the session waits does not say so: %s", res)
+	}
+	time.Sleep(2 * time.Second) // what a wrongly started turn would need to reach the model
+	evs := r.eventsSoFar(id)
+	if n := continuations(evs); n != 0 {
+		t.Fatalf("%d continuations of the interrupted turn before the reset", n)
+	}
+	for _, e := range evs {
+		if e.Type == eventlog.EventUserMessage && strings.Contains(e.Content, "QUEUEDWORK") {
+			t.Fatal("the queued prompt ran above pause_at_percent")
+		}
+	}
+	if n := len(r.requests()); n != requests {
+		t.Fatalf("%d model requests after the held work, want %d", n, requests)
+	}
+	r.assertNoAgentSurvives("the held work")
+}
+
+// assertClaudeWindowShown checks that the adapter's one report (97% of a
+// five_hour window, resetting 2 h after before) was recorded as a limit
+// event and that status and usage, in text and --json, show it.
+func assertClaudeWindowShown(t *testing.T, r *claudeRig, id string, before time.Time) *state.RateWindow {
+	t.Helper()
 	limits := ofType(r.events(id), eventlog.EventLimit)
 	if len(limits) != 1 {
 		t.Fatalf("%d limit events, want the one the adapter's _claude/rateLimit made", len(limits))
 	}
-	t.Logf("the adapter reported: %s", limits[0].Data)
-	st := r.window(id)
-	rl := st.Session.RateLimit
+	t.Logf("recorded from the adapter's report: %s", limits[0].Data)
+	rl := r.window(id).Session.RateLimit
 	if rl == nil || rl.Window != "five_hour" || rl.Status != "allowed_warning" || rl.Source != "claude" ||
 		rl.UsedPercent == nil || *rl.UsedPercent != 97 || rl.ResetsAt == nil || rl.Problem != "" {
 		t.Fatalf("status --json rate_limit = %+v", rl)
@@ -65,45 +112,5 @@ func TestLimit_ClaudesRateLimitHeadersShowTheWindowAndHoldUnattendedWork(t *test
 	if text := r.mustRun("usage", id).stdout; !strings.Contains(text, id+" window: five_hour 97% used, status allowed_warning, resets at "+reset) {
 		t.Fatalf("usage does not show the window:\n%s", text)
 	}
-
-	// 97% is at or above pause_at_percent (95 by default). A person's own
-	// prompt goes, with one line of warning.
-	if res := r.run("prompt", id, "a person asks for more"); res.code != 0 || strings.Count(res.stderr, "warning:") != 1 ||
-		!strings.Contains(res.stderr, "97% used") || !strings.Contains(res.stderr, "pause_at_percent 95") {
-		t.Fatalf("a person's prompt near the limit: want it to go with one warning line: %s", res)
-	}
-	// Work nobody follows waits for the reset: the interrupted turn recover
-	// would continue, and a queued prompt.
-	r.killAt(isType(eventlog.EventAgentMessage), 30*time.Second, "prompt", id, claudeSlowPrompt)
-	if s := r.session(id); s.State != state.StateRunning {
-		t.Fatalf("no interrupted turn after the kill: %+v", s)
-	}
-	requests := len(r.requests())
-	res := r.run("recover", id)
-	if res.code != 8 || !strings.Contains(res.stderr, "pause_at_percent 95") {
-		t.Fatalf("recover before the reset: want exit 8 naming pause_at_percent: %s", res)
-	}
-	st = r.window(id)
-	if st.Status.Badge != verdict.BadgeWaitingForLimit || st.Session.Limit == nil || !st.Session.Limit.Held ||
-		st.Session.Limit.ResetAt == nil || !st.Session.Limit.ResetAt.Equal(*rl.ResetsAt) {
-		t.Fatalf("badge %q, limit %+v: want waiting-for-limit, held until the window's reset", st.Status.Badge, st.Session.Limit)
-	}
-	if res := r.run("prompt", id, "--no-follow", "QUEUEDWORK while nobody watches"); res.code != 0 ||
-		!strings.Contains(res.stdout, "holds unattended work until the agent's usage window resets") {
-		t.Fatalf("a prompt queued while the session waits does not say so: %s", res)
-	}
-	time.Sleep(2 * time.Second) // what a wrongly started turn would need to reach the model
-	evs := r.eventsSoFar(id)
-	if n := continuations(evs); n != 0 {
-		t.Fatalf("%d continuations of the interrupted turn before the reset", n)
-	}
-	for _, e := range evs {
-		if e.Type == eventlog.EventUserMessage && strings.Contains(e.Content, "QUEUEDWORK") {
-			t.Fatal("the queued prompt ran above pause_at_percent")
-		}
-	}
-	if n := len(r.requests()); n != requests {
-		t.Fatalf("%d model requests after the held work, want %d", n, requests)
-	}
-	r.assertNoAgentSurvives("the held work")
+	return rl
 }
