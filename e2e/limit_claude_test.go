@@ -78,6 +78,22 @@ func TestLimit_ClaudesRateLimitHeadersShowTheWindowAndHoldUnattendedWork(t *test
 	r.assertNoAgentSurvives("the held work")
 }
 
+// A subscription's usage limit: Claude Code reads the 429's unified
+// headers and says when the limit resets ("You've hit your 5-hour limit ·
+// resets 6:08pm (UTC)"), which an API key's answer does not
+// (TestLimit_ClaudesUsageLimitAnswerEndsTheTurnRateLimited).
+func TestLimit_ClaudesSubscriptionUsageLimitSaysWhenItResets(t *testing.T) {
+	t.Parallel()
+	r := newClaudeRig(t, "-limit-word", limitWord, "-limit-reset", "2h")
+	r.asSubscriber()
+	id := r.startWarm("60s", "--agent", "claude", "remember PAPAYA")
+	res := r.run("prompt", id, limitWord+" please go on")
+	assertRateLimited(t, r.world, id, res, time.Now().Add(2*time.Hour))
+	if !strings.Contains(res.stderr, "it resets at ") {
+		t.Fatalf("the limit's reset time is not said: %s", res)
+	}
+}
+
 // assertClaudeWindowShown checks that the adapter's one report (97% of a
 // five_hour window, resetting 2 h after before) was recorded as a limit
 // event and that status and usage, in text and --json, show it.

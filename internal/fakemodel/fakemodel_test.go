@@ -180,7 +180,8 @@ func TestMessages_MCPWordCallsTheOfferedMCPToolWithTheRestOfTheLine(t *testing.T
 func TestMessages_LimitWordAnswersTheRateLimitError(t *testing.T) {
 	s, _ := newServer(t, "messages", func(s *Server) { s.Limit.Word = "LIMITED" })
 	w := post(s, "/v1/messages", `{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"LIMITED now"}]}`)
-	if w.Code != 429 || w.Header().Get("anthropic-ratelimit-unified-status") != "rejected" || !strings.Contains(w.Body.String(), "rate_limit_error") {
+	if w.Code != 429 || w.Header().Get("anthropic-ratelimit-unified-status") != "rejected" || !strings.Contains(w.Body.String(), "rate_limit_error") ||
+		w.Header().Get("anthropic-ratelimit-unified-representative-claim") != "five_hour" || w.Header().Get("anthropic-ratelimit-unified-5h-reset") == "" {
 		t.Fatalf("status %d %v %s", w.Code, w.Header(), w.Body)
 	}
 }
