@@ -28,7 +28,8 @@
 //
 // Text streams one word per event or chunk, where the request asks for a
 // stream; -delay pauses between them when U contains -delay-word (or
-// always, when that is empty). -limit-word answers the vendor's 429 instead.
+// always, when that is empty). -limit-word answers the vendor's 429 instead;
+// -window-word (messages) reports a usage window in an answer's headers.
 // -script FILE holds JSON lines {"match", "text"} ("text" may hold {n}),
 // {"match", "tool", "arguments"} or {"match", "status"} for an HTTP error;
 // with "once": true a rule answers its first match only. The server exits by
@@ -54,6 +55,7 @@ type Server struct {
 	Format   string // messages, responses, chat or gemini
 	Pace     Pacing
 	Limit    Limit
+	Window   Window // messages: a usage window in the answer's headers
 	ToolWord string
 	ToolCmd  string
 	Tools    ToolFlag
@@ -91,6 +93,7 @@ func (s *Server) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Format, "format", "", "the wire format: messages, responses, chat or gemini")
 	s.Pace.flags(fs)
 	s.Limit.flags(fs)
+	s.Window.flags(fs)
 	fs.StringVar(&s.ToolWord, "tool-word", "", "answer with a tool call when the latest user text contains this word")
 	fs.StringVar(&s.ToolCmd, "tool-command", "echo fake-tool-ran", "the command of the format's shell tool call")
 	fs.Var(&s.Tools, "tool", "NAME=JSON-ARGUMENTS of the tool call, used when the request offers NAME (repeatable)")

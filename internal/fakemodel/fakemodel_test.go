@@ -7,8 +7,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newServer is a Server for format with the program's default flags and
@@ -178,8 +180,24 @@ func TestMessages_MCPWordCallsTheOfferedMCPToolWithTheRestOfTheLine(t *testing.T
 func TestMessages_LimitWordAnswersTheRateLimitError(t *testing.T) {
 	s, _ := newServer(t, "messages", func(s *Server) { s.Limit.Word = "LIMITED" })
 	w := post(s, "/v1/messages", `{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"LIMITED now"}]}`)
-	if w.Code != 429 || w.Header().Get("anthropic-ratelimit-unified-status") != "rejected" || !strings.Contains(w.Body.String(), "rate_limit_error") {
+	if w.Code != 429 || w.Header().Get("anthropic-ratelimit-unified-status") != "rejected" || !strings.Contains(w.Body.String(), "rate_limit_error") ||
+		w.Header().Get("anthropic-ratelimit-unified-representative-claim") != "five_hour" || w.Header().Get("anthropic-ratelimit-unified-5h-reset") == "" {
 		t.Fatalf("status %d %v %s", w.Code, w.Header(), w.Body)
+	}
+}
+
+func TestMessages_WindowWordReportsAWindowPastItsWarningInTheUnifiedHeaders(t *testing.T) {
+	s, _ := newServer(t, "messages", func(s *Server) { s.Window = Window{Word: "NEAR", Used: 0.97, Reset: time.Hour} })
+	before := time.Now()
+	h := post(s, "/v1/messages", `{"stream":true,"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"NEAR now"}]}`).Header()
+	reset, _ := strconv.ParseInt(h.Get("anthropic-ratelimit-unified-5h-reset"), 10, 64)
+	if h.Get("anthropic-ratelimit-unified-status") != "allowed_warning" || h.Get("anthropic-ratelimit-unified-representative-claim") != "five_hour" ||
+		h.Get("anthropic-ratelimit-unified-5h-utilization") != "0.97" || h.Get("anthropic-ratelimit-unified-5h-surpassed-threshold") == "" ||
+		h.Get("anthropic-ratelimit-unified-reset") != strconv.FormatInt(reset, 10) || reset < before.Add(time.Hour).Unix()-1 || reset > time.Now().Add(time.Hour).Unix() {
+		t.Fatalf("headers %v", h)
+	}
+	if h := post(s, "/v1/messages", `{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"far away"}]}`).Header(); h.Get("anthropic-ratelimit-unified-status") != "" {
+		t.Fatalf("a turn without the word reports a window: %v", h)
 	}
 }
 

@@ -39,18 +39,23 @@ func write429(w http.ResponseWriter, headers map[string]string, body any) {
 
 // Anthropic answers as the Messages API does when a subscription's usage
 // limit is reached: 429 rate_limit_error, with the unified rate-limit
-// headers Claude Code reads the reset time from, retry-after, and
-// x-should-retry: false (the SDK then does not retry).
+// headers Claude Code reads the reset time from (for a subscription login;
+// the representative claim names the 5-hour window, without which it calls
+// the answer "not your usage limit"), retry-after, and x-should-retry:
+// false (the SDK then does not retry).
 func (l *Limit) Anthropic(w http.ResponseWriter) {
 	at := l.resetAt()
 	write429(w, map[string]string{
-		"retry-after":                           strconv.Itoa(int(time.Until(at).Seconds() + 0.5)),
-		"anthropic-ratelimit-unified-status":    "rejected",
-		"anthropic-ratelimit-unified-reset":     strconv.FormatInt(at.Unix(), 10),
-		"anthropic-ratelimit-requests-reset":    at.UTC().Format(time.RFC3339),
-		"anthropic-ratelimit-unified-5h-status": "rejected",
-		"x-should-retry":                        "false",
-		"request-id":                            "req_fake_limit",
+		"retry-after":                                      strconv.Itoa(int(time.Until(at).Seconds() + 0.5)),
+		"anthropic-ratelimit-unified-status":               "rejected",
+		"anthropic-ratelimit-unified-reset":                strconv.FormatInt(at.Unix(), 10),
+		"anthropic-ratelimit-requests-reset":               at.UTC().Format(time.RFC3339),
+		"anthropic-ratelimit-unified-5h-status":            "rejected",
+		"anthropic-ratelimit-unified-5h-reset":             strconv.FormatInt(at.Unix(), 10),
+		"anthropic-ratelimit-unified-5h-utilization":       "1",
+		"anthropic-ratelimit-unified-representative-claim": "five_hour",
+		"x-should-retry":                                   "false",
+		"request-id":                                       "req_fake_limit",
 	}, map[string]any{"type": "error", "error": map[string]any{
 		"type": "rate_limit_error", "message": "This request would exceed your account's rate limit. Please try again later.",
 	}, "request_id": "req_fake_limit"})

@@ -45,6 +45,9 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte) {
 		s.Limit.Anthropic(w)
 		return
 	}
+	if s.Window.Reports(user) {
+		s.Window.Anthropic(w.Header())
+	}
 	out, pending := req.pendingToolResult()
 	rep := s.decide(turn{n: n, user: user, out: out, pending: pending, offers: req.offers,
 		shell: func(cmd string) *call {
