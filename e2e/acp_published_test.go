@@ -42,8 +42,8 @@ func checkWireTraces(code int) int {
 		fmt.Fprintf(os.Stderr, "ACP conformance: %v\n", err)
 		return 1
 	}
-	fmt.Printf("ACP conformance (schema of @agentclientprotocol/sdk %s): %d conversations of kandev acp and the demo agent, %d messages sent, %d with violations\n",
-		acpconform.SchemaVersion, r.Conversations, r.Messages, len(r.Violations))
+	fmt.Printf("ACP conformance (schema of @agentclientprotocol/sdk %s): %d conversations of kandev acp and the demo agent, %d messages sent, %d validated against the schema, %d conversations with violations\n",
+		acpconform.SchemaVersion, r.Conversations, r.Messages, r.Validated, len(r.Violations))
 	if len(r.Violations) == 0 {
 		return code
 	}

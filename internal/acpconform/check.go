@@ -154,6 +154,10 @@ type peer struct {
 	fsWrite     bool
 	terminal    bool
 	elicitation bool
+	// seen counts the notifications of each kind; validated the messages
+	// checked against the schema.
+	seen      map[string]int
+	validated int
 }
 
 func readPeer(in []byte) *peer {

@@ -51,3 +51,31 @@ func TestCheckAgentSide(t *testing.T) {
 		})
 	}
 }
+
+// Past perKind notifications of one kind, a conversation stops checking
+// that kind against the schema, but not the other rules, and not another
+// kind.
+func TestCheckAgentSide_ManyNotificationsOfOneKind(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}`
+	badChunk := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":7}}}`
+	badPlan := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan","entries":7}}}`
+	leak := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","configOptions":[` + boolOption + `]}}}`
+	out := strings.Repeat(chunk+"\n", perKind-1) + badChunk + "\n" + strings.Repeat(chunk+"\n", 10) + badChunk + "\n" + leak + "\n" + badPlan + "\n"
+	vs, validated := c.checkAgentSide([]byte(initPlain), []byte(out))
+	if validated != perKind+1 {
+		t.Fatalf("validated %d messages, want %d", validated, perKind+1)
+	}
+	var lines []int
+	for _, v := range vs {
+		lines = append(lines, v.Line)
+	}
+	// The bad chunk within the first perKind, the leak, the bad plan; not
+	// the bad chunk past the bound.
+	if len(vs) != 3 || vs[0].Line != perKind || vs[1].Line != perKind+12 || vs[2].Line != perKind+13 {
+		t.Fatalf("violations at lines %v, want %d, %d and %d: %v", lines, perKind, perKind+12, perKind+13, vs)
+	}
+}

@@ -3,8 +3,10 @@ package acpconform
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Report is what CheckDir found: the violations of each traced
@@ -12,7 +14,10 @@ import (
 type Report struct {
 	Conversations int
 	Messages      int
-	Violations    map[string][]Violation
+	// Validated: the messages checked against the schema (every request
+	// and answer, and up to 500 notifications of each kind a conversation).
+	Validated  int
+	Violations map[string][]Violation
 }
 
 // CheckDir checks every conversation traced in dir (wiretrace's .in and
@@ -24,23 +29,59 @@ func (c *Checker) CheckDir(dir, skip string) (Report, error) {
 		return r, err
 	}
 	sort.Strings(outs)
+	var mu sync.Mutex
+	var firstErr error
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for outPath := range jobs {
+				one, err := c.checkFile(outPath)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				r.add(filepath.Base(outPath), one)
+				mu.Unlock()
+			}
+		}()
+	}
 	for _, outPath := range outs {
-		if skip != "" && strings.Contains(filepath.Base(outPath), skip) {
-			continue
-		}
-		out, err := os.ReadFile(outPath)
-		if err != nil {
-			return r, err
-		}
-		in, err := os.ReadFile(strings.TrimSuffix(outPath, ".out") + ".in")
-		if err != nil && !os.IsNotExist(err) {
-			return r, err
-		}
-		r.Conversations++
-		r.Messages += len(lines(out))
-		if vs := c.CheckAgentSide(in, out); len(vs) > 0 {
-			r.Violations[filepath.Base(outPath)] = vs
+		if skip == "" || !strings.Contains(filepath.Base(outPath), skip) {
+			jobs <- outPath
 		}
 	}
+	close(jobs)
+	wg.Wait()
+	return r, firstErr
+}
+
+// checkFile checks the conversation traced in outPath and its .in pair.
+func (c *Checker) checkFile(outPath string) (Report, error) {
+	var r Report
+	out, err := os.ReadFile(outPath)
+	if err != nil {
+		return r, err
+	}
+	in, err := os.ReadFile(strings.TrimSuffix(outPath, ".out") + ".in")
+	if err != nil && !os.IsNotExist(err) {
+		return r, err
+	}
+	r.Conversations = 1
+	r.Messages = len(lines(out))
+	vs, validated := c.checkAgentSide(in, out)
+	r.Validated = validated
+	r.Violations = map[string][]Violation{"": vs}
 	return r, nil
+}
+
+func (r *Report) add(name string, one Report) {
+	r.Conversations += one.Conversations
+	r.Messages += one.Messages
+	r.Validated += one.Validated
+	if vs := one.Violations[""]; len(vs) > 0 {
+		r.Violations[name] = vs
+	}
 }
