@@ -49,6 +49,7 @@ func claudeInstall(t *testing.T) string {
 	if claudeAdapter == "" {
 		t.Skip("SKIP: " + claudeSkipReason)
 	}
+	heavyAgent(t, 1)
 	return claudeAdapter
 }
 

@@ -58,6 +58,7 @@ func codexInstall(t *testing.T) string {
 	if codexBinPath == "" {
 		t.Skip("SKIP: " + codexSkipReason)
 	}
+	heavyAgent(t, 1)
 	return codexBinPath
 }
 

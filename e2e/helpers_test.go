@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 // -parallel: an end-to-end test mostly waits on its processes (an agent's
 // turn, a linger, a kill), so more of them than CPUs keep the CPUs busy.
 // KANDEV_E2E_PARALLEL sets it, as -parallel does.
-const e2eParallel = 12
+const e2eParallel = 16
 
 // setParallel raises -parallel to e2eParallel (or KANDEV_E2E_PARALLEL)
 // unless the command line gave it.

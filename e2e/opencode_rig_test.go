@@ -46,6 +46,7 @@ func openCodeInstall(t *testing.T) string {
 	if openCodeBinPath == "" {
 		t.Skip("SKIP: " + openCodeSkipReason)
 	}
+	heavyAgent(t, 2)
 	return openCodeBinPath
 }
 
@@ -126,6 +127,9 @@ func newOpenCodeRigWith(t *testing.T, bin string, fakeArgs ...string) *openCodeR
 		t.Fatal(err)
 	}
 	var toml strings.Builder
+	// OpenCode's initialize is seconds of CPU: on a loaded machine it
+	// needs more than the default 60 s (CI, stop 50).
+	toml.WriteString("[agent]\nhandshake_timeout_seconds = 180\n\n")
 	fmt.Fprintf(&toml, "[agents.opencode]\ncommand = [%q, \"acp\"]\n[agents.opencode.env]\n", bin)
 	for k, v := range env {
 		fmt.Fprintf(&toml, "%s = %q\n", k, v)
