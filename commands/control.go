@@ -249,10 +249,11 @@ func (c *recoverCmd) Run(env *Env) error {
 		}
 		a := p.assess(s, probeFull)
 		afterLimit := limitDue(s, a, env.Now())
-		if !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == verdict.ReasonAgentRunning) {
+		o, waits := limitWaits(s, env.Now())
+		if !waits && !afterLimit && (!a.Interrupted || !a.IsResumable || a.Pause() != nil || a.Reason == verdict.ReasonAgentRunning) {
 			continue // nothing to continue, an owner runs it, or paused: an operator decides
 		}
-		if o, waits := limitWaits(s, env.Now()); waits {
+		if waits { // an interrupted turn or a queued input, held back
 			results = append(results, o) // held back before the agent's limit, which has not reset yet
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%w: session %s %s", acp.ErrRateLimited, s.ID, o.Error)

@@ -202,6 +202,10 @@ func TestLimits_AQueuedNoFollowPromptWaitsForTheResetAndRecoverServesIt(t *testi
 	if said() {
 		t.Fatal("the queued prompt ran above pause_at_percent")
 	}
+	// Before the reset, recover says the queued prompt waits (exit 8).
+	if r := w.run("recover", id); r.code != 8 || !strings.Contains(r.stdout, "waits for the usage limit") {
+		t.Fatalf("recover before the reset, with a queued prompt held: %s", r)
+	}
 	reset := w.window(id).Session.Limit.ResetAt
 	time.Sleep(time.Until(*reset) + 300*time.Millisecond)
 	w.mustRun("recover", id)
