@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -223,5 +224,40 @@ func TestPromptSteer_CtrlCOfTheSteeringCommandCancelsTheTurnItJoined(t *testing.
 	}
 	if strings.Contains(agentText(evs, ""), "never said") {
 		t.Fatal("the cancelled turn still answered the steered message")
+	}
+}
+
+// A turn a --steer joined, whose owner is then killed, is continued once
+// with its own request quoted and the steered message after it: the
+// continuation quoted only the steer (14 of 14 trials). Either the command
+// that followed the turn continues it as it takes the owner's place, or the
+// resume after it does.
+func TestPromptSteer_AContinuationQuotesTheTurnsRequestAndItsSteer(t *testing.T) {
+	t.Parallel()
+	w := steerWorld(t)
+	id, r := w.start("remember APPLE")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	turn, busy := w.busyTurnWith(id, "/say working\n/sleep 20000\n/say ORIGINAL-END")
+	if r := w.run("prompt", id, "--steer", "--no-follow", "STEERED-WORDS please"); r.code != 0 {
+		t.Fatalf("prompt --steer --no-follow: %s", r)
+	}
+	waitFor(t, 20*time.Second, "the steered message in the turn", func() bool { return len(steered(w.eventsSoFar(id))) == 1 })
+	if pid := w.session(id).OwnerPID; pid > 0 {
+		kill(pid, syscall.SIGKILL)
+	}
+	<-busy // the command that followed the turn takes the owner's place, or resume does
+	w.mustRun("resume", id)
+	var cont string
+	for _, e := range w.events(id) {
+		if e.Type == eventlog.EventUserMessage && e.TurnID != turn && strings.Contains(e.Content, "interrupted") {
+			cont = e.Content
+		}
+	}
+	i, j := strings.Index(cont, "ORIGINAL-END"), strings.Index(cont, "STEERED-WORDS")
+	if i < 0 || j < i {
+		t.Fatalf("the continuation quotes %q: want the turn's own request, then the steered message", cont)
 	}
 }

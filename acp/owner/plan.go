@@ -144,7 +144,7 @@ func NewPlan(in PlanInput) Plan {
 		}
 		p.FollowUp, p.Resend = followUp(info)
 		if p.FollowUp == FollowContinue {
-			p.Request, p.UnknownCalls = info.UserText, info.UnknownCalls
+			p.Request, p.UnknownCalls = info.Request(), info.UnknownCalls
 		}
 	}
 	if d.Drop && in.Facts.AwaitingTurn == d.Turn && DecideDelivery(in.Facts.Awaiting) == PromptNeverSent {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -45,7 +46,10 @@ type TurnInfo struct {
 	Started, Ended bool
 	StopReason     string // of the turn_ended, when Ended
 	Source         string // the turn's source
-	UserText       string // the turn's user message as logged
+	UserText       string // the turn's own user message as logged
+	// Steers are the messages steered into the turn while it ran
+	// (prompt --steer), in order.
+	Steers []string
 	// Queued: the turn served an inbox input (its turn_started names it).
 	Queued bool
 	// Accepted is set when the agent answered anything in the turn.
@@ -81,7 +85,11 @@ func DescribeTurn(events []eventlog.Event, turnID string) TurnInfo {
 		case eventlog.EventPromptSent:
 			info.PromptSent = true
 		case eventlog.EventUserMessage:
-			info.UserText = e.Content
+			if e.Source == eventlog.SourceSteer {
+				info.Steers = append(info.Steers, e.Content)
+			} else {
+				info.UserText = e.Content
+			}
 		case eventlog.EventTurnEnded:
 			info.Ended, info.StopReason = true, e.StopReason
 		case eventlog.EventToolCall:
@@ -108,6 +116,21 @@ func DescribeTurn(events []eventlog.Event, turnID string) TurnInfo {
 		}
 	}
 	return info
+}
+
+// Request is what the turn was asked: its own message, then each message
+// steered into it while it ran.
+func (i TurnInfo) Request() string {
+	if len(i.Steers) == 0 {
+		return i.UserText
+	}
+	var b strings.Builder
+	b.WriteString(i.UserText)
+	for _, s := range i.Steers {
+		b.WriteString("\n\n(added while you worked on it:) ")
+		b.WriteString(s)
+	}
+	return b.String()
 }
 
 // toolStatusUnknown marks a result a repair appended: the call may or may not have happened.
