@@ -119,7 +119,12 @@ type logFile interface {
 func (l *EventLog) Sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.unsynced {
+	return l.syncLocked()
+}
+
+// syncLocked is Sync for a caller that holds l.mu.
+func (l *EventLog) syncLocked() error {
+	if !l.unsynced || l.f == nil {
 		return nil
 	}
 	if err := l.f.Sync(); err != nil {
@@ -139,10 +144,17 @@ func (l *EventLog) AppendSync(events ...*Event) error {
 
 // Close syncs and closes the log.
 func (l *EventLog) Close() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
-	serr := l.Sync()
+	// Under the lock: a late Append (an agent update after the owner closed
+	// its log) then finds it closed, never a file closing under it.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	serr := l.syncLocked()
 	cerr := l.f.Close()
 	l.f = nil
 	if serr != nil {
