@@ -11,8 +11,10 @@ import (
 )
 
 // FinishPending finishes what a rewind or a switch left pending in s (a
-// crash between its record and its log line), in that order.
+// crash between its record and its log line), in that order, after
+// counting any turn the log started that the record missed.
 func FinishPending(h *state.Home, log *eventlog.EventLog, s *state.Session) error {
+	catchUpTurns(h, s)
 	if err := FinishRewind(h, log, s); err != nil {
 		return err
 	}
