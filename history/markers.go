@@ -52,6 +52,12 @@ const (
 	// did not answer, and --offline ran the turn on this machine's copy
 	// without the claim (a later conflicting push is a divergence).
 	MarkerRanOffline MarkerKind = "ran_offline"
+	// MarkerSubagentInput: an update about a child made no sense (a child
+	// never announced, a second end, a reused id); it was recorded as it came.
+	MarkerSubagentInput MarkerKind = "subagent_input"
+	// MarkerSubagentUnknown: a repair found children running when their
+	// owner died; each is marked unknown (child_ended).
+	MarkerSubagentUnknown MarkerKind = "subagent_unknown"
 )
 
 // Marker severities.
@@ -78,6 +84,8 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerAuthRequired:        SeverityError,
 	MarkerResumeFailed:        SeverityWarning,
 	MarkerToolOutcomeUnknown:  SeverityWarning,
+	MarkerSubagentInput:       SeverityWarning,
+	MarkerSubagentUnknown:     SeverityWarning,
 	MarkerContinuationPaused:  SeverityWarning,
 	MarkerContinuationResumed: SeverityInfo,
 	MarkerSessionRepaired:     SeverityInfo,
