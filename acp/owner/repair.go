@@ -9,6 +9,7 @@ import (
 
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/subagents"
 )
 
 var ownPID = os.Getpid()
@@ -27,6 +28,9 @@ type TurnRepair struct {
 	PermissionOpen bool
 	Source         string // the turn's source
 	UserText       string // the turn's user message as logged
+	// UnknownChildren are the turn's children whose outcome is unknown
+	// (children.go).
+	UnknownChildren []subagents.Child
 	// ClosedByShutdown is set when the turn already ended with stop_reason
 	// shutdown: an owner terminated by SIGTERM closed it and left it owed
 	// its continuation. Fixes is nil (nothing to append).
@@ -58,6 +62,9 @@ type TurnInfo struct {
 	// Unresolved are the tool calls without a result; UnknownCalls also
 	// counts those whose result a repair marked unknown.
 	Unresolved, UnknownCalls []eventlog.Event
+	// UnknownChildren are the children without a recorded end, or marked
+	// unknown by a repair.
+	UnknownChildren []subagents.Child
 }
 
 // DescribeTurn reads turn turnID from its events (in seq order).
@@ -98,6 +105,7 @@ func DescribeTurn(events []eventlog.Event, turnID string) TurnInfo {
 		}
 	}
 	info.PermissionOpen = len(asked) > 0
+	info.UnknownChildren = unvouched(events, turnID)
 	for _, c := range calls {
 		status, resolved := result[c.ToolCallID]
 		if !resolved {
@@ -130,10 +138,10 @@ func RepairTurn(events []eventlog.Event, turnID, stop string) TurnRepair {
 	if info.Ended {
 		// Nothing to append. A turn closed by a terminated owner (SIGTERM) is
 		// still owed its continuation.
-		return TurnRepair{ClosedByShutdown: info.StopReason == eventlog.StopShutdown, UnknownCalls: info.UnknownCalls,
+		return TurnRepair{ClosedByShutdown: info.StopReason == eventlog.StopShutdown, UnknownCalls: info.UnknownCalls, UnknownChildren: info.UnknownChildren,
 			Accepted: info.Accepted, Delivery: DecideDelivery(info), PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
 	}
-	r := TurnRepair{UnknownCalls: info.Unresolved, Accepted: info.Accepted, Delivery: DecideDelivery(info),
+	r := TurnRepair{UnknownCalls: info.Unresolved, UnknownChildren: info.UnknownChildren, Accepted: info.Accepted, Delivery: DecideDelivery(info),
 		PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
 	var unknown []string
 	for _, c := range info.Unresolved {
@@ -141,6 +149,7 @@ func RepairTurn(events []eventlog.Event, turnID, stop string) TurnRepair {
 		r.Fixes = append(r.Fixes, &eventlog.Event{Type: eventlog.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
 			ToolStatus: toolStatusUnknown, Content: "kandev was stopped while this tool call ran: the action may or may not have happened."})
 	}
+	r.Fixes = append(r.Fixes, childRepairs(turnID, info.UnknownChildren)...) // children.go
 	r.Fixes = append(r.Fixes, &eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turnID, StopReason: stop})
 	summary := "Repaired turn " + turnID + " interrupted by the owner's death"
 	if len(unknown) > 0 {

@@ -154,6 +154,7 @@ type peer struct {
 	fsWrite     bool
 	terminal    bool
 	elicitation bool
+	subagents   bool
 }
 
 func readPeer(in []byte) *peer {
@@ -170,6 +171,7 @@ func readPeer(in []byte) *peer {
 			p.fsRead, p.fsWrite = caps.Get("fs.readTextFile").Bool(), caps.Get("fs.writeTextFile").Bool()
 			p.terminal = caps.Get("terminal").Bool()
 			p.elicitation = caps.Get("elicitation").IsObject()
+			p.subagents = caps.Get("subagents").IsObject()
 		}
 	}
 	return p

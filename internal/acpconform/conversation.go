@@ -62,6 +62,14 @@ func (c *Checker) checkCall(p *peer, method string, isRequest bool, l []byte) st
 		return fmt.Sprintf("%q sent as a %s", method, map[bool]string{true: "request", false: "notification"}[isRequest])
 	}
 	params := gjson.GetBytes(l, "params")
+	if subagentUpdate(method, params) {
+		// The subagents RFD's updates are in the unstable schema only, and
+		// only for a client that declared clientCapabilities.subagents.
+		if !p.subagents {
+			return "a subagent update sent to a client that did not declare clientCapabilities.subagents"
+		}
+		set = c.unstable
+	}
 	if err := set.validate(def, decode(params.Raw)); err != nil {
 		return fmt.Sprintf("%s params do not validate: %v", method, err)
 	}
@@ -95,6 +103,19 @@ func (c *Checker) checkAnswer(p *peer, id string, l []byte) string {
 		return fmt.Sprintf("%s answer carries models, which the protocol removed (the model is a config option of category model)", method)
 	}
 	return p.booleanLeak(result)
+}
+
+// subagentUpdate reports whether a message is one of the subagents RFD's
+// session updates.
+func subagentUpdate(method string, params gjson.Result) bool {
+	if method != "session/update" {
+		return false
+	}
+	switch params.Get("update.sessionUpdate").Str {
+	case "subagent_update", "session_message", "session_message_chunk":
+		return true
+	}
+	return false
 }
 
 // allows says what is wrong with calling method on a client that declared p.

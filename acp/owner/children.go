@@ -1,0 +1,55 @@
+package owner
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/subagents"
+)
+
+// A turn's children (subagents, background tasks) are repaired like its
+// tool calls: one still running when its owner died may or may not have
+// done its work, so the repair marks it unknown (child_ended), and the one
+// continuation names it, its task and its side-effecting tool calls.
+
+// unvouched are the children of turnID's events whose outcome kandev
+// cannot vouch for: running (no end recorded) or already marked unknown.
+func unvouched(events []eventlog.Event, turnID string) []subagents.Child {
+	var own []eventlog.Event
+	for _, e := range events {
+		if e.TurnID == turnID && e.ChildID != "" {
+			own = append(own, e)
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	var out []subagents.Child
+	for _, c := range subagents.Summarize(own) {
+		if c.State == subagents.Running || c.State == subagents.Unknown {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// childRepairs are the events that mark each running child of kids
+// unknown, and a marker that names them; nil when none runs.
+func childRepairs(turnID string, kids []subagents.Child) []*eventlog.Event {
+	var out []*eventlog.Event
+	var names []string
+	for _, c := range subagents.Unfinished(kids) {
+		names = append(names, c.ID)
+		out = append(out, &eventlog.Event{Type: eventlog.EventChildEnded, TurnID: turnID, ChildID: c.ID, State: subagents.Unknown,
+			Summary: "kandev was stopped while this subagent ran: its work may or may not have been done."})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	m := history.NewMarker(history.MarkerSubagentUnknown, "Subagents still running when their owner died, now unknown: "+strings.Join(names, ", ")+".", "")
+	m.TurnID = turnID
+	m.Data, _ = json.Marshal(map[string]any{"unknown_children": names})
+	return append(out, &m)
+}

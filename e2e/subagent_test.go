@@ -1,0 +1,120 @@
+package e2e_test
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/eventlog"
+)
+
+// Subagents on the demo agent (/subagent, /subagent-bg), on the default
+// path: a detached owner that lingers.
+
+func childEvents(evs []eventlog.Event, child string) []eventlog.Event {
+	var out []eventlog.Event
+	for _, e := range evs {
+		if e.ChildID != "" && (child == "" || e.ChildID == child) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestSubagent_AForegroundChildIsRecordedApartFromItsParent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("/subagent scout /say found it;/think looking\n/say back from scout")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	evs := w.events(id)
+	kids := childEvents(evs, "")
+	var types []string
+	for _, e := range kids {
+		if len(types) == 0 || types[len(types)-1] != e.Type {
+			types = append(types, e.Type)
+		}
+	}
+	want := "child_started child_message child_thought child_ended child_message"
+	if strings.Join(types, " ") != want {
+		t.Fatalf("child events %v, want %s", types, want)
+	}
+	child := kids[0].ChildID
+	if !strings.Contains(string(kids[0].Data), `"name":"scout"`) {
+		t.Fatalf("child_started %s", kids[0].Data)
+	}
+	ended := ofType(kids, eventlog.EventChildEnded)
+	if len(ended) != 1 || ended[0].State != "completed" {
+		t.Fatalf("child end %+v", ended)
+	}
+	turn := lastTurn(evs)
+	if got := agentText(evs, turn); got != "back from scout" {
+		t.Fatalf("the parent's text %q has the child's in it, or lost its own", got)
+	}
+	for _, e := range kids {
+		if e.TurnID != turn || e.ChildID != child {
+			t.Fatalf("child event outside its turn or child: %+v", e)
+		}
+	}
+	if m := ofType(evs, eventlog.EventMarker); len(m) > 0 {
+		for _, e := range m {
+			if e.Kind == "subagent_input" {
+				t.Fatalf("a warning on good input: %+v", e)
+			}
+		}
+	}
+}
+
+func TestSubagent_AChildRunningWhenItsOwnerIsKilledIsUnknownAndTheContinuationNamesIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("--permissions", "approve-all", "/say ready")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	b := w.spawn("prompt", "--permissions", "approve-all", id, "/subagent scout /write notes.txt hello;/sleep 60000;/say never")
+	evs := w.waitForEvents(id, "the child's write", func(evs []eventlog.Event) bool {
+		for _, e := range evs {
+			if e.Type == eventlog.EventChildToolResult && e.ToolStatus == "completed" {
+				return true
+			}
+		}
+		return false
+	})
+	child := childEvents(evs, "")[0].ChildID
+	if pid := w.session(id).OwnerPID; pid > 0 {
+		kill(pid, syscall.SIGKILL)
+	}
+	b.cmd.Process.Kill()
+	<-b.done
+	waitFor(t, 10*time.Second, "the killed owner to be gone", func() bool { return !w.ownerAlive(id) })
+	killSurvivors(w.home, id)
+
+	if r := w.run("resume", "--permissions", "approve-all", id); r.code != 0 {
+		t.Fatalf("resume: %s", r)
+	}
+	evs = w.events(id)
+	ended := ofType(childEvents(evs, child), eventlog.EventChildEnded)
+	if len(ended) != 1 || ended[0].State != "unknown" {
+		t.Fatalf("the child's end after the crash: %+v", ended)
+	}
+	cont := continuationTurns(evs)
+	if len(cont) != 1 {
+		t.Fatalf("%d continuations", len(cont))
+	}
+	var prompt string
+	for _, e := range evs {
+		if e.Type == eventlog.EventUserMessage && e.TurnID == cont[0].TurnID {
+			prompt = e.Content
+		}
+	}
+	for _, want := range []string{`subagent "scout" (id ` + child + `)`, "Write notes.txt", "check what their side-effecting tool calls already did"} {
+		if !strings.Contains(prompt, want) {
+			t.Fatalf("the continuation lacks %q:\n%s", want, prompt)
+		}
+	}
+}
