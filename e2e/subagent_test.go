@@ -118,3 +118,49 @@ func TestSubagent_AChildRunningWhenItsOwnerIsKilledIsUnknownAndTheContinuationNa
 		}
 	}
 }
+
+func TestSubagent_StatusAndTranscriptShowTheChildUnderWhatStartedIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("--permissions", "approve-all", "/say delegating\n/subagent scout /write notes.txt hello;/say wrote the notes\n/say scout is done")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	if !strings.Contains(r.stdout, "[subagent] scout (") || !strings.Contains(r.stdout, " completed") {
+		t.Fatalf("the turn's stream does not show the child:\n%s", r.stdout)
+	}
+	var st struct {
+		Children []struct {
+			ID, Name, State, Prompt string
+			ToolCalls               []struct{ Name, Status string } `json:"tool_calls"`
+		} `json:"children"`
+	}
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if len(st.Children) != 1 {
+		t.Fatalf("children %+v", st.Children)
+	}
+	c := st.Children[0]
+	if c.Name != "scout" || c.State != "completed" || !strings.HasPrefix(c.Prompt, "/write notes.txt") ||
+		len(c.ToolCalls) != 1 || c.ToolCalls[0].Status != "completed" {
+		t.Fatalf("child %+v", c)
+	}
+	text := w.mustRun("status", id).stdout
+	if !strings.Contains(text, "children  1 (1 completed)") || !strings.Contains(text, "completed "+c.ID+" scout") {
+		t.Fatalf("status text:\n%s", text)
+	}
+	tr := w.mustRun("transcript", id).stdout
+	head := "  [subagent] scout " + c.ID + " (completed)\n    > /write notes.txt hello;/say wrote the notes\n"
+	at := strings.Index(tr, head)
+	if at < 0 || !strings.Contains(tr[at:], "    wrote the notes\n") || strings.Index(tr, "agent: delegating") > at ||
+		strings.Index(tr, "agent: scout is done") < at {
+		t.Fatalf("the child is not under the message that started it:\n%s", tr)
+	}
+	one := w.mustRun("transcript", id, "--child", c.ID).stdout
+	if !strings.Contains(one, "you: /write notes.txt hello") || !strings.Contains(one, "wrote the notes") || strings.Contains(one, "scout is done") {
+		t.Fatalf("transcript --child:\n%s", one)
+	}
+	if r := w.run("transcript", id, "--child", "nope"); r.code != 4 {
+		t.Fatalf("an unknown child: %s", r)
+	}
+}

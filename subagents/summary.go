@@ -51,11 +51,14 @@ func Summarize(events []eventlog.Event) []Child {
 		}
 		return c
 	}
+	last := map[string]string{} // each child's last event type: chunks of one message count once
 	for _, e := range events {
 		if e.ChildID == "" || !eventlog.IsChildEvent(e.Type) {
 			continue
 		}
 		c := get(e)
+		prev := last[e.ChildID]
+		last[e.ChildID] = e.Type
 		switch e.Type {
 		case eventlog.EventChildStarted:
 			var s Spawn
@@ -77,7 +80,7 @@ func Summarize(events []eventlog.Event) []Child {
 				if c.ToolCallID == "" {
 					c.ToolCallID = e.ToolCallID
 				}
-			} else {
+			} else if prev != eventlog.EventChildMessage {
 				c.Messages++
 			}
 		case eventlog.EventChildToolCall, eventlog.EventChildToolResult:

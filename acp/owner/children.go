@@ -53,3 +53,14 @@ func childRepairs(turnID string, kids []subagents.Child) []*eventlog.Event {
 	m.Data, _ = json.Marshal(map[string]any{"unknown_children": names})
 	return append(out, &m)
 }
+
+// childOf is the child that session sessionID is, "" when it is the
+// agent's session for this one (a request of a child is recorded with the
+// child's id, and its tool call is the child's, not the parent's).
+func (o *owner) childOf(sessionID string) string {
+	token := o.session().ResumeToken
+	if sessionID == "" || token == "" || sessionID == token {
+		return ""
+	}
+	return sessionID
+}

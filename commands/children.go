@@ -1,0 +1,107 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/subagents"
+)
+
+// childLines are status's lines about the session's children: a count by
+// state, then one line for each child.
+func childLines(w io.Writer, kids []subagents.Child) {
+	if len(kids) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "children  %s\n", childCounts(kids))
+	for _, c := range kids {
+		name := c.Name
+		if name == "" {
+			name = "-"
+		}
+		bg := ""
+		if c.Background {
+			bg = " (background)"
+		}
+		fmt.Fprintf(w, "  %-9s %s %s%s", c.State, c.ID, printableLine(name), bg)
+		if t := strings.TrimSpace(c.Task); t != "" {
+			fmt.Fprintf(w, ": %s", printableLine(t))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// childCounts is "3 (1 running, 2 completed)".
+func childCounts(kids []subagents.Child) string {
+	counts := subagents.Counts(kids)
+	states := make([]string, 0, len(counts))
+	for st := range counts {
+		states = append(states, st)
+	}
+	sort.Strings(states)
+	parts := make([]string, 0, len(states))
+	for _, st := range states {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+	}
+	return fmt.Sprintf("%d (%s)", len(kids), strings.Join(parts, ", "))
+}
+
+// printChildTranscript prints the stream of child child of session id as
+// a transcript of its own (its newest limit entries).
+func printChildTranscript(env *Env, path, id, child string, limit int) error {
+	evs, err := subagents.EventsFromLog(path, child)
+	if err != nil {
+		return err
+	}
+	if len(evs) == 0 {
+		return fmt.Errorf("session %s has no child %s (kandev status %s lists its children): %w", id, child, id, state.ErrNotFound)
+	}
+	for i := range evs {
+		history.RedactEvent(&evs[i])
+	}
+	entries := history.Assemble(subagents.Stream(evs, child))
+	older := len(entries) > limit
+	if older {
+		entries = entries[len(entries)-limit:]
+	}
+	page := transcriptPage{Entries: entries, HasOlder: older, Limit: limit}
+	if page.Entries == nil {
+		page.Entries = []history.Entry{}
+	}
+	env.Out.Object(page, func(w io.Writer) {
+		if len(page.Entries) == 0 {
+			fmt.Fprintln(w, "(no messages)")
+			return
+		}
+		io.WriteString(w, history.RenderText(page.Entries))
+	})
+	return nil
+}
+
+// childLine is the line a stream shows for a child's start or end: the
+// child's stream itself is kandev transcript --child's.
+func childLine(e eventlog.Event) string {
+	if e.Type == eventlog.EventChildEnded {
+		line := e.ChildID + " " + e.State
+		if e.Summary != "" {
+			line += ": " + e.Summary
+		}
+		return line
+	}
+	var s subagents.Spawn
+	_ = json.Unmarshal(e.Data, &s)
+	line := e.ChildID + " started"
+	if s.Name != "" {
+		line = s.Name + " (" + line + ")"
+	}
+	if s.Background {
+		line += " in the background"
+	}
+	return line
+}
