@@ -39,7 +39,15 @@ func childLines(w io.Writer, kids []subagents.Child) {
 
 // childCounts is "3 (1 running, 2 completed)".
 func childCounts(kids []subagents.Child) string {
-	counts := subagents.Counts(kids)
+	return countsLine(subagents.Counts(kids))
+}
+
+// countsLine is "3 (1 running, 2 completed)" for counts by state.
+func countsLine(counts map[string]int) string {
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
 	states := make([]string, 0, len(counts))
 	for st := range counts {
 		states = append(states, st)
@@ -49,7 +57,7 @@ func childCounts(kids []subagents.Child) string {
 	for _, st := range states {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 	}
-	return fmt.Sprintf("%d (%s)", len(kids), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
 }
 
 // printChildTranscript prints the stream of child child of session id as

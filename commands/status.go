@@ -92,7 +92,10 @@ func (c *statusCmd) Run(env *Env) error {
 		st.Survivors = proc.TaggedProcesses(h.Dir)[s.ID]
 	}
 	ctr, ctrErr := containerStatus(env, h, s)
-	kids, _ := subagents.FromLog(h.LogPath(s.ID)) // an unreadable log shows no children; status still answers
+	var kids []subagents.Child
+	if s.Subagents > 0 { // only a log with children is read for them
+		kids, _ = subagents.FromLog(h.LogPath(s.ID)) // an unreadable log shows no children; status still answers
+	}
 	if kids == nil {
 		kids = []subagents.Child{}
 	}

@@ -163,4 +163,14 @@ func TestSubagent_StatusAndTranscriptShowTheChildUnderWhatStartedIt(t *testing.T
 	if r := w.run("transcript", id, "--child", "nope"); r.code != 4 {
 		t.Fatalf("an unknown child: %s", r)
 	}
+	if rc := w.mustRun("recap", id).stdout; !strings.Contains(rc, "children  1 (1 completed)") {
+		t.Fatalf("recap:\n%s", rc)
+	}
+	hits := w.mustRun("search", "wrote the notes").stdout
+	if !strings.Contains(hits, "child_message") {
+		t.Fatalf("search does not find the child's words:\n%s", hits)
+	}
+	if ls := w.mustRun("list").stdout; !strings.Contains(ls, "[1 subagent(s)]") {
+		t.Fatalf("list:\n%s", ls)
+	}
 }

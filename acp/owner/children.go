@@ -6,6 +6,7 @@ import (
 
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/subagents"
 )
 
@@ -63,4 +64,18 @@ func (o *owner) childOf(sessionID string) string {
 		return ""
 	}
 	return sessionID
+}
+
+// countChildren adds the children evs start to the record's count, which
+// kandev list shows without reading the log.
+func (o *owner) countChildren(evs []*eventlog.Event) {
+	n := 0
+	for _, e := range evs {
+		if e.Type == eventlog.EventChildStarted {
+			n++
+		}
+	}
+	if n > 0 {
+		o.update(func(s *state.Session) { s.Subagents += n })
+	}
 }
