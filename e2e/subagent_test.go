@@ -174,3 +174,42 @@ func TestSubagent_StatusAndTranscriptShowTheChildUnderWhatStartedIt(t *testing.T
 		t.Fatalf("list:\n%s", ls)
 	}
 }
+
+func TestSubagent_NonsenseAboutChildrenIsRecordedWithAWarningAndTheTurnGoesOn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("/subagent-bad stranger\n/subagent-bad twice\n/subagent-bad reuse\n/say still here")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	evs := w.events(id)
+	var warnings []string
+	for _, e := range ofType(evs, eventlog.EventMarker) {
+		if e.Kind == "subagent_input" {
+			if e.Severity != "warning" {
+				t.Fatalf("marker %+v", e)
+			}
+			warnings = append(warnings, e.Summary)
+		}
+	}
+	want := []string{"never announced", "a second end", "reused"}
+	if len(warnings) != len(want) {
+		t.Fatalf("warnings %q", warnings)
+	}
+	for i, s := range want {
+		if !strings.Contains(warnings[i], s) {
+			t.Fatalf("warning %d %q lacks %q", i, warnings[i], s)
+		}
+	}
+	if got := agentText(evs, lastTurn(evs)); got != "still here" {
+		t.Fatalf("the parent's text %q", got)
+	}
+	stranger := childEvents(evs, "sub-bad-stranger")
+	if len(stranger) != 1 || stranger[0].Type != eventlog.EventChildMessage || stranger[0].Content != "a stranger speaks" {
+		t.Fatalf("the stranger's message %+v", stranger)
+	}
+	if st := w.status(id); st.Status.Badge != "idle" {
+		t.Fatalf("badge %q", st.Status.Badge)
+	}
+}

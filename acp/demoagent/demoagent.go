@@ -32,6 +32,9 @@
 //	/subagent-bg NAME TEXT
 //	                  the same child in the background: it outlives the turn
 //	                  (session/cancel of the child, or of its parent, stops it)
+//	/subagent-bad CASE
+//	                  updates about children that make no sense (stranger,
+//	                  twice, reuse: subagent_bad.go), for tests
 //	/abort            ends the turn with stopReason "cancelled" by itself
 //	/compact          the conversation becomes the words it was asked to
 //	                  remember; "Compacted the conversation: ..."
