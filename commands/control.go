@@ -18,13 +18,23 @@ import (
 // cancelCmd is kandev cancel.
 type cancelCmd struct {
 	SessionRef
+	Child string `help:"Cancel only this subagent of the session (its id, from kandev status), where the agent offers it; the turn goes on." placeholder:"CHILD"`
 }
 
 // Help shows an example.
-func (c *cancelCmd) Help() string { return "Example:\n  kandev cancel 20261130-0915" }
+func (c *cancelCmd) Help() string {
+	return "Example:\n  kandev cancel 20261130-0915\n  kandev cancel 20261130-0915 --child sub-3f2a"
+}
 
 // Run asks the session's owner, in whatever process it runs, to cancel the running turn.
 func (c *cancelCmd) Run(env *Env) error {
+	if c.Child != "" {
+		h, id, err := c.pick(env, needAny)
+		if err != nil {
+			return err
+		}
+		return cancelChild(env, h, id, c.Child) // children.go
+	}
 	h, id, err := c.pick(env, needTurn)
 	if err != nil {
 		return err

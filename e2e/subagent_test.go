@@ -213,3 +213,68 @@ func TestSubagent_NonsenseAboutChildrenIsRecordedWithAWarningAndTheTurnGoesOn(t 
 		t.Fatalf("badge %q", st.Status.Badge)
 	}
 }
+
+func childEnd(evs []eventlog.Event, child string) string {
+	for _, e := range childEvents(evs, child) {
+		if e.Type == eventlog.EventChildEnded {
+			return e.State
+		}
+	}
+	return ""
+}
+
+func TestSubagent_CancellingTheTurnCancelsItsChild(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("/say ready")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	b := w.spawn("prompt", id, "/subagent scout /sleep 60000;/say never")
+	evs := w.waitForEvents(id, "the child to start", func(evs []eventlog.Event) bool {
+		return len(ofType(evs, eventlog.EventChildStarted)) > 0
+	})
+	child := ofType(evs, eventlog.EventChildStarted)[0].ChildID
+	w.mustRun("cancel", id)
+	if r := b.wait(t); r.code != 130 {
+		t.Fatalf("the cancelled prompt: %s", r)
+	}
+	evs = w.waitForEvents(id, "the child's end", func(evs []eventlog.Event) bool { return childEnd(evs, child) != "" })
+	if got := childEnd(evs, child); got != "cancelled" {
+		t.Fatalf("the child of a cancelled turn ended %q", got)
+	}
+}
+
+func TestSubagent_CancelChildStopsABackgroundChildThatOutlivedItsTurn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("/subagent-bg watcher /sleep 60000;/say never\n/say the watcher runs")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	evs := w.events(id)
+	child := ofType(evs, eventlog.EventChildStarted)[0].ChildID
+	if childEnd(evs, child) != "" {
+		t.Fatal("the background child ended with its turn")
+	}
+	var st struct {
+		Children []struct{ ID, State string } `json:"children"`
+	}
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if len(st.Children) != 1 || st.Children[0].State != "running" {
+		t.Fatalf("children %+v", st.Children)
+	}
+	if r := w.run("cancel", id, "--child", "nope"); r.code != 4 {
+		t.Fatalf("cancel of an unknown child: %s", r)
+	}
+	w.mustRun("cancel", id, "--child", child)
+	evs = w.waitForEvents(id, "the child's end", func(evs []eventlog.Event) bool { return childEnd(evs, child) != "" })
+	if got := childEnd(evs, child); got != "cancelled" {
+		t.Fatalf("the cancelled child ended %q", got)
+	}
+	if r := w.run("cancel", id, "--child", child); r.code != 1 || !strings.Contains(r.stderr, "cancelled already") {
+		t.Fatalf("a second cancel of the child: %s", r)
+	}
+}

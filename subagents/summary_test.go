@@ -1,6 +1,7 @@
 package subagents
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -97,5 +98,18 @@ func TestContinuationNote_IsBounded(t *testing.T) {
 	}
 	if n := len(ContinuationNote(kids)); n > 10000 {
 		t.Fatalf("note of %d bytes", n)
+	}
+}
+
+func TestCancellable(t *testing.T) {
+	kids := []Child{{ID: "a", CanCancel: true, State: Running}, {ID: "b", State: Running}, {ID: "c", CanCancel: true, State: Completed}}
+	cases := []struct {
+		id   string
+		want error
+	}{{"a", nil}, {"b", ErrNoChildCancel}, {"c", ErrNoChildCancel}, {"z", ErrNoChild}}
+	for _, c := range cases {
+		if _, err := Cancellable(kids, c.id); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("%s: %v, want %v", c.id, err, c.want)
+		}
 	}
 }

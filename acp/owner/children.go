@@ -79,3 +79,21 @@ func (o *owner) countChildren(evs []*eventlog.Event) {
 		o.update(func(s *state.Session) { s.Subagents += n })
 	}
 }
+
+// cancelChild sends session/cancel for the child a kandev cancel --child
+// names, as the subagents RFD lets a client stop a child that offers it;
+// the child's end is what the agent then reports.
+func (o *owner) cancelChild(in state.Input) {
+	if o.acted == nil {
+		o.acted = map[string]bool{}
+	}
+	o.acted[in.ID] = true
+	if o.conn == nil {
+		return
+	}
+	if err := o.conn.CancelChild(in.Child); err != nil {
+		o.warn("could not cancel child " + in.Child + ": " + err.Error())
+		return
+	}
+	o.marker(history.MarkerPromptCancel, "Child "+in.Child+" was cancelled with kandev cancel --child; the agent reports its end.", "")
+}

@@ -248,6 +248,10 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 		return eventlog.StopError, err, true
 	}
 	if in := o.controlRequested(); in.Kind != "" {
+		if in.Child != "" {
+			o.cancelChild(in) // children.go: the turn goes on
+			return "", nil, false
+		}
 		kind := in.Kind
 		o.cancelAndWait(done)
 		o.personEnded = true
