@@ -278,3 +278,22 @@ func TestSubagent_CancelChildStopsABackgroundChildThatOutlivedItsTurn(t *testing
 		t.Fatalf("a second cancel of the child: %s", r)
 	}
 }
+
+func TestSubagent_ABackgroundChildStillRunningWhenItsAgentStopsIsUnknownNeverCompleted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("/subagent-bg watcher /sleep 60000;/say never")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	child := ofType(w.events(id), eventlog.EventChildStarted)[0].ChildID
+	w.mustRun("close", id)
+	waitFor(t, 30*time.Second, "the owner to close", func() bool { return !w.ownerAlive(id) })
+	evs := w.events(id)
+	if got := childEnd(evs, child); got != "unknown" {
+		t.Fatalf("the child of a stopped agent ended %q", got)
+	}
+	if rc := w.mustRun("recap", id).stdout; !strings.Contains(rc, "children  1 (1 unknown)") {
+		t.Fatalf("recap:\n%s", rc)
+	}
+}

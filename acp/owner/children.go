@@ -97,3 +97,42 @@ func (o *owner) cancelChild(in state.Input) {
 	}
 	o.marker(history.MarkerPromptCancel, "Child "+in.Child+" was cancelled with kandev cancel --child; the agent reports its end.", "")
 }
+
+// orphanChildren marks unknown every child the log still has running when
+// the agent that ran them is gone (stopped, dead, or its owner killed):
+// background children of earlier turns too, which no turn repair covers.
+// Only a session whose record counts children reads its log for them.
+func (o *owner) orphanChildren(why string) {
+	if o.session().Subagents == 0 {
+		return
+	}
+	kids, err := subagents.FromLog(o.job.Home.LogPath(o.s.ID))
+	if err != nil {
+		return
+	}
+	var evs []*eventlog.Event
+	for _, c := range subagents.Unfinished(kids) {
+		evs = append(evs, &eventlog.Event{Type: eventlog.EventChildEnded, ChildID: c.ID, State: subagents.Unknown, Summary: why})
+	}
+	if len(evs) > 0 {
+		o.append(true, evs...)
+	}
+}
+
+// knownChildren are the children the log has (id → ended), so that an
+// agent that tells of them again after a restore is not taken to start
+// them anew; nil for a session whose record counts none.
+func (o *owner) knownChildren() map[string]bool {
+	if o.s.Subagents == 0 {
+		return nil
+	}
+	kids, err := subagents.FromLog(o.job.Home.LogPath(o.s.ID))
+	if err != nil {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, c := range kids {
+		known[c.ID] = c.State != subagents.Running
+	}
+	return known
+}

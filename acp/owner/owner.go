@@ -505,4 +505,6 @@ func (o *owner) repairInterrupted(tr TurnRepair) {
 	o.mu.Lock()
 	o.turnID = ""
 	o.mu.Unlock()
+	// Children of earlier turns died with the same agent.
+	o.orphanChildren("kandev was stopped while this child ran: its work may or may not have been done.") // children.go
 }
