@@ -42,6 +42,9 @@ var agentEventTypes = map[string]bool{
 	eventlog.EventAgentMessage: true, eventlog.EventAgentThought: true, eventlog.EventToolCall: true,
 	eventlog.EventToolResult: true, eventlog.EventPlan: true, eventlog.EventAgentUpdate: true,
 	eventlog.EventPermissionRequest: true,
+	// A child the agent started, and the child's stream, are its answer too.
+	eventlog.EventChildStarted: true, eventlog.EventChildMessage: true, eventlog.EventChildThought: true,
+	eventlog.EventChildToolCall: true, eventlog.EventChildToolResult: true, eventlog.EventChildUpdate: true,
 }
 
 // TurnInfo is what a turn's events say about it.
