@@ -19,7 +19,8 @@ func claudeSubagentRig(t *testing.T, childCmd string) *claudeRig {
 	t.Helper()
 	requireNPMOptIn(t, "Claude's ACP adapter")
 	script := filepath.Join(t.TempDir(), "script.jsonl")
-	rules := `{"match":"DELEGATE","tool":"Agent","arguments":"{\"description\":\"scout the repo\",\"prompt\":\"CHILDWORK please\",\"subagent_type\":\"general-purpose\"}","once":true}
+	rules := `{"match":"BGDELEGATE","tool":"Agent","arguments":"{\"description\":\"watch in the background\",\"prompt\":\"CHILDWORK please\",\"subagent_type\":\"general-purpose\",\"run_in_background\":true}","once":true}
+{"match":"FGDELEGATE","tool":"Agent","arguments":"{\"description\":\"scout the repo\",\"prompt\":\"CHILDWORK please\",\"subagent_type\":\"general-purpose\"}","once":true}
 {"match":"CHILDWORK","tool":"Bash","arguments":"{\"command\":\"` + childCmd + `\",\"description\":\"the child's command\"}","once":true}
 `
 	if err := os.WriteFile(script, []byte(rules), 0o600); err != nil {
@@ -31,7 +32,7 @@ func claudeSubagentRig(t *testing.T, childCmd string) *claudeRig {
 func TestSubagent_ClaudeAdapterOfflineRecordsItsAgentToolChild(t *testing.T) {
 	t.Parallel()
 	r := claudeSubagentRig(t, "echo child-ran > child-proof.txt")
-	id, res := r.start("--agent", "claude", "--permissions", "approve-all", "DELEGATE now")
+	id, res := r.start("--agent", "claude", "--permissions", "approve-all", "FGDELEGATE now")
 	if res.code != 0 {
 		t.Fatalf("start: %s\n%v", res, r.requests())
 	}
@@ -66,7 +67,7 @@ func TestSubagent_ClaudeAdapterOfflineChildOfAKilledOwnerIsNamedInTheContinuatio
 		t.Fatalf("start: %s", res)
 	}
 	r.closeOnCleanup(id)
-	b := r.spawn("prompt", "--permissions", "approve-all", id, "DELEGATE now")
+	b := r.spawn("prompt", "--permissions", "approve-all", id, "FGDELEGATE now")
 	r.waitForEvents(id, "the child's command to start", func(evs []eventlog.Event) bool {
 		_, err := os.Stat(filepath.Join(r.cwd, "child-proof.txt"))
 		return len(ofType(evs, eventlog.EventChildToolCall)) > 0 && err == nil
@@ -98,5 +99,26 @@ func TestSubagent_ClaudeAdapterOfflineChildOfAKilledOwnerIsNamedInTheContinuatio
 	}
 	if !strings.Contains(prompt, "(id "+child+")") || !strings.Contains(prompt, "child-proof.txt") {
 		t.Fatalf("the continuation does not name the child and its command:\n%s", prompt)
+	}
+}
+
+func TestSubagent_ClaudeAdapterOfflineBackgroundChildIsRecordedAfterItsTurn(t *testing.T) {
+	t.Parallel()
+	r := claudeSubagentRig(t, "echo child-ran > child-proof.txt")
+	id, res := r.start("--agent", "claude", "--permissions", "approve-all", "BGDELEGATE now")
+	if res.code != 0 {
+		t.Fatalf("start: %s", res)
+	}
+	r.closeOnCleanup(id)
+	evs := r.waitForEvents(id, "the background child to end", func(evs []eventlog.Event) bool {
+		started := ofType(evs, eventlog.EventChildStarted)
+		return len(started) == 1 && childEnd(evs, started[0].ChildID) != ""
+	})
+	child := ofType(evs, eventlog.EventChildStarted)[0].ChildID
+	if got := childEnd(evs, child); got != "completed" {
+		t.Fatalf("the background child ended %q", got)
+	}
+	if len(ofType(childEvents(evs, child), eventlog.EventChildToolResult)) == 0 {
+		t.Fatalf("no tool call of the child: %+v", childEvents(evs, child))
 	}
 }

@@ -226,7 +226,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		answer["unasked"] = true
 	}
 	data, _ := json.Marshal(answer)
-	o.resolved(rid, &eventlog.Event{Type: eventlog.EventPermissionResolved, ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data})
+	o.resolved(rid, &eventlog.Event{Type: eventlog.EventPermissionResolved, ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data, ChildID: child})
 	return PermissionAnswer(optionID)
 }
 
