@@ -141,3 +141,17 @@ func cancelChild(env *Env, h *state.Home, id, child string) error {
 	})
 	return nil
 }
+
+// sessionChildren are the session's children as its log records them
+// (none: []); only a log whose record counts children is read, and an
+// unreadable one shows none: status still answers.
+func sessionChildren(h *state.Home, s *state.Session) []subagents.Child {
+	var kids []subagents.Child
+	if s.Subagents > 0 {
+		kids, _ = subagents.FromLog(h.LogPath(s.ID))
+	}
+	if kids == nil {
+		kids = []subagents.Child{}
+	}
+	return kids
+}

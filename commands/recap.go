@@ -54,10 +54,8 @@ func (c *recapCmd) Run(env *Env) error {
 		return err
 	}
 	warnSkipped(env, h, s.ID, rep)
-	if s.Subagents > 0 { // only a log with children is read for them
-		if kids, err := subagents.FromLog(h.LogPath(s.ID)); err == nil && len(kids) > 0 {
-			r.Children = subagents.Counts(kids)
-		}
+	if kids := sessionChildren(h, s); len(kids) > 0 { // children.go
+		r.Children = subagents.Counts(kids)
 	}
 	env.Out.Object(recapOutput{Recap: r}, func(w io.Writer) { writeRecapText(w, r, st.Next) })
 	return nil

@@ -14,7 +14,6 @@ import (
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
-	"github.com/kandev/kandev/subagents"
 	"github.com/kandev/kandev/verdict"
 )
 
@@ -92,13 +91,7 @@ func (c *statusCmd) Run(env *Env) error {
 		st.Survivors = proc.TaggedProcesses(h.Dir)[s.ID]
 	}
 	ctr, ctrErr := containerStatus(env, h, s)
-	var kids []subagents.Child
-	if s.Subagents > 0 { // only a log with children is read for them
-		kids, _ = subagents.FromLog(h.LogPath(s.ID)) // an unreadable log shows no children; status still answers
-	}
-	if kids == nil {
-		kids = []subagents.Child{}
-	}
+	kids := sessionChildren(h, s) // children.go
 	out := statusOutput{Container: ctr, Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID), Children: kids}
 	env.Out.Object(out, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
