@@ -297,3 +297,39 @@ func TestSubagent_ABackgroundChildStillRunningWhenItsAgentStopsIsUnknownNeverCom
 		t.Fatalf("recap:\n%s", rc)
 	}
 }
+
+func TestSubagent_ABackgroundChildOfAnEarlierTurnIsNamedWhenTheOwnerIsKilledLater(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("/subagent-bg watcher /sleep 60000;/say never")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	child := ofType(w.events(id), eventlog.EventChildStarted)[0].ChildID
+	b := w.spawn("prompt", id, "/say working\n/sleep 60000")
+	w.waitForEvents(id, "the second turn to run", func(evs []eventlog.Event) bool { return agentText(evs, lastTurn(evs)) == "working" })
+	if pid := w.session(id).OwnerPID; pid > 0 {
+		kill(pid, syscall.SIGKILL)
+	}
+	b.cmd.Process.Kill()
+	<-b.done
+	waitFor(t, 10*time.Second, "the killed owner to be gone", func() bool { return !w.ownerAlive(id) })
+	killSurvivors(w.home, id)
+	if r := w.run("resume", id); r.code != 0 {
+		t.Fatalf("resume: %s", r)
+	}
+	evs := w.events(id)
+	if got := childEnd(evs, child); got != "unknown" {
+		t.Fatalf("the background child ended %q", got)
+	}
+	cont := continuationTurns(evs)
+	if len(cont) != 1 {
+		t.Fatalf("%d continuations", len(cont))
+	}
+	for _, e := range evs {
+		if e.Type == eventlog.EventUserMessage && e.TurnID == cont[0].TurnID && !strings.Contains(e.Content, `subagent "watcher" (id `+child+`)`) {
+			t.Fatalf("the continuation does not name the background child:\n%s", e.Content)
+		}
+	}
+}

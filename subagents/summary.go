@@ -91,6 +91,12 @@ func Summarize(events []eventlog.Event) []Child {
 			}
 		case eventlog.EventChildEnded:
 			c.State, c.Detail = e.State, e.Summary
+			if c.Name == "" && c.Task == "" && len(e.Data) > 0 {
+				// A repair's mark names a child whose start lies elsewhere.
+				var s Spawn
+				_ = json.Unmarshal(e.Data, &s)
+				c.Name, c.Task = s.Name, s.Task
+			}
 		}
 	}
 	res := make([]Child, len(out))

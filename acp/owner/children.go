@@ -101,22 +101,43 @@ func (o *owner) cancelChild(in state.Input) {
 // orphanChildren marks unknown every child the log still has running when
 // the agent that ran them is gone (stopped, dead, or its owner killed):
 // background children of earlier turns too, which no turn repair covers.
-// Only a session whose record counts children reads its log for them.
-func (o *owner) orphanChildren(why string) {
+// The marks belong to turn (the repaired turn, so that its continuation
+// names them; "" outside a turn) and carry the child's name and task. Only
+// a session whose record counts children reads its log for them.
+func (o *owner) orphanChildren(why, turn string) []subagents.Child {
 	if o.session().Subagents == 0 {
-		return
+		return nil
 	}
 	kids, err := subagents.FromLog(o.job.Home.LogPath(o.s.ID))
 	if err != nil {
-		return
+		return nil
 	}
 	var evs []*eventlog.Event
-	for _, c := range subagents.Unfinished(kids) {
-		evs = append(evs, &eventlog.Event{Type: eventlog.EventChildEnded, ChildID: c.ID, State: subagents.Unknown, Summary: why})
+	orphans := subagents.Unfinished(kids)
+	for i, c := range orphans {
+		data, _ := json.Marshal(subagents.Spawn{Name: c.Name, Task: c.Task, Kind: c.Kind})
+		evs = append(evs, &eventlog.Event{Type: eventlog.EventChildEnded, TurnID: turn, ChildID: c.ID, State: subagents.Unknown, Summary: why, Data: data})
+		orphans[i].State = subagents.Unknown
 	}
 	if len(evs) > 0 {
 		o.append(true, evs...)
 	}
+	return orphans
+}
+
+// withOrphans adds the children a repair found running to those the
+// continuation names, once each.
+func withOrphans(named, orphans []subagents.Child) []subagents.Child {
+	seen := map[string]bool{}
+	for _, c := range named {
+		seen[c.ID] = true
+	}
+	for _, c := range orphans {
+		if !seen[c.ID] {
+			named = append(named, c)
+		}
+	}
+	return named
 }
 
 // knownChildren are the children the log has (id → ended), so that an
