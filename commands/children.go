@@ -155,3 +155,17 @@ func sessionChildren(h *state.Home, s *state.Session) []subagents.Child {
 	}
 	return kids
 }
+
+// childSummary is kandev events' line of a child's event: the child's id,
+// then what the parent's counterpart would show.
+func childSummary(e eventlog.Event) string {
+	switch e.Type {
+	case eventlog.EventChildStarted, eventlog.EventChildUpdate:
+		return e.ChildID + " " + string(e.Data)
+	case eventlog.EventChildEnded:
+		return e.ChildID + " " + e.State + " " + e.Summary
+	case eventlog.EventChildToolCall, eventlog.EventChildToolResult:
+		return fmt.Sprintf("%s %s %s [%s] %s", e.ChildID, e.ToolCallID, e.ToolName, e.ToolStatus, e.Content)
+	}
+	return e.ChildID + " " + e.Content
+}
