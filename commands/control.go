@@ -178,7 +178,11 @@ func (c *repairCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s: torn last log line (%d bytes) truncated\n", verb, rep.TornBytes)
 		}
 		if rep.Turn != "" {
-			fmt.Fprintf(w, "%s: interrupted turn %s closed (stop_reason shutdown); tool calls with unknown outcome: %d\n", verb, rep.Turn, len(rep.UnknownCalls))
+			fmt.Fprintf(w, "%s: interrupted turn %s closed (stop_reason shutdown); tool calls with unknown outcome: %d", verb, rep.Turn, len(rep.UnknownCalls))
+			if n := len(rep.UnknownChildren); n > 0 {
+				fmt.Fprintf(w, "; subagents with unknown outcome: %d", n)
+			}
+			fmt.Fprintln(w)
 		}
 	})
 	return nil
