@@ -7,7 +7,10 @@ import (
 
 // What kandev declares as a client beyond the SDK's types: ACP v1's
 // clientCapabilities.session.configOptions.boolean, so that an agent may
-// offer on/off options (kandev sets them: --set fast=on). The SDK's
+// offer on/off options (kandev sets them: --set fast=on), and the
+// subagents RFD's clientCapabilities.subagents, so that an agent's
+// children come as sessions of their own, recorded apart from the
+// parent's stream (subagent_updates.go). The SDK's
 // ClientCapabilities has no session field, so the initialize request is
 // given it on its way to the agent (cancelWriter.Write).
 
@@ -33,6 +36,7 @@ func withSessionCapabilities(line []byte) []byte {
 		params["clientCapabilities"] = caps
 	}
 	caps["session"] = map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}}
+	caps["subagents"] = map[string]any{}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return line

@@ -42,6 +42,9 @@ type ConnOptions struct {
 	// Elicit answers an agent's question to the person (elicitation/create,
 	// form mode); nil declines every question (ext_elicitation.go).
 	Elicit func(ctx context.Context, q ElicitationQuestion) ElicitationAnswer
+	// KnownChildren are the children the log already has (id → ended), so
+	// that their later updates are routed to them (subagent_updates.go).
+	KnownChildren map[string]bool
 }
 
 // Conn is a live ACP connection to one agent process.
@@ -83,6 +86,7 @@ type Conn struct {
 	lines   atomic.Int64
 	countMu sync.Mutex
 	orphans chan orphan
+	parent  atomic.Pointer[string] // the agent's session id for kandev's session (subagent_updates.go)
 }
 
 // Connect wires an ACP client connection to a launched agent process.
@@ -159,6 +163,7 @@ func (c *Conn) intercept(r io.Reader, sdkIn *io.PipeWriter) {
 func (c *Conn) record() {
 	defer close(c.recDone)
 	tools := toolNames{}
+	kids := newChildStreams(&c.parent, c.opts.KnownChildren)
 	replaying := replayOff
 	var batch []*eventlog.Event
 	acker, _ := c.Proc.(Acker)
@@ -197,7 +202,7 @@ func (c *Conn) record() {
 				c.noteReplayed(it.params)
 			default:
 				recorded = max(recorded, it.line)
-				batch = append(batch, updateToEvents(it.params, tools)...)
+				batch = append(batch, kids.events(it.params, tools)...)
 				if len(batch) >= 4096 {
 					flush()
 				}
@@ -361,11 +366,13 @@ func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
 func (c *Conn) NewSession(ctx context.Context) (string, error) {
 	resp, err := c.sdk.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
 	c.answered(resp.Modes, resp.ConfigOptions)
+	c.setParent(string(resp.SessionId))
 	return string(resp.SessionId), c.wrap(ctx, err)
 }
 
 // ResumeSession restores token without replay.
 func (c *Conn) ResumeSession(ctx context.Context, token string) error {
+	c.setParent(token)
 	resp, err := c.sdk.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
 	c.answered(resp.Modes, resp.ConfigOptions)
 	return c.wrap(ctx, err)
@@ -376,6 +383,7 @@ func (c *Conn) ResumeSession(ctx context.Context, token string) error {
 // its answer (until it falls silent for loadQuiet). A null result is
 // accepted.
 func (c *Conn) LoadSession(ctx context.Context, token string) error {
+	c.setParent(token)
 	c.setReplaying(replayAll)
 	defer c.setReplaying(replayOff)
 	resp, err := c.sdk.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
@@ -399,6 +407,7 @@ func (c *Conn) Fork(ctx context.Context, token string) (string, error) {
 // Prompt runs one turn and returns the agent's stop reason. Every update the
 // agent sent before answering has been handed to OnEvents when it returns.
 func (c *Conn) Prompt(ctx context.Context, token, text string) (string, error) {
+	c.setParent(token)
 	resp, err := c.sdk.Prompt(ctx, sdk.PromptRequest{SessionId: sdk.SessionId(token), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	if err == nil && resp.Usage != nil {
 		// The turn's token counts are logged after its updates, like one more update.

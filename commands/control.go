@@ -18,13 +18,23 @@ import (
 // cancelCmd is kandev cancel.
 type cancelCmd struct {
 	SessionRef
+	Child string `help:"Cancel only this subagent of the session (its id, from kandev status), where the agent offers it; the turn goes on." placeholder:"CHILD"`
 }
 
 // Help shows an example.
-func (c *cancelCmd) Help() string { return "Example:\n  kandev cancel 20261130-0915" }
+func (c *cancelCmd) Help() string {
+	return "Example:\n  kandev cancel 20261130-0915\n  kandev cancel 20261130-0915 --child sub-3f2a"
+}
 
 // Run asks the session's owner, in whatever process it runs, to cancel the running turn.
 func (c *cancelCmd) Run(env *Env) error {
+	if c.Child != "" {
+		h, id, err := c.pick(env, needAny)
+		if err != nil {
+			return err
+		}
+		return cancelChild(env, h, id, c.Child) // children.go
+	}
 	h, id, err := c.pick(env, needTurn)
 	if err != nil {
 		return err
@@ -168,7 +178,11 @@ func (c *repairCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s: torn last log line (%d bytes) truncated\n", verb, rep.TornBytes)
 		}
 		if rep.Turn != "" {
-			fmt.Fprintf(w, "%s: interrupted turn %s closed (stop_reason shutdown); tool calls with unknown outcome: %d\n", verb, rep.Turn, len(rep.UnknownCalls))
+			fmt.Fprintf(w, "%s: interrupted turn %s closed (stop_reason shutdown); tool calls with unknown outcome: %d", verb, rep.Turn, len(rep.UnknownCalls))
+			if n := len(rep.UnknownChildren); n > 0 {
+				fmt.Fprintf(w, "; subagents with unknown outcome: %d", n)
+			}
+			fmt.Fprintln(w)
 		}
 	})
 	return nil

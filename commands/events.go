@@ -96,6 +96,8 @@ var eventTypes = []string{
 	eventlog.EventToolCall, eventlog.EventToolResult, eventlog.EventPlan, eventlog.EventPermissionRequest,
 	eventlog.EventPermissionResolved, eventlog.EventTurnEnded, eventlog.EventState, eventlog.EventAgentStarted,
 	eventlog.EventAgentExited, eventlog.EventMarker, eventlog.EventUsage, eventlog.EventLimit, eventlog.EventRewind, eventlog.EventAgentUpdate,
+	eventlog.EventChildStarted, eventlog.EventChildMessage, eventlog.EventChildThought, eventlog.EventChildToolCall,
+	eventlog.EventChildToolResult, eventlog.EventChildUpdate, eventlog.EventChildEnded,
 }
 
 // eventSummary is one line describing an event.
@@ -130,6 +132,9 @@ func eventSummary(e eventlog.Event) string {
 		s = e.From + " -> " + e.To
 	case eventlog.EventPermissionRequest, eventlog.EventPermissionResolved:
 		s = e.ToolCallID + " " + e.ToolName + " " + e.Content
+	case eventlog.EventChildStarted, eventlog.EventChildMessage, eventlog.EventChildThought, eventlog.EventChildToolCall,
+		eventlog.EventChildToolResult, eventlog.EventChildUpdate, eventlog.EventChildEnded:
+		s = childSummary(e) // children.go
 	default:
 		s = string(e.Data)
 		if e.Raw != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/remote"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/subagents"
 )
 
 // The objects commands print with --json (docs/commands.md lists them).
@@ -270,6 +271,9 @@ type setTitleOutput struct {
 // statusOutput is kandev status; Sync is there for a session that travels
 // through a git remote.
 type statusOutput struct {
+	// Children are the agent's subagents and background tasks, as the log
+	// records them (none: []).
+	Children  []subagents.Child    `json:"children"`
 	Container *container.Container `json:"container,omitempty"`
 	Session   *state.Session       `json:"session"`
 	Status    Status               `json:"status"`

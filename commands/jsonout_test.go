@@ -78,7 +78,7 @@ func TestJSONOutputs_FieldNamesAreTheOnesScriptsRead(t *testing.T) {
 		{searchOutput{}, "results"},
 		{setOutput{}, "applied not_offered,omitempty queued session_id setup steps,omitempty"},
 		{setTitleOutput{}, "session_id title"},
-		{statusOutput{}, "container,omitempty session status sync,omitempty"},
+		{statusOutput{}, "children container,omitempty session status sync,omitempty"},
 		{Status{}, "needs_resume is_resumable reason badge attachable attached_to attach_expires_at owner_pid pending_inputs warm_until,omitempty permission_requests,omitempty interrupted paused,omitempty pause,omitempty next trust,omitempty survivors,omitempty"},
 		{syncOutput{}, "errors,omitempty sessions"},
 		{transcriptPage{}, "entries has_older next_before_sequence limit"},

@@ -202,7 +202,11 @@ func badgeCell(badge string, until *time.Time) string {
 
 // listRow is the text row of a session.
 func listRow(s *state.Session, badge string, now time.Time) []string {
-	return []string{s.ID, badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), printableLine(s.Title)}
+	title := printableLine(s.Title)
+	if s.Subagents > 0 {
+		title += fmt.Sprintf(" [%d subagent(s)]", s.Subagents)
+	}
+	return []string{s.ID, badge, printableLine(s.Agent), printableLine(s.Workspace), ago(now, s.LastActivityAt), title}
 }
 
 // unreadable lists the records that exist but do not load, after the

@@ -207,6 +207,9 @@ func (o *Output) Event(e eventlog.Event) {
 	case eventlog.EventToolResult:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "  -> %s %s%s\n", printableLine(e.ToolName), printableLine(e.ToolStatus), printableLine(fold(e.Content)))
+	case eventlog.EventChildStarted, eventlog.EventChildEnded:
+		o.breakLine()
+		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[subagent]"), printableLine(childLine(e))) // children.go
 	case eventlog.EventPermissionRequest:
 		o.breakLine()
 		fmt.Fprintf(o.Out, "%s %s\n", o.bold("[permission]"), printableLine(e.ToolName))

@@ -16,6 +16,7 @@ import (
 	"github.com/kandev/kandev/internal/safefile"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/subagents"
 )
 
 // recapCmd is kandev recap.
@@ -53,6 +54,9 @@ func (c *recapCmd) Run(env *Env) error {
 		return err
 	}
 	warnSkipped(env, h, s.ID, rep)
+	if kids := sessionChildren(h, s); len(kids) > 0 { // children.go
+		r.Children = subagents.Counts(kids)
+	}
 	env.Out.Object(recapOutput{Recap: r}, func(w io.Writer) { writeRecapText(w, r, st.Next) })
 	return nil
 }
@@ -191,6 +195,9 @@ func writeRecapText(w io.Writer, r history.Recap, next string) {
 			label = ""
 		}
 		fmt.Fprintf(w, "%-9s %s\n", label, markerLine(m))
+	}
+	if len(r.Children) > 0 {
+		fmt.Fprintf(w, "children  %s\n", countsLine(r.Children)) // children.go
 	}
 	shown := len(r.RecentMessages)
 	fmt.Fprintf(w, "messages  last %d of %d", shown, shown+r.OmittedMessages)

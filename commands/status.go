@@ -91,7 +91,8 @@ func (c *statusCmd) Run(env *Env) error {
 		st.Survivors = proc.TaggedProcesses(h.Dir)[s.ID]
 	}
 	ctr, ctrErr := containerStatus(env, h, s)
-	out := statusOutput{Container: ctr, Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID)}
+	kids := sessionChildren(h, s) // children.go
+	out := statusOutput{Container: ctr, Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID), Children: kids}
 	env.Out.Object(out, func(w io.Writer) {
 		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
 		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
@@ -146,6 +147,7 @@ func (c *statusCmd) Run(env *Env) error {
 		if out.Sync != nil {
 			fmt.Fprintf(w, "remote    %s\n", out.Sync.Line())
 		}
+		childLines(w, kids) // children.go
 		fmt.Fprintf(w, "activity  %s\n", textTime(s.LastActivityAt))
 		fmt.Fprintf(w, "next      %s\n", st.Next)
 	})

@@ -14,9 +14,10 @@ import (
 // transcriptCmd is kandev transcript.
 type transcriptCmd struct {
 	SessionRef
-	Before    int64 `help:"Only entries that start before this seq (a page's next_before_sequence)." placeholder:"SEQ"`
-	Limit     int   `help:"Entries per page, 1 to 1000." default:"200" placeholder:"N"`
-	AllEpochs bool  `help:"Also show what a rewind or clear took back (the log keeps everything)."`
+	Before    int64  `help:"Only entries that start before this seq (a page's next_before_sequence)." placeholder:"SEQ"`
+	Limit     int    `help:"Entries per page, 1 to 1000." default:"200" placeholder:"N"`
+	AllEpochs bool   `help:"Also show what a rewind or clear took back (the log keeps everything)."`
+	Child     string `help:"Show the stream of one subagent (its id, from kandev status) instead of the session's." placeholder:"CHILD"`
 }
 
 // Help shows an example.
@@ -48,6 +49,9 @@ func (c *transcriptCmd) Run(env *Env) error {
 		return err
 	}
 	h, _ := env.Home()
+	if c.Child != "" {
+		return printChildTranscript(env, h.LogPath(id), id, c.Child, c.Limit) // children.go
+	}
 	page, rep, err := readTranscriptPage(h.LogPath(id), c.Before, c.Limit, c.AllEpochs)
 	if err != nil {
 		return err

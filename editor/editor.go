@@ -69,6 +69,7 @@ func Serve(opts Options, r io.Reader, w io.Writer) error {
 	srv := &server{opts: opts, sessions: map[string]*session{}, ready: make(chan struct{})}
 	wi := newWire(w, srv.logf)
 	wi.caps = &srv.caps
+	srv.wire = wi
 	srv.conn = sdk.NewAgentSideConnection(srv, wi, wi.in)
 	// The SDK's diagnostics go to the log, never to stdout (the protocol
 	// stream). Set before the wire feeds the SDK its first line, as
@@ -105,6 +106,7 @@ type server struct {
 	conn  *sdk.AgentSideConnection
 	ready chan struct{} // closed once conn is set
 	caps  editorCaps    // what the editor declared (published.go)
+	wire  *wire         // the editor's end, for what the SDK does not type (children.go)
 
 	mu       sync.Mutex
 	sessions map[string]*session // opened on this connection

@@ -35,7 +35,7 @@ func (s *session) promptOnce(text, key string) (sdk.PromptResponse, error) {
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	shown := newUpdates(false)
+	shown := s.updatesFor(false)
 	source := ""
 	job.Prompt, job.Ask, job.AskOption, job.Progress = text, nil, s.askOption, nil
 	job.Emit = func(e eventlog.Event) {

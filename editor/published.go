@@ -22,6 +22,7 @@ import (
 // editorCaps is what the editor declared beyond the SDK's types.
 type editorCaps struct {
 	booleanOptions atomic.Bool
+	subagents      atomic.Bool // clientCapabilities.subagents (children.go)
 }
 
 // noteInitialize reads the capabilities of an initialize request line.
@@ -31,6 +32,7 @@ func (c *editorCaps) noteInitialize(line []byte) {
 	}
 	b := gjson.GetBytes(line, "params.clientCapabilities.session.configOptions.boolean")
 	c.booleanOptions.Store(b.IsObject())
+	c.subagents.Store(gjson.GetBytes(line, "params.clientCapabilities.subagents").IsObject())
 }
 
 // Boolean option values as a select shows them.

@@ -19,7 +19,7 @@ import (
 // streamed ten thousand pieces replays as a few notifications, which no
 // editor's queue overflows on.
 func (s *session) replay(ctx context.Context) error {
-	ups := newUpdates(true)
+	ups := s.updatesFor(true)
 	var held *sdk.SessionUpdate
 	flush := func() {
 		if held != nil {
@@ -37,7 +37,7 @@ func (s *session) replay(ctx context.Context) error {
 			break
 		}
 		history.RedactEvent(&e)
-		if e.TurnID != turn {
+		if e.TurnID != turn || e.ChildID != "" { // a child's update goes out in its place
 			flush()
 			turn = e.TurnID
 		}

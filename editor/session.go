@@ -127,7 +127,7 @@ func (s *session) warmOwner(first string) (o *localOwner, started bool) {
 	job.Offered = s.offeredBy
 	job.Warn = func(msg string) { s.srv.logf("%s", msg) }
 	s.emitMu.Lock()
-	s.shown = newUpdates(false)
+	s.shown = s.updatesFor(false)
 	if first != "" {
 		o.claim.handOver()
 	}
@@ -268,7 +268,7 @@ func (s *session) deliver(text string) (sdk.PromptResponse, error) {
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	shown := newUpdates(false)
+	shown := s.updatesFor(false)
 	var mine lastUserTurn
 	source := ""
 	job.Prompt, job.Ask, job.AskOption, job.Progress = text, nil, s.askOption, nil

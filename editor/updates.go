@@ -17,6 +17,7 @@ type updates struct {
 	replay    bool
 	announced map[string]bool // tool call ids already sent as tool_call
 	source    string          // source of the turn in progress
+	kids      *childView      // how the agent's children are shown (children.go); nil: not at all
 }
 
 func newUpdates(replay bool) *updates {
@@ -26,6 +27,12 @@ func newUpdates(replay bool) *updates {
 // of is the notifications for one event, in order; none for an event an
 // editor has no use for (state changes, markers, permissions, ...).
 func (u *updates) of(e eventlog.Event) []sdk.SessionUpdate {
+	if e.ChildID != "" && eventlog.IsChildEvent(e.Type) {
+		if u.kids == nil {
+			return nil
+		}
+		return u.kids.of(e)
+	}
 	switch e.Type {
 	case eventlog.EventTurnStarted:
 		u.source = e.Source

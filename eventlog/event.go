@@ -67,6 +67,9 @@ type Event struct {
 	ToolStatus string          `json:"tool_status,omitempty"`
 	ToolKind   string          `json:"tool_kind,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
+	// ChildID names the child (a subagent session or background task) an
+	// event belongs to (child.go).
+	ChildID string `json:"child_id,omitempty"`
 
 	Source  string `json:"source,omitempty"`   // turn_started; user_message: steer
 	InputID string `json:"input_id,omitempty"` // turn_started (a steered user_message): the inbox input it serves
@@ -133,7 +136,7 @@ func KnownEventType(t string) bool {
 		EventAgentSwitched:
 		return true
 	}
-	return false
+	return IsChildEvent(t)
 }
 
 // Time parses the event's timestamp; the zero time if it is malformed.

@@ -55,6 +55,12 @@ const (
 	// MarkerTakenOver: another machine took the claim over during a turn
 	// on this machine, which stopped it there.
 	MarkerTakenOver MarkerKind = "taken_over"
+	// MarkerSubagentInput: an update about a child made no sense (a child
+	// never announced, a second end, a reused id); it was recorded as it came.
+	MarkerSubagentInput MarkerKind = "subagent_input"
+	// MarkerSubagentUnknown: a repair found children running when their
+	// owner died; each is marked unknown (child_ended).
+	MarkerSubagentUnknown MarkerKind = "subagent_unknown"
 )
 
 // Marker severities.
@@ -81,6 +87,8 @@ var markerSeverity = map[MarkerKind]string{
 	MarkerAuthRequired:        SeverityError,
 	MarkerResumeFailed:        SeverityWarning,
 	MarkerToolOutcomeUnknown:  SeverityWarning,
+	MarkerSubagentInput:       SeverityWarning,
+	MarkerSubagentUnknown:     SeverityWarning,
 	MarkerContinuationPaused:  SeverityWarning,
 	MarkerContinuationResumed: SeverityInfo,
 	MarkerSessionRepaired:     SeverityInfo,

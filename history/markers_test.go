@@ -18,7 +18,7 @@ func TestMarkerKind_HasFixedSeverity(t *testing.T) {
 		"permission_timeout": "warning", "usage_limit": "warning",
 		"session_rewound": "info", "session_forked": "info", "setup_not_offered": "warning",
 		"notify_failed": "warning", "agent_switched": "info", "limit_data": "warning", "wake_report": "info",
-		"message_refused": "warning", "ran_offline": "warning",
+		"message_refused": "warning", "ran_offline": "warning", "subagent_input": "warning", "subagent_unknown": "warning",
 	}
 	if len(markerSeverity) != len(want) {
 		t.Errorf("%d kinds, want %d", len(markerSeverity), len(want))

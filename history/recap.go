@@ -35,6 +35,9 @@ type Recap struct {
 	PendingMarkers  []eventlog.Event `json:"pending_markers"`
 	PendingInputs   []PendingInput   `json:"pending_inputs"`
 	Snapshot        Snapshot         `json:"snapshot"`
+	// Children counts the agent's children by state (running, completed,
+	// unknown, ...); absent when it started none.
+	Children map[string]int `json:"children,omitempty"`
 }
 
 // RecapSession is the session record, redacted, with its badge.

@@ -42,10 +42,10 @@ func (r *StreamRedactor) Events(evs []*eventlog.Event) []*eventlog.Event {
 			out = append(r.st.flushInto(out), e)
 			continue
 		}
-		if t := r.st.template; t.Type != e.Type || t.TurnID != e.TurnID {
+		if t := r.st.template; t.Type != e.Type || t.TurnID != e.TurnID || t.ChildID != e.ChildID || t.Role != e.Role || t.Source != e.Source {
 			out = r.st.flushInto(out)
 		}
-		r.st.template = eventlog.Event{Type: e.Type, Role: e.Role, TurnID: e.TurnID}
+		r.st.template = eventlog.Event{Type: e.Type, Role: e.Role, TurnID: e.TurnID, ChildID: e.ChildID, Source: e.Source}
 		if text := r.st.push(e.Content); text != "" {
 			e.Content = text
 			out = append(out, e)
@@ -54,8 +54,15 @@ func (r *StreamRedactor) Events(evs []*eventlog.Event) []*eventlog.Event {
 	return out
 }
 
+// isChunk: a streamed piece of the agent's or a child's text (a child's
+// prompt, role user, and its answer to its parent come whole, but are
+// redacted the same way).
 func isChunk(e *eventlog.Event) bool {
-	return e.Type == eventlog.EventAgentMessage || e.Type == eventlog.EventAgentThought
+	switch e.Type {
+	case eventlog.EventAgentMessage, eventlog.EventAgentThought, eventlog.EventChildMessage, eventlog.EventChildThought:
+		return true
+	}
+	return false
 }
 
 func hasChunk(evs []*eventlog.Event) bool {

@@ -29,6 +29,8 @@ func RenderText(entries []Entry) string {
 					name = "unknown"
 				}
 				e.WriteString("  [tool] " + name + " (" + p.State + ")\n")
+			case PartSubagent:
+				e.WriteString(renderSubagent(p))
 			case PartMarker:
 				e.WriteString("  ! " + indent(strings.TrimSpace(p.Text), "    ") + "\n")
 			case PartUnknown:

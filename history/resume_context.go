@@ -205,6 +205,7 @@ func replayEntries(history []eventlog.Event) []replayEntry {
 		entries   []replayEntry
 		callIndex = map[string]int{} // tool_call_id → its entry
 		asst      assistantText
+		children  = map[string]string{} // child id → its name (resume_children.go)
 	)
 	flush := func() {
 		if text, truncated, ok := asst.take(); ok {
@@ -212,6 +213,11 @@ func replayEntries(history []eventlog.Event) []replayEntry {
 		}
 	}
 	for _, e := range history {
+		if c, ok := childEntry(e, children); ok {
+			flush()
+			entries = append(entries, c)
+			continue
+		}
 		switch e.Type {
 		case eventlog.EventUserMessage:
 			flush()

@@ -49,16 +49,16 @@ func (f *logScan) line(line []byte, partial bool) {
 	}
 	r := gjson.GetManyBytes(line, "type", "seq", "turn_id", "content", "tool_name")
 	switch typ := r[0].String(); typ {
-	case eventlog.EventAgentMessage, eventlog.EventAgentThought:
+	case eventlog.EventAgentMessage, eventlog.EventAgentThought, eventlog.EventChildMessage, eventlog.EventChildThought:
 		if f.turns == nil {
 			f.turns = map[string]bool{}
 		}
 		f.turns[r[2].String()] = true
-	case eventlog.EventUserMessage, eventlog.EventToolResult:
+	case eventlog.EventUserMessage, eventlog.EventToolResult, eventlog.EventChildToolResult:
 		if !partial {
 			f.match(typ, r[1].Int(), Redact(r[3].String()), nil, nil)
 		}
-	case eventlog.EventToolCall:
+	case eventlog.EventToolCall, eventlog.EventChildToolCall:
 		if !partial {
 			f.match(typ, r[1].Int(), Redact(r[4].String()), nil, nil)
 		}
@@ -103,22 +103,31 @@ func (f *logScan) assemble(b []byte) {
 
 func (f *logScan) assembleLine(line []byte) {
 	typ := gjson.GetBytes(line, "type").String()
-	if typ != eventlog.EventAgentMessage && typ != eventlog.EventAgentThought || !gjson.ValidBytes(line) {
+	if !streamed(typ) || !gjson.ValidBytes(line) {
 		f.flush() // any other event ends the message in progress
 		return
 	}
-	r := gjson.GetManyBytes(line, "turn_id", "seq", "content")
-	turn := r[0].String()
+	r := gjson.GetManyBytes(line, "turn_id", "seq", "content", "child_id")
+	turn := r[0].String() + "\x00" + r[3].String() // a child's stream is its own message
 	if typ != f.run.typ || turn != f.run.turn {
 		f.flush()
 		f.run.typ, f.run.turn = typ, turn
 	}
-	if !f.turns[turn] {
+	if !f.turns[r[0].String()] {
 		return
 	}
 	f.run.seqs = append(f.run.seqs, r[1].Int())
 	f.run.offsets = append(f.run.offsets, f.run.text.Len())
 	f.run.text.WriteString(r[2].String())
+}
+
+// streamed reports whether events of type typ are chunks of a message.
+func streamed(typ string) bool {
+	switch typ {
+	case eventlog.EventAgentMessage, eventlog.EventAgentThought, eventlog.EventChildMessage, eventlog.EventChildThought:
+		return true
+	}
+	return false
 }
 
 // flush matches the run in progress, redacted as a whole, and ends it.

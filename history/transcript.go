@@ -22,6 +22,7 @@ type Part struct {
 	Output     string          `json:"output,omitempty"`
 	Kind       string          `json:"kind,omitempty"`
 	Severity   string          `json:"severity,omitempty"`
+	ChildID    string          `json:"childId,omitempty"` // a subagent part (transcript_children.go)
 }
 
 // Message is one turn of speech in the transcript: a user's message, the
@@ -128,9 +129,15 @@ type assembler struct {
 	// of the current message) gathers them here, so N chunks cost O(N).
 	open     strings.Builder
 	openPart *Part
+
+	kids map[string]*childStream // each child's part (transcript_children.go)
 }
 
 func (a *assembler) fold(e eventlog.Event) {
+	if e.ChildID != "" && eventlog.IsChildEvent(e.Type) {
+		a.foldChild(e)
+		return
+	}
 	switch e.Type {
 	case eventlog.EventUserMessage:
 		a.endMessage()
@@ -300,6 +307,9 @@ func (a *assembler) finish() []Entry {
 		for _, p := range en.Message.Parts {
 			if (p.Type == PartText || p.Type == PartReasoning) && strings.TrimSpace(p.Text) == "" {
 				continue
+			}
+			if p.Type == PartSubagent {
+				p.Output = Redact(p.Output) // over the whole stream, as for the parent's text
 			}
 			parts = append(parts, p)
 		}

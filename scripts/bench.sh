@@ -191,6 +191,8 @@ mkdir -p "$BULK/wd"
 	"$K" start --title "bulk turns" "remember apple" >"$BULK/start.out" 2>/dev/null
 	BID=$(head -n 1 "$BULK/start.out")
 	measure kandev_bulk -dir "$BULK/wd" -- "$K" prompt "$BID" "/bulk 100000"
+	# The same stream from a subagent: recorded as the child's, tagged with its id.
+	measure kandev_bulk_child -dir "$BULK/wd" -- "$K" prompt "$BID" "/subagent bulk /bulk 100000"
 	"$T" emit -out "$RES" -name emit_bulk -runs "$RUNS" -cwd "$BULK/wd" -prompt "/bulk 100000" -- $AGENT || true
 
 	# The whole turn is read (not cut by head), so the stored conversation holds all 100,000 chunks.

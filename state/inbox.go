@@ -62,6 +62,9 @@ type Input struct {
 	// terminal: the owner parks its turn's requests for that sender to ask
 	// and answer (by request_id), wherever the owner runs.
 	Ask *Asker `json:"ask,omitempty"`
+	// Child makes a cancel one of a child session of the agent (kandev
+	// cancel --child): the turn goes on.
+	Child string `json:"child,omitempty"`
 	// ForInput limits a cancel to the turn that serves that prompt ("" for
 	// whatever turn runs).
 	ForInput string `json:"for_input,omitempty"`

@@ -126,6 +126,9 @@ type Session struct {
 	// CurrentTurn is the turn in progress ("" when none).
 	CurrentTurn string `json:"current_turn,omitempty"`
 	Turns       int    `json:"turns,omitempty"`
+	// Subagents counts the children (subagents, background tasks) the
+	// agent started, as the log records them (child_started).
+	Subagents int `json:"subagents,omitempty"`
 	// PermissionPending is set while a permission request waits for an answer.
 	PermissionPending bool `json:"permission_pending,omitempty"`
 	// ParkedRequests are the deferred permission requests waiting for

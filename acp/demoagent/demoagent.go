@@ -24,6 +24,17 @@
 //	/sleep MS         a pause that session/cancel interrupts
 //	/bulk N           N chunks "chunk i\n", streamed
 //	/crash            "crashing now", then os.Exit(3) without answering
+//	/subagent NAME TEXT
+//	                  a foreground child that runs TEXT's directives (split
+//	                  at ";") and ends; as its own session (subagents RFD)
+//	                  to a client that declared clientCapabilities.subagents,
+//	                  else folded into an "Agent: NAME" tool call
+//	/subagent-bg NAME TEXT
+//	                  the same child in the background: it outlives the turn
+//	                  (session/cancel of the child, or of its parent, stops it)
+//	/subagent-bad CASE
+//	                  updates about children that make no sense (stranger,
+//	                  twice, reuse: subagent_bad.go), for tests
 //	/abort            ends the turn with stopReason "cancelled" by itself
 //	/compact          the conversation becomes the words it was asked to
 //	                  remember; "Compacted the conversation: ..."
@@ -153,6 +164,7 @@ func Run(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 		sessions: make(map[string]*session),
 	}
 	out := &lockedWriter{w: w}
+	a.out = out
 	pr, pw := io.Pipe()
 	go a.filterLegacy(r, pw, out)
 	// The SDK reads pr only once the connection is wired (a.ready): its
@@ -200,6 +212,11 @@ type agent struct {
 	booleans atomic.Bool                // the client takes boolean config options (setup.go)
 	closing  bool
 	busy     sync.WaitGroup // running turns and replays
+
+	out       *lockedWriter // the output, for updates the SDK does not type (subagent.go)
+	subagents atomic.Bool   // the client declared clientCapabilities.subagents
+	kids      children      // running subagents, for session/cancel
+	folded    sync.Map      // child session id → *fold: children shown to the client as one tool call
 }
 
 var (
@@ -252,6 +269,9 @@ func (a *agent) scope(ctx context.Context) (context.Context, context.CancelFunc)
 
 // send delivers one session/update, honouring Options.Delay.
 func (a *agent) send(ctx context.Context, id string, u acp.SessionUpdate) error {
+	if a.foldUpdate(id, u) { // subagent.go
+		return ctx.Err()
+	}
 	if a.opts.Delay > 0 {
 		if err := sleep(ctx, a.opts.Delay); err != nil {
 			return err
@@ -454,8 +474,13 @@ func (a *agent) lookup(id string) *session {
 	return a.sessions[id]
 }
 
-// Cancel implements acp.Agent; the SDK has already cancelled the turn's context.
-func (a *agent) Cancel(context.Context, acp.CancelNotification) error { return nil }
+// Cancel implements acp.Agent; the SDK has already cancelled the turn's
+// context. A child session is cancelled here, and so are the background
+// children of a cancelled session, as Claude Code's interrupt stops them.
+func (a *agent) Cancel(_ context.Context, p acp.CancelNotification) error {
+	a.kids.cancel(string(p.SessionId))
+	return nil
+}
 
 // ListSessions implements acp.Agent; not supported.
 func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {

@@ -118,6 +118,7 @@ func selectOption(id, name string, category acp.SessionConfigOptionCategory, val
 func (a *agent) noteClientSession(line []byte) {
 	if gjson.GetBytes(line, "method").Str == "initialize" {
 		a.booleans.Store(gjson.GetBytes(line, "params.clientCapabilities.session.configOptions.boolean").IsObject())
+		a.subagents.Store(gjson.GetBytes(line, "params.clientCapabilities.subagents").IsObject())
 	}
 }
 

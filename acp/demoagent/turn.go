@@ -172,6 +172,14 @@ func (t *turn) directive(line string, before []string) error {
 		if n, err := strconv.Atoi(arg); err == nil && n > 0 {
 			return t.bulk(n)
 		}
+	case "/subagent-bad":
+		if handled, err := t.badSubagent(arg); handled { // subagent_bad.go
+			return err
+		}
+	case "/subagent", "/subagent-bg":
+		if name, text, _ := strings.Cut(arg, " "); strings.TrimSpace(text) != "" {
+			return t.subagent(name, strings.TrimSpace(text), verb == "/subagent-bg") // subagent.go
+		}
 	case "/crash":
 		if arg == "" {
 			return t.crash()

@@ -40,6 +40,7 @@ func (o *owner) claimNext(ctx context.Context) error {
 // gone all the same.
 func (o *owner) logAgentExit(e *eventlog.Event) {
 	if o.offline || o.claim.Holding() || !remote.Travels(o.job.Home, o.job.Config, o.job.SessionID) {
+		o.orphanChildren("The agent stopped while this child ran: its work may or may not have been done.", o.currentTurn()) // children.go
 		o.append(true, e)
 	}
 }

@@ -284,7 +284,10 @@ func (o *owner) serveInbox(ctx context.Context) error {
 					o.update(func(s *state.Session) { s.Stopped = true })
 				}
 				o.consume(in)
-			default: // a cancel with no turn to cancel
+			default: // a cancel with no turn to cancel, or of a child that outlived its turn
+				if in.Child != "" && !o.acted[in.ID] {
+					o.cancelChild(in) // children.go
+				}
 				o.consume(in)
 			}
 		}

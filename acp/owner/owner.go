@@ -505,4 +505,10 @@ func (o *owner) repairInterrupted(tr TurnRepair) {
 	o.mu.Lock()
 	o.turnID = ""
 	o.mu.Unlock()
+	// Children of earlier turns died with the same agent: marked in the
+	// repaired turn, and named by its continuation.
+	orphans := o.orphanChildren("kandev was stopped while this child ran: its work may or may not have been done.", turn) // children.go
+	if o.plan.FollowUp == FollowContinue {
+		o.plan.UnknownChildren = withOrphans(o.plan.UnknownChildren, orphans)
+	}
 }

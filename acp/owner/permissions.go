@@ -175,14 +175,15 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 			s.ParkedRequests = append(s.ParkedRequests, parked)
 		}
 	})
+	child := o.childOf(string(req.SessionId)) // children.go
 	o.conn.Barrier(func() {
 		var evs []*eventlog.Event
-		if id != "" && !o.noteCall(id) {
+		if id != "" && child == "" && !o.noteCall(id) {
 			// Some agents (Gemini CLI) ask before they announce the call: the
 			// log gets the call from the request, so its result has one to join.
 			evs = append(evs, acp.RequestedToolCall(o.currentTurn(), req))
 		}
-		evs = append(evs, &eventlog.Event{Type: eventlog.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: rid != "", RequestID: rid})
+		evs = append(evs, &eventlog.Event{Type: eventlog.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: rid != "", RequestID: rid, ChildID: child})
 		o.append(true, evs...)
 	})
 	mode, chosen := turnMode, ""
@@ -225,7 +226,7 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		answer["unasked"] = true
 	}
 	data, _ := json.Marshal(answer)
-	o.resolved(rid, &eventlog.Event{Type: eventlog.EventPermissionResolved, ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data})
+	o.resolved(rid, &eventlog.Event{Type: eventlog.EventPermissionResolved, ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data, ChildID: child})
 	return PermissionAnswer(optionID)
 }
 

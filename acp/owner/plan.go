@@ -9,6 +9,7 @@ import (
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
+	"github.com/kandev/kandev/subagents"
 	"github.com/kandev/kandev/verdict"
 )
 
@@ -82,6 +83,9 @@ type Plan struct {
 	// and the tool calls whose outcome is unknown.
 	Request      string
 	UnknownCalls []eventlog.Event
+	// UnknownChildren are the interrupted turn's children whose outcome is
+	// unknown: the continuation names them.
+	UnknownChildren []subagents.Child
 	// NotResent is the message of an interrupted turn that never reached the
 	// agent and is not sent again because automatic continuation is off
 	// ("" for none): the owner says so.
@@ -144,7 +148,7 @@ func NewPlan(in PlanInput) Plan {
 		}
 		p.FollowUp, p.Resend = followUp(info)
 		if p.FollowUp == FollowContinue {
-			p.Request, p.UnknownCalls = info.Request(), info.UnknownCalls
+			p.Request, p.UnknownCalls, p.UnknownChildren = info.Request(), info.UnknownCalls, info.UnknownChildren
 		}
 	}
 	if d.Drop && in.Facts.AwaitingTurn == d.Turn && DecideDelivery(in.Facts.Awaiting) == PromptNeverSent {
@@ -293,10 +297,17 @@ func followUp(info TurnInfo) (FollowUp, Message) {
 // the interrupted request (bounded by maxBytes, like the resume context)
 // unless the restored agent is shown to hold it (held, RequestHeld).
 func (p Plan) ContinuationPrompt(held bool, sessionID string, maxBytes int) string {
-	if held {
-		return history.BuildContinuationPrompt(p.UnknownCalls)
+	note := subagents.ContinuationNote(p.UnknownChildren)
+	if note != "" {
+		note = "\n\n" + note
 	}
-	return history.BuildContinuationPromptQuoting(p.UnknownCalls, p.Request, sessionID, maxBytes)
+	if held {
+		return history.BuildContinuationPrompt(p.UnknownCalls) + note
+	}
+	if maxBytes > len(note) {
+		maxBytes -= len(note) // the whole prompt keeps the bound
+	}
+	return history.BuildContinuationPromptQuoting(p.UnknownCalls, p.Request, sessionID, maxBytes) + note
 }
 
 // RequestHeld says whether the restored agent is shown to hold request:

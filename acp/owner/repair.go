@@ -10,6 +10,7 @@ import (
 
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/subagents"
 )
 
 var ownPID = os.Getpid()
@@ -28,6 +29,9 @@ type TurnRepair struct {
 	PermissionOpen bool
 	Source         string // the turn's source
 	UserText       string // the turn's user message as logged
+	// UnknownChildren are the turn's children whose outcome is unknown
+	// (children.go).
+	UnknownChildren []subagents.Child
 	// ClosedByShutdown is set when the turn already ended with stop_reason
 	// shutdown: an owner terminated by SIGTERM closed it and left it owed
 	// its continuation. Fixes is nil (nothing to append).
@@ -39,6 +43,9 @@ var agentEventTypes = map[string]bool{
 	eventlog.EventAgentMessage: true, eventlog.EventAgentThought: true, eventlog.EventToolCall: true,
 	eventlog.EventToolResult: true, eventlog.EventPlan: true, eventlog.EventAgentUpdate: true,
 	eventlog.EventPermissionRequest: true,
+	// A child the agent started, and the child's stream, are its answer too.
+	eventlog.EventChildStarted: true, eventlog.EventChildMessage: true, eventlog.EventChildThought: true,
+	eventlog.EventChildToolCall: true, eventlog.EventChildToolResult: true, eventlog.EventChildUpdate: true,
 }
 
 // TurnInfo is what a turn's events say about it.
@@ -62,6 +69,9 @@ type TurnInfo struct {
 	// Unresolved are the tool calls without a result; UnknownCalls also
 	// counts those whose result a repair marked unknown.
 	Unresolved, UnknownCalls []eventlog.Event
+	// UnknownChildren are the children without a recorded end, or marked
+	// unknown by a repair.
+	UnknownChildren []subagents.Child
 }
 
 // DescribeTurn reads turn turnID from its events (in seq order).
@@ -106,6 +116,7 @@ func DescribeTurn(events []eventlog.Event, turnID string) TurnInfo {
 		}
 	}
 	info.PermissionOpen = len(asked) > 0
+	info.UnknownChildren = unvouched(events, turnID)
 	for _, c := range calls {
 		status, resolved := result[c.ToolCallID]
 		if !resolved {
@@ -153,10 +164,10 @@ func RepairTurn(events []eventlog.Event, turnID, stop string) TurnRepair {
 	if info.Ended {
 		// Nothing to append. A turn closed by a terminated owner (SIGTERM) is
 		// still owed its continuation.
-		return TurnRepair{ClosedByShutdown: info.StopReason == eventlog.StopShutdown, UnknownCalls: info.UnknownCalls,
+		return TurnRepair{ClosedByShutdown: info.StopReason == eventlog.StopShutdown, UnknownCalls: info.UnknownCalls, UnknownChildren: info.UnknownChildren,
 			Accepted: info.Accepted, Delivery: DecideDelivery(info), PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
 	}
-	r := TurnRepair{UnknownCalls: info.Unresolved, Accepted: info.Accepted, Delivery: DecideDelivery(info),
+	r := TurnRepair{UnknownCalls: info.Unresolved, UnknownChildren: info.UnknownChildren, Accepted: info.Accepted, Delivery: DecideDelivery(info),
 		PermissionOpen: info.PermissionOpen, Source: info.Source, UserText: info.UserText}
 	var unknown []string
 	for _, c := range info.Unresolved {
@@ -164,6 +175,7 @@ func RepairTurn(events []eventlog.Event, turnID, stop string) TurnRepair {
 		r.Fixes = append(r.Fixes, &eventlog.Event{Type: eventlog.EventToolResult, TurnID: turnID, ToolName: c.ToolName, ToolCallID: c.ToolCallID,
 			ToolStatus: toolStatusUnknown, Content: "kandev was stopped while this tool call ran: the action may or may not have happened."})
 	}
+	r.Fixes = append(r.Fixes, childRepairs(turnID, info.UnknownChildren)...) // children.go
 	r.Fixes = append(r.Fixes, &eventlog.Event{Type: eventlog.EventTurnEnded, TurnID: turnID, StopReason: stop})
 	summary := "Repaired turn " + turnID + " interrupted by the owner's death"
 	if len(unknown) > 0 {

@@ -157,7 +157,8 @@ func (o *owner) launchSpec(cmd []string) acp.LaunchSpec {
 // connect makes proc the owner's agent and opens the ACP connection to it.
 func (o *owner) connect(proc acp.Transport) {
 	o.proc = proc
-	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers(), AllowTerminal: o.terminalAllowed, Elicit: o.elicit})
+	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers(),
+		AllowTerminal: o.terminalAllowed, Elicit: o.elicit, KnownChildren: o.knownChildren()})
 }
 
 // progress reports a start-up step to the person (Job.Progress).

@@ -59,8 +59,11 @@ func ResumeContextFor(h *state.Home, s *state.Session, request string, maxBytes 
 func historyForContext(path string, maxBytes, epoch int) (evs []eventlog.Event, olderUnread bool) {
 	keep := func(line []byte) bool {
 		switch gjson.GetBytes(line, "type").String() {
-		case eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventToolCall, eventlog.EventToolResult, eventlog.EventTurnStarted, eventlog.EventTurnEnded, eventlog.EventRewind:
+		case eventlog.EventUserMessage, eventlog.EventAgentMessage, eventlog.EventToolCall, eventlog.EventToolResult, eventlog.EventTurnStarted, eventlog.EventTurnEnded, eventlog.EventRewind,
+			eventlog.EventChildStarted, eventlog.EventChildEnded:
 			return true
+		case eventlog.EventChildMessage: // a child's answer, not its stream
+			return gjson.GetBytes(line, "source").Str == "reply"
 		}
 		return false
 	}

@@ -143,6 +143,7 @@ func (o *owner) onEvents(evs []*eventlog.Event) {
 	o.noteWindows(evs)    // window.go: the agent's usage window goes on the record
 	o.noteAgentSetup(evs) // owner_setup.go: mode and option changes the agent reports
 	o.noteAgentTitle(evs) // title.go: the title the agent gives the session
+	o.countChildren(evs)  // children.go: the record counts the children
 }
 
 // prompt sends the turn and waits for its end, the agent's death, the idle
@@ -253,6 +254,10 @@ func (o *owner) checkTurn(done chan promptAnswer) (stop string, err error, ended
 		return eventlog.StopError, err, true
 	}
 	if in := o.controlRequested(); in.Kind != "" {
+		if in.Child != "" {
+			o.cancelChild(in) // children.go: the turn goes on
+			return "", nil, false
+		}
 		kind := in.Kind
 		o.cancelAndWait(done)
 		o.personEnded = true

@@ -16,8 +16,11 @@ type RepairReport struct {
 	TornBytes    int64    `json:"torn_bytes"`
 	Turn         string   `json:"interrupted_turn,omitempty"`
 	UnknownCalls []string `json:"unknown_tool_calls"`
-	Appended     int      `json:"appended_events"`
-	DryRun       bool     `json:"dry_run"`
+	// UnknownChildren are the interrupted turn's children (subagents)
+	// whose outcome is unknown.
+	UnknownChildren []string `json:"unknown_children"`
+	Appended        int      `json:"appended_events"`
+	DryRun          bool     `json:"dry_run"`
 	// Pending is the interrupted turn the next resume continues (repair
 	// never sends the continuation itself).
 	Pending string `json:"continuation_pending,omitempty"`
@@ -40,7 +43,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 	if dryRun {
 		return previewRepair(h, s, id, stop)
 	}
-	rep := &RepairReport{SessionID: id, UnknownCalls: []string{}}
+	rep := &RepairReport{SessionID: id, UnknownCalls: []string{}, UnknownChildren: []string{}}
 	log, torn, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
 		return nil, err
@@ -68,6 +71,9 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		}
 		for _, c := range tr.UnknownCalls {
 			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
+		}
+		for _, c := range tr.UnknownChildren {
+			rep.UnknownChildren = append(rep.UnknownChildren, c.ID)
 		}
 	}
 	if len(evs) > 0 {
@@ -106,7 +112,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 // previewRepair is what Repair would do, read without writing: s is the
 // loaded record, changed in this copy only.
 func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairReport, error) {
-	rep := &RepairReport{SessionID: id, DryRun: true, UnknownCalls: []string{}}
+	rep := &RepairReport{SessionID: id, DryRun: true, UnknownCalls: []string{}, UnknownChildren: []string{}}
 	r, err := eventlog.ScanBackward(h.LogPath(id), func(int64, []byte) bool { return false })
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		return nil, err
@@ -119,6 +125,9 @@ func previewRepair(h *state.Home, s *state.Session, id, stop string) (*RepairRep
 		}
 		for _, c := range tr.UnknownCalls {
 			rep.UnknownCalls = append(rep.UnknownCalls, c.ToolCallID)
+		}
+		for _, c := range tr.UnknownChildren {
+			rep.UnknownChildren = append(rep.UnknownChildren, c.ID)
 		}
 		// What the repair would record, in this copy only.
 		owner.ReleaseInitialPrompt(s, tr, tr.Fixes != nil && stop == eventlog.StopShutdown)

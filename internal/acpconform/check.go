@@ -154,6 +154,7 @@ type peer struct {
 	fsWrite     bool
 	terminal    bool
 	elicitation bool
+	subagents   bool
 	// seen counts the notifications of each kind; validated the messages
 	// checked against the schema.
 	seen      map[string]int
@@ -174,6 +175,7 @@ func readPeer(in []byte) *peer {
 			p.fsRead, p.fsWrite = caps.Get("fs.readTextFile").Bool(), caps.Get("fs.writeTextFile").Bool()
 			p.terminal = caps.Get("terminal").Bool()
 			p.elicitation = caps.Get("elicitation").IsObject()
+			p.subagents = caps.Get("subagents").IsObject()
 		}
 	}
 	return p

@@ -11,6 +11,7 @@ const (
 	newSession  = `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`
 	initAnswer  = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`
 	boolOption  = `{"id":"fast","name":"Fast","type":"boolean","currentValue":false}`
+	subagentUpd = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","title":"scout","capabilities":{"cancel":{}},"state":{"state":"running"}}}}`
 	selOption   = `{"id":"model","name":"Model","category":"model","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]}`
 )
 
@@ -22,6 +23,8 @@ func TestCheckAgentSide(t *testing.T) {
 	cases := []struct {
 		name, in, out, want string // want: "" for no violation, else a part of the problem
 	}{
+		{"a subagent update to a client that declared subagents", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"subagents":{}}}}`, subagentUpd, ""},
+		{"a subagent update to a client that did not declare them", initPlain, subagentUpd, "did not declare clientCapabilities.subagents"},
 		{"a plain conversation", initPlain + "\n" + newSession, initAnswer + "\n" + `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","configOptions":[` + selOption + `]}}`, ""},
 		{"a boolean option to a client that did not declare them", initPlain + "\n" + newSession, `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","configOptions":[` + boolOption + `]}}`, "boolean config option \"fast\""},
 		{"a boolean option to a client that declared them", initBoolean + "\n" + newSession, `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","configOptions":[` + boolOption + `]}}`, ""},

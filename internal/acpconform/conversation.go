@@ -76,6 +76,19 @@ func (c *Checker) checkCall(p *peer, method string, isRequest bool, l []byte) st
 		return fmt.Sprintf("%q sent as a %s", method, map[bool]string{true: "request", false: "notification"}[isRequest])
 	}
 	params := gjson.GetBytes(l, "params")
+	if form := subagentForm(method, params); form != "" {
+		// The subagents RFD's updates are in the unstable schema only, and
+		// only for a client that declared clientCapabilities.subagents; the
+		// RFD's earlier draft (which Claude's adapter still sends to some
+		// clients) is in no schema.
+		if !p.subagents {
+			return "a subagent update sent to a client that did not declare clientCapabilities.subagents"
+		}
+		if form == "draft" {
+			return ""
+		}
+		set = c.unstable
+	}
 	if p.toValidate(isRequest, method+"/"+params.Get("update.sessionUpdate").Str) {
 		if err := set.validate(def, decode(params.Raw)); err != nil {
 			return fmt.Sprintf("%s params do not validate: %v", method, err)
@@ -113,6 +126,21 @@ func (c *Checker) checkAnswer(p *peer, id string, l []byte) string {
 		return fmt.Sprintf("%s answer carries models, which the protocol removed (the model is a config option of category model)", method)
 	}
 	return p.booleanLeak(result)
+}
+
+// subagentForm says whether a message is one of the subagents RFD's
+// session updates ("rfd"), of its earlier draft ("draft"), or neither ("").
+func subagentForm(method string, params gjson.Result) string {
+	if method != "session/update" {
+		return ""
+	}
+	switch params.Get("update.sessionUpdate").Str {
+	case "subagent_update", "session_message", "session_message_chunk":
+		return "rfd"
+	case "subagent_spawned", "subagent_state_update", "async_task_spawned", "async_task_progress", "async_task_state_update":
+		return "draft"
+	}
+	return ""
 }
 
 // allows says what is wrong with calling method on a client that declared p.

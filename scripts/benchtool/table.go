@@ -46,6 +46,7 @@ var rows = []row{
 	{pair: "transcript page (200): 1,000,000 vs 1,000 events", kandev: "transcript_1m", peer: "transcript_1k", max: 2, target: "<= 2x"},
 	{pair: "resume context build: 1,000,000 vs 1,000 events (go bench)", kandev: "gobench_ResumeContextFromLog_1M_events", peer: "gobench_ResumeContextFromLog_1k_events", max: 2, target: "<= 2x"},
 	{pair: "/bulk 100000 turn (kandev prompt)  vs  agent emit time", kandev: "kandev_bulk", peer: "emit_bulk", max: 1.5, target: "<= 1.5x"},
+	{pair: "/bulk 100000 inside a subagent  vs  the same turn in the parent", kandev: "kandev_bulk_child", peer: "kandev_bulk", max: 1.5, target: "<= 1.5x"},
 	{pair: "session/load replaying 100,000 (kandev resume)  vs  agent emit", kandev: "kandev_load", peer: "emit_load", max: 2, target: "<= 2x"},
 	{pair: "peak RSS: kandev list --resumable, 10,000 sessions", kandev: "list_10k", max: 64, target: "<= 64 MiB", rss: true},
 	{pair: "peak RSS: kandev recap, 1,000,000 events", kandev: "recap_1m", max: 64, target: "<= 64 MiB", rss: true},

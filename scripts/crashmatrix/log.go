@@ -24,6 +24,7 @@ type event struct {
 	ToolName   string `json:"tool_name"`
 	ToolCallID string `json:"tool_call_id"`
 	ToolStatus string `json:"tool_status"`
+	ChildID    string `json:"child_id"`
 	Source     string `json:"source"`
 	StopReason string `json:"stop_reason"`
 	State      string `json:"state"`
@@ -113,6 +114,7 @@ type turnInfo struct {
 	unknown     map[string]bool // tool_call id -> has a tool_result with tool_status unknown
 	permPending map[string]bool // tool_call id -> permission_requested without permission_resolved
 	userText    string
+	children    map[string]string // child id -> its recorded end ("" while running)
 }
 
 func (t *turnInfo) openCalls() []string {
@@ -153,7 +155,7 @@ func turns(evs []event) []*turnInfo {
 	for i, e := range evs {
 		if e.Type == "turn_started" {
 			t := &turnInfo{id: e.TurnID, source: e.Source, startIdx: i, results: map[string]bool{},
-				unknown: map[string]bool{}, permPending: map[string]bool{}}
+				unknown: map[string]bool{}, permPending: map[string]bool{}, children: map[string]string{}}
 			out = append(out, t)
 			by[e.TurnID] = t
 			continue
@@ -186,6 +188,13 @@ func turns(evs []event) []*turnInfo {
 				t.agentEvents++
 			}
 			t.results[e.ToolCallID] = true
+		case "child_started", "child_message", "child_thought", "child_tool_call", "child_tool_result", "child_update":
+			t.agentEvents++ // a child is the agent's answer too
+			if _, seen := t.children[e.ChildID]; !seen {
+				t.children[e.ChildID] = ""
+			}
+		case "child_ended":
+			t.children[e.ChildID] = e.State
 		case "permission_requested":
 			t.permPending[e.ToolCallID] = true
 		case "permission_resolved":

@@ -104,6 +104,11 @@ var scenarios = []*scenario{
 		prompt: func(r *rand.Rand) string {
 			return "/say about to write a file\n/write out.txt " + strings.ToUpper(sentence(r, 8))
 		}},
+	{name: "subagent", delayMin: 40, delayMax: 100, perms: "approve-all",
+		events: []string{evTurnStarted, "child_started", "child_tool_call", "child_tool_result", "child_message", evTurnEnded},
+		prompt: func(r *rand.Rand) string {
+			return "/say delegating\n/subagent scout /write out.txt " + strings.ToUpper(sentence(r, 8)) + ";/say " + sentence(r, 40) + "\n/say back"
+		}},
 	{name: "slowboot", delayMin: 40, delayMax: 100, bootMin: 300, bootMax: 800, events: base,
 		prompt: func(r *rand.Rand) string { return "/say hello after a slow boot: " + sentence(r, 40) }},
 }

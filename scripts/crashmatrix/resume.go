@@ -135,6 +135,11 @@ func (t *turnTrial) checkRepaired(l1 *sessionLog) {
 		if u != nil && len(u.unknown) != len(open) {
 			r.failf("%d unknown-outcome tool results for %d open tool calls", len(u.unknown), len(open))
 		}
+		for c, end := range last.children {
+			if end == "" && (u == nil || u.children[c] != "unknown") {
+				r.failf("child %s running when turn %s was interrupted ended %q after resume, want unknown", c, last.id, u.children[c])
+			}
+		}
 	}
 	for _, u := range all1 {
 		if !u.ended {
@@ -148,6 +153,11 @@ func (t *turnTrial) checkRepaired(l1 *sessionLog) {
 				r.advisories = append(r.advisories, "tool call of a cancelled turn has no tool_result")
 			default:
 				r.failf("tool call %s of turn %s has no tool_result after resume", c, u.id)
+			}
+		}
+		for c, end := range u.children {
+			if end == "" {
+				r.failf("child %s of turn %s has no recorded end after resume", c, u.id)
 			}
 		}
 		if (last == nil || u.id != last.id || !t.interrupted) && len(u.unknown) > 0 {
