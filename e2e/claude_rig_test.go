@@ -49,7 +49,6 @@ func claudeInstall(t *testing.T) string {
 	if claudeAdapter == "" {
 		t.Skip("SKIP: " + claudeSkipReason)
 	}
-	heavyAgent(t, 1)
 	return claudeAdapter
 }
 

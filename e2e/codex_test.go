@@ -58,7 +58,6 @@ func codexInstall(t *testing.T) string {
 	if codexBinPath == "" {
 		t.Skip("SKIP: " + codexSkipReason)
 	}
-	heavyAgent(t, 1)
 	return codexBinPath
 }
 

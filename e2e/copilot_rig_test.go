@@ -52,7 +52,6 @@ func copilotInstall(t *testing.T) string {
 	if copilotBinPath == "" {
 		t.Skip("SKIP: " + copilotSkipReason)
 	}
-	heavyAgent(t, 1)
 	return copilotBinPath
 }
 

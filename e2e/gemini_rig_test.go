@@ -52,7 +52,6 @@ func geminiInstall(t *testing.T) string {
 	if geminiBin == "" {
 		t.Skip("SKIP: " + geminiSkipReason)
 	}
-	heavyAgent(t, 1)
 	return geminiBin
 }
 

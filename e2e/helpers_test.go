@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 // -parallel: an end-to-end test mostly waits on its processes (an agent's
 // turn, a linger, a kill), so more of them than CPUs keep the CPUs busy.
 // KANDEV_E2E_PARALLEL sets it, as -parallel does.
-const e2eParallel = 16
+const e2eParallel = 12
 
 // setParallel raises -parallel to e2eParallel (or KANDEV_E2E_PARALLEL)
 // unless the command line gave it.
@@ -161,9 +161,15 @@ func (w *world) run(args ...string) result {
 	return w.runInput("", args...)
 }
 
+// commandTimeout bounds one kandev command of a test: a real agent's start
+// and turn take minutes on two loaded cores (an OpenCode launch alone is
+// 4.4 s of CPU; the suite starts dozens at once), and a test that hangs is
+// still caught.
+const commandTimeout = 4 * time.Minute
+
 func (w *world) runInput(stdin string, args ...string) result {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, kandevBin, args...)
 	cmd.Dir = w.cwd

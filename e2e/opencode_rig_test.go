@@ -46,7 +46,6 @@ func openCodeInstall(t *testing.T) string {
 	if openCodeBinPath == "" {
 		t.Skip("SKIP: " + openCodeSkipReason)
 	}
-	heavyAgent(t, 2)
 	return openCodeBinPath
 }
 
