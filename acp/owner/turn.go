@@ -139,8 +139,12 @@ func (o *owner) onEvents(evs []*eventlog.Event) {
 	if acceptedNow && fn != nil {
 		fn()
 	}
+	// window.go: the agent's usage window goes on the record before its
+	// limit event is in the log, so an owner killed after that line leaves
+	// a record whose window holds unattended work back.
+	problem := o.noteWindows(evs)
 	o.appendUpdates(evs)  // usage.go: usage events also update the record's totals
-	o.noteWindows(evs)    // window.go: the agent's usage window goes on the record
+	problem()             // a marker for window data that made no sense, after it
 	o.noteAgentSetup(evs) // owner_setup.go: mode and option changes the agent reports
 	o.noteAgentTitle(evs) // title.go: the title the agent gives the session
 	o.countChildren(evs)  // children.go: the record counts the children

@@ -14,9 +14,9 @@ import (
 )
 
 // noteWindows puts the newest usage window the agent reported on the
-// record, and says once, with a marker, what in it made no sense (the
-// limit event keeps the rest).
-func (o *owner) noteWindows(evs []*eventlog.Event) {
+// record, and returns what says once, with a marker appended after the
+// events, what in it made no sense (the limit event keeps the rest).
+func (o *owner) noteWindows(evs []*eventlog.Event) (problem func()) {
 	var w *state.RateWindow
 	for _, e := range evs {
 		if e.Type != eventlog.EventLimit {
@@ -28,14 +28,16 @@ func (o *owner) noteWindows(evs []*eventlog.Event) {
 		}
 	}
 	if w == nil {
-		return
+		return func() {}
 	}
 	before := o.session().RateLimit
 	o.update(func(s *state.Session) { s.RateLimit = w })
-	if w.Problem != "" && (before == nil || before.Problem != w.Problem) {
-		m := history.NewMarker(history.MarkerLimitData, "The agent's usage window report made no sense in part: "+w.Problem+"; kandev kept the rest.", "")
-		m.TurnID = o.currentTurn()
-		o.append(false, &m)
+	return func() {
+		if w.Problem != "" && (before == nil || before.Problem != w.Problem) {
+			m := history.NewMarker(history.MarkerLimitData, "The agent's usage window report made no sense in part: "+w.Problem+"; kandev kept the rest.", "")
+			m.TurnID = o.currentTurn()
+			o.append(false, &m)
+		}
 	}
 }
 
