@@ -80,9 +80,8 @@ func TestCrashMatrix_TwoMachinesNeverRunTwoTurnsAtOnePositionNorLoseOne(t *testi
 			t.Skipf("SKIP: the two-machine trials need %s", tool)
 		}
 	}
-	// Opt-in for now: 200 trials take about 14 minutes on 2 cores, and 2 of
-	// 200 (seed 4343) still find open bugs (a self-fencing reported as
-	// Ctrl-C, a claim left held); docs/testing.md.
+	// Opt-in: 200 trials take about 14 minutes on 2 cores, more than CI
+	// has; docs/testing.md.
 	n, seed := os.Getenv("KANDEV_TWO_MACHINE_TRIALS"), "4343"
 	if n == "" {
 		t.Skip("SKIP: the two-machine trials run only when asked: KANDEV_TWO_MACHINE_TRIALS=200 go test ./e2e -run TestCrashMatrix_TwoMachines")
