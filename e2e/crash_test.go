@@ -202,8 +202,22 @@ func TestCrash_InitialPromptKilledBeforeAcceptanceIsSentAgain(t *testing.T) {
 	w := newWorld(t)
 	slowStart := writeScript(t, "slow-start", "sleep 2\nexec "+kandevBin+" demo-agent\n")
 	w.config("[agents.slowstart]\ncommand = [\"" + slowStart + "\"]\n")
-	w.killAt(func(eventlog.Event) bool { return false }, 700*time.Millisecond, "start", "--agent", "slowstart", "remember GUAVA")
+	// Killed once the session exists: its agent takes 2 s to start, so the
+	// prompt has not been accepted (a fixed 700 ms came before the session
+	// was made on a loaded machine, CI).
 	h, _ := state.OpenHome(w.home)
+	cmd := exec.Command(kandevBin, "start", "--agent", "slowstart", "remember GUAVA")
+	cmd.Dir, cmd.Env = w.cwd, w.env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the session to exist", func() bool {
+		all, _ := h.ListSessions()
+		return len(all) == 1
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	w.killHome()
+	cmd.Wait()
 	all, _ := h.ListSessions()
 	if len(all) != 1 {
 		t.Fatalf("%d sessions", len(all))
