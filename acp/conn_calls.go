@@ -33,6 +33,10 @@ func (c *Conn) Initialize(ctx context.Context) (sdk.InitializeResponse, error) {
 
 // NewSession asks for a fresh agent session in cwd.
 func (c *Conn) NewSession(ctx context.Context) (string, error) {
+	// Until the answer names it, an update of an id kandev does not know
+	// is the new session's own (Copilot sends some before it answers), not
+	// a child that was never announced.
+	c.parentUnknown()
 	resp, err := c.sdk.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.opts.Cwd, McpServers: c.mcpServers()})
 	c.answered(resp.Modes, resp.ConfigOptions)
 	c.setParent(string(resp.SessionId))
@@ -69,6 +73,7 @@ func (c *Conn) LoadSession(ctx context.Context, token string) error {
 // Fork asks the agent for a new session that copies token's conversation
 // (session/fork, unstable), in cwd; it returns the new session's token.
 func (c *Conn) Fork(ctx context.Context, token string) (string, error) {
+	c.parentUnknown() // as for NewSession: the fork's own updates are no child's
 	resp, err := c.sdk.UnstableForkSession(ctx, sdk.UnstableForkSessionRequest{SessionId: sdk.SessionId(token), Cwd: c.opts.Cwd})
 	return string(resp.SessionId), c.wrap(ctx, err)
 }

@@ -104,6 +104,13 @@ func messageText(upd gjson.Result) string {
 
 // setParent notes the agent's session id for kandev's session: updates of
 // any other session are a child's.
+// parentUnknown: the agent is making kandev's session (session/new, fork)
+// and has not said its id yet; every id not announced as a child is the
+// parent's until it has.
+func (c *Conn) parentUnknown() {
+	c.parent.Store(new(string))
+}
+
 func (c *Conn) setParent(token string) {
 	if token != "" {
 		c.parent.Store(&token)
