@@ -67,8 +67,11 @@ func (w *world) openEditor(args ...string) *editorProc {
 	return e
 }
 
+// editorCtx bounds one request of the editor: a real agent behind kandev
+// acp takes more than a minute to start on two loaded cores (OpenCode's
+// session/new ran out of 60 s in CI).
 func editorCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 60*time.Second)
+	return context.WithTimeout(context.Background(), 3*time.Minute)
 }
 
 func (e *editorProc) initialize() sdk.InitializeResponse {
