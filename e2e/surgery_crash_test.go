@@ -142,6 +142,7 @@ func TestSurgery_SIGKILLDuringEachOperationLeavesARepairableSessionWithNoEpochTw
 	}
 	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {
+			t.Parallel() // each on its own copy of the home; one after another they were CI's longest test
 			w := tmpl.clone(t)
 			began := time.Now()
 			w.mustRun(op.args(w, id)...)
