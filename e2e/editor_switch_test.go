@@ -3,8 +3,11 @@ package e2e_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/kandev/kandev/eventlog"
 )
 
 // agentOptionOf finds the _kandev/agent option among opts: its current
@@ -92,8 +95,14 @@ func TestEditor_AgentOptionSwitchesASessionAndTheNewAgentRecalls(t *testing.T) {
 		t.Fatalf("an unknown agent: %v", err)
 	}
 	done := make(chan error, 1)
+	started := len(ofType(w.events(id), eventlog.EventTurnStarted))
 	go func() { _, err := ed.prompt(sid, "/sleep 3000\n/say slept"); done <- err }()
-	waitForRunningTurn(t, w, id)
+	// This turn's own start in the log, not a record that still named the
+	// last turn (under load the switch went in before the prompt did).
+	waitFor(t, time.Minute, "the editor's turn to run", func() bool {
+		evs := w.eventsSoFar(id)
+		return len(ofType(evs, eventlog.EventTurnStarted)) > started && turnEnd(evs, lastTurn(evs)) == ""
+	})
 	if _, err := setAgent(ed, sid, "demo"); err == nil || !strings.Contains(err.Error(), "kandev cancel") {
 		t.Fatalf("a switch while the editor's turn runs: %v", err)
 	}
