@@ -20,6 +20,10 @@ type Delivery struct {
 	// Resolution is how the owner resolved the request an answer named
 	// (FollowsAnswer).
 	Resolution *Resolution
+	// Live: a live owner held the session when a control request was sent
+	// (FollowsControl); Record is the record as read then.
+	Live   bool
+	Record *state.Session
 }
 
 // deliver sends job.Prompt. With no live owner and nothing queued this
