@@ -109,13 +109,16 @@ func TestCrash_KilledAtChosenPointsThenResumed(t *testing.T) {
 		trigger      func(eventlog.Event) bool
 		interrupted  bool
 		unknownTools int
+		// killAfter kills the command at that time when trigger has not
+		// fired (0: a minute, a failure bound: the kill is the trigger's).
+		killAfter time.Duration
 	}{
-		{"mid-stream", "slow", "/say one two three four five six seven eight", isType(eventlog.EventAgentMessage), true, 0},
-		{"during a tool call", "slow", "/read notes.txt", isType(eventlog.EventToolCall), true, 1},
-		{"during a sleep", "demo", "/say start\n/sleep 5000", isType(eventlog.EventAgentMessage), true, 0},
-		{"right after turn_ended", "demo", "/say done quickly", isType(eventlog.EventTurnEnded), false, 0},
+		{"mid-stream", "slow", "/say one two three four five six seven eight", isType(eventlog.EventAgentMessage), true, 0, 0},
+		{"during a tool call", "slow", "/read notes.txt", isType(eventlog.EventToolCall), true, 1, 0},
+		{"during a sleep", "demo", "/say start\n/sleep 5000", isType(eventlog.EventAgentMessage), true, 0, 0},
+		{"right after turn_ended", "demo", "/say done quickly", isType(eventlog.EventTurnEnded), false, 0, 0},
 		// Killed before the agent answered initialize: no turn began, nothing to continue.
-		{"during initialize", "slowstart", "/say hi", func(eventlog.Event) bool { return false }, false, 0},
+		{"during initialize", "slowstart", "/say hi", func(eventlog.Event) bool { return false }, false, 0, 1200 * time.Millisecond},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +137,13 @@ command = ["` + slowStart + `"]
 			if r.code != 0 {
 				t.Fatal(r)
 			}
-			printed := w.killAt(tc.trigger, 1200*time.Millisecond, "prompt", id, tc.prompt)
+			// A fixed kill time landed anywhere on a loaded machine: after
+			// the tool call had ended, once (CI).
+			killAfter := tc.killAfter
+			if killAfter == 0 {
+				killAfter = time.Minute
+			}
+			printed := w.killAt(tc.trigger, killAfter, "prompt", id, tc.prompt)
 			evs := w.events(id)
 			assertNoSeqGap(t, evs)
 			assertAcknowledgedKept(t, printed, evs)
