@@ -38,9 +38,9 @@ type listed struct {
 	row       []string   // the text row, made on the core that probed the session
 }
 
-// Run lists sessions, newest activity first.
 func (c *listCmd) readsOnly() bool { return true }
 
+// Run lists sessions, newest activity first.
 func (c *listCmd) Run(env *Env) error {
 	if c.Limit < 0 {
 		return usagef("--limit must be 0 or more (0: all; got %d)", c.Limit)

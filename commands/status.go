@@ -57,9 +57,9 @@ type Status struct {
 	why string
 }
 
-// Run prints the verdict and the session.
 func (c *statusCmd) readsOnly() bool { return true }
 
+// Run prints the verdict and the session.
 func (c *statusCmd) Run(env *Env) error {
 	h, s, err := c.load(env, needAny)
 	if err != nil {
