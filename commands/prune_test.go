@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kandev/kandev/internal/worktree"
-	"github.com/kandev/kandev/state"
 )
 
 func TestParseAge_AcceptsDaysAndGoDurations(t *testing.T) {
@@ -65,67 +62,6 @@ func TestWorktreeKept_NamesTheFilesOnlyTheWorktreeHolds(t *testing.T) {
 		got := worktreeKept("/src/app-kandev-1a2b", tc.lines)
 		if !strings.Contains(got, "its worktree /src/app-kandev-1a2b "+tc.want) || strings.Contains(got, "\n") {
 			t.Errorf("worktreeKept(%q) = %q, want it to say %q", tc.lines, got, tc.want)
-		}
-	}
-}
-
-func TestParentKept_APrunedParentWaitsForEverySessionStartedFromIt(t *testing.T) {
-	all := []*state.Session{
-		{ID: "parent"}, {ID: "child-a", ParentID: "parent"}, {ID: "child-b", ParentID: "parent"},
-		{ID: "fork", ParentID: "parent", ForkedAt: 9}, {ID: "lonely"},
-	}
-	followUps := followUpsOf(all)
-	cases := []struct {
-		name string
-		id   string
-		gone []string
-		want string // "" = may go
-	}{
-		{"no session was started from it", "lonely", nil, ""},
-		{"a fork has its own copy", "fork", nil, ""},
-		{"a follow-up still reads it", "parent", []string{"child-a"}, "session child-b was started from it (kandev start --parent) and reads its history; prune child-b first"},
-		{"the first follow-up is named", "parent", nil, "session child-a was started"},
-		{"every follow-up went", "parent", []string{"child-a", "child-b"}, ""},
-	}
-	for _, tc := range cases {
-		gone := map[string]bool{}
-		for _, id := range tc.gone {
-			gone[id] = true
-		}
-		got := parentKept(tc.id, followUps, gone)
-		if tc.want == "" && got != "" || tc.want != "" && !strings.HasPrefix(got, tc.want) {
-			t.Errorf("%s: parentKept = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestWorktreeSharer_AWorktreeGoesOnlyWithTheLastSessionInIt(t *testing.T) {
-	wt := func(path string, owned bool) *worktree.Worktree { return &worktree.Worktree{Path: path, Owned: owned} }
-	parent := &state.Session{ID: "parent", Worktree: wt("/src/app-kandev-1", true)}
-	fork := &state.Session{ID: "fork", Worktree: wt("/src/app-kandev-1", true)}
-	inside := &state.Session{ID: "inside", Worktree: wt("/src/app-kandev-1/", false)}
-	other := &state.Session{ID: "other", Worktree: wt("/src/app-kandev-2", true)}
-	plain := &state.Session{ID: "plain"}
-	cases := []struct {
-		name string
-		s    *state.Session
-		all  []*state.Session
-		gone []string
-		want string
-	}{
-		{"alone in it", parent, []*state.Session{parent, other, plain}, nil, ""},
-		{"a fork shares it", parent, []*state.Session{parent, fork}, nil, "fork"},
-		{"a session started inside it shares it", parent, []*state.Session{parent, inside}, nil, "inside"},
-		{"the sharer was pruned first", parent, []*state.Session{parent, fork}, []string{"fork"}, ""},
-		{"no worktree", plain, []*state.Session{plain, parent}, nil, ""},
-	}
-	for _, tc := range cases {
-		gone := map[string]bool{}
-		for _, id := range tc.gone {
-			gone[id] = true
-		}
-		if got := worktreeSharer(tc.s, tc.all, gone); got != tc.want {
-			t.Errorf("%s: worktreeSharer = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
