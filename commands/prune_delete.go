@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/acp"
+	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
 )
@@ -17,20 +18,20 @@ import (
 // for it, holding the owner and record locks so that no kandev process can
 // take the session over meanwhile. It returns why a session was kept instead.
 func pruneSession(h *state.Home, id, holder string, withWorktree bool, now time.Time) (kept string, err error) {
-	owner, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return "a live kandev process owns it", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	defer owner.Release()
+	defer held.Release()
 	unlock, err := h.LockRecord(id)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	s, err := h.LoadSession(id)
+	s, err := held.Load()
 	if errors.Is(err, state.ErrNotFound) {
 		return "already gone", nil
 	}

@@ -74,14 +74,14 @@ func forkLeftover(h *state.Home, l state.Leftover) bool {
 // the session's owner lock, once it is sure no record appeared meanwhile.
 func removeForkLeftover(h *state.Home, l state.Leftover) (bool, error) {
 	id := strings.TrimSuffix(filepath.Base(l.Path), ".jsonl")
-	lock, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return false, nil // a fork under way after all
 	}
 	if err != nil {
 		return false, err
 	}
-	defer lock.Release()
+	defer held.Release()
 	if _, err := os.Lstat(h.RecordPath(id)); !errors.Is(err, os.ErrNotExist) {
 		return false, nil // its record is there now: a session, not a leftover
 	}

@@ -91,7 +91,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 // (o.run), then stop the agent and settle what the turns left; it returns
 // the result with the first write error as the cause.
 func (o *owner) lifetime(ctx context.Context, offline bool) (*Result, error) {
-	log, torn, err := o.job.Home.OpenLog(o.s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
+	log, torn, err := o.job.Home.OpenLog(o.s.ID, history.LogOptions)
 	if err != nil {
 		return nil, err
 	}
