@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kandev/kandev/prune"
+	"github.com/kandev/kandev/state"
 )
 
 func TestParseAge_AcceptsDaysAndGoDurations(t *testing.T) {
@@ -62,6 +65,50 @@ func TestWorktreeKept_NamesTheFilesOnlyTheWorktreeHolds(t *testing.T) {
 		got := worktreeKept("/src/app-kandev-1a2b", tc.lines)
 		if !strings.Contains(got, "its worktree /src/app-kandev-1a2b "+tc.want) || strings.Contains(got, "\n") {
 			t.Errorf("worktreeKept(%q) = %q, want it to say %q", tc.lines, got, tc.want)
+		}
+	}
+}
+
+// A check made while deleting (here another holder's live lease on the
+// child) keeps a session the plan meant to delete: the plan is made again,
+// so the parent that waited for it stays too, in a dry run and a real one.
+func TestPruneCarryOut_APlannedSessionKeptByACheckKeepsItsParent(t *testing.T) {
+	for _, dryRun := range []bool{true, false} {
+		h, err := state.OpenHome(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		parent := &state.Session{ID: "parent", State: state.StateCompleted, LastActivityAt: now}
+		kid := &state.Session{ID: "kid", ParentID: "parent", State: state.StateCompleted, LastActivityAt: now}
+		other := &state.Session{ID: "other", State: state.StateCompleted, LastActivityAt: now}
+		for _, s := range []*state.Session{parent, kid, other} {
+			if err := h.CreateSession(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := h.Attach("kid", "someone-else", time.Hour, now); err != nil {
+			t.Fatal(err)
+		}
+		all, err := h.ListSessions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &pruneCmd{DryRun: dryRun}
+		res, err := c.carryOut(h, prune.Facts{Sessions: all, Now: now, Kept: map[string]string{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(res.pruned, " ") != "other" {
+			t.Errorf("dry run %v: pruned %q, want only other", dryRun, res.pruned)
+		}
+		if !strings.HasPrefix(res.kept["kid"], "attached to someone-else") || !strings.HasPrefix(res.kept["parent"], "session kid was started from it") {
+			t.Errorf("dry run %v: kept %q, want kid (its lease) and parent (kid reads it)", dryRun, res.kept)
+		}
+		for _, id := range []string{"parent", "kid"} {
+			if _, err := h.LoadSession(id); err != nil {
+				t.Errorf("dry run %v: %s was deleted: %v", dryRun, id, err)
+			}
 		}
 	}
 }
