@@ -84,7 +84,7 @@ func (c *attachCmd) Run(env *Env) error {
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
-			if err := sendTyped(env, h, job, line); err != nil {
+			if err := sendTyped(env, job, line); err != nil {
 				return err
 			}
 		}
@@ -123,14 +123,13 @@ func typedLines(env *Env) <-chan string {
 // sendTyped queues a typed line as a prompt for the session's owner and
 // starts a detached owner when none runs; an owner that cannot be started
 // is a warning (the prompt waits in the inbox).
-func sendTyped(env *Env, h *state.Home, job owner.Job, line string) error {
+func sendTyped(env *Env, job owner.Job, line string) error {
 	job.Prompt = line
 	in := owner.PromptInput(job) // under this command's permission mode and --linger
 	in.Holder = state.DefaultHolder()
-	if err := h.Enqueue(job.SessionID, in); err != nil {
+	if d, err := owner.Dial(env.Ctx, job, owner.Request{Follows: owner.FollowsQueue, Queue: in}); d == nil {
 		return err
-	}
-	if _, err := owner.Dial(env.Ctx, job, owner.Request{Follows: owner.FollowsQueue}); err != nil {
+	} else if err != nil {
 		env.Out.Warn(fmt.Sprintf("could not start an owner for %s: %v", job.SessionID, err))
 	}
 	return nil
@@ -201,7 +200,7 @@ func answerTyped(env *Env, h *state.Home, id string, e eventlog.Event, line stri
 		if v := strings.TrimSpace(line); v != "" {
 			in.Kind, in.Text = state.InputAnswer, v
 		}
-		return h.Enqueue(id, in)
+		return answerLive(env, h, id, in)
 	}
 	ans := strings.ToLower(strings.TrimSpace(line))
 	always := offersAlways(e) && (ans == "a" || ans == "always")
@@ -209,7 +208,15 @@ func answerTyped(env *Env, h *state.Home, id string, e eventlog.Event, line stri
 	if ans == "y" || ans == "yes" || always {
 		in.Kind, in.Always = state.InputApprove, always
 	}
-	return h.Enqueue(id, in)
+	return answerLive(env, h, id, in)
+}
+
+// answerLive sends an answer typed on attach to the owner that parked its
+// request; with none left, the request went with it and the answer applies
+// to nothing.
+func answerLive(env *Env, h *state.Home, id string, in *state.Input) error {
+	_, err := owner.Dial(env.Ctx, owner.Job{Home: h, SessionID: id}, owner.Request{Follows: owner.FollowsControl, Control: in})
+	return err
 }
 
 // offersAlways reports whether parked request e offers an "always allow" option.

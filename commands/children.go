@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -127,14 +128,15 @@ func cancelChild(env *Env, h *state.Home, id, child string) error {
 	} else if err != nil {
 		return fmt.Errorf("%w (kandev status %s shows its children)", err, id)
 	}
-	if alive, _ := h.OwnerAlive(id); !alive {
+	d, err := owner.Dial(env.Ctx, owner.Job{Home: h, SessionID: id}, owner.Request{Follows: owner.FollowsControl, Control: &state.Input{Kind: state.InputCancel, Child: child}})
+	if err != nil {
+		return err
+	}
+	if !d.Queued {
 		env.Out.Object(controlOutput{SessionID: id, Requested: state.InputCancel, DeliveredTo: ptr("")}, func(w io.Writer) {
 			fmt.Fprintf(w, "nothing to cancel: no kandev process is running session %s, so its agent and child %s are not running either\n", id, child)
 		})
 		return nil
-	}
-	if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, Child: child}); err != nil {
-		return err
 	}
 	env.Out.Object(controlOutput{SessionID: id, Requested: state.InputCancel, DeliveredTo: ptr("owner")}, func(w io.Writer) {
 		fmt.Fprintf(w, "cancel requested: the kandev process that runs session %s asks its agent to cancel child %s\n", id, child)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/container"
 	"github.com/kandev/kandev/state"
@@ -24,8 +25,8 @@ func stoppedContainers(env *Env, h *state.Home, ids []string) int {
 		if err != nil || !mayHaveContainer(s) {
 			continue
 		}
-		if alive, _ := h.OwnerAlive(id); alive {
-			continue
+		if owner.Live(h, id) {
+			continue // its owner stops its container as it ends
 		}
 		if err := container.StopSession(context.Background(), cfg.Runtime, h.Dir, id); err != nil {
 			if !errors.Is(err, container.ErrNotRunning) {

@@ -64,19 +64,16 @@ func (c *stopCmd) Run(env *Env) error {
 // no owner a stop is recorded directly (repairing an interrupted turn as
 // user_canceled) and a cancel has nothing to do.
 func control(env *Env, h *state.Home, id, kind string) error {
-	if alive, _ := h.OwnerAlive(id); alive {
-		s, err := h.LoadSession(id)
-		if err != nil {
-			return err
-		}
-		if kind == state.InputCancel && s.CurrentTurn == "" {
+	d, err := owner.Dial(env.Ctx, owner.Job{Home: h, SessionID: id}, owner.Request{Follows: owner.FollowsControl, Control: &state.Input{Kind: kind}, IfTurn: kind == state.InputCancel})
+	if err != nil {
+		return err
+	}
+	if s := d.Record; d.Live {
+		if !d.Queued {
 			env.Out.Object(controlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("")}, func(w io.Writer) {
 				fmt.Fprintf(w, "nothing to cancel: session %s runs no turn; its agent is warm and idle%s\n", id, untilText(s))
 			})
 			return nil
-		}
-		if err := h.Enqueue(id, &state.Input{Kind: kind}); err != nil {
-			return err
 		}
 		env.Out.Object(controlOutput{SessionID: id, Requested: kind, DeliveredTo: ptr("owner")}, func(w io.Writer) {
 			if s.CurrentTurn == "" { // a stop of an idle warm owner: only the mark

@@ -133,10 +133,11 @@ func (c *closeCmd) Run(env *Env) error {
 		return err
 	}
 	closed := false
-	if alive, _ := h.OwnerAlive(id); alive {
-		if err := h.Enqueue(id, &state.Input{Kind: state.InputClose, Now: c.Now}); err != nil {
-			return err
-		}
+	d, err := owner.Dial(env.Ctx, owner.Job{Home: h, SessionID: id}, owner.Request{Follows: owner.FollowsControl, Control: &state.Input{Kind: state.InputClose, Now: c.Now}})
+	if err != nil {
+		return err
+	}
+	if d.Queued {
 		if err := waitOwnerGone(env, h, id); err != nil {
 			return err
 		}
@@ -174,7 +175,7 @@ func (c *closeCmd) closeAll(env *Env) error {
 	}
 	ids := owner.LiveSessions(h)
 	for _, id := range ids {
-		if err := h.Enqueue(id, &state.Input{Kind: state.InputClose, Now: c.Now}); err != nil {
+		if _, err := owner.Dial(env.Ctx, owner.Job{Home: h, SessionID: id}, owner.Request{Follows: owner.FollowsControl, Control: &state.Input{Kind: state.InputClose, Now: c.Now}}); err != nil {
 			return err
 		}
 	}

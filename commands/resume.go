@@ -55,7 +55,7 @@ func (c *resumeCmd) Run(env *Env) error {
 		return err
 	}
 	a := p.assess(s, probeFull)
-	if alive, _ := h.OwnerAlive(id); alive && (c.Linger != "" || c.NoContinue) {
+	if owner.Live(h, id) && (c.Linger != "" || c.NoContinue) {
 		// The live owner restored the agent and decided its continuation: neither applies now.
 		return fmt.Errorf("%w: session %s already runs in another kandev process (pid %d), which restored it: --linger and --no-continue apply only when resume restores the agent (a prompt with --linger changes a warm owner's linger; kandev close %s ends it)", state.ErrOwnerBusy, id, s.OwnerPID, id)
 	}
@@ -64,8 +64,7 @@ func (c *resumeCmd) Run(env *Env) error {
 		return err
 	}
 	attach := resumeAttach{SessionID: id, AttachedTo: lease.AttachedTo, AttachedAt: lease.AttachedAt, AttachExpiresAt: lease.AttachExpiresAt}
-	alive, _ := h.OwnerAlive(id)
-	if owner.DecideReach(owner.ReachFacts{Follows: owner.FollowsRestore, OwnerAlive: alive}) == owner.ReachJoin {
+	if owner.Live(h, id) {
 		return c.showJoined(env, s, a, attach, lease)
 	}
 	job := owner.Job{NoContinue: c.NoContinue, Offline: c.Offline}

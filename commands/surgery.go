@@ -282,7 +282,7 @@ func forkAgentSession(env *Env, h *state.Home, parent, child *state.Session, atE
 			return "", "", err
 		}
 	}
-	facts.ParentLive, _ = h.OwnerAlive(parent.ID)
+	facts.ParentLive = owner.Live(h, parent.ID)
 	if surgery.ChooseForkMethod(facts) == surgery.ForkReplay {
 		return surgery.ForkReplay, "", nil
 	}

@@ -369,10 +369,8 @@ func TestContainer_APermissionAskedWhileNoKandevRanIsAnsweredOnReattach(t *testi
 	w := newWorld(t)
 	id := startInContainer(t, w, "--linger", "60", "hello")
 	notes := filepath.Join(w.cwd, "notes.txt")
-	cmd, _ := w.background("--permissions", "approve-all", "prompt", id, "--linger", "60", "/sleep 1200\n/write "+notes+" written-in-the-container")
-	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
-		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
-	})
+	cmd, _ := w.background("--permissions", "approve-all", "prompt", id, "--linger", "60", "/say started\n/sleep 1200\n/write "+notes+" written-in-the-container")
+	waitForAgentInTurn(t, w, id, "t2")
 	killHostKandevs(t, w.home)
 	_ = cmd.Wait()
 	// The agent asks for the write while no kandev runs; the request waits in the relay.
@@ -415,10 +413,8 @@ func TestContainer_AnEngineReachedOverSSHRunsTheAgentAndReattaches(t *testing.T)
 		t.Fatalf("start over ssh: %s", r)
 	}
 	removeContainerAtEnd(t, id)
-	cmd, _ := w.background("prompt", id, "--linger", "60", "/sleep 1500\n/say over ssh")
-	waitFor(t, 20*time.Second, "turn t2's prompt sent", func() bool {
-		return len(ofType(w.events(id), eventlog.EventPromptSent)) == 2
-	})
+	cmd, _ := w.background("prompt", id, "--linger", "60", "/say started\n/sleep 1500\n/say over ssh")
+	waitForAgentInTurn(t, w, id, "t2")
 	killHostKandevs(t, w.home)
 	_ = cmd.Wait()
 	r = w.mustRun("prompt", id, "--linger", "0", "recall")
@@ -581,4 +577,15 @@ func startInContainer(t *testing.T, w *world, args ...string) string {
 	}
 	removeContainerAtEnd(t, id)
 	return id
+}
+
+// waitForAgentInTurn waits until the agent has answered in turn (its
+// "/say started"): the prompt reached it. prompt_sent alone is written
+// before the prompt goes to the agent, so a kill right after it may leave a
+// turn the agent never got, which is repaired and continued, rightly.
+func waitForAgentInTurn(t *testing.T, w *world, id, turn string) {
+	t.Helper()
+	waitFor(t, time.Minute, "the agent's first words in turn "+turn, func() bool {
+		return strings.Contains(agentText(w.eventsSoFar(id), turn), "started")
+	})
 }

@@ -62,17 +62,34 @@ type acpxWorld struct {
 	acpx []string
 	env  []string
 	home string // acpx's HOME (~/.acpx)
+	// agent is the command acpx runs: kandev acp, its stderr appended to
+	// agentLog (acpx does not show it), for a failure to show.
+	agent, agentLog string
 }
 
 func newAcpxWorld(t *testing.T) *acpxWorld {
 	acpx := installAcpx(t)
 	w := newWorld(t)
 	home := t.TempDir()
-	return &acpxWorld{world: w, acpx: acpx, env: append(append([]string{}, w.env...), "HOME="+home), home: home}
+	a := &acpxWorld{world: w, acpx: acpx, env: append(append([]string{}, w.env...), "HOME="+home), home: home}
+	a.agentLog = filepath.Join(home, "kandev-acp.log")
+	a.agent = filepath.Join(home, "kandev-acp")
+	// exec: acpx's signals reach kandev acp itself, as without the script.
+	script := fmt.Sprintf("#!/bin/sh\necho \"kandev acp pid $$ starts\" >>%q\nexec %q acp \"$@\" 2>>%q\n", a.agentLog, kandevBin, a.agentLog)
+	if err := os.WriteFile(a.agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// agentStderr is what every kandev acp acpx ran wrote to stderr.
+func (a *acpxWorld) agentStderr() string {
+	b, _ := os.ReadFile(a.agentLog)
+	return string(b)
 }
 
 func (a *acpxWorld) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	full := append(append([]string{}, a.acpx[1:]...), append([]string{"--agent", kandevBin + " acp", "--ttl", "1"}, args...)...)
+	full := append(append([]string{}, a.acpx[1:]...), append([]string{"--agent", a.agent, "--ttl", "1"}, args...)...)
 	cmd := exec.CommandContext(ctx, a.acpx[0], full...)
 	cmd.Dir, cmd.Env = a.cwd, a.env
 	var out bytes.Buffer
@@ -166,7 +183,7 @@ func (a *acpxWorld) waitForItsTurn(t *testing.T, b *acpxJob, id string) {
 	waitFor(t, 30*time.Second, "session "+id+" to run the background command's turn", func() bool {
 		select {
 		case <-b.done:
-			t.Fatalf("acpx in the background ended (exit %d, %v) before session %s ran its turn:\n%s", b.code, b.err, id, b.out)
+			t.Fatalf("acpx in the background ended (exit %d, %v) before session %s ran its turn:\n%s\nkandev acp's stderr:\n%s", b.code, b.err, id, b.out, a.agentStderr())
 		default:
 		}
 		s, err := dailyRecord(a.world.home, id)

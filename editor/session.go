@@ -349,11 +349,9 @@ func (s *session) askOption(req sdk.RequestPermissionRequest) string {
 // cancel asks the owner, in whatever process it runs, to cancel the running
 // turn; with no live owner there is nothing to cancel.
 func (s *session) cancel() {
-	h := s.srv.opts.Home
-	if alive, _ := h.OwnerAlive(s.id); alive {
-		if err := h.Enqueue(s.id, &state.Input{Kind: state.InputCancel, From: state.FromEditor}); err != nil {
-			s.srv.logf("cannot cancel the turn of session %s: %v", s.id, err)
-		}
+	job := owner.Job{Home: s.srv.opts.Home, SessionID: s.id}
+	if _, err := owner.Dial(s.srv.opts.Ctx, job, owner.Request{Follows: owner.FollowsControl, Control: &state.Input{Kind: state.InputCancel, From: state.FromEditor}}); err != nil {
+		s.srv.logf("cannot cancel the turn of session %s: %v", s.id, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/failpoint"
 	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/state"
 )
@@ -192,6 +193,10 @@ func deliverDetached(ctx context.Context, job Job, follow bool) (*Delivery, erro
 		return d, ensure(ctx, job)
 	}
 	t := &inputTurn{inputID: in.ID, emit: job.Emit, warn: job.Warn, afterDeath: true, ask: askParked(ctx, job)}
+	failpoint.Wait(ctx, failpoint.AfterInputQueued)
+	if ctx.Err() != nil {
+		return d, leaveTurn(ctx, job, t, from) // interrupted before it read a line
+	}
 	at, err := followOwnedUntil(ctx, job, FollowsInput, from, t.see, func() bool { return t.noFollowUp(h, id) })
 	switch afterFollow(ctx, err, FollowsInput, nil, false) {
 	case ReachHere:

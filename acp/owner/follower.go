@@ -15,6 +15,7 @@ import (
 
 	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/eventlog"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/state"
 )
 
@@ -184,8 +185,9 @@ func errInterruptedBy(ctx context.Context, err error) bool {
 const ProgressPrefix = "kandev progress: "
 
 // progressRelay shows on job.Progress the progress lines that a detached
-// owner writes to owner.out past an offset: every 20 ms, and before each
-// event the follower shows, so the steps come before what follows them.
+// owner writes to owner.out past an offset: when the file is written, and
+// before each event the follower shows, so the steps come before what
+// follows them.
 type progressRelay struct {
 	mu      sync.Mutex
 	job     Job
@@ -202,14 +204,19 @@ func relayProgress(job Job, from int64) *progressRelay {
 		return nil
 	}
 	r := &progressRelay{job: job, from: from, done: make(chan struct{}), stopped: make(chan struct{})}
+	changes := watch.WatchFiles(job.Home.OwnerOutPath(job.SessionID))
 	go func() {
 		defer close(r.stopped)
+		defer changes.Close()
+		tick := time.NewTicker(100 * time.Millisecond) // where the OS gives no notifications
+		defer tick.Stop()
 		for {
 			r.poll()
 			select {
 			case <-r.done:
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-changes.C():
+			case <-tick.C:
 			}
 		}
 	}()

@@ -53,6 +53,10 @@ const (
 	// FollowsAnswer: an answer to a parked request (approve, deny, answer),
 	// followed until the live owner has resolved that request.
 	FollowsAnswer
+	// FollowsControl: a control request for the live owner (cancel, stop,
+	// close, an answer typed on attach), followed no further: sent only
+	// when such an owner holds the session.
+	FollowsControl
 )
 
 // EarlyExit is what a detached owner this command started left behind when
@@ -121,7 +125,7 @@ func DecideReach(f ReachFacts) Reach {
 		return ReachHere
 	case f.OwnerAlive:
 		return ReachJoin
-	case f.Follows == FollowsAnswer:
+	case f.Follows == FollowsAnswer || f.Follows == FollowsControl:
 		return ReachFailed // nobody holds the request any more: the answer applies to nothing
 	case f.Follows == FollowsQueue:
 		return ReachDetached // nobody may follow what it queued: an owner that outlives it serves it
@@ -152,6 +156,13 @@ type Request struct {
 	// caller read the request, so its resolution is seen from there.
 	Answer     *state.Input
 	AnswerFrom int64
+	// Control, with FollowsControl, is the request sent; IfTurn sends it
+	// only while the owner runs a turn (kandev cancel).
+	Control *state.Input
+	IfTurn  bool
+	// Queue, with FollowsQueue, is a prompt to queue before an owner is
+	// made sure of (attach's typed prompts).
+	Queue *state.Input
 }
 
 // Dial is the one way a command reaches its session's owner, as gopls's
@@ -167,7 +178,9 @@ func Dial(ctx context.Context, job Job, r Request) (*Delivery, error) {
 		res, err := serve(ctx, job)
 		return &Delivery{Result: res}, err
 	case r.Follows == FollowsQueue:
-		return &Delivery{}, ensure(ctx, job)
+		return dialQueue(ctx, job, r)
+	case r.Follows == FollowsControl:
+		return dialControl(job, r)
 	case r.Follows == FollowsAnswer:
 		res, err := dialAnswer(ctx, job, r)
 		return &Delivery{Resolution: res, Queued: true, InputID: r.Answer.ID}, err

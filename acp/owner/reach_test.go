@@ -36,6 +36,8 @@ func TestDecideReach_OneDecisionForWhereTheOwnerRuns(t *testing.T) {
 		{"inputs queued for a live owner are its to serve: nothing to start", ReachFacts{OwnerAlive: true, Follows: FollowsQueue}, ReachJoin},
 		{"an answer to a parked request goes to the live owner that holds it", ReachFacts{OwnerAlive: true, Follows: FollowsAnswer}, ReachJoin},
 		{"an answer with no live owner applies to nothing: the command fails", ReachFacts{Linger: linger, Follows: FollowsAnswer}, ReachFailed},
+		{"a control request goes to the live owner", ReachFacts{OwnerAlive: true, Follows: FollowsControl}, ReachJoin},
+		{"a control request with no live owner is sent nowhere, whatever the linger", ReachFacts{Linger: linger, Defers: true, Follows: FollowsControl}, ReachFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/failpoint"
+	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/setup"
 	"github.com/kandev/kandev/state"
 )
@@ -181,6 +182,12 @@ func (o *owner) prompt(ctx context.Context, text string) (string, error) {
 // awaitTurnEnd waits for the running turn's answer on done, the agent's
 // death, the idle timeout, a control input or the user's interrupt.
 func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (string, error) {
+	// A control input (Ctrl-C in a follower, a steer) is acted on when its
+	// inbox line is written; the ticker checks what writes no file (the
+	// agent's silence, a failed write) and stands in where the OS gives no
+	// notifications.
+	inbox := watch.WatchFiles(o.job.Home.InboxPath(o.s.ID))
+	defer inbox.Close()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -205,6 +212,10 @@ func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (strin
 			}
 			o.marker(history.MarkerPromptCancel, "The turn was interrupted by the user (Ctrl-C).", "")
 			return eventlog.StopCancelled, personCancelled(o.s.ID, "Ctrl-C")
+		case <-inbox.C():
+			if stop, err, ended := o.checkTurn(done); ended {
+				return stop, err
+			}
 		case <-tick.C:
 			if stop, err, ended := o.checkTurn(done); ended {
 				return stop, err
@@ -361,6 +372,10 @@ func (o *owner) interactive(ctx context.Context) error {
 		return nil
 	}
 	lines, ready := o.readLines()
+	// Inputs other processes queue wake it when written; the ticker stands
+	// in where the OS gives no notifications.
+	inbox := watch.WatchFiles(o.job.Home.InboxPath(o.s.ID))
+	defer inbox.Close()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -382,14 +397,24 @@ func (o *owner) interactive(ctx context.Context) error {
 				return err
 			}
 			ready <- struct{}{}
+		case <-inbox.C():
+			if err := o.serveQueued(ctx); err != nil {
+				return err
+			}
 		case <-tick.C:
-			if o.job.Home.PendingInputs(o.s) > 0 || o.setQueued() {
-				if err := o.serveInbox(ctx); err != nil {
-					return err
-				}
+			if err := o.serveQueued(ctx); err != nil {
+				return err
 			}
 		}
 	}
+}
+
+// serveQueued serves what other processes queued, if anything.
+func (o *owner) serveQueued(ctx context.Context) error {
+	if o.job.Home.PendingInputs(o.s) > 0 || o.setQueued() {
+		return o.serveInbox(ctx)
+	}
+	return nil
 }
 
 type promptLine struct {

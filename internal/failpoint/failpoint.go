@@ -69,3 +69,9 @@ const ClaimTakenForFailedTurn = "claim-taken-for-failed-turn"
 // stopped here leaves the session on the new agent, and the next command
 // that owns it writes the event.
 const AgentSwitchRecorded = "agent-switch-recorded"
+
+// AfterInputQueued is a following command's point after its prompt is in
+// the inbox and before it reads the log: the owner may take the prompt
+// (join it to the running turn, with --steer) before the command has read
+// a line, and a Ctrl-C here must still cancel the turn it joined.
+const AfterInputQueued = "after-input-queued"

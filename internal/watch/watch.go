@@ -106,6 +106,12 @@ func (c *Changes) Wait(ctx context.Context, max time.Duration) error {
 	}
 }
 
+// C is ready when a watched file changed (or Notify was called) since the
+// last receive, for a loop that selects on other things too. Where
+// notifications are unavailable it is never ready: such a loop keeps a
+// ticker of its own.
+func (c *Changes) C() <-chan struct{} { return c.ch }
+
 // Close stops watching.
 func (c *Changes) Close() {
 	if c.w != nil {

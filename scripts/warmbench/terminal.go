@@ -209,18 +209,20 @@ func (k kandev) idle() string {
 
 // terminalFigures measures ask and Ctrl-C in each place, runs times each.
 func (k kandev) terminalFigures(runs int) {
-	fmt.Printf("\nask and Ctrl-C on a terminal (pty), demo agent, %d runs each, median / max\n\n", runs)
-	fmt.Printf("%-34s %26s %26s %28s\n", "owner of the turn", "request -> [y/N] shown", "tool_call -> [y/N] shown", "Ctrl-C -> exit (cancelled)")
+	fmt.Printf("\nask, Ctrl-C and --steer on a terminal (pty), demo agent, %d runs each, median / max\n\n", runs)
+	fmt.Printf("%-34s %24s %26s %28s %24s\n", "owner of the turn", "request -> [y/N] shown", "tool_call -> [y/N] shown", "Ctrl-C -> exit (cancelled)", "--steer -> its log line")
 	for _, p := range places {
-		var asks, calls, stops []time.Duration
+		var asks, calls, stops, steers []time.Duration
 		for i := range runs {
 			a, c := k.askOnce(p, i)
 			asks, calls = append(asks, a), append(calls, c)
 			stops = append(stops, k.cancelOnce(p))
+			steers = append(steers, k.steerOnce(p))
 		}
-		fmt.Printf("%-34s %26s %26s %28s\n", p.name, medMax(asks), medMax(calls), medMax(stops))
+		fmt.Printf("%-34s %24s %26s %28s %24s\n", p.name, medMax(asks), medMax(calls), medMax(stops), medMax(steers))
 	}
-	fmt.Println("(request and tool_call: the owner's log line for the agent's permission request and for the tool call just before it)")
+	fmt.Println("(request and tool_call: the owner's log line for the agent's permission request and for the tool call just before it;")
+	fmt.Println(" --steer: from the start of `kandev prompt --steer --no-follow` in another process to the steered message's line)")
 }
 
 // askOnce runs one prompt under ask whose agent asks to write a file, and
