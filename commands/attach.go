@@ -54,25 +54,9 @@ func (c *attachCmd) Run(env *Env) error {
 	env.Out.Info("attached to %s: each line you type is sent as a prompt; Ctrl-C detaches (the session keeps running)", id)
 	// A request parked for an answer is asked here: the next line typed
 	// answers it (by its request_id) instead of going to the agent.
-	parked := make(chan eventlog.Event, 16)
-	go func() {
-		_, _ = eventlog.Follow(env.Ctx, h.LogPath(id), from, func(e eventlog.Event) bool {
-			env.Out.Event(e)
-			if e.Type == eventlog.EventPermissionRequest && e.Deferred {
-				parked <- e
-			}
-			return true
-		}, nil)
-	}()
+	parked := followAttached(env, h, id, from)
 	var asking []eventlog.Event
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		r := bufio.NewScanner(env.Stdin)
-		for r.Scan() {
-			lines <- r.Text()
-		}
-	}()
+	lines := typedLines(env)
 	for {
 		select {
 		case <-env.Ctx.Done():
@@ -100,16 +84,55 @@ func (c *attachCmd) Run(env *Env) error {
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
-			job.Prompt = line
-			in := owner.PromptInput(job) // under this command's permission mode and --linger
-			in.Holder = state.DefaultHolder()
-			if d, err := owner.Dial(env.Ctx, job, owner.Request{Follows: owner.FollowsQueue, Queue: in}); d == nil {
+			if err := sendTyped(env, job, line); err != nil {
 				return err
-			} else if err != nil {
-				env.Out.Warn(fmt.Sprintf("could not start an owner for %s: %v", id, err))
 			}
 		}
 	}
+}
+
+// followAttached prints the session's log from offset from on, and hands
+// each request parked for an answer to the channel it returns.
+func followAttached(env *Env, h *state.Home, id string, from int64) <-chan eventlog.Event {
+	parked := make(chan eventlog.Event, 16)
+	go func() {
+		_, _ = eventlog.Follow(env.Ctx, h.LogPath(id), from, func(e eventlog.Event) bool {
+			env.Out.Event(e)
+			if e.Type == eventlog.EventPermissionRequest && e.Deferred {
+				parked <- e
+			}
+			return true
+		}, nil)
+	}()
+	return parked
+}
+
+// typedLines is each line read from stdin, closed at the end of input.
+func typedLines(env *Env) <-chan string {
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		r := bufio.NewScanner(env.Stdin)
+		for r.Scan() {
+			lines <- r.Text()
+		}
+	}()
+	return lines
+}
+
+// sendTyped queues a typed line as a prompt for the session's owner and
+// starts a detached owner when none runs; an owner that cannot be started
+// is a warning (the prompt waits in the inbox).
+func sendTyped(env *Env, job owner.Job, line string) error {
+	job.Prompt = line
+	in := owner.PromptInput(job) // under this command's permission mode and --linger
+	in.Holder = state.DefaultHolder()
+	if d, err := owner.Dial(env.Ctx, job, owner.Request{Follows: owner.FollowsQueue, Queue: in}); d == nil {
+		return err
+	} else if err != nil {
+		env.Out.Warn(fmt.Sprintf("could not start an owner for %s: %v", job.SessionID, err))
+	}
+	return nil
 }
 
 // showLastTurns prints the events of the last c.Turns turns and returns the

@@ -37,11 +37,11 @@ func (c *completionCmd) Help() string {
 		"  kandev completion fish > ~/.config/fish/completions/kandev.fish   # fish"
 }
 
-// Run prints the script.
 func (c *completionCmd) readsOnly() bool { return true }
 
 func (c *completeCmd) readsOnly() bool { return true }
 
+// Run prints the script.
 func (c *completionCmd) Run(env *Env) error {
 	script, err := completionScripts.ReadFile("completions/kandev." + c.Shell)
 	if err != nil {

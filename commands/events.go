@@ -24,9 +24,10 @@ func (c *eventsCmd) Help() string {
 	return "Example:\n  kandev events 20261130 --since 10 --type tool_call,tool_result"
 }
 
-// Run prints the session's raw events.
+// With --follow it waits on the log, so it keeps the signal handling.
 func (c *eventsCmd) readsOnly() bool { return !c.Follow }
 
+// Run prints the session's raw events.
 func (c *eventsCmd) Run(env *Env) error {
 	if c.Since < 0 {
 		return usagef("--since must be 0 or more (got %d)", c.Since)

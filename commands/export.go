@@ -39,9 +39,9 @@ func (c *exportCmd) Help() string {
 		"Example:\n  kandev export 20261130 > session.kandev.jsonl"
 }
 
-// Run writes the bundle to stdout.
 func (c *exportCmd) readsOnly() bool { return true }
 
+// Run writes the bundle to stdout.
 func (c *exportCmd) Run(env *Env) error {
 	h, s, err := c.load(env, needAny)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
@@ -43,18 +44,8 @@ func finish(env *Env, ref SessionRef, to string) error {
 	if err := closeIdleWarm(env, h, id); err != nil {
 		return err
 	}
-	if alive, _ := h.OwnerAlive(id); alive {
-		return fmt.Errorf("%w: session %s is running in another kandev process; wait for it or run kandev cancel %s first", state.ErrOwnerBusy, id, id)
-	}
-	s, err := h.UpdateSession(id, func(s *state.Session) error {
-		s.State = to
-		s.LastActivityAt = env.Now().UTC()
-		return nil
-	})
+	s, err := markFinished(h, id, to, env.Now())
 	if err != nil {
-		return err
-	}
-	if err := appendOffline(h, id, &eventlog.Event{Type: eventlog.EventState, State: to}); err != nil {
 		return err
 	}
 	// A finished session is driven by nobody: the caller's own lease goes
@@ -68,20 +59,26 @@ func finish(env *Env, ref SessionRef, to string) error {
 	return nil
 }
 
-// appendOffline appends to the log of a session that has no live owner,
-// holding the owner lock while it does, so it never races an owner.
-func appendOffline(h *state.Home, id string, evs ...*eventlog.Event) error {
-	lock, err := h.AcquireOwner(id)
-	if err != nil {
-		return err
+// markFinished records the terminal state to and logs it, under the owner
+// lock: no owner starts meanwhile, to overwrite the state when its turn ends.
+func markFinished(h *state.Home, id, to string, now time.Time) (*state.Session, error) {
+	held, err := h.Hold(id, history.LogOptions)
+	if errors.Is(err, state.ErrOwnerBusy) {
+		return nil, fmt.Errorf("%w: session %s is running in another kandev process; wait for it or run kandev cancel %s first", state.ErrOwnerBusy, id, id)
 	}
-	defer lock.Release()
-	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer log.Close()
-	return log.AppendSync(evs...)
+	defer held.Release()
+	s, err := held.Update(func(s *state.Session) error {
+		s.State = to
+		s.LastActivityAt = now.UTC()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, held.Append(&eventlog.Event{Type: eventlog.EventState, State: to})
 }
 
 func isNotFound(err error) bool { return err != nil && errorsIs(err, state.ErrNotFound) }

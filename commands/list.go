@@ -38,9 +38,9 @@ type listed struct {
 	row       []string   // the text row, made on the core that probed the session
 }
 
-// Run lists sessions, newest activity first.
 func (c *listCmd) readsOnly() bool { return true }
 
+// Run lists sessions, newest activity first.
 func (c *listCmd) Run(env *Env) error {
 	if c.Limit < 0 {
 		return usagef("--limit must be 0 or more (0: all; got %d)", c.Limit)
@@ -79,8 +79,27 @@ func (c *listCmd) Run(env *Env) error {
 	if p.leases == nil {
 		p.leases = map[string]bool{} // the listing saw no lease at all
 	}
-	out := make([]listed, 0, len(picked))
 	now := env.Now()
+	out := c.assessed(env, h, p, picked, now)
+	out = append(out, c.unreadable(skipped.Unreadable, len(out))...)
+	out = append(out, c.remoteOnly(h, len(out))...)
+	if n := len(skipped.Unreadable); n > 0 {
+		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
+	}
+	env.Out.Object(listOutput{Sessions: out}, func(w io.Writer) {
+		if len(out) == 0 {
+			fmt.Fprintln(w, c.noneMessage(len(all) > 0 || anyRecord(h)))
+			return
+		}
+		writeListText(w, out, now)
+	})
+	return nil
+}
+
+// assessed is the picked sessions with their badges, as many as --limit
+// asks for (and, with --resumable, only those resume can act on).
+func (c *listCmd) assessed(env *Env, h *state.Home, p *probe, picked []*state.Session, now time.Time) []listed {
+	out := make([]listed, 0, len(picked))
 	// Probes are lock, lease and inbox reads: a batch at a time on every
 	// core, so --limit stops after the batch that fills it; without a
 	// limit, all in one batch.
@@ -112,19 +131,7 @@ func (c *listCmd) Run(env *Env) error {
 			}
 		}
 	}
-	out = append(out, c.unreadable(skipped.Unreadable, len(out))...)
-	out = append(out, c.remoteOnly(h, len(out))...)
-	if n := len(skipped.Unreadable); n > 0 {
-		env.Out.Warn(fmt.Sprintf("%d session record(s) could not be read; they are listed with badge unknown (kandev doctor checks each one)", n))
-	}
-	env.Out.Object(listOutput{Sessions: out}, func(w io.Writer) {
-		if len(out) == 0 {
-			fmt.Fprintln(w, c.noneMessage(len(all) > 0 || anyRecord(h)))
-			return
-		}
-		writeListText(w, out, now)
-	})
-	return nil
+	return out
 }
 
 // noneMessage says why the listing is empty: no session at all (start

@@ -17,9 +17,9 @@ type manCmd struct {
 	Date string `help:"The page's date (default: the build's date)." placeholder:"YYYY-MM-DD"`
 }
 
-// Run prints the page.
 func (c *manCmd) readsOnly() bool { return true }
 
+// Run prints the page.
 func (c *manCmd) Run(env *Env, k *kong.Context) error {
 	v := version.Get()
 	date := c.Date

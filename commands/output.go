@@ -174,7 +174,14 @@ func (o *Output) Event(e eventlog.Event) {
 		}
 		return
 	}
-	defer func() { o.lastKind = e.Type }()
+	o.writeEvent(e)
+	o.lastKind = e.Type
+}
+
+// writeEvent is Event's text: the agent's text and thoughts as they
+// stream, one line for each other kind of event (markers, turn ends and
+// setup changes on stderr). o.lastKind is the kind shown before e.
+func (o *Output) writeEvent(e eventlog.Event) {
 	switch e.Type {
 	case eventlog.EventAgentMessage:
 		if o.lastKind != eventlog.EventAgentMessage {

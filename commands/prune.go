@@ -3,22 +3,16 @@ package commands
 import (
 	"context"
 
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/kandev/kandev/acp"
 	"github.com/kandev/kandev/config"
 	"github.com/kandev/kandev/container"
-	"github.com/kandev/kandev/eventlog"
-	"github.com/kandev/kandev/history"
-	"github.com/kandev/kandev/internal/worktree"
+	"github.com/kandev/kandev/prune"
 	"github.com/kandev/kandev/state"
 )
 
@@ -62,350 +56,82 @@ func (c *pruneCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	holder := state.DefaultHolder()
-	pruned := []string{}
-	kept := map[string]string{} // id -> why it was kept
-	worktrees := map[string]string{}
-	shared := map[string]string{} // id -> its worktree, kept for another session
-	removed := []string{}         // the worktrees kandev made for pruned sessions
-	var pending []*state.Session
-	for _, s := range all {
-		if !state.IsTerminal(s.State) || want != "" && s.State != want {
-			continue
-		}
-		if age > 0 && now.Sub(s.LastActivityAt) < age {
-			continue
-		}
-		pending = append(pending, s)
+	facts := prune.Facts{Sessions: all, Now: now, Filter: prune.Filter{OlderThan: age, State: want}, Kept: map[string]string{}}
+	res, err := c.carryOut(h, facts)
+	if err != nil {
+		return err
 	}
-	// A parent goes only after every session started from it (start
-	// --parent) went: their resume context reads its log. Passes repeat
-	// while they prune something, so a chain goes child first.
-	followUps := followUpsOf(all)
-	gone := map[string]bool{}
-	for progress := true; progress; {
-		progress = false
-		var waiting []*state.Session
-		for _, s := range pending {
-			if parentKept(s.ID, followUps, gone) != "" {
-				waiting = append(waiting, s)
-				continue
-			}
-			progress = true
-			sharer := worktreeSharer(s, all, gone)
-			var why string
-			if c.DryRun {
-				why = pruneBlocker(h, s, holder, sharer == "", now)
-			} else {
-				why, err = pruneSession(h, s.ID, holder, sharer == "", now)
-				if err != nil {
-					return err
-				}
-			}
-			if why != "" {
-				kept[s.ID] = why
-				continue
-			}
-			gone[s.ID] = true
-			pruned = append(pruned, s.ID)
-			if wt := s.Worktree; wt != nil && wt.Owned && wt.Path != "" {
-				if sharer != "" {
-					shared[s.ID] = wt.Path + " stays: session " + sharer + " works in it too"
-					continue
-				}
-				worktrees[s.ID] = wt.Path + " (branch " + wt.Branch + " kept)"
-				removed = append(removed, wt.Path)
-			}
-		}
-		pending = waiting
-	}
-	for _, s := range pending {
-		kept[s.ID] = parentKept(s.ID, followUps, gone)
-	}
+	res.tempFiles, res.forkLogs = tempFiles, forkLogs
 	// The agents' own copies go last, once kandev's files are gone.
-	plans := agentDeletes(h, all, pruned)
-	agentDeleted := map[string]string{}
+	plans := agentDeletes(h, all, res.pruned)
 	if c.DryRun {
 		for _, d := range plans {
 			for _, id := range d.ids {
-				agentDeleted[id] = d.agent
+				res.agentDeleted[id] = d.agent
 			}
 		}
 	} else {
 		var warnings []string
-		agentDeleted, warnings = deleteAgentSessions(env, h, plans)
+		res.agentDeleted, warnings = deleteAgentSessions(env, h, plans)
 		for _, w := range warnings {
 			env.Out.Warn(w)
 		}
 	}
 	containers := []string{}
 	if !c.DryRun {
-		containers = pruneContainers(env, h, all, pruned)
+		containers = pruneContainers(env, h, all, res.pruned)
 	}
 	agentSessions := []string{}
-	for _, id := range pruned {
-		if agentDeleted[id] != "" {
+	for _, id := range res.pruned {
+		if res.agentDeleted[id] != "" {
 			agentSessions = append(agentSessions, id)
 		}
 	}
-	res := pruneResult{pruned: pruned, kept: kept, worktrees: worktrees, shared: shared, tempFiles: tempFiles, forkLogs: forkLogs, dryRun: c.DryRun, agentDeleted: agentDeleted}
-	env.Out.Object(pruneOutput{Pruned: pruned, DryRun: c.DryRun, TempFiles: tempFiles, ForkLogs: forkLogs, WorktreesRemoved: removed, AgentSessionsDeleted: agentSessions, ContainersRemoved: containers},
+	env.Out.Object(pruneOutput{Pruned: res.pruned, DryRun: c.DryRun, TempFiles: tempFiles, ForkLogs: forkLogs, WorktreesRemoved: res.removed, AgentSessionsDeleted: agentSessions, ContainersRemoved: containers},
 		func(w io.Writer) { res.writeText(w, all) })
 	return nil
 }
 
-// worktreeSharer is another session, not pruned, that records the same
-// worktree as s (a fork made without --worktree, a session started inside
-// it), or "": a worktree goes only with the last session that works in it.
-func worktreeSharer(s *state.Session, all []*state.Session, gone map[string]bool) string {
-	if s.Worktree == nil || s.Worktree.Path == "" {
-		return ""
-	}
-	for _, o := range all {
-		if o.ID != s.ID && !gone[o.ID] && o.Worktree != nil && filepath.Clean(o.Worktree.Path) == filepath.Clean(s.Worktree.Path) {
-			return o.ID
-		}
-	}
-	return ""
-}
-
-// followUpsOf maps each session id to the sessions started from it with
-// start --parent, in order. Forks are not among them: a fork's log holds
-// its own copy of the conversation.
-func followUpsOf(all []*state.Session) map[string][]string {
-	out := map[string][]string{}
-	for _, s := range all {
-		if s.ParentID != "" && s.ForkedAt == 0 {
-			out[s.ParentID] = append(out[s.ParentID], s.ID)
-		}
-	}
-	for _, ids := range out {
-		slices.Sort(ids)
-	}
-	return out
-}
-
-// parentKept says why session id must stay while a session started from
-// it (followUps) is not gone, or "" when none needs it.
-func parentKept(id string, followUps map[string][]string, gone map[string]bool) string {
-	for _, child := range followUps[id] {
-		if !gone[child] {
-			return "session " + child + " was started from it (kandev start --parent) and reads its history; prune " + child + " first"
-		}
-	}
-	return ""
-}
-
-// pruneLeftovers deletes (or lists) the files that processes killed
-// mid-write left behind and that belong to no session: the temp files of
-// atomic writes, and the log of a fork killed before its record was
-// written (forkLeftover). The log an import left stays: importing the same
-// bundle again finishes it.
-func pruneLeftovers(h *state.Home, now time.Time, dryRun bool) (temps, forkLogs []string, err error) {
-	left, err := h.Leftovers(now)
-	if err != nil {
-		return nil, nil, err
-	}
-	temps, forkLogs = []string{}, []string{}
-	for _, l := range left {
-		switch {
-		case l.Kind == "temp":
-			temps = append(temps, l.Path)
-			if !dryRun {
-				if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return nil, nil, fmt.Errorf("prune: %w", err)
-				}
+// carryOut deletes (or, dry run, checks) the sessions of the plan in its
+// order. A session a check keeps goes into the facts and the rest is
+// planned again, so that what waited for it (its parent, a worktree it
+// shares) stays too.
+func (c *pruneCmd) carryOut(h *state.Home, facts prune.Facts) (*pruneResult, error) {
+	res := &pruneResult{pruned: []string{}, worktrees: map[string]string{}, shared: map[string]string{},
+		removed: []string{}, dryRun: c.DryRun, agentDeleted: map[string]string{}}
+	holder := state.DefaultHolder()
+	for {
+		plan := prune.NewPlan(facts)
+		gone := map[string]bool{}
+		blocked := false
+		for _, step := range plan.Delete {
+			why, err := c.deleteOne(h, step, holder, facts.Now)
+			if err != nil {
+				return nil, err
 			}
-		case forkLeftover(h, l):
-			if !dryRun {
-				removed, err := removeForkLeftover(h, l)
-				if err != nil {
-					return nil, nil, err
-				}
-				if !removed {
-					continue
-				}
+			if why != "" {
+				facts.Kept[step.Session.ID] = why
+				blocked = true
+				break
 			}
-			forkLogs = append(forkLogs, l.Path)
+			gone[step.Session.ID] = true
+			res.record(step)
 		}
-	}
-	return temps, forkLogs, nil
-}
-
-// forkLeftover reports whether l is the log of a fork killed between
-// writing its log and its record: a log with no record whose last event is
-// the fork's own marker (a fork writes that marker last and nothing more
-// before its record), and whose owner lock no process holds (a fork holds
-// it from its log to its record, so one under way is never taken for one).
-func forkLeftover(h *state.Home, l state.Leftover) bool {
-	if l.Kind != "log" {
-		return false
-	}
-	st, err := os.Lstat(l.Path)
-	if err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	last, _, err := eventlog.LastEvent(l.Path)
-	if err != nil || last.Type != eventlog.EventMarker || last.Kind != string(history.MarkerSessionForked) {
-		return false
-	}
-	alive, err := h.OwnerAlive(strings.TrimSuffix(filepath.Base(l.Path), ".jsonl"))
-	return err == nil && !alive
-}
-
-// removeForkLeftover deletes a fork's leftover log and its lock files under
-// the session's owner lock, once it is sure no record appeared meanwhile.
-func removeForkLeftover(h *state.Home, l state.Leftover) (bool, error) {
-	id := strings.TrimSuffix(filepath.Base(l.Path), ".jsonl")
-	lock, err := h.AcquireOwner(id)
-	if errors.Is(err, state.ErrOwnerBusy) {
-		return false, nil // a fork under way after all
-	}
-	if err != nil {
-		return false, err
-	}
-	defer lock.Release()
-	if _, err := os.Lstat(h.RecordPath(id)); !errors.Is(err, os.ErrNotExist) {
-		return false, nil // its record is there now: a session, not a leftover
-	}
-	if err := h.DeleteSessionFiles(id); err != nil {
-		return false, fmt.Errorf("prune: %w (fix the permissions, then run kandev prune again)", err)
-	}
-	return true, nil
-}
-
-// pruneSession deletes a finished session's files and the demo agent's file
-// for it, holding the owner and record locks so that no kandev process can
-// take the session over meanwhile. It returns why a session was kept instead.
-func pruneSession(h *state.Home, id, holder string, withWorktree bool, now time.Time) (kept string, err error) {
-	owner, err := h.AcquireOwner(id)
-	if errors.Is(err, state.ErrOwnerBusy) {
-		return "a live kandev process owns it", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	defer owner.Release()
-	unlock, err := h.LockRecord(id)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	s, err := h.LoadSession(id)
-	if errors.Is(err, state.ErrNotFound) {
-		return "already gone", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if !state.IsTerminal(s.State) {
-		return "it is " + s.State + " again", nil
-	}
-	if why := leaseBlocker(h, id, holder, now); why != "" {
-		return why, nil
-	}
-	if withWorktree {
-		if why, err := removeOwnedWorktree(s.Worktree, false); why != "" || err != nil {
-			return why, err
+		if !blocked {
+			res.kept = plan.Kept
+			return res, nil
 		}
+		facts.Sessions = slices.DeleteFunc(slices.Clone(facts.Sessions), func(s *state.Session) bool { return gone[s.ID] })
 	}
-	// An agent that offers session/delete deletes its own copy after this
-	// (prune_agents.go); the demo agent's file goes here otherwise.
-	if p := demoAgentFile(h, s.ResumeToken); p != "" && !acp.DeleteAdvertised(s.Capabilities) {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("prune %s: %w", id, err)
-		}
-	}
-	if err := h.DeleteSessionFiles(id); err != nil {
-		return "", fmt.Errorf("prune %s: %w (fix the permissions, then run kandev prune again)", id, err)
-	}
-	return "", nil
 }
 
-// pruneBlocker says why a session would be kept, without taking its locks.
-func pruneBlocker(h *state.Home, s *state.Session, holder string, withWorktree bool, now time.Time) string {
-	if alive, _ := h.OwnerAlive(s.ID); alive {
-		return "a live kandev process owns it"
+// deleteOne deletes one session of the plan under its locks, or, dry run,
+// checks it without them; it returns why the session stays instead.
+func (c *pruneCmd) deleteOne(h *state.Home, step prune.Step, holder string, now time.Time) (string, error) {
+	if c.DryRun {
+		return pruneBlocker(h, step.Session, holder, step.Sharer == "", now), nil
 	}
-	if why := leaseBlocker(h, s.ID, holder, now); why != "" {
-		return why
-	}
-	if !withWorktree {
-		return ""
-	}
-	why, err := removeOwnedWorktree(s.Worktree, true)
-	if err != nil {
-		return err.Error()
-	}
-	return why
-}
-
-// removeOwnedWorktree removes the worktree kandev made for a session (a
-// worktree it did not make is never touched), unless it has uncommitted
-// changes: then it says why the session is kept. Its branch stays. dryRun
-// only checks.
-func removeOwnedWorktree(wt *worktree.Worktree, dryRun bool) (kept string, err error) {
-	if wt == nil || !wt.Owned || wt.Path == "" {
-		return "", nil
-	}
-	if _, err := os.Stat(wt.Path); errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	changes, err := worktree.WorktreeChanges(wt.Path)
-	if err != nil {
-		return "its worktree " + wt.Path + " could not be checked: " + err.Error(), nil
-	}
-	if len(changes) > 0 {
-		return worktreeKept(wt.Path, changes), nil
-	}
-	if dryRun {
-		return "", nil
-	}
-	if err := worktree.RemoveWorktree(wt.Path); err != nil {
-		return "its worktree " + wt.Path + " could not be removed: " + err.Error(), nil
-	}
-	return "", nil
-}
-
-// worktreeKept says why a worktree with files only it holds is kept,
-// naming the first few of them (lines of git status --porcelain --ignored).
-func worktreeKept(path string, lines []string) string {
-	var names []string
-	for _, l := range lines {
-		if len(names) == 3 {
-			names = append(names, "...")
-			break
-		}
-		if len(l) > 3 {
-			names = append(names, l[3:])
-		}
-	}
-	return fmt.Sprintf("its worktree %s has %d uncommitted, untracked or ignored file(s) (%s); commit, move or delete them, then prune again",
-		path, len(lines), strings.Join(names, ", "))
-}
-
-// leaseBlocker says whether another holder's attach lease on the session is
-// still live. The caller's own lease (holder: its shell, or $KANDEV_HOLDER)
-// binds nobody else and goes with the session.
-func leaseBlocker(h *state.Home, id, holder string, now time.Time) string {
-	l, err := h.ReadLease(id)
-	if err != nil {
-		return "its lease " + h.LeasePath(id) + " is unreadable: " + err.Error()
-	}
-	if l.Live(now) && l.AttachedTo != holder {
-		return "attached to " + l.AttachedTo + " until " + textTime(l.AttachExpiresAt) + " (kandev detach " + id + " releases it)"
-	}
-	return ""
-}
-
-// demoAgentFile is the demo agent's file for the agent session token, or "".
-// The demo agent's ids follow kandev's own id rule (letters, digits, '-',
-// '_'), so a token that breaks it cannot name one of its files, nor any other.
-func demoAgentFile(h *state.Home, token string) string {
-	if state.ValidateID(token) != nil {
-		return ""
-	}
-	return filepath.Join(h.DemoAgentDir(), token+".json")
+	return pruneSession(h, step.Session.ID, holder, step.Sharer == "", now)
 }
 
 func pruneState(s string) (string, error) {
@@ -460,6 +186,7 @@ type pruneResult struct {
 	kept      map[string]string // id -> why it was kept
 	worktrees map[string]string // id -> its removed worktree, described
 	shared    map[string]string // id -> its worktree that stays for another session
+	removed   []string          // the worktrees kandev made for pruned sessions
 	tempFiles []string
 	forkLogs  []string
 	dryRun    bool
@@ -468,7 +195,23 @@ type pruneResult struct {
 	agentDeleted map[string]string
 }
 
-func (r pruneResult) writeText(w io.Writer, all []*state.Session) {
+// record notes a deleted session and what became of its worktree.
+func (r *pruneResult) record(step prune.Step) {
+	s := step.Session
+	r.pruned = append(r.pruned, s.ID)
+	wt := s.Worktree
+	if wt == nil || !wt.Owned || wt.Path == "" {
+		return
+	}
+	if step.Sharer != "" {
+		r.shared[s.ID] = wt.Path + " stays: session " + step.Sharer + " works in it too"
+		return
+	}
+	r.worktrees[s.ID] = wt.Path + " (branch " + wt.Branch + " kept)"
+	r.removed = append(r.removed, wt.Path)
+}
+
+func (r *pruneResult) writeText(w io.Writer, all []*state.Session) {
 	verb := "pruned"
 	if r.dryRun {
 		verb = "would prune"

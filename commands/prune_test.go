@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kandev/kandev/internal/worktree"
+	"github.com/kandev/kandev/prune"
 	"github.com/kandev/kandev/state"
 )
 
@@ -69,63 +69,46 @@ func TestWorktreeKept_NamesTheFilesOnlyTheWorktreeHolds(t *testing.T) {
 	}
 }
 
-func TestParentKept_APrunedParentWaitsForEverySessionStartedFromIt(t *testing.T) {
-	all := []*state.Session{
-		{ID: "parent"}, {ID: "child-a", ParentID: "parent"}, {ID: "child-b", ParentID: "parent"},
-		{ID: "fork", ParentID: "parent", ForkedAt: 9}, {ID: "lonely"},
-	}
-	followUps := followUpsOf(all)
-	cases := []struct {
-		name string
-		id   string
-		gone []string
-		want string // "" = may go
-	}{
-		{"no session was started from it", "lonely", nil, ""},
-		{"a fork has its own copy", "fork", nil, ""},
-		{"a follow-up still reads it", "parent", []string{"child-a"}, "session child-b was started from it (kandev start --parent) and reads its history; prune child-b first"},
-		{"the first follow-up is named", "parent", nil, "session child-a was started"},
-		{"every follow-up went", "parent", []string{"child-a", "child-b"}, ""},
-	}
-	for _, tc := range cases {
-		gone := map[string]bool{}
-		for _, id := range tc.gone {
-			gone[id] = true
+// A check made while deleting (here another holder's live lease on the
+// child) keeps a session the plan meant to delete: the plan is made again,
+// so the parent that waited for it stays too, in a dry run and a real one.
+func TestPruneCarryOut_APlannedSessionKeptByACheckKeepsItsParent(t *testing.T) {
+	for _, dryRun := range []bool{true, false} {
+		h, err := state.OpenHome(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
 		}
-		got := parentKept(tc.id, followUps, gone)
-		if tc.want == "" && got != "" || tc.want != "" && !strings.HasPrefix(got, tc.want) {
-			t.Errorf("%s: parentKept = %q, want %q", tc.name, got, tc.want)
+		now := time.Now()
+		parent := &state.Session{ID: "parent", State: state.StateCompleted, LastActivityAt: now}
+		kid := &state.Session{ID: "kid", ParentID: "parent", State: state.StateCompleted, LastActivityAt: now}
+		other := &state.Session{ID: "other", State: state.StateCompleted, LastActivityAt: now}
+		for _, s := range []*state.Session{parent, kid, other} {
+			if err := h.CreateSession(s); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-}
-
-func TestWorktreeSharer_AWorktreeGoesOnlyWithTheLastSessionInIt(t *testing.T) {
-	wt := func(path string, owned bool) *worktree.Worktree { return &worktree.Worktree{Path: path, Owned: owned} }
-	parent := &state.Session{ID: "parent", Worktree: wt("/src/app-kandev-1", true)}
-	fork := &state.Session{ID: "fork", Worktree: wt("/src/app-kandev-1", true)}
-	inside := &state.Session{ID: "inside", Worktree: wt("/src/app-kandev-1/", false)}
-	other := &state.Session{ID: "other", Worktree: wt("/src/app-kandev-2", true)}
-	plain := &state.Session{ID: "plain"}
-	cases := []struct {
-		name string
-		s    *state.Session
-		all  []*state.Session
-		gone []string
-		want string
-	}{
-		{"alone in it", parent, []*state.Session{parent, other, plain}, nil, ""},
-		{"a fork shares it", parent, []*state.Session{parent, fork}, nil, "fork"},
-		{"a session started inside it shares it", parent, []*state.Session{parent, inside}, nil, "inside"},
-		{"the sharer was pruned first", parent, []*state.Session{parent, fork}, []string{"fork"}, ""},
-		{"no worktree", plain, []*state.Session{plain, parent}, nil, ""},
-	}
-	for _, tc := range cases {
-		gone := map[string]bool{}
-		for _, id := range tc.gone {
-			gone[id] = true
+		if _, err := h.Attach("kid", "someone-else", time.Hour, now); err != nil {
+			t.Fatal(err)
 		}
-		if got := worktreeSharer(tc.s, tc.all, gone); got != tc.want {
-			t.Errorf("%s: worktreeSharer = %q, want %q", tc.name, got, tc.want)
+		all, err := h.ListSessions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &pruneCmd{DryRun: dryRun}
+		res, err := c.carryOut(h, prune.Facts{Sessions: all, Now: now, Kept: map[string]string{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(res.pruned, " ") != "other" {
+			t.Errorf("dry run %v: pruned %q, want only other", dryRun, res.pruned)
+		}
+		if !strings.HasPrefix(res.kept["kid"], "attached to someone-else") || !strings.HasPrefix(res.kept["parent"], "session kid was started from it") {
+			t.Errorf("dry run %v: kept %q, want kid (its lease) and parent (kid reads it)", dryRun, res.kept)
+		}
+		for _, id := range []string{"parent", "kid"} {
+			if _, err := h.LoadSession(id); err != nil {
+				t.Errorf("dry run %v: %s was deleted: %v", dryRun, id, err)
+			}
 		}
 	}
 }

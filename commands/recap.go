@@ -33,9 +33,9 @@ func (c *recapCmd) Help() string {
 		"Example:\n  kandev recap --latest\n  kandev recap 20261130 --limit 5 --json"
 }
 
-// Run prints the recap.
 func (c *recapCmd) readsOnly() bool { return true }
 
+// Run prints the recap.
 func (c *recapCmd) Run(env *Env) error {
 	if c.Limit < 1 || c.Limit > history.MaxRecapLimit {
 		return usagef("--limit must be between 1 and %d (got %d)", history.MaxRecapLimit, c.Limit)

@@ -41,21 +41,11 @@ func (c *resumeCmd) Run(env *Env) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	h, id, s, err := c.pickRecord(env, needResumable, c.Holder, c.NoContinue)
+	h, s, err := c.resumable(env)
 	if err != nil {
 		return err
 	}
-	if s == nil { // unreadable when picked: say why
-		if s, err = h.LoadSession(id); err != nil {
-			return err
-		}
-	}
-	if state.IsTerminal(s.State) {
-		return owner.NotResumableState(id, s.State)
-	}
-	if err := setup.CheckTrust(s); err != nil {
-		return err // before the lease: a refused resume leaves nothing behind
-	}
+	id := s.ID
 	holder := c.Holder
 	if holder == "" {
 		holder = state.DefaultHolder()
@@ -75,25 +65,7 @@ func (c *resumeCmd) Run(env *Env) error {
 	}
 	attach := resumeAttach{SessionID: id, AttachedTo: lease.AttachedTo, AttachedAt: lease.AttachedAt, AttachExpiresAt: lease.AttachExpiresAt}
 	if owner.Live(h, id) {
-		// A live owner restored the agent already: nothing to relaunch.
-		if wt := a.Worktree; wt != nil && !wt.Valid {
-			return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
-		}
-		if c.I {
-			// The agent is already warm: type prompts to it, as attach does.
-			return (&attachCmd{SessionRef: SessionRef{ID: id}}).Run(env)
-		}
-		env.Out.Object(resumeOutput{Session: s, Attach: attach, Restore: resumeRestore{Method: acp.RestoreReattach}}, func(w io.Writer) {
-			// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
-			if s.CurrentTurn == "" && a.Badge != verdict.BadgeWaitingForPermission {
-				fmt.Fprintf(w, "session %s: its agent is already running, warm and idle%s (kandev process %d): nothing to relaunch, nothing to continue\n", id, untilText(s), s.OwnerPID)
-				fmt.Fprintf(w, "next: %s (or kandev resume -i %s to type prompts here)\n", a.Next, id)
-				fmt.Fprintln(w, leaseLine(id, lease))
-				return
-			}
-			fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; next: %s\n", id, s.OwnerPID, a.Next)
-		})
-		return nil
+		return c.showJoined(env, s, a, attach, lease)
 	}
 	job := owner.Job{NoContinue: c.NoContinue, Offline: c.Offline}
 	if c.I {
@@ -109,6 +81,54 @@ func (c *resumeCmd) Run(env *Env) error {
 		}
 	}
 	return err
+}
+
+// resumable is the picked session's record, refused when it is finished
+// or brings something this machine has not trusted: before the lease, so a
+// refused resume leaves nothing behind.
+func (c *resumeCmd) resumable(env *Env) (*state.Home, *state.Session, error) {
+	h, id, s, err := c.pickRecord(env, needResumable, c.Holder, c.NoContinue)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s == nil { // unreadable when picked: say why
+		if s, err = h.LoadSession(id); err != nil {
+			return nil, nil, err
+		}
+	}
+	if state.IsTerminal(s.State) {
+		return nil, nil, owner.NotResumableState(id, s.State)
+	}
+	if err := setup.CheckTrust(s); err != nil {
+		return nil, nil, err
+	}
+	return h, s, nil
+}
+
+// showJoined answers a resume whose session a live owner already
+// restored: nothing to relaunch, so it says what to do next (with -i, it
+// attaches to type prompts to the warm agent).
+func (c *resumeCmd) showJoined(env *Env, s *state.Session, a verdict.Assessment, attach resumeAttach, lease *state.Lease) error {
+	id := s.ID
+	// A live owner restored the agent already: nothing to relaunch.
+	if wt := a.Worktree; wt != nil && !wt.Valid {
+		return &owner.NotResumableError{SessionID: id, Reason: "session " + id + " runs in another kandev process, but " + wt.Problem}
+	}
+	if c.I {
+		// The agent is already warm: type prompts to it, as attach does.
+		return (&attachCmd{SessionRef: SessionRef{ID: id}}).Run(env)
+	}
+	env.Out.Object(resumeOutput{Session: s, Attach: attach, Restore: resumeRestore{Method: acp.RestoreReattach}}, func(w io.Writer) {
+		// The assessment's next command: a prompt for a warm agent, a wait for a running turn.
+		if s.CurrentTurn == "" && a.Badge != verdict.BadgeWaitingForPermission {
+			fmt.Fprintf(w, "session %s: its agent is already running, warm and idle%s (kandev process %d): nothing to relaunch, nothing to continue\n", id, untilText(s), s.OwnerPID)
+			fmt.Fprintf(w, "next: %s (or kandev resume -i %s to type prompts here)\n", a.Next, id)
+			fmt.Fprintln(w, leaseLine(id, lease))
+			return
+		}
+		fmt.Fprintf(w, "session %s is running in another kandev process (pid %d): nothing to relaunch; next: %s\n", id, s.OwnerPID, a.Next)
+	})
+	return nil
 }
 
 // promptReader reads one prompt per line from the terminal, with a prompt sign.

@@ -26,9 +26,9 @@ func (c *searchCmd) Help() string {
 		"Example:\n  kandev search lexer --since 7d\n  kandev search --regex 'fix(ed)? the (lexer|parser)' --json"
 }
 
-// Run searches and prints the hits.
 func (c *searchCmd) readsOnly() bool { return true }
 
+// Run searches and prints the hits.
 func (c *searchCmd) Run(env *Env) error {
 	if c.Limit < 0 {
 		return usagef("--limit must be 0 or more")

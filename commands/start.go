@@ -58,28 +58,9 @@ func (c *startCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.LingerFlag.duration(cfg, agent); err != nil {
-		return err // before the session exists
-	}
-	su, servers, err := c.SetupFlags.initial(cfg, agent)
-	if err != nil {
-		return err // before the session exists
-	}
-	runtime := c.Runtime
-	if runtime == "" {
-		runtime = cfg.Agents[agent].Runtime
-	}
-	if runtime == "process" {
-		runtime = ""
-	}
-	s, existing, err := c.createOnce(env, h, cwd, agent, prompt, func(s *state.Session) { s.Setup, s.MCPConfig, s.Runtime = su, servers, runtime })
+	s, existing, err := c.newSession(env, h, cfg, cwd, agent, prompt)
 	if err != nil {
 		return err
-	}
-	if !existing {
-		if err := logInitialSetup(h, s); err != nil {
-			return err
-		}
 	}
 	// The id is the first line of text output, once the agent has started
 	// (id=$(kandev start ... | head -1)); --quiet prints it too, then the
@@ -92,14 +73,7 @@ func (c *startCmd) Run(env *Env) error {
 	if err := goLive(env, &job, c.LingerFlag, agent, false); err != nil {
 		return err
 	}
-	var res *owner.Result
-	if existing {
-		res, err = c.again(env, job, s)
-	} else {
-		// A detached owner gets the prompt as typed over its stdin; the
-		// record keeps it redacted.
-		res, err = dialResult(env, job, owner.Request{Follows: owner.FollowsFirstTurn, HasPrompt: prompt != ""})
-	}
+	res, err := c.firstTurn(env, job, s, existing, prompt != "")
 	switch {
 	case err == nil:
 		env.Out.ShowLead()
@@ -114,6 +88,47 @@ func (c *startCmd) Run(env *Env) error {
 		env.Out.Info("session %s waits for input; send the task with: kandev prompt %s \"...\"", s.ID, s.ID)
 	}
 	return err
+}
+
+// newSession checks the flags that must hold before the session exists,
+// then creates it (or, for a --key already used, finds it: existing) with
+// its setup and runtime, and logs a new session's initial setup.
+func (c *startCmd) newSession(env *Env, h *state.Home, cfg *config.Config, cwd, agent, prompt string) (s *state.Session, existing bool, err error) {
+	if _, err := c.LingerFlag.duration(cfg, agent); err != nil {
+		return nil, false, err // before the session exists
+	}
+	su, servers, err := c.SetupFlags.initial(cfg, agent)
+	if err != nil {
+		return nil, false, err // before the session exists
+	}
+	runtime := c.Runtime
+	if runtime == "" {
+		runtime = cfg.Agents[agent].Runtime
+	}
+	if runtime == "process" {
+		runtime = ""
+	}
+	s, existing, err = c.createOnce(env, h, cwd, agent, prompt, func(s *state.Session) { s.Setup, s.MCPConfig, s.Runtime = su, servers, runtime })
+	if err != nil {
+		return nil, false, err
+	}
+	if !existing {
+		if err := logInitialSetup(h, s); err != nil {
+			return nil, false, err
+		}
+	}
+	return s, existing, nil
+}
+
+// firstTurn reaches the owner for the session's first turn: a retry of a
+// --key follows or shows the turn it started (again), a new session runs it.
+func (c *startCmd) firstTurn(env *Env, job owner.Job, s *state.Session, existing, hasPrompt bool) (*owner.Result, error) {
+	if existing {
+		return c.again(env, job, s)
+	}
+	// A detached owner gets the prompt as typed over its stdin; the
+	// record keeps it redacted.
+	return dialResult(env, job, owner.Request{Follows: owner.FollowsFirstTurn, HasPrompt: hasPrompt})
 }
 
 // namedFailure is the error of a start that printed no id (its agent never

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/config"
@@ -57,9 +58,9 @@ type Status struct {
 	why string
 }
 
-// Run prints the verdict and the session.
 func (c *statusCmd) readsOnly() bool { return true }
 
+// Run prints the verdict and the session.
 func (c *statusCmd) Run(env *Env) error {
 	h, s, err := c.load(env, needAny)
 	if err != nil {
@@ -93,65 +94,70 @@ func (c *statusCmd) Run(env *Env) error {
 	ctr, ctrErr := containerStatus(env, h, s)
 	kids := sessionChildren(h, s) // children.go
 	out := statusOutput{Container: ctr, Session: s, Status: st, Sync: remote.SessionStatus(h, s.ID), Children: kids}
-	env.Out.Object(out, func(w io.Writer) {
-		fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
-		fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
-		fmt.Fprintf(w, "agent     %s   workspace %s\n", s.Agent, s.Workspace)
-		if s.Setup != nil {
-			fmt.Fprintf(w, "setup     %s\n", printableLine(setup.Describe(s.Setup)))
-		}
-		fmt.Fprintf(w, "cwd       %s\n", s.Cwd)
-		fmt.Fprintf(w, "state     %s (task %s)", s.State, s.TaskState)
-		if s.StopReason != "" {
-			fmt.Fprintf(w, ", last turn: %s", s.StopReason)
+	env.Out.Object(out, func(w io.Writer) { writeStatusText(w, out, ctrErr, env.Now()) })
+	return nil
+}
+
+// writeStatusText is status's text output: the session, its verdict and
+// one line for each thing that holds it or waits on it, then what to do next.
+func writeStatusText(w io.Writer, out statusOutput, ctrErr error, now time.Time) {
+	s, st, ctr, kids := out.Session, out.Status, out.Container, out.Children
+	fmt.Fprintf(w, "session   %s  [%s]\n", s.ID, st.Badge)
+	fmt.Fprintf(w, "title     %s\n", printableLine(s.Title))
+	fmt.Fprintf(w, "agent     %s   workspace %s\n", s.Agent, s.Workspace)
+	if s.Setup != nil {
+		fmt.Fprintf(w, "setup     %s\n", printableLine(setup.Describe(s.Setup)))
+	}
+	fmt.Fprintf(w, "cwd       %s\n", s.Cwd)
+	fmt.Fprintf(w, "state     %s (task %s)", s.State, s.TaskState)
+	if s.StopReason != "" {
+		fmt.Fprintf(w, ", last turn: %s", s.StopReason)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "verdict   %s: %s\n", st.Reason, st.why)
+	if s.Worktree != nil {
+		fmt.Fprintf(w, "worktree  %s on %s", s.Worktree.Path, s.Worktree.Branch)
+		if !s.Worktree.Valid {
+			fmt.Fprintf(w, " (problem: %s)", s.Worktree.Problem)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "verdict   %s: %s\n", st.Reason, st.why)
-		if s.Worktree != nil {
-			fmt.Fprintf(w, "worktree  %s on %s", s.Worktree.Path, s.Worktree.Branch)
-			if !s.Worktree.Valid {
-				fmt.Fprintf(w, " (problem: %s)", s.Worktree.Problem)
-			}
-			fmt.Fprintln(w)
+	}
+	if st.Pause != nil {
+		fmt.Fprintf(w, "paused    %s\n", st.Pause.Reason)
+	}
+	if st.Trust != "" {
+		fmt.Fprintf(w, "trust     %s: MCP servers %s came from another machine and do not run here until kandev trust %s\n", st.Trust, printableLine(strings.Join(serverNames(s), ", ")), s.ID)
+	}
+	if st.AttachedTo != "" {
+		fmt.Fprintf(w, "attached  %s until %s\n", st.AttachedTo, textTimestamp(st.AttachExpiresAt))
+	}
+	if st.WarmUntil != "" {
+		fmt.Fprintf(w, "warm      agent kept running until %s (kandev close %s ends it now)\n", textTimestamp(st.WarmUntil), s.ID)
+	}
+	for _, r := range st.PermissionRequests {
+		if r.Kind == state.ParkedQuestion {
+			fmt.Fprintf(w, "waiting   question %s: %s (kandev answer %s --request %s VALUE, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
+			continue
 		}
-		if st.Pause != nil {
-			fmt.Fprintf(w, "paused    %s\n", st.Pause.Reason)
-		}
-		if st.Trust != "" {
-			fmt.Fprintf(w, "trust     %s: MCP servers %s came from another machine and do not run here until kandev trust %s\n", st.Trust, printableLine(strings.Join(serverNames(s), ", ")), s.ID)
-		}
-		if st.AttachedTo != "" {
-			fmt.Fprintf(w, "attached  %s until %s\n", st.AttachedTo, textTimestamp(st.AttachExpiresAt))
-		}
-		if st.WarmUntil != "" {
-			fmt.Fprintf(w, "warm      agent kept running until %s (kandev close %s ends it now)\n", textTimestamp(st.WarmUntil), s.ID)
-		}
-		for _, r := range st.PermissionRequests {
-			if r.Kind == state.ParkedQuestion {
-				fmt.Fprintf(w, "waiting   question %s: %s (kandev answer %s --request %s VALUE, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
-				continue
-			}
-			fmt.Fprintf(w, "waiting   permission %s: %s (kandev approve %s --request %s, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
-		}
-		limitLines(w, s, env.Now())
-		if st.PendingInputs > 0 {
-			fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)
-		}
-		if s.ErrorMessage != "" {
-			fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)
-		}
-		containerLine(w, s, ctr, ctrErr)
-		for _, p := range st.Survivors {
-			fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
-		}
-		if out.Sync != nil {
-			fmt.Fprintf(w, "remote    %s\n", out.Sync.Line())
-		}
-		childLines(w, kids) // children.go
-		fmt.Fprintf(w, "activity  %s\n", textTime(s.LastActivityAt))
-		fmt.Fprintf(w, "next      %s\n", st.Next)
-	})
-	return nil
+		fmt.Fprintf(w, "waiting   permission %s: %s (kandev approve %s --request %s, or deny)\n", r.ID, printableLine(r.ToolName), s.ID, r.ID)
+	}
+	limitLines(w, s, now)
+	if st.PendingInputs > 0 {
+		fmt.Fprintf(w, "queued    %d input(s) waiting\n", st.PendingInputs)
+	}
+	if s.ErrorMessage != "" {
+		fmt.Fprintf(w, "error     %s\n", s.ErrorMessage)
+	}
+	containerLine(w, s, ctr, ctrErr)
+	for _, p := range st.Survivors {
+		fmt.Fprintf(w, "leftover  pid %d outlived its owner: %s (kill %d)\n", p.PID, history.Clip(p.Command, 60), p.PID)
+	}
+	if out.Sync != nil {
+		fmt.Fprintf(w, "remote    %s\n", out.Sync.Line())
+	}
+	childLines(w, kids) // children.go
+	fmt.Fprintf(w, "activity  %s\n", textTime(s.LastActivityAt))
+	fmt.Fprintf(w, "next      %s\n", st.Next)
 }
 
 // serverNames are the names of the session's MCP servers.

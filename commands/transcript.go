@@ -34,9 +34,9 @@ type transcriptPage struct {
 	Limit              int             `json:"limit"`
 }
 
-// Run prints one page of the session's transcript.
 func (c *transcriptCmd) readsOnly() bool { return true }
 
+// Run prints one page of the session's transcript.
 func (c *transcriptCmd) Run(env *Env) error {
 	if c.Limit < 1 || c.Limit > history.MaxPageLimit {
 		return usagef("--limit must be between 1 and %d (got %d)", history.MaxPageLimit, c.Limit)

@@ -42,9 +42,9 @@ type usageRow struct {
 	seen  map[string]bool
 }
 
-// Run sums the usage of one session or of all of them.
 func (c *usageCmd) readsOnly() bool { return true }
 
+// Run sums the usage of one session or of all of them.
 func (c *usageCmd) Run(env *Env) error {
 	if c.All && (c.ID != "" || c.Latest) {
 		return usagef("give a session (an id or --latest) or --all, not both")

@@ -8,6 +8,10 @@ import (
 	"github.com/kandev/kandev/eventlog"
 )
 
+// LogOptions opens a session's log the way every writer of it does: each
+// event redacted (RedactEvent) before it is written.
+var LogOptions = eventlog.OpenLogOptions{Redact: RedactEvent}
+
 // RedactEvent redacts the fields of e that carry display text: Content,
 // Summary, Diagnostic, FallbackReason (an agent's error text), ToolName (a
 // tool call's title, which agents fill with the command line), and the

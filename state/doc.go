@@ -34,7 +34,10 @@
 // line is overwritten in place, same length, without its text. The lease
 // (Lease) is a small JSON object replaced atomically; it expires on its own.
 // The lock files are empty: a lock is the flock on the file, released by the
-// kernel when its holder dies, so a lock is never stale.
+// kernel when its holder dies, so a lock is never stale. A command that
+// changes a session without running its agent holds its owner lock while it
+// does (Held, Home.Hold): the record it changes and the events it appends
+// never interleave with an owner's.
 //
 // docs/event-log.md lists every field of each file.
 package state

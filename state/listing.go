@@ -104,56 +104,31 @@ func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, boo
 	}
 	defer d.Close()
 	dirfd, dirPath := int(d.Fd()), h.sessionsDir()
-	type reader struct {
-		out    []T
-		leases []string
-	}
 	batches := make(chan []string, 4)
-	readers := make([]*reader, 0, min(runtime.GOMAXPROCS(0), 8)+1)
+	readers := make([]*recordReader[T], 0, min(runtime.GOMAXPROCS(0), 8)+1)
+	newReader := func() *recordReader[T] {
+		r := &recordReader[T]{dirfd: dirfd, dirPath: dirPath, fn: fn}
+		readers = append(readers, r)
+		return r
+	}
 	var wg sync.WaitGroup
-	readNames := func(r *reader, names []string, buf []byte) []byte {
-		for _, name := range names {
-			id, ok := strings.CutSuffix(name, ".json")
-			if !ok {
-				continue
-			}
-			if lease, ok := strings.CutSuffix(id, leaseSuffix); ok {
-				r.leases = append(r.leases, lease)
-				continue
-			}
-			if ValidateID(id) != nil { // not temp files
-				continue
-			}
-			var err error
-			buf, err = safefile.ReadRecordFile(dirfd, dirPath, name, buf[:0])
-			if v, keep := fn(id, buf, err); keep {
-				r.out = append(r.out, v)
-			}
-		}
-		return buf
-	}
-	read := func(r *reader) {
-		var buf []byte
-		for names := range batches {
-			buf = readNames(r, names, buf)
-		}
-	}
 	var readErr error
 	for first := true; ; first = false {
 		names, err := d.Readdirnames(listBatch) // unsorted and unstat'ed: callers sort
 		if first && len(names) < listBatch {
 			// A small home (the directory fits in one batch) is read here:
 			// a reader goroutine would cost a thread more than it saves.
-			r := &reader{}
-			readers = append(readers, r)
-			readNames(r, names, nil)
+			newReader().readNames(names)
 			names = nil
 		}
 		if len(names) > 0 {
 			if len(readers) < cap(readers) { // one more reader while there is work for it
-				r := &reader{}
-				readers = append(readers, r)
-				wg.Go(func() { read(r) })
+				r := newReader()
+				wg.Go(func() {
+					for names := range batches {
+						r.readNames(names)
+					}
+				})
 			}
 			batches <- names
 		}
@@ -169,6 +144,48 @@ func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, boo
 	if readErr != nil {
 		return nil, nil, readErr
 	}
+	out, leases := mergeReaders(readers)
+	return out, leases, nil
+}
+
+// recordReader reads the records named in batches of one open sessions
+// directory, keeping what fn makes of each and the ids that have a lease
+// file; one goroutine uses it, with one buffer for all its reads.
+type recordReader[T any] struct {
+	dirfd   int
+	dirPath string
+	fn      func(id string, b []byte, err error) (T, bool)
+	out     []T
+	leases  []string
+	buf     []byte
+}
+
+// readNames reads the records among names (lease files are noted, other
+// files skipped).
+func (r *recordReader[T]) readNames(names []string) {
+	for _, name := range names {
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok {
+			continue
+		}
+		if lease, ok := strings.CutSuffix(id, leaseSuffix); ok {
+			r.leases = append(r.leases, lease)
+			continue
+		}
+		if ValidateID(id) != nil { // not temp files
+			continue
+		}
+		var err error
+		r.buf, err = safefile.ReadRecordFile(r.dirfd, r.dirPath, name, r.buf[:0])
+		if v, keep := r.fn(id, r.buf, err); keep {
+			r.out = append(r.out, v)
+		}
+	}
+}
+
+// mergeReaders is what every reader kept, and the set of leased ids (nil
+// when there is none).
+func mergeReaders[T any](readers []*recordReader[T]) ([]T, map[string]bool) {
 	var out []T
 	var leases map[string]bool
 	for _, r := range readers {
@@ -180,7 +197,7 @@ func scanRecords[T any](h *Home, fn func(id string, b []byte, err error) (T, boo
 			leases[id] = true
 		}
 	}
-	return out, leases, nil
+	return out, leases
 }
 
 // refusable says whether a record of session id whose state a listing

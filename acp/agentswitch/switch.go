@@ -118,11 +118,11 @@ func Switch(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, busy(h, req, err)
 	}
-	lock, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if err != nil {
 		return nil, busy(h, req, err)
 	}
-	defer lock.Release()
+	defer held.Release()
 	claim, err := remote.ClaimTurns(ctx, h, req.Config, id, func() {})
 	if errors.Is(err, remote.ErrTimeout) {
 		warn(req, "session "+id+": sync skipped, the switch is made on this machine's copy (kandev push "+id+" once the remote answers): "+err.Error())
@@ -131,7 +131,7 @@ func Switch(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := switchLocked(ctx, req)
+	rep, err := switchLocked(ctx, req, held)
 	if rep != nil && rep.Switched {
 		rep.Interrupted = repaired.Pending
 	}
@@ -148,9 +148,9 @@ func Switch(ctx context.Context, req Request) (*Report, error) {
 // switchLocked is the switch under the owner lock (and the claim): the
 // record (read again, as the claim may have brought a newer one) names the
 // new agent first, then the log says so.
-func switchLocked(ctx context.Context, req Request) (*Report, error) {
+func switchLocked(ctx context.Context, req Request, held *state.Held) (*Report, error) {
 	h, id := req.Home, req.SessionID
-	s, err := h.LoadSession(id)
+	s, err := held.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -163,16 +163,15 @@ func switchLocked(ctx context.Context, req Request) (*Report, error) {
 	if err := Refusal(f, v); err != nil {
 		return nil, err
 	}
-	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := held.Log()
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close()
 	// A rewind or a switch a crash left half-written is finished first, in its order.
 	if err := owner.FinishPending(h, log, s); err != nil {
 		return nil, err
 	}
-	if s, err = h.UpdateSession(id, func(s *state.Session) error { s.BeginSwitch(req.To); return nil }); err != nil {
+	if s, err = held.Update(func(s *state.Session) error { s.BeginSwitch(req.To); return nil }); err != nil {
 		return nil, err
 	}
 	failpoint.Wait(ctx, failpoint.AgentSwitchRecorded)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kandev/kandev/config"
-	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/worktree"
 	"github.com/kandev/kandev/state"
@@ -99,15 +98,15 @@ func (o *owner) takeOverPause() {
 // looks): a pause whose cause is gone clears with an info marker, one found
 // now is recorded. It does nothing while an owner is alive.
 func SettlePause(h *state.Home, id string, pol verdict.ContinuationPolicy, now time.Time) error {
-	lock, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	defer lock.Release()
-	s, err := h.LoadSession(id)
+	defer held.Release()
+	s, err := held.Load()
 	if err != nil || state.IsTerminal(s.State) {
 		return err
 	}
@@ -120,11 +119,10 @@ func SettlePause(h *state.Home, id string, pol verdict.ContinuationPolicy, now t
 	if d.Cleared == nil && (d.Pause == nil || s.Pause != nil && *s.Pause == *d.Pause) {
 		return nil
 	}
-	log, torn, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
+	log, torn, err := held.Log()
 	if err != nil {
 		return err
 	}
-	defer log.Close()
 	o := &owner{job: Job{Home: h}, s: s, log: log, res: &Result{}}
 	if torn > 0 {
 		o.marker(history.MarkerSessionRepaired, fmt.Sprintf("Truncated a torn last log line (%d bytes) left by a crash.", torn), "")

@@ -83,7 +83,15 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		return nil, err
 	}
 	o = &owner{job: job, s: s, res: &Result{started: true, inboxFrom: s.InboxOffset}, claim: claim, onLost: onLost, taken: taken}
-	log, torn, err := job.Home.OpenLog(s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
+	return o.lifetime(ctx, offline)
+}
+
+// lifetime is the owner's life once it holds the lock, the claim and the
+// record: open the log, finish what a crash left pending, run the turns
+// (o.run), then stop the agent and settle what the turns left; it returns
+// the result with the first write error as the cause.
+func (o *owner) lifetime(ctx context.Context, offline bool) (*Result, error) {
+	log, torn, err := o.job.Home.OpenLog(o.s.ID, history.LogOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +102,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		o.logClosed = true // a hook that fails later is not logged (notify.go)
 		o.log.Close()
 	}()
-	if err := FinishPending(job.Home, log, o.s); err != nil {
+	if err := FinishPending(o.job.Home, log, o.s); err != nil {
 		return nil, err
 	}
 	if torn > 0 {

@@ -147,8 +147,6 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	if req.ToolCall.Kind != nil {
 		kind = *req.ToolCall.Kind
 	}
-	opts, _ := json.Marshal(req.Options)
-	id := string(req.ToolCall.ToolCallId)
 	turnMode := o.turnPermissions()
 	rid := ""
 	var asker *state.Asker
@@ -158,9 +156,31 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 	if Parks(turnMode, kind) || asker != nil {
 		rid = state.NewRequestID()
 	}
-	// The record says "pending" before the log shows the question, and stops
-	// saying it only after the answer is logged: a crash in between is
-	// always seen as a pending permission.
+	child := o.logPermissionRequest(req, name, kind, rid)
+	ans := o.answerPermission(ctx, req, turnMode, kind, rid, asker)
+	outcome := "cancelled"
+	if ans.optionID != "" {
+		outcome = "selected"
+	}
+	answer := map[string]any{"outcome": outcome, "option_id": ans.optionID, "allowed": ans.allowed, "mode": turnMode}
+	if rid != "" {
+		answer["answered_by"] = ans.answeredBy
+	}
+	if ans.unasked {
+		answer["unasked"] = true
+	}
+	data, _ := json.Marshal(answer)
+	o.resolved(rid, &eventlog.Event{Type: eventlog.EventPermissionResolved, ToolCallID: string(req.ToolCall.ToolCallId), ToolName: name, Content: outcome + " " + ans.optionID, Data: data, ChildID: child})
+	return PermissionAnswer(ans.optionID)
+}
+
+// logPermissionRequest marks the record pending (parking the request when
+// rid is set) and then logs the request; it returns the child session the
+// request came from, or "". The record says "pending" before the log shows
+// the question, and stops saying it only after the answer is logged: a
+// crash in between is always seen as a pending permission.
+func (o *owner) logPermissionRequest(req sdk.RequestPermissionRequest, name string, kind sdk.ToolKind, rid string) (child string) {
+	id := string(req.ToolCall.ToolCallId)
 	parked := state.ParkedRequest{ID: rid, TurnID: o.currentTurn(), ToolName: name, ToolCallID: id, RequestedAt: o.now()}
 	o.mu.Lock()
 	if o.lastResolved != "" && o.lastResolvedTurn == parked.TurnID {
@@ -175,7 +195,8 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 			s.ParkedRequests = append(s.ParkedRequests, parked)
 		}
 	})
-	child := o.childOf(string(req.SessionId)) // children.go
+	child = o.childOf(string(req.SessionId)) // children.go
+	opts, _ := json.Marshal(req.Options)
 	o.conn.Barrier(func() {
 		var evs []*eventlog.Event
 		if id != "" && child == "" && !o.noteCall(id) {
@@ -186,10 +207,24 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 		evs = append(evs, &eventlog.Event{Type: eventlog.EventPermissionRequest, TurnID: o.currentTurn(), ToolCallID: id, ToolName: name, ToolKind: string(kind), Data: opts, Deferred: rid != "", RequestID: rid, ChildID: child})
 		o.append(true, evs...)
 	})
+	return child
+}
+
+// permissionAnswer is how a permission request was answered.
+type permissionAnswer struct {
+	optionID, answeredBy string
+	allowed              bool
+	unasked              bool // ask mode with nobody to ask (a detached owner)
+}
+
+// answerPermission decides the answer: by the turn's mode, by the caller
+// asked in this process, or, for a parked request (rid), by whoever answers
+// it; a cancelled turn allows nothing.
+func (o *owner) answerPermission(ctx context.Context, req sdk.RequestPermissionRequest, turnMode string, kind sdk.ToolKind, rid string, asker *state.Asker) permissionAnswer {
+	var ans permissionAnswer
 	mode, chosen := turnMode, ""
-	unasked := false // ask mode with nobody to ask (a detached owner)
 	if mode == PermAsk && rid == "" {
-		mode, unasked = PermDenyAll, o.job.Ask == nil && o.job.AskOption == nil
+		mode, ans.unasked = PermDenyAll, o.job.Ask == nil && o.job.AskOption == nil
 		switch {
 		case o.job.AskOption != nil:
 			chosen = o.job.AskOption(req)
@@ -197,37 +232,23 @@ func (o *owner) permission(ctx context.Context, req sdk.RequestPermissionRequest
 			mode = PermApproveAll
 		}
 	}
-	answeredBy := ""
 	if rid != "" {
-		mode, answeredBy = o.awaitAnswer(ctx, rid, asker)
+		mode, ans.answeredBy = o.awaitAnswer(ctx, rid, asker)
 	}
-	optionID, allowed := DecidePermission(mode, kind, req.Options)
+	ans.optionID, ans.allowed = DecidePermission(mode, kind, req.Options)
 	if id, ok := ChosenOption(req.Options, chosen); ok {
-		optionID, allowed = id, isAllow(req.Options, id)
+		ans.optionID, ans.allowed = id, isAllow(req.Options, id)
 	}
 	if ctx.Err() != nil || o.cancelled.Load() {
-		optionID, allowed = "", false
+		ans.optionID, ans.allowed = "", false
 	}
-	if allowed && !readOnlyKinds[kind] {
+	if ans.allowed && !readOnlyKinds[kind] {
 		turn := o.currentTurn()
 		o.mu.Lock()
 		o.allowedRunTurn = turn
 		o.mu.Unlock()
 	}
-	outcome := "cancelled"
-	if optionID != "" {
-		outcome = "selected"
-	}
-	answer := map[string]any{"outcome": outcome, "option_id": optionID, "allowed": allowed, "mode": turnMode}
-	if rid != "" {
-		answer["answered_by"] = answeredBy
-	}
-	if unasked {
-		answer["unasked"] = true
-	}
-	data, _ := json.Marshal(answer)
-	o.resolved(rid, &eventlog.Event{Type: eventlog.EventPermissionResolved, ToolCallID: id, ToolName: name, Content: outcome + " " + optionID, Data: data, ChildID: child})
-	return PermissionAnswer(optionID)
+	return ans
 }
 
 // resolved logs e, the answer of request rid ("" when it was never parked),

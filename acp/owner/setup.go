@@ -240,24 +240,19 @@ func SetSetup(ctx context.Context, h *state.Home, id string, c setup.Change) (*S
 	if c.Empty() {
 		return nil, &setup.Error{Msg: "nothing to set: give --model, --mode or --set KEY=VALUE"}
 	}
-	lock, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return queueSet(ctx, h, id, c)
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
-	s, err := h.UpdateSession(id, func(s *state.Session) error { s.Setup = setup.Apply(s.Setup, c); return nil })
+	defer held.Release()
+	s, err := held.Update(func(s *state.Session) error { s.Setup = setup.Apply(s.Setup, c); return nil })
 	if err != nil {
 		return nil, err
 	}
-	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	if err := log.AppendSync(SetupChangedEvent(SetupFromSet, s.Setup, nil, nil)); err != nil {
+	if err := held.Append(SetupChangedEvent(SetupFromSet, s.Setup, nil, nil)); err != nil {
 		return nil, err
 	}
 	return &SetResult{Setup: s.Setup}, nil
@@ -324,17 +319,12 @@ func LogNewSetup(h *state.Home, s *state.Session) error {
 	if s.Setup == nil {
 		return nil
 	}
-	lock, err := h.AcquireOwner(s.ID)
+	held, err := h.Hold(s.ID, history.LogOptions)
 	if err != nil {
 		return err
 	}
-	defer lock.Release()
-	log, _, err := h.OpenLog(s.ID, eventlog.OpenLogOptions{Redact: history.RedactEvent})
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	return log.AppendSync(SetupChangedEvent(SetupFromStart, s.Setup, nil, nil))
+	defer held.Release()
+	return held.Append(SetupChangedEvent(SetupFromStart, s.Setup, nil, nil))
 }
 
 // AddMCPServers records the MCP servers an editor gives again on a load or
@@ -347,15 +337,15 @@ func AddMCPServers(h *state.Home, id string, servers []state.MCPServer) (changed
 	if len(servers) == 0 {
 		return false, nil
 	}
-	lock, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	defer lock.Release()
-	s, err := h.UpdateSession(id, func(s *state.Session) error {
+	defer held.Release()
+	s, err := held.Update(func(s *state.Session) error {
 		merged := setup.MergeServers(s.MCPConfig, servers)
 		if slices.EqualFunc(merged, s.MCPConfig, sameServer) {
 			return nil
@@ -368,12 +358,7 @@ func AddMCPServers(h *state.Home, id string, servers []state.MCPServer) (changed
 	if err != nil || !changed {
 		return false, err
 	}
-	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
-	if err != nil {
-		return true, err
-	}
-	defer log.Close()
-	return true, log.AppendSync(SetupChangedEvent(SetupFromEditor, s.Setup, nil, nil))
+	return true, held.Append(SetupChangedEvent(SetupFromEditor, s.Setup, nil, nil))
 }
 
 func sameServer(a, b state.MCPServer) bool {
@@ -385,15 +370,15 @@ func sameServer(a, b state.MCPServer) bool {
 // had, and trusts them: they were given on this machine (kandev set --mcp).
 // They reach the agent when it next starts, so a live owner refuses it.
 func SetMCPServers(h *state.Home, id string, servers []state.MCPServer) (*state.Session, error) {
-	lock, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if errors.Is(err, state.ErrOwnerBusy) {
 		return nil, fmt.Errorf("%w: session %s runs in another kandev process, whose agent has its MCP servers already: kandev close %s, then set --mcp again", state.ErrOwnerBusy, id, id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
-	s, err := h.UpdateSession(id, func(s *state.Session) error {
+	defer held.Release()
+	s, err := held.Update(func(s *state.Session) error {
 		s.MCPConfig = servers
 		s.Setup = setup.WithServers(s.Setup, servers)
 		s.TrustPending = false
@@ -402,10 +387,5 @@ func SetMCPServers(h *state.Home, id string, servers []state.MCPServer) (*state.
 	if err != nil {
 		return nil, err
 	}
-	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	return s, log.AppendSync(SetupChangedEvent(SetupFromSet, s.Setup, nil, nil))
+	return s, held.Append(SetupChangedEvent(SetupFromSet, s.Setup, nil, nil))
 }

@@ -110,11 +110,11 @@ func Fork(h *state.Home, spec ForkSpec) (*state.Session, bool, error) {
 	}
 	// The child's owner lock, held from its log to its record, tells prune
 	// that a log with no record is a fork under way, not a killed one's.
-	lock, err := h.AcquireOwner(child.ID)
+	held, err := h.Hold(child.ID, history.LogOptions)
 	if err != nil {
 		return nil, false, err
 	}
-	defer lock.Release()
+	defer held.Release()
 	if err := writeForkLog(h, child, copied, fmt.Sprintf("Forked from session %s at seq %d: the conversation up to there was copied; the parent is unchanged.", parent.ID, at)); err != nil {
 		return nil, false, err
 	}

@@ -31,12 +31,12 @@ type RepairReport struct {
 // (owner.RepairTurn) with stop reason stop. It takes the owner lock, so it
 // never races a live owner. Repairing twice appends nothing the second time.
 func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) {
-	lock, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
-	s, err := h.LoadSession(id)
+	defer held.Release()
+	s, err := held.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +44,10 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		return previewRepair(h, s, id, stop)
 	}
 	rep := &RepairReport{SessionID: id, UnknownCalls: []string{}, UnknownChildren: []string{}}
-	log, torn, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
+	log, torn, err := held.Log()
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close()
 	before := log.NextSeq()
 	if err := owner.FinishPending(h, log, s); err != nil {
 		return nil, err
@@ -81,7 +80,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 			return nil, fmt.Errorf("repair %s: %w", id, err)
 		}
 	}
-	s, err = h.UpdateSession(id, func(s *state.Session) error {
+	s, err = held.Update(func(s *state.Session) error {
 		if turn != "" {
 			owner.ReleaseInitialPrompt(s, tr, tr.Fixes != nil && stop == eventlog.StopShutdown)
 			if tr.Fixes != nil && stop == eventlog.StopShutdown && s.InitialPrompt == "" {

@@ -75,12 +75,12 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	if _, err := Repair(h, id, eventlog.StopShutdown, false); err != nil {
 		return nil, busyForSurgery(id, err)
 	}
-	lock, err := h.AcquireOwner(id)
+	held, err := h.Hold(id, history.LogOptions)
 	if err != nil {
 		return nil, busyForSurgery(id, err)
 	}
-	defer lock.Release()
-	s, err := h.LoadSession(id)
+	defer held.Release()
+	s, err := held.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +90,10 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	case s.CurrentTurn != "":
 		return nil, fmt.Errorf("%w: session %s has an unfinished turn; run kandev repair %s first", state.ErrOwnerBusy, id, id)
 	}
-	log, _, err := h.OpenLog(id, eventlog.OpenLogOptions{Redact: history.RedactEvent})
+	log, _, err := held.Log()
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close()
 	if err := owner.FinishPending(h, log, s); err != nil {
 		return nil, err
 	}
@@ -113,7 +112,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 	rep.Epoch = r.Epoch
 	// The record first, with the fence pending: a crash before the fence is
 	// in the log leaves it for the next command to append, once.
-	s, err = h.UpdateSession(id, func(s *state.Session) error {
+	s, err = held.Update(func(s *state.Session) error {
 		s.BeginRewind(r)
 		// Nothing said before the fence is sent any more: neither a first
 		// prompt nor an interrupted turn's message waits behind it.
