@@ -46,7 +46,7 @@ func (c *compactCmd) Run(env *Env) error {
 	if err := closeIdleWarm(env, h, id); err != nil {
 		return err
 	}
-	if alive, _ := h.OwnerAlive(id); alive {
+	if owner.Live(h, id) {
 		return fmt.Errorf("%w: session %s is running a turn in another kandev process; compact it when the turn has ended", state.ErrOwnerBusy, id)
 	}
 	advertised := surgery.AdvertisedCommands(h.LogPath(id))

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -170,8 +171,7 @@ func (c *eventsCmd) follow(env *Env, h *state.Home, id string, types map[string]
 		return true
 	}
 	ownerGone := func() bool {
-		alive, _ := h.OwnerAlive(id)
-		return !alive
+		return !owner.Live(h, id)
 	}
 	from, err = eventlog.Follow(env.Ctx, h.LogPath(id), from, print, ownerGone)
 	if err != nil && env.Ctx.Err() != nil {

@@ -293,7 +293,7 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 		return err
 	}
 	var parked []state.ParkedRequest
-	if alive, _ := h.OwnerAlive(id); alive {
+	if owner.Live(h, id) { // a request is parked only while its owner lives
 		parked = s.ParkedRequests
 	}
 	if want != "" {
