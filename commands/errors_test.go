@@ -51,7 +51,7 @@ func TestExitCode_EveryKindOfErrorHasItsCode(t *testing.T) {
 		{"an ambiguous id", fmt.Errorf("%w: two sessions match", state.ErrAmbiguous), ExitUsage, "usage"},
 		{"an invalid id", state.ErrInvalidID, ExitUsage, "usage"},
 		{"a bad config", &config.ConfigError{Path: "c.toml", Problem: "bad"}, ExitUsage, "usage"},
-		{"a lease held by someone else", &state.LeaseHeldError{Lease: state.Lease{SessionID: "s", AttachedTo: "h"}}, ExitConflict, "conflict"},
+		{"a lease held by someone else", fmt.Errorf("session s: %w", state.ErrLeaseHeld), ExitConflict, "conflict"},
 		{"an owner alive elsewhere", state.ErrOwnerBusy, ExitConflict, "conflict"},
 		{"an unknown session", state.ErrNotFound, ExitNotFound, "not_found"},
 		{"an unknown agent", acp.ErrUnknownAgent, ExitNotFound, "not_found"},

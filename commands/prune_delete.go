@@ -31,7 +31,7 @@ func pruneSession(h *state.Home, id, holder string, withWorktree bool, now time.
 		return "", err
 	}
 	defer unlock()
-	s, err := held.Load()
+	s, err := h.LoadSession(id) // under the lock held holds
 	if errors.Is(err, state.ErrNotFound) {
 		return "already gone", nil
 	}

@@ -14,7 +14,7 @@ import (
 type Held struct {
 	ID   string
 	home *Home
-	lock *Owner
+	lock *ownerLock
 	opts eventlog.OpenLogOptions
 	log  *eventlog.EventLog
 }
@@ -28,9 +28,6 @@ func (h *Home) Hold(id string, opts eventlog.OpenLogOptions) (*Held, error) {
 	}
 	return &Held{ID: id, home: h, lock: lock, opts: opts}, nil
 }
-
-// Load reads the session's record under the lock.
-func (x *Held) Load() (*Session, error) { return x.home.LoadSession(x.ID) }
 
 // Update changes the session's record under the lock (UpdateSession) and
 // returns it as written.

@@ -28,7 +28,7 @@ func TestHold_ChangesTheRecordAndLogsItUnderTheOwnerLock(t *testing.T) {
 	if err != nil || s.State != StateCompleted {
 		t.Fatalf("Update = %v, %v", s, err)
 	}
-	if s, err := held.Load(); err != nil || s.State != StateCompleted {
+	if s, err := h.LoadSession(held.ID); err != nil || s.State != StateCompleted {
 		t.Fatalf("Load after Update = %v, %v, want the record as written", s, err)
 	}
 	for _, st := range []string{StateCompleted, StateCancelled} { // the log opened once, appended twice

@@ -8,7 +8,7 @@ import (
 
 func isErr(err, target error) bool { return errors.Is(err, target) }
 
-func asLease(err error, target **LeaseHeldError) bool { return errors.As(err, target) }
+func asLease(err error, target **leaseHeldError) bool { return errors.As(err, target) }
 
 // backChunk is the block of eventlog's backward reads, which the tests of
 // long lines cross.

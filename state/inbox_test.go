@@ -67,7 +67,7 @@ func TestCheckLeaseFor_AnotherHoldersLeaseRefusesWithAdviceForTheCommand(t *test
 	if _, err := h.Attach(id, "editor:zed", time.Minute, now); err != nil {
 		t.Fatal(err)
 	}
-	var held *LeaseHeldError
+	var held *leaseHeldError
 	if err := h.CheckLeaseFor(LeaseOpChange, id, "cli:me", now); !asLease(err, &held) || !isErr(err, ErrLeaseHeld) || !bytes.Contains([]byte(err.Error()), []byte("--force to change it anyway")) {
 		t.Fatalf("another holder's lease: %v", err)
 	}

@@ -51,14 +51,14 @@ const (
 	LeaseOpChange = "change"
 )
 
-// LeaseHeldError names the holder and the expiry, and what the command that
+// leaseHeldError names the holder and the expiry, and what the command that
 // met it (Op) can do about it.
-type LeaseHeldError struct {
+type leaseHeldError struct {
 	Lease Lease
 	Op    string
 }
 
-func (e *LeaseHeldError) Error() string {
+func (e *leaseHeldError) Error() string {
 	l := e.Lease
 	until := l.AttachExpiresAt.Format(time.RFC3339)
 	msg := fmt.Sprintf("session %s is attached to %s until %s", l.SessionID, l.AttachedTo, until)
@@ -75,7 +75,7 @@ func (e *LeaseHeldError) Error() string {
 }
 
 // Unwrap makes errors.Is(err, ErrLeaseHeld) true.
-func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+func (e *leaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
 // DefaultHolder is $KANDEV_HOLDER, else cli:<user>@<host>, so a person's own
 // shell invocations never conflict with each other.
@@ -124,7 +124,7 @@ func (h *Home) ReadLease(id string) (*Lease, error) {
 
 // Attach takes or renews the lease for holder under the record lock, so two
 // racing processes cannot both win. Another holder's live lease is a
-// *LeaseHeldError; an expired one is taken over.
+// *leaseHeldError; an expired one is taken over.
 func (h *Home) Attach(id, holder string, ttl time.Duration, now time.Time) (*Lease, error) {
 	unlock, err := h.LockRecord(id)
 	if err != nil {
@@ -136,7 +136,7 @@ func (h *Home) Attach(id, holder string, ttl time.Duration, now time.Time) (*Lea
 		return nil, err
 	}
 	if cur.Live(now) && cur.AttachedTo != holder {
-		return nil, &LeaseHeldError{Lease: *cur, Op: LeaseOpResume}
+		return nil, &leaseHeldError{Lease: *cur, Op: LeaseOpResume}
 	}
 	l := &Lease{SessionID: id, AttachedTo: holder, AttachedAt: now.UTC(), AttachExpiresAt: now.Add(ttl).UTC()}
 	if cur.Live(now) {
@@ -164,18 +164,18 @@ func (h *Home) Detach(id, holder string, now time.Time) error {
 		return nil
 	}
 	if cur.AttachedTo != holder {
-		return &LeaseHeldError{Lease: *cur, Op: LeaseOpDetach}
+		return &leaseHeldError{Lease: *cur, Op: LeaseOpDetach}
 	}
 	return os.Remove(h.LeasePath(id))
 }
 
-// CheckLease returns a *LeaseHeldError if another holder's lease is live
+// CheckLease returns a *leaseHeldError if another holder's lease is live
 // (for a prompt).
 func (h *Home) CheckLease(id, holder string, now time.Time) error {
 	return h.CheckLeaseFor(LeaseOpPrompt, id, holder, now)
 }
 
-// CheckLeaseFor returns a *LeaseHeldError for op if another holder's lease
+// CheckLeaseFor returns a *leaseHeldError for op if another holder's lease
 // is live: every command that drives the session's conversation checks it.
 func (h *Home) CheckLeaseFor(op, id, holder string, now time.Time) error {
 	cur, err := h.ReadLease(id)
@@ -183,7 +183,7 @@ func (h *Home) CheckLeaseFor(op, id, holder string, now time.Time) error {
 		return err
 	}
 	if cur.Live(now) && cur.AttachedTo != holder {
-		return &LeaseHeldError{Lease: *cur, Op: op}
+		return &leaseHeldError{Lease: *cur, Op: op}
 	}
 	return nil
 }

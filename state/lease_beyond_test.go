@@ -37,7 +37,7 @@ func TestAttach_SameHolderRenewsOtherHolderConflictsExpiredIsTakenOver(t *testin
 		t.Fatalf("renewal: %v", err)
 	}
 	_, err := h.Attach("s", "b", time.Minute, now.Add(2*time.Second))
-	var held *LeaseHeldError
+	var held *leaseHeldError
 	if !isErr(err, ErrLeaseHeld) || !asLease(err, &held) || held.Lease.AttachedTo != "a" {
 		t.Fatalf("other holder: %v", err)
 	}

@@ -12,10 +12,10 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// Owner is the one kandev process that runs a session's agent. It holds an
+// ownerLock is the one kandev process that runs a session's agent. It holds an
 // exclusive flock on the session's owner lock for its whole life; the kernel
 // drops the lock when the process dies, so "owner alive" is a lock probe.
-type Owner struct {
+type ownerLock struct {
 	ID string
 	fl *flock.Flock
 }
@@ -23,7 +23,7 @@ type Owner struct {
 // AcquireOwner makes this process the owner of session id, or returns
 // ErrOwnerBusy if another live process is. A failed try is repeated briefly,
 // because a concurrent ProbeOwner holds the lock for an instant.
-func (h *Home) AcquireOwner(id string) (*Owner, error) {
+func (h *Home) AcquireOwner(id string) (*ownerLock, error) {
 	fl := newLock(h.LockPath(id))
 	for i := 0; ; i++ {
 		ok, err := fl.TryLock()
@@ -31,7 +31,7 @@ func (h *Home) AcquireOwner(id string) (*Owner, error) {
 			return nil, fmt.Errorf("owner lock of session %s: %w", id, lockFileError(fl.Path(), err))
 		}
 		if ok {
-			return &Owner{ID: id, fl: fl}, nil
+			return &ownerLock{ID: id, fl: fl}, nil
 		}
 		if i == 4 {
 			return nil, fmt.Errorf("session %s: %w", id, ErrOwnerBusy)
@@ -41,7 +41,7 @@ func (h *Home) AcquireOwner(id string) (*Owner, error) {
 }
 
 // Release gives up ownership.
-func (o *Owner) Release() error {
+func (o *ownerLock) Release() error {
 	if o == nil || o.fl == nil {
 		return nil
 	}

@@ -40,11 +40,6 @@ func IsTerminal(state string) bool {
 	return state == StateCompleted || state == StateFailed || state == StateCancelled
 }
 
-// IsActive reports whether state is STARTING, RUNNING or WAITING_FOR_INPUT.
-func IsActive(state string) bool {
-	return state == StateStarting || state == StateRunning || state == StateWaitingForInput
-}
-
 // TaskStateFor mirrors a session state as a task state.
 func TaskStateFor(state string) string {
 	switch state {

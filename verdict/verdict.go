@@ -67,9 +67,9 @@ func decide(s *state.Session, o Observation) Verdict {
 		return Verdict{NeedsResume: false, IsResumable: !state.IsTerminal(s.State), Reason: ReasonStaleExecution, Interrupted: interrupted}
 	case state.IsTerminal(s.State):
 		return Verdict{NeedsResume: false, IsResumable: false, Reason: ReasonTerminal}
-	case s.ResumeToken != "" && state.IsActive(s.State):
+	case s.ResumeToken != "" && isActive(s.State):
 		return Verdict{NeedsResume: true, IsResumable: true, Reason: ReasonAgentNotRunning, Interrupted: interrupted}
-	case s.AgentLaunched && state.IsActive(s.State) || pendingStart:
+	case s.AgentLaunched && isActive(s.State) || pendingStart:
 		return Verdict{NeedsResume: true, IsResumable: true, Reason: ReasonAgentNotRunningNew, Interrupted: interrupted}
 	}
 	return Verdict{NeedsResume: false, IsResumable: !state.IsTerminal(s.State), Reason: ReasonNotStarted}
@@ -122,4 +122,10 @@ func Badge(s *state.Session, ownerAlive bool) string {
 		return BadgeIdle
 	}
 	return BadgeUnknown
+}
+
+// isActive reports whether a session in state may still have an agent to
+// come back to: STARTING, RUNNING or WAITING_FOR_INPUT.
+func isActive(st string) bool {
+	return st == state.StateStarting || st == state.StateRunning || st == state.StateWaitingForInput
 }

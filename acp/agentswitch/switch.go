@@ -150,7 +150,7 @@ func Switch(ctx context.Context, req Request) (*Report, error) {
 // new agent first, then the log says so.
 func switchLocked(ctx context.Context, req Request, held *state.Held) (*Report, error) {
 	h, id := req.Home, req.SessionID
-	s, err := held.Load()
+	s, err := h.LoadSession(id) // under the lock held holds
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,7 @@ func SettlePause(h *state.Home, id string, pol verdict.ContinuationPolicy, now t
 		return err
 	}
 	defer held.Release()
-	s, err := held.Load()
+	s, err := h.LoadSession(id) // under the lock held holds
 	if err != nil || state.IsTerminal(s.State) {
 		return err
 	}

@@ -36,7 +36,7 @@ func Repair(h *state.Home, id, stop string, dryRun bool) (*RepairReport, error) 
 		return nil, err
 	}
 	defer held.Release()
-	s, err := held.Load()
+	s, err := h.LoadSession(id) // under the lock held holds
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func Rewind(h *state.Home, id string, to int64) (*RewindReport, error) {
 		return nil, busyForSurgery(id, err)
 	}
 	defer held.Release()
-	s, err := held.Load()
+	s, err := h.LoadSession(id) // under the lock held holds
 	if err != nil {
 		return nil, err
 	}
