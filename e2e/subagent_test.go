@@ -333,3 +333,26 @@ func TestSubagent_ABackgroundChildOfAnEarlierTurnIsNamedWhenTheOwnerIsKilledLate
 		}
 	}
 }
+
+func TestSubagent_AChildNeverAnnouncedIsCountedOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id, r := w.start("/subagent-bad stranger\n/say still here")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	if n := w.session(id).Subagents; n != 1 {
+		t.Fatalf("the record counts %d children, want the stranger once", n)
+	}
+	var st struct {
+		Children []struct{ ID, State string } `json:"children"`
+	}
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if len(st.Children) != 1 || st.Children[0].ID != "sub-bad-stranger" {
+		t.Fatalf("children %+v", st.Children)
+	}
+	if ls := w.mustRun("list").stdout; !strings.Contains(ls, "[1 subagent(s)]") {
+		t.Fatalf("list:\n%s", ls)
+	}
+}

@@ -66,18 +66,45 @@ func (o *owner) childOf(sessionID string) string {
 	return sessionID
 }
 
-// countChildren adds the children evs start to the record's count, which
-// kandev list shows without reading the log.
+// countChildren adds the children evs are the first to tell of to the
+// record's count, which kandev list shows without reading the log: each
+// child id once, whether it was announced or its updates came without an
+// announcement, as status lists them. Called on the recorder goroutine.
 func (o *owner) countChildren(evs []*eventlog.Event) {
-	n := 0
+	if o.counted == nil && hasChild(evs) {
+		o.counted = map[string]bool{}
+		for id := range o.knownChildren() {
+			o.counted[id] = true
+		}
+	}
+	if n := newChildren(o.counted, evs); n > 0 {
+		o.update(func(s *state.Session) { s.Subagents += n })
+	}
+}
+
+func hasChild(evs []*eventlog.Event) bool {
 	for _, e := range evs {
-		if e.Type == eventlog.EventChildStarted {
+		if e.ChildID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// newChildren counts the child ids of evs not in seen, and adds them to it.
+func newChildren(seen map[string]bool, evs []*eventlog.Event) int {
+	n, last := 0, ""
+	for _, e := range evs {
+		if e.ChildID == "" || e.ChildID == last || !eventlog.IsChildEvent(e.Type) {
+			continue
+		}
+		last = e.ChildID // a child's stream comes in runs: one lookup per run
+		if !seen[e.ChildID] {
+			seen[e.ChildID] = true
 			n++
 		}
 	}
-	if n > 0 {
-		o.update(func(s *state.Session) { s.Subagents += n })
-	}
+	return n
 }
 
 // cancelChild sends session/cancel for the child a kandev cancel --child
@@ -144,10 +171,11 @@ func withOrphans(named, orphans []subagents.Child) []subagents.Child {
 // agent that tells of them again after a restore is not taken to start
 // them anew; nil for a session whose record counts none.
 func (o *owner) knownChildren() map[string]bool {
-	if o.s.Subagents == 0 {
+	s := o.session()
+	if s.Subagents == 0 {
 		return nil
 	}
-	kids, err := subagents.FromLog(o.job.Home.LogPath(o.s.ID))
+	kids, err := subagents.FromLog(o.job.Home.LogPath(s.ID))
 	if err != nil {
 		return nil
 	}

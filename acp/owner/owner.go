@@ -216,6 +216,7 @@ type owner struct {
 	agentInfo    *sdk.Implementation
 	agentCaps    sdk.AgentCapabilities
 	acted        map[string]bool // control inputs already acted on
+	counted      map[string]bool // the child ids the record counts (children.go); recorder goroutine
 	steerTried   map[string]bool // steer inputs the agent did not take into a turn; the turn loop only
 	// loggedCalls are the tool calls this run logged; recorder goroutine only.
 	loggedCalls map[string]bool
