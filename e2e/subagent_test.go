@@ -356,3 +356,44 @@ func TestSubagent_AChildNeverAnnouncedIsCountedOnce(t *testing.T) {
 		t.Fatalf("list:\n%s", ls)
 	}
 }
+
+// An agent restored by session/load replays its children as Claude's
+// adapter does (announcements, histories, ends, and each child's state
+// again after its answer): the log keeps each child once.
+func TestSubagent_ALoadThatReplaysTheChildrenRecordsThemOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.config("[agents.demo-noresume]\ncommand = [\"" + kandevBin + "\", \"demo-agent\", \"--no-resume\"]\n")
+	id, r := w.start("--agent", "demo-noresume", "/subagent scout /say found it;/think hmm\n/subagent-bg watcher /say watched\n/say back")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	w.waitForEvents(id, "both children's ends", func(evs []eventlog.Event) bool {
+		return len(ofType(evs, eventlog.EventChildEnded)) == 2
+	})
+	w.mustRun("close", id)
+	w.waitOwnerGone(id, 30*time.Second)
+	before := len(w.events(id))
+	if r := w.run("prompt", id, "/say again"); r.code != 0 {
+		t.Fatalf("prompt after the close: %s", r)
+	}
+	evs := w.events(id)
+	if starts := agentStarts(evs); starts[len(starts)-1].Restore != "load" {
+		t.Fatalf("restored by %q, want load", starts[len(starts)-1].Restore)
+	}
+	for _, e := range evs[before:] {
+		if e.ChildID != "" || e.Kind == "subagent_input" {
+			t.Fatalf("the restore recorded a child again: %+v", e)
+		}
+	}
+	if n := len(ofType(evs, eventlog.EventChildStarted)); n != 2 {
+		t.Fatalf("%d child_started, want 2", n)
+	}
+	if n := w.session(id).Subagents; n != 2 {
+		t.Fatalf("the record counts %d children, want 2", n)
+	}
+	if text := w.mustRun("status", id).stdout; !strings.Contains(text, "children  2 (2 completed)") {
+		t.Fatalf("status:\n%s", text)
+	}
+}
