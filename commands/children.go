@@ -2,12 +2,12 @@ package commands
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/kandev/kandev/acp/owner"
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/state"
@@ -118,23 +118,15 @@ func childLine(e eventlog.Event) string {
 // cancelChild asks the session's owner to cancel one child, which the
 // agent must offer to cancel; with no owner alive the child ended with it.
 func cancelChild(env *Env, h *state.Home, id, child string) error {
-	kids, err := subagents.FromLog(h.LogPath(id))
+	asked, err := owner.CancelChild(h, id, child, "")
 	if err != nil {
 		return err
 	}
-	if _, err := subagents.Cancellable(kids, child); errors.Is(err, subagents.ErrNoChild) {
-		return fmt.Errorf("session %s has no child %s (kandev status %s lists its children): %w", id, child, id, state.ErrNotFound)
-	} else if err != nil {
-		return fmt.Errorf("%w (kandev status %s shows its children)", err, id)
-	}
-	if alive, _ := h.OwnerAlive(id); !alive {
+	if !asked {
 		env.Out.Object(controlOutput{SessionID: id, Requested: state.InputCancel, DeliveredTo: ptr("")}, func(w io.Writer) {
 			fmt.Fprintf(w, "nothing to cancel: no kandev process is running session %s, so its agent and child %s are not running either\n", id, child)
 		})
 		return nil
-	}
-	if err := h.Enqueue(id, &state.Input{Kind: state.InputCancel, Child: child}); err != nil {
-		return err
 	}
 	env.Out.Object(controlOutput{SessionID: id, Requested: state.InputCancel, DeliveredTo: ptr("owner")}, func(w io.Writer) {
 		fmt.Fprintf(w, "cancel requested: the kandev process that runs session %s asks its agent to cancel child %s\n", id, child)
