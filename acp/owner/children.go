@@ -69,42 +69,75 @@ func (o *owner) childOf(sessionID string) string {
 // countChildren adds the children evs are the first to tell of to the
 // record's count, which kandev list shows without reading the log: each
 // child id once, whether it was announced or its updates came without an
-// announcement, as status lists them. Called on the recorder goroutine.
+// announcement, as status lists them. It also keeps which children may
+// still run (orphanChildren). Called on the recorder goroutine.
 func (o *owner) countChildren(evs []*eventlog.Event) {
-	if o.counted == nil && hasChild(evs) {
-		o.counted = map[string]bool{}
-		for id := range o.knownChildren() {
-			o.counted[id] = true
-		}
+	o.kidsMu.Lock()
+	if o.kids == nil {
+		o.kids = map[string]bool{}
 	}
-	if n := newChildren(o.counted, evs); n > 0 {
+	n := noteChildren(o.kids, evs)
+	o.kidsMu.Unlock()
+	if n > 0 {
 		o.update(func(s *state.Session) { s.Subagents += n })
 	}
 }
 
-func hasChild(evs []*eventlog.Event) bool {
-	for _, e := range evs {
-		if e.ChildID != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// newChildren counts the child ids of evs not in seen, and adds them to it.
-func newChildren(seen map[string]bool, evs []*eventlog.Event) int {
+// noteChildren notes in kids (child id → it may still run) what evs say of
+// each child, and counts the ids kids did not have.
+func noteChildren(kids map[string]bool, evs []*eventlog.Event) int {
 	n, last := 0, ""
 	for _, e := range evs {
-		if e.ChildID == "" || e.ChildID == last || !eventlog.IsChildEvent(e.Type) {
+		if e.ChildID == "" || !eventlog.IsChildEvent(e.Type) {
 			continue
 		}
-		last = e.ChildID // a child's stream comes in runs: one lookup per run
-		if !seen[e.ChildID] {
-			seen[e.ChildID] = true
+		_, had := kids[e.ChildID]
+		switch e.Type {
+		case eventlog.EventChildStarted, eventlog.EventChildUpdate:
+			kids[e.ChildID] = true // started, or an idle child given work again
+		case eventlog.EventChildEnded:
+			kids[e.ChildID] = false
+		default:
+			if e.ChildID == last {
+				continue // a child's stream comes in runs: one lookup per run
+			}
+			if !had {
+				kids[e.ChildID] = true // updates of a child never announced: it runs until it ends
+			}
+		}
+		last = e.ChildID
+		if !had {
 			n++
 		}
 	}
 	return n
+}
+
+// knowChildren starts the owner's account of the children from the log's
+// (known: id → ended), when it connects to an agent.
+func (o *owner) knowChildren(known map[string]bool) {
+	o.kidsMu.Lock()
+	defer o.kidsMu.Unlock()
+	o.kids = map[string]bool{}
+	for id, ended := range known {
+		o.kids[id] = !ended
+	}
+}
+
+// noneRunning says whether the owner's account shows that no child may
+// still run (false when it has none: the log must tell).
+func (o *owner) noneRunning() bool {
+	o.kidsMu.Lock()
+	defer o.kidsMu.Unlock()
+	if o.kids == nil {
+		return false
+	}
+	for _, runs := range o.kids {
+		if runs {
+			return false
+		}
+	}
+	return true
 }
 
 // cancelChild sends session/cancel for the child a kandev cancel --child
@@ -132,7 +165,7 @@ func (o *owner) cancelChild(in state.Input) {
 // names them; "" outside a turn) and carry the child's name and task. Only
 // a session whose record counts children reads its log for them.
 func (o *owner) orphanChildren(why, turn string) []subagents.Child {
-	if o.session().Subagents == 0 {
+	if o.session().Subagents == 0 || o.noneRunning() {
 		return nil
 	}
 	kids, err := subagents.FromLog(o.job.Home.LogPath(o.s.ID))
@@ -146,6 +179,13 @@ func (o *owner) orphanChildren(why, turn string) []subagents.Child {
 		evs = append(evs, &eventlog.Event{Type: eventlog.EventChildEnded, TurnID: turn, ChildID: c.ID, State: subagents.Unknown, Summary: why, Data: data})
 		orphans[i].State = subagents.Unknown
 	}
+	o.kidsMu.Lock()
+	for _, c := range orphans {
+		if o.kids != nil {
+			o.kids[c.ID] = false
+		}
+	}
+	o.kidsMu.Unlock()
 	if len(evs) > 0 {
 		o.append(true, evs...)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/kandev/kandev/eventlog"
 )
 
-func TestNewChildren_CountsEachChildIdOnceAnnouncedOrNot(t *testing.T) {
+func TestNoteChildren_CountsEachChildIdOnceAnnouncedOrNot(t *testing.T) {
 	ev := func(typ, child string) *eventlog.Event { return &eventlog.Event{Type: typ, ChildID: child} }
 	cases := []struct {
 		name  string
@@ -30,9 +30,25 @@ func TestNewChildren_CountsEachChildIdOnceAnnouncedOrNot(t *testing.T) {
 			for _, id := range c.known {
 				seen[id] = true
 			}
-			if got := newChildren(seen, c.evs); got != c.want {
+			if got := noteChildren(seen, c.evs); got != c.want {
 				t.Fatalf("got %d, want %d", got, c.want)
 			}
 		})
+	}
+}
+
+func TestNoteChildren_KeepsWhichChildrenMayStillRun(t *testing.T) {
+	ev := func(typ, child string) *eventlog.Event { return &eventlog.Event{Type: typ, ChildID: child} }
+	kids := map[string]bool{"old": false}
+	noteChildren(kids, []*eventlog.Event{
+		ev(eventlog.EventChildStarted, "a"), ev(eventlog.EventChildMessage, "a"), ev(eventlog.EventChildEnded, "a"),
+		ev(eventlog.EventChildStarted, "b"), ev(eventlog.EventChildMessage, "x"),
+		ev(eventlog.EventChildUpdate, "old"),
+	})
+	want := map[string]bool{"a": false, "b": true, "x": true, "old": true}
+	for id, runs := range want {
+		if kids[id] != runs {
+			t.Fatalf("%s may run %v, want %v (%v)", id, kids[id], runs, kids)
+		}
 	}
 }
