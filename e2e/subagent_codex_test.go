@@ -33,7 +33,9 @@ func codexSubagentRig(t *testing.T) *codexRig {
 		config: "model_catalog_json = " + tomlString(catalog) + "\n", tables: "\n[features]\nmulti_agent_v2 = true\n"})
 }
 
-func tomlString(s string) string { return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"` }
+func tomlString(s string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
+}
 
 func TestSubagent_CodexAdapterOfflineRecordsItsSpawnedAgent(t *testing.T) {
 	t.Parallel()
