@@ -105,8 +105,14 @@ func (s *summary) add(e *eventlog.Event) {
 	case eventlog.EventChildToolCall, eventlog.EventChildToolResult:
 		c.Calls = noteCall(c.Calls, *e)
 	case eventlog.EventChildUpdate:
-		if w := json.RawMessage(e.Data); len(w) > 0 && isRunningAgain(w) {
-			c.State = Running
+		if len(e.Data) > 0 {
+			running, cancel := workUpdate(e.Data)
+			if running {
+				c.State = Running
+			}
+			if cancel != nil {
+				c.CanCancel = *cancel
+			}
 		}
 	case eventlog.EventChildEnded:
 		c.State, c.Detail = e.State, e.Summary
@@ -127,16 +133,29 @@ func (s *summary) children() []Child {
 	return res
 }
 
-// isRunningAgain says whether a raw child update says that an idle RFD
-// child was given work again.
-func isRunningAgain(raw json.RawMessage) bool {
+// workUpdate reads a raw child update that is a subagent_update: running
+// says an idle RFD child was given work again; cancel, when the update
+// names the child's capabilities, whether the agent now offers to cancel
+// it (Codex offers it in an update after the announcement, and withdraws
+// it with a null when the child ends).
+func workUpdate(raw json.RawMessage) (running bool, cancel *bool) {
 	var u struct {
 		Kind  string `json:"sessionUpdate"`
 		State struct {
 			State string `json:"state"`
 		} `json:"state"`
+		Caps *struct {
+			Cancel json.RawMessage `json:"cancel"`
+		} `json:"capabilities"`
 	}
-	return json.Unmarshal(raw, &u) == nil && u.Kind == "subagent_update" && (u.State.State == "running" || u.State.State == "requires_action")
+	if json.Unmarshal(raw, &u) != nil || u.Kind != "subagent_update" {
+		return false, nil
+	}
+	if u.Caps != nil {
+		offered := len(u.Caps.Cancel) > 0 && string(u.Caps.Cancel) != "null"
+		cancel = &offered
+	}
+	return u.State.State == "running" || u.State.State == "requires_action", cancel
 }
 
 // noteCall adds or updates the call of a child_tool_call or
