@@ -70,7 +70,9 @@ func TestSummarize_ACancelOfferedAfterTheAnnouncementCounts(t *testing.T) {
 		{"offered in a later update", []eventlog.Event{started("a", "scout"), caps(`{}`)}, true},
 		{"withdrawn with a null", []eventlog.Event{started("a", "scout"), caps(`{}`), caps(`null`)}, false},
 		{"an update without capabilities changes nothing", []eventlog.Event{started("a", "scout"), caps(`{}`),
-			ev(eventlog.EventChildUpdate, "a", func(e *eventlog.Event) { e.Data = []byte(`{"sessionUpdate":"subagent_update","sessionId":"a","cwd":"/x"}`) })}, true},
+			ev(eventlog.EventChildUpdate, "a", func(e *eventlog.Event) {
+				e.Data = []byte(`{"sessionUpdate":"subagent_update","sessionId":"a","cwd":"/x"}`)
+			})}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := Summarize(c.events)[0].CanCancel; got != c.want {
