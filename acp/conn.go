@@ -250,12 +250,15 @@ func (c *Conn) setReplaying(m replayMode) {
 }
 
 // isConversation says whether an update re-tells the conversation (a
-// message, a thought, a tool call, a plan), as a load's replay does; the
-// rest (commands, modes, options, usage, the title) is the agent's state
-// now, recorded even right after a load.
+// message, a thought, a tool call, a plan, a child's announcement, prompt
+// or end), as a load's replay does; the rest (commands, modes, options,
+// usage, the title) is the agent's state now, recorded even right after a
+// load.
 func isConversation(params []byte) bool {
 	switch gjson.GetBytes(params, "update.sessionUpdate").String() {
-	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan":
+	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan",
+		"subagent_update", "session_message", "subagent_spawned", "subagent_state_update",
+		"async_task_spawned", "async_task_progress", "async_task_state_update":
 		return true
 	}
 	return false

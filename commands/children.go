@@ -2,7 +2,6 @@ package commands
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -119,20 +118,11 @@ func childLine(e eventlog.Event) string {
 // cancelChild asks the session's owner to cancel one child, which the
 // agent must offer to cancel; with no owner alive the child ended with it.
 func cancelChild(env *Env, h *state.Home, id, child string) error {
-	kids, err := subagents.FromLog(h.LogPath(id))
+	asked, err := owner.CancelChild(h, id, child, "")
 	if err != nil {
 		return err
 	}
-	if _, err := subagents.Cancellable(kids, child); errors.Is(err, subagents.ErrNoChild) {
-		return fmt.Errorf("session %s has no child %s (kandev status %s lists its children): %w", id, child, id, state.ErrNotFound)
-	} else if err != nil {
-		return fmt.Errorf("%w (kandev status %s shows its children)", err, id)
-	}
-	d, err := owner.Dial(env.Ctx, owner.Job{Home: h, SessionID: id}, owner.Request{Follows: owner.FollowsControl, Control: &state.Input{Kind: state.InputCancel, Child: child}})
-	if err != nil {
-		return err
-	}
-	if !d.Queued {
+	if !asked {
 		env.Out.Object(controlOutput{SessionID: id, Requested: state.InputCancel, DeliveredTo: ptr("")}, func(w io.Writer) {
 			fmt.Fprintf(w, "nothing to cancel: no kandev process is running session %s, so its agent and child %s are not running either\n", id, child)
 		})

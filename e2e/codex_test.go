@@ -95,6 +95,9 @@ type codexOptions struct {
 	fakeArgs []string
 	world    *world // the rig's machine; nil: a new world
 	bin      string // the adapter; "": the pinned one, installed
+	// config is added to Codex's config.toml: top-level keys first, then
+	// tables (after the rig's own keys and tables).
+	config, tables string
 }
 
 func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
@@ -127,7 +130,8 @@ func newCodexRig(t *testing.T, opt codexOptions) *codexRig {
 	// "agent", has the model review each approval ("auto review"); the rig
 	// starts in "agent-full-access" (never ask, no sandbox) unless a test
 	// names another.
-	codexConfig := fmt.Sprintf(`model = "gpt-5.5"
+	codexConfig := opt.config + fmt.Sprintf(`
+model = "gpt-5.5"
 model_provider = "kandevfake"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -144,7 +148,7 @@ stream_max_retries = 0
 
 [projects.%q]
 trust_level = "trusted"
-`, url, cwd)
+`, url, cwd) + opt.tables
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(codexConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -22,14 +22,23 @@ func childEvents(evs []eventlog.Event, child string) []eventlog.Event {
 	return out
 }
 
-func TestSubagent_AForegroundChildIsRecordedApartFromItsParent(t *testing.T) {
-	t.Parallel()
+// startSubagentWorld starts a session in a world of its own on the default
+// path (a detached owner that lingers, closed when the test ends), with
+// kandev start ARGS, which must succeed; r is what start printed.
+func startSubagentWorld(t *testing.T, args ...string) (*world, string, result) {
+	t.Helper()
 	w := newWorld(t)
-	id, r := w.start("/subagent scout /say found it;/think looking\n/say back from scout")
+	id, r := w.start(args...)
 	if r.code != 0 {
 		t.Fatal(r)
 	}
 	w.closeOnCleanup(id)
+	return w, id, r
+}
+
+func TestSubagent_AForegroundChildIsRecordedApartFromItsParent(t *testing.T) {
+	t.Parallel()
+	w, id, _ := startSubagentWorld(t, "/subagent scout /say found it;/think looking\n/say back from scout")
 	evs := w.events(id)
 	kids := childEvents(evs, "")
 	var types []string
@@ -70,12 +79,7 @@ func TestSubagent_AForegroundChildIsRecordedApartFromItsParent(t *testing.T) {
 
 func TestSubagent_AChildRunningWhenItsOwnerIsKilledIsUnknownAndTheContinuationNamesIt(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	id, r := w.start("--permissions", "approve-all", "/say ready")
-	if r.code != 0 {
-		t.Fatal(r)
-	}
-	w.closeOnCleanup(id)
+	w, id, _ := startSubagentWorld(t, "--permissions", "approve-all", "/say ready")
 	b := w.spawn("prompt", "--permissions", "approve-all", id, "/subagent scout /write notes.txt hello;/sleep 60000;/say never")
 	evs := w.waitForEvents(id, "the child's write", func(evs []eventlog.Event) bool {
 		for _, e := range evs {
@@ -121,12 +125,7 @@ func TestSubagent_AChildRunningWhenItsOwnerIsKilledIsUnknownAndTheContinuationNa
 
 func TestSubagent_StatusAndTranscriptShowTheChildUnderWhatStartedIt(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	id, r := w.start("--permissions", "approve-all", "/say delegating\n/subagent scout /write notes.txt hello;/say wrote the notes\n/say scout is done")
-	if r.code != 0 {
-		t.Fatal(r)
-	}
-	w.closeOnCleanup(id)
+	w, id, r := startSubagentWorld(t, "--permissions", "approve-all", "/say delegating\n/subagent scout /write notes.txt hello;/say wrote the notes\n/say scout is done")
 	if !strings.Contains(r.stdout, "[subagent] scout (") || !strings.Contains(r.stdout, " completed") {
 		t.Fatalf("the turn's stream does not show the child:\n%s", r.stdout)
 	}
@@ -177,12 +176,7 @@ func TestSubagent_StatusAndTranscriptShowTheChildUnderWhatStartedIt(t *testing.T
 
 func TestSubagent_NonsenseAboutChildrenIsRecordedWithAWarningAndTheTurnGoesOn(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	id, r := w.start("/subagent-bad stranger\n/subagent-bad twice\n/subagent-bad reuse\n/say still here")
-	if r.code != 0 {
-		t.Fatal(r)
-	}
-	w.closeOnCleanup(id)
+	w, id, _ := startSubagentWorld(t, "/subagent-bad stranger\n/subagent-bad twice\n/subagent-bad reuse\n/say still here")
 	evs := w.events(id)
 	var warnings []string
 	for _, e := range ofType(evs, eventlog.EventMarker) {
@@ -225,12 +219,7 @@ func childEnd(evs []eventlog.Event, child string) string {
 
 func TestSubagent_CancellingTheTurnCancelsItsChild(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	id, r := w.start("/say ready")
-	if r.code != 0 {
-		t.Fatal(r)
-	}
-	w.closeOnCleanup(id)
+	w, id, _ := startSubagentWorld(t, "/say ready")
 	b := w.spawn("prompt", id, "/subagent scout /sleep 60000;/say never")
 	evs := w.waitForEvents(id, "the child to start", func(evs []eventlog.Event) bool {
 		return len(ofType(evs, eventlog.EventChildStarted)) > 0
@@ -248,12 +237,7 @@ func TestSubagent_CancellingTheTurnCancelsItsChild(t *testing.T) {
 
 func TestSubagent_CancelChildStopsABackgroundChildThatOutlivedItsTurn(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	id, r := w.start("/subagent-bg watcher /sleep 60000;/say never\n/say the watcher runs")
-	if r.code != 0 {
-		t.Fatal(r)
-	}
-	w.closeOnCleanup(id)
+	w, id, _ := startSubagentWorld(t, "/subagent-bg watcher /sleep 60000;/say never\n/say the watcher runs")
 	evs := w.events(id)
 	child := ofType(evs, eventlog.EventChildStarted)[0].ChildID
 	if childEnd(evs, child) != "" {
@@ -300,12 +284,7 @@ func TestSubagent_ABackgroundChildStillRunningWhenItsAgentStopsIsUnknownNeverCom
 
 func TestSubagent_ABackgroundChildOfAnEarlierTurnIsNamedWhenTheOwnerIsKilledLater(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	id, r := w.start("/subagent-bg watcher /sleep 60000;/say never")
-	if r.code != 0 {
-		t.Fatal(r)
-	}
-	w.closeOnCleanup(id)
+	w, id, _ := startSubagentWorld(t, "/subagent-bg watcher /sleep 60000;/say never")
 	child := ofType(w.events(id), eventlog.EventChildStarted)[0].ChildID
 	b := w.spawn("prompt", id, "/say working\n/sleep 60000")
 	w.waitForEvents(id, "the second turn to run", func(evs []eventlog.Event) bool { return agentText(evs, lastTurn(evs)) == "working" })
@@ -331,5 +310,64 @@ func TestSubagent_ABackgroundChildOfAnEarlierTurnIsNamedWhenTheOwnerIsKilledLate
 		if e.Type == eventlog.EventUserMessage && e.TurnID == cont[0].TurnID && !strings.Contains(e.Content, `subagent "watcher" (id `+child+`)`) {
 			t.Fatalf("the continuation does not name the background child:\n%s", e.Content)
 		}
+	}
+}
+
+func TestSubagent_AChildNeverAnnouncedIsCountedOnce(t *testing.T) {
+	t.Parallel()
+	w, id, _ := startSubagentWorld(t, "/subagent-bad stranger\n/say still here")
+	if n := w.session(id).Subagents; n != 1 {
+		t.Fatalf("the record counts %d children, want the stranger once", n)
+	}
+	var st struct {
+		Children []struct{ ID, State string } `json:"children"`
+	}
+	decodeJSON(t, w.mustRun("--json", "status", id).stdout, &st)
+	if len(st.Children) != 1 || st.Children[0].ID != "sub-bad-stranger" {
+		t.Fatalf("children %+v", st.Children)
+	}
+	if ls := w.mustRun("list").stdout; !strings.Contains(ls, "[1 subagent(s)]") {
+		t.Fatalf("list:\n%s", ls)
+	}
+}
+
+// An agent restored by session/load replays its children as Claude's
+// adapter does (announcements, histories, ends, and each child's state
+// again after its answer): the log keeps each child once.
+func TestSubagent_ALoadThatReplaysTheChildrenRecordsThemOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.config("[agents.demo-noresume]\ncommand = [\"" + kandevBin + "\", \"demo-agent\", \"--no-resume\"]\n")
+	id, r := w.start("--agent", "demo-noresume", "/subagent scout /say found it;/think hmm\n/subagent-bg watcher /say watched\n/say back")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	w.closeOnCleanup(id)
+	w.waitForEvents(id, "both children's ends", func(evs []eventlog.Event) bool {
+		return len(ofType(evs, eventlog.EventChildEnded)) == 2
+	})
+	w.mustRun("close", id)
+	w.waitOwnerGone(id, 30*time.Second)
+	before := len(w.events(id))
+	if r := w.run("prompt", id, "/say again"); r.code != 0 {
+		t.Fatalf("prompt after the close: %s", r)
+	}
+	evs := w.events(id)
+	if starts := agentStarts(evs); starts[len(starts)-1].Restore != "load" {
+		t.Fatalf("restored by %q, want load", starts[len(starts)-1].Restore)
+	}
+	for _, e := range evs[before:] {
+		if e.ChildID != "" || e.Kind == "subagent_input" {
+			t.Fatalf("the restore recorded a child again: %+v", e)
+		}
+	}
+	if n := len(ofType(evs, eventlog.EventChildStarted)); n != 2 {
+		t.Fatalf("%d child_started, want 2", n)
+	}
+	if n := w.session(id).Subagents; n != 2 {
+		t.Fatalf("the record counts %d children, want 2", n)
+	}
+	if text := w.mustRun("status", id).stdout; !strings.Contains(text, "children  2 (2 completed)") {
+		t.Fatalf("status:\n%s", text)
 	}
 }

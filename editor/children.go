@@ -25,17 +25,20 @@ type childView struct {
 	// one it does not (session id, update).
 	toChild func(child string, u sdk.SessionUpdate)
 	raw     func(session string, update map[string]any)
-	parent  string
-	text    map[string]*strings.Builder // folded: each child's text so far
-	names   map[string]string
-	tools   map[string]*updates // declared: each child's tool calls announced
+	// seen is told of each child session the editor is shown, once.
+	seen   func(child string)
+	parent string
+	text   map[string]*strings.Builder // folded: each child's text so far
+	names  map[string]string
+	tools  map[string]*updates // declared: each child's tool calls announced
+	shown  map[string]bool     // declared: the child sessions shown so far
 }
 
 // of is the parent's updates for child event e; in the declared form the
 // child's own are sent at once and none is returned.
 func (v *childView) of(e eventlog.Event) []sdk.SessionUpdate {
 	if v.text == nil {
-		v.text, v.names, v.tools = map[string]*strings.Builder{}, map[string]string{}, map[string]*updates{}
+		v.text, v.names, v.tools, v.shown = map[string]*strings.Builder{}, map[string]string{}, map[string]*updates{}, map[string]bool{}
 	}
 	if v.declared {
 		v.declaredForm(e)
@@ -78,6 +81,12 @@ func (v *childView) folded(e eventlog.Event) []sdk.SessionUpdate {
 
 func (v *childView) declaredForm(e eventlog.Event) {
 	c := e.ChildID
+	if !v.shown[c] {
+		v.shown[c] = true
+		if v.seen != nil {
+			v.seen(c)
+		}
+	}
 	switch e.Type {
 	case eventlog.EventChildStarted:
 		var s struct{ Name, Task string }
@@ -145,7 +154,7 @@ func (s *session) updatesFor(replay bool) *updates {
 		toChild: func(child string, up sdk.SessionUpdate) {
 			_ = s.srv.client().SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(child), Update: up})
 		},
-		raw: s.srv.sendRaw}
+		raw: s.srv.sendRaw, seen: func(child string) { s.srv.noteChild(child, s.id) }}
 	return u
 }
 

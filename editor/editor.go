@@ -110,6 +110,7 @@ type server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // opened on this connection
+	children map[string]string   // child session id shown to the editor → its parent's (cancel_child.go)
 }
 
 var (
@@ -301,13 +302,20 @@ func (srv *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.Promp
 	return sess.prompt(text)
 }
 
-// Cancel asks whichever process owns the session to cancel its running turn.
+// Cancel asks whichever process owns the session to cancel its running
+// turn; for a child session the editor was shown, to cancel that child.
 func (srv *server) Cancel(ctx context.Context, n sdk.CancelNotification) error {
+	id := string(n.SessionId)
 	srv.mu.Lock()
-	sess := srv.sessions[string(n.SessionId)]
+	sess, parent := srv.sessions[id], srv.children[id]
 	srv.mu.Unlock()
-	if sess != nil {
+	switch {
+	case sess != nil:
 		sess.cancel()
+	case parent != "":
+		srv.cancelChild(parent, id) // cancel_child.go
+	default:
+		srv.logf("session/cancel of %s ignored: no session of this connection, nor a child of one, has that id", id)
 	}
 	return nil
 }

@@ -240,6 +240,10 @@ fi
 if [ "${SKIP_GO_BENCH:-}" != 1 ]; then
 	say "go test -bench (in-process: append, reverse read, assembly, replay bound, verdict, list)"
 	(cd "$ROOT" && go test -run '^$' -bench . -benchmem -count "$RUNS" ./state ./verdict ./history ./acp ./commands) >"$WORK/gobench.txt" 2>&1 || echo "  go test -bench failed; see $WORK/gobench.txt" >&2
+	# The owner's: the resume context from a long log, and a /bulk 100000 turn
+	# in the parent against the same turn inside a subagent, alternating (one
+	# turn of each per run: about 10 s a run on 2 cores).
+	(cd "$ROOT" && go test -run '^$' -bench 'ResumeContextFromLog|BulkTurn' -benchmem -count "$RUNS" ./acp/owner) >>"$WORK/gobench.txt" 2>&1 || echo "  go test -bench ./acp/owner failed; see $WORK/gobench.txt" >&2
 	# The board's idle CPU: the real binary in a tmux terminal, 10 s per run.
 	(cd "$ROOT" && go test -run '^$' -bench BoardIdle -count 1 ./e2e) >>"$WORK/gobench.txt" 2>&1 || echo "  the board's idle bench failed (needs tmux); see $WORK/gobench.txt" >&2
 	"$T" gobench -out "$RES" <"$WORK/gobench.txt" >"$WORK/gobench-summary.txt" || true

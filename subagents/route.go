@@ -42,15 +42,20 @@ type Router struct {
 type kid struct {
 	ended bool
 	async bool
+	// restored: the log had the child before this connection, and it has
+	// not been at work since; an agent restored by a load re-tells such a
+	// child (its announcement, its end), which the log already has.
+	restored bool
 }
 
 // Know tells the router of a child the log already has (from an earlier
-// owner), so that its later updates are not taken for a stranger's.
+// owner), so that its later updates are not taken for a stranger's, and
+// what a restored agent re-tells of it is not recorded twice.
 func (r *Router) Know(id string, ended bool) {
 	if r.kids == nil {
 		r.kids = map[string]*kid{}
 	}
-	r.kids[id] = &kid{ended: ended}
+	r.kids[id] = &kid{ended: ended, restored: true}
 }
 
 // Route decides where an update of session sessionID goes; upd is the
@@ -108,7 +113,7 @@ func (r *Router) rfdUpdate(sessionID string, upd gjson.Result) Route {
 		return r.end(id, Disconnected, "")
 	case "running", "requires_action":
 		if k.ended {
-			k.ended = false // an idle RFD child may be given more work
+			k.ended, k.restored = false, false // an idle RFD child may be given more work
 		}
 	}
 	return Route{Action: ToChild, Child: id}
@@ -133,7 +138,9 @@ func (r *Router) spawn(id string, s Spawn, toolCall string) Route {
 		return Route{Action: ToParent, Warning: "a child announced without an id"}
 	}
 	rt := Route{Action: Started, Child: id, Spawn: s, ToolCallID: toolCall}
-	if k := r.kids[id]; k != nil {
+	if k := r.kids[id]; k != nil && k.restored {
+		return Route{Action: Drop} // a restored agent announcing a child of the log again
+	} else if k != nil {
 		rt.Warning = "child " + id + " was announced again: its id is reused"
 	}
 	r.kids[id] = &kid{async: s.Kind == KindAsyncTask}
@@ -147,6 +154,8 @@ func (r *Router) end(id, state, detail string) Route {
 	case k == nil:
 		rt.Warning = "an end for child " + id + ", which was never announced"
 		r.kids[id] = &kid{ended: true}
+	case k.ended && k.restored:
+		return Route{Action: Drop} // a restored agent telling an end the log has
 	case k.ended:
 		rt.Warning = "a second end for child " + id
 	default:

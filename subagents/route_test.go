@@ -72,6 +72,37 @@ func TestRouter_SpawnReadsNameTaskAndCancel(t *testing.T) {
 	}
 }
 
+func TestRouter_ARestoredAgentRetellingAChildOfTheLogRecordsNothing(t *testing.T) {
+	idle := `{"sessionUpdate":"subagent_update","sessionId":"C","state":{"state":"idle","stopReason":"end_turn"}}`
+	cases := []struct {
+		name   string
+		ended  bool
+		steps  []string
+		action Action
+		warn   bool
+	}{
+		{"its end again is dropped", true, []string{idle}, Drop, false},
+		{"its end with no stop reason is dropped", true, []string{`{"sessionUpdate":"subagent_update","sessionId":"C","state":{"state":"idle"}}`}, Drop, false},
+		{"the draft's announcement again is dropped", true, []string{`{"sessionUpdate":"subagent_spawned","subagentSessionId":"C","name":"n"}`}, Drop, false},
+		{"a child the log has running ends as usual", false, []string{idle}, Ended, false},
+		{"given work again, its next end is recorded", true, []string{`{"sessionUpdate":"subagent_update","sessionId":"C","state":{"state":"running"}}`, idle}, Ended, false},
+		{"given work again, a second end warns", true, []string{`{"sessionUpdate":"subagent_update","sessionId":"C","state":{"state":"running"}}`, idle, idle}, Ended, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Router{Parent: "P"}
+			r.Know("C", c.ended)
+			var got Route
+			for _, s := range c.steps {
+				got = r.Route("P", gjson.Parse(s))
+			}
+			if got.Action != c.action || (got.Warning != "") != c.warn {
+				t.Fatalf("got %+v, want action %d warning %v", got, c.action, c.warn)
+			}
+		})
+	}
+}
+
 func TestRouter_KnownChildFromTheLogIsNoStranger(t *testing.T) {
 	r := &Router{Parent: "P"}
 	r.Know("C", false)

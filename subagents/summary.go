@@ -40,82 +40,122 @@ type Call struct {
 // running until its end is recorded; a child whose updates came without
 // an announcement is listed too, with what is known of it.
 func Summarize(events []eventlog.Event) []Child {
-	var out []*Child
-	byID := map[string]*Child{}
-	get := func(e eventlog.Event) *Child {
-		c := byID[e.ChildID]
-		if c == nil {
-			c = &Child{ID: e.ChildID, Kind: KindSubagent, State: Running, TurnID: e.TurnID, Calls: []Call{}}
-			byID[e.ChildID] = c
-			out = append(out, c)
-		}
-		return c
+	var s summary
+	for i := range events {
+		s.add(&events[i])
 	}
-	last := map[string]string{} // each child's last event type: chunks of one message count once
-	for _, e := range events {
-		if e.ChildID == "" || !eventlog.IsChildEvent(e.Type) {
-			continue
+	return s.children()
+}
+
+// summary is Summarize one event at a time, so that a log is read
+// without holding its events.
+type summary struct {
+	out  []*Child
+	byID map[string]*Child
+	last map[string]string // each child's last event type: chunks of one message count once
+}
+
+func (s *summary) get(e *eventlog.Event) *Child {
+	c := s.byID[e.ChildID]
+	if c == nil {
+		c = &Child{ID: e.ChildID, Kind: KindSubagent, State: Running, TurnID: e.TurnID, Calls: []Call{}}
+		s.byID[e.ChildID] = c
+		s.out = append(s.out, c)
+	}
+	return c
+}
+
+func (s *summary) add(e *eventlog.Event) {
+	if e.ChildID == "" || !eventlog.IsChildEvent(e.Type) {
+		return
+	}
+	if s.byID == nil {
+		s.byID, s.last = map[string]*Child{}, map[string]string{}
+	}
+	c := s.get(e)
+	prev := s.last[e.ChildID]
+	s.last[e.ChildID] = e.Type
+	if e.Role == "user" {
+		s.last[e.ChildID] = "prompt" // the answer after it is a message of its own
+	}
+	switch e.Type {
+	case eventlog.EventChildStarted:
+		var sp Spawn
+		_ = json.Unmarshal(e.Data, &sp)
+		c.Name, c.Task, c.Kind, c.Background, c.CanCancel = sp.Name, sp.Task, sp.Kind, sp.Background, sp.CanCancel
+		if sp.Prompt != "" {
+			c.Prompt = sp.Prompt
 		}
-		c := get(e)
-		prev := last[e.ChildID]
-		last[e.ChildID] = e.Type
-		switch e.Type {
-		case eventlog.EventChildStarted:
-			var s Spawn
-			_ = json.Unmarshal(e.Data, &s)
-			c.Name, c.Task, c.Kind, c.Background, c.CanCancel = s.Name, s.Task, s.Kind, s.Background, s.CanCancel
-			if s.Prompt != "" {
-				c.Prompt = s.Prompt
-			}
-			if e.ToolCallID != "" {
+		if e.ToolCallID != "" {
+			c.ToolCallID = e.ToolCallID
+		}
+		c.State, c.StartedSeq, c.TurnID = Running, e.Seq, e.TurnID
+		if c.Kind == "" {
+			c.Kind = KindSubagent
+		}
+	case eventlog.EventChildMessage:
+		if e.Role == "user" {
+			c.Prompt += e.Content
+			if c.ToolCallID == "" {
 				c.ToolCallID = e.ToolCallID
 			}
-			c.State, c.StartedSeq, c.TurnID = Running, e.Seq, e.TurnID
-			if c.Kind == "" {
-				c.Kind = KindSubagent
-			}
-		case eventlog.EventChildMessage:
-			if e.Role == "user" {
-				c.Prompt += e.Content
-				if c.ToolCallID == "" {
-					c.ToolCallID = e.ToolCallID
-				}
-			} else if prev != eventlog.EventChildMessage {
-				c.Messages++
-			}
-		case eventlog.EventChildToolCall, eventlog.EventChildToolResult:
-			c.Calls = noteCall(c.Calls, e)
-		case eventlog.EventChildUpdate:
-			if w := json.RawMessage(e.Data); len(w) > 0 && isRunningAgain(w) {
+		} else if prev != eventlog.EventChildMessage {
+			c.Messages++
+		}
+	case eventlog.EventChildToolCall, eventlog.EventChildToolResult:
+		c.Calls = noteCall(c.Calls, *e)
+	case eventlog.EventChildUpdate:
+		if len(e.Data) > 0 {
+			running, cancel := workUpdate(e.Data)
+			if running {
 				c.State = Running
 			}
-		case eventlog.EventChildEnded:
-			c.State, c.Detail = e.State, e.Summary
-			if c.Name == "" && c.Task == "" && len(e.Data) > 0 {
-				// A repair's mark names a child whose start lies elsewhere.
-				var s Spawn
-				_ = json.Unmarshal(e.Data, &s)
-				c.Name, c.Task = s.Name, s.Task
+			if cancel != nil {
+				c.CanCancel = *cancel
 			}
 		}
+	case eventlog.EventChildEnded:
+		c.State, c.Detail = e.State, e.Summary
+		if c.Name == "" && c.Task == "" && len(e.Data) > 0 {
+			// A repair's mark names a child whose start lies elsewhere.
+			var sp Spawn
+			_ = json.Unmarshal(e.Data, &sp)
+			c.Name, c.Task = sp.Name, sp.Task
+		}
 	}
-	res := make([]Child, len(out))
-	for i, c := range out {
+}
+
+func (s *summary) children() []Child {
+	res := make([]Child, len(s.out))
+	for i, c := range s.out {
 		res[i] = *c
 	}
 	return res
 }
 
-// isRunningAgain says whether a raw child update says that an idle RFD
-// child was given work again.
-func isRunningAgain(raw json.RawMessage) bool {
+// workUpdate reads a raw child update that is a subagent_update: running
+// says an idle RFD child was given work again; cancel, when the update
+// names the child's capabilities, whether the agent now offers to cancel
+// it (Codex offers it in an update after the announcement, and withdraws
+// it with a null when the child ends).
+func workUpdate(raw json.RawMessage) (running bool, cancel *bool) {
 	var u struct {
 		Kind  string `json:"sessionUpdate"`
 		State struct {
 			State string `json:"state"`
 		} `json:"state"`
+		Caps *struct {
+			Cancel json.RawMessage `json:"cancel"`
+		} `json:"capabilities"`
 	}
-	return json.Unmarshal(raw, &u) == nil && u.Kind == "subagent_update" && (u.State.State == "running" || u.State.State == "requires_action")
+	if json.Unmarshal(raw, &u) != nil || u.Kind != "subagent_update" {
+		return false, nil
+	}
+	if u.Caps != nil {
+		offered := len(u.Caps.Cancel) > 0 && string(u.Caps.Cancel) != "null"
+		cancel = &offered
+	}
+	return u.State.State == "running" || u.State.State == "requires_action", cancel
 }
 
 // noteCall adds or updates the call of a child_tool_call or

@@ -55,6 +55,33 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+func TestSummarize_ACancelOfferedAfterTheAnnouncementCounts(t *testing.T) {
+	caps := func(cancel string) eventlog.Event {
+		return ev(eventlog.EventChildUpdate, "a", func(e *eventlog.Event) {
+			e.Data = []byte(`{"sessionUpdate":"subagent_update","sessionId":"a","capabilities":{"cancel":` + cancel + `}}`)
+		})
+	}
+	for _, c := range []struct {
+		name   string
+		events []eventlog.Event
+		want   bool
+	}{
+		{"not offered at the announcement", []eventlog.Event{started("a", "scout")}, false},
+		{"offered in a later update", []eventlog.Event{started("a", "scout"), caps(`{}`)}, true},
+		{"withdrawn with a null", []eventlog.Event{started("a", "scout"), caps(`{}`), caps(`null`)}, false},
+		{"an update without capabilities changes nothing", []eventlog.Event{started("a", "scout"), caps(`{}`),
+			ev(eventlog.EventChildUpdate, "a", func(e *eventlog.Event) {
+				e.Data = []byte(`{"sessionUpdate":"subagent_update","sessionId":"a","cwd":"/x"}`)
+			})}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Summarize(c.events)[0].CanCancel; got != c.want {
+				t.Fatalf("can_cancel %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
 func TestSummarize_PromptCallsAndLink(t *testing.T) {
 	evs := []eventlog.Event{
 		started("a", "scout"),

@@ -38,30 +38,59 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 			ctx, cancel := a.scope(context.Background())
 			defer cancel()
 			if sleep(ctx, lateReplayPause) == nil {
-				_ = a.replayAll(ctx, s)
+				if kids, err := a.replayAll(ctx, s); err == nil {
+					_ = a.childStates(ctx, s.file.ID, kids)
+				}
 			}
 		}()
 		return acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
-	defer a.busy.Done()
-	defer s.turn.Unlock()
-	ctx, cancel := a.scope(ctx)
-	defer cancel()
-	if err := a.replayAll(ctx, s); err != nil {
-		return acp.LoadSessionResponse{}, err
+	rctx, cancel := a.scope(ctx)
+	kids, err := a.replayAll(rctx, s)
+	cancel()
+	if err != nil || len(kids) == 0 {
+		s.turn.Unlock()
+		a.busy.Done()
+		if err != nil {
+			return acp.LoadSessionResponse{}, err
+		}
+		return acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 	}
+	// Each child's state now goes out after the answer (child_replay.go);
+	// a prompt waits for it.
+	go func() {
+		defer a.busy.Done()
+		defer s.turn.Unlock()
+		ctx, cancel := a.scope(context.Background())
+		defer cancel()
+		if sleep(ctx, lateReplayPause) == nil {
+			_ = a.childStates(ctx, s.file.ID, kids)
+		}
+	}()
 	return acp.LoadSessionResponse{Modes: modes, ConfigOptions: opts}, nil
 }
 
-// replayAll sends the session's conversation again, entry by entry; the
+// replayAll sends the session's conversation again, entry by entry, and
+// the end of each child it started; it returns those children. The
 // caller holds s.turn.
-func (a *agent) replayAll(ctx context.Context, s *session) error {
+func (a *agent) replayAll(ctx context.Context, s *session) ([]childState, error) {
+	var kids []childState
 	for _, e := range s.file.Entries {
+		if e.Role == roleChild {
+			kid, err := a.replayChild(ctx, s.file.ID, e)
+			if err != nil {
+				return nil, err
+			}
+			if kid != nil {
+				kids = append(kids, *kid)
+			}
+			continue
+		}
 		if err := a.replay(ctx, s.file.ID, e); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return kids, a.childStates(ctx, s.file.ID, kids)
 }
 
 // ResumeSession implements acp.Agent: it restores the session without replay.

@@ -49,6 +49,10 @@ type sessionFile struct {
 	Options map[string]string `json:"options,omitempty"`
 	// Closed counts the client's session/close requests for the session.
 	Closed int `json:"closed,omitempty"`
+	// End is how a child's run ended (its stop reason; "" while it runs or
+	// when it was cut off), EndError the failure it ended with (replay.go).
+	End      string `json:"end,omitempty"`
+	EndError string `json:"endError,omitempty"`
 }
 
 // entry is one session/update the agent sent (or one whole user prompt), in

@@ -121,11 +121,17 @@ func (t *turn) subagent(name, text string, background bool) error {
 		t.a.kids.remove(id)
 		return err
 	}
+	// Kept for a load's replay (child_replay.go), as Claude Code keeps a
+	// subagent's transcript beside its session's.
+	t.s.file.Entries = append(t.s.file.Entries, entry{Role: roleChild, ToolCallID: id, Title: name, Text: text})
+	_ = save(t.a.opts.Dir, &cs.file)
 	run := func() error {
 		defer cancel()
 		defer t.a.kids.remove(id)
 		err := ct.run(strings.ReplaceAll(text, childSeparator, "\n"))
-		return t.a.childEnded(ctx, parent, id, launch, err, lastText(cs), !background)
+		cs.file.End, cs.file.EndError = childStop(ctx, err)
+		_ = save(t.a.opts.Dir, &cs.file)
+		return t.a.childEnded(parent, id, launch, workState(cs.file.End, cs.file.EndError), lastText(cs), !background && err == nil)
 	}
 	if background {
 		t.a.busy.Add(1)
@@ -157,20 +163,38 @@ func (a *agent) announce(ctx context.Context, parent, id, name, launch, prompt s
 	return a.sendRaw(ctx, id, msg("senderMessageId"))
 }
 
-// childEnded reports the child's end (ctx: the child's, to tell a cancel) on its parent and, for a foreground
-// child that answered, its answer as the parent's incoming message.
-func (a *agent) childEnded(ctx context.Context, parent, id, launch string, runErr error, answer string, reply bool) error {
-	state := map[string]any{"state": "idle", "stopReason": "end_turn"}
+// childStop is how a child's run ended (ctx: the child's, to tell a
+// cancel): its stop reason and, for a failure, the error.
+func childStop(ctx context.Context, runErr error) (stop, failure string) {
 	switch {
 	case ctx.Err() != nil, errors.Is(runErr, errAborted):
-		state["stopReason"] = "cancelled"
+		return "cancelled", ""
 	case runErr != nil:
-		state["stopReason"] = "error"
-		state["error"] = map[string]any{"code": -32603, "message": runErr.Error()}
+		return "error", runErr.Error()
 	}
+	return "end_turn", ""
+}
+
+// workState is the RFD work state of a child that ended with stop (""
+// when its end was not seen: idle without a stop reason, as Claude's
+// adapter replays such a child).
+func workState(stop, failure string) map[string]any {
+	state := map[string]any{"state": "idle"}
+	if stop != "" {
+		state["stopReason"] = stop
+	}
+	if failure != "" {
+		state["error"] = map[string]any{"code": -32603, "message": failure}
+	}
+	return state
+}
+
+// childEnded reports the child's end on its parent and, for a foreground
+// child that answered, its answer as the parent's incoming message.
+func (a *agent) childEnded(parent, id, launch string, state map[string]any, answer string, reply bool) error {
 	// The parent may be cancelled too: the end is still told, on the agent's life.
 	err := a.sendRaw(a.alive, parent, map[string]any{"sessionUpdate": "subagent_update", "sessionId": id, "state": state})
-	if err != nil || !reply || runErr != nil || answer == "" {
+	if err != nil || !reply || answer == "" {
 		return err
 	}
 	return a.sendRaw(a.alive, parent, map[string]any{"sessionUpdate": "session_message", "messageId": launch + ":reply",

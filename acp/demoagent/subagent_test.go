@@ -24,11 +24,17 @@ type rawPeer struct {
 
 func startRaw(t *testing.T, caps string) *rawPeer {
 	t.Helper()
+	return startRawIn(t, t.TempDir(), caps)
+}
+
+// startRawIn is startRaw with the agent's session files in dir.
+func startRawIn(t *testing.T, dir, caps string) *rawPeer {
+	t.Helper()
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = Run(ctx, Options{Dir: t.TempDir()}, agentIn, agentOut); close(done) }()
+	go func() { _ = Run(ctx, Options{Dir: dir}, agentIn, agentOut); close(done) }()
 	t.Cleanup(func() {
 		cancel()
 		clientOut.Close()

@@ -66,18 +66,78 @@ func (o *owner) childOf(sessionID string) string {
 	return sessionID
 }
 
-// countChildren adds the children evs start to the record's count, which
-// kandev list shows without reading the log.
+// countChildren adds the children evs are the first to tell of to the
+// record's count, which kandev list shows without reading the log: each
+// child id once, whether it was announced or its updates came without an
+// announcement, as status lists them. It also keeps which children may
+// still run (orphanChildren). Called on the recorder goroutine.
 func (o *owner) countChildren(evs []*eventlog.Event) {
-	n := 0
-	for _, e := range evs {
-		if e.Type == eventlog.EventChildStarted {
-			n++
-		}
+	o.kidsMu.Lock()
+	if o.kids == nil {
+		o.kids = map[string]bool{}
 	}
+	n := noteChildren(o.kids, evs)
+	o.kidsMu.Unlock()
 	if n > 0 {
 		o.update(func(s *state.Session) { s.Subagents += n })
 	}
+}
+
+// noteChildren notes in kids (child id → it may still run) what evs say of
+// each child, and counts the ids kids did not have.
+func noteChildren(kids map[string]bool, evs []*eventlog.Event) int {
+	n, last := 0, ""
+	for _, e := range evs {
+		if e.ChildID == "" || !eventlog.IsChildEvent(e.Type) {
+			continue
+		}
+		_, had := kids[e.ChildID]
+		switch e.Type {
+		case eventlog.EventChildStarted, eventlog.EventChildUpdate:
+			kids[e.ChildID] = true // started, or an idle child given work again
+		case eventlog.EventChildEnded:
+			kids[e.ChildID] = false
+		default:
+			if e.ChildID == last {
+				continue // a child's stream comes in runs: one lookup per run
+			}
+			if !had {
+				kids[e.ChildID] = true // updates of a child never announced: it runs until it ends
+			}
+		}
+		last = e.ChildID
+		if !had {
+			n++
+		}
+	}
+	return n
+}
+
+// knowChildren starts the owner's account of the children from the log's
+// (known: id → ended), when it connects to an agent.
+func (o *owner) knowChildren(known map[string]bool) {
+	o.kidsMu.Lock()
+	defer o.kidsMu.Unlock()
+	o.kids = map[string]bool{}
+	for id, ended := range known {
+		o.kids[id] = !ended
+	}
+}
+
+// noneRunning says whether the owner's account shows that no child may
+// still run (false when it has none: the log must tell).
+func (o *owner) noneRunning() bool {
+	o.kidsMu.Lock()
+	defer o.kidsMu.Unlock()
+	if o.kids == nil {
+		return false
+	}
+	for _, runs := range o.kids {
+		if runs {
+			return false
+		}
+	}
+	return true
 }
 
 // cancelChild sends session/cancel for the child a kandev cancel --child
@@ -105,7 +165,7 @@ func (o *owner) cancelChild(in state.Input) {
 // names them; "" outside a turn) and carry the child's name and task. Only
 // a session whose record counts children reads its log for them.
 func (o *owner) orphanChildren(why, turn string) []subagents.Child {
-	if o.session().Subagents == 0 {
+	if o.session().Subagents == 0 || o.noneRunning() {
 		return nil
 	}
 	kids, err := subagents.FromLog(o.job.Home.LogPath(o.s.ID))
@@ -119,6 +179,13 @@ func (o *owner) orphanChildren(why, turn string) []subagents.Child {
 		evs = append(evs, &eventlog.Event{Type: eventlog.EventChildEnded, TurnID: turn, ChildID: c.ID, State: subagents.Unknown, Summary: why, Data: data})
 		orphans[i].State = subagents.Unknown
 	}
+	o.kidsMu.Lock()
+	for _, c := range orphans {
+		if o.kids != nil {
+			o.kids[c.ID] = false
+		}
+	}
+	o.kidsMu.Unlock()
 	if len(evs) > 0 {
 		o.append(true, evs...)
 	}
@@ -144,10 +211,11 @@ func withOrphans(named, orphans []subagents.Child) []subagents.Child {
 // agent that tells of them again after a restore is not taken to start
 // them anew; nil for a session whose record counts none.
 func (o *owner) knownChildren() map[string]bool {
-	if o.s.Subagents == 0 {
+	s := o.session()
+	if s.Subagents == 0 {
 		return nil
 	}
-	kids, err := subagents.FromLog(o.job.Home.LogPath(o.s.ID))
+	kids, err := subagents.FromLog(o.job.Home.LogPath(s.ID))
 	if err != nil {
 		return nil
 	}

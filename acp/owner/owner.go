@@ -224,6 +224,8 @@ type owner struct {
 	agentInfo    *sdk.Implementation
 	agentCaps    sdk.AgentCapabilities
 	acted        map[string]bool // control inputs already acted on
+	kidsMu       sync.Mutex
+	kids         map[string]bool // child id → it may still run, since the agent connected (children.go)
 	steerTried   map[string]bool // steer inputs the agent did not take into a turn; the turn loop only
 	// loggedCalls are the tool calls this run logged; recorder goroutine only.
 	loggedCalls map[string]bool

@@ -157,8 +157,10 @@ func (o *owner) launchSpec(cmd []string) acp.LaunchSpec {
 // connect makes proc the owner's agent and opens the ACP connection to it.
 func (o *owner) connect(proc acp.Transport) {
 	o.proc = proc
+	known := o.knownChildren()
+	o.knowChildren(known)
 	o.conn = acp.Connect(proc, acp.ConnOptions{Cwd: o.s.Cwd, OnEvents: o.onEvents, Permission: o.permission, MCPServers: o.mcpServers(),
-		AllowTerminal: o.terminalAllowed, Elicit: o.elicit, KnownChildren: o.knownChildren()})
+		AllowTerminal: o.terminalAllowed, Elicit: o.elicit, KnownChildren: known})
 }
 
 // progress reports a start-up step to the person (Job.Progress).

@@ -21,7 +21,7 @@ import (
 // rig runs owners in this process against the demo agent over pipes, with
 // a real home in a temporary directory.
 type rig struct {
-	t    *testing.T
+	t    testing.TB
 	home *state.Home
 	cfg  *config.Config
 	opts demoagent.Options // for the next agent launched
@@ -33,7 +33,7 @@ type rig struct {
 	agents []*pipeAgent
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	h, err := state.OpenHome(t.TempDir())
 	if err != nil {

@@ -162,6 +162,7 @@ type rule struct {
 	Match     string `json:"match"`
 	Text      string `json:"text"`
 	Tool      string `json:"tool"`
+	Namespace string `json:"namespace"` // of the tool, as Codex offers some (collaboration)
 	Arguments string `json:"arguments"`
 	Status    int    `json:"status"`
 	Once      bool   `json:"once"`
@@ -231,7 +232,7 @@ func (s *Server) decide(t turn) reply {
 	if ru := s.scripted(t.user); ru != nil {
 		rep := reply{text: strings.ReplaceAll(ru.Text, "{n}", fmt.Sprint(t.n)), status: ru.Status}
 		if ru.Tool != "" {
-			rep.call = &call{name: ru.Tool, args: ru.Arguments}
+			rep.call = &call{namespace: ru.Namespace, name: ru.Tool, args: ru.Arguments}
 		}
 		return rep
 	}
