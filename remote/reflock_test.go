@@ -1,0 +1,50 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kandev/kandev/config"
+)
+
+// A claim whose remote (a path) answers too late is given up by this
+// machine, but the git that updates the remote's refs is not killed in
+// the middle: a SIGKILL while it held a ref's lock left the lock file in
+// the remote, and every later claim of the session, on any machine, was
+// refused as "being claimed by another machine at this moment" for ever
+// (the two-machine crash matrix, under load: a renewal given a third of a
+// 2 s claim). The remote's git here holds the locks for 3 s, past the 1 s
+// timeout.
+func TestTurns_AClaimThatTimesOutLeavesNoLockInThePathRemote(t *testing.T) {
+	id := "20261201-100000-reflock1"
+	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 2, TimeoutSeconds: 1}}
+	a, b, bare := twoMachinesAt(t, id, cfg)
+	once := filepath.Join(t.TempDir(), "slowed")
+	// reference-transaction runs with every ref of the update locked.
+	hook := "#!/bin/sh\ncat >/dev/null\nif [ \"$1\" = prepared ] && mkdir '" + once + "' 2>/dev/null; then sleep 3; fi\n"
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "reference-transaction"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := ClaimTurns(ctx, a, cfg, id, nil); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("A's claim against a remote that answers in 3 s: %v (%T), want a timeout", err, err)
+	}
+	lock := filepath.Join(bare, "refs", "kandev", "owners", id+".lock")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		tb, err := ClaimTurns(ctx, b, cfg, id, nil)
+		if err == nil {
+			tb.Release(ctx)
+			return
+		}
+		if time.Now().After(deadline) {
+			_, lerr := os.Stat(lock)
+			t.Fatalf("B cannot claim the session long after A's claim timed out (A's claim lasts 2 s): %v (the remote's lock file left: %v)", err, lerr == nil)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
