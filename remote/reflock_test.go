@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +47,34 @@ func TestTurns_AClaimThatTimesOutLeavesNoLockInThePathRemote(t *testing.T) {
 			t.Fatalf("B cannot claim the session long after A's claim timed out (A's claim lasts 2 s): %v (the remote's lock file left: %v)", err, lerr == nil)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// A lock file left in a path remote on the session's claim (a git killed
+// while it updated the ref) is named, with what to do, when a claim or a
+// push is refused for it: before, the claim said "being claimed by another
+// machine at this moment; try again" however often it was tried, and the
+// push "the remote ref changed meanwhile".
+func TestTurns_ALockFileLeftInAPathRemoteIsNamed(t *testing.T) {
+	id := "20261201-100000-reflock2"
+	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 5}}
+	a, _, bare := twoMachinesAt(t, id, cfg)
+	appendTurn(t, a, id, 11, 2)
+	lock := filepath.Join(bare, "refs", "kandev", "owners", id+".lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, err := ClaimTurns(ctx, a, cfg, id, nil)
+	if err == nil || !strings.Contains(err.Error(), lock) || errors.Is(err, ErrClaimHeld) {
+		t.Fatalf("claim with a lock file left in the remote: %v, want one naming %s (not a claim held)", err, lock)
+	}
+	_, err = Push(ctx, Env{Home: a, Config: cfg, Opt: Options{Dir: a.Dir}}, id)
+	if err == nil || !strings.Contains(err.Error(), lock) {
+		t.Fatalf("push with a lock file left in the remote: %v, want one naming %s", err, lock)
+	}
+	os.Remove(lock)
+	if _, err := Push(ctx, Env{Home: a, Config: cfg, Opt: Options{Dir: a.Dir}}, id); err != nil {
+		t.Fatalf("push once the lock file is gone: %v", err)
 	}
 }

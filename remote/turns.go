@@ -80,7 +80,7 @@ func (t *Turns) Busy(ctx context.Context) error {
 	err := retryStale(func() error { return t.claim(ctx, first) })
 	t.opMu.Unlock()
 	if errors.Is(err, errStale) {
-		err = fmt.Errorf("%w: session %s is being claimed by another machine at this moment; try again", ErrClaimHeld, t.l.id)
+		err = t.l.staleOrLocked(fmt.Errorf("%w: session %s is being claimed by another machine at this moment; try again", ErrClaimHeld, t.l.id))
 	}
 	if err != nil && !errors.Is(err, ErrMovedOn) {
 		return err
