@@ -35,9 +35,11 @@ func TestTurns_AClaimThatTimesOutLeavesNoLockInThePathRemote(t *testing.T) {
 		t.Fatalf("A's claim against a remote that answers in 3 s: %v (%T), want a timeout", err, err)
 	}
 	lock := filepath.Join(bare, "refs", "kandev", "owners", id+".lock")
-	deadline := time.Now().Add(15 * time.Second)
+	// B waits as long as it must: what is under test is A's timeout.
+	cfgB := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 2, TimeoutSeconds: 30}}
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		tb, err := ClaimTurns(ctx, b, cfg, id, nil)
+		tb, err := ClaimTurns(ctx, b, cfgB, id, nil)
 		if err == nil {
 			tb.Release(ctx)
 			return
