@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -209,6 +210,7 @@ func (t *twoTrial) check() {
 		t.r.failf("converged log: %s", p)
 	}
 	t.checkTurns(l.events())
+	t.checkRefusedStayed()
 	shared := string(t.logOf(0))
 	for w, m := range t.acked {
 		if !strings.Contains(shared, w) && !t.inFork(m, w) {
@@ -244,6 +246,51 @@ func (t *twoTrial) checkTurns(evs []event) {
 			}
 		}
 	}
+}
+
+// checkRefusedStayed: a prompt refused by name runs no turn later: its word
+// is in no more turns of any log (the shared one, a fork of a divergence)
+// than were acknowledged for it (a frozen remote's prompt is sent again
+// with --offline). Not fixed yet: the refused prompt's input stays queued
+// and the machine's next owner serves it, so this is an advisory, kept
+// visible until it is.
+func (t *twoTrial) checkRefusedStayed() {
+	most := map[string]int{}
+	for m := range t.ms {
+		dir := filepath.Join(t.ms[m].home, "sessions")
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		for _, path := range logs {
+			for w, n := range userWords(path) {
+				most[w] = max(most[w], n)
+			}
+		}
+	}
+	for w, m := range t.refused {
+		want := 0
+		if _, ok := t.acked[w]; ok {
+			want = 1
+		}
+		if most[w] > want {
+			t.r.advisories = append(t.r.advisories, fmt.Sprintf("the prompt %s refused on %s ran later all the same (its input stayed queued)", w, machineNames[m]))
+		}
+	}
+}
+
+// userWords counts the user messages of the log at path by text (without
+// the demo agent's /say).
+func userWords(path string) map[string]int {
+	b, _ := os.ReadFile(path)
+	n := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, `"user_message"`) {
+			continue
+		}
+		var e event
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == "user_message" {
+			n[strings.TrimPrefix(e.Content, "/say ")]++
+		}
+	}
+	return n
 }
 
 // inFork reports whether a fork of the session on machine m holds w.
