@@ -44,3 +44,39 @@ func TestSync_OfflineIsForItsOwnCommandsTurnNotTheWarmOwnersNext(t *testing.T) {
 		}
 	}
 }
+
+// TestSync_ARefusedPromptDoesNotRunLater: the git daemon is frozen; a
+// prompt (its owner detached: --linger) is refused (exit 1, no turn runs
+// here) and the person sends it again with --offline, as the refusal says. The turn runs once: the
+// refused prompt was taken back from the inbox. Before, it stayed queued,
+// an owner was started for it (which made the --offline prompt, with
+// --linger, "owned by another process"), and the --offline owner served it
+// too: the same turn twice (two-machine crash matrix, seed 20261207).
+func TestSync_ARefusedPromptDoesNotRunLater(t *testing.T) {
+	// Serial: claims are timed (docs/testing.md).
+	r := newSyncRig(t, "daemon")
+	a := r.a
+	id := r.shared()
+	a.config("[sync]\ntimeout_seconds = 2\n")
+	if err := r.daemon.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.daemon.Process.Signal(syscall.SIGCONT) })
+	res, _ := runWithin(a, 60*time.Second, "prompt", "--linger", "5s", id, "remember fig")
+	if res.code != 1 || !strings.Contains(res.stderr, "--offline") {
+		t.Fatalf("prompt against a frozen remote: %s (want exit 1 naming --offline)", res)
+	}
+	res, _ = runWithin(a, 60*time.Second, "prompt", "--linger", "5s", "--offline", id, "remember fig")
+	if res.code != 0 || !strings.Contains(res.stdout, "fig") {
+		t.Fatalf("the same prompt again with --offline: %s", res)
+	}
+	n := 0
+	for _, text := range userTexts(a.events(id)) {
+		if strings.Contains(text, "fig") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the prompt sent twice (refused, then --offline) ran %d turns, want 1", n)
+	}
+}
