@@ -251,9 +251,8 @@ func (t *twoTrial) checkTurns(evs []event) {
 // checkRefusedStayed: a prompt refused by name runs no turn later: its word
 // is in no more turns of any log (the shared one, a fork of a divergence)
 // than were acknowledged for it (a frozen remote's prompt is sent again
-// with --offline). Not fixed yet: the refused prompt's input stays queued
-// and the machine's next owner serves it, so this is an advisory, kept
-// visible until it is.
+// with --offline). Seed 20261207 found 17 that did: the refused prompt's
+// input stayed queued and the machine's next owner served it.
 func (t *twoTrial) checkRefusedStayed() {
 	most := map[string]int{}
 	for m := range t.ms {
@@ -271,7 +270,7 @@ func (t *twoTrial) checkRefusedStayed() {
 			want = 1
 		}
 		if most[w] > want {
-			t.r.advisories = append(t.r.advisories, fmt.Sprintf("the prompt %s refused on %s ran later all the same (its input stayed queued)", w, machineNames[m]))
+			t.r.failf("the prompt %s refused on %s ran later all the same (%d turns)", w, machineNames[m], most[w])
 		}
 	}
 }

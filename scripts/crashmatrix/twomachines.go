@@ -203,11 +203,11 @@ func (t *twoTrial) step(i int, s twoStep) {
 }
 
 // offlineAfterRefusal sends a frozen remote's refused prompt again with
-// --offline, as the refusal says to. The refused prompt's input stays
-// queued (not fixed yet) and an owner is started for it, which holds the
-// session while it tries the claim: a --linger prompt is refused meanwhile
-// as "owned by another process". That is kept visible as an advisory and
-// the prompt is sent again once that owner has given up.
+// --offline, as the refusal says to. While the refused prompt's input
+// stayed queued, an owner was started for it, which held the session
+// while it tried the claim: a --linger prompt was refused meanwhile as
+// "owned by another process". Should that be seen again, it is an
+// advisory, and the prompt is sent again once that owner has given up.
 func (t *twoTrial) offlineAfterRefusal(s twoStep, w string) cmdResult {
 	for try := 0; ; try++ {
 		c := t.on(s.m, t.promptArgs(s, "/say "+w, "--offline")...)
