@@ -108,7 +108,11 @@ func withdrawRefused(job Job) {
 	if job.Detached || job.OwnInput == "" {
 		return
 	}
-	ins, err := job.Home.ReadInbox(job.SessionID, 0)
+	s, err := job.Home.LoadSession(job.SessionID)
+	if err != nil {
+		return
+	}
+	ins, err := job.Home.ReadInbox(job.SessionID, s.InboxOffset) // not yet served
 	if err != nil {
 		return
 	}
