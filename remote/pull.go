@@ -76,11 +76,11 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 		return nil, l.diverged()
 	case SendLocal:
 		res.Action = "ahead"
-		return res, nil
+		return res, l.seenNoNewer(v, dryRun)
 	case UpToDate:
 		res.Action = "up to date"
 		if dryRun || v.sess.String() == l.sy.Commit {
-			return res, nil
+			return res, l.seenNoNewer(v, dryRun)
 		}
 	case TakeRemote:
 		res.Events = sd.remoteLines - l.sy.LogLines
@@ -157,6 +157,19 @@ func (res *Result) describePulled(rec *state.Session) {
 			res.Servers = append(res.Servers, m.Name)
 		}
 	}
+}
+
+// seenNoNewer: the remote has nothing of the session this machine lacks,
+// so a claim it held that the remote no longer has (taken over, perhaps by
+// a later command of this machine whose answer was lost) fences it no
+// more: the next push goes on from here. Before, such a machine was
+// refused every push ("taken over") and every pull found nothing to take.
+func (l *link) seenNoNewer(v view, dryRun bool) error {
+	if dryRun || l.sy.Claim == nil || l.sy.ClaimHash == hashString(v.owner) {
+		return nil
+	}
+	l.dropFencedClaim(v)
+	return l.save()
 }
 
 // dropFencedClaim forgets a claim this machine held that the remote no

@@ -84,3 +84,47 @@ func TestTurns_ALockFileLeftInAPathRemoteIsNamed(t *testing.T) {
 		t.Fatalf("push once the lock file is gone: %v", err)
 	}
 }
+
+// A machine whose sync file still names a claim of its own that a later
+// claim replaced (the later command's answer was lost: it timed out as the
+// remote took it) is fenced by its own machine; once a pull finds nothing
+// newer on the remote, the next push goes on. Before, every push was
+// refused as "taken over by machine B" and every pull said "ahead" (the
+// two-machine crash matrix, seed 20261207 run 3, never converged).
+func TestPull_AMachineFencedByItsOwnLaterClaimPushesAfterAPull(t *testing.T) {
+	id := "20261201-100000-selffenc"
+	cfg := &config.Config{Sync: config.SyncConfig{ClaimTTLSeconds: 5}}
+	_, b, _ := twoMachinesAt(t, id, cfg)
+	ctx := context.Background()
+	first, err := ClaimTurns(ctx, b, cfg, id, nil)
+	if err != nil || first == nil {
+		t.Fatal(first, err)
+	}
+	held, err := os.ReadFile(SyncPath(b, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	later, err := ClaimTurns(ctx, b, cfg, id, nil)
+	if err != nil || later == nil {
+		t.Fatal(later, err)
+	}
+	close(later.stop) // that command is gone
+	<-later.done
+	if err := os.WriteFile(SyncPath(b, id), held, 0o600); err != nil { // its answer was lost
+		t.Fatal(err)
+	}
+	appendTurn(t, b, id, 11, 3)
+	env := Env{Home: b, Config: cfg, Opt: Options{Dir: b.Dir}}
+	if _, err := Push(ctx, env, id); !errors.Is(err, ErrFenced) {
+		t.Fatalf("push of a machine fenced by its own later claim: %v, want fenced", err)
+	}
+	if _, err := Pull(ctx, env, id, false, false); err != nil {
+		t.Fatalf("pull: %v", err)
+	}
+	if _, err := Push(ctx, env, id); err != nil {
+		t.Fatalf("push after a pull that found nothing newer: %v", err)
+	}
+}
