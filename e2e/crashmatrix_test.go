@@ -1,13 +1,37 @@
 package e2e_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
+
+var (
+	matrixOnce sync.Once
+	matrixBin  string
+	matrixErr  error
+)
+
+// crashMatrix is scripts/crashmatrix, built once for the tests that run it
+// (beside the kandev binary): a link of it is seconds of CPU.
+func crashMatrix(t *testing.T) string {
+	t.Helper()
+	matrixOnce.Do(func() {
+		matrixBin = filepath.Join(filepath.Dir(kandevBin), "crashmatrix")
+		if out, err := exec.Command("go", "build", "-o", matrixBin, "../scripts/crashmatrix").CombinedOutput(); err != nil {
+			matrixErr = fmt.Errorf("building the crash matrix: %v\n%s", err, out)
+		}
+	})
+	if matrixErr != nil {
+		t.Fatal(matrixErr)
+	}
+	return matrixBin
+}
 
 // TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules
 // runs the randomized crash matrix (scripts/crashmatrix) briefly, with fixed
@@ -29,10 +53,7 @@ func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t 
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Skip("SKIP: the crash matrix needs `script` (util-linux) for its permission-question trials")
 	}
-	matrix := filepath.Join(t.TempDir(), "crashmatrix")
-	if out, err := exec.Command("go", "build", "-o", matrix, "../scripts/crashmatrix").CombinedOutput(); err != nil {
-		t.Fatalf("building the crash matrix: %v\n%s", err, out)
-	}
+	matrix := crashMatrix(t)
 	cases := []struct {
 		name string
 		args []string
@@ -68,8 +89,9 @@ func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t 
 // owners. After each trial both machines converge, and the matrix checks
 // that no two turns share a log position, that no acknowledged turn is
 // lost, and that every divergence was refused by name and recovered by the
-// commands the refusal printed. 200 trials, four at a time;
-// KANDEV_TWO_MACHINE_TRIALS and KANDEV_TWO_MACHINE_SEED run others.
+// commands the refusal printed. 200 trials, eight at a time (they mostly
+// wait on their processes); KANDEV_TWO_MACHINE_TRIALS and
+// KANDEV_TWO_MACHINE_SEED run others.
 func TestCrashMatrix_TwoMachinesNeverRunTwoTurnsAtOnePositionNorLoseOne(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -80,23 +102,18 @@ func TestCrashMatrix_TwoMachinesNeverRunTwoTurnsAtOnePositionNorLoseOne(t *testi
 			t.Skipf("SKIP: the two-machine trials need %s", tool)
 		}
 	}
-	// Opt-in: 200 trials take about 14 minutes on 2 cores, more than CI
-	// has; docs/testing.md.
-	n, seed := os.Getenv("KANDEV_TWO_MACHINE_TRIALS"), "4343"
-	if n == "" {
-		t.Skip("SKIP: the two-machine trials run only when asked: KANDEV_TWO_MACHINE_TRIALS=200 go test ./e2e -run TestCrashMatrix_TwoMachines")
-	}
-	if _, err := strconv.Atoi(n); err != nil {
-		t.Fatalf("KANDEV_TWO_MACHINE_TRIALS=%q is no number", n)
+	n, seed := "200", "4343"
+	if v := os.Getenv("KANDEV_TWO_MACHINE_TRIALS"); v != "" {
+		if _, err := strconv.Atoi(v); err != nil {
+			t.Fatalf("KANDEV_TWO_MACHINE_TRIALS=%q is no number", v)
+		}
+		n = v
 	}
 	if v := os.Getenv("KANDEV_TWO_MACHINE_SEED"); v != "" {
 		seed = v
 	}
-	matrix := filepath.Join(t.TempDir(), "crashmatrix")
-	if out, err := exec.Command("go", "build", "-o", matrix, "../scripts/crashmatrix").CombinedOutput(); err != nil {
-		t.Fatalf("building the crash matrix: %v\n%s", err, out)
-	}
-	out, err := exec.Command(matrix, "-kandev", kandevBin, "-dir", t.TempDir(), "-trials", "two-machine", "-n", n, "-seed", seed, "-j", "4").CombinedOutput()
+	matrix := crashMatrix(t)
+	out, err := exec.Command(matrix, "-kandev", kandevBin, "-dir", t.TempDir(), "-trials", "two-machine", "-n", n, "-seed", seed, "-j", "8").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ALL INVARIANTS HELD") {
 		t.Fatalf("crashmatrix -trials two-machine -n %s -seed %s: %v\n%s", n, seed, err, out)
 	}

@@ -50,23 +50,11 @@ func pullURL(e Env, s *store, id string) (string, *Synced, error) {
 }
 
 func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbing.Hash, dryRun, replace bool) (*Result, error) {
-	// A session this machine has never seen has no owner and no other sync
-	// here (nothing can name it before its record exists, which is written
-	// after its log): the locks, two file creations each, are for the others.
-	if !l.s.isNew(l.id) {
-		unlock, err := l.s.lock(ctx, l.id)
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
-		if !dryRun {
-			own, err := l.s.home.AcquireOwner(l.id)
-			if err != nil {
-				return nil, err // a live owner here: its turn first
-			}
-			defer own.Release()
-		}
+	release, err := l.lockForPull(ctx, dryRun)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	l.s.objMu.Lock()
 	v, err := l.look(ctx, refs)
 	var sd sides
@@ -79,17 +67,7 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 	}
 	res := &Result{ID: l.id, Remote: l.shown, Claim: v.claim, RemoteOnly: !sd.LocalExists}
 	if replace && sd.step == Diverged {
-		if err := l.replaceable(); err != nil {
-			return nil, err
-		}
-		// The local copy is kept by a fork: take the remote's whole.
-		if !dryRun {
-			if err := os.Remove(l.s.home.LogPath(l.id)); err != nil {
-				return nil, err
-			}
-		}
-		l.sy = &Synced{URL: l.shown}
-		if sd, err = l.compare(v); err != nil {
+		if sd, err = l.dropLocal(v, dryRun); err != nil {
 			return nil, err
 		}
 	}
@@ -98,11 +76,11 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 		return nil, l.diverged()
 	case SendLocal:
 		res.Action = "ahead"
-		return res, nil
+		return res, l.seenNoNewer(v, dryRun)
 	case UpToDate:
 		res.Action = "up to date"
 		if dryRun || v.sess.String() == l.sy.Commit {
-			return res, nil
+			return res, l.seenNoNewer(v, dryRun)
 		}
 	case TakeRemote:
 		res.Events = sd.remoteLines - l.sy.LogLines
@@ -120,6 +98,55 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 	if err != nil {
 		return nil, err
 	}
+	res.describePulled(rec)
+	l.dropFencedClaim(v)
+	res.Commit = v.sess.String()
+	return res, l.save()
+}
+
+// lockForPull takes the session's sync lock and (unless dryRun) its owner
+// lock: refused while a kandev process here owns the session. A session
+// this machine has never seen has no owner and no other sync here (nothing
+// can name it before its record exists, which is written after its log):
+// the locks, two file creations each, are for the others.
+func (l *link) lockForPull(ctx context.Context, dryRun bool) (release func(), err error) {
+	if l.s.isNew(l.id) {
+		return func() {}, nil
+	}
+	unlock, err := l.s.lock(ctx, l.id)
+	if err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return unlock, nil
+	}
+	own, err := l.s.home.AcquireOwner(l.id)
+	if err != nil {
+		unlock()
+		return nil, err // a live owner here: its turn first
+	}
+	return func() { own.Release(); unlock() }, nil
+}
+
+// dropLocal is pull --replace of a diverged session: once a fork keeps
+// every local event (replaceable), the local log goes and the remote's is
+// taken whole; the sides are compared again.
+func (l *link) dropLocal(v view, dryRun bool) (sides, error) {
+	if err := l.replaceable(); err != nil {
+		return sides{}, err
+	}
+	if !dryRun {
+		if err := os.Remove(l.s.home.LogPath(l.id)); err != nil {
+			return sides{}, err
+		}
+	}
+	l.sy = &Synced{URL: l.shown}
+	return l.compare(v)
+}
+
+// describePulled fills in what the pulled record says: where its worktree
+// maps, a cwd outside the clone, MCP servers that wait for trust.
+func (res *Result) describePulled(rec *state.Session) {
 	if rec.Worktree != nil && rec.Worktree.Valid {
 		res.Worktree = rec.Worktree.Path
 	}
@@ -130,9 +157,19 @@ func (l *link) pull(ctx context.Context, refs map[plumbing.ReferenceName]plumbin
 			res.Servers = append(res.Servers, m.Name)
 		}
 	}
+}
+
+// seenNoNewer: the remote has nothing of the session this machine lacks,
+// so a claim it held that the remote no longer has (taken over, perhaps by
+// a later command of this machine whose answer was lost) fences it no
+// more: the next push goes on from here. Before, such a machine was
+// refused every push ("taken over") and every pull found nothing to take.
+func (l *link) seenNoNewer(v view, dryRun bool) error {
+	if dryRun || l.sy.Claim == nil || l.sy.ClaimHash == hashString(v.owner) {
+		return nil
+	}
 	l.dropFencedClaim(v)
-	res.Commit = v.sess.String()
-	return res, l.save()
+	return l.save()
 }
 
 // dropFencedClaim forgets a claim this machine held that the remote no

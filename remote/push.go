@@ -43,6 +43,9 @@ func Push(ctx context.Context, e Env, id string) (*Result, error) {
 		res, err = l.push(ctx, rec, false)
 		return err
 	})
+	if errors.Is(err, errStale) {
+		err = l.staleOrLocked(err)
+	}
 	return res, err
 }
 

@@ -80,7 +80,7 @@ func (t *Turns) Busy(ctx context.Context) error {
 	err := retryStale(func() error { return t.claim(ctx, first) })
 	t.opMu.Unlock()
 	if errors.Is(err, errStale) {
-		err = fmt.Errorf("%w: session %s is being claimed by another machine at this moment; try again", ErrClaimHeld, t.l.id)
+		err = t.l.staleOrLocked(fmt.Errorf("%w: session %s is being claimed by another machine at this moment; try again", ErrClaimHeld, t.l.id))
 	}
 	if err != nil && !errors.Is(err, ErrMovedOn) {
 		return err
@@ -104,8 +104,25 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 	// One connection: the refs the push session opens with decide the claim.
 	var v view
 	var cu claimUpdate
-	decide := func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) {
-		v = view{sess: refs[sessionRef(l.id)], owner: refs[ownerRef(l.id)]}
+	if err := l.pushFetching(ctx, l.claimDecision(&v, &cu)); err != nil {
+		return l.keepSeen(err) // a fetch's error passes through keepSeen unchanged
+	}
+	l.setClaim(cu)
+	v.owner, v.claim = cu.up.New, &cu.claim
+	// Written down before anything that can fail: a failure after this
+	// point releases the claim (releaseLocked reads it from the sync file).
+	if err := l.s.writeSynced(l.id, l.sy); err != nil {
+		return errors.Join(err, l.releaseAfterFailure(ctx))
+	}
+	return l.catchUp(ctx, v, first)
+}
+
+// claimDecision is the decision a claim's push makes from the remote's
+// refs: the claim to write (into *cu), or why none may be (another
+// machine's live claim); *v is the remote's side as the refs show it.
+func (l *link) claimDecision(v *view, cu *claimUpdate) func(map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) {
+	return func(refs map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error) {
+		*v = view{sess: refs[sessionRef(l.id)], owner: refs[ownerRef(l.id)]}
 		if !v.owner.IsZero() {
 			if !l.s.has(v.owner) {
 				return nil, errNeedObjects // another machine's claim: read it first
@@ -128,13 +145,20 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 			c.PID, c.ExpiresAt = os.Getpid(), now.Add(l.opt.TTL)
 		}
 		var err error
-		cu, err = l.claimUpdate(v, c)
+		*cu, err = l.claimUpdate(*v, c)
 		return []refUpdate{cu.up}, err
 	}
+}
+
+// pushFetching pushes what decide returns; a decision that needs objects
+// another machine pushed meanwhile fetches them and decides again, at
+// most fetchRounds times (link.push has the same loop, with its own
+// handling of a failed fetch).
+func (l *link) pushFetching(ctx context.Context, decide func(map[plumbing.ReferenceName]plumbing.Hash) ([]refUpdate, error)) error {
 	for i := 0; ; i++ {
-		err = l.w.pushDecided(ctx, decide)
+		err := l.w.pushDecided(ctx, decide)
 		if !errors.Is(err, errNeedObjects) || i == fetchRounds-1 {
-			break
+			return err
 		}
 		if err := roundPause(ctx, i); err != nil {
 			return err
@@ -143,16 +167,13 @@ func (t *Turns) claim(ctx context.Context, first bool) error {
 			return err
 		}
 	}
-	if err != nil {
-		return l.keepSeen(err)
-	}
-	l.setClaim(cu)
-	v.owner, v.claim = cu.up.New, &cu.claim
-	// Written down before anything that can fail: a failure after this
-	// point releases the claim (releaseLocked reads it from the sync file).
-	if err := l.s.writeSynced(l.id, l.sy); err != nil {
-		return errors.Join(err, l.releaseAfterFailure(ctx))
-	}
+}
+
+// catchUp brings the local copy of a session just claimed (v: the remote's
+// side, the claim held) up to the remote's: a divergence is refused, the
+// other machine's turns are taken (ErrMovedOn for a warm owner, not
+// first). Any failure releases the claim at once.
+func (l *link) catchUp(ctx context.Context, v view, first bool) error {
 	if !v.sess.IsZero() && !l.s.has(v.sess) {
 		// Held now, so the session ref cannot move: fetch what it names.
 		if err := l.w.fetch(ctx, map[plumbing.ReferenceName]plumbing.Hash{sessionRef(l.id): v.sess}, l.haves()); err != nil {

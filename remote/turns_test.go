@@ -53,10 +53,17 @@ func TestTurns_OneMachineAtATimeAndTheNextTakesTheNewEvents(t *testing.T) {
 // bare repository by path and pulled into the second.
 func twoMachines(t *testing.T, id string, cfg *config.Config) (a, b *state.Home) {
 	t.Helper()
+	a, b, _ = twoMachinesAt(t, id, cfg)
+	return a, b
+}
+
+// twoMachinesAt is twoMachines that also returns the bare repository.
+func twoMachinesAt(t *testing.T, id string, cfg *config.Config) (a, b *state.Home, bare string) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("SKIP: git is not installed")
 	}
-	bare := filepath.Join(t.TempDir(), "p.git")
+	bare = filepath.Join(t.TempDir(), "p.git")
 	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
@@ -73,7 +80,7 @@ func twoMachines(t *testing.T, id string, cfg *config.Config) (a, b *state.Home)
 	if _, err := Pull(ctx, Env{Home: b, Config: cfg, Opt: Options{Remote: bare, Dir: b.Dir}}, id, false, false); err != nil {
 		t.Fatal(err)
 	}
-	return a, b
+	return a, b, bare
 }
 
 // A machine whose renewals stalled (its process frozen) past the claim's

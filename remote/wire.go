@@ -237,6 +237,15 @@ func (w *goGitWire) pushDecided(ctx context.Context, decide func(map[plumbing.Re
 		packSent(pack.Len())
 	}
 	req.Packfile = io.NopCloser(active(ctx, &pack))
+	if ep.Protocol == "file" {
+		// go-git SIGKILLs a local git-receive-pack whose context ends, and one
+		// killed while it holds the refs' locks leaves their lock files in
+		// the remote: every later update of those refs, from any machine, is
+		// refused. Past its deadline the caller is answered at once all the
+		// same (deadlineWire); this git is left to finish or fail on its own
+		// as a network remote's would.
+		ctx = context.WithoutCancel(ctx)
+	}
 	if _, err := sess.ReceivePack(ctx, req); err != nil {
 		if refusedAsStale(err.Error()) {
 			return fmt.Errorf("push to %s: %w (%v)", WithoutSecret(w.url), errStale, err)

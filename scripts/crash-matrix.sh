@@ -15,7 +15,7 @@
 #   scripts/crash-matrix.sh -n 620 -seed 20261130 -j 2   # the documented run
 #   scripts/crash-matrix.sh -signals SIGTERM -trials turn -n 50
 #   scripts/crash-matrix.sh -seed 42 -only 17 -v -keep   # replay one run
-#   scripts/crash-matrix.sh -trials two-machine -n 200 -j 4  # two machines
+#   scripts/crash-matrix.sh -trials two-machine -n 200 -j 8  # two machines (go test runs these)
 #
 # Any other flag goes to the driver (see: go run ./scripts/crashmatrix -h).
 # Exits non-zero if any invariant failed; failed runs' homes are kept.

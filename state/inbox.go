@@ -31,6 +31,10 @@ const (
 	// InputAnswer answers an agent's parked question (Text: the answer;
 	// kandev deny declines it).
 	InputAnswer = "answer"
+	// InputWithdrawn is a prompt its sender withdrew before any turn served
+	// it (the turn was refused): owners pass over it as over any input
+	// that is not a prompt.
+	InputWithdrawn = "withdrawn"
 )
 
 // FromEditor marks an input an editor sent through kandev acp (Input.From).
@@ -253,6 +257,36 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	if in.Kind != InputPrompt || in.Scrubbed || in.Text == "" || in.Offset <= in.Start {
 		return nil
 	}
+	return h.rewriteInput(id, in, func(cur *Input) bool {
+		if cur.Scrubbed {
+			return false
+		}
+		cur.Text, cur.Scrubbed = "", true
+		return true
+	})
+}
+
+// WithdrawInput turns queued prompt in, which no turn served, into an
+// InputWithdrawn (its text removed, as ScrubInput does): a sender whose
+// turn was refused takes its prompt back, so that no later owner serves
+// it behind the sender's back. The caller holds the session's owner lock.
+func (h *Home) WithdrawInput(id string, in Input) error {
+	if in.Kind != InputPrompt || in.Offset <= in.Start {
+		return nil
+	}
+	return h.rewriteInput(id, in, func(cur *Input) bool {
+		if cur.Kind != InputPrompt {
+			return false
+		}
+		cur.Kind, cur.Text = InputWithdrawn, ""
+		return true
+	})
+}
+
+// rewriteInput rewrites inbox line in in place with what change makes of
+// it (false: leave it), padded with spaces to the same length, so the
+// offsets of every other entry stay valid.
+func (h *Home) rewriteInput(id string, in Input, change func(*Input) bool) error {
 	unlock, err := h.LockRecord(id)
 	if err != nil {
 		return err
@@ -271,12 +305,11 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	}
 	var cur Input
 	if json.Unmarshal(old, &cur) != nil || cur.ID != in.ID {
-		return nil // not the line it was: nothing of ours to scrub
+		return nil // not the line it was: nothing of ours to change
 	}
-	if cur.Scrubbed {
+	if !change(&cur) {
 		return nil
 	}
-	cur.Text, cur.Scrubbed = "", true
 	b, _ := json.Marshal(cur)
 	if int64(len(b))+1 > n {
 		return nil // cannot happen: the text was longer than the mark
@@ -284,7 +317,7 @@ func (h *Home) ScrubInput(id string, in Input) error {
 	line := append(b, bytes.Repeat([]byte{' '}, int(n)-len(b)-1)...)
 	line = append(line, '\n')
 	if _, err := f.WriteAt(line, in.Start); err != nil {
-		return fmt.Errorf("scrub %s: %w", path, safefile.BareCause(err))
+		return fmt.Errorf("rewrite %s: %w", path, safefile.BareCause(err))
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", path, safefile.BareCause(err))

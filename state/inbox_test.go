@@ -78,3 +78,44 @@ func TestCheckLeaseFor_AnotherHoldersLeaseRefusesWithAdviceForTheCommand(t *test
 		t.Fatalf("an expired lease: %v", err)
 	}
 }
+
+// A withdrawn prompt is no longer pending, loses its text, and every other
+// entry keeps its offset; withdrawing again, or a line that is not the
+// input's any more, changes nothing.
+func TestWithdrawInput_ARefusedPromptIsNoLongerPendingAndOffsetsStand(t *testing.T) {
+	h, err := OpenHome(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{ID: "20261201-100000-withdraw"}
+	if err := h.CreateSession(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"first", "a refused one", "third"} {
+		if err := h.Enqueue(s.ID, &Input{Kind: InputPrompt, Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := h.ReadInbox(s.ID, 0)
+	if err := h.WithdrawInput(s.ID, before[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WithdrawInput(s.ID, before[1]); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := h.ReadInbox(s.ID, 0)
+	if len(after) != 3 {
+		t.Fatalf("%d inputs after the withdrawal, want 3", len(after))
+	}
+	for i := range after {
+		if after[i].Start != before[i].Start || after[i].Offset != before[i].Offset {
+			t.Fatalf("input %d moved: %d-%d, was %d-%d", i, after[i].Start, after[i].Offset, before[i].Start, before[i].Offset)
+		}
+	}
+	if after[1].Kind != InputWithdrawn || after[1].Text != "" || after[0].Text != "first" || after[2].Text != "third" {
+		t.Fatalf("after withdrawing the second: %+v", after)
+	}
+	if n := h.PendingInputs(s); n != 2 {
+		t.Fatalf("%d prompts pending, want 2", n)
+	}
+}

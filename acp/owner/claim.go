@@ -10,6 +10,7 @@ import (
 	"github.com/kandev/kandev/history"
 	"github.com/kandev/kandev/internal/watch"
 	"github.com/kandev/kandev/remote"
+	"github.com/kandev/kandev/state"
 )
 
 // claimNext takes the claim before a warm owner's next turn: again when it
@@ -94,4 +95,31 @@ func releaseClaim(ctx context.Context, claim *remote.Turns, job Job, err error) 
 		job.Warn("session " + job.SessionID + ": " + rerr.Error())
 	}
 	return err
+}
+
+// withdrawRefused takes back the prompt the command that follows it queued
+// (job.OwnInput) when its turn is refused for want of the claim: the
+// command says no turn runs, so no later owner may serve it (the next
+// command's --offline owner did, the same turn twice once the person sent
+// it again as told). A detached owner leaves it: its follower, which
+// reports the refusal, takes over and withdraws it. The caller holds the
+// owner lock, so no owner serves the inbox meanwhile.
+func withdrawRefused(job Job) {
+	if job.Detached || job.OwnInput == "" {
+		return
+	}
+	s, err := job.Home.LoadSession(job.SessionID)
+	if err != nil {
+		return
+	}
+	ins, err := job.Home.ReadInbox(job.SessionID, s.InboxOffset) // not yet served
+	if err != nil {
+		return
+	}
+	for _, in := range ins {
+		if in.ID == job.OwnInput && in.Kind == state.InputPrompt {
+			_ = job.Home.WithdrawInput(job.SessionID, in)
+			return
+		}
+	}
 }

@@ -56,6 +56,7 @@ func run(ctx context.Context, job Job) (_ *Result, err error) {
 		claim, err = nil, nil
 	}
 	if err != nil {
+		withdrawRefused(job)
 		return nil, err
 	}
 	var o *owner

@@ -60,5 +60,8 @@ func serve(ctx context.Context, job Job) (*Result, error) {
 			return res, err
 		}
 		job.Prompt, job.InitialPrompt, job.OwnInput = "", "", ""
+		// --offline was said for the first round's own turn: the inputs
+		// left are other commands', run only with the claim.
+		job.Offline = false
 	}
 }

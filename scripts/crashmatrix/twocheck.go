@@ -4,15 +4,22 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // keepBothCmd finds the commands a divergence refusal prints.
@@ -54,50 +61,71 @@ func firstLine(s string) string {
 }
 
 // converge brings both machines and the remote to one log: warm owners
-// closed, then pushes and pulls (recovering divergences as printed) until
-// every one of them succeeds and the three logs are equal. A claim that a
+// closed, then pulls and pushes (recovering divergences as printed) until
+// every one of them succeeds and the three logs are equal. Pulls go first:
+// the last turn's machine pushed it, so two pulls usually end it, and a
+// push that would find the remote up to date is not run. A claim that a
 // killed owner left is waited out.
 func (t *twoTrial) converge() {
 	if t.daemon != nil {
 		t.daemon.Process.Signal(syscall.SIGCONT)
 	}
 	for m := range t.ms {
-		t.on(m, "close", "--now", t.id)
+		if t.warmOn(m) {
+			t.on(m, "close", "--now", t.id)
+		}
 	}
 	// A killed owner's claim is waited out; a loaded machine's rounds are slow.
 	deadline := time.Now().Add(time.Duration(max(t.tp.ttl[0], t.tp.ttl[1])+60) * time.Second)
 	last := ""
 	for round := 0; ; round++ {
 		clean := true
-		for _, op := range []string{"push", "pull"} {
+		for _, op := range []string{"pull", "push"} {
 			for m := range t.ms {
-				c := t.on(m, op, t.id)
-				switch {
-				case c.code == 0:
-				case c.code == 3 && strings.Contains(c.stderr, "diverged"):
-					t.recoverDiverged(m, c.stderr)
-					clean = false
-				case c.code == 3 || c.code == 1 && strings.Contains(c.stderr, "did not answer"):
-					clean = false // a live claim (a killed owner's), a takeover seen: again
-					last = op + " on " + machineNames[m] + ": " + c.brief()
-				default:
-					t.r.failf("%s on %s while converging: %s", op, machineNames[m], c.brief())
-					return
-				}
-				if !t.r.pass() {
+				if !t.syncOnce(op, m, &clean, &last) {
 					return
 				}
 			}
+			if clean && t.sameLogs() {
+				return
+			}
 		}
-		if clean && t.sameLogs() {
-			return
-		}
+		fmt.Fprintf(&t.timings, "%6.2fs round %d done (clean %v)\n", time.Since(t.began).Seconds(), round, clean)
 		if time.Now().After(deadline) {
 			t.r.failf("the machines did not converge in %d rounds (last: %s; logs equal: %v)", round+1, firstLine(last), t.sameLogs())
 			return
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+}
+
+// syncOnce runs one push or pull of converge on machine m: a divergence is
+// recovered as printed, a live claim or a remote too slow to answer leaves
+// the round unclean; false when anything else failed.
+func (t *twoTrial) syncOnce(op string, m int, clean *bool, last *string) bool {
+	c := t.on(m, op, t.id)
+	switch {
+	case c.code == 0:
+	case c.code == 3 && strings.Contains(c.stderr, "diverged"):
+		t.recoverDiverged(m, c.stderr)
+		*clean = false
+	case c.code == 3 || c.code == 1 && strings.Contains(c.stderr, "did not answer"):
+		*clean = false // a live claim (a killed owner's), a takeover seen: again
+		*last = op + " on " + machineNames[m] + ": " + c.brief()
+	default:
+		t.r.failf("%s on %s while converging: %s", op, machineNames[m], c.brief())
+	}
+	return t.r.pass()
+}
+
+// warmOn: a step on machine m left (or may have left) a warm owner.
+func (t *twoTrial) warmOn(m int) bool {
+	for _, s := range t.tp.steps {
+		if s.m == m && s.linger != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // logOf is machine m's log of the session.
@@ -107,22 +135,47 @@ func (t *twoTrial) logOf(m int) []byte {
 }
 
 // remoteLog is the log the remote's session commit holds (its chunks in
-// order).
+// order), read in this process: two git commands and one more per chunk,
+// on every round of every trial, were a good part of a trial's time.
 func (t *twoTrial) remoteLog() []byte {
-	ref := "refs/kandev/sessions/" + t.id
-	out, err := exec.Command("git", "--git-dir="+t.bare, "ls-tree", "-r", "--name-only", ref, "--", "log").Output()
+	st := filesystem.NewStorage(osfs.New(t.bare), cache.NewObjectLRUDefault())
+	defer st.Close()
+	ref, err := storer.ResolveReference(st, plumbing.ReferenceName("refs/kandev/sessions/"+t.id))
 	if err != nil {
 		return nil
 	}
-	paths := strings.Fields(string(out))
-	sort.Slice(paths, func(i, j int) bool { return filepath.Base(paths[i]) < filepath.Base(paths[j]) })
+	commit, err := object.GetCommit(st, ref.Hash())
+	if err != nil {
+		return nil
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return nil
+	}
+	logTree, err := tree.Tree("log")
+	if err != nil {
+		return nil
+	}
+	type chunk struct {
+		name string
+		file *object.File
+	}
+	var chunks []chunk
+	err = logTree.Files().ForEach(func(f *object.File) error {
+		chunks = append(chunks, chunk{filepath.Base(f.Name), f})
+		return nil
+	})
+	if err != nil {
+		return nil
+	}
+	sort.Slice(chunks, func(i, j int) bool { return chunks[i].name < chunks[j].name })
 	var b []byte
-	for _, p := range paths {
-		chunk, err := exec.Command("git", "--git-dir="+t.bare, "cat-file", "blob", ref+":"+p).Output()
+	for _, c := range chunks {
+		s, err := c.file.Contents()
 		if err != nil {
 			return nil
 		}
-		b = append(b, chunk...)
+		b = append(b, s...)
 	}
 	return b
 }
@@ -157,6 +210,7 @@ func (t *twoTrial) check() {
 		t.r.failf("converged log: %s", p)
 	}
 	t.checkTurns(l.events())
+	t.checkRefusedStayed()
 	shared := string(t.logOf(0))
 	for w, m := range t.acked {
 		if !strings.Contains(shared, w) && !t.inFork(m, w) {
@@ -192,6 +246,50 @@ func (t *twoTrial) checkTurns(evs []event) {
 			}
 		}
 	}
+}
+
+// checkRefusedStayed: a prompt refused by name runs no turn later: its word
+// is in no more turns of any log (the shared one, a fork of a divergence)
+// than were acknowledged for it (a frozen remote's prompt is sent again
+// with --offline). Seed 20261207 found 17 that did: the refused prompt's
+// input stayed queued and the machine's next owner served it.
+func (t *twoTrial) checkRefusedStayed() {
+	most := map[string]int{}
+	for m := range t.ms {
+		dir := filepath.Join(t.ms[m].home, "sessions")
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		for _, path := range logs {
+			for w, n := range userWords(path) {
+				most[w] = max(most[w], n)
+			}
+		}
+	}
+	for w, m := range t.refused {
+		want := 0
+		if _, ok := t.acked[w]; ok {
+			want = 1
+		}
+		if most[w] > want {
+			t.r.failf("the prompt %s refused on %s ran later all the same (%d turns)", w, machineNames[m], most[w])
+		}
+	}
+}
+
+// userWords counts the user messages of the log at path by text (without
+// the demo agent's /say).
+func userWords(path string) map[string]int {
+	b, _ := os.ReadFile(path)
+	n := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, `"user_message"`) {
+			continue
+		}
+		var e event
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == "user_message" {
+			n[strings.TrimPrefix(e.Content, "/say ")]++
+		}
+	}
+	return n
 }
 
 // inFork reports whether a fork of the session on machine m holds w.
