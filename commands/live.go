@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ func (c *serveCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	asker, err := state.ParseAsker(c.Asker)
+	asker, err := parseAsker(c.Asker)
 	if err != nil {
 		return err
 	}
@@ -351,4 +352,17 @@ func answer(env *Env, ref SessionRef, want string, in *state.Input) error {
 		fmt.Fprintf(w, "%s %s (%s): the turn of %s continues in its owner (follow it with kandev attach %s)\n", verb, req.ID, printableLine(req.ToolName), id, id)
 	})
 	return nil
+}
+
+// parseAsker reads an asker given as PID:START (nil for "").
+func parseAsker(v string) (*state.Asker, error) {
+	if v == "" {
+		return nil, nil
+	}
+	pid, start, _ := strings.Cut(v, ":")
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return nil, fmt.Errorf("asker %q: want PID:START", v)
+	}
+	return &state.Asker{PID: n, Start: start}, nil
 }

@@ -89,9 +89,8 @@ func TestCrashMatrix_SeededTrialsOfEachSignalAndOperationKeepTheRecoveryRules(t 
 // owners. After each trial both machines converge, and the matrix checks
 // that no two turns share a log position, that no acknowledged turn is
 // lost, and that every divergence was refused by name and recovered by the
-// commands the refusal printed. 200 trials, eight at a time (they mostly
-// wait on their processes); KANDEV_TWO_MACHINE_TRIALS and
-// KANDEV_TWO_MACHINE_SEED run others.
+// commands the refusal printed. 60 trials, eight at a time;
+// KANDEV_TWO_MACHINE_TRIALS and KANDEV_TWO_MACHINE_SEED run others.
 func TestCrashMatrix_TwoMachinesNeverRunTwoTurnsAtOnePositionNorLoseOne(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -102,7 +101,9 @@ func TestCrashMatrix_TwoMachinesNeverRunTwoTurnsAtOnePositionNorLoseOne(t *testi
 			t.Skipf("SKIP: the two-machine trials need %s", tool)
 		}
 	}
-	n, seed := "200", "4343"
+	// 60 trials in every run: 200 cost 8-12 minutes of two shared cores,
+	// more than CI has beside the rest; KANDEV_TWO_MACHINE_TRIALS=200 runs them.
+	n, seed := "60", "4343"
 	if v := os.Getenv("KANDEV_TWO_MACHINE_TRIALS"); v != "" {
 		if _, err := strconv.Atoi(v); err != nil {
 			t.Fatalf("KANDEV_TWO_MACHINE_TRIALS=%q is no number", v)

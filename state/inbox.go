@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kandev/kandev/eventlog"
@@ -135,21 +134,8 @@ func ThisAsker() *Asker {
 // Alive reports whether the asker still runs.
 func (a *Asker) Alive() bool { return a != nil && proc.ProcessAlive(a.PID, a.Start) }
 
-// String is the asker as a flag value (PID:START), ParseAsker's input.
+// String is the asker as a flag value (PID:START), what kandev __serve --asker reads.
 func (a *Asker) String() string { return strconv.Itoa(a.PID) + ":" + a.Start }
-
-// ParseAsker reads an asker given as PID:START (nil for "").
-func ParseAsker(v string) (*Asker, error) {
-	if v == "" {
-		return nil, nil
-	}
-	pid, start, _ := strings.Cut(v, ":")
-	n, err := strconv.Atoi(pid)
-	if err != nil || n <= 0 {
-		return nil, fmt.Errorf("asker %q: want PID:START", v)
-	}
-	return &Asker{PID: n, Start: start}, nil
-}
 
 // NewRequestID returns a fresh permission request id.
 func NewRequestID() string {

@@ -427,27 +427,3 @@ func (o *owner) followUp(ctx context.Context) error {
 	held := RequestHeld(o.res.Restore, o.conn.ReplayedUserMessages(), p.Request)
 	return o.turn(ctx, eventlog.SourceContinuation, p.ContinuationPrompt(held, o.s.ID, o.job.Config.MaxReplayBytes()))
 }
-
-// repairInterrupted closes the record's current turn, whose owner died, by
-// appending what RepairTurn decided (tr) and closing it in the record
-// (closeInterruptedTurn). When the log shows the turn ended (or never
-// began), only the record lagged behind and is set straight.
-func (o *owner) repairInterrupted(tr TurnRepair) {
-	turn := o.s.CurrentTurn
-	if tr.Fixes != nil {
-		o.mu.Lock()
-		o.turnID = turn
-		o.mu.Unlock()
-		o.append(true, append(tr.Fixes, &eventlog.Event{Type: eventlog.EventState, State: state.StateWaitingForInput, TurnID: turn})...)
-	}
-	o.update(func(s *state.Session) { closeInterruptedTurn(s, turn, tr) })
-	o.mu.Lock()
-	o.turnID = ""
-	o.mu.Unlock()
-	// Children of earlier turns died with the same agent: marked in the
-	// repaired turn, and named by its continuation.
-	orphans := o.orphanChildren("kandev was stopped while this child ran: its work may or may not have been done.", turn) // children.go
-	if o.plan.FollowUp == FollowContinue {
-		o.plan.UnknownChildren = withOrphans(o.plan.UnknownChildren, orphans)
-	}
-}

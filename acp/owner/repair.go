@@ -10,6 +10,7 @@ import (
 
 	"github.com/kandev/kandev/eventlog"
 	"github.com/kandev/kandev/history"
+	"github.com/kandev/kandev/state"
 	"github.com/kandev/kandev/subagents"
 )
 
@@ -234,4 +235,28 @@ func join(ids []string) string {
 		s += id
 	}
 	return s
+}
+
+// repairInterrupted closes the record's current turn, whose owner died, by
+// appending what RepairTurn decided (tr) and closing it in the record
+// (closeInterruptedTurn). When the log shows the turn ended (or never
+// began), only the record lagged behind and is set straight.
+func (o *owner) repairInterrupted(tr TurnRepair) {
+	turn := o.s.CurrentTurn
+	if tr.Fixes != nil {
+		o.mu.Lock()
+		o.turnID = turn
+		o.mu.Unlock()
+		o.append(true, append(tr.Fixes, &eventlog.Event{Type: eventlog.EventState, State: state.StateWaitingForInput, TurnID: turn})...)
+	}
+	o.update(func(s *state.Session) { closeInterruptedTurn(s, turn, tr) })
+	o.mu.Lock()
+	o.turnID = ""
+	o.mu.Unlock()
+	// Children of earlier turns died with the same agent: marked in the
+	// repaired turn, and named by its continuation.
+	orphans := o.orphanChildren("kandev was stopped while this child ran: its work may or may not have been done.", turn) // children.go
+	if o.plan.FollowUp == FollowContinue {
+		o.plan.UnknownChildren = withOrphans(o.plan.UnknownChildren, orphans)
+	}
 }
