@@ -132,6 +132,9 @@ func (r *claudeRig) setAgentEnv(k, v string) {
 
 func (r *claudeRig) writeConfig() {
 	var b strings.Builder
+	// The adapter's start is seconds of CPU: on a loaded machine its
+	// initialize takes more than the default 60 s.
+	b.WriteString("[agent]\nhandshake_timeout_seconds = 180\n\n")
 	fmt.Fprintf(&b, "[agents.claude]\ncommand = [%q]\n[agents.claude.env]\n", r.adapter)
 	for k, v := range r.agentEnv {
 		fmt.Fprintf(&b, "%s = %q\n", k, v)

@@ -124,6 +124,9 @@ func newCopilotRigWith(t *testing.T, bin string, fakeArgs ...string) *copilotRig
 		os.MkdirAll(env[k], 0o700)
 	}
 	var toml strings.Builder
+	// A real CLI's start is seconds of CPU: on a loaded machine its
+	// initialize takes more than the default 60 s.
+	toml.WriteString("[agent]\nhandshake_timeout_seconds = 180\n\n")
 	fmt.Fprintf(&toml, "[agents.copilot]\ncommand = [%q, \"--acp\"]\n[agents.copilot.env]\n", bin)
 	for k, v := range env {
 		fmt.Fprintf(&toml, "%s = %q\n", k, v)

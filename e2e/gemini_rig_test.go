@@ -99,7 +99,12 @@ func newGeminiRigIn(t *testing.T, w *world, bin string, fakeArgs ...string) *gem
 
 	var url string
 	url, r.reqLog = startFakeModel(t, "gemini", append([]string{"-delay", "400ms", "-delay-word", geminiSlowWord}, fakeArgs...)...)
-	w.config(fmt.Sprintf(`[agents.%s]
+	// A real CLI's start is seconds of CPU: on a loaded machine its
+	// initialize takes more than the default 60 s (CI: Gemini did).
+	w.config(fmt.Sprintf(`[agent]
+handshake_timeout_seconds = 180
+
+[agents.%s]
 command = [%q, "--acp"]
 [agents.%s.env]
 HOME = %q
