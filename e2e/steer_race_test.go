@@ -49,20 +49,28 @@ func TestPromptSteer_CtrlCBetweenTheJoinAndTheFirstReadCancelsTheJoinedTurn(t *t
 			waitFor(t, time.Minute, "the steering command to reach its failpoint", func() bool { _, err := os.Stat(arrived); return err == nil })
 			waitFor(t, time.Minute, "the owner to join the message to the turn", func() bool { return len(steered(w.eventsSoFar(id))) == 1 })
 			cmd.Process.Signal(os.Interrupt)
-			err := cmd.Wait()
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-				t.Fatalf("the steering command after Ctrl-C: %v, want exit 130", err)
-			}
-			if b := <-busy; b.code != 130 {
-				t.Fatalf("the command that started the turn: %s, want exit 130 (cancelled from another process)", b)
-			}
-			evs := w.events(id)
-			if stop := turnEnd(evs, turn); stop != eventlog.StopCancelled {
-				t.Fatalf("the turn the message joined ended %q, want cancelled", stop)
-			}
-			if strings.Contains(agentText(evs, ""), "never said") {
-				t.Fatal("the cancelled turn still answered the steered message")
-			}
+			assertSteerCancelled(t, w, id, turn, cmd, busy)
 		})
+	}
+}
+
+// assertSteerCancelled checks, after the steering command cmd got its
+// Ctrl-C, that both commands exited 130 and that turn, which its message
+// ("/say never said") joined, ended cancelled without answering it.
+func assertSteerCancelled(t *testing.T, w *world, id, turn string, cmd *exec.Cmd, busy <-chan result) {
+	t.Helper()
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("the steering command after Ctrl-C: %v, want exit 130", err)
+	}
+	if b := <-busy; b.code != 130 {
+		t.Fatalf("the command that started the turn: %s, want exit 130 (cancelled from another process)", b)
+	}
+	evs := w.events(id)
+	if stop := turnEnd(evs, turn); stop != eventlog.StopCancelled {
+		t.Fatalf("the turn the message joined ended %q, want cancelled", stop)
+	}
+	if strings.Contains(agentText(evs, ""), "never said") {
+		t.Fatal("the cancelled turn still answered the steered message")
 	}
 }

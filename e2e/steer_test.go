@@ -211,20 +211,7 @@ func TestPromptSteer_CtrlCOfTheSteeringCommandCancelsTheTurnItJoined(t *testing.
 	}
 	waitFor(t, 10*time.Second, "the message to join the turn", func() bool { return len(steered(w.eventsSoFar(id))) == 1 })
 	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Fatalf("the steering command after Ctrl-C: %v, want exit 130", err)
-	}
-	if b := <-busy; b.code != 130 {
-		t.Fatalf("the command that started the turn: %s, want exit 130 (cancelled from another process)", b)
-	}
-	evs := w.events(id)
-	if stop := turnEnd(evs, turn); stop != eventlog.StopCancelled {
-		t.Fatalf("the turn the message joined ended %q, want cancelled", stop)
-	}
-	if strings.Contains(agentText(evs, ""), "never said") {
-		t.Fatal("the cancelled turn still answered the steered message")
-	}
+	assertSteerCancelled(t, w, id, turn, cmd, busy)
 }
 
 // A turn a --steer joined, whose owner is then killed, is continued once
