@@ -16,13 +16,16 @@ func TestSwitch_RealAgentsCarryTheConversationFromClaudeToCodexToGemini(t *testi
 	t.Parallel()
 	w := newWorld(t)
 	// Each rig writes its own agent's config: the world gets all three.
+	// Each sets the same [agent] handshake bound, once here.
+	const handshake = "[agent]\nhandshake_timeout_seconds = 180\n\n"
 	var cfg strings.Builder
+	cfg.WriteString(handshake)
 	keep := func() {
 		b, err := os.ReadFile(filepath.Join(w.home, "config.toml"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Write(b)
+		cfg.WriteString(strings.ReplaceAll(string(b), handshake, ""))
 		cfg.WriteString("\n")
 	}
 	claude := newClaudeRigIn(t, w)

@@ -326,11 +326,14 @@ func followResume(ctx context.Context, job Job) (*Result, error) {
 		question = parked && e.ToolKind == ToolKindQuestion
 		return !parked
 	}
+	stale := leftWarm(h, job.Record, id)
 	settled := func() bool {
-		// warm_until alone may be a killed owner's leftover: its owner must live.
+		// warm_until alone may be a killed owner's leftover: its owner must
+		// live, and have written it (the one the record had before this
+		// owner started is the dead one's, until the new owner clears it).
 		s, err := h.LoadSession(id)
 		alive, _ := h.OwnerAlive(id)
-		return err == nil && alive && s.WarmUntil != nil && s.CurrentTurn == "" && h.PendingInputs(s) == 0
+		return err == nil && alive && s.WarmUntil != nil && (stale == nil || !s.WarmUntil.Equal(*stale)) && s.CurrentTurn == "" && h.PendingInputs(s) == 0
 	}
 	at, err := followOwnedUntil(ctx, job, FollowsRestore, eventlog.Size(h.LogPath(id)), see, settled)
 	var s *state.Session
@@ -365,6 +368,19 @@ func followResume(ctx context.Context, job Job) (*Result, error) {
 		err = waitingError(id, question)
 	}
 	return res, err
+}
+
+// leftWarm is the warm_until the record of session id has before a new
+// owner starts: an owner killed while warm leaves it behind (nil: none).
+// s is the record as the caller read it (nil: read it now).
+func leftWarm(h *state.Home, s *state.Session, id string) *time.Time {
+	if s == nil {
+		s, _ = h.LoadSession(id)
+	}
+	if s == nil {
+		return nil
+	}
+	return s.WarmUntil
 }
 
 // owedFollowUp is the interrupted turn of session id that the next owner
