@@ -186,7 +186,7 @@ func (o *owner) awaitTurnEnd(ctx context.Context, done chan promptAnswer) (strin
 	// inbox line is written; the ticker checks what writes no file (the
 	// agent's silence, a failed write) and stands in where the OS gives no
 	// notifications.
-	inbox := watch.WatchFiles(o.job.Home.InboxPath(o.s.ID))
+	inbox := watch.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
 	defer inbox.Close()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -374,7 +374,7 @@ func (o *owner) interactive(ctx context.Context) error {
 	lines, ready := o.readLines()
 	// Inputs other processes queue wake it when written; the ticker stands
 	// in where the OS gives no notifications.
-	inbox := watch.WatchFiles(o.job.Home.InboxPath(o.s.ID))
+	inbox := watch.WatchFiles(o.job.Home.InboxPath(o.job.SessionID))
 	defer inbox.Close()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
